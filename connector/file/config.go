@@ -1,0 +1,156 @@
+package file
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/edge-agent/edge-agent/connector/input"
+)
+
+// Config is the `input` section for `type: file`. Durations are in
+// milliseconds as in the Java agent's agent.yaml; yaml tags are the keys.
+type Config struct {
+	// Type is the input type ("file"); the registry consumes it.
+	Type string `yaml:"type"`
+	// ID is the input id; the starter resolves it (edge-agent.id) when empty.
+	ID string `yaml:"id"`
+	// Paths are globs (`**` allowed) or directories (= every file below).
+	Paths []string `yaml:"paths"`
+	// Exclude are globs matched against absolute paths; matches are skipped.
+	Exclude []string `yaml:"exclude"`
+	// Encoding of the files: UTF-8 (default), ISO-8859-1/latin1,
+	// UTF-16LE, UTF-16BE, UTF-16 (BOM), GBK.
+	Encoding string `yaml:"encoding"`
+	// ReadFromBeginning: files present at the very first start are read
+	// from offset 0 (true) or tailed from their end (false). Files found
+	// later are always read from 0.
+	ReadFromBeginning bool `yaml:"read-from-beginning"`
+	// GlobScanIntervalMs: rescan period for new files. Default 5000.
+	GlobScanIntervalMs int64 `yaml:"glob-scan-interval-ms"`
+	// CloseInactiveMs: a file without new data for this long is closed
+	// (it reopens at its saved offset when it grows). Default 300000.
+	CloseInactiveMs int64 `yaml:"close-inactive-ms"`
+	// OnError: skip (log, drop the file, rediscover later) or fail (stop).
+	OnError string `yaml:"on-error"`
+	// FingerprintBytes: how many leading bytes identify a file beside its
+	// device and inode. Default 1024. Shorter files are still read.
+	FingerprintBytes int `yaml:"fingerprint-bytes"`
+	// MaxLineBytes: longer lines are truncated to this size and counted.
+	// Default 1 MiB.
+	MaxLineBytes int `yaml:"max-line-bytes"`
+	// MaxOpenFiles caps open descriptors; files are read round-robin.
+	// Default 1024.
+	MaxOpenFiles int `yaml:"max-open-files"`
+	// UseFsnotify lets change notifications trigger reads sooner; polling
+	// stays the source of truth. Default true.
+	UseFsnotify bool `yaml:"fsnotify"`
+
+	Multiline    MultilineConfig    `yaml:"multiline"`
+	OutputFormat OutputFormatConfig `yaml:"output-format"`
+}
+
+// MultilineConfig groups physical lines into one event.
+type MultilineConfig struct {
+	// Pattern: a non-empty regular expression enables multiline.
+	Pattern string `yaml:"pattern"`
+	// Match: after (a matching line starts an event) or before (a
+	// matching line ends an event).
+	Match string `yaml:"match"`
+	// Negate inverts the pattern test.
+	Negate bool `yaml:"negate"`
+	// MaxLines caps lines per event; longer groups are split. Default 500.
+	MaxLines int `yaml:"max-lines"`
+	// FlushIdleTimeoutMs: a buffered group is emitted after this long
+	// without a new line for it (measured from the LAST line). Default 5000.
+	FlushIdleTimeoutMs int64 `yaml:"flush-idle-timeout-ms"`
+}
+
+// OutputFormatConfig chooses how the payload field is written.
+type OutputFormatConfig struct {
+	// Type: line (payload is the text) or json (payload is the parsed
+	// JSON value when the line parses, else the text).
+	Type string `yaml:"type"`
+}
+
+// NewDefaultConfig returns the documented defaults.
+func NewDefaultConfig() *Config {
+	return &Config{
+		Type:               "file",
+		Encoding:           "UTF-8",
+		GlobScanIntervalMs: 5000,
+		CloseInactiveMs:    300000,
+		OnError:            "skip",
+		FingerprintBytes:   1024,
+		MaxLineBytes:       1 << 20,
+		MaxOpenFiles:       1024,
+		UseFsnotify:        true,
+		Multiline: MultilineConfig{
+			Match:              "after",
+			MaxLines:           500,
+			FlushIdleTimeoutMs: 5000,
+		},
+		OutputFormat: OutputFormatConfig{Type: "line"},
+	}
+}
+
+var _ input.Config = (*Config)(nil)
+
+// Validate reports every problem at once; each is an *input.FieldError.
+func (c *Config) Validate() error {
+	var errs []error
+	if len(c.Paths) == 0 {
+		errs = append(errs, input.Errorf("paths", "must list at least one glob or directory"))
+	}
+	for i, p := range c.Paths {
+		if strings.TrimSpace(p) == "" {
+			errs = append(errs, input.Errorf(fmt.Sprintf("paths[%d]", i), "must not be blank"))
+		}
+	}
+	if _, err := lookupEncoding(c.Encoding); err != nil {
+		errs = append(errs, input.Errorf("encoding", "%v", err))
+	}
+	if c.GlobScanIntervalMs <= 0 {
+		errs = append(errs, input.Errorf("glob-scan-interval-ms", "must be > 0, got %d", c.GlobScanIntervalMs))
+	}
+	if c.CloseInactiveMs <= 0 {
+		errs = append(errs, input.Errorf("close-inactive-ms", "must be > 0, got %d", c.CloseInactiveMs))
+	}
+	switch strings.ToLower(c.OnError) {
+	case "skip", "fail":
+	default:
+		errs = append(errs, input.Errorf("on-error", "must be skip or fail, got %q", c.OnError))
+	}
+	if c.FingerprintBytes < 16 || c.FingerprintBytes > 1<<20 {
+		errs = append(errs, input.Errorf("fingerprint-bytes", "must be between 16 and 1048576, got %d", c.FingerprintBytes))
+	}
+	if c.MaxLineBytes < 64 || c.MaxLineBytes > 64<<20 {
+		errs = append(errs, input.Errorf("max-line-bytes", "must be between 64 and 67108864, got %d", c.MaxLineBytes))
+	}
+	if c.MaxOpenFiles <= 0 {
+		errs = append(errs, input.Errorf("max-open-files", "must be > 0, got %d", c.MaxOpenFiles))
+	}
+	if c.Multiline.Pattern != "" {
+		if _, err := regexp.Compile(c.Multiline.Pattern); err != nil {
+			errs = append(errs, input.Errorf("multiline.pattern", "invalid regular expression: %v", err))
+		}
+		if c.Multiline.FlushIdleTimeoutMs <= 0 {
+			errs = append(errs, input.Errorf("multiline.flush-idle-timeout-ms", "must be > 0 when multiline is enabled, got %d", c.Multiline.FlushIdleTimeoutMs))
+		}
+	}
+	switch strings.ToLower(c.Multiline.Match) {
+	case "after", "before":
+	default:
+		errs = append(errs, input.Errorf("multiline.match", "must be after or before, got %q", c.Multiline.Match))
+	}
+	if c.Multiline.MaxLines <= 0 {
+		errs = append(errs, input.Errorf("multiline.max-lines", "must be > 0, got %d", c.Multiline.MaxLines))
+	}
+	switch strings.ToLower(c.OutputFormat.Type) {
+	case "line", "json":
+	default:
+		errs = append(errs, input.Errorf("output-format.type", "must be line or json, got %q", c.OutputFormat.Type))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,134 @@
+// Package input declares what the agent's scheduler needs from an input and
+// a registry of input types keyed by the `input.type` config value, so new
+// input types plug in without touching the scheduler.
+package input
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+)
+
+// Position is the resume state of one source inside an input (for the file
+// input: one file identity). The scheduler stores it in the same WAL
+// transaction as the events read before it, and hands it back to Open.
+type Position struct {
+	// Key names the source inside the input; stable across restarts.
+	Key string
+	// State is opaque to the scheduler. Nil means: forget this key.
+	State []byte
+}
+
+// Event is one record read from an input, or a position-only update.
+type Event struct {
+	// Payload is the event JSON sent as one __BATCH__ (RAW form). Nil means
+	// the event carries only a position change (for example a file tailed
+	// from its end, truncated, or deleted) and produces no WAL row.
+	Payload []byte
+	// Pos is the position just after this event.
+	Pos Position
+}
+
+// OpenOptions is what the scheduler restores at start.
+type OpenOptions struct {
+	// Saved maps Position.Key to the last stored State.
+	Saved map[string][]byte
+	// FirstStart is true only when this input has never run against this
+	// WAL before (read-from-beginning applies only then).
+	FirstStart bool
+}
+
+// Input is a source of events. It is used by one goroutine (the scheduler
+// loop) and is not safe for concurrent use.
+type Input interface {
+	// Open starts the input from the saved positions.
+	Open(ctx context.Context, opts OpenOptions) error
+	// Poll appends up to max events to dst and returns it. It never blocks
+	// waiting for data: no data means an empty result. A non-nil error is
+	// fatal for the input (on-error: fail); skipped problems are logged.
+	Poll(ctx context.Context, dst []Event, max int) ([]Event, error)
+	// Drain appends every event still held back (buffered multiline
+	// groups) to dst; called at shutdown before Close. Partial lines
+	// without a newline are not events and stay unread.
+	Drain(dst []Event) []Event
+	// Close releases files and goroutines. It is idempotent.
+	Close() error
+}
+
+// Config is an input type's configuration, decoded from the `input`
+// section of agent.yaml into the value returned by Factory.NewDefaultConfig.
+type Config interface {
+	// Validate reports every problem at once (errors.Join), each a
+	// *FieldError naming the key relative to the `input` section.
+	Validate() error
+}
+
+// Settings is what every input gets beside its config.
+type Settings struct {
+	// ID is the input id (WAL source id).
+	ID     string
+	Logger *slog.Logger
+}
+
+// Factory creates inputs of one type.
+type Factory interface {
+	Type() string
+	// NewDefaultConfig returns a pointer to a config struct holding every
+	// default; agent.yaml is decoded on top of it.
+	NewDefaultConfig() Config
+	Create(cfg Config, set Settings) (Input, error)
+}
+
+// FieldError is a config problem tied to one key, e.g. "multiline.max-lines".
+type FieldError struct {
+	Key string
+	Err error
+}
+
+func (e *FieldError) Error() string { return e.Key + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// Errorf builds a *FieldError.
+func Errorf(key, format string, args ...any) error {
+	return &FieldError{Key: key, Err: fmt.Errorf(format, args...)}
+}
+
+// ErrUnknownType is returned by Registry.Get for an unregistered type.
+var ErrUnknownType = errors.New("unknown input type")
+
+// Registry maps input.type values to factories. Build it in main; there is
+// no package-level registry.
+type Registry struct {
+	factories map[string]Factory
+}
+
+// NewRegistry returns a registry holding the given factories.
+func NewRegistry(factories ...Factory) *Registry {
+	r := &Registry{factories: make(map[string]Factory, len(factories))}
+	for _, f := range factories {
+		r.factories[strings.ToLower(f.Type())] = f
+	}
+	return r
+}
+
+// Get returns the factory for typ (case-insensitive).
+func (r *Registry) Get(typ string) (Factory, error) {
+	f, ok := r.factories[strings.ToLower(strings.TrimSpace(typ))]
+	if !ok {
+		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownType, typ, strings.Join(r.Types(), ", "))
+	}
+	return f, nil
+}
+
+// Types lists the registered types, sorted.
+func (r *Registry) Types() []string {
+	out := make([]string, 0, len(r.factories))
+	for t := range r.factories {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}

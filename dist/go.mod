@@ -1,0 +1,3 @@
+module github.com/edge-agent/edge-agent/dist
+
+go 1.26

@@ -1,0 +1,21 @@
+// Package config loads, checks and describes agent.yaml.
+//
+// Contract:
+//   - NewDefaultConfig holds every default (the Java agent's, plus ours);
+//     Load overlays one YAML file on top of it, so an existing Java
+//     agent.yaml loads unchanged.
+//   - Load works on the YAML AST, not on a plain struct decode, so every
+//     problem names the key as written and the line:column where it
+//     appears. Unknown keys, wrong types and out-of-range values are all
+//     reported at once (errors.Join); each wraps ErrInvalid.
+//   - `${VAR}` and `${VAR:-default}` are expanded inside scalar values
+//     (never in keys) before they are decoded; `$${` writes a literal `${`.
+//   - Secrets (output.token, output.aes-secret-key-base64 and the files
+//     they may come from) never appear in errors, warnings or Redacted.
+//   - The `input` section belongs to the input type named by input.type; it
+//     is decoded into the config its connector factory provides, so this
+//     package knows no input keys of its own.
+//
+// Nothing here keeps package-level state; a Config is a plain value that is
+// safe to read from several goroutines once Load has returned it.
+package config

@@ -1,0 +1,104 @@
+package config
+
+import (
+	"github.com/edge-agent/edge-agent/connector/input"
+)
+
+// Config is agent.yaml after defaults, overlay, aliases and validation.
+// Durations keep the Java agent's "-ms" integer keys.
+type Config struct {
+	Agent  AgentConfig  `yaml:"agent"`
+	Queue  QueueConfig  `yaml:"queue"`
+	Retry  RetryConfig  `yaml:"retry"`
+	Output OutputConfig `yaml:"output"`
+	Log    LogConfig    `yaml:"log"`
+
+	// InputType is input.type, lower-cased ("file").
+	InputType string `yaml:"-"`
+	// Input is the decoded config of InputType's factory
+	// (for "file": *file.Config from the connector module).
+	Input input.Config `yaml:"-"`
+
+	// Path is the absolute path of the file this was loaded from.
+	Path string `yaml:"-"`
+	// Hash is a hex SHA-256 of the file's bytes (for status output).
+	Hash string `yaml:"-"`
+}
+
+// Delivery guarantees (agent.delivery-guarantee).
+const (
+	DeliveryBestEffort = "BEST_EFFORT"
+	DeliveryNon        = "NON"
+)
+
+type AgentConfig struct {
+	ID                string `yaml:"id"`
+	DeliveryGuarantee string `yaml:"delivery-guarantee"`  // normalised: BEST_EFFORT | NON
+	IdleSleepMs       int64  `yaml:"idle-sleep-ms"`       // 200, > 0
+	BulkMaxSize       int    `yaml:"bulk-max-size"`       // 256, > 0
+	FlushIntervalMs   int64  `yaml:"flush-interval-ms"`   // 1000, > 0
+	ShutdownTimeoutMs int64  `yaml:"shutdown-timeout-ms"` // 10000, > 0: bound on graceful stop
+}
+
+type QueueConfig struct {
+	Path                string `yaml:"path"`                  // data/wal.db (alias: sqlite-path, deprecated)
+	PollBatchSize       int    `yaml:"poll-batch-size"`       // 128
+	CleanupBatchSize    int    `yaml:"cleanup-batch-size"`    // 128
+	AckedRetentionMs    int64  `yaml:"acked-retention-ms"`    // 0 = delete at ack
+	ResurrectBatchSize  int    `yaml:"resurrect-batch-size"`  // 100
+	ResurrectIntervalMs int64  `yaml:"resurrect-interval-ms"` // 60000, > 0
+	MaxBytes            int64  `yaml:"max-bytes"`             // 1 GiB; 0 = unlimited; backpressure limit
+	Fsync               bool   `yaml:"fsync"`                 // true
+}
+
+type RetryConfig struct {
+	MaxAttempts  int   `yaml:"max-attempts"`   // 16
+	BackoffMs    int64 `yaml:"backoff-ms"`     // 250
+	BackoffMaxMs int64 `yaml:"backoff-max-ms"` // 300000, >= backoff-ms
+}
+
+// Output types (output.type).
+const (
+	OutputConsole   = "console"
+	OutputTransport = "transport"
+)
+
+type OutputConfig struct {
+	ID                   string    `yaml:"id"`
+	Type                 string    `yaml:"type"` // console | transport (lower-cased)
+	Endpoint             string    `yaml:"endpoint"`
+	Token                string    `yaml:"token"`                   // after ${ENV} expansion or token-file
+	TokenFile            string    `yaml:"token-file"`              // read at load; wins over token
+	AuthType             string    `yaml:"auth-type"`               // token
+	ConnectTimeoutMs     int64     `yaml:"connect-timeout-ms"`      // 5000
+	ReadTimeoutMs        int64     `yaml:"read-timeout-ms"`         // 30000
+	MaxBatchSendAttempts int       `yaml:"max-batch-send-attempts"` // 64
+	InitialBackoffMs     int64     `yaml:"initial-backoff-ms"`      // 100
+	MaxBackoffMs         int64     `yaml:"max-backoff-ms"`          // 30000
+	MaxReconnectCycles   int       `yaml:"max-reconnect-cycles"`    // 16
+	MaxInFlight          int       `yaml:"max-in-flight"`           // 64; 1 = Java behaviour
+	PacketMode           string    `yaml:"packet-mode"`             // RAW | PACKET (upper-cased)
+	Compression          string    `yaml:"compression"`             // none|gzip|zlib|deflate (lower), default gzip
+	Encryption           string    `yaml:"encryption"`              // none|aes_gcm|chacha20_poly1305 (lower)
+	AESSecretKeyBase64   string    `yaml:"aes-secret-key-base64"`
+	AESSecretKeyFile     string    `yaml:"aes-secret-key-file"` // file holding the base64 key; wins
+	TLS                  TLSConfig `yaml:"tls"`
+}
+
+type TLSConfig struct {
+	Enabled            bool   `yaml:"enabled"`
+	CAFile             string `yaml:"ca-file"`
+	CertFile           string `yaml:"cert-file"`
+	KeyFile            string `yaml:"key-file"`
+	ServerName         string `yaml:"server-name"`
+	InsecureSkipVerify bool   `yaml:"insecure-skip-verify"`
+}
+
+type LogConfig struct {
+	Level      string `yaml:"level"`        // debug|info|warn|error, default info
+	Format     string `yaml:"format"`       // json|text (file format; a terminal gets tint), default json
+	File       string `yaml:"file"`         // log/edge-agent.log, relative to the install root
+	MaxSizeMB  int    `yaml:"max-size-mb"`  // 100
+	MaxBackups int    `yaml:"max-backups"`  // 5
+	MaxAgeDays int    `yaml:"max-age-days"` // 0 = keep by count only
+}

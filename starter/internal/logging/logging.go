@@ -1,0 +1,145 @@
+package logging
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/lmittmann/tint"
+	"gopkg.in/natefinch/lumberjack.v2"
+)
+
+// Formats of the log file (log.format).
+const (
+	FormatJSON = "json"
+	FormatText = "text"
+)
+
+// Options says where and how to log.
+type Options struct {
+	// Level is the minimum level written.
+	Level slog.Level
+	// Format of the file: FormatJSON (default when empty) or FormatText.
+	Format string
+	// File is the absolute path of the log file; empty disables the file.
+	File string
+	// MaxSizeMB rotates the file when it reaches this size (0: 100 MB).
+	MaxSizeMB int
+	// MaxBackups is how many rotated files are kept (0: all).
+	MaxBackups int
+	// MaxAgeDays deletes rotated files older than this (0: never by age).
+	MaxAgeDays int
+	// Stderr receives tint output when Terminal is true.
+	Stderr io.Writer
+	// Terminal is true when Stderr is an interactive terminal.
+	Terminal bool
+}
+
+// New returns the logger described by o and a Closer that releases the log
+// file. The file is opened once here so that a path that cannot be written
+// fails at start-up with a clear error instead of losing every record.
+func New(o Options) (*slog.Logger, io.Closer, error) {
+	var handlers []slog.Handler
+	var closer io.Closer = nopCloser{}
+	if o.Terminal && o.Stderr != nil {
+		handlers = append(handlers, newTint(o.Stderr, o.Level))
+	}
+	if o.File != "" {
+		if err := probeFile(o.File); err != nil {
+			return nil, nil, err
+		}
+		lj := &lumberjack.Logger{
+			Filename:   o.File,
+			MaxSize:    o.MaxSizeMB,
+			MaxBackups: o.MaxBackups,
+			MaxAge:     o.MaxAgeDays,
+			LocalTime:  true,
+		}
+		closer = lj
+		h, err := fileHandler(lj, o.Format, o.Level)
+		if err != nil {
+			return nil, nil, err
+		}
+		handlers = append(handlers, h)
+	}
+	switch len(handlers) {
+	case 0:
+		return slog.New(slog.DiscardHandler), closer, nil
+	case 1:
+		return slog.New(handlers[0]), closer, nil
+	}
+	return slog.New(slog.NewMultiHandler(handlers...)), closer, nil
+}
+
+// Console returns a logger that writes to w only: tint on a terminal,
+// logfmt-style text otherwise. It serves the moments before the config (and
+// so the log file) is known, and commands that never open the log file.
+func Console(w io.Writer, terminal bool, level slog.Level) *slog.Logger {
+	if terminal {
+		return slog.New(newTint(w, level))
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// ParseLevel maps debug|info|warn|warning|error (any case) to a level.
+// Empty means info.
+func ParseLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "info":
+		return slog.LevelInfo, nil
+	case "debug":
+		return slog.LevelDebug, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("unknown log level %q (want debug, info, warn or error)", s)
+}
+
+// IsTerminal reports whether f is a character device, which for stderr
+// means an interactive terminal. It needs no ioctl and no dependency; a
+// redirect to /dev/null also counts, which only costs unseen colour codes.
+func IsTerminal(f *os.File) bool {
+	if f == nil {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func newTint(w io.Writer, level slog.Level) slog.Handler {
+	return tint.NewHandler(w, &tint.Options{Level: level, TimeFormat: time.DateTime + ".000"})
+}
+
+func fileHandler(w io.Writer, format string, level slog.Level) (slog.Handler, error) {
+	opts := &slog.HandlerOptions{Level: level}
+	switch strings.ToLower(format) {
+	case "", FormatJSON:
+		return slog.NewJSONHandler(w, opts), nil
+	case FormatText:
+		return slog.NewTextHandler(w, opts), nil
+	}
+	return nil, fmt.Errorf("unknown log format %q (want json or text)", format)
+}
+
+// probeFile creates the log folder and checks the file opens for append.
+func probeFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create log folder: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("open log file: %w", err)
+	}
+	return f.Close()
+}
+
+type nopCloser struct{}
+
+func (nopCloser) Close() error { return nil }
+

@@ -1,0 +1,39 @@
+// Package runtime is the scheduler of edge-agent: it joins the input
+// (connector), the outbound queue (the bbolt WAL, or memory in NON mode) and
+// the transport Sender, following SPEC §2.
+//
+// # Ownership
+//
+// Run starts exactly two goroutines and owns both:
+//
+//   - the loop (the goroutine that called Run) owns the input, the queue
+//     (WAL) and the in-memory event buffer. Nothing else touches them; none
+//     of them is safe for concurrent use. Each loop turn does at most ONE
+//     queue transaction (group commit): it appends the buffered events with
+//     their input positions, applies send results (ack, fail, release),
+//     claims the next rows for the sender and cleans up ACKED rows.
+//   - the sender goroutine owns the transport.Sender and every network
+//     wait. The loop hands it jobs (claimed rows) over a channel, at most
+//     maxJobs at a time, and gets one jobResult back per job. Connecting,
+//     reconnecting and the pause after an unreachable or rejecting engine
+//     all happen there, so a slow or absent engine never stops the loop
+//     from reading input into the WAL.
+//
+// Snapshot is the only method safe from other goroutines: it reads atomic
+// counters and a mutex-guarded copy of what the loop last published.
+//
+// # Delivery
+//
+// BEST_EFFORT: a row is on disk, together with the input position after its
+// event, before anything is sent; it is acked only after RECEIVED; a crash
+// at any point re-sends (at least once) but never skips. NON: rows live in
+// memory, a refused row is dropped with a warning, positions are not kept.
+//
+// # Shutdown
+//
+// When ctx is done (or a fatal error happens) the loop stops polling,
+// drains the input's held-back groups, flushes the buffer to the WAL, stops
+// the sender, applies the results that came back, and closes input, sender
+// and WAL, all within agent.shutdown-timeout-ms. Rows still in flight are
+// released, or return to PENDING at the next start.
+package runtime

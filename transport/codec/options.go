@@ -1,0 +1,155 @@
+package codec
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+)
+
+// Mode is the payload framing: RAW or PACKET.
+type Mode int
+
+// Modes. RAW is the zero value and the default, as in the Java agent.
+const (
+	ModeRaw Mode = iota
+	ModePacket
+)
+
+func (m Mode) String() string {
+	if m == ModePacket {
+		return "PACKET"
+	}
+	return "RAW"
+}
+
+// Compression is the codec applied before encryption in PACKET mode.
+type Compression int
+
+// Compressions, written on the wire as none, gzip, zlib and deflate.
+const (
+	CompressionNone Compression = iota
+	CompressionGzip
+	CompressionZlib
+	CompressionDeflate
+)
+
+var compressionNames = [...]string{"none", "gzip", "zlib", "deflate"}
+
+func (c Compression) String() string {
+	if c < 0 || int(c) >= len(compressionNames) {
+		return fmt.Sprintf("compression(%d)", int(c))
+	}
+	return compressionNames[c]
+}
+
+// Encryption is the AEAD applied after compression in PACKET mode.
+type Encryption int
+
+// Encryptions, written on the wire as none, aes_gcm and chacha20_poly1305.
+const (
+	EncryptionNone Encryption = iota
+	EncryptionAESGCM
+	// EncryptionChaCha20Poly1305 is NOT understood by the SeaTunnel engine;
+	// only receivers built on this package decode it.
+	EncryptionChaCha20Poly1305
+)
+
+var encryptionNames = [...]string{"none", "aes_gcm", "chacha20_poly1305"}
+
+func (e Encryption) String() string {
+	if e < 0 || int(e) >= len(encryptionNames) {
+		return fmt.Sprintf("encryption(%d)", int(e))
+	}
+	return encryptionNames[e]
+}
+
+// KeySize is the only accepted key length: AES-256 (and ChaCha20).
+const KeySize = 32
+
+// Options configure an Encoder. Compression, Encryption and Key are
+// ignored in RAW mode; Key must be KeySize bytes when Encryption is set.
+type Options struct {
+	Mode        Mode
+	Compression Compression
+	Encryption  Encryption
+	Key         []byte
+}
+
+// ParseMode reads "raw" or "packet", in any case.
+func ParseMode(s string) (Mode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "raw":
+		return ModeRaw, nil
+	case "packet":
+		return ModePacket, nil
+	}
+	return 0, fmt.Errorf("unknown packet mode %q (want raw or packet)", s)
+}
+
+// ParseCompression reads none, gzip, zlib or deflate, in any case; ""
+// means none.
+func ParseCompression(s string) (Compression, error) {
+	v := strings.ToLower(strings.TrimSpace(s))
+	if v == "" {
+		return CompressionNone, nil
+	}
+	for i, n := range compressionNames {
+		if v == n {
+			return Compression(i), nil
+		}
+	}
+	return 0, fmt.Errorf("%w %q (want none, gzip, zlib or deflate)", ErrUnknownCompression, s)
+}
+
+// ParseEncryption reads none, aes_gcm or chacha20_poly1305, in any case;
+// "" means none.
+func ParseEncryption(s string) (Encryption, error) {
+	v := strings.ToLower(strings.TrimSpace(s))
+	if v == "" {
+		return EncryptionNone, nil
+	}
+	for i, n := range encryptionNames {
+		if v == n {
+			return Encryption(i), nil
+		}
+	}
+	return 0, fmt.Errorf("%w %q (want none, aes_gcm or chacha20_poly1305)", ErrUnknownEncryption, s)
+}
+
+// DecodeKey decodes a standard base64 key (as `openssl rand -base64 32`
+// prints) and requires exactly KeySize bytes.
+func DecodeKey(b64 string) ([]byte, error) {
+	s := strings.TrimSpace(b64)
+	if s == "" {
+		return nil, fmt.Errorf("decode key: key is empty (want base64 of exactly %d bytes, e.g. from `openssl rand -base64 32`)", KeySize)
+	}
+	key, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		// The error never quotes the key: it is a secret.
+		return nil, fmt.Errorf("decode key: not valid standard base64 (%d characters)", len(s))
+	}
+	if len(key) != KeySize {
+		return nil, fmt.Errorf("decode key: key decodes to %d bytes, want exactly %d bytes (AES-256)", len(key), KeySize)
+	}
+	return key, nil
+}
+
+// Validate checks that the options can build an Encoder.
+func (o Options) Validate() error {
+	if o.Mode != ModeRaw && o.Mode != ModePacket {
+		return fmt.Errorf("unknown packet mode %d", int(o.Mode))
+	}
+	if o.Mode == ModeRaw {
+		return nil
+	}
+	if o.Compression < 0 || int(o.Compression) >= len(compressionNames) {
+		return fmt.Errorf("%w %d", ErrUnknownCompression, int(o.Compression))
+	}
+	if o.Encryption < 0 || int(o.Encryption) >= len(encryptionNames) {
+		return fmt.Errorf("%w %d", ErrUnknownEncryption, int(o.Encryption))
+	}
+	if o.Encryption != EncryptionNone && len(o.Key) != KeySize {
+		return fmt.Errorf("encryption %s needs a key of exactly %d bytes, got %d", o.Encryption, KeySize, len(o.Key))
+	}
+	return nil
+}

@@ -1,0 +1,135 @@
+package protocol
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ErrLineTooLong reports a line longer than a LineReader's limit. The
+// stream is then out of step and must be closed.
+var ErrLineTooLong = errors.New("line too long")
+
+// LineReader reads lines terminated by "\n", "\r\n" or "\r", never holding
+// more than its limit in memory. It is not safe for concurrent use.
+type LineReader struct {
+	br    *bufio.Reader
+	limit int
+	line  []byte // reused between calls
+	// skipLF is set after a line ended in '\r': a '\n' that follows belongs
+	// to the same terminator. It is checked lazily, on the next read, so a
+	// lone '\r' terminator never blocks waiting for one more byte.
+	skipLF bool
+}
+
+// NewLineReader returns a reader of lines of at most limit bytes (not
+// counting the terminator). limit <= 0 means MaxReplyBytes.
+func NewLineReader(r io.Reader, limit int) *LineReader {
+	if limit <= 0 {
+		limit = MaxReplyBytes
+	}
+	size := 4 << 10
+	if limit > 64<<10 {
+		size = 64 << 10
+	}
+	return &LineReader{br: bufio.NewReaderSize(r, size), limit: limit}
+}
+
+// Limit is the longest line the reader accepts.
+func (lr *LineReader) Limit() int { return lr.limit }
+
+// Buffered reports how many bytes are read from the stream but not yet
+// returned; a server uses it to flush replies only when no request waits.
+func (lr *LineReader) Buffered() int { return lr.br.Buffered() }
+
+// ReadRawLine returns the next line without its terminator and untrimmed.
+// The slice is valid until the next call. At end of stream a last line
+// without a terminator is returned first (as Java's readLine does), then
+// io.EOF. A line longer than the limit returns an error wrapping
+// ErrLineTooLong.
+func (lr *LineReader) ReadRawLine() ([]byte, error) {
+	lr.line = lr.line[:0]
+	if lr.skipLF {
+		lr.skipLF = false
+		b, err := lr.br.ReadByte()
+		if err != nil {
+			return nil, err
+		}
+		if b != '\n' {
+			_ = lr.br.UnreadByte()
+		}
+	}
+	for {
+		if lr.br.Buffered() == 0 {
+			if _, err := lr.br.Peek(1); err != nil {
+				if err == io.EOF && len(lr.line) > 0 {
+					return lr.line, nil
+				}
+				return nil, err
+			}
+		}
+		chunk, _ := lr.br.Peek(lr.br.Buffered())
+		i := indexEOL(chunk)
+		if i < 0 {
+			if len(lr.line)+len(chunk) > lr.limit {
+				return nil, fmt.Errorf("read line: %w (limit %d bytes)", ErrLineTooLong, lr.limit)
+			}
+			lr.line = append(lr.line, chunk...)
+			_, _ = lr.br.Discard(len(chunk))
+			continue
+		}
+		if len(lr.line)+i > lr.limit {
+			return nil, fmt.Errorf("read line: %w (limit %d bytes)", ErrLineTooLong, lr.limit)
+		}
+		lr.line = append(lr.line, chunk[:i]...)
+		if chunk[i] == '\r' {
+			if i+1 < len(chunk) {
+				if chunk[i+1] == '\n' {
+					i++
+				}
+			} else {
+				lr.skipLF = true
+			}
+		}
+		_, _ = lr.br.Discard(i + 1)
+		return lr.line, nil
+	}
+}
+
+// ReadLine returns the next line without its terminator, trimmed of
+// leading and trailing spaces and control characters as Java's
+// String.trim does ("  ACK\r\n" reads as "ACK"). See ReadRawLine.
+func (lr *LineReader) ReadLine() ([]byte, error) {
+	line, err := lr.ReadRawLine()
+	if err != nil {
+		return nil, err
+	}
+	return Trim(line), nil
+}
+
+// Trim removes leading and trailing bytes <= ' ', like Java's String.trim.
+func Trim(b []byte) []byte {
+	i, j := 0, len(b)
+	for i < j && b[i] <= ' ' {
+		i++
+	}
+	for j > i && b[j-1] <= ' ' {
+		j--
+	}
+	return b[i:j]
+}
+
+// indexEOL finds the first '\n' or '\r'.
+func indexEOL(b []byte) int {
+	lf := bytes.IndexByte(b, '\n')
+	head := b
+	if lf >= 0 {
+		head = b[:lf]
+	}
+	if cr := bytes.IndexByte(head, '\r'); cr >= 0 {
+		return cr
+	}
+	return lf
+}
