@@ -16,6 +16,15 @@
 //     is decoded into the config its connector factory provides, so this
 //     package knows no input keys of its own.
 //
+// Messages read `<file>:<line>:<col>: <key>: <problem>`, for example
+//
+//	agent.yaml:12:3: queue.poll-batch-size: must be > 0, got 0
+//
+// The key is the full key as written (inside the nested block:
+// input.file.paths[0]); a key missing from the file is located at its
+// nearest enclosing section, or has no line at all; a message that already
+// names its key ("output.endpoint is required ...") does not repeat it.
+//
 // Nothing here keeps package-level state; a Config is a plain value that is
 // safe to read from several goroutines once Load has returned it.
 package config

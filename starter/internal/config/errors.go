@@ -34,7 +34,7 @@ func (e *FieldError) Error() string {
 	var b strings.Builder
 	writeLocation(&b, e.File, e.Line, e.Column)
 	msg := e.Err.Error()
-	if e.Key != "" && !strings.Contains(msg, e.Key) {
+	if e.Key != "" && !namesKey(msg, e.Key) {
 		b.WriteString(e.Key)
 		b.WriteString(": ")
 	}
@@ -57,12 +57,30 @@ type Warning struct {
 func (w Warning) String() string {
 	var b strings.Builder
 	writeLocation(&b, w.File, w.Line, w.Column)
-	if w.Key != "" && !strings.Contains(w.Message, w.Key) {
+	if w.Key != "" && !namesKey(w.Message, w.Key) {
 		b.WriteString(w.Key)
 		b.WriteString(": ")
 	}
 	b.WriteString(w.Message)
 	return b.String()
+}
+
+// namesKey reports whether msg already names key as a whole word, as in
+// "output.endpoint is required", so the prefix would only repeat it.
+func namesKey(msg, key string) bool {
+	for i := 0; ; {
+		j := strings.Index(msg[i:], key)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(key)
+		before := start == 0 || msg[start-1] == ' '
+		after := end == len(msg) || strings.IndexByte(" ,;:", msg[end]) >= 0
+		if before && after {
+			return true
+		}
+		i = start + 1
+	}
 }
 
 func writeLocation(b *strings.Builder, file string, line, col int) {

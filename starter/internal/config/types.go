@@ -23,6 +23,14 @@ type Config struct {
 	Path string `yaml:"-"`
 	// Hash is a hex SHA-256 of the file's bytes (for status output).
 	Hash string `yaml:"-"`
+
+	// InputID is input.id as written ("" = resolve it through the
+	// identity file). SetIDs fills it and the input config's id.
+	InputID string `yaml:"-"`
+
+	// where locates keys in the file for Validate's messages; nil for a
+	// Config built in code.
+	where *sourceMap
 }
 
 // Delivery guarantees (agent.delivery-guarantee).

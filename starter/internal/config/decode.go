@@ -1,0 +1,241 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+// decoder overlays a YAML AST onto config structs, field by field, using
+// their yaml tags. It is hand-rolled rather than yaml.NodeToValue so that it
+// can (1) report every unknown key and wrong type at once instead of
+// stopping at the first, (2) suggest the closest known key, (3) expand
+// ${ENV} inside scalars before they are converted, and (4) remember where
+// each key was written for the checks that run after decoding.
+type decoder struct {
+	src     *sourceMap
+	getenv  func(string) string
+	anchors map[string]ast.Node
+	probs   *problems
+	warns   []Warning
+	// aliases maps an old canonical key to its current one.
+	aliases map[string]string
+	// secrets are canonical keys whose values must never be echoed.
+	secrets map[string]bool
+	// known lists every valid canonical key, to point a key written in
+	// the wrong section to the right one.
+	known []string
+}
+
+// secretKeys are canonical keys whose values are never quoted back.
+func secretKeys() map[string]bool {
+	return map[string]bool{
+		"output.token":                 true,
+		"output.aes-secret-key-base64": true,
+	}
+}
+
+// deprecatedAliases maps keys the Java agent used to their current names.
+func deprecatedAliases() map[string]string {
+	return map[string]string{"queue.sqlite-path": "queue.path"}
+}
+
+func (d *decoder) fail(canonical string, err error) {
+	d.probs.add(d.src.fieldError(canonical, err))
+}
+
+func (d *decoder) failf(canonical, format string, args ...any) {
+	d.fail(canonical, fmt.Errorf(format, args...))
+}
+
+func (d *decoder) warn(canonical, format string, args ...any) {
+	d.warns = append(d.warns, d.src.warning(canonical, fmt.Sprintf(format, args...)))
+}
+
+func (d *decoder) mark(canonical, display string, n ast.Node) {
+	line, col := position(n)
+	d.src.set(canonical, place{display: display, line: line, col: col})
+}
+
+// fieldInfo is one yaml key of a config struct.
+type fieldInfo struct {
+	name  string
+	index int
+}
+
+// fieldsOf lists the yaml keys of a struct type in declaration order.
+func fieldsOf(t reflect.Type) []fieldInfo {
+	var out []fieldInfo
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		out = append(out, fieldInfo{name: name, index: i})
+	}
+	return out
+}
+
+func join(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
+
+// decodeStruct overlays mapping entries onto the struct v. canonical is the
+// key path used for lookups ("input"); display is the path as written
+// ("input.file"), which differs only inside the nested input.<type> block.
+func (d *decoder) decodeStruct(kvs []*ast.MappingValueNode, v reflect.Value, canonical, display string) {
+	fields := fieldsOf(v.Type())
+	byName := make(map[string]int, len(fields))
+	names := make([]string, 0, len(fields))
+	for _, f := range fields {
+		byName[f.name] = f.index
+		names = append(names, f.name)
+	}
+	// setBy remembers which written key set a field, so an old alias and
+	// its new name cannot both be used.
+	setBy := make(map[string]string)
+	for _, kv := range kvs {
+		name := keyName(kv.Key)
+		kc, kd := join(canonical, name), join(display, name)
+		if name == "" {
+			d.badKey(kv, canonical, display)
+			continue
+		}
+		d.mark(kc, kd, kv.Key)
+		field := name
+		if to, ok := d.aliases[kc]; ok {
+			field = to[strings.LastIndexByte(to, '.')+1:]
+			d.warn(kc, "%s is deprecated: rename it to %s", kd, join(display, field))
+		}
+		idx, ok := byName[field]
+		if !ok {
+			d.unknownKey(kc, kd, name, names, display)
+			continue
+		}
+		if prev, dup := setBy[field]; dup {
+			d.failf(kc, "%s and %s are both set; keep only %s", join(display, prev), kd, join(display, field))
+			continue
+		}
+		setBy[field] = name
+		fc := join(canonical, field)
+		if fc != kc {
+			// Checks after decoding look up the current name.
+			d.mark(fc, kd, kv.Key)
+		}
+		d.decodeValue(kv.Value, v.Field(idx), fc, kd)
+	}
+}
+
+// badKey reports a key that is not a plain name (a merge key, a list...).
+func (d *decoder) badKey(kv *ast.MappingValueNode, canonical, display string) {
+	kc, kd := join(canonical, "<key>"), join(display, "<key>")
+	d.mark(kc, kd, kv.Key)
+	if _, merge := kv.Key.(*ast.MergeKeyNode); merge {
+		d.failf(kc, "merge keys (<<) are not supported; write the keys out")
+		return
+	}
+	d.failf(kc, "keys must be plain names")
+}
+
+func (d *decoder) unknownKey(canonical, display, name string, known []string, section string) {
+	msg := "unknown key"
+	if section == "" {
+		msg = "unknown section"
+	}
+	if s := closest(name, known); s != "" {
+		d.failf(canonical, "%s; did you mean %s?", msg, join(section, s))
+		return
+	}
+	if elsewhere := d.sameLeaf(name, canonical); len(elsewhere) > 0 {
+		d.failf(canonical, "%s; did you mean %s?", msg, strings.Join(elsewhere, " or "))
+		return
+	}
+	where := section
+	if where == "" {
+		where = "the top level"
+	}
+	d.failf(canonical, "%s; %s accepts: %s", msg, where, strings.Join(known, ", "))
+}
+
+// sameLeaf lists known keys in other sections ending in name.
+func (d *decoder) sameLeaf(name, canonical string) []string {
+	var out []string
+	for _, k := range d.known {
+		if k != canonical && (k == name || strings.HasSuffix(k, "."+name)) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// schemaKeys lists the canonical keys of a config struct type. depth
+// bounds the walk in case a type refers to itself.
+func schemaKeys(t reflect.Type, prefix string, depth int) []string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || depth <= 0 {
+		return nil
+	}
+	var out []string
+	for _, f := range fieldsOf(t) {
+		k := join(prefix, f.name)
+		out = append(out, k)
+		out = append(out, schemaKeys(t.Field(f.index).Type, k, depth-1)...)
+	}
+	return out
+}
+
+// decodeValue converts one node into v. A null leaves v at its default.
+func (d *decoder) decodeValue(n ast.Node, v reflect.Value, canonical, display string) {
+	n = d.resolve(n, canonical)
+	if n == nil {
+		return
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		kvs, ok := entries(n)
+		if !ok {
+			d.typeError(canonical, "a mapping", n)
+			return
+		}
+		d.decodeStruct(kvs, v, canonical, display)
+	case reflect.Pointer:
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		d.decodeValue(n, v.Elem(), canonical, display)
+	case reflect.String:
+		if s, ok := d.scalar(n, canonical, "a string"); ok {
+			v.SetString(s)
+		}
+	case reflect.Bool:
+		d.decodeBool(n, v, canonical)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		d.decodeInt(n, v, canonical)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		d.decodeUint(n, v, canonical)
+	case reflect.Float32, reflect.Float64:
+		d.decodeFloat(n, v, canonical)
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.String {
+			d.decodeStrings(n, v, canonical, display)
+			return
+		}
+		d.decodeOther(n, v, canonical)
+	default:
+		d.decodeOther(n, v, canonical)
+	}
+}

@@ -1,0 +1,53 @@
+package config
+
+// NewDefaultConfig returns every default: the Java agent's (notes §3) and
+// ours. Input stays nil: its defaults come from the input type's factory
+// once input.type is known, so a default Config alone does not validate.
+func NewDefaultConfig() *Config {
+	return &Config{
+		Agent: AgentConfig{
+			DeliveryGuarantee: DeliveryBestEffort,
+			IdleSleepMs:       200,
+			BulkMaxSize:       256,
+			FlushIntervalMs:   1000,
+			ShutdownTimeoutMs: 10000,
+		},
+		Queue: QueueConfig{
+			Path:                "data/wal.db",
+			PollBatchSize:       128,
+			CleanupBatchSize:    128,
+			AckedRetentionMs:    0,
+			ResurrectBatchSize:  100,
+			ResurrectIntervalMs: 60000,
+			MaxBytes:            1 << 30,
+			Fsync:               true,
+		},
+		Retry: RetryConfig{
+			MaxAttempts:  16,
+			BackoffMs:    250,
+			BackoffMaxMs: 300000,
+		},
+		Output: OutputConfig{
+			Type:                 OutputConsole,
+			AuthType:             "token",
+			ConnectTimeoutMs:     5000,
+			ReadTimeoutMs:        30000,
+			MaxBatchSendAttempts: 64,
+			InitialBackoffMs:     100,
+			MaxBackoffMs:         30000,
+			MaxReconnectCycles:   16,
+			MaxInFlight:          64,
+			PacketMode:           PacketModeRaw,
+			Compression:          "gzip",
+			Encryption:           "none",
+		},
+		Log: LogConfig{
+			Level:      "info",
+			Format:     "json",
+			File:       "log/edge-agent.log",
+			MaxSizeMB:  100,
+			MaxBackups: 5,
+		},
+		InputType: defaultInputType,
+	}
+}

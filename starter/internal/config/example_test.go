@@ -1,0 +1,97 @@
+package config
+
+import (
+	"os"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+
+	"github.com/edge-agent/edge-agent/connector/file"
+)
+
+// examplePath is the documented example shipped in the tarball.
+const examplePath = "../../../config/agent.yaml"
+
+// TestExampleConfigLoads: the shipped example must pass Load as is.
+func TestExampleConfigLoads(t *testing.T) {
+	cfg, warns, err := Load(examplePath, LoadOptions{Registry: testRegistry(), Getenv: env{}.get})
+	if err != nil {
+		t.Fatalf("example config: %v", err)
+	}
+	if len(warns) != 0 {
+		t.Errorf("example config warns: %v", warns)
+	}
+	if cfg.Output.Token != "change-me" {
+		t.Errorf("token default from ${EDGE_AGENT_TOKEN:-change-me}: got another value")
+	}
+
+	cfg, _, err = Load(examplePath, LoadOptions{Registry: testRegistry(), Getenv: env{"EDGE_AGENT_TOKEN": "from-env"}.get})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Output.Token != "from-env" {
+		t.Errorf("token not taken from EDGE_AGENT_TOKEN")
+	}
+}
+
+// TestExampleConfigShowsDefaults: every key is in the example, with its
+// default, except the few a real deployment must set.
+func TestExampleConfigShowsDefaults(t *testing.T) {
+	cfg, _, err := Load(examplePath, LoadOptions{Registry: testRegistry(), Getenv: env{}.get})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := NewDefaultConfig()
+	want.Output.Type = OutputTransport
+	want.Output.Endpoint = "127.0.0.1:9999"
+	want.Output.Token = "change-me"
+	if !reflect.DeepEqual(cfg.Agent, want.Agent) || !reflect.DeepEqual(cfg.Queue, want.Queue) ||
+		!reflect.DeepEqual(cfg.Retry, want.Retry) || !reflect.DeepEqual(cfg.Output, want.Output) ||
+		!reflect.DeepEqual(cfg.Log, want.Log) {
+		t.Errorf("example values differ from the defaults:\n%+v\nwant\n%+v", cfg, want)
+	}
+	wantIn := file.NewDefaultConfig()
+	wantIn.Paths = []string{"/var/log/app/*.log"}
+	wantIn.Exclude = []string{}
+	if got := fileInput(t, cfg); !reflect.DeepEqual(got, wantIn) {
+		t.Errorf("example input differs from the defaults:\n%+v\nwant\n%+v", got, wantIn)
+	}
+
+	data, err := os.ReadFile(examplePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := map[string]bool{}
+	collectKeys(f.Docs[0].Body, "", written)
+	all := append(schemaKeys(reflect.TypeOf(Config{}), "", maxSchemaDepth),
+		schemaKeys(reflect.TypeOf(file.Config{}), "input", maxSchemaDepth)...)
+	for _, k := range all {
+		if !written[k] {
+			t.Errorf("example config lacks %s", k)
+		}
+	}
+	for k := range written {
+		if !slices.Contains(all, k) && k != "input" {
+			t.Errorf("example config has %s, which is no key", k)
+		}
+	}
+}
+
+func collectKeys(n ast.Node, prefix string, into map[string]bool) {
+	kvs, ok := entries(n)
+	if !ok {
+		return
+	}
+	for _, kv := range kvs {
+		k := join(prefix, keyName(kv.Key))
+		into[k] = true
+		collectKeys(kv.Value, k, into)
+	}
+}

@@ -1,0 +1,44 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/edge-agent/edge-agent/connector/file"
+	"github.com/edge-agent/edge-agent/connector/input"
+)
+
+// fileFactory stands in for file.NewFactory until the connector provides
+// it: config only needs Type and NewDefaultConfig.
+type fileFactory struct{}
+
+func (fileFactory) Type() string                   { return "file" }
+func (fileFactory) NewDefaultConfig() input.Config { return file.NewDefaultConfig() }
+func (fileFactory) Create(input.Config, input.Settings) (input.Input, error) {
+	return nil, errors.New("not used in config tests")
+}
+
+func testRegistry() *input.Registry { return input.NewRegistry(fileFactory{}) }
+
+// env is a fake environment for Getenv.
+type env map[string]string
+
+func (e env) get(k string) string { return e[k] }
+
+// writeConfig writes agent.yaml into a temp dir and returns its path.
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "agent.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// loadText loads text with an empty environment.
+func loadText(t *testing.T, text string) (*Config, []Warning, error) {
+	t.Helper()
+	return Load(writeConfig(t, text), LoadOptions{Registry: testRegistry(), Getenv: env{}.get})
+}

@@ -1,0 +1,276 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+
+	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/paths"
+)
+
+// LoadOptions are Load's inputs besides the file path.
+type LoadOptions struct {
+	// Registry decodes the input section (required).
+	Registry *input.Registry
+	// Getenv expands ${VAR}; nil means os.Getenv.
+	Getenv func(string) string
+	// ReadFile reads agent.yaml and the secret files; nil means os.ReadFile.
+	ReadFile func(string) ([]byte, error)
+	// Home is the install root. Relative token-file, aes-secret-key-file
+	// and TLS file paths are resolved against it here, because Load reads
+	// the secret files; when empty they stay relative to the current
+	// directory. queue.path and log.file are kept as written: their users
+	// resolve them with paths.Resolve (the log file also honours
+	// EDGE_AGENT_LOG_DIR when left at its default).
+	Home string
+}
+
+// Load reads agent.yaml at path, overlays it on NewDefaultConfig, reads
+// the secret files it names and validates the result. On success it
+// returns the Config and any warnings (deprecated keys, ignored values).
+// On failure the error joins every problem found, each a *FieldError
+// wrapping ErrInvalid; an error reading path itself does not wrap
+// ErrInvalid (it wraps the fs error). Messages name the file as path was
+// given.
+func Load(path string, opts LoadOptions) (cfg *Config, warns []Warning, err error) {
+	if opts.Registry == nil {
+		return nil, nil, errors.New("load config: LoadOptions.Registry is nil")
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.ReadFile == nil {
+		opts.ReadFile = os.ReadFile
+	}
+	data, err := opts.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read config: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	// The YAML library has panicked on malformed input in past releases;
+	// a bad file must give an error, never take the agent down.
+	defer func() {
+		if r := recover(); r != nil {
+			cfg, warns = nil, nil
+			// Only the panic's type: its value may quote the file (a token).
+			err = &FieldError{File: path, Err: fmt.Errorf("cannot parse the file as YAML (parser failure, %T)", r)}
+		}
+	}()
+	cfg, warns, err = load(path, data, opts)
+	if err != nil {
+		return nil, warns, err
+	}
+	sum := sha256.Sum256(data)
+	cfg.Hash = hex.EncodeToString(sum[:])
+	cfg.Path = abs
+	return cfg, warns, nil
+}
+
+func load(name string, data []byte, opts LoadOptions) (*Config, []Warning, error) {
+	cfg := NewDefaultConfig()
+	var probs problems
+	d := &decoder{
+		src:     newSourceMap(name),
+		getenv:  opts.Getenv,
+		probs:   &probs,
+		aliases: deprecatedAliases(),
+		secrets: secretKeys(),
+		known:   knownKeys(opts.Registry),
+	}
+	cfg.where = d.src
+
+	root, err := parseRoot(name, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	d.anchors = collectAnchors(root)
+	d.decodeRoot(root, cfg, opts.Registry)
+
+	cfg.normalize()
+	d.resolvePaths(cfg, opts.Home)
+	d.readSecrets(cfg, opts.ReadFile)
+	d.advise(cfg)
+
+	cfg.validate(&probs)
+	if err := probs.join(); err != nil {
+		return nil, d.warns, err
+	}
+	return cfg, d.warns, nil
+}
+
+// parseRoot returns the body of the single document (nil when empty).
+func parseRoot(name string, data []byte) (ast.Node, error) {
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		// Only the message and position: the library's formatted error
+		// quotes source lines, which may hold a token.
+		fe := &FieldError{File: name, Err: errors.New("invalid YAML")}
+		var ye yaml.Error
+		if errors.As(err, &ye) {
+			fe.Err = fmt.Errorf("invalid YAML: %s", ye.GetMessage())
+			if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+				fe.Line, fe.Column = tk.Position.Line, tk.Position.Column
+			}
+		}
+		return nil, fe
+	}
+	var root ast.Node
+	for _, doc := range f.Docs {
+		if doc == nil || doc.Body == nil {
+			continue
+		}
+		if _, isComment := doc.Body.(*ast.CommentGroupNode); isComment {
+			continue
+		}
+		if root != nil {
+			line, col := position(doc.Body)
+			return nil, &FieldError{File: name, Line: line, Column: col,
+				Err: errors.New("the file holds more than one YAML document; agent.yaml must hold exactly one")}
+		}
+		root = doc.Body
+	}
+	return root, nil
+}
+
+// maxSchemaDepth is deeper than any real config (input.multiline.x is 3).
+const maxSchemaDepth = 8
+
+// knownKeys lists every valid canonical key: the sections' and, under
+// "input", those of every registered input type.
+func knownKeys(reg *input.Registry) []string {
+	keys := schemaKeys(reflect.TypeOf(Config{}), "", maxSchemaDepth)
+	for _, typ := range reg.Types() {
+		if f, err := reg.Get(typ); err == nil {
+			if c := f.NewDefaultConfig(); c != nil {
+				keys = append(keys, schemaKeys(reflect.TypeOf(c), "input", maxSchemaDepth)...)
+			}
+		}
+	}
+	return keys
+}
+
+// sectionNames are the only top-level keys (Java's five, plus log).
+func sectionNames() []string {
+	return []string{"agent", "input", "queue", "retry", "output", "log"}
+}
+
+func (d *decoder) decodeRoot(root ast.Node, cfg *Config, reg *input.Registry) {
+	root = d.resolve(root, "")
+	if root == nil {
+		d.fail("input", errInputMissing())
+		return
+	}
+	kvs, ok := entries(root)
+	if !ok {
+		line, col := position(root)
+		d.probs.add(&FieldError{File: d.src.file, Line: line, Column: col,
+			Err: fmt.Errorf("expected a mapping of sections (%s), got %s", strings.Join(sectionNames(), ", "), d.describe("", root))})
+		return
+	}
+	v := reflect.ValueOf(cfg).Elem()
+	fields := map[string]int{}
+	for _, f := range fieldsOf(v.Type()) {
+		fields[f.name] = f.index
+	}
+	seenInput := false
+	for _, kv := range kvs {
+		name := keyName(kv.Key)
+		if name == "" {
+			d.badKey(kv, "", "")
+			continue
+		}
+		d.mark(name, name, kv.Key)
+		switch idx, known := fields[name]; {
+		case name == "input":
+			seenInput = true
+			d.decodeInput(kv, reg, cfg)
+		case known:
+			d.decodeValue(kv.Value, v.Field(idx), name, name)
+		default:
+			d.unknownKey(name, name, name, sectionNames(), "")
+		}
+	}
+	if !seenInput {
+		d.fail("input", errInputMissing())
+	}
+}
+
+// resolvePaths makes the file paths Load or the transport reads absolute
+// under the install root, whatever the current directory.
+func (d *decoder) resolvePaths(cfg *Config, home string) {
+	if home == "" {
+		return
+	}
+	for _, p := range []*string{
+		&cfg.Output.TokenFile, &cfg.Output.AESSecretKeyFile,
+		&cfg.Output.TLS.CAFile, &cfg.Output.TLS.CertFile, &cfg.Output.TLS.KeyFile,
+	} {
+		*p = paths.Resolve(home, strings.TrimSpace(*p))
+	}
+}
+
+// readSecrets loads output.token-file and output.aes-secret-key-file. Only
+// files that the output mode uses are read: a stale path in an unused key
+// must not stop the agent. The file wins over the inline value.
+func (d *decoder) readSecrets(cfg *Config, readFile func(string) ([]byte, error)) {
+	o := &cfg.Output
+	if o.Type != OutputTransport {
+		return
+	}
+	if o.TokenFile != "" {
+		if o.Token != "" {
+			d.warn("output.token", "output.token is ignored: output.token-file is set")
+		}
+		o.Token = d.readSecret("output.token-file", o.TokenFile, readFile)
+	}
+	if o.PacketMode != PacketModePacket || o.Encryption == EncryptionNone || o.AESSecretKeyFile == "" {
+		return
+	}
+	if o.AESSecretKeyBase64 != "" {
+		d.warn("output.aes-secret-key-base64", "output.aes-secret-key-base64 is ignored: output.aes-secret-key-file is set")
+	}
+	o.AESSecretKeyBase64 = d.readSecret("output.aes-secret-key-file", o.AESSecretKeyFile, readFile)
+}
+
+func (d *decoder) readSecret(key, path string, readFile func(string) ([]byte, error)) string {
+	b, err := readFile(path)
+	if err != nil {
+		// The OS error names the path and the cause, never the content.
+		d.failf(key, "cannot read: %w", err)
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// advise adds warnings for settings that work but are likely mistakes.
+func (d *decoder) advise(cfg *Config) {
+	o := cfg.Output
+	if cfg.Agent.DeliveryGuarantee == DeliveryNon {
+		d.warn("agent.delivery-guarantee", "NON keeps no WAL: events are dropped when a send fails or the agent stops; queue.* and retry.* are ignored")
+	}
+	if o.Type != OutputTransport {
+		return
+	}
+	if host, _, err := net.SplitHostPort(o.Endpoint); err == nil {
+		if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+			d.warn("output.endpoint", "%s is a listen address, not a destination: use the engine host's routable address", host)
+		}
+	}
+	if o.TLS.Enabled && o.TLS.InsecureSkipVerify {
+		d.warn("output.tls.insecure-skip-verify", "the engine's certificate is not verified: the token can be stolen by anyone on the path")
+	}
+}

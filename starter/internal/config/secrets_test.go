@@ -1,0 +1,171 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const (
+	testToken = "tok-SECRET-4711"
+	// 32 bytes, base64: a valid key whose text must never leak.
+	testKey = "c2VjcmV0LWtleS0zMi1ieXRlcy1sb25nLWZvci10c3Q="
+)
+
+func TestTokenFile(t *testing.T) {
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, "config"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config", "token"), []byte("\n  "+testToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	load := func(text string) (*Config, []Warning, error) {
+		return Load(writeConfig(t, text), LoadOptions{Registry: testRegistry(), Getenv: env{}.get, Home: home})
+	}
+	transport := "output:\n  type: transport\n  endpoint: h:1\n"
+
+	t.Run("relative to home, trimmed", func(t *testing.T) {
+		cfg, warns, err := load(transport + "  token-file: config/token\n" + minimal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Output.Token != testToken || cfg.Output.TokenFile != filepath.Join(home, "config", "token") || len(warns) != 0 {
+			t.Errorf("token %q file %q warnings %v", cfg.Output.Token, cfg.Output.TokenFile, warns)
+		}
+	})
+	t.Run("wins over token, with a warning", func(t *testing.T) {
+		cfg, warns, err := load(transport + "  token: inline\n  token-file: config/token\n" + minimal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Output.Token != testToken || len(warns) != 1 || !strings.Contains(warns[0].String(), "agent.yaml:4:3: output.token is ignored") {
+			t.Errorf("token %q warnings %v", cfg.Output.Token, warns)
+		}
+	})
+	t.Run("missing file", func(t *testing.T) {
+		_, _, err := load(transport + "  token-file: config/nope\n" + minimal)
+		if err == nil || !strings.Contains(err.Error(), "agent.yaml:4:3: output.token-file: cannot read:") ||
+			!errors.Is(err, fs.ErrNotExist) || !errors.Is(err, ErrInvalid) {
+			t.Errorf("err = %v", err)
+		}
+		if strings.Contains(err.Error(), "output.token is required") {
+			t.Errorf("repeats the problem: %v", err)
+		}
+	})
+	t.Run("empty file", func(t *testing.T) {
+		if err := os.WriteFile(filepath.Join(home, "empty"), []byte(" \n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := load(transport + "  token-file: empty\n" + minimal)
+		if err == nil || !strings.Contains(err.Error(), "agent.yaml:4:3: output.token-file: the file holds no token") {
+			t.Errorf("err = %v", err)
+		}
+	})
+}
+
+func TestKeyFile(t *testing.T) {
+	home := t.TempDir()
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(home, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("key", testKey+"\n")
+	write("short", "c2hvcnQ=\n")
+	packet := "output:\n  type: transport\n  endpoint: h:1\n  token: t\n  packet-mode: PACKET\n  encryption: aes_gcm\n"
+	opts := LoadOptions{Registry: testRegistry(), Getenv: env{}.get, Home: home}
+
+	cfg, _, err := Load(writeConfig(t, packet+"  aes-secret-key-file: key\n"+minimal), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Output.AESSecretKeyBase64 != testKey {
+		t.Errorf("key not read from the file")
+	}
+	_, _, err = Load(writeConfig(t, packet+"  aes-secret-key-file: short\n"+minimal), opts)
+	if err == nil || !strings.Contains(err.Error(), "agent.yaml:7:3: output.aes-secret-key-file: must base64-decode to exactly 32 bytes") {
+		t.Errorf("short key file: %v", err)
+	}
+	// RAW mode does not read (or check) the key file.
+	if _, _, err := Load(writeConfig(t, "output:\n  type: transport\n  endpoint: h:1\n  token: t\n  encryption: aes_gcm\n  aes-secret-key-file: nope\n"+minimal), opts); err != nil {
+		t.Errorf("RAW read the key file: %v", err)
+	}
+}
+
+func TestRedacted(t *testing.T) {
+	cfg, _ := mustLoad(t, fmt.Sprintf("output:\n  type: transport\n  endpoint: h:1\n  token: %s\n  packet-mode: PACKET\n  encryption: aes_gcm\n  aes-secret-key-base64: %s\n%s", testToken, testKey, minimal))
+	r := cfg.Redacted()
+	if r.Output.Token != RedactedValue || r.Output.AESSecretKeyBase64 != RedactedValue {
+		t.Errorf("not redacted: %+v", r.Output)
+	}
+	if s := fmt.Sprintf("%+v", *r); strings.Contains(s, testToken) || strings.Contains(s, testKey) {
+		t.Errorf("secret in redacted copy: %s", s)
+	}
+	if cfg.Output.Token != testToken || cfg.Output.AESSecretKeyBase64 != testKey {
+		t.Error("Redacted changed the original")
+	}
+	// Unset secrets stay visibly unset.
+	plain, _ := mustLoad(t, minimal)
+	if r := plain.Redacted(); r.Output.Token != "" || r.Output.AESSecretKeyBase64 != "" {
+		t.Errorf("empty secrets redacted: %+v", r.Output)
+	}
+}
+
+// TestSecretsNeverInMessages feeds secrets into every failing path that
+// could echo a value.
+func TestSecretsNeverInMessages(t *testing.T) {
+	cases := []string{
+		// Wrong key length, bad base64 and a bad endpoint next to them.
+		"output:\n  type: transport\n  endpoint: nohost\n  token: " + testToken + "\n  packet-mode: PACKET\n  encryption: aes_gcm\n  aes-secret-key-base64: " + testKey + "AAAA\n" + minimal,
+		"output:\n  type: transport\n  endpoint: h:1\n  token: " + testToken + "\n  packet-mode: PACKET\n  encryption: aes_gcm\n  aes-secret-key-base64: '" + testKey + "!'\n" + minimal,
+		// Secrets of the wrong type.
+		"output:\n  token: {v: " + testToken + "}\n" + minimal,
+		"output:\n  token: [" + testToken + "]\n  aes-secret-key-base64: [" + testKey + "]\n" + minimal,
+		// A secret under a mistyped key, and one in an env default.
+		"output:\n  tokn: " + testToken + "\n" + minimal,
+		"output:\n  token: ${" + testToken + "X-Y}\n" + minimal,
+		// A syntax error on the token's line.
+		"output:\n  token: \"" + testToken + "\n" + minimal,
+		"output:\n  token: " + testToken + ": x\n" + minimal,
+		// auth-type none keeps the token out too.
+		"output:\n  type: transport\n  endpoint: h:1\n  token: " + testToken + "\n  auth-type: none\n" + minimal,
+	}
+	for i, text := range cases {
+		_, warns, err := loadText(t, text)
+		if err == nil {
+			t.Errorf("case %d: Load succeeded", i)
+			continue
+		}
+		msg := err.Error()
+		for _, w := range warns {
+			msg += "\n" + w.String()
+		}
+		if strings.Contains(msg, testToken) || strings.Contains(msg, testKey) {
+			t.Errorf("case %d: secret in message:\n%s", i, msg)
+		}
+	}
+	// Warnings about secrets name keys only.
+	_, warns, err := Load(writeConfig(t, "output:\n  type: transport\n  endpoint: 0.0.0.0:9999\n  token: "+testToken+"\n  token-file: f\n"+minimal),
+		LoadOptions{Registry: testRegistry(), Getenv: env{}.get, ReadFile: func(p string) ([]byte, error) {
+			if filepath.Base(p) == "f" {
+				return []byte(testToken + "2"), nil
+			}
+			return os.ReadFile(p)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warns) != 2 {
+		t.Errorf("want 2 warnings (token ignored, 0.0.0.0), got %v", warns)
+	}
+	for _, w := range warns {
+		if strings.Contains(w.String(), testToken) {
+			t.Errorf("secret in warning %q", w)
+		}
+	}
+}

@@ -1,0 +1,174 @@
+package identity
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var uuidV4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestResolveGeneratesStableIDs(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "sub", "edge-agent.id")
+	first, err := Resolve(p, IDs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{first.Agent, first.Input, first.Output} {
+		if !uuidV4.MatchString(id) {
+			t.Errorf("%q is not a UUIDv4", id)
+		}
+	}
+	if first.Agent == first.Input || first.Input == first.Output {
+		t.Errorf("ids repeat: %+v", first)
+	}
+	// The exact Java format: three lines, no header.
+	want := "agent.id=" + first.Agent + "\ninput.id=" + first.Input + "\noutput.id=" + first.Output + "\n"
+	if got := readFile(t, p); got != want {
+		t.Errorf("file = %q, want %q", got, want)
+	}
+	st1, _ := os.Stat(p)
+
+	second, err := Resolve(p, IDs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second != first {
+		t.Errorf("second resolve %+v != first %+v", second, first)
+	}
+	// Unchanged content is not rewritten.
+	if st2, _ := os.Stat(p); !os.SameFile(st1, st2) {
+		t.Errorf("file rewritten without a change")
+	}
+	// No temp files left behind.
+	entries, _ := os.ReadDir(filepath.Dir(p))
+	if len(entries) != 1 {
+		t.Errorf("directory holds %d entries", len(entries))
+	}
+}
+
+func TestResolveExplicitIDsWinAndAreWritten(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "edge-agent.id")
+	if _, err := Resolve(p, IDs{}); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := Resolve(p, IDs{Agent: "agent-explicit", Input: " input-explicit ", Output: "output-explicit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids != (IDs{"agent-explicit", "input-explicit", "output-explicit"}) {
+		t.Errorf("ids = %+v", ids)
+	}
+	want := "agent.id=agent-explicit\ninput.id=input-explicit\noutput.id=output-explicit\n"
+	if got := readFile(t, p); got != want {
+		t.Errorf("file = %q, want %q", got, want)
+	}
+}
+
+func TestResolveFillsOnlyMissing(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "edge-agent.id")
+	first, err := Resolve(p, IDs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An input id from the WAL wins; the others stay.
+	ids, err := Resolve(p, IDs{Input: "from-wal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids.Agent != first.Agent || ids.Output != first.Output || ids.Input != "from-wal" {
+		t.Errorf("ids = %+v, first = %+v", ids, first)
+	}
+	// A file missing a key (hand-edited) gets it generated.
+	if err := os.WriteFile(p, []byte("agent.id=a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ids, err = Resolve(p, IDs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids.Agent != "a" || !uuidV4.MatchString(ids.Input) || !uuidV4.MatchString(ids.Output) {
+		t.Errorf("ids = %+v", ids)
+	}
+	if got := readFile(t, p); got != string(Format(ids)) || !strings.HasPrefix(got, "agent.id=a\ninput.id=") {
+		t.Errorf("file = %q", got)
+	}
+}
+
+func TestReadToleratesJavaProperties(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "edge-agent.id")
+	if err := os.WriteFile(p, []byte("# written by hand\r\n\r\n agent.id = a \r\ninput.id=i\r\noutput.id=o"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := Read(p)
+	if err != nil || ids != (IDs{"a", "i", "o"}) {
+		t.Errorf("Read = %+v, %v", ids, err)
+	}
+}
+
+func TestCorruptFile(t *testing.T) {
+	for _, tc := range []struct{ content, want string }{
+		{"agent.id=a\ngarbage\n", ":2: expected key=value"},
+		{"agent.id=a\ninput.id=b\nagent.id=c\n", ":3: agent.id already set on line 1"},
+		{"color=blue\n", `:1: unknown key "color"`},
+		{"agent.id=\n", ":1: agent.id is empty"},
+	} {
+		p := filepath.Join(t.TempDir(), "edge-agent.id")
+		if err := os.WriteFile(p, []byte(tc.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Resolve(p, IDs{})
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), p+tc.want) {
+			t.Errorf("%q: err = %v, want %q", tc.content, err, p+tc.want)
+		}
+		// The corrupt file is left for the operator to inspect.
+		if got := readFile(t, p); got != tc.content {
+			t.Errorf("corrupt file was changed to %q", got)
+		}
+	}
+}
+
+func TestReadMissing(t *testing.T) {
+	if _, err := Read(filepath.Join(t.TempDir(), "nope")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Read missing: %v", err)
+	}
+}
+
+func TestResolveUnwritable(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "file")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The parent "directory" is a file: creating it must fail cleanly.
+	if _, err := Resolve(filepath.Join(blocker, "edge-agent.id"), IDs{}); err == nil {
+		t.Error("Resolve under a file succeeded")
+	}
+}
+
+func TestNewUUID(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		u, err := NewUUID()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !uuidV4.MatchString(u) || seen[u] {
+			t.Fatalf("bad or repeated uuid %q", u)
+		}
+		seen[u] = true
+	}
+}
