@@ -1,0 +1,242 @@
+package dbcli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/edge-agent/edge-agent/starter/internal/wal"
+)
+
+// Env is what the db command needs from the surrounding CLI.
+type Env struct {
+	// Home is the install root; relative paths resolve against it.
+	Home string
+	// PIDFile returns the agent's pid file path; nil means
+	// EDGE_AGENT_PID_FILE, else <Home>/edge-agent.pid.
+	PIDFile func() string
+	// Stdout and Stderr default to the app's writers.
+	Stdout, Stderr io.Writer
+	// Getenv defaults to os.Getenv (tests inject their own).
+	Getenv func(string) string
+	// Now defaults to time.Now.
+	Now func() time.Time
+	// Logger receives WAL warnings; default discard.
+	Logger *slog.Logger
+}
+
+// Environment variables naming the WAL, in priority order.
+const (
+	envDBPath     = "EDGE_AGENT_DB_PATH"
+	envSQLitePath = "EDGE_AGENT_SQLITE_PATH" // Java agent's name
+	envPIDFile    = "EDGE_AGENT_PID_FILE"
+)
+
+const (
+	flagDBPath = "db-path"
+	flagYes    = "yes"
+	flagDryRun = "dry-run"
+)
+
+// Command returns the `db` command.
+func Command(env Env) *cli.Command {
+	r := &runner{env: env}
+	pathFlag := func() cli.Flag {
+		return &cli.StringFlag{Name: flagDBPath, Aliases: []string{"sqlite-path"},
+			Usage: "WAL file (relative: against the install root); default $" + envDBPath + ", then <install root>/data/wal.db"}
+	}
+	writeFlags := func(extra ...cli.Flag) []cli.Flag {
+		return append([]cli.Flag{pathFlag(),
+			&cli.BoolFlag{Name: flagYes, Usage: "really change the WAL (the agent must be stopped)"},
+			&cli.BoolFlag{Name: flagDryRun, Usage: "print what would change and change nothing"},
+		}, extra...)
+	}
+	return &cli.Command{
+		Name:  "db",
+		Usage: "inspect and repair the WAL (outbound queue and input positions)",
+		UsageText: "edge-agent db <subcommand> [--db-path data/wal.db] [flags]\n" +
+			"   edge-agent db wal-summary\n   edge-agent db wal-list --status DEAD --limit 20\n" +
+			"   edge-agent db wal-retry-dead --yes",
+		Description: "Read commands work while the agent runs. Write commands need the agent stopped and\n" +
+			"--yes, or --dry-run to only print what would change.",
+		Flags: []cli.Flag{pathFlag()},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return fmt.Errorf("unknown db subcommand %q; run `edge-agent db help` for the list", c.Args().First())
+			}
+			return cli.ShowSubcommandHelp(c)
+		},
+		Subcommands: []*cli.Command{
+			{
+				Name: "info", Usage: "WAL path, size, schema, row counts and whether the agent runs",
+				UsageText: "edge-agent db info [--db-path data/wal.db]",
+				Flags:     []cli.Flag{pathFlag()}, Action: r.info,
+			},
+			{
+				Name: "wal-summary", Usage: "row count and oldest row per status",
+				UsageText: "edge-agent db wal-summary",
+				Flags:     []cli.Flag{pathFlag()}, Action: r.summary,
+			},
+			{
+				Name: "wal-list", Usage: "list rows in id order (first column id(pk) is what wal-show --id takes)",
+				UsageText: "edge-agent db wal-list --status PENDING --limit 50 --after-id 1200",
+				Flags: []cli.Flag{pathFlag(),
+					&cli.StringFlag{Name: "status", Usage: "PENDING, SENDING, ACKED or DEAD (default: all)"},
+					&cli.IntFlag{Name: "limit", Value: 100, Usage: "at most this many rows (0: all)"},
+					&cli.Uint64Flag{Name: "after-id", Usage: "start after this row id (paging)"},
+				}, Action: r.list,
+			},
+			{
+				Name: "wal-show", Usage: "one row with its payload, by row id (id(pk), not batch id)",
+				UsageText: "edge-agent db wal-show --id 1234",
+				Flags: []cli.Flag{pathFlag(),
+					&cli.Uint64Flag{Name: "id", Usage: "row id: the id(pk) column of wal-list"},
+				}, Action: r.show,
+			},
+			{
+				Name: "positions", Usage: "saved input positions (per input id and file)",
+				UsageText: "edge-agent db positions --source-id app-logs",
+				Flags: []cli.Flag{pathFlag(),
+					&cli.StringFlag{Name: "source-id", Usage: "only this input id"},
+				}, Action: r.positions,
+			},
+			{
+				Name: "verify", Usage: "check checksums, indexes, counters and bbolt pages",
+				UsageText: "edge-agent db verify --max-problems 50",
+				Flags: []cli.Flag{pathFlag(),
+					&cli.IntFlag{Name: "max-problems", Value: 100, Usage: "stop after this many problems (0: all)"},
+				}, Action: r.verify,
+			},
+			{
+				Name:  "compact",
+				Usage: "write a compacted copy of the WAL (the WAL itself is not changed)",
+				UsageText: "edge-agent db compact --out data/wal.compact.db\n" +
+					"   (to use it: stop the agent, move it over data/wal.db, start the agent)",
+				Flags: []cli.Flag{pathFlag(),
+					&cli.StringFlag{Name: "out", Usage: "new file to write (must not exist; relative: against the install root)"},
+				}, Action: r.compact,
+			},
+			{
+				Name: "wal-purge-dead", Usage: "delete every DEAD row",
+				UsageText: "edge-agent db wal-purge-dead --dry-run\n   edge-agent db wal-purge-dead --yes",
+				Flags:     writeFlags(), Action: r.purgeDead,
+			},
+			{
+				Name: "wal-retry-dead", Usage: "move every DEAD row back to PENDING with its attempts reset",
+				UsageText: "edge-agent db wal-retry-dead --yes",
+				Flags:     writeFlags(), Action: r.retryDead,
+			},
+			{
+				Name: "wal-unstick-sending", Usage: "move every SENDING row back to PENDING",
+				UsageText: "edge-agent db wal-unstick-sending --yes",
+				Flags:     writeFlags(), Action: r.unstickSending,
+			},
+			{
+				Name: "wal-purge-acked", Usage: "delete ACKED rows acknowledged at least --older-than-ms ago",
+				UsageText: "edge-agent db wal-purge-acked --older-than-ms 3600000 --yes",
+				Flags:     writeFlags(&cli.Int64Flag{Name: "older-than-ms", Usage: "minimum age of the ack in ms (0: all ACKED rows)"}),
+				Action:    r.purgeAcked,
+			},
+		},
+	}
+}
+
+type runner struct{ env Env }
+
+func (r *runner) getenv(k string) string {
+	if r.env.Getenv != nil {
+		return r.env.Getenv(k)
+	}
+	return os.Getenv(k)
+}
+
+func (r *runner) now() time.Time {
+	if r.env.Now != nil {
+		return r.env.Now()
+	}
+	return time.Now()
+}
+
+func (r *runner) stdout(c *cli.Context) io.Writer {
+	if r.env.Stdout != nil {
+		return r.env.Stdout
+	}
+	return c.App.Writer
+}
+
+func (r *runner) resolve(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(r.env.Home, p)
+}
+
+// dbPath applies the priority documented in doc.go. The flag may be given
+// before or after the subcommand name.
+func (r *runner) dbPath(c *cli.Context) string {
+	for _, lc := range c.Lineage() {
+		for _, n := range lc.LocalFlagNames() {
+			if n == flagDBPath || n == "sqlite-path" {
+				return r.resolve(lc.String(flagDBPath))
+			}
+		}
+	}
+	for _, k := range []string{envDBPath, envSQLitePath} {
+		if v := r.getenv(k); v != "" {
+			return r.resolve(v)
+		}
+	}
+	return filepath.Join(r.env.Home, "data", "wal.db")
+}
+
+func (r *runner) pidFile() string {
+	if r.env.PIDFile != nil {
+		if p := r.env.PIDFile(); p != "" {
+			return r.resolve(p)
+		}
+	}
+	if v := r.getenv(envPIDFile); v != "" {
+		return r.resolve(v)
+	}
+	return filepath.Join(r.env.Home, "edge-agent.pid")
+}
+
+// agentPID returns the pid recorded in the pid file if that process is
+// alive. A missing or non-numeric pid file means "not running".
+func (r *runner) agentPID() (int, bool) {
+	b, err := os.ReadFile(r.pidFile())
+	if err != nil {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0, false
+	}
+	return pid, processAlive(pid)
+}
+
+func (r *runner) walOptions(path string, readOnly bool) wal.Options {
+	return wal.Options{Path: path, ReadOnly: readOnly, Fsync: true, Now: r.env.Now, Logger: r.env.Logger}
+}
+
+// openRead opens the WAL read-only with an error that tells the operator
+// where the path came from when it does not exist.
+func (r *runner) openRead(c *cli.Context) (*wal.WAL, error) {
+	path := r.dbPath(c)
+	w, err := wal.Open(r.walOptions(path, true))
+	if errors.Is(err, wal.ErrNotFound) {
+		return nil, fmt.Errorf("no WAL at %s (set --db-path or %s; the agent creates data/wal.db at its first start): %w", path, envDBPath, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}

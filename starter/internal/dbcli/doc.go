@@ -1,0 +1,15 @@
+// Package dbcli implements `edge-agent db`: operator commands that inspect
+// and repair the WAL (package wal) of an installed agent.
+//
+// Read commands (info, wal-summary, wal-list, wal-show, positions, verify,
+// compact) open the WAL read-only: they never create or change it and work
+// while the agent runs. Write commands (wal-purge-dead, wal-retry-dead,
+// wal-unstick-sending, wal-purge-acked) need the agent stopped and --yes;
+// --dry-run instead prints what would change and changes nothing (it works
+// while the agent runs).
+//
+// The WAL path is, in order: --db-path (alias --sqlite-path; relative paths
+// resolve against the install root), EDGE_AGENT_DB_PATH, then
+// EDGE_AGENT_SQLITE_PATH, then <install root>/data/wal.db. `db` never reads
+// queue.path from agent.yaml, like the Java agent.
+package dbcli

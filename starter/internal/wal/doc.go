@@ -1,0 +1,68 @@
+// Package wal is edge-agent's durable outbound queue and input-position
+// store: one bbolt file (default data/wal.db) holding every event until the
+// engine acknowledged it, plus the positions of the inputs that produced
+// the events.
+//
+// # Contract
+//
+//   - Atomicity: everything done in one WAL.Update callback (Append,
+//     SavePositions, Claim, Ack, ...) commits together or not at all. With
+//     Options.Fsync the commit is on disk when Update returns; a row is
+//     therefore durable before its input position advances, and before
+//     anything is acknowledged upstream. One Update is one fsync: batch
+//     appends, claims and acks into few transactions (group commit). A
+//     Tx method that returns an error may have done part of its work:
+//     return the error from the callback so that the whole transaction
+//     rolls back.
+//   - State machine (SPEC §2): PENDING -> SENDING (Claim) -> ACKED (Ack) ->
+//     deleted (CleanupAcked, or at once with retention 0). Fail returns a
+//     row to PENDING with a NotBefore backoff and, with charge=true, counts
+//     an attempt; at maxAttempts it goes DEAD. Release and
+//     ResurrectSending return rows to PENDING without charging. Only
+//     Fail(charge=true) charges: claims, resurrection and an unreachable
+//     engine never do. DEAD rows stay until RetryDead or PurgeDead.
+//   - Ids: row ids (the local primary key) and batch ids (the wire id)
+//     are allocated from counters in the meta bucket, never reused. A new
+//     file seeds next_batch_id with Unix ms × 1000, so batch ids keep
+//     increasing even when the file is deleted and recreated. Batch ids
+//     are > 0.
+//   - Integrity: each row stores a CRC32C of its payload. Claim moves a row
+//     that fails it (or whose value no longer decodes) to DEAD with a
+//     reason, counts it in Counts.ChecksumFailures and carries on. A bbolt
+//     panic on a damaged page becomes an error wrapping ErrCorrupt.
+//   - Cost: Append, Claim, Ack, Fail, Release, CleanupAcked and Counts are
+//     O(rows touched), independent of the backlog: per-status index
+//     buckets (due PENDING rows as runs of consecutive ids, so a group
+//     append adds one index entry; backed-off PENDING rows keyed by id plus
+//     a timers index keyed by due time; SENDING; ACKED keyed by ack time;
+//     DEAD) and counters are kept in the same transaction as the rows.
+//     Operator operations and Verify are O(rows).
+//   - Values returned (rows, payloads, positions, metadata) are copies and
+//     stay valid after the transaction; a Tx or ReadTx must not be used
+//     after its callback returns.
+//
+// # Locking and readers
+//
+// A read-write Open takes bbolt's exclusive file lock with
+// Options.LockTimeout; a second agent on the same file fails with an error
+// wrapping ErrLocked: "another edge-agent is using <path>". After opening,
+// the agent downgrades its lock to shared: other read-write openers still
+// fail, while read-only openers (the db read commands) succeed. bbolt does
+// not coordinate readers in other processes with the writer, so readers and
+// writers also meet at two small lock files beside the WAL
+// (<path>-readintent.lock, <path>-readgate.lock): a reader stops new
+// commits from starting, waits for the one in progress, reads one
+// consistent state and lets the agent go on. The agent waits at most
+// Options.ReaderWait (2s) for a reader; a reader overtaken by a commit
+// gets ErrChangedDuringRead rather than an inconsistent answer. Read-only
+// WALs open bbolt for each View only, so they never keep the agent from
+// starting for longer than one read.
+//
+// # Errors
+//
+// Open returns errors wrapping ErrLocked, ErrNotWAL (not a bbolt file, a
+// damaged header, or a bbolt file of another program), ErrSchemaVersion
+// (a WAL written by a newer agent) or ErrNotFound (read-only open of a
+// missing file; read-only opens never create files). Every error names
+// the WAL path.
+package wal

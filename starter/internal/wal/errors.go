@@ -1,0 +1,32 @@
+package wal
+
+import "errors"
+
+// Sentinel errors. Callers test them with errors.Is; every returned error
+// wraps one of these (or an I/O error) and names the WAL path.
+var (
+	// ErrLocked: another process holds the WAL file lock (a second agent on
+	// the same data dir, or a db write command while the agent runs).
+	ErrLocked = errors.New("wal locked")
+	// ErrNotWAL: the file exists but is not a bbolt file, or is a bbolt file
+	// written by something other than edge-agent.
+	ErrNotWAL = errors.New("not an edge-agent WAL")
+	// ErrSchemaVersion: the file is an edge-agent WAL of a schema version this
+	// build does not understand (written by a newer agent).
+	ErrSchemaVersion = errors.New("unsupported WAL schema version")
+	// ErrNotFound: the WAL file does not exist (read-only opens never create
+	// one).
+	ErrNotFound = errors.New("wal not found")
+	// ErrReadOnly: a write transaction was requested on a WAL opened with
+	// Options.ReadOnly.
+	ErrReadOnly = errors.New("wal opened read-only")
+	// ErrCorrupt: bbolt hit a damaged page while reading. The transaction was
+	// rolled back; `edge-agent db verify` reports the details.
+	ErrCorrupt = errors.New("wal corrupt")
+	// ErrChangedDuringRead: a read-only reader saw the agent commit while it
+	// was reading (the agent waits only Options.ReaderWait for readers); the
+	// result may be inconsistent and was discarded. Retry.
+	ErrChangedDuringRead = errors.New("wal changed during read")
+	// ErrClosed: the WAL was used after Close.
+	ErrClosed = errors.New("wal closed")
+)

@@ -1,0 +1,159 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package wal
+
+import (
+	"errors"
+	"log/slog"
+	"os"
+	"syscall"
+	"time"
+)
+
+// downgradeLock turns bbolt's exclusive lock on the WAL file into a shared
+// one. A second read-write opener (another agent, a db write command) still
+// fails, since it needs an exclusive lock; read-only openers can now get
+// their shared lock. The reader gate keeps them from reading mid-commit.
+// Conversion is not atomic in the kernel: if another writer slipped in,
+// the non-blocking request fails and this opener gives up.
+func downgradeLock(f *os.File) error {
+	if f == nil {
+		return errors.New("no file handle to downgrade the lock")
+	}
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+}
+
+// gate coordinates a read-write WAL in one process with read-only readers
+// in others through two lock files beside the WAL:
+//
+//	writer, per Update: SH intent -> SH gate -> drop intent -> commit -> drop gate
+//	reader, per View:   EX intent -> EX gate -> read -> drop gate -> drop intent
+//
+// A reader holding intent stops new commits from starting, then waits for
+// the commit in progress; without intent, back-to-back commits could
+// starve it. The writer waits at most `wait` for a reader, then goes on
+// (and ignores that reader until it leaves); the reader notices the commit
+// through the meta pages and reports ErrChangedDuringRead.
+type gate struct {
+	intent, lock *os.File
+	writer       bool
+	wait         time.Duration
+	log          *slog.Logger
+	bypass       bool // writer: a reader overstayed; do not wait for it again
+	held         bool
+}
+
+// Suffixes of the lock files beside the WAL file.
+const (
+	gateSuffix   = "-readgate.lock"
+	intentSuffix = "-readintent.lock"
+)
+
+// openGate returns nil (no coordination) when the lock files cannot be
+// opened, e.g. a read-only data dir: readers then rely on the meta check.
+func openGate(path string, writer bool, wait time.Duration, log *slog.Logger) *gate {
+	open := func(name string) (*os.File, error) {
+		// O_RDONLY is enough for flock, so a reader running as another user
+		// can still lock a file the agent created.
+		f, err := os.OpenFile(name, os.O_RDONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			f, err = os.Open(name)
+		}
+		return f, err
+	}
+	intent, err := open(path + intentSuffix)
+	if err != nil {
+		log.Warn("wal: reader gate unavailable; db reads while the agent runs may need retries", "error", err)
+		return nil
+	}
+	lock, err := open(path + gateSuffix)
+	if err != nil {
+		_ = intent.Close()
+		log.Warn("wal: reader gate unavailable; db reads while the agent runs may need retries", "error", err)
+		return nil
+	}
+	return &gate{intent: intent, lock: lock, writer: writer, wait: wait, log: log}
+}
+
+func (g *gate) close() {
+	if g == nil {
+		return
+	}
+	_ = g.intent.Close()
+	_ = g.lock.Close()
+}
+
+func flockNB(f *os.File, how int) bool {
+	return syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB) == nil
+}
+
+func unlock(f *os.File) { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+
+// flockWait polls for a lock: the blocking call cannot be bounded.
+func flockWait(f *os.File, how int, wait time.Duration) bool {
+	deadline := time.Now().Add(wait)
+	sleep := 50 * time.Microsecond
+	for {
+		if flockNB(f, how) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(sleep)
+		sleep = min(2*sleep, 5*time.Millisecond)
+	}
+}
+
+func (g *gate) writerEnter() {
+	if g == nil {
+		return
+	}
+	var gotIntent bool
+	if g.bypass {
+		if gotIntent = flockNB(g.intent, syscall.LOCK_SH); gotIntent {
+			g.bypass = false
+		}
+	} else if gotIntent = flockWait(g.intent, syscall.LOCK_SH, g.wait); !gotIntent {
+		g.bypass = true
+		g.log.Warn("wal: a db reader held the WAL too long; committing anyway", "waited", g.wait)
+	}
+	g.held = flockNB(g.lock, syscall.LOCK_SH)
+	if gotIntent {
+		unlock(g.intent)
+	}
+}
+
+func (g *gate) writerExit() {
+	if g == nil || !g.held {
+		return
+	}
+	unlock(g.lock)
+	g.held = false
+}
+
+// readerEnter never fails: without the gate the read still runs and the
+// meta check catches a concurrent commit.
+func (g *gate) readerEnter() {
+	if g == nil {
+		return
+	}
+	g.held = false
+	if !flockWait(g.intent, syscall.LOCK_EX, g.wait) {
+		return
+	}
+	if !flockWait(g.lock, syscall.LOCK_EX, g.wait) {
+		unlock(g.intent)
+		return
+	}
+	g.held = true
+}
+
+func (g *gate) readerExit() {
+	if g == nil || !g.held {
+		return
+	}
+	unlock(g.lock)
+	unlock(g.intent)
+	g.held = false
+}

@@ -1,0 +1,226 @@
+package wal
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestRandomizedAgainstModel applies random operations to a WAL and to a
+// plain in-memory model, and after each one compares: the O(1) Counts with
+// a full scan, the rows with the model, and Claim's choice with the oldest
+// due PENDING rows of the model.
+func TestRandomizedAgainstModel(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	clk := newClock(t0)
+	w := openTest(t, clk)
+	type mrow struct {
+		status    Status
+		attempts  int
+		notBefore int64
+		size      int
+	}
+	model := map[uint64]*mrow{}
+	const maxAttempts = 3
+	byStatus := func(s Status) []uint64 {
+		var out []uint64
+		for id, r := range model {
+			if r.status == s {
+				out = append(out, id)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	pick := func(list []uint64) []uint64 {
+		var out []uint64
+		for _, id := range list {
+			if rng.IntN(2) == 0 {
+				out = append(out, id)
+			}
+		}
+		return out
+	}
+	for step := 0; step < 400; step++ {
+		now := clk.MS()
+		op := rng.IntN(10)
+		mustUpdate(t, w, func(tx *Tx) error {
+			switch op {
+			case 0, 1: // append
+				n := 1 + rng.IntN(20)
+				rows := make([]NewRow, n)
+				for i := range rows {
+					rows[i] = NewRow{SourceID: "s", Payload: make([]byte, rng.IntN(64))}
+				}
+				first, last, err := tx.Append(rows)
+				if err != nil {
+					return err
+				}
+				for id := first; id <= last; id++ {
+					model[id] = &mrow{status: StatusPending, size: len(rows[id-first].Payload)}
+				}
+			case 2, 3: // claim
+				max := 1 + rng.IntN(15)
+				var due []uint64
+				for _, id := range byStatus(StatusPending) {
+					if model[id].notBefore <= now {
+						due = append(due, id)
+					}
+				}
+				if len(due) > max {
+					due = due[:max]
+				}
+				got, err := tx.Claim(max, now)
+				if err != nil {
+					return err
+				}
+				if !slices.Equal(ids(got), due) {
+					t.Fatalf("step %d: claim %v, model says %v", step, ids(got), due)
+				}
+				for _, id := range due {
+					model[id].status = StatusSending
+				}
+			case 4: // ack
+				sel := pick(byStatus(StatusSending))
+				retention := time.Duration(rng.IntN(2)) * time.Second
+				if err := tx.Ack(sel, retention, now); err != nil {
+					return err
+				}
+				for _, id := range sel {
+					if retention == 0 {
+						delete(model, id)
+					} else {
+						model[id].status = StatusAcked
+						model[id].notBefore = now // ack time, for cleanup
+					}
+				}
+			case 5: // fail
+				sel := pick(byStatus(StatusSending))
+				charge := rng.IntN(2) == 0
+				nb := now + int64(rng.IntN(3))*100
+				if _, err := tx.Fail(sel, charge, nb, maxAttempts, "r", now); err != nil {
+					return err
+				}
+				for _, id := range sel {
+					r := model[id]
+					if charge {
+						r.attempts++
+					}
+					if r.attempts >= maxAttempts {
+						r.status = StatusDead
+					} else {
+						r.status, r.notBefore = StatusPending, nb
+					}
+				}
+			case 6: // release one half, resurrect the rest sometimes
+				sel := pick(byStatus(StatusSending))
+				if err := tx.Release(sel, now); err != nil {
+					return err
+				}
+				for _, id := range sel {
+					model[id].status = StatusPending
+				}
+				if rng.IntN(4) == 0 {
+					if _, err := tx.ResurrectSending(now); err != nil {
+						return err
+					}
+					for _, id := range byStatus(StatusSending) {
+						model[id].status = StatusPending
+					}
+				}
+			case 7: // cleanup acked
+				cut := now - int64(rng.IntN(300))
+				max := rng.IntN(5)
+				var want []uint64
+				for _, id := range byStatus(StatusAcked) {
+					if model[id].notBefore <= cut {
+						want = append(want, id)
+					}
+				}
+				slices.SortFunc(want, func(a, b uint64) int {
+					if d := model[a].notBefore - model[b].notBefore; d != 0 {
+						return int(d)
+					}
+					return int(a) - int(b)
+				})
+				if max > 0 && len(want) > max {
+					want = want[:max]
+				}
+				n, err := tx.CleanupAcked(cut, max)
+				if err != nil {
+					return err
+				}
+				if n != len(want) {
+					t.Fatalf("step %d: cleanup %d, model %d", step, n, len(want))
+				}
+				for _, id := range want {
+					delete(model, id)
+				}
+			case 8: // operators
+				if rng.IntN(2) == 0 {
+					if _, err := tx.RetryDead(now); err != nil {
+						return err
+					}
+					for _, id := range byStatus(StatusDead) {
+						model[id].status, model[id].attempts, model[id].notBefore = StatusPending, 0, 0
+					}
+				} else {
+					if _, err := tx.PurgeDead(); err != nil {
+						return err
+					}
+					for _, id := range byStatus(StatusDead) {
+						delete(model, id)
+					}
+				}
+			case 9:
+				clk.Add(int64(rng.IntN(150)))
+			}
+			return nil
+		})
+		// O(1) counters against a full scan and the model.
+		_ = w.View(func(tx *ReadTx) error {
+			c := tx.Counts()
+			all, err := tx.List(nil, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var scan Counts
+			for _, r := range all {
+				switch r.Status {
+				case StatusPending:
+					scan.Pending++
+					if scan.OldestPending == 0 || r.CreatedAt < scan.OldestPending {
+						scan.OldestPending = r.CreatedAt
+					}
+				case StatusSending:
+					scan.Sending++
+				case StatusAcked:
+					scan.Acked++
+				case StatusDead:
+					scan.Dead++
+				}
+				scan.PayloadBytes += int64(len(r.Payload))
+				m := model[r.ID]
+				if m == nil || m.status != r.Status || m.attempts != r.Attempts {
+					t.Fatalf("step %d: row %+v, model %+v", step, r, m)
+				}
+			}
+			if len(all) != len(model) {
+				t.Fatalf("step %d: %d rows, model %d", step, len(all), len(model))
+			}
+			if c.Pending != scan.Pending || c.Sending != scan.Sending || c.Acked != scan.Acked || c.Dead != scan.Dead ||
+				c.PayloadBytes != scan.PayloadBytes || c.OldestPending != scan.OldestPending {
+				t.Fatalf("step %d: counts %+v, scan %+v", step, c, scan)
+			}
+			if step%50 == 0 {
+				for _, p := range tx.Verify(10) {
+					t.Fatalf("step %d: %s", step, p)
+				}
+			}
+			return nil
+		})
+	}
+}

@@ -1,0 +1,123 @@
+package wal
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// Open opens or creates the WAL at opts.Path. See doc.go for the errors.
+func Open(opts Options) (*WAL, error) {
+	if opts.Path == "" {
+		return nil, errors.New("open wal: empty path")
+	}
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = defaultLockTimeout
+	}
+	if opts.ReaderWait <= 0 {
+		opts.ReaderWait = defaultReaderWait
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	path, err := filepath.Abs(opts.Path)
+	if err != nil {
+		return nil, fmt.Errorf("open wal %s: %w", opts.Path, err)
+	}
+	opts.Path = path
+	w := &WAL{opts: opts, path: path, log: opts.Logger.With("wal", path), now: opts.Now}
+	if opts.ReadOnly {
+		return w, w.openReadOnly()
+	}
+	return w, w.openReadWrite()
+}
+
+func (w *WAL) openReadWrite() error {
+	if err := os.MkdirAll(filepath.Dir(w.path), 0o750); err != nil {
+		return fmt.Errorf("open wal %s: create parent dir: %w", w.path, err)
+	}
+	var file *os.File
+	bo := w.boltOptions()
+	bo.InitialMmapSize = initialMmapSize
+	bo.OpenFile = func(name string, flag int, mode os.FileMode) (*os.File, error) {
+		f, err := os.OpenFile(name, flag, mode)
+		file = f // kept to downgrade bbolt's lock, see doc.go "Readers"
+		return f, err
+	}
+	db, err := bolt.Open(w.path, 0o600, bo)
+	if err != nil {
+		return w.openError(err)
+	}
+	if !w.opts.Fsync {
+		w.log.Warn("wal fsync disabled: committed rows can be lost on a host crash")
+	}
+	if err := db.Update(func(btx *bolt.Tx) error { return initOrCheck(btx, w.now()) }); err != nil {
+		_ = db.Close()
+		return fmt.Errorf("open wal %s: %w", w.path, err)
+	}
+	if err := downgradeLock(file); err != nil {
+		_ = db.Close()
+		return fmt.Errorf("open wal %s: another edge-agent is using %s: %w", w.path, w.path, errors.Join(ErrLocked, err))
+	}
+	w.db = db
+	w.gate = openGate(w.path, true, w.opts.ReaderWait, w.log)
+	return nil
+}
+
+func (w *WAL) openReadOnly() error {
+	st, err := os.Stat(w.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("open wal %s: no such file: %w", w.path, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("open wal %s: %w", w.path, err)
+	}
+	if st.IsDir() {
+		return fmt.Errorf("open wal %s: is a directory: %w", w.path, ErrNotWAL)
+	}
+	if st.Size() == 0 {
+		return fmt.Errorf("open wal %s: empty file: %w", w.path, ErrNotWAL)
+	}
+	w.gate = openGate(w.path, false, w.opts.LockTimeout, w.log)
+	// A first read validates the file now rather than at the first command.
+	return w.View(func(*ReadTx) error { return nil })
+}
+
+func (w *WAL) boltOptions() *bolt.Options {
+	return &bolt.Options{
+		Timeout:  w.opts.LockTimeout,
+		ReadOnly: w.opts.ReadOnly,
+		NoSync:   !w.opts.Fsync,
+		// The freelist is rebuilt at open instead of written at every
+		// commit: a queue frees pages constantly, and writing the list each
+		// time would cost more than the rows.
+		NoFreelistSync: true,
+		FreelistType:   bolt.FreelistMapType,
+	}
+}
+
+func (w *WAL) openError(err error) error {
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return fmt.Errorf("another edge-agent is using %s: %w", w.path, ErrLocked)
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum),
+		errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrInvalidMapping):
+		return fmt.Errorf("open wal %s: not a bbolt file or its header is damaged (%v): %w", w.path, err, ErrNotWAL)
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("open wal %s: no such file: %w", w.path, ErrNotFound)
+	}
+	// bbolt reports a too-short foreign file as a plain error.
+	if st, serr := os.Stat(w.path); serr == nil && st.Mode().IsRegular() && st.Size() > 0 && st.Size() < 2*1024 {
+		return fmt.Errorf("open wal %s: not a bbolt file (%v): %w", w.path, err, ErrNotWAL)
+	}
+	return fmt.Errorf("open wal %s: %w", w.path, err)
+}

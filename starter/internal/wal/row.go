@@ -1,0 +1,47 @@
+package wal
+
+import "encoding/binary"
+
+// Row is one WAL row: one event, sent as one __BATCH__ with BatchID.
+// Times are unix milliseconds.
+type Row struct {
+	// ID is the local primary key (ack, cleanup, `db wal-show --id`).
+	ID uint64
+	// BatchID is the wire batch id: allocated at append, > 0, never reused,
+	// and the same on every retry of the row.
+	BatchID  int64
+	SourceID string
+	Payload  []byte
+	Status   Status
+	// Attempts counts sends the engine refused or left unanswered (Fail
+	// with charge=true), not claims.
+	Attempts             int
+	CreatedAt, UpdatedAt int64
+	// NotBefore: a PENDING row is not claimed before this time (retry backoff).
+	NotBefore int64
+	// Reason says why the row failed last or went DEAD.
+	Reason string
+}
+
+// NewRow is an event to append.
+type NewRow struct {
+	SourceID string
+	Payload  []byte
+}
+
+// payloadLen returns the payload size of an encoded row without allocating,
+// or 0 when the value does not decode.
+func payloadLen(v []byte) int {
+	if len(v) < rowHeaderSize {
+		return 0
+	}
+	rest := v[rowHeaderSize:]
+	for range 2 {
+		n, k := binary.Uvarint(rest)
+		if k <= 0 || n > uint64(len(rest)-k) {
+			return 0
+		}
+		rest = rest[k+int(n):]
+	}
+	return len(rest)
+}

@@ -1,0 +1,57 @@
+package wal
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Status is the state of one WAL row (SPEC §2 state machine):
+//
+//	PENDING --Claim--> SENDING --Ack--> ACKED --CleanupAcked--> (deleted)
+//	SENDING --Fail/Release/ResurrectSending--> PENDING
+//	SENDING --Fail (attempts >= max)--> DEAD --RetryDead--> PENDING
+//	PENDING --Claim finds a bad checksum--> DEAD
+//
+// The zero value is not a valid status, so a zeroed or garbage header byte
+// is never mistaken for a sendable row.
+type Status uint8
+
+const (
+	StatusPending Status = iota + 1
+	StatusSending
+	StatusAcked
+	StatusDead
+)
+
+// Statuses lists the valid statuses in state-machine order.
+var statuses = [...]Status{StatusPending, StatusSending, StatusAcked, StatusDead}
+
+// AllStatuses returns every valid status in state-machine order.
+func AllStatuses() []Status { return append([]Status(nil), statuses[:]...) }
+
+func (s Status) String() string {
+	switch s {
+	case StatusPending:
+		return "PENDING"
+	case StatusSending:
+		return "SENDING"
+	case StatusAcked:
+		return "ACKED"
+	case StatusDead:
+		return "DEAD"
+	}
+	return fmt.Sprintf("UNKNOWN(%d)", uint8(s))
+}
+
+// Valid reports whether s is one of the four statuses.
+func (s Status) Valid() bool { return s >= StatusPending && s <= StatusDead }
+
+// ParseStatus accepts a status name in any case ("dead", "DEAD").
+func ParseStatus(name string) (Status, error) {
+	for _, s := range statuses {
+		if strings.EqualFold(name, s.String()) {
+			return s, nil
+		}
+	}
+	return 0, fmt.Errorf("parse status %q: want one of PENDING, SENDING, ACKED, DEAD", name)
+}

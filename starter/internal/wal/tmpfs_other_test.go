@@ -1,0 +1,5 @@
+//go:build !linux
+
+package wal
+
+func onTmpfs(string) bool { return false }

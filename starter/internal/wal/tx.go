@@ -1,0 +1,329 @@
+package wal
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"sort"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// ReadTx is a read transaction. It is only valid inside the View or Update
+// callback that received it. Returned values are copies.
+type ReadTx struct {
+	w   *WAL
+	btx *bolt.Tx
+
+	rows, pending, delayed, timers, sending, acked, dead, meta, app, positions *bolt.Bucket
+
+	ctr       counters
+	nextBatch int64
+	nextRow   uint64
+}
+
+// Tx is a read-write transaction (see WAL.Update).
+type Tx struct {
+	ReadTx
+	dirty bool
+}
+
+func (w *WAL) newReadTx(btx *bolt.Tx) (*ReadTx, error) {
+	if err := checkSchema(btx); err != nil {
+		return nil, fmt.Errorf("wal %s: %w", w.path, err)
+	}
+	rt := &ReadTx{w: w, btx: btx}
+	rt.rows = btx.Bucket(bucketRows)
+	rt.pending = btx.Bucket(bucketPending)
+	rt.delayed = btx.Bucket(bucketDelayed)
+	rt.timers = btx.Bucket(bucketTimers)
+	rt.sending = btx.Bucket(bucketSending)
+	rt.acked = btx.Bucket(bucketAcked)
+	rt.dead = btx.Bucket(bucketDead)
+	rt.meta = btx.Bucket(bucketMeta)
+	rt.app = btx.Bucket(bucketApp)
+	rt.positions = btx.Bucket(bucketPositions)
+	rt.ctr.decode(rt.meta.Get([]byte(metaCounters)))
+	if v := rt.meta.Get([]byte(metaNextBatchID)); len(v) == 8 {
+		rt.nextBatch = int64(binary.BigEndian.Uint64(v))
+	}
+	if v := rt.meta.Get([]byte(metaNextRowID)); len(v) == 8 {
+		rt.nextRow = binary.BigEndian.Uint64(v)
+	}
+	if rt.nextBatch <= 0 || rt.nextRow == 0 {
+		return nil, fmt.Errorf("wal %s: meta next_batch_id/next_row_id missing: %w", w.path, ErrNotWAL)
+	}
+	return rt, nil
+}
+
+func (w *WAL) newTx(btx *bolt.Tx) (*Tx, error) {
+	rt, err := w.newReadTx(btx)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range []*bolt.Bucket{rt.rows, rt.pending, rt.sending, rt.acked, rt.dead} {
+		b.FillPercent = appendFillPercent
+	}
+	return &Tx{ReadTx: *rt}, nil
+}
+
+// flush persists the counters and id allocators changed by this Tx.
+func (tx *Tx) flush() error {
+	if !tx.dirty {
+		return nil
+	}
+	if err := tx.meta.Put([]byte(metaCounters), tx.ctr.encode()); err != nil {
+		return fmt.Errorf("wal %s: put counters: %w", tx.w.path, err)
+	}
+	if err := tx.meta.Put([]byte(metaNextBatchID), u64key(uint64(tx.nextBatch))); err != nil {
+		return fmt.Errorf("wal %s: put next_batch_id: %w", tx.w.path, err)
+	}
+	if err := tx.meta.Put([]byte(metaNextRowID), u64key(tx.nextRow)); err != nil {
+		return fmt.Errorf("wal %s: put next_row_id: %w", tx.w.path, err)
+	}
+	return nil
+}
+
+// Counts are the row counts per status, maintained in O(1).
+type Counts struct {
+	Pending, Sending, Acked, Dead int
+	// Delayed is the part of Pending waiting for its NotBefore.
+	Delayed int
+	// PayloadBytes is the sum of payload sizes of all rows in the WAL.
+	PayloadBytes int64
+	// OldestPending is CreatedAt (unix ms) of the oldest PENDING row, 0 if none.
+	OldestPending int64
+	// ChecksumFailures counts rows Claim moved to DEAD for a bad checksum
+	// over the life of the file.
+	ChecksumFailures int64
+}
+
+// Total is the number of rows in the WAL.
+func (c Counts) Total() int { return c.Pending + c.Sending + c.Acked + c.Dead }
+
+// Of returns the count for one status.
+func (c Counts) Of(s Status) int {
+	switch s {
+	case StatusPending:
+		return c.Pending
+	case StatusSending:
+		return c.Sending
+	case StatusAcked:
+		return c.Acked
+	case StatusDead:
+		return c.Dead
+	}
+	return 0
+}
+
+// Counts returns the maintained counters, including this Tx's changes.
+func (tx *ReadTx) Counts() Counts {
+	c := Counts{
+		Pending: int(tx.ctr.pending), Sending: int(tx.ctr.sending), Acked: int(tx.ctr.acked),
+		Dead: int(tx.ctr.dead), Delayed: int(tx.ctr.delayed), PayloadBytes: tx.ctr.payloadBytes,
+		ChecksumFailures: tx.ctr.checksumFailures,
+	}
+	// The oldest PENDING row has the lowest id of either pending index.
+	var oldest uint64
+	for _, b := range []*bolt.Bucket{tx.pending, tx.delayed} {
+		if k, _ := b.Cursor().First(); k != nil {
+			if id, ok := keyID(k); ok && (oldest == 0 || id < oldest) {
+				oldest = id
+			}
+		}
+	}
+	if oldest != 0 {
+		if v := tx.rows.Get(u64key(oldest)); len(v) >= rowHeaderSize {
+			c.OldestPending = int64(binary.BigEndian.Uint64(v[14:]))
+		}
+	}
+	return c
+}
+
+// NextBatchID is the batch id the next appended row will get.
+func (tx *ReadTx) NextBatchID() int64 { return tx.nextBatch }
+
+// Get returns row id; ok=false when it does not exist. A row whose value
+// cannot be decoded is an error wrapping ErrCorrupt.
+func (tx *ReadTx) Get(id uint64) (Row, bool, error) {
+	v := tx.rows.Get(u64key(id))
+	if v == nil {
+		return Row{}, false, nil
+	}
+	r, _, err := decodeRow(id, v)
+	if err != nil {
+		return Row{}, false, fmt.Errorf("wal %s: %w: %w", tx.w.path, ErrCorrupt, err)
+	}
+	r.Payload = bytes.Clone(r.Payload)
+	return r, true, nil
+}
+
+// List returns up to limit rows (all when limit <= 0) with id > afterID in id
+// order, of one status or of all when status is nil. Rows that cannot be
+// decoded are listed with Status 0 and Reason naming the problem, so
+// operators can find them.
+func (tx *ReadTx) List(status *Status, afterID uint64, limit int) ([]Row, error) {
+	var ids []uint64
+	switch {
+	case status == nil, *status == StatusAcked:
+		// ACKED is indexed by ack time, so it is listed by a scan of rows;
+		// this is for operators, not the hot path.
+		return tx.scanRows(status, afterID, limit), nil
+	case *status == StatusPending:
+		ids = append(tx.pendIDs(afterID, limit), idsAfter(tx.delayed, afterID, limit)...)
+		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+		if limit > 0 && len(ids) > limit {
+			ids = ids[:limit]
+		}
+	case *status == StatusSending:
+		ids = idsAfter(tx.sending, afterID, limit)
+	case *status == StatusDead:
+		ids = idsAfter(tx.dead, afterID, limit)
+	default:
+		return nil, fmt.Errorf("list wal %s: invalid status %d", tx.w.path, *status)
+	}
+	out := make([]Row, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, tx.listRow(id, tx.rows.Get(u64key(id))))
+	}
+	return out, nil
+}
+
+func (tx *ReadTx) scanRows(status *Status, afterID uint64, limit int) []Row {
+	var out []Row
+	c := tx.rows.Cursor()
+	for k, v := c.Seek(u64key(afterID + 1)); k != nil; k, v = c.Next() {
+		if limit > 0 && len(out) >= limit {
+			break
+		}
+		id, ok := keyID(k)
+		if !ok || id <= afterID {
+			continue
+		}
+		if status != nil {
+			if s, ok := rowStatus(v); !ok || s != *status {
+				continue
+			}
+		}
+		out = append(out, tx.listRow(id, v))
+	}
+	return out
+}
+
+func (tx *ReadTx) listRow(id uint64, v []byte) Row {
+	if v == nil {
+		return Row{ID: id, Reason: "index entry without row"}
+	}
+	r, _, err := decodeRow(id, v)
+	if err != nil {
+		return Row{ID: id, Reason: err.Error()}
+	}
+	r.Payload = bytes.Clone(r.Payload)
+	return r
+}
+
+// idsAfter returns up to limit (all when <= 0) ids > afterID of an
+// id-keyed index, in order.
+func idsAfter(b *bolt.Bucket, afterID uint64, limit int) []uint64 {
+	var ids []uint64
+	c := b.Cursor()
+	for k, _ := c.Seek(u64key(afterID + 1)); k != nil; k, _ = c.Next() {
+		if limit > 0 && len(ids) >= limit {
+			break
+		}
+		if id, ok := keyID(k); ok && id > afterID {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// CountAckedOlderThan counts ACKED rows acked at or before olderThan (unix
+// ms): what PurgeAcked(olderThan) would delete.
+func (tx *ReadTx) CountAckedOlderThan(olderThan int64) int {
+	n := 0
+	c := tx.acked.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		ts, _, ok := splitTSKey(k)
+		if ok && ts > olderThan {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// Meta returns the value SetMeta stored under key, or nil when there is
+// none (not an error).
+func (tx *ReadTx) Meta(key string) ([]byte, error) {
+	if key == "" {
+		return nil, fmt.Errorf("wal %s: meta: empty key", tx.w.path)
+	}
+	return bytes.Clone(tx.app.Get([]byte(key))), nil
+}
+
+// SetMeta stores small application metadata (e.g. "input_started:<id>");
+// a nil val deletes the key.
+func (tx *Tx) SetMeta(key string, val []byte) error {
+	if key == "" {
+		return fmt.Errorf("wal %s: set meta: empty key", tx.w.path)
+	}
+	if val == nil {
+		return tx.app.Delete([]byte(key))
+	}
+	if err := tx.app.Put([]byte(key), bytes.Clone(val)); err != nil {
+		return fmt.Errorf("wal %s: set meta %q: %w", tx.w.path, key, err)
+	}
+	return nil
+}
+
+// RowIDRange returns the lowest and highest row id present (0, 0 when
+// the WAL has no rows). O(1).
+func (tx *ReadTx) RowIDRange() (first, last uint64) {
+	c := tx.rows.Cursor()
+	if k, _ := c.First(); k != nil {
+		first, _ = keyID(k)
+	}
+	if k, _ := c.Last(); k != nil {
+		last, _ = keyID(k)
+	}
+	return first, last
+}
+
+// OldestRow returns the lowest-id row of status s (for ACKED: the earliest
+// acked); ok=false when there is none. O(1).
+func (tx *ReadTx) OldestRow(s Status) (Row, bool, error) {
+	var id uint64
+	first := func(b *bolt.Bucket, ts bool) uint64 {
+		k, _ := b.Cursor().First()
+		if k == nil {
+			return 0
+		}
+		if ts {
+			_, n, _ := splitTSKey(k)
+			return n
+		}
+		n, _ := keyID(k)
+		return n
+	}
+	switch s {
+	case StatusPending:
+		a, b := first(tx.pending, false), first(tx.delayed, false)
+		id = a
+		if b != 0 && (a == 0 || b < a) {
+			id = b
+		}
+	case StatusSending:
+		id = first(tx.sending, false)
+	case StatusAcked:
+		id = first(tx.acked, true)
+	case StatusDead:
+		id = first(tx.dead, false)
+	default:
+		return Row{}, false, fmt.Errorf("wal %s: invalid status %d", tx.w.path, s)
+	}
+	if id == 0 {
+		return Row{}, false, nil
+	}
+	return tx.Get(id)
+}

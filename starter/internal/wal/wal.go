@@ -1,0 +1,302 @@
+package wal
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Options configures Open. The zero value is NOT durable: set Fsync.
+type Options struct {
+	// Path is the bbolt file. Its parent directory is created (read-write
+	// opens only).
+	Path string
+	// Fsync makes every commit durable before Update returns. false maps to
+	// bbolt NoSync: a crash (of the host, not just the process) can lose or
+	// corrupt committed transactions. Only for tests and benchmarks.
+	Fsync bool
+	// LockTimeout bounds the wait for the file lock; default 1s. On timeout
+	// Open fails with an error wrapping ErrLocked whose message is
+	// "another edge-agent is using <path>".
+	LockTimeout time.Duration
+	// ReadOnly opens for the db read commands. It never creates or changes
+	// the file and works while the agent runs (see doc.go, "Readers").
+	ReadOnly bool
+	// ReaderWait bounds how long a commit of a read-write WAL waits for a
+	// read-only reader in another process to finish; default 2s. After that
+	// the writer goes on and the reader reports ErrChangedDuringRead.
+	ReaderWait time.Duration
+	// Now is the clock for created/updated times of appended rows and for
+	// seeding next_batch_id; default time.Now.
+	Now func() time.Time
+	// Logger receives warnings (bad checksums, skipped ids); default discard.
+	Logger *slog.Logger
+}
+
+const (
+	defaultLockTimeout = time.Second
+	defaultReaderWait  = 2 * time.Second
+	// initialMmapSize skips the first few remaps (which wait for read
+	// transactions). bbolt grows a small file straight to the mapping size,
+	// so it is kept small: a new WAL costs 1 MiB on disk, not 16+.
+	initialMmapSize = 1 << 20
+	// compactTxMaxSize keeps Compact's memory bounded on big files.
+	compactTxMaxSize = 64 << 20
+)
+
+// WAL is the durable outbound queue plus input positions in one bbolt file.
+// Update and View may be called from several goroutines (bbolt serialises
+// writers); a Tx must not escape its callback.
+type WAL struct {
+	opts Options
+	path string
+	log  *slog.Logger
+	now  func() time.Time
+
+	wmu  sync.Mutex // serialises Update so the reader gate is held once
+	mu   sync.Mutex // guards db/closed
+	db   *bolt.DB   // read-write: open for life; read-only: nil, opened per View
+	gate *gate      // nil when readers cannot be coordinated
+
+	closed bool
+}
+
+// Path is the absolute path of the WAL file.
+func (w *WAL) Path() string { return w.path }
+
+// Size is the file size in bytes. bbolt never shrinks its file, so after a
+// backlog drains Size stays high; UsedBytes is the figure that falls again.
+func (w *WAL) Size() int64 {
+	st, err := os.Stat(w.path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// UsedBytes is Size minus the bytes in free pages: what the rows, indexes
+// and positions occupy. Use it (not Size) for queue.max-bytes backpressure,
+// or backpressure would never lift once the file had grown. Read-only WALs
+// return Size.
+func (w *WAL) UsedBytes() int64 {
+	size := w.Size()
+	w.mu.Lock()
+	db := w.db
+	w.mu.Unlock()
+	if db == nil || w.opts.ReadOnly {
+		return size
+	}
+	used := size - int64(db.Stats().FreeAlloc)
+	if used < 0 {
+		return 0
+	}
+	return used
+}
+
+// Close releases the file lock. It is idempotent.
+func (w *WAL) Close() error {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	var err error
+	if w.db != nil {
+		err = w.db.Close()
+		w.db = nil
+	}
+	w.gate.close()
+	if err != nil {
+		return fmt.Errorf("close wal %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// Update runs fn in one bbolt read-write transaction: everything fn does
+// is committed together, with one fsync (group commit), or not at all when
+// fn returns an error. The Tx must not be used after fn returns.
+func (w *WAL) Update(fn func(tx *Tx) error) (err error) {
+	if w.opts.ReadOnly {
+		return fmt.Errorf("update wal %s: %w", w.path, ErrReadOnly)
+	}
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	w.mu.Lock()
+	db := w.db
+	w.mu.Unlock()
+	if db == nil {
+		return fmt.Errorf("update wal %s: %w", w.path, ErrClosed)
+	}
+	w.gate.writerEnter()
+	defer w.gate.writerExit()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer w.recoverCorrupt("update", &err)
+	return db.Update(func(btx *bolt.Tx) error {
+		tx, err := w.newTx(btx)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return tx.flush()
+	})
+}
+
+// View runs fn in a read-only transaction that sees one committed state.
+func (w *WAL) View(fn func(tx *ReadTx) error) (err error) {
+	if w.opts.ReadOnly {
+		return w.viewReadOnly(fn)
+	}
+	w.mu.Lock()
+	db := w.db
+	w.mu.Unlock()
+	if db == nil {
+		return fmt.Errorf("view wal %s: %w", w.path, ErrClosed)
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer w.recoverCorrupt("view", &err)
+	return db.View(func(btx *bolt.Tx) error {
+		rt, err := w.newReadTx(btx)
+		if err != nil {
+			return err
+		}
+		return fn(rt)
+	})
+}
+
+// viewReadOnly opens bbolt for the duration of one read, inside the reader
+// gate, and checks that no commit landed meanwhile (doc.go, "Readers").
+func (w *WAL) viewReadOnly(fn func(tx *ReadTx) error) (err error) {
+	w.mu.Lock()
+	closed := w.closed
+	w.mu.Unlock()
+	if closed {
+		return fmt.Errorf("view wal %s: %w", w.path, ErrClosed)
+	}
+	return w.withReadOnlyDB(func(db *bolt.DB) error {
+		return db.View(func(btx *bolt.Tx) error {
+			rt, err := w.newReadTx(btx)
+			if err != nil {
+				return err
+			}
+			return fn(rt)
+		})
+	})
+}
+
+func (w *WAL) withReadOnlyDB(fn func(db *bolt.DB) error) (err error) {
+	w.wmu.Lock() // one gate holder per WAL value
+	defer w.wmu.Unlock()
+	w.gate.readerEnter()
+	defer w.gate.readerExit()
+	db, err := bolt.Open(w.path, 0o600, w.boltOptions())
+	if err != nil {
+		return w.openError(err)
+	}
+	defer func() {
+		if cerr := db.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close wal %s: %w", w.path, cerr)
+		}
+	}()
+	before, err := readMetaPages(w.path, db.Info().PageSize)
+	if err != nil {
+		return fmt.Errorf("read wal %s: %w", w.path, err)
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer w.recoverCorrupt("read", &err)
+	if err := fn(db); err != nil {
+		return err
+	}
+	after, err := readMetaPages(w.path, db.Info().PageSize)
+	if err != nil {
+		return fmt.Errorf("read wal %s: %w", w.path, err)
+	}
+	if string(before) != string(after) {
+		return fmt.Errorf("read wal %s: the running agent committed during the read; retry: %w", w.path, ErrChangedDuringRead)
+	}
+	return nil
+}
+
+// readMetaPages returns bbolt's two meta pages: they change on every
+// commit, so equal bytes before and after a read prove no commit happened.
+func readMetaPages(path string, pageSize int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, 2*pageSize)
+	n, err := f.ReadAt(buf, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return buf[:n], nil
+}
+
+// recoverCorrupt turns a panic inside bbolt (it panics on damaged pages) or
+// a memory fault on the mapping (callers enable SetPanicOnFault) into an
+// error wrapping ErrCorrupt, so a damaged file stops one transaction
+// instead of the agent.
+func (w *WAL) recoverCorrupt(op string, err *error) {
+	if r := recover(); r != nil {
+		w.log.Error("wal panic recovered", "op", op, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		*err = fmt.Errorf("%s wal %s: %v: %w", op, w.path, r, ErrCorrupt)
+	}
+}
+
+// Compact writes a compacted copy of the WAL to dst, which must not exist.
+// It reads one consistent snapshot; the WAL itself is not changed.
+func (w *WAL) Compact(dst string) (err error) {
+	dst, err = filepath.Abs(dst)
+	if err != nil {
+		return fmt.Errorf("compact wal %s: %w", w.path, err)
+	}
+	if dst == w.path {
+		return fmt.Errorf("compact wal %s: destination is the WAL itself", w.path)
+	}
+	if _, err := os.Lstat(dst); err == nil {
+		return fmt.Errorf("compact wal %s: destination %s already exists", w.path, dst)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
+		return fmt.Errorf("compact wal %s: %w", w.path, err)
+	}
+	run := func(src *bolt.DB) error {
+		out, err := bolt.Open(dst, 0o600, &bolt.Options{Timeout: w.opts.LockTimeout, FreelistType: bolt.FreelistMapType, NoFreelistSync: true})
+		if err != nil {
+			return fmt.Errorf("compact wal %s: open %s: %w", w.path, dst, err)
+		}
+		if err := bolt.Compact(out, src, compactTxMaxSize); err != nil {
+			_ = out.Close()
+			_ = os.Remove(dst)
+			return fmt.Errorf("compact wal %s into %s: %w", w.path, dst, err)
+		}
+		if err := out.Close(); err != nil {
+			return fmt.Errorf("compact wal %s: close %s: %w", w.path, dst, err)
+		}
+		return nil
+	}
+	if w.opts.ReadOnly {
+		return w.withReadOnlyDB(run)
+	}
+	w.mu.Lock()
+	db := w.db
+	w.mu.Unlock()
+	if db == nil {
+		return fmt.Errorf("compact wal %s: %w", w.path, ErrClosed)
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer w.recoverCorrupt("compact", &err)
+	return run(db)
+}
