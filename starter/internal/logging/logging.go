@@ -113,7 +113,7 @@ func IsTerminal(f *os.File) bool {
 }
 
 func newTint(w io.Writer, level slog.Level) slog.Handler {
-	return tint.NewHandler(w, &tint.Options{Level: level, TimeFormat: time.DateTime + ".000"})
+	return tint.NewTextHandler(w, &tint.Options{Level: level, TimeFormat: time.DateTime + ".000"})
 }
 
 func fileHandler(w io.Writer, format string, level slog.Level) (slog.Handler, error) {
@@ -142,4 +142,3 @@ func probeFile(path string) error {
 type nopCloser struct{}
 
 func (nopCloser) Close() error { return nil }
-

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseLevel(t *testing.T) {
@@ -115,5 +116,36 @@ func TestIsTerminal(t *testing.T) {
 	}
 	if IsTerminal(nil) {
 		t.Error("nil reported as terminal")
+	}
+}
+
+// The file rotates by size and keeps max-backups rotated files.
+func TestRotation(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "edge-agent.log")
+	logger, closer, err := New(Options{Level: slog.LevelInfo, File: file, MaxSizeMB: 1, MaxBackups: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 8<<10)
+	for i := 0; i < 600; i++ { // ~4.8 MB: four rotations
+		logger.Info("filler", "data", big)
+	}
+	closer.Close()
+	// lumberjack removes surplus backups in the background.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		entries, _ := os.ReadDir(dir)
+		if len(entries) == 3 { // the live file + 2 backups
+			return
+		}
+		if time.Now().After(deadline) {
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			t.Fatalf("files after rotation: %v, want the log and 2 backups", names)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -54,28 +54,41 @@ func ReadPID(path string) (int, error) {
 
 // IsRunning reports whether a process with this pid exists. Signal 0 checks
 // existence without delivering anything; EPERM means it exists but belongs
-// to another user, which still counts as running.
+// to another user, which still counts as running. A zombie (exited, not yet
+// reaped because its parent or a container's init does not reap) has ended
+// and is not running, although signal 0 still succeeds on it.
 func IsRunning(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
 	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	if err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	return !isZombie(pid)
 }
 
-// Probe reads path and reports whether the process it names is alive. It
-// never fails: anything unreadable is "not running".
+// IsAgent is IsRunning plus a check that pid is not positively another
+// program (on Linux: its argv[0] names edge-agent or this executable). A
+// pid from a stale pid file that now belongs to a stranger is not running
+// as far as the agent is concerned.
+func IsAgent(pid int) bool {
+	return IsRunning(pid) && !otherProgram(pid)
+}
+
+// Probe reads path and reports whether the agent it names is alive (see
+// IsAgent). It never fails: anything unreadable is "not running".
 func Probe(path string) State {
 	pid, err := ReadPID(path)
 	if err != nil {
 		return State{}
 	}
-	return State{Running: IsRunning(pid), PID: pid}
+	return State{Running: IsAgent(pid), PID: pid}
 }
 
 // WritePID records pid in path, creating parent folders. It refuses with a
-// *RunningError when the file already names a live process other than pid,
-// and replaces a stale file (dead process, garbage content).
+// *RunningError when the file already names a live agent other than pid,
+// and replaces a stale file (dead process, another program, garbage).
 //
 // The content is written to a temporary file and hard-linked into place:
 // link fails when the target exists, so two starters never both win and a
@@ -112,7 +125,7 @@ func WritePID(path string, pid int) error {
 		switch {
 		case rerr == nil && old == pid:
 			return nil
-		case rerr == nil && IsRunning(old):
+		case rerr == nil && IsAgent(old):
 			return &RunningError{Path: path, PID: old}
 		case rerr != nil && !errors.Is(rerr, ErrNoPID):
 			return rerr

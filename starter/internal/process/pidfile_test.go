@@ -6,21 +6,32 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 )
 
 // deadPID returns the pid of a process that has already exited and been
-// reaped: the test binary itself, asked to run no tests.
+// reaped: the test binary itself, asked to run no tests. One is enough for
+// the whole run (a race-enabled binary is slow to start).
 func deadPID(t *testing.T) int {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	if err := cmd.Run(); err != nil {
+	pid, err := reapedPID()
+	if err != nil {
 		t.Fatalf("run helper: %v", err)
 	}
-	return cmd.ProcessState.Pid()
+	return pid
 }
+
+var reapedPID = sync.OnceValues(func() (int, error) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	if err := cmd.Run(); err != nil {
+		return 0, err
+	}
+	return cmd.ProcessState.Pid(), nil
+})
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
@@ -188,5 +199,57 @@ func TestNotify(t *testing.T) {
 	}
 	if err := Notify(filepath.Join(dir, "missing.sock"), "READY=1"); err == nil {
 		t.Fatal("want error for a missing socket")
+	}
+}
+
+func TestIsRunningZombie(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	// Not waited for yet: once it exits it stays a zombie until Wait.
+	deadline := time.Now().Add(10 * time.Second)
+	for IsRunning(pid) {
+		if time.Now().After(deadline) {
+			t.Fatal("exited child still reported running (zombie not detected)")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = cmd.Wait()
+}
+
+// A pid file whose pid now belongs to another program (pid reuse after a
+// reboot or kill -9) is stale: not running, and replaced by WritePID.
+func TestPIDOfAnotherProgram(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("program identity is checked on Linux only")
+	}
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep binary")
+	}
+	cmd := exec.Command(sleep, "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	pid := cmd.Process.Pid
+	path := filepath.Join(t.TempDir(), "edge-agent.pid")
+	writeFile(t, path, strconv.Itoa(pid))
+	if !IsRunning(pid) {
+		t.Fatal("sleep not running")
+	}
+	if st := Probe(path); st.Running {
+		t.Fatalf("Probe = %+v: a stranger's pid counted as the agent", st)
+	}
+	if err := WritePID(path, 4242); err != nil {
+		t.Fatalf("WritePID over a stranger's pid: %v", err)
+	}
+	if got, _ := ReadPID(path); got != 4242 {
+		t.Fatalf("pid = %d", got)
 	}
 }

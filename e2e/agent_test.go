@@ -1,0 +1,241 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// options of a generated agent.yaml. Zero values take suite defaults tuned
+// for speed: short flush, scan and backoff intervals.
+type options struct {
+	port        int
+	token       string
+	paths       []string // globs; default in/*.log
+	packetMode  string   // RAW (default) or PACKET
+	compression string
+	encryption  string
+	keyB64      string
+	queuePath   string // default data/wal.db
+	extra       string // appended YAML (must keep the section structure valid)
+}
+
+// agentRoot is one install root: config/, in/ (watched files), data/, log/.
+type agentRoot struct {
+	t    *testing.T
+	dir  string
+	opts options
+}
+
+func newRoot(t *testing.T, opts options) *agentRoot {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{"config", "in"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &agentRoot{t: t, dir: dir, opts: opts}
+	r.writeConfig()
+	t.Cleanup(func() {
+		r.killDetached()
+		if t.Failed() {
+			t.Logf("agent log (%s):\n%s", r.dir, tail(r.path("log/edge-agent.log"), 30))
+		}
+	})
+	return r
+}
+
+func (r *agentRoot) path(rel string) string { return filepath.Join(r.dir, rel) }
+
+func (r *agentRoot) configPath() string { return r.path("config/agent.yaml") }
+
+func (r *agentRoot) writeConfig() {
+	o := r.opts
+	if o.token == "" {
+		o.token = "e2e-token-0123456789"
+	}
+	if len(o.paths) == 0 {
+		o.paths = []string{"in/*.log"}
+	}
+	if o.packetMode == "" {
+		o.packetMode = "RAW"
+	}
+	if o.queuePath == "" {
+		o.queuePath = "data/wal.db"
+	}
+	var globs []string
+	for _, p := range o.paths {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(r.dir, p)
+		}
+		globs = append(globs, strconv.Quote(p))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `agent:
+  delivery-guarantee: BEST_EFFORT
+  idle-sleep-ms: 20
+  bulk-max-size: 256
+  flush-interval-ms: 100
+  shutdown-timeout-ms: 5000
+input:
+  type: file
+  paths: [%s]
+  read-from-beginning: true
+  glob-scan-interval-ms: 200
+queue:
+  path: %s
+retry:
+  max-attempts: 1000
+  backoff-ms: 50
+  backoff-max-ms: 500
+output:
+  type: transport
+  endpoint: 127.0.0.1:%d
+  token: %s
+  connect-timeout-ms: 1000
+  read-timeout-ms: 5000
+  initial-backoff-ms: 50
+  max-backoff-ms: 500
+  packet-mode: %s
+`, strings.Join(globs, ", "), strconv.Quote(o.queuePath), o.port, strconv.Quote(o.token), o.packetMode)
+	if o.compression != "" {
+		fmt.Fprintf(&b, "  compression: %s\n", o.compression)
+	}
+	if o.encryption != "" {
+		fmt.Fprintf(&b, "  encryption: %s\n", o.encryption)
+	}
+	if o.keyB64 != "" {
+		fmt.Fprintf(&b, "  aes-secret-key-base64: %s\n", strconv.Quote(o.keyB64))
+	}
+	b.WriteString("log:\n  level: debug\n")
+	b.WriteString(o.extra)
+	if err := os.WriteFile(r.configPath(), []byte(b.String()), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// env is the agent's whole environment: nothing from the test process
+// leaks in except what a Go binary needs to run.
+func (r *agentRoot) env(extra ...string) []string {
+	env := []string{
+		"EDGE_AGENT_HOME=" + r.dir,
+		"PATH=" + os.Getenv("PATH"),
+		"TMPDIR=" + os.TempDir(),
+	}
+	return append(env, extra...)
+}
+
+// cli runs one edge-agent command to completion.
+func (r *agentRoot) cli(args ...string) (stdout, stderr string, code int) {
+	r.t.Helper()
+	return run(r.t, r.dir, r.env(), bins.agent, args...)
+}
+
+// start runs `edge-agent start` in the foreground as a child process.
+func (r *agentRoot) start(args ...string) *proc {
+	r.t.Helper()
+	return r.startEnv(nil, args...)
+}
+
+// startEnv is start with extra environment variables.
+func (r *agentRoot) startEnv(env []string, args ...string) *proc {
+	r.t.Helper()
+	return startProc(r.t, "edge-agent", r.dir, r.env(env...), bins.agent, append([]string{"start"}, args...)...)
+}
+
+// startReady starts the agent and waits for its readiness line.
+func (r *agentRoot) startReady(args ...string) *proc {
+	r.t.Helper()
+	before := r.readyLines()
+	p := r.start(args...)
+	r.waitReady(p, before)
+	return p
+}
+
+// waitReady waits until p owns the pid file and a readiness line beyond
+// the first `before` ones is logged (the log file is kept across restarts).
+func (r *agentRoot) waitReady(p *proc, before int) {
+	r.t.Helper()
+	eventually(r.t, 20*time.Second, "BOOTSTRAP_READY", func() bool {
+		if !p.running() {
+			r.t.Fatalf("agent exited before it was ready: %s", p.stderrText())
+		}
+		return r.pid() == p.pid() && r.readyLines() > before
+	})
+}
+
+func (r *agentRoot) hasReadyLine() bool { return r.readyLines() > 0 }
+
+func (r *agentRoot) readyLines() int { return strings.Count(r.logText(), "BOOTSTRAP_READY") }
+
+func (r *agentRoot) logText() string { return readText(r.path("log/edge-agent.log")) }
+
+// pid is the pid in the pid file, 0 without one.
+func (r *agentRoot) pid() int {
+	n, err := strconv.Atoi(strings.TrimSpace(readText(r.path("edge-agent.pid"))))
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// stop sends SIGTERM and returns the exit code of a graceful stop.
+func (r *agentRoot) stop(p *proc) int {
+	r.t.Helper()
+	p.signal(r.t, syscall.SIGTERM)
+	return p.wait(r.t, 30*time.Second)
+}
+
+// killDetached kills an agent that `start --background` detached: it is
+// not a child of the test, so only the pid file finds it.
+func (r *agentRoot) killDetached() {
+	if pid := r.pid(); pid > 0 && pid != os.Getpid() {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// writer appends lines to a watched file the way applications do.
+type writer struct {
+	t    *testing.T
+	f    *os.File
+	path string
+}
+
+func (r *agentRoot) createFile(rel string) *writer {
+	r.t.Helper()
+	f, err := os.OpenFile(r.path(rel), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { f.Close() })
+	return &writer{t: r.t, f: f, path: r.path(rel)}
+}
+
+// lines writes the given lines, each followed by '\n', in one write.
+func (w *writer) lines(lines []string) {
+	w.t.Helper()
+	if len(lines) == 0 {
+		return
+	}
+	if _, err := w.f.WriteString(strings.Join(lines, "\n") + "\n"); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *writer) close() { w.f.Close() }
+
+// makeLines returns n distinct lines tagged with the test name, so a
+// stray delivery from another test could never be counted.
+func makeLines(tag string, from, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s line %06d: the quick brown fox \"jumps\" over \\ the lazy dog é", tag, from+i)
+	}
+	return out
+}

@@ -1,0 +1,13 @@
+// Package e2e is the end-to-end suite of edge-agent. It has no library
+// code: its tests build the real edge-agent and edgesocket-receiver
+// binaries once (TestMain), run them as processes in temporary install roots
+// with a generated agent.yaml, and check SPEC §8's invariant: every line
+// written to a watched file is delivered at least once, and duplicates
+// appear only after a failure and are counted.
+//
+// Rules the tests keep: loopback only; every wait bounded; every process a
+// test starts is stopped by pid in t.Cleanup (including agents detached by
+// `start --background`, found through their pid file).
+//
+// Run with `go test ./...` in this folder; `-short` skips the suite.
+package e2e

@@ -1,0 +1,218 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+)
+
+// Exit codes shared by every command. The runtime's codes (4, 5, 6) come
+// from runtime.ExitCode; these are the ones the CLI itself decides.
+const (
+	ExitOK         = 0
+	ExitFailure    = 1
+	ExitUsage      = 2
+	ExitNotRunning = 3
+	ExitInUse      = 6
+)
+
+// Build stamps, set at link time by `make build` and the dist builder:
+//
+//	-ldflags "-X github.com/edge-agent/edge-agent/starter/internal/cli.Version=v0.1.0
+//	          -X github.com/edge-agent/edge-agent/starter/internal/cli.Commit=<sha>
+//	          -X github.com/edge-agent/edge-agent/starter/internal/cli.BuildDate=<RFC 3339>"
+//
+// They are the only package-level variables; Main copies them into Env so
+// that commands and tests never read them directly.
+var (
+	Version   = "dev"
+	Commit    = ""
+	BuildDate = ""
+)
+
+// BuildInfo is what `edge-agent version` shows.
+type BuildInfo struct {
+	Version, Commit, Date string
+}
+
+// Env is everything a command may take from the process. Main fills it from
+// the real process; tests fill it by hand.
+type Env struct {
+	Args           []string
+	Stdout, Stderr io.Writer
+	// StderrFile is the real stderr when there is one; it decides whether
+	// logs go to a terminal. Nil means "not a terminal".
+	StderrFile *os.File
+	Getenv     func(string) string
+	Environ    func() []string
+	// Executable returns this binary's path (install root discovery and
+	// start --background re-executing itself).
+	Executable func() (string, error)
+	Build      BuildInfo
+	// Exit ends the process at once; used only for a forced stop on a
+	// second signal. Nil means os.Exit.
+	Exit func(code int)
+}
+
+// Main runs the command line of the real process and returns its exit code.
+func Main() int {
+	return Run(context.Background(), Env{
+		Args:       os.Args,
+		Stdout:     os.Stdout,
+		Stderr:     os.Stderr,
+		StderrFile: os.Stderr,
+		Getenv:     os.Getenv,
+		Environ:    os.Environ,
+		Executable: os.Executable,
+		Build:      BuildInfo{Version: Version, Commit: Commit, Date: BuildDate},
+		Exit:       os.Exit,
+	})
+}
+
+// exitError carries an exit code through urfave/cli. When quiet is set the
+// command already told the user what happened and Run prints nothing more.
+type exitError struct {
+	code  int
+	err   error
+	quiet bool
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: code, err: err}
+}
+
+func quietCode(code int) error {
+	return &exitError{code: code, err: fmt.Errorf("exit status %d", code), quiet: true}
+}
+
+// Run executes env.Args and returns the process exit code.
+func Run(ctx context.Context, env Env) int {
+	if env.Exit == nil {
+		env.Exit = os.Exit
+	}
+	a := &agentCLI{env: env}
+	err := a.app().RunContext(ctx, env.Args)
+	return a.exitCode(err)
+}
+
+func (a *agentCLI) exitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if !ee.quiet {
+			a.errorf("%v", ee.err)
+		}
+		return ee.code
+	}
+	var ec ucli.ExitCoder
+	if errors.As(err, &ec) {
+		if msg := err.Error(); msg != "" {
+			a.errorf("%s", msg)
+		}
+		return ec.ExitCode()
+	}
+	a.errorf("%v", err)
+	return ExitFailure
+}
+
+// errorf prints a one-line error the way the Java launcher did, so scripts
+// that grep for "edge-agent: error:" keep working.
+func (a *agentCLI) errorf(format string, args ...any) {
+	fmt.Fprintf(a.env.Stderr, "edge-agent: error: "+format+"\n", args...)
+}
+
+// agentCLI holds the Env for the command actions.
+type agentCLI struct {
+	env Env
+}
+
+func (a *agentCLI) app() *ucli.App {
+	return &ucli.App{
+		Name:      "edge-agent",
+		Usage:     "tail local files and deliver every line to Apache SeaTunnel over EdgeSocket",
+		UsageText: "edge-agent COMMAND [options]",
+		Version:   a.env.Build.Version,
+		Description: `Relative paths (WAL, id file, pid file, logs) resolve against the install
+root: $EDGE_AGENT_HOME, or the folder above bin/ holding this binary.
+
+Examples:
+   edge-agent start                          run in the foreground with config/agent.yaml
+   edge-agent start --background             detach, wait for readiness, return
+   edge-agent status; echo $?                0 running, 3 not running
+   edge-agent stop
+   edge-agent config check config/agent.yaml
+   edge-agent db wal-summary`,
+		Commands: []*ucli.Command{
+			a.startCommand(),
+			a.stopCommand(),
+			a.statusCommand(),
+			a.versionCommand(),
+			a.configCommand(),
+			a.dbCommand(),
+		},
+		Writer:    a.env.Stdout,
+		ErrWriter: a.env.Stderr,
+		// Exit codes are decided in Run; urfave's default handler would
+		// call os.Exit from inside a library call.
+		ExitErrHandler: func(*ucli.Context, error) {},
+		OnUsageError:   usageError,
+		Action: func(c *ucli.Context) error {
+			if c.Args().Present() {
+				return withCode(ExitFailure, fmt.Errorf("unknown command %q; run 'edge-agent --help'", c.Args().First()))
+			}
+			_ = ucli.ShowAppHelp(c)
+			return quietCode(ExitFailure)
+		},
+	}
+}
+
+// usageError maps flag parsing failures to exit 2 and points at the help
+// of the command that failed.
+func usageError(c *ucli.Context, err error, _ bool) error {
+	name := "edge-agent"
+	if c.Command != nil && c.Command.FullName() != "" {
+		name += " " + c.Command.FullName()
+	}
+	return withCode(ExitUsage, fmt.Errorf("%w (see '%s --help')", err, name))
+}
+
+func (a *agentCLI) versionCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "version",
+		Usage:     "print version, commit, build date and Go version",
+		UsageText: "edge-agent version",
+		Description: `Release builds stamp version, commit and date at link time.
+
+Examples:
+   edge-agent version
+   edge-agent --version`,
+		Action: func(c *ucli.Context) error {
+			b := a.env.Build
+			fmt.Fprintf(a.env.Stdout, "edge-agent %s\ncommit: %s\nbuilt: %s\ngo: %s %s/%s\n",
+				orUnknown(b.Version), orUnknown(b.Commit), orUnknown(b.Date),
+				runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			return nil
+		},
+	}
+}
+
+func orUnknown(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "unknown"
+	}
+	return s
+}

@@ -1,0 +1,165 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/edge-agent/edge-agent/starter/internal/paths"
+	"github.com/edge-agent/edge-agent/starter/internal/process"
+)
+
+// defaultReadyTimeout is EDGE_AGENT_STARTUP_READY_TIMEOUT_S's default, as in
+// the Java launcher.
+const defaultReadyTimeout = 10 * time.Second
+
+// startBackground re-executes this binary as a detached `start` (own
+// session, stdio to edge-agent.out) and waits for it to report readiness
+// through a pipe. Unlike the Java launcher, which greps its log for the
+// marker and exits 0 even when it never appears, this returns 0 only when
+// the child really is ready, and otherwise the child's own exit code and
+// message.
+func (a *agentCLI) startBackground(ctx context.Context, req startRequest) error {
+	pidFile := paths.PIDFile(a.env.Getenv, req.home)
+	if st := process.Probe(pidFile); st.Running {
+		fmt.Fprintf(a.env.Stdout, "edge-agent is already running (pid %d)\n", st.PID)
+		return nil
+	}
+	timeout, err := readyTimeout(a.env.Getenv)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	exe, err := a.env.Executable()
+	if err != nil {
+		return fmt.Errorf("find own executable: %w", err)
+	}
+	args := []string{"start", "--" + notifyFDFlag, "3"}
+	if req.explicit != "" {
+		// The child runs in the install root; a path the user typed is
+		// relative to where they typed it.
+		abs, err := filepath.Abs(req.explicit)
+		if err != nil {
+			return fmt.Errorf("config path: %w", err)
+		}
+		args = append(args, "--config", abs)
+	}
+	if req.logLevel != "" {
+		args = append(args, "--log-level", req.logLevel)
+	}
+
+	outPath := a.env.Getenv("EDGE_AGENT_LOG_FILE")
+	if outPath == "" {
+		outPath = "edge-agent.out"
+	}
+	outPath = paths.Resolve(req.home, outPath)
+	if err := os.MkdirAll(filepath.Dir(outPath), 0o755); err != nil {
+		return fmt.Errorf("create %s folder: %w", outPath, err)
+	}
+	out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", outPath, err)
+	}
+	defer out.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("readiness pipe: %w", err)
+	}
+	defer r.Close()
+
+	cmd := exec.Command(exe, args...)
+	// EDGE_AGENT_HOME pins the child to the install root this command
+	// resolved, whatever its working directory or executable path says.
+	cmd.Env = append(a.env.Environ(), "EDGE_AGENT_HOME="+req.home)
+	cmd.Dir = req.home
+	cmd.Stdout = out
+	cmd.Stderr = out
+	cmd.ExtraFiles = []*os.File{w} // fd 3 in the child
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return fmt.Errorf("start background agent: %w", err)
+	}
+	// Only the child may hold the write end, so EOF means it closed it or
+	// exited.
+	w.Close()
+	pid := cmd.Process.Pid
+
+	lineCh := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(r).ReadString('\n')
+		lineCh <- strings.TrimSpace(line)
+	}()
+	exitCh := make(chan int, 1)
+	go func() {
+		err := cmd.Wait()
+		exitCh <- exitStatus(err)
+	}()
+
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case line := <-lineCh:
+		if strings.HasPrefix(line, "ready") {
+			fmt.Fprintf(a.env.Stdout, "edge-agent started (pid %d)\n", pid)
+			// The child is in its own session; leaving without Wait hands
+			// it to init.
+			return nil
+		}
+		if code, msg, ok := parseFailure(line); ok {
+			waitExit(exitCh, 2*time.Second)
+			return withCode(code, errors.New(msg))
+		}
+		code := waitExit(exitCh, 2*time.Second)
+		if code <= 0 {
+			code = ExitFailure
+		}
+		return withCode(code, fmt.Errorf("edge-agent (pid %d) exited before it was ready (status %d); see %s", pid, code, outPath))
+	case <-timer.C:
+		return withCode(ExitFailure, fmt.Errorf("edge-agent (pid %d) did not report readiness within %s; it may still be starting: check 'edge-agent status' and %s", pid, timeout, outPath))
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// readyTimeout reads EDGE_AGENT_STARTUP_READY_TIMEOUT_S (whole seconds).
+func readyTimeout(getenv func(string) string) (time.Duration, error) {
+	v := strings.TrimSpace(getenv("EDGE_AGENT_STARTUP_READY_TIMEOUT_S"))
+	if v == "" {
+		return defaultReadyTimeout, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("EDGE_AGENT_STARTUP_READY_TIMEOUT_S=%q: want a positive number of seconds", v)
+	}
+	return time.Duration(n) * time.Second, nil
+}
+
+// waitExit returns the child's exit status, or -1 if it has not exited
+// within d.
+func waitExit(ch <-chan int, d time.Duration) int {
+	select {
+	case code := <-ch:
+		return code
+	case <-time.After(d):
+		return -1
+	}
+}
+
+func exitStatus(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
+}

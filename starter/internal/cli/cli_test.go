@@ -1,0 +1,329 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/edge-agent/edge-agent/starter/internal/config"
+)
+
+// testEnv runs commands in-process against a temp install root.
+type testEnv struct {
+	t      *testing.T
+	home   string
+	vars   map[string]string
+	stdout bytes.Buffer
+	stderr bytes.Buffer
+}
+
+func newTestEnv(t *testing.T) *testEnv {
+	home := t.TempDir()
+	return &testEnv{t: t, home: home, vars: map[string]string{"EDGE_AGENT_HOME": home}}
+}
+
+func (e *testEnv) run(args ...string) int {
+	e.stdout.Reset()
+	e.stderr.Reset()
+	return Run(context.Background(), Env{
+		Args:   append([]string{"edge-agent"}, args...),
+		Stdout: &e.stdout,
+		Stderr: &e.stderr,
+		Getenv: func(k string) string { return e.vars[k] },
+		Environ: func() []string {
+			var out []string
+			for k, v := range e.vars {
+				out = append(out, k+"="+v)
+			}
+			return out
+		},
+		Executable: func() (string, error) { return filepath.Join(e.home, "bin", "edge-agent"), nil },
+		Build:      BuildInfo{Version: "v1.2.3", Commit: "abc123", Date: "2026-01-02"},
+		Exit:       func(code int) { e.t.Fatalf("unexpected forced exit %d", code) },
+	})
+}
+
+func (e *testEnv) write(rel, content string) string {
+	e.t.Helper()
+	p := filepath.Join(e.home, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+func TestVersion(t *testing.T) {
+	e := newTestEnv(t)
+	if code := e.run("version"); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"edge-agent v1.2.3", "commit: abc123", "built: 2026-01-02", "go: go1."} {
+		if !strings.Contains(e.stdout.String(), want) {
+			t.Errorf("version output lacks %q:\n%s", want, e.stdout.String())
+		}
+	}
+}
+
+func TestHelpEveryCommand(t *testing.T) {
+	e := newTestEnv(t)
+	for _, args := range [][]string{
+		{"--help"}, {"start", "--help"}, {"stop", "--help"}, {"status", "--help"},
+		{"version", "--help"}, {"config", "check", "--help"}, {"db", "--help"},
+	} {
+		if code := e.run(args...); code != 0 {
+			t.Errorf("%v: exit %d, stderr %s", args, code, e.stderr.String())
+		}
+		if !strings.Contains(e.stdout.String(), "edge-agent") {
+			t.Errorf("%v: no help text:\n%s", args, e.stdout.String())
+		}
+		// db's help text belongs to package dbcli and carries its own examples.
+		if len(args) > 1 && args[0] != "db" && !strings.Contains(e.stdout.String(), "Examples:") {
+			t.Errorf("%v: help has no examples:\n%s", args, e.stdout.String())
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	e := newTestEnv(t)
+	tests := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{nil, ExitFailure, ""},
+		{[]string{"bogus"}, ExitFailure, `unknown command "bogus"`},
+		{[]string{"start", "--bogus"}, ExitUsage, "edge-agent start --help"},
+		{[]string{"start", "a.yaml", "b.yaml"}, ExitUsage, "one config path"},
+		{[]string{"start", "--config", "a.yaml", "b.yaml"}, ExitUsage, "one config path"},
+		{[]string{"start", "--log-level", "loud"}, ExitUsage, "--log-level"},
+		{[]string{"config", "check", "a", "b"}, ExitUsage, "one file"},
+		{[]string{"stop", "--timeout", "soon"}, ExitUsage, "timeout"},
+	}
+	for _, tt := range tests {
+		code := e.run(tt.args...)
+		if code != tt.code {
+			t.Errorf("%v: exit %d, want %d (stderr %q)", tt.args, code, tt.code, e.stderr.String())
+		}
+		if tt.msg != "" && !strings.Contains(e.stderr.String(), tt.msg) {
+			t.Errorf("%v: stderr %q lacks %q", tt.args, e.stderr.String(), tt.msg)
+		}
+	}
+}
+
+func TestStatusAndStopNotRunning(t *testing.T) {
+	e := newTestEnv(t)
+	if code := e.run("status"); code != ExitNotRunning {
+		t.Fatalf("status without pid file: exit %d", code)
+	}
+	e.write("edge-agent.pid", "not-a-pid\n")
+	if code := e.run("status"); code != ExitNotRunning {
+		t.Fatalf("status with garbage: exit %d", code)
+	}
+	if code := e.run("stop"); code != 0 || !strings.Contains(e.stdout.String(), "not running") {
+		t.Fatalf("stop when not running: exit %d, %q", code, e.stdout.String())
+	}
+	// Our own pid stands in for a running agent; status must not signal it.
+	e.write("edge-agent.pid", strconv.Itoa(os.Getpid()))
+	if code := e.run("status"); code != 0 {
+		t.Fatalf("status with a live pid: exit %d", code)
+	}
+	if !strings.Contains(e.stdout.String(), strconv.Itoa(os.Getpid())) {
+		t.Errorf("status does not print the pid: %q", e.stdout.String())
+	}
+	// EDGE_AGENT_PID_FILE moves the pid file (relative to the root).
+	e.vars["EDGE_AGENT_PID_FILE"] = "run/agent.pid"
+	if code := e.run("status"); code != ExitNotRunning {
+		t.Fatalf("status with EDGE_AGENT_PID_FILE unset file: exit %d", code)
+	}
+}
+
+const goodConfig = `input:
+  type: file
+  paths: ["in/*.log"]
+output:
+  type: transport
+  endpoint: 127.0.0.1:9999
+  token: s3cret-token
+`
+
+func TestConfigCheck(t *testing.T) {
+	e := newTestEnv(t)
+	good := e.write("config/agent.yaml", goodConfig)
+	if code := e.run("config", "check", good); code != 0 {
+		t.Fatalf("good config: exit %d, stderr %s", code, e.stderr.String())
+	}
+	if !strings.Contains(e.stdout.String(), "OK") {
+		t.Errorf("no OK: %q", e.stdout.String())
+	}
+	// Without an argument: the config start would use.
+	if code := e.run("config", "check"); code != 0 {
+		t.Fatalf("default config: exit %d, stderr %s", code, e.stderr.String())
+	}
+
+	bad := e.write("bad.yaml", "agent:\n  bulk-max-size: -1\n  idle-sleep-mss: 5\n"+goodConfig)
+	if code := e.run("config", "check", bad); code != ExitUsage {
+		t.Fatalf("bad config: exit %d", code)
+	}
+	out := e.stderr.String()
+	for _, want := range []string{"bad.yaml:2:", "agent.bulk-max-size", "bad.yaml:3:", "idle-sleep-mss", "INVALID (2 problem(s))"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out+e.stdout.String(), "s3cret-token") {
+		t.Error("config check printed the token")
+	}
+	if code := e.run("config", "check", filepath.Join(e.home, "missing.yaml")); code != ExitUsage {
+		t.Fatalf("missing file: exit %d", code)
+	}
+}
+
+func TestStartConfigErrorsExit2(t *testing.T) {
+	e := newTestEnv(t)
+	if code := e.run("start"); code != ExitUsage {
+		t.Fatalf("start without any config: exit %d, stderr %s", code, e.stderr.String())
+	}
+	if !strings.Contains(e.stderr.String(), "BOOTSTRAP_FAILED") || !strings.Contains(e.stderr.String(), "EDGE_AGENT_CONFIG") {
+		t.Errorf("stderr: %q", e.stderr.String())
+	}
+	bad := e.write("config/agent.yaml", "nope: 1\n"+goodConfig)
+	if code := e.run("start", bad); code != ExitUsage {
+		t.Fatalf("start with a bad config: exit %d", code)
+	}
+	if !strings.Contains(e.stderr.String(), "agent.yaml:1:1") {
+		t.Errorf("no line:column in %q", e.stderr.String())
+	}
+	// The failure also reaches the default log file.
+	b, _ := os.ReadFile(filepath.Join(e.home, "log", "edge-agent.log"))
+	if !strings.Contains(string(b), "BOOTSTRAP_FAILED") {
+		t.Errorf("log file lacks BOOTSTRAP_FAILED: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(e.home, "edge-agent.pid")); !os.IsNotExist(err) {
+		t.Error("a refused start left a pid file")
+	}
+}
+
+func TestFlatten(t *testing.T) {
+	fe1 := &config.FieldError{File: "a.yaml", Key: "x", Line: 1, Column: 1, Err: errors.New("bad")}
+	fe2 := &config.FieldError{File: "a.yaml", Key: "y", Line: 2, Column: 1, Err: errors.New("worse")}
+	tests := []struct {
+		err  error
+		want int
+	}{
+		{errors.New("plain"), 1},
+		{fe1, 1},
+		{errors.Join(fe1, fe2), 2},
+		{wrap(errors.Join(fe1, fe2)), 2},
+		{wrap(fe1), 1},
+	}
+	for _, tt := range tests {
+		if got := flatten(tt.err); len(got) != tt.want {
+			t.Errorf("flatten(%v) = %d errors, want %d", tt.err, len(got), tt.want)
+		}
+	}
+}
+
+func wrap(err error) error { return &wrapped{err} }
+
+type wrapped struct{ err error }
+
+func (w *wrapped) Error() string { return "load: " + w.err.Error() }
+func (w *wrapped) Unwrap() error { return w.err }
+
+func TestReadyTimeout(t *testing.T) {
+	env := map[string]string{}
+	get := func(k string) string { return env[k] }
+	if d, err := readyTimeout(get); err != nil || d != defaultReadyTimeout {
+		t.Fatalf("default: %v %v", d, err)
+	}
+	env["EDGE_AGENT_STARTUP_READY_TIMEOUT_S"] = "3"
+	if d, err := readyTimeout(get); err != nil || d != 3*time.Second {
+		t.Fatalf("3: %v %v", d, err)
+	}
+	for _, bad := range []string{"0", "-1", "ten"} {
+		env["EDGE_AGENT_STARTUP_READY_TIMEOUT_S"] = bad
+		if _, err := readyTimeout(get); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestReadyPipeProtocol(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	p := &readyPipe{f: w}
+	p.failed(6, errors.New("another edge-agent is using /x\nsecond line"))
+	p.ready() // ignored: one answer only
+	b := make([]byte, 256)
+	n, _ := r.Read(b)
+	line := strings.TrimSpace(string(b[:n]))
+	code, msg, ok := parseFailure(line)
+	if !ok || code != 6 || msg != "another edge-agent is using /x; second line" {
+		t.Fatalf("parseFailure(%q) = %d %q %v", line, code, msg, ok)
+	}
+	var nilPipe *readyPipe
+	nilPipe.ready() // must not panic
+	if _, _, ok := parseFailure("ready 12"); ok {
+		t.Error("ready line parsed as failure")
+	}
+}
+
+// The first SIGINT cancels the run; the second forces an exit after
+// cleaning up. Signals go to this test process, which has them captured.
+func TestSignals(t *testing.T) {
+	exited := make(chan int, 1)
+	cleaned := make(chan struct{}, 1)
+	a := &agentCLI{env: Env{
+		Getenv: func(string) string { return "" },
+		Exit:   func(code int) { exited <- code },
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logger := slog.New(slog.DiscardHandler)
+	stop := a.handleSignals(logger, cancel, func() { cleaned <- struct{}{} })
+	defer stop()
+
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("first signal did not cancel the run")
+	}
+	select {
+	case code := <-exited:
+		t.Fatalf("first signal forced an exit (%d)", code)
+	default:
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-exited:
+		if code != ExitFailure {
+			t.Errorf("forced exit code %d", code)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("second signal did not force an exit")
+	}
+	select {
+	case <-cleaned:
+	default:
+		t.Error("forced exit skipped the pid file cleanup")
+	}
+}

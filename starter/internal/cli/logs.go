@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/edge-agent/edge-agent/starter/internal/config"
+	"github.com/edge-agent/edge-agent/starter/internal/logging"
+	"github.com/edge-agent/edge-agent/starter/internal/paths"
+)
+
+// bootstrapFailed reports a failure that happened before the config named
+// the log file: on stderr (tint on a terminal, one plain line otherwise) and
+// in the default log file, where operators look for BOOTSTRAP_FAILED.
+func (a *agentCLI) bootstrapFailed(home string, terminal bool, code int, err error) {
+	if terminal {
+		logging.Console(a.env.Stderr, true, slog.LevelInfo).Error(msgFailed+err.Error(), "exit_code", code)
+	} else {
+		a.errorf("%s%v", msgFailed, err)
+	}
+	def := config.NewDefaultConfig()
+	logger, closer, lerr := logging.New(logging.Options{
+		Level:      slog.LevelInfo,
+		Format:     def.Log.Format,
+		File:       a.logFile(def, home),
+		MaxSizeMB:  def.Log.MaxSizeMB,
+		MaxBackups: def.Log.MaxBackups,
+	})
+	if lerr != nil {
+		return // stderr already has it
+	}
+	logger.Error(msgFailed+err.Error(), "exit_code", code)
+	_ = closer.Close()
+}
+
+// openLog builds the agent logger from the log.* section: tint on a
+// terminal plus the file, the file alone otherwise.
+func (a *agentCLI) openLog(cfg *config.Config, req startRequest, terminal bool) (*slog.Logger, io.Closer, error) {
+	levelName := cfg.Log.Level
+	if req.logLevel != "" {
+		levelName = req.logLevel
+	}
+	level, err := logging.ParseLevel(levelName)
+	if err != nil {
+		return nil, nil, fmt.Errorf("log.level: %w", err)
+	}
+	logger, closer, err := logging.New(logging.Options{
+		Level:      level,
+		Format:     cfg.Log.Format,
+		File:       a.logFile(cfg, req.home),
+		MaxSizeMB:  cfg.Log.MaxSizeMB,
+		MaxBackups: cfg.Log.MaxBackups,
+		MaxAgeDays: cfg.Log.MaxAgeDays,
+		Stderr:     a.env.Stderr,
+		Terminal:   terminal,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("log.file: %w", err)
+	}
+	return logger, closer, nil
+}
+
+// logFile is log.file resolved against the install root. When the config
+// leaves it at its default, the Java agent's EDGE_AGENT_LOG_DIR and
+// EDGE_AGENT_APP_LOG_NAME still choose the folder and the name.
+func (a *agentCLI) logFile(cfg *config.Config, home string) string {
+	name := cfg.Log.File
+	if name == "" || name == defaultLogFile {
+		base := a.env.Getenv("EDGE_AGENT_APP_LOG_NAME")
+		if base == "" {
+			base = filepath.Base(defaultLogFile)
+		}
+		return filepath.Join(paths.LogDir(a.env.Getenv, home), base)
+	}
+	return paths.Resolve(home, name)
+}
+
+const defaultLogFile = "log/edge-agent.log"

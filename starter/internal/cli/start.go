@@ -1,0 +1,257 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/edge-agent/edge-agent/connector/file"
+	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/config"
+	"github.com/edge-agent/edge-agent/starter/internal/identity"
+	"github.com/edge-agent/edge-agent/starter/internal/logging"
+	"github.com/edge-agent/edge-agent/starter/internal/paths"
+	"github.com/edge-agent/edge-agent/starter/internal/process"
+	agentruntime "github.com/edge-agent/edge-agent/starter/internal/runtime"
+)
+
+// Log lines operators and the launcher scripts of the Java agent grep for.
+const (
+	msgReady  = "BOOTSTRAP_READY edge-agent started"
+	msgFailed = "BOOTSTRAP_FAILED edge-agent startup failed: "
+)
+
+// notifyFDFlag is the hidden flag through which `start --background` hands
+// its detached child the write end of the readiness pipe.
+const notifyFDFlag = "notify-fd"
+
+func (a *agentCLI) startCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "start",
+		Usage:     "run the agent (foreground unless --background)",
+		UsageText: "edge-agent start [--config FILE | FILE] [--background] [--log-level LEVEL]",
+		Description: `Runs the agent until SIGTERM or SIGINT, then stops gracefully: input stops,
+events held in memory are flushed to the WAL, the WAL is closed. A second
+signal forces an immediate exit (nothing stored is lost; unsent rows are sent
+after the next start).
+
+The config is, in order: --config or the positional FILE, $EDGE_AGENT_CONFIG,
+$EDGE_AGENT_HOME/config/agent.yaml. The pid file ($EDGE_AGENT_PID_FILE,
+default edge-agent.pid in the install root) is written at start and removed
+at exit. With --background the agent detaches (output to edge-agent.out or
+$EDGE_AGENT_LOG_FILE) and this command waits up to
+$EDGE_AGENT_STARTUP_READY_TIMEOUT_S seconds (default 10) for readiness.
+Under systemd Type=notify, READY=1 and STOPPING=1 are sent to $NOTIFY_SOCKET.
+
+Examples:
+   edge-agent start
+   edge-agent start --config /etc/edge-agent/agent.yaml --log-level debug
+   edge-agent start config/agent.yaml
+   edge-agent start --background && edge-agent status`,
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "agent.yaml to load", TakesFile: true},
+			&ucli.BoolFlag{Name: "background", Aliases: []string{"d"}, Usage: "detach, wait for readiness, then return"},
+			&ucli.StringFlag{Name: "log-level", Usage: "debug, info, warn or error (overrides log.level)"},
+			&ucli.IntFlag{Name: notifyFDFlag, Hidden: true, Usage: "internal: readiness pipe of start --background"},
+		},
+		OnUsageError: usageError,
+		Action:       a.start,
+	}
+}
+
+// startRequest is what start resolved from its flags.
+type startRequest struct {
+	home     string
+	explicit string // --config or positional, as given
+	logLevel string
+	notify   *readyPipe // nil unless run by start --background
+}
+
+func (a *agentCLI) start(c *ucli.Context) error {
+	if c.Args().Len() > 1 || (c.Args().Len() == 1 && c.String("config") != "") {
+		return withCode(ExitUsage, fmt.Errorf("start takes one config path, got %q", c.Args().Slice()))
+	}
+	req := startRequest{explicit: c.String("config"), logLevel: c.String("log-level")}
+	if req.explicit == "" {
+		req.explicit = c.Args().First()
+	}
+	if req.logLevel != "" {
+		if _, err := logging.ParseLevel(req.logLevel); err != nil {
+			return withCode(ExitUsage, fmt.Errorf("--log-level: %w", err))
+		}
+	}
+	if fd := c.Int(notifyFDFlag); fd > 0 {
+		req.notify = openReadyPipe(fd)
+	}
+	req.home = a.home()
+	if c.Bool("background") {
+		return a.startBackground(c.Context, req)
+	}
+	return a.runForeground(c.Context, req)
+}
+
+// runForeground is the agent process itself: config, logger, pid file,
+// identity, runtime, signals.
+func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
+	terminal := logging.IsTerminal(a.env.StderrFile)
+	// Until the config names the log file, logger is nil and failures go
+	// to stderr and to the default log file.
+	var logger *slog.Logger
+	var ready atomic.Bool
+	fail := func(code int, err error) error {
+		req.notify.failed(code, err)
+		if logger == nil {
+			a.bootstrapFailed(req.home, terminal, code, err)
+			return quietCode(code)
+		}
+		logger.Error(msgFailed+err.Error(), "exit_code", code)
+		if !terminal {
+			// The log file is not where someone at a shell or a service
+			// manager looks first: say it on stderr too.
+			a.errorf("%v", err)
+		}
+		return quietCode(code)
+	}
+
+	registry := input.NewRegistry(file.NewFactory())
+	cfgPath, err := paths.ConfigPath(req.explicit, a.env.Getenv, req.home)
+	if err != nil {
+		return fail(ExitUsage, err)
+	}
+	cfg, warnings, err := config.Load(cfgPath, config.LoadOptions{Registry: registry, Getenv: a.env.Getenv, Home: req.home})
+	if err != nil {
+		return fail(ExitUsage, err) // Load's errors name the file
+	}
+
+	fileLogger, closeLog, err := a.openLog(cfg, req, terminal)
+	if err != nil {
+		return fail(ExitUsage, err)
+	}
+	defer closeLog.Close()
+	logger = fileLogger
+	logger.Debug("config loaded", "config_path", cfgPath, "install_root", req.home)
+	for _, w := range warnings {
+		logger.Warn("config warning: " + w.String())
+	}
+
+	pidFile := paths.PIDFile(a.env.Getenv, req.home)
+	pid := os.Getpid()
+	if err := process.WritePID(pidFile, pid); err != nil {
+		var re *process.RunningError
+		if errors.As(err, &re) {
+			return fail(ExitInUse, fmt.Errorf("another edge-agent is using %s (pid %d, pid file %s)", req.home, re.PID, re.Path))
+		}
+		return fail(ExitFailure, err)
+	}
+	defer func() {
+		if err := process.RemovePID(pidFile, pid); err != nil {
+			logger.Warn("remove pid file", "error", err)
+		}
+	}()
+
+	explicit := explicitIDs(cfg)
+	ids, err := identity.Resolve(paths.IDFile(a.env.Getenv, req.home), explicit)
+	if err != nil {
+		return fail(ExitFailure, fmt.Errorf("agent identity: %w", err))
+	}
+
+	notifySocket := a.env.Getenv("NOTIFY_SOCKET")
+	var stoppingOnce sync.Once
+	notifyStopping := func() {
+		stoppingOnce.Do(func() { _ = process.Notify(notifySocket, "STOPPING=1") })
+	}
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	cancel := func() {
+		notifyStopping()
+		cancelRun()
+	}
+	stopSignals := a.handleSignals(logger, cancel, func() { _ = process.RemovePID(pidFile, pid) })
+	defer stopSignals()
+
+	var readyOnce sync.Once
+	rt, err := agentruntime.New(agentruntime.Options{
+		Config:   cfg,
+		Home:     req.home,
+		Registry: registry,
+		IDs: agentruntime.IDs{
+			Agent: ids.Agent, Input: ids.Input, Output: ids.Output,
+			InputExplicit: explicit.Input != "",
+		},
+		Logger: logger,
+		OnReady: func() {
+			readyOnce.Do(func() {
+				ready.Store(true)
+				if err := process.Notify(notifySocket, "READY=1"); err != nil {
+					logger.Warn("systemd readiness notification failed", "error", err)
+				}
+				req.notify.ready()
+			})
+		},
+	})
+	if err != nil {
+		return fail(agentruntime.ExitCode(err), err)
+	}
+	runErr := rt.Run(runCtx)
+	notifyStopping() // also when a fatal error, not a signal, ended the run
+	code := agentruntime.ExitCode(runErr)
+	if code == ExitOK {
+		return nil // the runtime logged the stop
+	}
+	if !ready.Load() {
+		return fail(code, runErr)
+	}
+	logger.Error("edge-agent stopped on error: "+runErr.Error(), "exit_code", code)
+	if !terminal {
+		a.errorf("%v", runErr)
+	}
+	return quietCode(code)
+}
+
+// handleSignals cancels the run on the first SIGTERM/SIGINT and exits at
+// once on the second: an operator who presses Ctrl-C twice means it, and
+// the WAL makes an abrupt exit safe.
+func (a *agentCLI) handleSignals(logger *slog.Logger, cancel func(), beforeExit func()) (stop func()) {
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			// The runtime logs the documented shutdown line itself.
+			logger.Debug("signal received", "signal", s.String())
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case s := <-ch:
+			logger.Warn("second signal: exiting without a graceful stop", "signal", s.String())
+			beforeExit()
+			a.env.Exit(ExitFailure)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+	}
+}
+
+// explicitIDs are the ids agent.yaml pins; identity.Resolve fills the rest
+// from (or into) edge-agent.id.
+func explicitIDs(cfg *config.Config) identity.IDs {
+	ids := identity.IDs{Agent: cfg.Agent.ID, Output: cfg.Output.ID}
+	if fc, ok := cfg.Input.(*file.Config); ok {
+		ids.Input = fc.ID
+	}
+	return ids
+}
