@@ -26,8 +26,30 @@
 //
 // BEST_EFFORT: a row is on disk, together with the input position after its
 // event, before anything is sent; it is acked only after RECEIVED; a crash
-// at any point re-sends (at least once) but never skips. NON: rows live in
-// memory, a refused row is dropped with a warning, positions are not kept.
+// at any point re-sends (at least once) but never skips. A row the engine
+// refused (Failed) is charged one attempt and may be sent again after the
+// retry backoff, min(retry.backoff-max-ms, retry.backoff-ms·2^n) jittered,
+// n = consecutive failed jobs; at retry.max-attempts it is DEAD. A row that
+// never reached the engine (NotSent) is released uncharged. An unreachable
+// engine pauses sending for the retry backoff, a REJECTED one for
+// output.max-backoff-ms; AUTH_FAILED and DECRYPT_FAILED stop the agent.
+//
+// NON: rows live in memory (bounded; input pauses when full), a refused row
+// is dropped with a warning, a row that never reached the engine is kept
+// and sent later; positions are not kept; queue.* and retry.* are ignored.
+//
+// Rows are never in flight unseen: every claimed row comes back as a result,
+// so queue.resurrect-interval-ms and queue.resurrect-batch-size have nothing
+// to do at run time; SENDING rows left by a crash return to PENDING at
+// start.
+//
+// # Backpressure and storage errors
+//
+// While the payload bytes queued in the WAL exceed queue.max-bytes the input
+// is not polled (never dropped). A failing WAL transaction (disk full, I/O
+// error) is not fatal: the buffer and the send results are kept and the
+// transaction is retried with a growing delay; the input is not polled once
+// the buffer holds bulk-max-size events.
 //
 // # Shutdown
 //

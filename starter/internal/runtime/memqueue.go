@@ -10,9 +10,10 @@ import (
 
 // memQueue is the NON-mode queue: rows live only in memory, positions are
 // not kept, a row the engine refused is dropped (Fail reports it as dead).
-// A row that never reached the engine (released) stays queued, so NON is
-// at-most-once, not at-most-never. The queue is bounded by maxRows and
-// maxBytes: when full the loop stops reading input instead of growing.
+// A row that never reached the engine (released) stays queued and is sent
+// when the engine is back: NON stays at-most-once without dropping rows an
+// outage merely delayed. The queue is bounded by maxRows and maxBytes: when
+// full the loop stops reading input instead of growing.
 type memQueue struct {
 	maxRows  int
 	maxBytes int64
@@ -43,6 +44,8 @@ func (q *memQueue) Full() (bool, int64) {
 	n := len(q.pending) + len(q.sending)
 	return n >= q.maxRows || (q.maxBytes > 0 && q.bytes >= q.maxBytes), q.bytes
 }
+
+func (q *memQueue) FileBytes() int64 { return 0 }
 
 func (q *memQueue) Close() error {
 	q.pending, q.sending, q.bytes = nil, nil, 0

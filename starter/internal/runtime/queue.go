@@ -16,6 +16,8 @@ type queue interface {
 	// Full reports whether input must stop being read (backpressure) and
 	// the size the decision was based on, in bytes.
 	Full() (bool, int64)
+	// FileBytes is the size of the queue on disk (0 in memory).
+	FileBytes() int64
 	Close() error
 }
 
@@ -56,6 +58,6 @@ type row struct {
 // queueCounts mirrors the WAL's per-status counters.
 type queueCounts struct {
 	Pending, Sending, Acked, Dead int64
-	PayloadBytes                 int64
-	OldestPending                time.Time // zero when nothing is pending
+	PayloadBytes                  int64
+	OldestPending                 time.Time // zero when nothing is pending
 }

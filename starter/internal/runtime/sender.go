@@ -97,6 +97,14 @@ func (s *sendLoop) do(ctx context.Context, j *job) *jobResult {
 // encode builds the wire batches. A row whose payload cannot be encoded is
 // reported Failed (an attempt is charged, so it ends DEAD, not in a loop).
 func (s *sendLoop) encode(j *job) ([]transport.Batch, map[int]error) {
+	if _, raw := s.enc.(rawEncoder); raw {
+		// RAW sends the stored bytes as they are: no copy.
+		batches := make([]transport.Batch, len(j.rows))
+		for i, r := range j.rows {
+			batches[i] = transport.Batch{ID: r.BatchID, Payload: r.Payload}
+		}
+		return batches, nil
+	}
 	s.arena, s.offs = s.arena[:0], s.offs[:0]
 	var failed map[int]error
 	idx := make([]int, 0, len(j.rows))

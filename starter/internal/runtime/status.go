@@ -30,6 +30,7 @@ type Status struct {
 	Retries      uint64 // rows sent again after an earlier charged attempt
 	SendErrors   uint64 // Send calls that stopped early (engine unavailable, rejected, …)
 	Reconnects   uint64 // from the transport when it reports it
+	Commits      uint64 // queue transactions committed (one fsync each for the WAL)
 
 	Queue        QueueStatus
 	Backpressure bool   // input reading paused: queue above queue.max-bytes
@@ -43,16 +44,19 @@ type Status struct {
 // QueueStatus is the queue as of the last loop transaction.
 type QueueStatus struct {
 	Pending, Sending, Acked, Dead int64
-	PayloadBytes                 int64
-	// SizeBytes is the figure compared with queue.max-bytes.
-	SizeBytes        int64
+	PayloadBytes                  int64
+	// SizeBytes is the figure compared with queue.max-bytes: the payload
+	// bytes queued (WAL) or held (NON).
+	SizeBytes int64
+	// FileBytes is the WAL file's size; bbolt never shrinks it.
+	FileBytes        int64
 	OldestPendingAge time.Duration
 }
 
 // counters are written by the loop and the sender, read by Snapshot.
 type counters struct {
 	eventsRead, rowsAppended, sent, acked, failed, released atomic.Uint64
-	dead, dropped, retries, sendErrors                      atomic.Uint64
+	dead, dropped, retries, sendErrors, commits             atomic.Uint64
 }
 
 // published is the part of Status that is not a counter.
@@ -100,6 +104,7 @@ func (r *Runtime) Snapshot() Status {
 		Dropped:           r.ctr.dropped.Load(),
 		Retries:           r.ctr.retries.Load(),
 		SendErrors:        r.ctr.sendErrors.Load(),
+		Commits:           r.ctr.commits.Load(),
 	}
 	p := &r.pub
 	p.mu.Lock()
@@ -112,11 +117,13 @@ func (r *Runtime) Snapshot() Status {
 	if !oldest.IsZero() {
 		st.Queue.OldestPendingAge = max(0, r.now().Sub(oldest))
 	}
-	if rs, ok := r.snd.(reconnectStats); ok {
-		st.Reconnects = rs.Reconnects()
-	}
-	if is := r.inputStats.Load(); is != nil {
-		st.Input = (*is)()
+	if e := r.ext.Load(); e != nil {
+		if e.reconnects != nil {
+			st.Reconnects = e.reconnects()
+		}
+		if e.input != nil {
+			st.Input = e.input()
+		}
 	}
 	return st
 }

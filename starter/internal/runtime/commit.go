@@ -1,0 +1,256 @@
+package runtime
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/transport"
+)
+
+// maxReasonLen bounds the failure reason stored with a row.
+const maxReasonLen = 200
+
+// plan is everything one transaction will do; it is computed before the
+// transaction so that a failed commit can be retried unchanged.
+type plan struct {
+	payloads  [][]byte
+	positions []input.Position
+	flushed   int // events taken from the buffer
+	started   bool
+	claimN    int
+	cleanup   bool
+
+	acks      []uint64
+	fails     map[string][]uint64 // reason → row ids
+	releases  []uint64
+	notBefore time.Time
+	streak    int // failStreak after this commit
+}
+
+func (p *plan) empty() bool {
+	return p.flushed == 0 && !p.started && p.claimN == 0 && !p.cleanup &&
+		len(p.acks) == 0 && len(p.fails) == 0 && len(p.releases) == 0
+}
+
+// commitIfDue runs one transaction when there is something to write:
+// buffered events, send results, rows to claim, or a cleanup.
+func (l *loop) commitIfDue(now time.Time) (bool, error) {
+	if now.Before(l.walRetryAt) {
+		return false, nil
+	}
+	flushDue := len(l.buf) >= l.r.cfg.Agent.BulkMaxSize ||
+		(len(l.buf) > 0 && now.Sub(l.bufSince) >= l.flushInterval())
+	p := &plan{streak: l.failStreak}
+	l.planResults(p, now)
+	// Once a transaction is paid for anyway, buffered events ride along:
+	// fewer fsyncs, lower latency.
+	if flushDue || !p.empty() {
+		l.planFlush(p)
+	}
+	p.started = l.markStarted && (p.flushed > 0 || (l.polled && len(l.buf) == 0))
+	p.claimN = l.claimWanted(now, p.flushed > 0 || len(p.releases) > 0 || len(p.fails) > 0)
+	p.cleanup = l.cleanupDue(now, false)
+	if p.empty() {
+		return false, nil
+	}
+	p.cleanup = l.cleanupDue(now, true)
+	return l.commit(now, p)
+}
+
+// planResults sorts the pending send results into acks, charged failures
+// and releases, and computes when failed rows may be sent again.
+func (l *loop) planResults(p *plan, now time.Time) {
+	for _, res := range l.pending {
+		failed, received := false, false
+		for i, r := range res.job.rows {
+			out := res.results[i]
+			switch out.Outcome {
+			case transport.Received:
+				p.acks = append(p.acks, r.ID)
+				received = true
+			case transport.Failed:
+				if p.fails == nil {
+					p.fails = make(map[string][]uint64)
+				}
+				reason := reasonOf(out.Err)
+				p.fails[reason] = append(p.fails[reason], r.ID)
+				failed = true
+			default:
+				p.releases = append(p.releases, r.ID)
+			}
+		}
+		if failed {
+			p.streak++
+		} else if received {
+			p.streak = 0
+		}
+	}
+	if len(p.fails) > 0 {
+		rc := &l.r.cfg.Retry
+		d := expBackoff(p.streak-1, time.Duration(rc.BackoffMs)*time.Millisecond, time.Duration(rc.BackoffMaxMs)*time.Millisecond)
+		p.notBefore = now.Add(jitter(d))
+	}
+}
+
+func reasonOf(err error) string {
+	if err == nil {
+		return "failed"
+	}
+	s := err.Error()
+	if len(s) > maxReasonLen {
+		s = s[:maxReasonLen]
+	}
+	return s
+}
+
+// planFlush takes the whole buffer: one row per event with a payload, and
+// the last position per key (position-only events included).
+func (l *loop) planFlush(p *plan) {
+	if len(l.buf) == 0 {
+		return
+	}
+	p.flushed = len(l.buf)
+	p.payloads = make([][]byte, 0, len(l.buf))
+	idx := make(map[string]int)
+	for i := range l.buf {
+		ev := &l.buf[i]
+		if ev.Payload != nil {
+			p.payloads = append(p.payloads, ev.Payload)
+		}
+		if ev.Pos.Key == "" {
+			continue
+		}
+		if k, ok := idx[ev.Pos.Key]; ok {
+			p.positions[k] = ev.Pos
+			continue
+		}
+		idx[ev.Pos.Key] = len(p.positions)
+		p.positions = append(p.positions, ev.Pos)
+	}
+}
+
+// claimWanted returns how many rows to claim: enough to fill the free job
+// slots, unless sending is paused or there is no sign of due rows.
+func (l *loop) claimWanted(now time.Time, hint bool) int {
+	free := l.maxJobs - len(l.outstanding)
+	if free <= 0 || now.Before(l.pausedUntil) {
+		return 0
+	}
+	if !l.nextRetryAt.IsZero() && !now.Before(l.nextRetryAt) {
+		l.claimHint, l.nextRetryAt = true, time.Time{}
+	}
+	if hint || l.claimHint {
+		return free * l.jobSize
+	}
+	// No sign of new rows. The counts of the last commit are exact, so an
+	// empty queue needs no look (and no fsync); rows delayed by a failure
+	// of an earlier run are looked for now and then.
+	if l.queuedRows == 0 || now.Sub(l.lastClaimCheck) < claimRecheckInterval {
+		return 0
+	}
+	return free * l.jobSize
+}
+
+// cleanupDue says whether to delete ACKED rows past their retention: in
+// any transaction that runs anyway, alone only now and then.
+func (l *loop) cleanupDue(now time.Time, committing bool) bool {
+	if l.nonMode || l.acked == 0 {
+		return false
+	}
+	if committing || l.moreCleanup {
+		return true
+	}
+	retention := time.Duration(l.r.cfg.Queue.AckedRetentionMs) * time.Millisecond
+	every := min(max(retention/10, minCleanupInterval), maxCleanupInterval)
+	return now.Sub(l.lastCleanup) >= every
+}
+
+// commit runs the plan in one transaction. A failed transaction (disk full,
+// I/O error) is not fatal: nothing is lost because the buffer and the
+// results are kept, input reading stops once the buffer is full, and the
+// commit is retried with a growing delay.
+func (l *loop) commit(now time.Time, p *plan) (bool, error) {
+	var claimed []row
+	var counts queueCounts
+	var dead, deleted int
+	var more bool
+	err := l.q.Update(func(tx queueTx) error {
+		claimed, dead, deleted, more = nil, 0, 0, false
+		if err := l.applyPlan(tx, p, now, &dead); err != nil {
+			return err
+		}
+		var err error
+		if p.claimN > 0 {
+			if claimed, err = tx.Claim(p.claimN, now); err != nil {
+				return err
+			}
+		}
+		if p.cleanup {
+			if deleted, more, err = tx.CleanupAcked(now); err != nil {
+				return err
+			}
+		}
+		counts, err = tx.Counts()
+		return err
+	})
+	if err != nil {
+		l.walFailed(now, err)
+		return false, nil
+	}
+	l.walRecovered()
+	l.afterCommit(now, p, claimed, counts, dead, deleted, more)
+	return true, nil
+}
+
+func (l *loop) applyPlan(tx queueTx, p *plan, now time.Time, dead *int) error {
+	if len(p.acks) > 0 {
+		if err := tx.Ack(p.acks, now); err != nil {
+			return err
+		}
+	}
+	for reason, ids := range p.fails {
+		n, err := tx.Fail(ids, p.notBefore, reason, now)
+		if err != nil {
+			return err
+		}
+		*dead += n
+	}
+	if len(p.releases) > 0 {
+		if err := tx.Release(p.releases, now); err != nil {
+			return err
+		}
+	}
+	if len(p.payloads) > 0 {
+		if err := tx.Append(l.inputID, p.payloads); err != nil {
+			return err
+		}
+	}
+	if len(p.positions) > 0 {
+		if err := tx.SavePositions(l.inputID, p.positions); err != nil {
+			return err
+		}
+	}
+	if p.started {
+		return tx.MarkStarted(l.inputID)
+	}
+	return nil
+}
+
+func (l *loop) walFailed(now time.Time, err error) {
+	l.walErrs++
+	l.walRetryAt = now.Add(expBackoff(l.walErrs-1, 100*time.Millisecond, 5*time.Second))
+	l.r.pub.setError(err, now)
+	// Log the first failure and then every 20th: a full disk lasts.
+	if l.walErrs == 1 || l.walErrs%20 == 0 {
+		l.log.Error("cannot write the WAL; input stays paused once the buffer is full, nothing is dropped",
+			slog.String(keyError, err.Error()), slog.Int("failures", l.walErrs), slog.Int("buffered_events", len(l.buf)))
+	}
+}
+
+func (l *loop) walRecovered() {
+	if l.walErrs > 0 {
+		l.log.Info("WAL writable again", slog.Int("failures", l.walErrs))
+	}
+	l.walErrs, l.walRetryAt = 0, time.Time{}
+}

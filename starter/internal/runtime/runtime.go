@@ -1,0 +1,187 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/config"
+	"github.com/edge-agent/edge-agent/transport"
+)
+
+// Log attribute keys used in several places.
+const (
+	keyError = "error"
+)
+
+// IDs are the agent's identities. Input is the WAL source id under which
+// rows and positions are stored.
+type IDs struct {
+	Agent, Input, Output string
+	// InputExplicit says Input came from agent.yaml (input.id). When false
+	// (the id came from the edge-agent.id file, or is empty) and the WAL
+	// already records an input id, the WAL's id wins, so a deleted or
+	// regenerated id file never orphans saved positions.
+	InputExplicit bool
+}
+
+// Options configure New. Config, Registry and IDs.Input (or a WAL that
+// already knows its input id) are required.
+type Options struct {
+	Config *config.Config
+	// Home is the install root; a relative queue.path resolves against it.
+	Home     string
+	Registry *input.Registry
+	IDs      IDs
+	// Logger defaults to a discard handler.
+	Logger *slog.Logger
+	// OnReady is called once, after the readiness log line.
+	OnReady func()
+	// Now defaults to time.Now.
+	Now func() time.Time
+	// NewSender overrides how the transport is built (tests). By default
+	// output.type console logs payloads and transport builds the EdgeSocket
+	// client; neither connects before the first Send.
+	NewSender func(cfg *config.Config, logger *slog.Logger) (transport.Sender, error)
+}
+
+// Runtime runs one agent: input → queue → sender. Create it with New and
+// call Run once.
+type Runtime struct {
+	opts Options
+	cfg  *config.Config
+	log  *slog.Logger
+	now  func() time.Time
+
+	ctr counters
+	pub published
+	ext atomic.Pointer[extStats]
+
+	ran atomic.Bool
+
+	// wrapQueue, set by tests only, wraps the queue once it is open (to
+	// inject storage failures such as a full disk).
+	wrapQueue func(queue) queue
+}
+
+// extStats are optional statistics of the input and the transport, read by
+// Snapshot from any goroutine; the providers must be safe for that.
+type extStats struct {
+	input      func() any
+	reconnects func() uint64
+}
+
+// New checks the options; it opens nothing (Run does).
+func New(opts Options) (*Runtime, error) {
+	if opts.Config == nil {
+		return nil, errors.New("new runtime: no config")
+	}
+	if opts.Registry == nil {
+		return nil, errors.New("new runtime: no input registry")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.NewSender == nil {
+		opts.NewSender = defaultSender
+	}
+	if err := checkConfig(opts.Config); err != nil {
+		return nil, fmt.Errorf("new runtime: %w", err)
+	}
+	r := &Runtime{opts: opts, cfg: opts.Config, log: opts.Logger, now: opts.Now}
+	r.pub.state = "starting"
+	r.pub.connection = "idle"
+	r.pub.ids = resolvedIDs{agent: opts.IDs.Agent, input: opts.IDs.Input, output: opts.IDs.Output}
+	return r, nil
+}
+
+// checkConfig guards the loop against values config.Validate rejects; a
+// Config built in code (tests, tools) may skip Validate.
+func checkConfig(c *config.Config) error {
+	a := &c.Agent
+	switch {
+	case a.BulkMaxSize <= 0:
+		return fmt.Errorf("agent.bulk-max-size must be > 0: %w", config.ErrInvalid)
+	case a.FlushIntervalMs <= 0:
+		return fmt.Errorf("agent.flush-interval-ms must be > 0: %w", config.ErrInvalid)
+	case a.IdleSleepMs <= 0:
+		return fmt.Errorf("agent.idle-sleep-ms must be > 0: %w", config.ErrInvalid)
+	case a.DeliveryGuarantee != config.DeliveryBestEffort && a.DeliveryGuarantee != config.DeliveryNon:
+		return fmt.Errorf("agent.delivery-guarantee %q: want BEST_EFFORT or NON: %w", a.DeliveryGuarantee, config.ErrInvalid)
+	}
+	return nil
+}
+
+// Run starts the agent and blocks until ctx is done (graceful stop, nil
+// error) or a fatal error (AUTH_FAILED, DECRYPT_FAILED, an input failing
+// with on-error: fail, a start-up failure). See doc.go for the shutdown.
+func (r *Runtime) Run(ctx context.Context) error {
+	if !r.ran.CompareAndSwap(false, true) {
+		return errors.New("run edge agent: Run called twice")
+	}
+	l, err := r.start(ctx)
+	if err != nil {
+		r.pub.set(func(p *published) { p.state = "stopped" })
+		if ctx.Err() != nil {
+			// Asked to stop while starting (SIGTERM during a slow input
+			// Open): what was opened is released, and that is a clean stop.
+			r.log.Info("Shutdown signal received; stopping edge agent.", slog.String("during", "start-up"))
+			return nil
+		}
+		r.pub.setError(err, r.now())
+		return err
+	}
+	// The sender's context is not ctx: in-flight sends may finish while the
+	// loop flushes at shutdown; shutdown cancels it explicitly.
+	sendCtx, cancelSend := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelSend()
+	senderDone := make(chan struct{})
+	go func() {
+		defer close(senderDone)
+		l.sender.run(sendCtx, l.jobs, l.results)
+	}()
+	r.ready(l)
+
+	cause := l.run(ctx)
+	return r.shutdown(l, cause, cancelSend, senderDone)
+}
+
+// run turns the loop until ctx is done or a fatal error.
+func (l *loop) run(ctx context.Context) error {
+	for ctx.Err() == nil {
+		progressed, err := l.turn(ctx)
+		if err != nil {
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				return nil
+			}
+			return err
+		}
+		if !progressed {
+			l.wait(ctx)
+		}
+	}
+	return nil
+}
+
+func (r *Runtime) ready(l *loop) {
+	now := r.now()
+	r.pub.set(func(p *published) { p.state, p.startedAt = "running", now })
+	ids := r.Snapshot()
+	r.log.Info("BOOTSTRAP_READY edge-agent started",
+		slog.String("agent_id", ids.AgentID),
+		slog.String("input_id", ids.InputID),
+		slog.String("output_id", ids.OutputID),
+		slog.String("input_type", r.cfg.InputType),
+		slog.String("output_type", r.cfg.Output.Type),
+		slog.String("delivery_guarantee", r.cfg.Agent.DeliveryGuarantee))
+	if r.opts.OnReady != nil {
+		r.opts.OnReady()
+	}
+}

@@ -1,0 +1,185 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"reflect"
+	"time"
+
+	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/config"
+	"github.com/edge-agent/edge-agent/transport"
+)
+
+// Jobs handed to the sender at once: one in Send, one ready behind it, so
+// the connection never waits for the loop's next transaction.
+const maxJobs = 2
+
+// NON mode keeps at most this many jobs' worth of rows, and this many
+// bytes, in memory before it stops reading input.
+const (
+	nonQueueJobs  = 8
+	nonQueueBytes = 64 << 20
+)
+
+// start opens the queue, the sender and the input, in that order (SPEC §2);
+// a failure closes what was opened and names what failed.
+func (r *Runtime) start(ctx context.Context) (*loop, error) {
+	cfg := r.cfg
+	l := &loop{
+		r:           r,
+		log:         r.log,
+		nonMode:     cfg.Agent.DeliveryGuarantee == config.DeliveryNon,
+		maxJobs:     maxJobs,
+		jobSize:     jobSize(cfg),
+		outstanding: make(map[uint64]*job),
+		claimHint:   true,
+		markStarted: true,
+	}
+	l.jobs = make(chan *job, l.maxJobs)
+	l.results = make(chan *jobResult, l.maxJobs)
+
+	var open input.OpenOptions
+	if l.nonMode {
+		// No WAL, no positions: every start is a first start.
+		l.q = newMemQueue(nonQueueJobs*l.jobSize, nonQueueBytes, r.now())
+		l.inputID = r.opts.IDs.Input
+		open.FirstStart = true
+	} else {
+		st, err := r.openWAL()
+		if err != nil {
+			return nil, err
+		}
+		l.q, l.inputID, open = st.q, st.inputID, input.OpenOptions{Saved: st.saved, FirstStart: st.firstStart}
+	}
+	if r.wrapQueue != nil {
+		l.q = r.wrapQueue(l.q)
+	}
+	if l.inputID == "" {
+		_ = l.q.Close()
+		return nil, errors.New("start edge agent: no input id (agent.yaml input.id or the edge-agent.id file)")
+	}
+	r.pub.set(func(p *published) { p.ids.input = l.inputID })
+
+	snd, enc, err := r.openSender()
+	if err != nil {
+		_ = l.q.Close()
+		return nil, err
+	}
+	l.sender = r.newSendLoop(snd, enc, l.nonMode)
+
+	in, err := r.openInput(ctx, l.inputID, open)
+	if err == nil && ctx.Err() != nil {
+		_ = in.Close()
+		err = fmt.Errorf("start edge agent: %w", ctx.Err())
+	}
+	if err != nil {
+		_ = snd.Close()
+		_ = l.q.Close()
+		return nil, err
+	}
+	l.in = in
+	if w, ok := in.(interface{ Wakeup() <-chan struct{} }); ok {
+		// The input says when files changed: poll then, not after idle-sleep-ms.
+		l.wakeup = w.Wakeup()
+	}
+	r.publishExt(in, snd)
+	return l, nil
+}
+
+// jobSize is the rows per job: enough to fill the transport's pipeline a
+// few times over, at least one poll batch.
+func jobSize(cfg *config.Config) int {
+	return max(cfg.Queue.PollBatchSize, cfg.Output.MaxInFlight*4, 1)
+}
+
+// walPath resolves queue.path against the install root.
+func (r *Runtime) walPath() string {
+	p := r.cfg.Queue.Path
+	if p == "" {
+		p = filepath.Join("data", "wal.db")
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(r.opts.Home, p)
+	}
+	return p
+}
+
+func (r *Runtime) openSender() (transport.Sender, encoder, error) {
+	enc, err := newEncoder(r.cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("set up output %s: %w", r.cfg.Output.Type, err)
+	}
+	snd, err := r.opts.NewSender(r.cfg, r.log)
+	if err != nil {
+		return nil, nil, fmt.Errorf("set up output %s: %w", r.cfg.Output.Type, err)
+	}
+	return snd, enc, nil
+}
+
+func (r *Runtime) openInput(ctx context.Context, id string, open input.OpenOptions) (input.Input, error) {
+	f, err := r.opts.Registry.Get(r.cfg.InputType)
+	if err != nil {
+		return nil, fmt.Errorf("open input: %w", err)
+	}
+	in, err := f.Create(r.cfg.Input, input.Settings{ID: id, Logger: r.log.With(slog.String("input_id", id))})
+	if err != nil {
+		return nil, fmt.Errorf("create input %s: %w", r.cfg.InputType, err)
+	}
+	if err := in.Open(ctx, open); err != nil {
+		_ = in.Close()
+		return nil, fmt.Errorf("open input %s: %w", r.cfg.InputType, err)
+	}
+	return in, nil
+}
+
+func (r *Runtime) newSendLoop(snd transport.Sender, enc encoder, nonMode bool) *sendLoop {
+	ms := func(v, def int64) time.Duration {
+		if v <= 0 {
+			v = def
+		}
+		return time.Duration(v) * time.Millisecond
+	}
+	base, maxD := ms(r.cfg.Retry.BackoffMs, 250), ms(r.cfg.Retry.BackoffMaxMs, 300000)
+	if nonMode {
+		// retry.* is ignored in NON mode; the transport's own backoff
+		// bounds the pause after an unreachable engine.
+		base, maxD = ms(r.cfg.Output.InitialBackoffMs, 100), ms(r.cfg.Output.MaxBackoffMs, 30000)
+	}
+	return &sendLoop{
+		snd:        snd,
+		enc:        enc,
+		logger:     r.log,
+		now:        r.now,
+		retryBase:  base,
+		retryMax:   maxD,
+		rejectWait: ms(r.cfg.Output.MaxBackoffMs, 30000),
+		ctr:        &r.ctr,
+		pub:        &r.pub,
+	}
+}
+
+// publishExt exposes the input's and the transport's own statistics when
+// they offer them.
+func (r *Runtime) publishExt(in input.Input, snd transport.Sender) {
+	e := extStats{input: statsFunc(in)}
+	if s, ok := snd.(clientStats); ok {
+		e.reconnects = func() uint64 { return s.Stats().Reconnects }
+	}
+	r.ext.Store(&e)
+}
+
+// statsFunc returns a func calling v's `Stats() T` method, whatever T is
+// (file.Stats for the file input), or nil when v has none. Reflection keeps
+// the runtime free of any one input type; the method must be safe for
+// concurrent use, as Snapshot calls it from other goroutines.
+func statsFunc(v any) func() any {
+	m := reflect.ValueOf(v).MethodByName("Stats")
+	if !m.IsValid() || m.Type().NumIn() != 0 || m.Type().NumOut() != 1 {
+		return nil
+	}
+	return func() any { return m.Call(nil)[0].Interface() }
+}

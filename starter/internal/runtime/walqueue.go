@@ -1,0 +1,215 @@
+package runtime
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/wal"
+)
+
+// WAL meta keys owned by the runtime.
+const (
+	// metaInputID records the input id the positions are stored under, so
+	// a lost edge-agent.id file does not orphan them.
+	metaInputID = "input_id"
+	// metaStartedPrefix + input id is present once that input has run.
+	metaStartedPrefix = "input_started:"
+)
+
+// walQueue adapts the bbolt WAL to the loop's queue.
+type walQueue struct {
+	w           *wal.WAL
+	retention   time.Duration
+	maxAttempts int
+	cleanupMax  int
+	maxBytes    int64
+	// queued is the payload bytes of the rows in the WAL as of the last
+	// transaction (wal.Counts.PayloadBytes).
+	queued int64
+}
+
+var _ queue = (*walQueue)(nil)
+
+type walStart struct {
+	q          *walQueue
+	inputID    string
+	saved      map[string][]byte
+	firstStart bool
+}
+
+// openWAL opens the WAL, returns SENDING rows to PENDING, settles the input
+// id and reads the input's saved positions, in one transaction.
+func (r *Runtime) openWAL() (*walStart, error) {
+	path := r.walPath()
+	w, err := wal.Open(wal.Options{
+		Path:   path,
+		Fsync:  r.cfg.Queue.Fsync,
+		Now:    r.now,
+		Logger: r.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open WAL: %w", err)
+	}
+	q := &walQueue{
+		w:           w,
+		retention:   time.Duration(r.cfg.Queue.AckedRetentionMs) * time.Millisecond,
+		maxAttempts: r.cfg.Retry.MaxAttempts,
+		cleanupMax:  max(1, r.cfg.Queue.CleanupBatchSize),
+		maxBytes:    r.cfg.Queue.MaxBytes,
+	}
+	st := &walStart{q: q}
+	ids := r.opts.IDs
+	nowMs := r.now().UnixMilli()
+	err = w.Update(func(tx *wal.Tx) error {
+		n, err := tx.ResurrectSending(nowMs)
+		if err != nil {
+			return fmt.Errorf("return SENDING rows to PENDING: %w", err)
+		}
+		if n > 0 {
+			r.log.Info("rows left SENDING by the previous run are PENDING again", slog.Int("rows", n))
+		}
+		q.queued = tx.Counts().PayloadBytes
+		st.inputID, err = settleInputID(tx, ids, r.log)
+		if err != nil {
+			return err
+		}
+		if st.inputID == "" {
+			return nil
+		}
+		started, err := tx.Meta(metaStartedPrefix + st.inputID)
+		if err != nil {
+			return fmt.Errorf("read meta: %w", err)
+		}
+		st.firstStart = started == nil
+		st.saved, err = tx.Positions(st.inputID)
+		if err != nil {
+			return fmt.Errorf("read positions of input %s: %w", st.inputID, err)
+		}
+		return nil
+	})
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("open WAL %s: %w", path, err)
+	}
+	return st, nil
+}
+
+// settleInputID picks the input id: an explicit one from agent.yaml wins;
+// otherwise the one the WAL recorded, so positions survive a lost id file.
+// The chosen id is recorded for the next start.
+func settleInputID(tx *wal.Tx, ids IDs, log *slog.Logger) (string, error) {
+	stored, err := tx.Meta(metaInputID)
+	if err != nil {
+		return "", fmt.Errorf("read meta: %w", err)
+	}
+	id := ids.Input
+	switch {
+	case stored == nil:
+	case id == "":
+		id = string(stored)
+	case string(stored) == id:
+		return id, nil
+	case ids.InputExplicit:
+		log.Warn("input.id differs from the id this WAL was written with; positions saved under the old id are not used",
+			slog.String("input_id", id), slog.String("wal_input_id", string(stored)))
+	default:
+		log.Warn("the input id from the id file differs from the one this WAL was written with; keeping the WAL's so saved positions still apply",
+			slog.String("id_file_input_id", id), slog.String("input_id", string(stored)))
+		id = string(stored)
+	}
+	if id == "" {
+		return "", nil
+	}
+	if err := tx.SetMeta(metaInputID, []byte(id)); err != nil {
+		return "", fmt.Errorf("write meta: %w", err)
+	}
+	return id, nil
+}
+
+func (q *walQueue) Update(fn func(tx queueTx) error) error {
+	return q.w.Update(func(tx *wal.Tx) error { return fn(walTx{q: q, tx: tx}) })
+}
+
+// Full compares the payload bytes queued in the WAL with queue.max-bytes.
+// Neither the file size (bbolt never shrinks its file) nor wal.UsedBytes
+// (it counts the whole preallocated chunk, 16 MiB for a new file) falls
+// back once rows are acked by a small enough amount, so small limits would
+// pause the input for good; the payload total does, exactly.
+func (q *walQueue) Full() (bool, int64) {
+	return q.maxBytes > 0 && q.queued > q.maxBytes, q.queued
+}
+
+func (q *walQueue) FileBytes() int64 { return q.w.Size() }
+
+func (q *walQueue) Close() error { return q.w.Close() }
+
+// walTx adapts one wal.Tx.
+type walTx struct {
+	q  *walQueue
+	tx *wal.Tx
+}
+
+func (t walTx) Append(sourceID string, payloads [][]byte) error {
+	rows := make([]wal.NewRow, len(payloads))
+	for i, p := range payloads {
+		rows[i] = wal.NewRow{SourceID: sourceID, Payload: p}
+	}
+	_, _, err := t.tx.Append(rows)
+	return err
+}
+
+func (t walTx) SavePositions(sourceID string, pos []input.Position) error {
+	ups := make([]wal.PositionUpdate, len(pos))
+	for i, p := range pos {
+		ups[i] = wal.PositionUpdate{SourceID: sourceID, Key: p.Key, State: p.State}
+	}
+	return t.tx.SavePositions(ups)
+}
+
+func (t walTx) MarkStarted(sourceID string) error {
+	return t.tx.SetMeta(metaStartedPrefix+sourceID, []byte{1})
+}
+
+func (t walTx) Claim(n int, now time.Time) ([]row, error) {
+	rows, err := t.tx.Claim(n, now.UnixMilli())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]row, len(rows))
+	for i, r := range rows {
+		out[i] = row{ID: r.ID, BatchID: r.BatchID, Payload: r.Payload, Attempts: r.Attempts}
+	}
+	return out, nil
+}
+
+func (t walTx) Ack(ids []uint64, now time.Time) error {
+	return t.tx.Ack(ids, t.q.retention, now.UnixMilli())
+}
+
+func (t walTx) Fail(ids []uint64, notBefore time.Time, reason string, now time.Time) (int, error) {
+	return t.tx.Fail(ids, true, notBefore.UnixMilli(), t.q.maxAttempts, reason, now.UnixMilli())
+}
+
+func (t walTx) Release(ids []uint64, now time.Time) error {
+	return t.tx.Release(ids, now.UnixMilli())
+}
+
+func (t walTx) CleanupAcked(now time.Time) (int, bool, error) {
+	n, err := t.tx.CleanupAcked(now.Add(-t.q.retention).UnixMilli(), t.q.cleanupMax)
+	return n, n >= t.q.cleanupMax, err
+}
+
+func (t walTx) Counts() (queueCounts, error) {
+	c := t.tx.Counts()
+	t.q.queued = c.PayloadBytes
+	qc := queueCounts{
+		Pending: int64(c.Pending), Sending: int64(c.Sending), Acked: int64(c.Acked), Dead: int64(c.Dead),
+		PayloadBytes: c.PayloadBytes,
+	}
+	if c.OldestPending > 0 {
+		qc.OldestPending = time.UnixMilli(c.OldestPending)
+	}
+	return qc, nil
+}
