@@ -8,5 +8,12 @@
 // errors.Is with the sentinels below to branch on them.
 //
 // The module is standalone: it imports nothing from the rest of edge-agent,
-// so other tools can import it to speak EdgeSocket.
+// so other tools can import it to speak EdgeSocket. Its packages:
+//
+//   - protocol: command and reply words, bounded line framing, parsing;
+//   - codec: RAW and PACKET payloads (gzip/zlib/deflate, AES-256-GCM);
+//   - client: the pipelined, reconnecting EdgeSocket collector (a Sender);
+//   - console: a Sender that logs payloads instead of sending them;
+//   - ingress: the server side, a stand-in for the SeaTunnel source;
+//   - cmd/edgesocket-receiver: a command-line receiver built on ingress.
 package transport

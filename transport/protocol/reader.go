@@ -41,8 +41,21 @@ func NewLineReader(r io.Reader, limit int) *LineReader {
 func (lr *LineReader) Limit() int { return lr.limit }
 
 // Buffered reports how many bytes are read from the stream but not yet
-// returned; a server uses it to flush replies only when no request waits.
+// returned.
 func (lr *LineReader) Buffered() int { return lr.br.Buffered() }
+
+// LineBuffered reports whether the next ReadLine can return without
+// waiting for the stream: a whole line is already buffered. Peers that
+// pipeline use it to flush their own output only before a read that may
+// block; a partial line does not count, since its end may only come in
+// answer to what they have yet to flush.
+func (lr *LineReader) LineBuffered() bool {
+	buf, _ := lr.br.Peek(lr.br.Buffered())
+	if lr.skipLF && len(buf) > 0 && buf[0] == '\n' {
+		buf = buf[1:]
+	}
+	return indexEOL(buf) >= 0
+}
 
 // ReadRawLine returns the next line without its terminator and untrimmed.
 // The slice is valid until the next call. At end of stream a last line

@@ -76,29 +76,25 @@ const maxQuotedReply = 128
 // way. "ACK:<watermark>" (a __COMMIT__ answer) parses as CodeACK with Value.
 func ParseReply(line []byte) Reply {
 	line = Trim(line)
-	r := Reply{Line: quote(line)}
 	word, value, hasValue := bytes.Cut(line, []byte{':'})
 	switch string(word) {
 	case ReplyQueueFull:
-		r.Code = CodeQueueFull
-		r.Value = string(value)
-		r.Delay = queueFullDelay(value)
-		return r
+		return Reply{Code: CodeQueueFull, Value: string(value), Delay: queueFullDelay(value), Line: quote(line)}
 	case ReplyACK:
-		r.Code = CodeACK
-		r.Value = string(value)
-		return r
-	}
-	if hasValue {
-		return r // only QUEUE_FULL and ACK carry a value
-	}
-	for c := CodeACK; int(c) < len(codeWords); c++ {
-		if codeWords[c] == string(word) {
-			r.Code = c
-			return r
+		if hasValue {
+			return Reply{Code: CodeACK, Value: string(value), Line: quote(line)}
 		}
 	}
-	return r
+	if !hasValue { // only QUEUE_FULL and ACK carry a value
+		for c := CodeACK; int(c) < len(codeWords); c++ {
+			if codeWords[c] == string(word) {
+				// The constant, not a copy: replies are parsed at the
+				// batch rate and must not allocate.
+				return Reply{Code: c, Line: codeWords[c]}
+			}
+		}
+	}
+	return Reply{Code: CodeUnknown, Line: quote(line)}
 }
 
 func queueFullDelay(v []byte) time.Duration {

@@ -29,7 +29,7 @@ const QueueFullPrefix = ReplyQueueFull + ":"
 
 // Limits.
 const (
-	// DefaultQueueFullDelay is the wait used when a QUEUE_FULL reply carries
+	// DefaultQueueFullDelayMillis is the wait used when a QUEUE_FULL reply carries
 	// no usable delay (missing, not a number, or <= 0), as the Java agent does.
 	DefaultQueueFullDelayMillis = 500
 	// MaxQueueFullDelayMillis caps the delay a QUEUE_FULL reply can ask for.

@@ -1,0 +1,108 @@
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/edge-agent/edge-agent/transport"
+)
+
+// Client is an EdgeSocket collector. Send calls are serialised (one
+// session, one exchange at a time); Stats, Connected and Close may be
+// called from any goroutine.
+type Client struct {
+	cfg  Config
+	tls  *tls.Config
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	log  *slog.Logger
+
+	mu         sync.Mutex // held by Send; guards sess and hadSession
+	sess       *session
+	hadSession bool
+
+	life      context.Context // done once Close runs
+	closeLife context.CancelFunc
+	closeOnce sync.Once
+
+	connected atomic.Bool
+	stats     counters
+}
+
+var _ transport.Sender = (*Client)(nil)
+
+// New validates cfg and returns a client. It does not connect: the first
+// Send does, so an engine that is down never stops the caller from
+// starting.
+func New(cfg Config) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("edgesocket client config: %w", err)
+	}
+	cfg = cfg.withDefaults()
+	c := &Client{cfg: cfg, log: cfg.Logger.With(slog.String("endpoint", cfg.Endpoint))}
+	if cfg.TLS != nil {
+		c.tls = cfg.TLS.Clone()
+		if c.tls.ServerName == "" {
+			host, _, _ := net.SplitHostPort(cfg.Endpoint)
+			c.tls.ServerName = host
+		}
+	}
+	c.dial = cfg.Dial
+	if c.dial == nil {
+		d := &net.Dialer{KeepAliveConfig: net.KeepAliveConfig{
+			// The protocol has no heartbeat: let the kernel find a peer
+			// that vanished while the session sat idle.
+			Enable:   true,
+			Idle:     15 * time.Second,
+			Interval: 5 * time.Second,
+			Count:    3,
+		}}
+		c.dial = d.DialContext
+	}
+	c.life, c.closeLife = context.WithCancel(context.Background())
+	return c, nil
+}
+
+// Connected reports whether an authenticated session is open.
+func (c *Client) Connected() bool { return c.connected.Load() }
+
+// Stats returns the counters so far.
+func (c *Client) Stats() Stats { return c.stats.snapshot() }
+
+// Close ends the session and makes later Sends fail with
+// transport.ErrClosed. A Send in progress returns promptly. It is
+// idempotent and always returns nil.
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() {
+		c.closeLife()
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.dropSession()
+	})
+	return nil
+}
+
+// dropSession closes the current session, if any. Callers hold mu.
+func (c *Client) dropSession() {
+	if c.sess != nil {
+		c.sess.close()
+		c.sess = nil
+		c.connected.Store(false)
+	}
+}
+
+// setSession installs a fresh session. Callers hold mu.
+func (c *Client) setSession(s *session) {
+	c.sess = s
+	c.connected.Store(true)
+	c.stats.connects.Add(1)
+	if c.hadSession {
+		c.stats.reconnects.Add(1)
+	}
+	c.hadSession = true
+}

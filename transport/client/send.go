@@ -1,0 +1,283 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/protocol"
+)
+
+// call is the state of one Send call.
+type call struct {
+	batches []transport.Batch
+	results []transport.Result
+	// ready holds indexes of batches waiting to be written, ascending, so
+	// a resend goes out before batches that came after it.
+	ready []int
+	// retries counts RETRY replies per batch index.
+	retries []int
+	// unanswered marks batches written on a session that died before
+	// replying: if the call gives up they are Failed, not NotSent.
+	unanswered []bool
+}
+
+func (k *call) requeue(i int) {
+	at, _ := slices.BinarySearch(k.ready, i)
+	k.ready = slices.Insert(k.ready, at, i)
+}
+
+func (k *call) finish(i int, o transport.Outcome, err error) {
+	k.results[i].Outcome = o
+	k.results[i].Err = err
+}
+
+// Send delivers batches and returns one Result per batch, in order. See
+// the package documentation for how each reply and failure is handled.
+// A non-nil error means the call stopped early; it wraps one of
+// transport.ErrAuthFailed, ErrDecryptFailed, ErrRejected, ErrUnavailable,
+// ErrClosed, or ctx's error.
+func (c *Client) Send(ctx context.Context, batches []transport.Batch) ([]transport.Result, error) {
+	k := &call{
+		batches:    batches,
+		results:    make([]transport.Result, len(batches)),
+		ready:      make([]int, 0, len(batches)),
+		retries:    make([]int, len(batches)),
+		unanswered: make([]bool, len(batches)),
+	}
+	for i, b := range batches {
+		k.results[i] = transport.Result{ID: b.ID, Outcome: transport.NotSent}
+		if err := checkBatch(b); err != nil {
+			k.finish(i, transport.Failed, err)
+			c.stats.bad.Add(1)
+			continue
+		}
+		k.ready = append(k.ready, i)
+	}
+	if c.life.Err() != nil {
+		return c.giveUp(k, transport.ErrClosed)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(c.life, cancel)
+	defer stop()
+
+	streak := 0 // connect attempts since the last batch reached a final outcome
+	var lastErr error
+	for len(k.ready) > 0 {
+		if err := c.stopped(ctx); err != nil {
+			c.dropSession()
+			return c.giveUp(k, err)
+		}
+		if c.sess != nil && !c.sess.alive() {
+			c.log.Info("edgesocket session found closed while idle; reconnecting")
+			c.dropSession()
+		}
+		if c.sess == nil {
+			if streak >= c.cfg.MaxReconnectCycles {
+				return c.giveUp(k, fmt.Errorf("%w: %s: %d connect attempts failed, last error: %w",
+					transport.ErrUnavailable, c.cfg.Endpoint, streak, lastErr))
+			}
+			if streak > 0 {
+				if err := sleep(ctx, backoff(streak-1, c.cfg.InitialBackoff, c.cfg.MaxBackoff)); err != nil {
+					return c.giveUp(k, c.stopped(ctx))
+				}
+			}
+			streak++
+			s, err := c.connect(ctx)
+			if err != nil {
+				if stopErr := c.stopped(ctx); stopErr != nil {
+					return c.giveUp(k, stopErr)
+				}
+				if errors.Is(err, transport.ErrAuthFailed) || errors.Is(err, transport.ErrRejected) {
+					c.log.Error("edgesocket session refused", slog.Any("error", err))
+					return c.giveUp(k, err)
+				}
+				c.log.Warn("edgesocket connect failed", slog.Int("attempt", streak), slog.Any("error", err))
+				lastErr = err
+				continue
+			}
+			c.setSession(s)
+			c.log.Info("edgesocket session authenticated", slog.Int("attempt", streak))
+		}
+		progress, err := c.pump(ctx, c.sess, k)
+		if progress {
+			streak = 0
+		}
+		if err == nil {
+			continue // ready is empty
+		}
+		c.dropSession()
+		if stopErr := c.stopped(ctx); stopErr != nil {
+			return c.giveUp(k, stopErr)
+		}
+		if errors.Is(err, transport.ErrDecryptFailed) {
+			c.log.Error("edgesocket engine cannot decrypt", slog.Any("error", err))
+			return c.giveUp(k, err)
+		}
+		c.log.Warn("edgesocket session lost; reconnecting", slog.Int("unanswered", len(k.ready)), slog.Any("error", err))
+		lastErr = err
+	}
+	return k.results, nil
+}
+
+// stopped returns the reason to stop if Close ran or ctx is done.
+func (c *Client) stopped(ctx context.Context) error {
+	if c.life.Err() != nil {
+		return transport.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("send to %s: %w", c.cfg.Endpoint, err)
+	}
+	return nil
+}
+
+// giveUp settles every batch still waiting: Failed if it went out and was
+// never answered, NotSent otherwise. reason is returned as the call error.
+func (c *Client) giveUp(k *call, reason error) ([]transport.Result, error) {
+	for _, i := range k.ready {
+		if k.unanswered[i] {
+			k.finish(i, transport.Failed, fmt.Errorf("batch %d: written but never answered: %w", k.batches[i].ID, reason))
+			c.stats.bad.Add(1)
+		} else {
+			k.finish(i, transport.NotSent, reason)
+		}
+	}
+	k.ready = k.ready[:0]
+	return k.results, reason
+}
+
+// checkBatch refuses what would break the line protocol.
+func checkBatch(b transport.Batch) error {
+	if b.ID <= 0 {
+		return fmt.Errorf("batch %d: %w", b.ID, protocol.ErrBadBatchID)
+	}
+	if err := protocol.CheckLine(b.Payload); err != nil {
+		return fmt.Errorf("batch %d: payload %w", b.ID, err)
+	}
+	return nil
+}
+
+// readDeadlineSlack: deadlines are refreshed only once they have aged by
+// this fraction of ReadTimeout, to keep timer work off the path of every
+// reply. A silent engine is thus detected after 15/16 of ReadTimeout at
+// the earliest.
+const readDeadlineSlack = 16
+
+// pump runs the pipelined exchange on s until every ready batch has a
+// final outcome (nil) or the session fails (error; the batches it still
+// owed replies for are back in ready). progress reports whether any batch
+// reached a final outcome.
+func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, err error) {
+	stop := context.AfterFunc(ctx, func() { _ = s.conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+
+	inflight := make([]int, 0, min(c.cfg.MaxInFlight, len(k.ready)))
+	defer func() {
+		for _, i := range inflight {
+			k.requeue(i)
+		}
+	}()
+	var pauseUntil, deadlineSet time.Time
+	window := c.cfg.MaxInFlight
+	for {
+		now := time.Now()
+		// Deadlines bound every blocking read and write (a write blocks
+		// when the engine stops reading). Refreshing them costs timer
+		// work, so it happens only once they have aged a little.
+		if now.Sub(deadlineSet) > c.cfg.ReadTimeout/readDeadlineSlack {
+			_ = s.conn.SetDeadline(now.Add(c.cfg.ReadTimeout))
+			deadlineSet = now
+			// ctx's AfterFunc may have set a past deadline just before:
+			// do not let the refresh undo it.
+			if err := ctx.Err(); err != nil {
+				return progress, err
+			}
+		}
+		if !now.Before(pauseUntil) {
+			for len(inflight) < window && len(k.ready) > 0 {
+				i := k.ready[0]
+				k.ready = k.ready[1:]
+				inflight = append(inflight, i)
+				s.line, _ = protocol.AppendBatch(s.line[:0], k.batches[i].ID, k.batches[i].Payload)
+				if _, err := s.w.Write(s.line); err != nil {
+					return progress, fmt.Errorf("write batch %d: %w", k.batches[i].ID, err)
+				}
+				k.unanswered[i] = true
+				c.stats.sent.Add(1)
+			}
+		}
+		if len(inflight) == 0 {
+			if len(k.ready) == 0 {
+				return progress, nil
+			}
+			// Paused by RETRY or QUEUE_FULL with nothing owed: wait.
+			if err := sleep(ctx, time.Until(pauseUntil)); err != nil {
+				return progress, err
+			}
+			continue
+		}
+		// Flush only before a read that may block: while whole replies
+		// are already buffered, new lines pile up and leave in one write.
+		if s.w.Buffered() > 0 && !s.r.LineBuffered() {
+			if err := s.w.Flush(); err != nil {
+				return progress, fmt.Errorf("write batches: %w", err)
+			}
+		}
+		line, err := s.r.ReadLine()
+		if err != nil {
+			return progress, fmt.Errorf("read reply for batch %d: %w", k.batches[inflight[0]].ID, eofError(err))
+		}
+		i := inflight[0]
+		inflight = inflight[1:]
+		k.unanswered[i] = false
+		id := k.batches[i].ID
+		reply := protocol.ParseReply(line)
+		switch reply.Code {
+		case protocol.CodeReceived:
+			k.finish(i, transport.Received, nil)
+			c.stats.received.Add(1)
+			progress = true
+		case protocol.CodeRetry:
+			c.stats.retries.Add(1)
+			k.retries[i]++
+			if k.retries[i] >= c.cfg.MaxBatchSendAttempts {
+				k.finish(i, transport.Failed, fmt.Errorf("batch %d: exceeded max batch send attempts (%d) without RECEIVED (engine kept replying RETRY)", id, c.cfg.MaxBatchSendAttempts))
+				c.stats.bad.Add(1)
+				progress = true
+				continue
+			}
+			k.requeue(i)
+			pauseUntil = later(pauseUntil, time.Now().Add(backoff(k.retries[i]-1, c.cfg.InitialBackoff, c.cfg.MaxBackoff)))
+			c.log.Debug("edgesocket RETRY", slog.Int64("batch_id", id), slog.Int("retries", k.retries[i]))
+		case protocol.CodeQueueFull:
+			c.stats.queueFull.Add(1)
+			k.requeue(i)
+			pauseUntil = later(pauseUntil, time.Now().Add(reply.Delay))
+			c.log.Debug("edgesocket QUEUE_FULL", slog.Int64("batch_id", id), slog.Duration("wait", reply.Delay))
+		case protocol.CodeDecryptFailed:
+			k.finish(i, transport.Failed, fmt.Errorf("batch %d: %w", id, transport.ErrDecryptFailed))
+			c.stats.bad.Add(1)
+			return true, fmt.Errorf("batch %d: %w", id, transport.ErrDecryptFailed)
+		default:
+			k.finish(i, transport.Failed, fmt.Errorf("batch %d: unexpected batch reply %q", id, reply.Line))
+			c.stats.bad.Add(1)
+			progress = true
+		}
+	}
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

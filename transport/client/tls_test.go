@@ -1,0 +1,129 @@
+package client
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/ingress"
+)
+
+// selfSigned makes a certificate for 127.0.0.1 and writes it as PEM.
+func selfSigned(t *testing.T) (tls.Certificate, string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "edgesocket test"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, caFile
+}
+
+func startTLSIngress(t *testing.T, cert tls.Certificate) *ingress.Server {
+	t.Helper()
+	srv, err := ingress.New(ingress.Config{Token: "tok", TLS: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return srv
+}
+
+func TestTLS(t *testing.T) {
+	cert, caFile := selfSigned(t)
+	srv := startTLSIngress(t, cert)
+	tc, err := TLSOptions{CAFile: caFile}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc.MinVersion != tls.VersionTLS12 {
+		t.Fatalf("MinVersion = %x", tc.MinVersion)
+	}
+	cfg := testConfig(srv.Addr())
+	cfg.TLS = tc
+	c := newClient(t, cfg)
+	res, err := c.Send(sendCtx(t), batches(1, 2, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Outcome != transport.Received {
+			t.Fatalf("%+v", r)
+		}
+	}
+}
+
+func TestTLSHandshakeFailure(t *testing.T) {
+	cert, _ := selfSigned(t)
+	srv := startTLSIngress(t, cert)
+	tc, err := TLSOptions{}.Build() // system roots do not know our CA
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(srv.Addr())
+	cfg.TLS = tc
+	cfg.MaxReconnectCycles = 1
+	c := newClient(t, cfg)
+	res, err := c.Send(sendCtx(t), batches(1))
+	if !errors.Is(err, transport.ErrUnavailable) || res[0].Outcome != transport.NotSent {
+		t.Fatalf("Send = %+v, %v", res, err)
+	}
+	var verr *tls.CertificateVerificationError
+	if !errors.As(err, &verr) || !strings.Contains(err.Error(), "tls handshake with "+srv.Addr()) {
+		t.Fatalf("error does not explain the handshake failure: %v", err)
+	}
+}
+
+func TestTLSOptionsErrors(t *testing.T) {
+	dir := t.TempDir()
+	junk := filepath.Join(dir, "junk.pem")
+	_ = os.WriteFile(junk, []byte("not pem"), 0o600)
+	for _, tt := range []struct {
+		o    TLSOptions
+		want string
+	}{
+		{TLSOptions{CAFile: filepath.Join(dir, "missing.pem")}, "tls ca file"},
+		{TLSOptions{CAFile: junk}, "no PEM certificate"},
+		{TLSOptions{CertFile: junk}, "together"},
+		{TLSOptions{CertFile: junk, KeyFile: junk}, "tls client certificate"},
+	} {
+		if _, err := tt.o.Build(); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: err = %v, want %q", tt.o, err, tt.want)
+		}
+	}
+}

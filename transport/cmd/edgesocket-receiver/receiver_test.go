@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/client"
+	"github.com/edge-agent/edge-agent/transport/codec"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// syncBuffer is a bytes.Buffer safe for the receiver's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startReceiver runs the command in-process and returns its address and a
+// wait function giving the exit code.
+func startReceiver(t *testing.T, ctx context.Context, args ...string) (string, *syncBuffer, *syncBuffer, func() int) {
+	t.Helper()
+	addrFile := filepath.Join(t.TempDir(), "addr")
+	args = append([]string{"--listen", "127.0.0.1:0", "--addr-file", addrFile, "--stats-interval", "50ms"}, args...)
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, args, stdout, stderr) }()
+	var addr string
+	for range 500 {
+		if b, err := os.ReadFile(addrFile); err == nil {
+			addr = strings.TrimSpace(string(b))
+			break
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("receiver exited %d: %s", code, stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if addr == "" {
+		t.Fatal("receiver did not start")
+	}
+	return addr, stdout, stderr, func() int {
+		select {
+		case code := <-done:
+			return code
+		case <-time.After(10 * time.Second):
+			t.Fatal("receiver did not exit")
+			return -1
+		}
+	}
+}
+
+func send(t *testing.T, addr string, batches ...transport.Batch) {
+	t.Helper()
+	cfg := client.DefaultConfig()
+	cfg.Endpoint, cfg.Token = addr, "tok"
+	c, err := client.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.Send(context.Background(), batches)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Outcome != transport.Received {
+			t.Fatalf("%+v", r)
+		}
+	}
+}
+
+func TestReceiverEnvelopeAndExitAfter(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "records.ndjson")
+	addr, _, stderr, wait := startReceiver(t, context.Background(), "--token", "tok", "--format", "envelope", "--out", out, "--exit-after", "3")
+	send(t, addr,
+		transport.Batch{ID: 5, Payload: []byte(`{"a":1}`)},
+		transport.Batch{ID: 6, Payload: []byte(`plain "text"`)},
+		transport.Batch{ID: 5, Payload: []byte(`[1,2]`)},
+	)
+	if code := wait(); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	got, _ := os.ReadFile(out)
+	want := `{"batch_id":5,"payload":{"a":1}}
+{"batch_id":6,"payload":"plain \"text\""}
+{"batch_id":5,"payload":[1,2]}
+`
+	if string(got) != want {
+		t.Fatalf("output\n%s\nwant\n%s", got, want)
+	}
+	if !strings.Contains(stderr.String(), "done records=3 unique_batch_ids=2 duplicate_batch_ids=1") {
+		t.Fatalf("summary missing: %s", stderr.String())
+	}
+}
+
+func TestReceiverPacketPayloadToStdoutUntilSignal(t *testing.T) {
+	key := bytes.Repeat([]byte{4}, codec.KeySize)
+	keyB64 := "BAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQ="
+	ctx, stop := context.WithCancel(context.Background())
+	addr, stdout, stderr, wait := startReceiver(t, ctx, "--token", "tok", "--packet-mode", "PACKET", "--secret-key", keyB64)
+	enc, err := codec.NewEncoder(codec.Options{Mode: codec.ModePacket, Compression: codec.CompressionZlib, Encryption: codec.EncryptionAESGCM, Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, _ := enc.Encode(nil, []byte(`{"payload":"x"}`))
+	p2, _ := enc.Encode(nil, []byte("multi\nline"))
+	send(t, addr, transport.Batch{ID: 1, Payload: p1}, transport.Batch{ID: 2, Payload: p2})
+	time.Sleep(120 * time.Millisecond) // at least one stats line
+	stop()                             // as SIGTERM would
+	if code := wait(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if got := stdout.String(); got != "{\"payload\":\"x\"}\n\"multi\\nline\"\n" {
+		t.Fatalf("stdout %q", got)
+	}
+	if !strings.Contains(stderr.String(), "records=2 rate=") {
+		t.Fatalf("no running count: %s", stderr.String())
+	}
+}
+
+func TestReceiverFaultFlags(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	ctx, stop := context.WithCancel(context.Background())
+	addr, _, stderr, wait := startReceiver(t, ctx, "--token", "tok", "--out", out, "--format", "envelope",
+		"--fault-cut-after", "7", "--fault-retry-every", "5", "--fault-queue-full-every", "6", "--fault-queue-full-ms", "1", "--fault-delay-ms", "1")
+	var in []transport.Batch
+	for i := int64(1); i <= 20; i++ {
+		in = append(in, transport.Batch{ID: i, Payload: []byte(`{}`)})
+	}
+	send(t, addr, in...)
+	stop()
+	if code := wait(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	got, _ := os.ReadFile(out)
+	ids := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(string(got)), "\n") {
+		ids[strings.SplitN(l, ",", 2)[0]] = true
+	}
+	if len(ids) != 20 {
+		t.Fatalf("%d distinct batch ids in output, want 20:\n%s", len(ids), got)
+	}
+	if !strings.Contains(stderr.String(), "unique_batch_ids=20 duplicate_batch_ids=") || strings.Contains(stderr.String(), "duplicate_batch_ids=0\n") {
+		t.Fatalf("cuts must show as duplicates: %s", stderr.String())
+	}
+}
+
+func TestReceiverUsage(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--help"}, 0, "Examples:"},
+		{[]string{}, 2, "a token is required"},
+		{[]string{"--token", "t", "--packet-mode", "json"}, 2, `unknown packet mode "json"`},
+		{[]string{"--token", "t", "--secret-key", "c2hvcnQ="}, 2, "exactly 32 bytes"},
+		{[]string{"--token", "t", "--format", "xml"}, 2, `--format "xml"`},
+		{[]string{"--token", "t", "--fault-cut-after", "-1"}, 2, "must not be negative"},
+		{[]string{"--token", "t", "extra"}, 2, "unexpected argument"},
+		{[]string{"--token-file", "/nonexistent/token"}, 2, "--token-file"},
+		{[]string{"--token", "t", "--listen", "256.1.1.1:1"}, 1, "listen"},
+	} {
+		var stderr syncBuffer
+		code := run(context.Background(), tt.args, &syncBuffer{}, &stderr)
+		if code != tt.code || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tt.args, code, stderr.String(), tt.code, tt.want)
+		}
+	}
+}
+
+func TestTokenFile(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(f, []byte("tok\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr, _, _, wait := startReceiver(t, context.Background(), "--token-file", f, "--exit-after", "1", "--out", filepath.Join(t.TempDir(), "o"))
+	send(t, addr, transport.Batch{ID: 1, Payload: []byte("x")})
+	if code := wait(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}

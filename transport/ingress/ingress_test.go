@@ -1,0 +1,378 @@
+package ingress
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/edge-agent/edge-agent/transport/codec"
+	"github.com/edge-agent/edge-agent/transport/protocol"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func start(t *testing.T, cfg Config) *Server {
+	t.Helper()
+	if cfg.Token == "" {
+		cfg.Token = "tok"
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+type peer struct {
+	t    *testing.T
+	conn net.Conn
+	r    *bufio.Reader
+}
+
+func dial(t *testing.T, s *Server) *peer {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", s.Addr(), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	return &peer{t: t, conn: c, r: bufio.NewReader(c)}
+}
+
+func (p *peer) send(lines ...string) {
+	p.t.Helper()
+	if _, err := io.WriteString(p.conn, strings.Join(lines, "")); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+func (p *peer) expect(want string) {
+	p.t.Helper()
+	got, err := p.r.ReadString('\n')
+	if err != nil || got != want+"\n" {
+		p.t.Fatalf("reply = %q, %v; want %q", got, err, want)
+	}
+}
+
+func (p *peer) expectEOF() {
+	p.t.Helper()
+	if b, err := p.r.ReadByte(); err == nil {
+		p.t.Fatalf("read %q, want EOF", b)
+	}
+}
+
+func authed(t *testing.T, s *Server) *peer {
+	p := dial(t, s)
+	p.send("__AUTH__:tok\n")
+	p.expect("ACK")
+	return p
+}
+
+func TestAuth(t *testing.T) {
+	s := start(t, Config{AuthTimeout: 200 * time.Millisecond})
+	authed(t, s).conn.Close()
+
+	for _, line := range []string{"__AUTH__:wrong\n", "wrong-without-prefix\n", "\n"} {
+		p := dial(t, s)
+		p.send(line)
+		p.expect("AUTH_FAILED")
+		p.expectEOF()
+	}
+	p := dial(t, s) // the engine takes a prefix-less line as the token
+	p.send("tok\r\n")
+	p.expect("ACK")
+	p.conn.Close()
+
+	p = dial(t, s) // silence until the auth timeout
+	p.expect("AUTH_FAILED")
+	p.expectEOF()
+
+	authed(t, s) // the ingress still takes a good collector afterwards
+	if st := s.Stats(); st.AuthFailures != 4 || st.Sessions != 3 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestSingleCollector(t *testing.T) {
+	s := start(t, Config{RejectGrace: -1})
+	first := authed(t, s)
+	second := dial(t, s)
+	second.expect("REJECTED") // without sending anything, like the engine
+	second.expectEOF()
+	first.send("__BATCH__:1:x\n")
+	first.expect("RECEIVED")
+	first.conn.Close()
+	waitFor(t, func() bool { return len(s.slot) == 0 })
+	authed(t, s) // the ingress is free again
+	if s.Stats().Rejected != 1 {
+		t.Fatalf("stats %+v", s.Stats())
+	}
+}
+
+func TestRejectGraceCoversAReconnectRace(t *testing.T) {
+	s := start(t, Config{RejectGrace: 2 * time.Second})
+	first := authed(t, s)
+	second := dial(t, s)
+	second.send("__AUTH__:tok\n")
+	time.Sleep(50 * time.Millisecond)
+	first.conn.Close() // the old session ends while the new one waits
+	second.expect("ACK")
+}
+
+func TestSecondAuthIsABadRequest(t *testing.T) {
+	p := authed(t, start(t, Config{}))
+	p.send("__AUTH__:tok\n")
+	p.expect("BAD_REQUEST")
+}
+
+func TestBatchDispatch(t *testing.T) {
+	type rec struct {
+		id  int64
+		rec string
+	}
+	var mu sync.Mutex
+	var got []rec
+	s := start(t, Config{
+		Handler: func(id int64, r []byte) string {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, rec{id, string(r)})
+			switch string(r) {
+			case "want-decrypt-failed":
+				return protocol.ReplyDecryptFailed
+			case "want-queue-full":
+				return protocol.QueueFull(500 * time.Millisecond)
+			case "want-decode-failed":
+				return protocol.ReplyDecodeFailed
+			}
+			return ""
+		},
+		CommitHandler: func(id int64) string {
+			switch id {
+			case 10:
+				return "ACK:10"
+			case 11:
+				return protocol.ReplyResend
+			case 12:
+				return protocol.ReplyRetry
+			}
+			return ""
+		},
+	})
+	p := authed(t, s)
+	p.send("__BATCH__:42:payload-data\n")
+	p.expect("RECEIVED")
+	for i := range 10 {
+		p.send("__BATCH__:" + string(rune('1'+i%9)) + ":n\n")
+		p.expect("RECEIVED")
+	}
+	p.send("__BATCH__:5:crlf\r\n", "__BATCH__:6:a:b:c\n")
+	p.expect("RECEIVED")
+	p.expect("RECEIVED")
+	bad := []struct{ line, reply string }{
+		{"__BATCH__:notanumber:data\n", "INVALID_PARAM"},
+		{"__BATCH__:0:data\n", "INVALID_PARAM"},
+		{"__BATCH__:1\n", "BAD_REQUEST"},
+		{"HELLO\n", "BAD_REQUEST"},
+		{"__COMMIT__:abc\n", "INVALID_PARAM"},
+		{"__COMMIT__:0\n", "INVALID_PARAM"},
+		{"__COMMIT__:-1\n", "INVALID_PARAM"},
+		{"__COMMIT__:10\n", "ACK:10"},
+		{"__COMMIT__:11\n", "RESEND"},
+		{"__COMMIT__:12\n", "RETRY"},
+		{"__COMMIT__:13\n", "PENDING"},
+		{"__BATCH__:7:want-decrypt-failed\n", "DECRYPT_FAILED"},
+		{"__BATCH__:8:want-queue-full\n", "QUEUE_FULL:500"},
+		{"__BATCH__:9:want-decode-failed\n", "DECODE_FAILED"},
+	}
+	for _, b := range bad {
+		p.send(b.line)
+		p.expect(b.reply)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 16 || got[0] != (rec{42, "payload-data"}) || got[11] != (rec{5, "crlf"}) || got[12] != (rec{6, "a:b:c"}) {
+		t.Fatalf("handler saw %+v", got)
+	}
+}
+
+func TestPipelinedRequestsGetOrderedReplies(t *testing.T) {
+	p := authed(t, start(t, Config{}))
+	var b strings.Builder
+	for i := 1; i <= 200; i++ {
+		b.WriteString("__BATCH__:1:x\n__BATCH__:x:y\n")
+	}
+	p.send(b.String())
+	for range 200 {
+		p.expect("RECEIVED")
+		p.expect("INVALID_PARAM")
+	}
+}
+
+func TestPacketDecoding(t *testing.T) {
+	key := bytes.Repeat([]byte{1}, codec.KeySize)
+	enc, _ := codec.NewEncoder(codec.Options{Mode: codec.ModePacket, Compression: codec.CompressionGzip, Encryption: codec.EncryptionAESGCM, Key: key})
+	good, _ := enc.Encode(nil, []byte("hello"))
+	withKey, _ := codec.NewDecoder(codec.ModePacket, key)
+	noKey, _ := codec.NewDecoder(codec.ModePacket, nil)
+	corrupt := `{"version":1,"payload":"` + base64.StdEncoding.EncodeToString([]byte("not gzip")) + `","compression":"gzip","encryption":"none","iv":null}`
+	tampered := bytes.Replace(good, []byte(`"payload":"`), []byte(`"payload":"AAAA`), 1)
+
+	var records []string
+	s := start(t, Config{Decoder: withKey, Handler: func(_ int64, r []byte) string { records = append(records, string(r)); return "" }})
+	p := authed(t, s)
+	for _, c := range []struct{ payload, reply string }{
+		{string(good), "RECEIVED"},
+		{"not json", "DECODE_FAILED"},
+		{corrupt, "DECODE_FAILED"},
+		{string(tampered), "DECRYPT_FAILED"},
+	} {
+		p.send("__BATCH__:1:" + c.payload + "\n")
+		p.expect(c.reply)
+	}
+	if len(records) != 1 || records[0] != "hello" {
+		t.Fatalf("records %q", records)
+	}
+	p.conn.Close()
+
+	s2 := start(t, Config{Decoder: noKey})
+	p = authed(t, s2)
+	p.send("__BATCH__:1:" + string(good) + "\n")
+	p.expect("DECRYPT_FAILED")
+	if st := s2.Stats(); st.DecryptFailures != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestLineTooLong(t *testing.T) {
+	p := authed(t, start(t, Config{MaxLineBytes: 64}))
+	p.send("__BATCH__:1:" + strings.Repeat("x", 100) + "\n")
+	p.expect("BAD_REQUEST")
+	p.expectEOF()
+}
+
+func TestFaults(t *testing.T) {
+	var handled []int64
+	s := start(t, Config{Handler: func(id int64, _ []byte) string { handled = append(handled, id); return "" }})
+	s.SetFaults(Faults{RetryEvery: 2, QueueFullEvery: 3, QueueFullDelay: 40 * time.Millisecond})
+	p := authed(t, s)
+	want := []string{"RECEIVED", "RETRY", "QUEUE_FULL:40", "RETRY", "RECEIVED", "QUEUE_FULL:40"}
+	for i, w := range want {
+		p.send("__BATCH__:" + string(rune('1'+i)) + ":x\n")
+		p.expect(w)
+	}
+	if len(handled) != 2 {
+		t.Fatalf("handled %v: RETRY and QUEUE_FULL must not reach the handler", handled)
+	}
+
+	s.SetFaults(Faults{BatchReply: protocol.ReplyDecryptFailed})
+	p.send("__BATCH__:9:x\n")
+	p.expect("DECRYPT_FAILED")
+
+	s.SetFaults(Faults{CutAfter: 2}) // the server-wide count is at 7: batch 8 is cut
+	p.send("__BATCH__:10:x\n")
+	p.expectEOF()
+	if s.Stats().Cuts != 1 || handled[len(handled)-1] != 10 {
+		t.Fatalf("cut: stats %+v handled %v", s.Stats(), handled)
+	}
+
+	s.SetFaults(Faults{AuthReply: protocol.ReplyAuthFailed})
+	waitFor(t, func() bool { return len(s.slot) == 0 })
+	p = dial(t, s)
+	p.send("__AUTH__:tok\n")
+	p.expect("AUTH_FAILED")
+	p.expectEOF()
+
+	s.SetFaults(Faults{Reject: true})
+	p = dial(t, s)
+	p.expect("REJECTED")
+
+	s.SetFaults(Faults{ReplyDelay: 50 * time.Millisecond})
+	p = authed(t, s)
+	t0 := time.Now()
+	p.send("__BATCH__:11:x\n")
+	p.expect("RECEIVED")
+	if time.Since(t0) < 50*time.Millisecond {
+		t.Fatal("reply was not delayed")
+	}
+}
+
+func TestDropCollector(t *testing.T) {
+	s := start(t, Config{})
+	p := authed(t, s)
+	s.DropCollector()
+	p.expectEOF()
+}
+
+func TestLifecycle(t *testing.T) {
+	if _, err := New(Config{}); err == nil {
+		t.Fatal("a config without token was accepted")
+	}
+	s, err := New(Config{Token: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Addr() != "" {
+		t.Fatal("Addr before Start")
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err == nil {
+		t.Fatal("second Start accepted")
+	}
+	p := authed(t, s)
+	p.send("__BATCH__:1:x\n")
+	p.expect("RECEIVED")
+	done := make(chan struct{})
+	go func() { _ = s.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close hung with a collector connected")
+	}
+	p.expectEOF()
+	_ = s.Close()
+	if _, err := net.DialTimeout("tcp", s.Addr(), time.Second); err == nil {
+		t.Fatal("still listening after Close")
+	}
+	if err := s.Start(context.Background()); err == nil {
+		t.Fatal("Start after Close accepted")
+	}
+	if _, err := New(Config{Token: "tok", Addr: "256.0.0.1:1"}); err != nil {
+		t.Fatal(err)
+	}
+	bad, _ := New(Config{Token: "tok", Addr: "256.0.0.1:1"})
+	if err := bad.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "256.0.0.1:1") {
+		t.Fatalf("listen error %v", err)
+	}
+	_ = bad.Close()
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for range 300 {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("condition not met in 3s")
+}
+
+var _ = errors.Is

@@ -1,0 +1,124 @@
+package protocol
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"testing"
+)
+
+func TestAppendAuth(t *testing.T) {
+	if got := string(AppendAuth([]byte("x"), "tok")); got != "x__AUTH__:tok\n" {
+		t.Fatalf("AppendAuth = %q", got)
+	}
+}
+
+func TestAppendBatch(t *testing.T) {
+	got, err := AppendBatch(nil, 42, []byte(`{"a":"b:c"}`))
+	if err != nil || string(got) != "__BATCH__:42:{\"a\":\"b:c\"}\n" {
+		t.Fatalf("AppendBatch = %q, %v", got, err)
+	}
+	for _, id := range []int64{0, -1, math.MinInt64} {
+		dst, err := AppendBatch([]byte("keep"), id, []byte("p"))
+		if !errors.Is(err, ErrBadBatchID) || string(dst) != "keep" {
+			t.Errorf("id %d: %q, %v", id, dst, err)
+		}
+		if err != nil && err.Error() != "batch "+strconv.FormatInt(id, 10)+": batchId must be positive" {
+			t.Errorf("message %q", err)
+		}
+	}
+	for _, p := range []string{"a\nb", "a\r", "\n"} {
+		if _, err := AppendBatch(nil, 1, []byte(p)); !errors.Is(err, ErrLineBreak) {
+			t.Errorf("payload %q: err %v", p, err)
+		}
+	}
+}
+
+func TestAppendCommit(t *testing.T) {
+	got, err := AppendCommit(nil, 7)
+	if err != nil || string(got) != "__COMMIT__:7\n" {
+		t.Fatalf("AppendCommit = %q, %v", got, err)
+	}
+	if _, err := AppendCommit(nil, 0); !errors.Is(err, ErrBadBatchID) {
+		t.Fatalf("AppendCommit(0) err = %v", err)
+	}
+}
+
+func TestCheckToken(t *testing.T) {
+	for tok, ok := range map[string]bool{"t": true, "": false, "a\nb": false, "a\r": false} {
+		if err := CheckToken(tok); (err == nil) != ok {
+			t.Errorf("CheckToken(%q) = %v", tok, err)
+		}
+	}
+}
+
+func TestParseRequest(t *testing.T) {
+	tests := []struct {
+		line    string
+		kind    Kind
+		id      int64
+		payload string
+		reply   string // "" = no error
+	}{
+		{"__BATCH__:42:payload-data", KindBatch, 42, "payload-data", ""},
+		{"__BATCH__:1:", KindBatch, 1, "", ""},
+		{"__BATCH__:7:a:b:c", KindBatch, 7, "a:b:c", ""},
+		{"__BATCH__:+7:x", KindBatch, 7, "x", ""},
+		{"__BATCH__:9223372036854775807:x", KindBatch, math.MaxInt64, "x", ""},
+		{"__BATCH__:1", KindUnknown, 0, "", ReplyBadRequest},
+		{"__BATCH__:", KindUnknown, 0, "", ReplyBadRequest},
+		{"__BATCH__:notanumber:data", KindUnknown, 0, "", ReplyInvalidParam},
+		{"__BATCH__::data", KindUnknown, 0, "", ReplyInvalidParam},
+		{"__BATCH__:0:data", KindUnknown, 0, "", ReplyInvalidParam},
+		{"__BATCH__:-3:data", KindUnknown, 0, "", ReplyInvalidParam},
+		{"__BATCH__:9223372036854775808:x", KindUnknown, 0, "", ReplyInvalidParam},
+		{"__COMMIT__:5", KindCommit, 5, "", ""},
+		{"__COMMIT__:abc", KindUnknown, 0, "", ReplyInvalidParam},
+		{"__COMMIT__:0", KindUnknown, 0, "", ReplyInvalidParam},
+		{"__COMMIT__:-1", KindUnknown, 0, "", ReplyInvalidParam},
+		{"__AUTH__:tok", KindAuth, 0, "tok", ""},
+		{"HELLO", KindUnknown, 0, "", ReplyBadRequest},
+		{"", KindUnknown, 0, "", ReplyBadRequest},
+		{"__batch__:1:x", KindUnknown, 0, "", ReplyBadRequest},
+	}
+	for _, tt := range tests {
+		req, err := ParseRequest([]byte(tt.line))
+		if tt.reply != "" {
+			var re *RequestError
+			if !errors.As(err, &re) || re.Reply != tt.reply {
+				t.Errorf("ParseRequest(%q) err = %v, want %s", tt.line, err, tt.reply)
+			}
+			continue
+		}
+		if err != nil || req.Kind != tt.kind || req.BatchID != tt.id || string(req.Payload) != tt.payload {
+			t.Errorf("ParseRequest(%q) = %+v, %v", tt.line, req, err)
+		}
+	}
+}
+
+func FuzzParseRequest(f *testing.F) {
+	f.Add(int64(1), "payload", "__BATCH__:1:x")
+	f.Add(int64(42), "a:b", "__COMMIT__:9")
+	f.Add(int64(-1), "", "__BATCH__:abc")
+	f.Fuzz(func(t *testing.T, id int64, payload, garbage string) {
+		// Garbage never panics and errors carry a reply word.
+		if _, err := ParseRequest([]byte(garbage)); err != nil {
+			var re *RequestError
+			if !errors.As(err, &re) || (re.Reply != ReplyBadRequest && re.Reply != ReplyInvalidParam) {
+				t.Fatalf("%q: %v", garbage, err)
+			}
+		}
+		// What AppendBatch writes, ParseRequest reads back.
+		line, err := AppendBatch(nil, id, []byte(payload))
+		if err != nil {
+			if id > 0 && CheckLine([]byte(payload)) == nil {
+				t.Fatalf("AppendBatch(%d, %q): %v", id, payload, err)
+			}
+			return
+		}
+		req, err := ParseRequest(line[:len(line)-1])
+		if err != nil || req.Kind != KindBatch || req.BatchID != id || string(req.Payload) != payload {
+			t.Fatalf("round trip of %q: %+v, %v", line, req, err)
+		}
+	})
+}
