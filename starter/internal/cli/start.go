@@ -178,7 +178,8 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 	defer stopSignals()
 
 	var readyOnce sync.Once
-	rt, err := agentruntime.New(agentruntime.Options{
+	var rt *agentruntime.Runtime
+	rt, err = agentruntime.New(agentruntime.Options{
 		Config:   cfg,
 		Home:     req.home,
 		Registry: registry,
@@ -194,9 +195,13 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 					logger.Warn("systemd readiness notification failed", "error", err)
 				}
 				req.notify.ready()
+				recordSettledInputID(rt, ids, paths.IDFile(a.env.Getenv, req.home), logger)
 			})
 		},
 	})
+	if err != nil {
+		return fail(agentruntime.ExitCode(err), err)
+	}
 	if err != nil {
 		return fail(agentruntime.ExitCode(err), err)
 	}
@@ -254,4 +259,18 @@ func explicitIDs(cfg *config.Config) identity.IDs {
 		ids.Input = fc.ID
 	}
 	return ids
+}
+
+// recordSettledInputID writes the WAL's input id back into the id file. The
+// WAL remembers the id its positions are keyed by; when the id file was
+// lost, identity.Resolve made a fresh one, and the runtime kept the WAL's.
+func recordSettledInputID(rt *agentruntime.Runtime, ids identity.IDs, idFile string, logger *slog.Logger) {
+	settled := rt.Snapshot().InputID
+	if settled == "" || settled == ids.Input {
+		return
+	}
+	fixed := identity.IDs{Agent: ids.Agent, Input: settled, Output: ids.Output}
+	if _, err := identity.Resolve(idFile, fixed); err != nil {
+		logger.Warn("could not record the WAL's input id in the id file", "error", err)
+	}
 }
