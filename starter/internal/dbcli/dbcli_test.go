@@ -18,10 +18,9 @@ import (
 const t0 = int64(1_700_000_000_000)
 
 type fixture struct {
-	home   string
-	pid    string
-	env    map[string]string
-	walDir string
+	home string
+	pid  string
+	env  map[string]string
 }
 
 // newFixture creates an install root whose data/wal.db holds rows 1..6:
