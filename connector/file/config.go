@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/edge-agent/edge-agent/connector/file/internal/glob"
 	"github.com/edge-agent/edge-agent/connector/input"
 )
 
@@ -106,6 +107,13 @@ func (c *Config) Validate() error {
 	for i, p := range c.Paths {
 		if strings.TrimSpace(p) == "" {
 			errs = append(errs, input.Errorf(fmt.Sprintf("paths[%d]", i), "must not be blank"))
+		} else if _, err := glob.CompileAll(p); err != nil {
+			errs = append(errs, input.Errorf(fmt.Sprintf("paths[%d]", i), "%v", err))
+		}
+	}
+	for i, p := range c.Exclude {
+		if _, err := glob.CompileExclude(p); err != nil {
+			errs = append(errs, input.Errorf(fmt.Sprintf("exclude[%d]", i), "%v", err))
 		}
 	}
 	if _, err := lookupEncoding(c.Encoding); err != nil {

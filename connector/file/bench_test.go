@@ -1,0 +1,144 @@
+package file
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/edge-agent/edge-agent/connector/input"
+)
+
+// Benchmarks read + split + format a generated file of ~200-byte lines,
+// one whole file per iteration, and report lines/s, allocations per
+// event and the heap in use after reading (it must not grow with the
+// file). Run: go test -run '^$' -bench . -benchmem -cpu 1 ./file/
+//
+// The file is generated once into the OS temp directory and reused.
+
+// benchFile returns a file of n lines; every 4th line starts a record
+// (timestamp), the others look like stack-trace continuations.
+func benchFile(b *testing.B, n int) string {
+	b.Helper()
+	dir := filepath.Join(os.TempDir(), "edge-agent-connector-bench")
+	must(b, os.MkdirAll(dir, 0o755))
+	path := filepath.Join(dir, fmt.Sprintf("lines-v2-%d.log", n))
+	if fi, err := os.Stat(path); err == nil && fi.Size() > int64(n)*150 {
+		return path
+	}
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	must(b, err)
+	w := bufio.NewWriterSize(f, 1<<20)
+	pad := "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	for i := 0; i < n; i++ {
+		if i%4 == 0 {
+			fmt.Fprintf(w, "2024-05-17T10:%02d:%02d.%03dZ INFO  [worker-%d] com.example.Service - request id=%08d user=\"alice\" path=/api/v1/items status=200 took=%dms %s%s\n",
+				i/60000%60, i/1000%60, i%1000, i%16, i, i%997, pad, pad[:i%20])
+		} else {
+			fmt.Fprintf(w, "\tat com.example.very.long.package.name.Handler%d.process(Handler.java:%d) ~[app.jar:1.2.3] caused by \"x\" at step %d %s%s\n",
+				i%50, i%500, i%7, pad, pad[:i%30])
+		}
+	}
+	must(b, w.Flush())
+	must(b, f.Close())
+	must(b, os.Rename(tmp, path))
+	return path
+}
+
+func benchRead(b *testing.B, lines int, mutate func(c *Config)) {
+	path := benchFile(b, lines)
+	fi, err := os.Stat(path)
+	must(b, err)
+	cfg := NewDefaultConfig()
+	cfg.Paths = []string{path}
+	cfg.ReadFromBeginning = true
+	cfg.UseFsnotify = false
+	if mutate != nil {
+		mutate(cfg)
+	}
+	var ms0, ms1 runtime.MemStats
+	var heapAfter uint64
+	var events, physical int64
+	evs := make([]input.Event, 0, 1024)
+	ctx := context.Background()
+	runtime.GC()
+	runtime.ReadMemStats(&ms0)
+	cpu0 := cpuTime()
+	start := time.Now()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		in, err := New(cfg, input.Settings{ID: "bench"})
+		must(b, err)
+		must(b, in.Open(ctx, input.OpenOptions{FirstStart: true}))
+		for {
+			evs, err = in.Poll(ctx, evs[:0], 1024)
+			must(b, err)
+			if len(evs) == 0 {
+				break
+			}
+			for j := range evs {
+				if evs[j].Payload != nil {
+					events++
+				}
+			}
+		}
+		events += int64(len(in.Drain(evs[:0])))
+		physical += in.Stats().LinesRead
+		if i == b.N-1 {
+			b.StopTimer()
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			heapAfter = ms.HeapInuse
+			b.StartTimer()
+		}
+		must(b, in.Close())
+	}
+	b.StopTimer()
+	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
+	runtime.ReadMemStats(&ms1)
+	if physical != int64(lines)*int64(b.N) {
+		b.Fatalf("read %d lines, want %d", physical, int64(lines)*int64(b.N))
+	}
+	b.SetBytes(fi.Size())
+	b.ReportMetric(float64(physical)/elapsed.Seconds(), "lines/s")
+	// CPU time of the whole process (reader + GC on every thread): the
+	// per-core figure, independent of other load on a shared machine.
+	b.ReportMetric(float64(physical)/cpu.Seconds(), "lines/cpu-s")
+	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/float64(events), "allocs/event")
+	b.ReportMetric(float64(heapAfter)/(1<<20), "heap-MB")
+}
+
+func BenchmarkReadSingleLine(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("lines=%d", n), func(b *testing.B) { benchRead(b, n, nil) })
+	}
+}
+
+func BenchmarkReadMultiline(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("lines=%d", n), func(b *testing.B) {
+			benchRead(b, n, func(c *Config) { c.Multiline.Pattern = `^\d{4}-\d{2}-\d{2}` })
+		})
+	}
+}
+
+func BenchmarkReadNDJSONOutput(b *testing.B) {
+	benchRead(b, 100_000, func(c *Config) { c.OutputFormat.Type = "json" })
+}
+
+// cpuTime is the user+system CPU time used by this process so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,37 @@
+// Package file is the `type: file` input: it finds files by glob, follows
+// each one by identity through renames, copytruncate and deletion, and
+// turns complete lines (or multiline groups) into events whose payload is
+// the event JSON of the EdgeSocket RAW format.
+//
+// Identity is device+inode plus a fingerprint of the first
+// fingerprint-bytes, matched by prefix so a growing file keeps its
+// identity. A position (input.Position) is kept per identity, not per
+// path, so a renamed file resumes where it was; its State is JSON, see
+// savedState.
+//
+// Guarantees, given a scheduler that stores each event's position with
+// the event:
+//   - every complete line is delivered once, in order per file, while
+//     the file stays reachable (by a glob, or by an open descriptor after
+//     a rename or delete);
+//   - a partial last line is held until its newline arrives and is never
+//     delivered on its own; after a restart it is read again from the
+//     saved offset;
+//   - files found after the first start are read from offset 0;
+//     read-from-beginning applies only to files present at the first
+//     start (tailed from the end of their last complete line otherwise;
+//     _line then counts from that point, as in the Java agent);
+//   - buffered multiline groups are delivered, not dropped, on idle
+//     timeout (from the last line), close-inactive, rotation, skipped
+//     errors and Drain.
+//
+// Poll never waits: it reads at most max events and 16 MiB per call,
+// shares the budget round-robin between files, and returns. Errors come
+// back only with on-error: fail; with skip they are logged once per file
+// and counted in Stats().Errors.
+//
+// Limits: content rewritten in place with identical first bytes and a
+// size that did not shrink cannot be told from appended data; a file
+// renamed out of the globs or deleted while closed (close-inactive,
+// max-open-files) cannot be finished.
+package file

@@ -1,0 +1,96 @@
+package file
+
+import (
+	"fmt"
+
+	"github.com/edge-agent/edge-agent/connector/input"
+)
+
+// drainPending moves queued events into the poll's output, oldest first,
+// within the budget.
+func (in *Input) drainPending() {
+	n := len(in.pending)
+	if n > in.budget {
+		n = in.budget
+	}
+	in.out = append(in.out, in.pending[:n]...)
+	in.budget -= n
+	rest := copy(in.pending, in.pending[n:])
+	clear(in.pending[rest:])
+	in.pending = in.pending[:rest]
+}
+
+// emit adds an event to the poll's output, or queues it for the next
+// poll when the budget is used up (only forced events: position changes
+// and group flushes that cannot wait).
+func (in *Input) emit(ev input.Event) {
+	if ev.Payload != nil {
+		in.local.events++
+	}
+	if in.budget > 0 && len(in.pending) == 0 {
+		in.out = append(in.out, ev)
+		in.budget--
+		return
+	}
+	in.pending = append(in.pending, ev)
+}
+
+// position returns the current position of t.
+func (in *Input) position(t *tracked) input.Position {
+	buf := in.arena.begin(len(t.stateHead) + 48)
+	start := len(buf)
+	buf = appendStateTail(append(buf, t.stateHead...), t.offset, t.line)
+	return input.Position{Key: t.key, State: in.arena.end(buf, start)}
+}
+
+// emitPosition emits a position-only event for t.
+func (in *Input) emitPosition(t *tracked) {
+	in.emit(input.Event{Pos: in.position(t)})
+}
+
+// emitForget tells the scheduler to drop the position of key.
+func (in *Input) emitForget(key string) {
+	in.emit(input.Event{Pos: input.Position{Key: key}})
+}
+
+// publish copies the poll-local counters to the atomics Stats reads.
+func (in *Input) publish() {
+	l := &in.local
+	s := &in.stats
+	s.linesRead.Add(l.lines)
+	s.bytesRead.Add(l.bytes)
+	s.events.Add(l.events)
+	s.truncatedLines.Add(l.truncated)
+	s.invalid.Add(in.fmt.invalid)
+	s.rotations.Add(l.rotations)
+	s.truncations.Add(l.truncations)
+	s.errors.Add(l.errors)
+	*l = struct{ lines, bytes, events, truncated, rotations, truncations, errors int64 }{}
+	in.fmt.invalid = 0
+	s.filesOpen.Store(int64(in.open))
+	s.filesTracked.Store(int64(len(in.files)))
+}
+
+// fileErr applies on-error to a problem with one file: with fail it
+// returns the error (the scheduler stops), with skip it logs once per
+// path and message and returns nil.
+func (in *Input) fileErr(op, path string, err error) error {
+	in.local.errors++
+	wrapped := fmt.Errorf("%s %s: %w", op, path, err)
+	if in.failFast {
+		return wrapped
+	}
+	msg := wrapped.Error()
+	if in.errSeen[path] != msg {
+		in.errSeen[path] = msg
+		in.log.Warn("skipping file after error (on-error: skip)", "path", path, "err", err)
+	}
+	return nil
+}
+
+// fileOK clears the once-per-error log memory of a path.
+func (in *Input) fileOK(path string) {
+	if len(in.errSeen) > 0 {
+		delete(in.errSeen, path)
+	}
+}

@@ -1,0 +1,12 @@
+// Package fingerprint identifies a file's content by its first bytes.
+//
+// Device and inode numbers alone cannot tell a truncated-and-rewritten
+// file, or a new file that reused a freed inode, from the file that was
+// there before; the first bytes can. A fingerprint grows with the file up
+// to a configured size and is matched by prefix: a file still matches its
+// old fingerprint when it has grown, and stops matching when the bytes the
+// fingerprint covers changed or disappeared.
+//
+// Positions store only the length and a 64-bit FNV-1a hash of the
+// fingerprint, so the saved state stays small however large it is.
+package fingerprint

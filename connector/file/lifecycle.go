@@ -1,0 +1,121 @@
+package file
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/edge-agent/edge-agent/connector/input"
+)
+
+// truncate restarts t at offset 0 after its content shrank or changed
+// under the same identity. Lines assembled before are delivered first.
+func (in *Input) truncate(t *tracked, cur []byte) {
+	in.flushGroups(t, true)
+	t.resetTo0()
+	t.fp.Set(cur)
+	n, be := in.fmt.codec.bom(cur)
+	if be != t.bigEndian {
+		t.split.Configure(in.cfg.MaxLineBytes, in.fmt.codec.width(), be)
+	}
+	t.bomLen, t.bigEndian = n, be
+	t.refreshState()
+	in.local.truncations++
+	in.emitPosition(t)
+}
+
+// retire delivers what t still holds, closes it and forgets its position.
+func (in *Input) retire(t *tracked) {
+	if t.dead {
+		return
+	}
+	in.flushGroups(t, true)
+	in.closeFile(t)
+	t.dead = true
+	delete(in.files, t.key)
+	if in.byID[t.id] == t {
+		delete(in.byID, t.id)
+	}
+	delete(in.errSeen, t.path)
+	in.emitForget(t.key)
+}
+
+// compactRing drops retired files from the read order, keeping the
+// round-robin cursor on the same live file.
+func (in *Input) compactRing() {
+	n := 0
+	cur := in.cursor
+	for i, t := range in.ring {
+		if t.dead {
+			if i < in.cursor {
+				cur--
+			}
+			continue
+		}
+		in.ring[n] = t
+		n++
+	}
+	clear(in.ring[n:])
+	in.ring = in.ring[:n]
+	if cur < 0 || cur >= n {
+		cur = 0
+	}
+	in.cursor = cur
+}
+
+// watchDirs lists directories whose changes should wake discovery: each
+// pattern's base and each tracked file's directory.
+func (in *Input) watchDirs() []string {
+	set := make(map[string]struct{})
+	for _, p := range in.pats {
+		d := p.Base()
+		if p.Literal() {
+			if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+				d = filepath.Dir(d)
+			}
+		}
+		set[d] = struct{}{}
+	}
+	for _, t := range in.ring {
+		set[filepath.Dir(t.path)] = struct{}{}
+	}
+	out := make([]string, 0, len(set))
+	for d := range set {
+		out = append(out, d)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// emitReady emits t's completed multiline groups while the budget lasts
+// (all of them when force is set) and returns how many it emitted.
+func (in *Input) emitReady(t *tracked, force bool) int {
+	if t.asm == nil {
+		return 0
+	}
+	n := 0
+	for g := t.asm.Ready(); g != nil; g = t.asm.Ready() {
+		if !force && in.budget == 0 {
+			break
+		}
+		last := g[len(g)-1]
+		t.offset, t.line = last.End, last.Num
+		s := in.fmt.appendGroup(in.scratch[:0], t.fileJSON, g, t.bigEndian)
+		in.scratch = s
+		payload := in.arena.copy(s)
+		in.emit(input.Event{Payload: payload, Pos: in.position(t)})
+		t.asm.Done()
+		n++
+	}
+	return n
+}
+
+// flushGroups releases t's buffered lines as a group and emits everything
+// ready.
+func (in *Input) flushGroups(t *tracked, force bool) {
+	if t.asm == nil {
+		return
+	}
+	t.asm.Flush()
+	in.emitReady(t, force)
+}

@@ -1,0 +1,177 @@
+package file
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
+)
+
+// housekeep runs the time-driven work: idle multiline flushes and
+// closing files inactive for close-inactive-ms.
+func (in *Input) housekeep(now time.Time) {
+	nowMs := now.UnixMilli()
+	for _, t := range in.ring {
+		if t.dead {
+			continue
+		}
+		if t.asm != nil && t.asm.Pending() && nowMs-t.asm.LastAt() >= in.flushIdle.Milliseconds() {
+			t.asm.Flush()
+			in.emitReady(t, false)
+		}
+		if t.f != nil && t.atEOF && t.missing == 0 && now.Sub(t.lastData) >= in.closeAfter && !in.grew(t) && in.stillNamed(t) {
+			// Deliver the buffered group instead of dropping it (the Java
+			// agent drops it here), then free the descriptor.
+			in.flushGroups(t, true)
+			in.closeFile(t)
+		}
+	}
+}
+
+// grew reports whether t has bytes beyond what was read: written after
+// the last read of this poll cycle. Such a file is not idle.
+func (in *Input) grew(t *tracked) bool {
+	fi, err := t.f.Stat()
+	return err == nil && fi.Size() > t.readPos
+}
+
+// stillNamed reports whether t's path still names t. A file renamed or
+// deleted since the last scan must keep its descriptor until it is read
+// to its end: closing it would lose its tail.
+func (in *Input) stillNamed(t *tracked) bool {
+	fi, err := os.Stat(t.path)
+	if err != nil {
+		in.rescan = true
+		return false
+	}
+	id, _, ok := idOf(t.path, fi)
+	if !ok || id != t.id {
+		in.rescan = true
+		return false
+	}
+	return true
+}
+
+// reopen opens a tracked file that was closed, checking it is still the
+// same content. It reports false when the file cannot be read now.
+func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
+	if in.open >= in.cfg.MaxOpenFiles && !in.evict(t) {
+		return false, nil
+	}
+	f, err := in.openFile(t.path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			// Renamed or deleted since the last scan: scan now to find
+			// its new name (or to finish and forget it).
+			in.rescan = true
+			return false, nil
+		}
+		t.needsRead = false
+		t.failed = true
+		return false, in.fileErr("open", t.path, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		t.needsRead, t.failed = false, true
+		return false, in.fileErr("stat", t.path, err)
+	}
+	if id, _, ok := idOf(t.path, fi); !ok || id != t.id {
+		// The name now holds another file; the next scan sorts it out.
+		_ = f.Close()
+		in.rescan = true
+		return false, nil
+	}
+	cur, err := fingerprint.Read(f, in.cfg.FingerprintBytes, in.fpBuf)
+	if err != nil {
+		_ = f.Close()
+		t.needsRead, t.failed = false, true
+		return false, in.fileErr("read", t.path, err)
+	}
+	t.f = f
+	in.open++
+	t.needsRead, t.failed = false, false
+	t.lastData = now
+	in.fileOK(t.path)
+	if !t.fp.Matches(cur) {
+		// Rewritten while closed, or a new file that reused the inode:
+		// the old content is gone either way. Keep the descriptor, start
+		// a new identity from 0.
+		path, id := t.path, t.id
+		t.f = nil
+		in.open--
+		in.retire(t)
+		nt := in.track("", path, id, cur)
+		nt.f, nt.lastData, nt.lastSize, nt.seenScan = f, now, fi.Size(), in.scanGen
+		in.open++
+		return false, nil
+	}
+	if fi.Size() < t.readPos {
+		in.truncate(t, cur)
+	}
+	return true, nil
+}
+
+// evict closes the open file served longest ago, preferring files at
+// their end, to stay under max-open-files. Files being finished (gone)
+// are never evicted: closing them would lose their tail.
+func (in *Input) evict(except *tracked) bool {
+	var victim *tracked
+	for _, t := range in.ring {
+		if t == except || t.dead || t.f == nil || t.gone || t.missing > 0 || !in.stillNamed(t) {
+			continue
+		}
+		if victim == nil || (t.atEOF && !victim.atEOF) || (t.atEOF == victim.atEOF && t.served < victim.served) {
+			victim = t
+		}
+	}
+	if victim == nil {
+		return false
+	}
+	unread := !victim.atEOF || in.grew(victim)
+	in.closeFile(victim)
+	victim.needsRead = unread
+	return true
+}
+
+// closeFile releases t's descriptor. A held partial line is dropped and
+// will be read again from the file; assembled lines stay buffered.
+func (in *Input) closeFile(t *tracked) {
+	if t.f == nil {
+		return
+	}
+	_ = t.f.Close()
+	t.f = nil
+	in.open--
+	t.split.Reset()
+	t.readPos = t.consumed
+	t.atEOF = false
+}
+
+// readFailed applies on-error to a read error on an open file.
+func (in *Input) readFailed(t *tracked, err error) error {
+	in.flushGroups(t, true)
+	in.closeFile(t)
+	t.failed = true
+	return in.fileErr("read", t.path, err)
+}
+
+// takeWatchEvents applies what the watcher noticed since the last poll.
+func (in *Input) takeWatchEvents() {
+	if in.watch == nil {
+		return
+	}
+	written, rescan := in.watch.take()
+	if rescan {
+		in.rescan = true
+	}
+	for _, p := range written {
+		for _, t := range in.ring {
+			if !t.dead && t.f == nil && t.path == p {
+				t.needsRead = true
+			}
+		}
+	}
+}

@@ -1,0 +1,225 @@
+package file
+
+import (
+	"errors"
+	"io"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
+	"github.com/edge-agent/edge-agent/connector/file/internal/multiline"
+	"github.com/edge-agent/edge-agent/connector/input"
+)
+
+// maxPollBytes bounds the bytes one Poll reads, so a poll stays short
+// even when no line ends for a long time (a huge partial or truncated
+// line, multiline groups still open): Poll must never stall the loop.
+const maxPollBytes = 16 << 20
+
+// readAll gives every file with something to read a turn, round-robin,
+// each turn limited to a fair share of the remaining budget, until the
+// budget is used or every file is at its end. The next poll starts after
+// the last file served, so a hot file cannot starve the others.
+func (in *Input) readAll(now time.Time) error {
+	in.tick++
+	poll := in.tick
+	defer in.compactRing()
+	in.byteBudget = maxPollBytes
+	for in.budget > 0 && in.byteBudget > 0 {
+		active := 0
+		for _, t := range in.ring {
+			if in.wantsTurn(t, poll) {
+				active++
+			}
+		}
+		if active == 0 {
+			return nil
+		}
+		quota := in.budget / active
+		if quota < 1 {
+			quota = 1
+		}
+		n := len(in.ring)
+		start := in.cursor % n
+		for k := 0; k < n && in.budget > 0 && in.byteBudget > 0; k++ {
+			i := (start + k) % n
+			t := in.ring[i]
+			if !in.wantsTurn(t, poll) {
+				continue
+			}
+			if err := in.readTurn(t, quota, poll, now); err != nil {
+				return err
+			}
+			in.cursor = (i + 1) % n
+		}
+	}
+	return nil
+}
+
+func (in *Input) wantsTurn(t *tracked, poll uint64) bool {
+	if t.dead || t.eofPoll == poll {
+		return false
+	}
+	if t.asm != nil && t.asm.Ready() != nil {
+		return true
+	}
+	return t.f != nil || t.needsRead
+}
+
+// readTurn reads t until quota events were produced, the budget is used,
+// or the end of the file.
+func (in *Input) readTurn(t *tracked, quota int, poll uint64, now time.Time) error {
+	in.tick++
+	t.served = in.tick
+	emitted := 0
+	if t.asm != nil {
+		emitted = in.emitReady(t, false)
+		if in.budget == 0 {
+			return nil
+		}
+	}
+	if t.f == nil {
+		if !t.needsRead {
+			t.eofPoll = poll
+			return nil
+		}
+		ok, err := in.reopen(t, now)
+		if err != nil || !ok {
+			t.eofPoll = poll
+			return err
+		}
+	}
+	verified := false
+	for emitted < quota && in.budget > 0 && in.byteBudget > 0 {
+		n, rerr := t.f.ReadAt(in.readBuf, t.readPos)
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return in.readFailed(t, rerr)
+		}
+		if n == 0 {
+			in.reachedEOF(t, poll)
+			return nil
+		}
+		if !verified {
+			// Before using new bytes, make sure the file still starts
+			// the way it did: a copytruncate followed by fast writes can
+			// make a shrunk file look like it grew.
+			verified = true
+			cur, err := fingerprint.Read(t.f, in.cfg.FingerprintBytes, in.fpBuf)
+			if err != nil {
+				return in.readFailed(t, err)
+			}
+			if !t.fp.Matches(cur) {
+				in.truncate(t, cur)
+				continue
+			}
+			if len(cur) > t.fp.Len() {
+				t.fp.Set(cur)
+				t.refreshState()
+			}
+		}
+		t.atEOF = false
+		t.lastData = now
+		in.local.bytes += int64(n)
+		in.byteBudget -= n
+		chunk := in.readBuf[:n]
+		ts := now.UnixMilli()
+		if ts != in.tsCached {
+			in.tsCached = ts
+			in.tsTail = append(append(append(in.tsTail[:0], `,"_ts":`...), strconv.AppendInt(nil, ts, 10)...), `,"payload":`...)
+		}
+		if t.readPos == 0 {
+			// The byte-order mark is only known once the file has bytes.
+			n, be := in.fmt.codec.bom(chunk)
+			if be != t.bigEndian {
+				t.split.Configure(in.cfg.MaxLineBytes, in.fmt.codec.width(), be)
+			}
+			t.bomLen, t.bigEndian = n, be
+		}
+		acc := t.split.Feed(chunk, t.readPos)
+		t.readPos += int64(acc)
+		for {
+			line, end, truncated, ok := t.split.Next()
+			if !ok {
+				break
+			}
+			emitted += in.handleLine(t, line, end, truncated, ts)
+			if emitted >= quota || in.budget == 0 {
+				if r := t.split.Stop(); r >= 0 {
+					t.readPos = r
+				}
+				return nil
+			}
+		}
+		if errors.Is(rerr, io.EOF) || acc == 0 {
+			in.reachedEOF(t, poll)
+			return nil
+		}
+	}
+	return nil
+}
+
+// reachedEOF records that t has no more data now; a file that is gone
+// (deleted, renamed out of the globs) is finished and forgotten.
+func (in *Input) reachedEOF(t *tracked, poll uint64) {
+	t.atEOF = true
+	t.eofPoll = poll
+	if !t.gone {
+		return
+	}
+	// Last chance to notice a truncation before forgetting the file.
+	if fi, err := t.f.Stat(); err == nil && fi.Size() < t.readPos {
+		in.checkShrunk(t, fi.Size())
+		t.eofPoll = 0 // read it again in this poll
+		return
+	}
+	in.retire(t)
+}
+
+// handleLine turns one complete raw line into an event (or feeds it to
+// the multiline assembler) and returns how many events it emitted.
+func (in *Input) handleLine(t *tracked, raw []byte, end int64, truncated bool, ts int64) int {
+	in.local.lines++
+	if truncated {
+		in.local.truncated++
+		if in.fmt.codec.kind == encUTF8 {
+			raw = trimPartialRune(raw)
+		}
+	}
+	if t.consumed == 0 && t.bomLen > 0 && len(raw) >= t.bomLen {
+		raw = raw[t.bomLen:]
+	}
+	t.consumed = end
+	t.consumedLine++
+	if t.asm == nil {
+		t.offset, t.line = end, t.consumedLine
+		buf := in.arena.begin(len(t.singleHead) + len(raw) + len(in.tsTail) + 48)
+		start := len(buf)
+		buf = appendSingleHead(buf, t.singleHead, t.line, end, in.tsTail)
+		buf = in.fmt.appendPayload(buf, raw, nil, t.bigEndian)
+		payload := in.arena.end(append(buf, '}'), start)
+		in.emit(input.Event{Payload: payload, Pos: in.position(t)})
+		return 1
+	}
+	txt, _ := in.fmt.text(raw, t.bigEndian)
+	t.asm.Add(multiline.Line{Text: txt, Num: t.consumedLine, End: end, TS: ts})
+	return in.emitReady(t, false)
+}
+
+// trimPartialRune drops an incomplete UTF-8 sequence that a truncation
+// cut in half, so the payload does not end in a replacement character.
+func trimPartialRune(b []byte) []byte {
+	for i := 1; i <= utf8.UTFMax && i <= len(b); i++ {
+		c := b[len(b)-i]
+		if c < utf8.RuneSelf {
+			return b
+		}
+		if utf8.RuneStart(c) {
+			if !utf8.FullRune(b[len(b)-i:]) {
+				return b[:len(b)-i]
+			}
+			return b
+		}
+	}
+	return b
+}

@@ -1,0 +1,76 @@
+package file
+
+import (
+	"os"
+	"time"
+
+	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
+	"github.com/edge-agent/edge-agent/connector/file/internal/jsonenc"
+	"github.com/edge-agent/edge-agent/connector/file/internal/linesplit"
+	"github.com/edge-agent/edge-agent/connector/file/internal/multiline"
+)
+
+// tracked is one file identity (device+inode+fingerprint) the input knows,
+// open or not. Offsets:
+//
+//	offset   ≤ consumed ≤ readPos
+//	offset:   just past the last line delivered in an event (the position)
+//	consumed: just past the last complete line handed to the assembler
+//	readPos:  where the next read starts (consumed + held partial line)
+//
+// Without multiline, offset == consumed after every line.
+type tracked struct {
+	key  string
+	path string
+	id   fileID
+
+	fp        *fingerprint.Print
+	bigEndian bool // UTF-16 byte order of this file
+	bomLen    int  // byte-order mark length at offset 0
+
+	offset, line           int64
+	consumed, consumedLine int64
+	readPos                int64
+	f                      *os.File
+	split                  *linesplit.Splitter
+	asm                    *multiline.Assembler // nil without multiline
+
+	fileJSON   []byte // the path as a JSON string, for _file
+	singleHead []byte // `{"_index":0,"_file":"…","_line":` for single lines
+	stateHead  []byte // State up to the offset, see appendStateHead
+
+	atEOF     bool      // the last read found no more data
+	lastData  time.Time // last time new bytes were read (close-inactive)
+	served    uint64    // round-robin tick of the last turn (eviction order)
+	seenScan  uint64    // last scan whose globs matched this file
+	missing   int       // consecutive scans that did not match it
+	gone      bool      // deleted or out of the globs: finish, then forget
+	needsRead bool      // closed but known to have data (or to need a check)
+	failed    bool      // the last open/read failed (on-error: skip)
+	dead      bool      // retired: position forgotten
+	eofPoll   uint64    // poll in which the last read found EOF
+	lastSize  int64     // size at the last scan
+	lastMod   time.Time // modification time at the last scan
+}
+
+// setPath records the name the file is matched under; _file and the
+// state's path follow renames within the globs.
+func (t *tracked) setPath(p string) {
+	t.path = p
+	t.fileJSON, _ = jsonenc.AppendString(t.fileJSON[:0], []byte(p))
+	t.singleHead = append(append(append(t.singleHead[:0], `{"_index":0,"_file":`...), t.fileJSON...), `,"_line":`...)
+	t.refreshState()
+}
+
+// refreshState rebuilds the constant part of the State after the path or
+// the fingerprint changed.
+func (t *tracked) refreshState() {
+	t.stateHead = appendStateHead(t.stateHead[:0], t.path, t.id, t.fp.Sum())
+}
+
+// resetTo restarts reading at offset 0 (truncation, rewrite).
+func (t *tracked) resetTo0() {
+	t.offset, t.line, t.consumed, t.consumedLine, t.readPos = 0, 0, 0, 0, 0
+	t.split.Reset()
+	t.atEOF = false
+}
