@@ -132,3 +132,10 @@ func (r *Registry) Types() []string {
 	sort.Strings(out)
 	return out
 }
+
+// PathAnchor is implemented by configs that name files. The agent calls it
+// with its install root so relative paths mean the same thing whatever the
+// working directory (systemd starts services in /).
+type PathAnchor interface {
+	AnchorPaths(base string)
+}

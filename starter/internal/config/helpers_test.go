@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,17 +9,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/input"
 )
 
-// fileFactory stands in for file.NewFactory until the connector provides
-// it: config only needs Type and NewDefaultConfig.
-type fileFactory struct{}
-
-func (fileFactory) Type() string                   { return "file" }
-func (fileFactory) NewDefaultConfig() input.Config { return file.NewDefaultConfig() }
-func (fileFactory) Create(input.Config, input.Settings) (input.Input, error) {
-	return nil, errors.New("not used in config tests")
-}
-
-func testRegistry() *input.Registry { return input.NewRegistry(fileFactory{}) }
+func testRegistry() *input.Registry { return input.NewRegistry(file.NewFactory()) }
 
 // env is a fake environment for Getenv.
 type env map[string]string

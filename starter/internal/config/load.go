@@ -221,6 +221,9 @@ func (d *decoder) resolvePaths(cfg *Config, home string) {
 	} {
 		*p = paths.Resolve(home, strings.TrimSpace(*p))
 	}
+	if a, ok := cfg.Input.(input.PathAnchor); ok {
+		a.AnchorPaths(home)
+	}
 }
 
 // readSecrets loads output.token-file and output.aes-secret-key-file. Only

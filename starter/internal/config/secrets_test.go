@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/edge-agent/edge-agent/connector/file"
 )
 
 const (
@@ -167,5 +169,26 @@ func TestSecretsNeverInMessages(t *testing.T) {
 		if strings.Contains(w.String(), testToken) {
 			t.Errorf("secret in warning %q", w)
 		}
+	}
+}
+
+// Relative input paths mean the same file whatever the working directory:
+// systemd starts the agent in /, an operator in their shell.
+func TestRelativeInputPathsAnchorAtHome(t *testing.T) {
+	home := t.TempDir()
+	text := "input:\n  paths: [\"logs/*.log\", \"/var/log/x.log\"]\n  exclude: [\"logs/old.log\"]\n"
+	cfg, _, err := Load(writeConfig(t, text), LoadOptions{Registry: testRegistry(), Getenv: env{}.get, Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := cfg.Input.(*file.Config)
+	if want := filepath.Join(home, "logs/*.log"); fc.Paths[0] != want {
+		t.Errorf("paths[0] = %q, want %q", fc.Paths[0], want)
+	}
+	if fc.Paths[1] != "/var/log/x.log" {
+		t.Errorf("absolute path changed: %q", fc.Paths[1])
+	}
+	if want := filepath.Join(home, "logs/old.log"); fc.Exclude[0] != want {
+		t.Errorf("exclude[0] = %q, want %q", fc.Exclude[0], want)
 	}
 }

@@ -1,0 +1,26 @@
+package file
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/edge-agent/edge-agent/connector/input"
+)
+
+var _ input.PathAnchor = (*Config)(nil)
+
+// AnchorPaths makes relative paths and exclude patterns absolute under base.
+// Blank entries stay blank so Validate still reports them.
+func (c *Config) AnchorPaths(base string) {
+	if base == "" {
+		return
+	}
+	for _, list := range [][]string{c.Paths, c.Exclude} {
+		for i, p := range list {
+			if strings.TrimSpace(p) == "" || filepath.IsAbs(p) {
+				continue
+			}
+			list[i] = filepath.Join(base, p)
+		}
+	}
+}
