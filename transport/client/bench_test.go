@@ -8,6 +8,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/transport"
 	"github.com/edge-agent/edge-agent/transport/ingress"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 // benchBatch is the size of one Send call in the benchmarks, as a
@@ -20,9 +21,9 @@ const benchBatch = 512
 func BenchmarkSend(b *testing.B) {
 	payload := []byte(`{"_index":0,"_file":"/var/log/app/service.log","_line":1234,"_offset":567890,"_ts":1700000000000,"payload":"GET /api/v1/orders status=200 user=42 latency_ms=13 trace=5f2c9a region=eu-west ok ok ok"}`)
 	for _, link := range []struct {
-		name  string
-		delay time.Duration
-	}{{"loopback", 0}, {"rtt20ms", 10 * time.Millisecond}} {
+		name string
+		rtt  time.Duration
+	}{{"loopback", 0}, {"rtt20ms", 20 * time.Millisecond}} {
 		for _, inflight := range []int{1, 64} {
 			b.Run(fmt.Sprintf("%s/inflight=%d", link.name, inflight), func(b *testing.B) {
 				srv, err := ingress.New(ingress.Config{Token: "tok"})
@@ -34,8 +35,8 @@ func BenchmarkSend(b *testing.B) {
 				}
 				defer srv.Close()
 				addr := srv.Addr()
-				if link.delay > 0 {
-					addr = newDelayProxy(b, addr, link.delay).addr()
+				if link.rtt > 0 {
+					addr = transporttest.NewDelayProxy(b, addr, link.rtt).Addr()
 				}
 				cfg := DefaultConfig()
 				cfg.Endpoint, cfg.Token, cfg.MaxInFlight = addr, "tok", inflight

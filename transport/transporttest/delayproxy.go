@@ -1,4 +1,4 @@
-package client
+package transporttest
 
 import (
 	"io"
@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// delayProxy forwards 127.0.0.1 connections to target, holding every chunk
-// for delay in each direction: a long link (RTT = 2·delay) whose bandwidth
-// stays high, as on a WAN.
-type delayProxy struct {
+// DelayProxy forwards 127.0.0.1 connections to a target and holds every
+// chunk for a fixed delay in each direction: a link whose round-trip time
+// is twice the delay while its bandwidth stays high, as on a WAN.
+type DelayProxy struct {
 	ln     net.Listener
 	target string
 	delay  time.Duration
@@ -20,22 +20,25 @@ type delayProxy struct {
 	conns  []net.Conn
 }
 
-func newDelayProxy(tb testing.TB, target string, delay time.Duration) *delayProxy {
+// NewDelayProxy starts a proxy to target adding rtt/2 in each direction.
+// It is closed by tb.Cleanup, which waits for its goroutines.
+func NewDelayProxy(tb testing.TB, target string, rtt time.Duration) *DelayProxy {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p := &delayProxy{ln: ln, target: target, delay: delay}
+	p := &DelayProxy{ln: ln, target: target, delay: rtt / 2}
 	p.wg.Add(1)
 	go p.accept()
-	tb.Cleanup(p.close)
+	tb.Cleanup(p.Close)
 	return p
 }
 
-func (p *delayProxy) addr() string { return p.ln.Addr().String() }
+// Addr is the proxy's listening address (host:port).
+func (p *DelayProxy) Addr() string { return p.ln.Addr().String() }
 
-func (p *delayProxy) accept() {
+func (p *DelayProxy) accept() {
 	defer p.wg.Done()
 	for {
 		in, err := p.ln.Accept()
@@ -61,8 +64,9 @@ type chunk struct {
 	due  time.Time
 }
 
-// pipe copies src to dst, each chunk leaving delay after it arrived.
-func (p *delayProxy) pipe(src, dst net.Conn) {
+// pipe copies src to dst; each chunk leaves delay after it arrived, so
+// chunks in flight overlap as they do on a real link.
+func (p *DelayProxy) pipe(src, dst net.Conn) {
 	defer p.wg.Done()
 	q := make(chan chunk, 4096)
 	done := make(chan struct{})
@@ -97,12 +101,15 @@ func (p *delayProxy) pipe(src, dst net.Conn) {
 	}
 }
 
-func (p *delayProxy) close() {
+// Close stops accepting, closes every connection and waits for the pipes.
+// It is idempotent.
+func (p *DelayProxy) Close() {
 	_ = p.ln.Close()
 	p.mu.Lock()
 	for _, c := range p.conns {
 		_ = c.Close()
 	}
+	p.conns = nil
 	p.mu.Unlock()
 	p.wg.Wait()
 }
