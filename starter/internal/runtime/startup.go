@@ -91,10 +91,21 @@ func (r *Runtime) start(ctx context.Context) (*loop, error) {
 }
 
 // jobSize is the rows per job: enough to fill the transport's pipeline a
-// few times over, at least one poll batch.
+// few times over, at least one poll batch, and at least bulk-max-size. A
+// commit under load acks the rows of the job that came back and claims a
+// new one while it appends a full buffer: with jobs as big as that buffer
+// the three are about the same size, so claims and acks never cap the
+// group commit (with 256-row jobs and a 1,024-event buffer, three commits
+// in four carried only a job's ack and claim, each paying its fsync).
+// The bulk-max-size part is capped: claimed payloads are held in memory
+// (maxJobs jobs), and beyond a few thousand rows a bigger group gains
+// little over the fsync it amortises.
 func jobSize(cfg *config.Config) int {
-	return max(cfg.Queue.PollBatchSize, cfg.Output.MaxInFlight*4, 1)
+	return max(cfg.Queue.PollBatchSize, cfg.Output.MaxInFlight*4, min(cfg.Agent.BulkMaxSize, maxBulkJobSize), 1)
 }
+
+// maxBulkJobSize caps what bulk-max-size adds to jobSize.
+const maxBulkJobSize = 4096
 
 // walPath resolves queue.path against the install root.
 func (r *Runtime) walPath() string {

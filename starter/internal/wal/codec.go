@@ -9,9 +9,19 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Row value layout (format 1). A fixed header first so that a status change
-// only re-encodes in place, then the variable parts; the payload runs to the
-// end of the value so it needs no length prefix.
+// Row value layout (format 1). A fixed header first, then the variable
+// parts; the payload runs to the end of the value so it needs no length
+// prefix.
+//
+// The status byte is the row's status at rest (PENDING, ACKED, DEAD). A
+// claimed row keeps its PENDING value: SENDING is recorded only by the
+// sending index (runs of ids with their claim time, sending.go), because
+// rewriting the whole value, payload included, just to flip one byte made
+// Claim and Ack the most expensive part of a loaded agent's transaction.
+// Rows leave
+// SENDING through Ack (deleted, or rewritten as ACKED), Fail or Release
+// (rewritten), so the byte is right again as soon as the row is at rest.
+// Schema 1 files wrote SENDING into the byte as well; they read the same.
 //
 //	off len field
 //	0   1   format (1)
@@ -43,6 +53,20 @@ var errRowDecode = errors.New("decode row")
 // encodeRow returns a freshly allocated value for r with the given payload
 // checksum. bbolt keeps the slice until commit, so it must not be reused.
 func encodeRow(r *Row, crc uint32) []byte {
+	return appendRow(make([]byte, 0, encodedRowSize(r)), r, crc)
+}
+
+// encodedRowSize is an upper bound of the encoded size of r.
+func encodedRowSize(r *Row) int {
+	return rowHeaderSize + binary.MaxVarintLen32*2 + min(len(r.SourceID), maxRowString) +
+		min(len(r.Reason), maxRowString) + len(r.Payload)
+}
+
+// appendRow appends the value of r to dst. Append encodes a whole group
+// into one buffer this way: one allocation per transaction instead of one
+// per row (bbolt keeps every value until commit, so the buffer is never
+// reused).
+func appendRow(dst []byte, r *Row, crc uint32) []byte {
 	src, reason := r.SourceID, r.Reason
 	if len(src) > maxRowString {
 		src = src[:maxRowString]
@@ -50,20 +74,21 @@ func encodeRow(r *Row, crc uint32) []byte {
 	if len(reason) > maxRowString {
 		reason = reason[:maxRowString]
 	}
-	n := rowHeaderSize + binary.MaxVarintLen32*2 + len(src) + len(reason) + len(r.Payload)
-	b := make([]byte, rowHeaderSize, n)
-	b[0] = rowFormat
-	b[1] = byte(r.Status)
+	start := len(dst)
+	b := append(dst, make([]byte, rowHeaderSize)...)
+	h := b[start:]
+	h[0] = rowFormat
+	h[1] = byte(r.Status)
 	attempts := r.Attempts
 	if attempts < 0 {
 		attempts = 0
 	}
-	binary.BigEndian.PutUint32(b[2:], uint32(attempts))
-	binary.BigEndian.PutUint64(b[6:], uint64(r.BatchID))
-	binary.BigEndian.PutUint64(b[14:], uint64(r.CreatedAt))
-	binary.BigEndian.PutUint64(b[22:], uint64(r.UpdatedAt))
-	binary.BigEndian.PutUint64(b[30:], uint64(r.NotBefore))
-	binary.BigEndian.PutUint32(b[38:], crc)
+	binary.BigEndian.PutUint32(h[2:], uint32(attempts))
+	binary.BigEndian.PutUint64(h[6:], uint64(r.BatchID))
+	binary.BigEndian.PutUint64(h[14:], uint64(r.CreatedAt))
+	binary.BigEndian.PutUint64(h[22:], uint64(r.UpdatedAt))
+	binary.BigEndian.PutUint64(h[30:], uint64(r.NotBefore))
+	binary.BigEndian.PutUint32(h[38:], crc)
 	b = binary.AppendUvarint(b, uint64(len(src)))
 	b = append(b, src...)
 	b = binary.AppendUvarint(b, uint64(len(reason)))

@@ -34,8 +34,11 @@
 //     O(rows touched), independent of the backlog: per-status index
 //     buckets (due PENDING rows as runs of consecutive ids, so a group
 //     append adds one index entry; backed-off PENDING rows keyed by id plus
-//     a timers index keyed by due time; SENDING; ACKED keyed by ack time;
-//     DEAD) and counters are kept in the same transaction as the rows.
+//     a timers index keyed by due time; SENDING as runs of ids claimed
+//     together; ACKED keyed by ack time; DEAD) and counters are kept in the
+//     same transaction as the rows. SENDING is recorded only in its index:
+//     Claim reads rows but does not rewrite them, and Ack with retention 0
+//     deletes them, so the hot path never re-encodes a payload (codec.go).
 //     Operator operations and Verify are O(rows).
 //   - Values returned (rows, payloads, positions, metadata) are copies and
 //     stay valid after the transaction; a Tx or ReadTx must not be used

@@ -124,6 +124,15 @@ func (tx *ReadTx) Verify(max int) []Problem {
 			}
 			continue
 		}
+		stored := r.Status
+		tx.resolve(&r)
+		// A SENDING row rests as PENDING (SENDING in schema 1 files): any
+		// other stored status means the sending entry is stray.
+		if r.Status == StatusSending && stored != StatusPending && stored != StatusSending {
+			if add(id, "in the sending index but stored as %s", stored) {
+				return out
+			}
+		}
 		maxBatch = max64(maxBatch, r.BatchID)
 		recount.add(r.Status, 1)
 		recount.payloadBytes += int64(len(r.Payload))
@@ -149,8 +158,24 @@ func (tx *ReadTx) Verify(max int) []Problem {
 		}
 		prevEnd = e
 		for id := s; id <= e; id++ {
-			if st, ok := rowStatus(tx.rows.Get(u64key(id))); !ok || st != StatusPending {
+			k := u64key(id)
+			if st, ok := tx.statusOf(k, tx.rows.Get(k)); !ok || st != StatusPending {
 				runProblems = append(runProblems, Problem{RowID: id, What: fmt.Sprintf("pending run entry, row is %s", st)})
+			}
+		}
+		return true
+	})
+	prevEnd = 0
+	tx.sendRuns(func(r sendRun, ok bool) bool {
+		if !ok || (prevEnd != 0 && r.start <= prevEnd) {
+			runProblems = append(runProblems, Problem{RowID: r.start, What: fmt.Sprintf("malformed or overlapping sending run %d..%d", r.start, r.end)})
+			return true
+		}
+		prevEnd = r.end
+		for id := r.start; id <= r.end; id++ {
+			k := u64key(id)
+			if st, ok := tx.statusOf(k, tx.rows.Get(k)); !ok || st != StatusSending {
+				runProblems = append(runProblems, Problem{RowID: id, What: fmt.Sprintf("sending run entry, row is %s", st)})
 			}
 		}
 		return true
@@ -165,7 +190,7 @@ func (tx *ReadTx) Verify(max int) []Problem {
 		status Status
 		ts     bool
 	}{{tx.delayed, StatusPending, false}, {tx.timers, StatusPending, true},
-		{tx.sending, StatusSending, false}, {tx.acked, StatusAcked, true}, {tx.dead, StatusDead, false}}
+		{tx.acked, StatusAcked, true}, {tx.dead, StatusDead, false}}
 	for _, ch := range checks {
 		ic := ch.b.Cursor()
 		for k, _ := ic.First(); k != nil; k, _ = ic.Next() {
@@ -182,7 +207,8 @@ func (tx *ReadTx) Verify(max int) []Problem {
 				}
 				continue
 			}
-			if s, ok := rowStatus(tx.rows.Get(u64key(id))); !ok || s != ch.status {
+			rk := u64key(id)
+			if s, ok := tx.statusOf(rk, tx.rows.Get(rk)); !ok || s != ch.status {
 				if add(id, "index entry for %s, row is %s", ch.status, s) {
 					return out
 				}
@@ -213,7 +239,7 @@ func (tx *ReadTx) indexProblems(r *Row, recount *counters) []string {
 	in := map[string]bool{
 		"pending": tx.pendContains(r.ID),
 		"delayed": tx.delayed.Get(k) != nil,
-		"sending": tx.sending.Get(k) != nil,
+		"sending": tx.isSending(r.ID),
 		"acked":   r.Status == StatusAcked && tx.acked.Get(tsKey(r.UpdatedAt, r.ID)) != nil,
 		"dead":    tx.dead.Get(k) != nil,
 	}

@@ -2,6 +2,7 @@ package wal
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -34,13 +35,25 @@ func (tx *Tx) Append(rows []NewRow) (first, last uint64, err error) {
 	now := tx.w.now().UnixMilli()
 	first = tx.nextRow
 	var bytesAdded int64
+	// Keys and values of the whole group go into two buffers: bbolt keeps
+	// every slice until commit, so they are written once and never reused,
+	// and two allocations replace two per row.
+	size := 0
+	for i := range rows {
+		size += encodedRowSize(&Row{SourceID: rows[i].SourceID, Payload: rows[i].Payload})
+	}
+	vals := make([]byte, 0, size)
+	keys := make([]byte, 8*len(rows))
 	for i := range rows {
 		nr := &rows[i]
 		id := tx.nextRow
 		r := Row{ID: id, BatchID: tx.nextBatch, SourceID: nr.SourceID, Payload: nr.Payload,
 			Status: StatusPending, CreatedAt: now, UpdatedAt: now}
-		k := u64key(id)
-		if err := tx.rows.Put(k, encodeRow(&r, payloadCRC(nr.Payload))); err != nil {
+		k := keys[8*i : 8*i+8 : 8*i+8]
+		binary.BigEndian.PutUint64(k, id)
+		start := len(vals)
+		vals = appendRow(vals, &r, payloadCRC(nr.Payload))
+		if err := tx.rows.Put(k, vals[start:len(vals):len(vals)]); err != nil {
 			return 0, 0, fmt.Errorf("wal %s: append row %d: %w", tx.w.path, id, err)
 		}
 		tx.nextRow++
@@ -56,23 +69,41 @@ func (tx *Tx) Append(rows []NewRow) (first, last uint64, err error) {
 	return first, tx.nextRow - 1, nil
 }
 
-// Claim moves up to max of the oldest PENDING rows whose NotBefore <= now to
+// Claim moves up to limit of the oldest PENDING rows whose NotBefore <= now to
 // SENDING and returns them (payload copied). It does not charge an attempt:
 // only Fail(charge=true) does, for sends that reached the engine. A row
 // whose payload fails its checksum goes to DEAD with Reason
 // ReasonChecksum, is counted in Counts.ChecksumFailures and is skipped.
 // Cost is O(rows touched): due delayed rows are promoted through the
-// time-ordered timers index, never by scanning all PENDING rows.
-func (tx *Tx) Claim(max int, now int64) ([]Row, error) {
-	if max <= 0 {
+// time-ordered timers index, never by scanning all PENDING rows. The rows
+// themselves are only read; the claimed ids go into the sending index as
+// runs (sending.go), one write per run of consecutive ids.
+func (tx *Tx) Claim(limit int, now int64) ([]Row, error) {
+	if limit <= 0 {
 		return nil, nil
 	}
 	if err := tx.promote(now); err != nil {
 		return nil, err
 	}
-	var out []Row
-	for len(out) < max {
-		ids, err := tx.pendTake(max - len(out))
+	// Sized for the rows there can be: growing a slice of Rows row by row
+	// was a third of the bytes a loaded agent allocates.
+	out := make([]Row, 0, max(0, min(int64(limit), tx.ctr.pending)))
+	var arena []byte // payload copies, carved from shared blocks
+	var run sendRun  // the run being built; end == 0: none
+	flushRun := func() error {
+		if run.end == 0 {
+			return nil
+		}
+		err := tx.sendPut(run)
+		run = sendRun{}
+		return err
+	}
+	// One cursor reads every row: ids come in ascending runs, so the next
+	// row is usually the cursor's next key, found without a search.
+	rc := tx.rows.Cursor()
+	var last uint64 // id under rc, 0 when rc must seek
+	for len(out) < limit {
+		ids, err := tx.pendTake(limit - len(out))
 		if err != nil {
 			return nil, err
 		}
@@ -81,8 +112,16 @@ func (tx *Tx) Claim(max int, now int64) ([]Row, error) {
 		}
 		tx.dirty = true
 		for _, id := range ids {
-			k := u64key(id)
-			v := tx.rows.Get(k)
+			var ck, v []byte
+			if last != 0 && id == last+1 {
+				ck, v = rc.Next()
+			} else {
+				ck, v = rc.Seek(u64key(id))
+			}
+			last = id
+			if got, ok := keyID(ck); !ok || got != id {
+				v, last = nil, 0
+			}
 			if v == nil {
 				tx.ctr.pending--
 				tx.w.log.Warn("wal: pending index entry without row", "row_id", id)
@@ -90,6 +129,7 @@ func (tx *Tx) Claim(max int, now int64) ([]Row, error) {
 			}
 			r, crc, err := decodeRow(id, v)
 			if err != nil {
+				last = 0 // the row is rewritten: the cursor must seek again
 				if err := tx.quarantine(id, v, err, now); err != nil {
 					return nil, err
 				}
@@ -104,21 +144,37 @@ func (tx *Tx) Claim(max int, now int64) ([]Row, error) {
 				tx.w.log.Warn("wal: row failed its checksum, moved to DEAD", "row_id", id, "batch_id", r.BatchID)
 				r.Status, r.Reason, r.UpdatedAt = StatusDead, ReasonChecksum, now
 				tx.ctr.checksumFailures++
-				if err := tx.put(&r, crc, tx.dead, k); err != nil {
+				last = 0
+				if err := tx.put(&r, crc, tx.dead, u64key(id)); err != nil {
 					return nil, err
 				}
 				continue
 			}
-			r.Status, r.UpdatedAt = StatusSending, now
-			if err := tx.put(&r, crc, tx.sending, k); err != nil {
-				return nil, err
+			if run.end != 0 && id == run.end+1 {
+				run.end = id
+			} else {
+				if err := flushRun(); err != nil {
+					return nil, err
+				}
+				run = sendRun{start: id, end: id, at: now, hasAt: true}
 			}
-			r.Payload = bytes.Clone(r.Payload)
+			tx.ctr.sending++
+			r.Status, r.UpdatedAt = StatusSending, now
+			if cap(arena)-len(arena) < len(r.Payload) {
+				arena = make([]byte, 0, max(claimArenaBlock, len(r.Payload)))
+			}
+			start := len(arena)
+			arena = append(arena, r.Payload...)
+			r.Payload = arena[start:len(arena):len(arena)]
 			out = append(out, r)
 		}
 	}
-	return out, nil
+	return out, flushRun()
 }
+
+// claimArenaBlock is the size of the blocks claimed payloads are copied
+// into: one allocation for a few hundred rows instead of one per row.
+const claimArenaBlock = 64 << 10
 
 // put writes r (keeping its stored checksum, so damage stays detectable)
 // and adds it to index under key ik, counting it in its status.
@@ -223,59 +279,65 @@ func firstKeys(b *bolt.Bucket, n int) [][]byte {
 	return keys
 }
 
-// takeSending loads row id if it is SENDING and removes it from the SENDING
-// index. ok=false (logged) for ids that are unknown or in another state:
-// acking twice, or a row an operator already moved, must not abort the
-// whole group commit.
-func (tx *Tx) takeSending(op string, id uint64) (Row, uint32, bool, error) {
-	k := u64key(id)
-	v := tx.rows.Get(k)
+// loadSending decodes row id for a transition out of SENDING; ok=false
+// (logged) when it is missing or does not decode, and then stays SENDING.
+func (tx *Tx) loadSending(op string, id uint64) (Row, uint32, bool) {
+	v := tx.rows.Get(u64key(id))
 	if v == nil {
 		tx.w.log.Warn("wal: unknown row id", "op", op, "row_id", id)
-		return Row{}, 0, false, nil
+		return Row{}, 0, false
 	}
 	r, crc, err := decodeRow(id, v)
 	if err != nil {
 		tx.w.log.Warn("wal: row does not decode", "op", op, "row_id", id, "error", err)
-		return Row{}, 0, false, nil
+		return Row{}, 0, false
 	}
-	if r.Status != StatusSending {
-		tx.w.log.Warn("wal: row is not SENDING", "op", op, "row_id", id, "status", r.Status.String())
-		return Row{}, 0, false, nil
-	}
-	if err := tx.sending.Delete(k); err != nil {
-		return Row{}, 0, false, fmt.Errorf("wal %s: %s row %d: %w", tx.w.path, op, id, err)
-	}
-	tx.ctr.sending--
-	tx.dirty = true
-	return r, crc, true, nil
+	return r, crc, true
 }
 
 // Ack marks SENDING rows ACKED at now, or deletes them at once when
 // retention is 0 (CleanupAcked deletes ACKED rows later). Ids that are not
 // SENDING are skipped with a warning.
 func (tx *Tx) Ack(ids []uint64, retention time.Duration, now int64) error {
-	for _, id := range ids {
-		r, crc, ok, err := tx.takeSending("ack", id)
-		if err != nil {
-			return err
-		}
+	if retention <= 0 {
+		return tx.ackDelete(ids)
+	}
+	return tx.takeSendingIDs("ack", ids, func(id uint64) (bool, error) {
+		r, crc, ok := tx.loadSending("ack", id)
 		if !ok {
-			continue
-		}
-		if retention <= 0 {
-			if err := tx.rows.Delete(u64key(id)); err != nil {
-				return fmt.Errorf("wal %s: ack row %d: %w", tx.w.path, id, err)
-			}
-			tx.ctr.payloadBytes -= int64(len(r.Payload))
-			continue
+			return false, nil
 		}
 		r.Status, r.UpdatedAt = StatusAcked, now
-		if err := tx.put(&r, crc, tx.acked, tsKey(now, id)); err != nil {
-			return err
+		return true, tx.put(&r, crc, tx.acked, tsKey(now, id))
+	})
+}
+
+// ackDelete is Ack with retention 0, the hot path of a loaded agent: a
+// plain delete of each row, plus a few writes per run in the sending
+// index. The row is not decoded: its header and lengths are checked in
+// place, for the payload byte count.
+func (tx *Tx) ackDelete(ids []uint64) error {
+	rc := tx.rows.Cursor() // reused: no allocation per row
+	var k [8]byte          // cursors do not keep the key they seek
+	return tx.takeSendingIDs("ack", ids, func(id uint64) (bool, error) {
+		binary.BigEndian.PutUint64(k[:], id)
+		rk, v := rc.Seek(k[:])
+		if !bytes.Equal(rk, k[:]) {
+			tx.w.log.Warn("wal: unknown row id", "op", "ack", "row_id", id)
+			return false, nil
 		}
-	}
-	return nil
+		n, ok := payloadSize(v)
+		if !ok {
+			_, _, err := decodeRow(id, v)
+			tx.w.log.Warn("wal: row does not decode", "op", "ack", "row_id", id, "error", err)
+			return false, nil
+		}
+		if err := rc.Delete(); err != nil {
+			return false, fmt.Errorf("wal %s: ack row %d: %w", tx.w.path, id, err)
+		}
+		tx.ctr.payloadBytes -= int64(n)
+		return true, nil
+	})
 }
 
 // Fail returns SENDING rows to PENDING, due at notBefore, recording reason.
@@ -283,13 +345,10 @@ func (tx *Tx) Ack(ids []uint64, retention time.Duration, now int64) error {
 // a row whose attempts reach maxAttempts (> 0) goes to DEAD instead.
 // It returns how many went DEAD.
 func (tx *Tx) Fail(ids []uint64, charge bool, notBefore int64, maxAttempts int, reason string, now int64) (dead int, err error) {
-	for _, id := range ids {
-		r, crc, ok, err := tx.takeSending("fail", id)
-		if err != nil {
-			return dead, err
-		}
+	err = tx.takeSendingIDs("fail", ids, func(id uint64) (bool, error) {
+		r, crc, ok := tx.loadSending("fail", id)
 		if !ok {
-			continue
+			return false, nil
 		}
 		if charge {
 			r.Attempts++
@@ -298,48 +357,34 @@ func (tx *Tx) Fail(ids []uint64, charge bool, notBefore int64, maxAttempts int, 
 		if maxAttempts > 0 && r.Attempts >= maxAttempts {
 			r.Status = StatusDead
 			if err := tx.put(&r, crc, tx.dead, u64key(id)); err != nil {
-				return dead, err
+				return false, err
 			}
 			dead++
-			continue
+			return true, nil
 		}
 		r.NotBefore = notBefore
-		if err := tx.putPending(&r, crc, now); err != nil {
-			return dead, err
-		}
-	}
-	return dead, nil
+		return true, tx.putPending(&r, crc, now)
+	})
+	return dead, err
 }
 
 // Release returns SENDING rows to PENDING without charging an attempt and
 // without changing NotBefore (rows claimed but never sent).
 func (tx *Tx) Release(ids []uint64, now int64) error {
-	for _, id := range ids {
-		r, crc, ok, err := tx.takeSending("release", id)
-		if err != nil {
-			return err
-		}
+	return tx.takeSendingIDs("release", ids, func(id uint64) (bool, error) {
+		r, crc, ok := tx.loadSending("release", id)
 		if !ok {
-			continue
+			return false, nil
 		}
 		r.UpdatedAt = now
-		if err := tx.putPending(&r, crc, now); err != nil {
-			return err
-		}
-	}
-	return nil
+		return true, tx.putPending(&r, crc, now)
+	})
 }
 
 // ResurrectSending returns every SENDING row to PENDING (start-up: nothing
 // is in flight yet) and returns how many moved.
 func (tx *Tx) ResurrectSending(now int64) (int, error) {
-	keys := firstKeys(tx.sending, int(^uint(0)>>1))
-	ids := make([]uint64, 0, len(keys))
-	for _, k := range keys {
-		if id, ok := keyID(k); ok {
-			ids = append(ids, id)
-		}
-	}
+	ids := tx.sendIDs(0, 0)
 	before := tx.ctr.sending
 	if err := tx.Release(ids, now); err != nil {
 		return 0, err

@@ -32,16 +32,23 @@ type NewRow struct {
 // payloadLen returns the payload size of an encoded row without allocating,
 // or 0 when the value does not decode.
 func payloadLen(v []byte) int {
-	if len(v) < rowHeaderSize {
-		return 0
+	n, _ := payloadSize(v)
+	return n
+}
+
+// payloadSize is payloadLen with ok=false for a value decodeRow would
+// reject (header or string prefixes), without allocating.
+func payloadSize(v []byte) (int, bool) {
+	if _, ok := rowStatus(v); !ok {
+		return 0, false
 	}
 	rest := v[rowHeaderSize:]
 	for range 2 {
 		n, k := binary.Uvarint(rest)
-		if k <= 0 || n > uint64(len(rest)-k) {
-			return 0
+		if k <= 0 || n > maxRowString || n > uint64(len(rest)-k) {
+			return 0, false
 		}
 		rest = rest[k+int(n):]
 	}
-	return len(rest)
+	return len(rest), true
 }

@@ -154,8 +154,42 @@ func (tx *ReadTx) Get(id uint64) (Row, bool, error) {
 	if err != nil {
 		return Row{}, false, fmt.Errorf("wal %s: %w: %w", tx.w.path, ErrCorrupt, err)
 	}
+	tx.resolve(&r)
 	r.Payload = bytes.Clone(r.Payload)
 	return r, true, nil
+}
+
+// resolve applies what the indexes say over the stored value of r: a row
+// in the sending index is SENDING since its claim time, whatever its
+// status byte says (codec.go).
+func (tx *ReadTx) resolve(r *Row) {
+	run, ok := tx.sendFind(r.ID)
+	if !ok {
+		return
+	}
+	r.Status = StatusSending
+	if run.hasAt { // schema 1 kept the claim time in the row
+		r.UpdatedAt = run.at
+	}
+}
+
+func (tx *ReadTx) isSending(id uint64) bool {
+	_, ok := tx.sendFind(id)
+	return ok
+}
+
+// statusOf is the status of the row stored under key k with value v, for
+// callers that do not decode the whole row; ok=false when the value's
+// header does not decode.
+func (tx *ReadTx) statusOf(k, v []byte) (Status, bool) {
+	s, ok := rowStatus(v)
+	if !ok {
+		return s, ok
+	}
+	if id, _ := keyID(k); tx.isSending(id) {
+		return StatusSending, true
+	}
+	return s, ok
 }
 
 // List returns up to limit rows (all when limit <= 0) with id > afterID in id
@@ -176,7 +210,7 @@ func (tx *ReadTx) List(status *Status, afterID uint64, limit int) ([]Row, error)
 			ids = ids[:limit]
 		}
 	case *status == StatusSending:
-		ids = idsAfter(tx.sending, afterID, limit)
+		ids = tx.sendIDs(afterID, limit)
 	case *status == StatusDead:
 		ids = idsAfter(tx.dead, afterID, limit)
 	default:
@@ -201,7 +235,7 @@ func (tx *ReadTx) scanRows(status *Status, afterID uint64, limit int) []Row {
 			continue
 		}
 		if status != nil {
-			if s, ok := rowStatus(v); !ok || s != *status {
+			if s, ok := tx.statusOf(k, v); !ok || s != *status {
 				continue
 			}
 		}
@@ -218,6 +252,7 @@ func (tx *ReadTx) listRow(id uint64, v []byte) Row {
 	if err != nil {
 		return Row{ID: id, Reason: err.Error()}
 	}
+	tx.resolve(&r)
 	r.Payload = bytes.Clone(r.Payload)
 	return r
 }

@@ -48,6 +48,8 @@ const (
 	// transactions). bbolt grows a small file straight to the mapping size,
 	// so it is kept small: a new WAL costs 1 MiB on disk, not 16+.
 	initialMmapSize = 1 << 20
+	// walPageSize: see pageSize.
+	walPageSize = 16 << 10
 	// compactTxMaxSize keeps Compact's memory bounded on big files.
 	compactTxMaxSize = 64 << 20
 )
@@ -273,7 +275,8 @@ func (w *WAL) Compact(dst string) (err error) {
 		return fmt.Errorf("compact wal %s: %w", w.path, err)
 	}
 	run := func(src *bolt.DB) error {
-		out, err := bolt.Open(dst, 0o600, &bolt.Options{Timeout: w.opts.LockTimeout, FreelistType: bolt.FreelistMapType, NoFreelistSync: true})
+		out, err := bolt.Open(dst, 0o600, &bolt.Options{Timeout: w.opts.LockTimeout, FreelistType: bolt.FreelistMapType,
+			NoFreelistSync: true, PageSize: pageSize()})
 		if err != nil {
 			return fmt.Errorf("compact wal %s: open %s: %w", w.path, dst, err)
 		}

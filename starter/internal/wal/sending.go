@@ -1,0 +1,179 @@
+package wal
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// The sending index holds the SENDING rows as runs of consecutive row ids
+// claimed together: key = first id, value = last id (inclusive) and claim
+// time (unix ms), 8 bytes each; runs are disjoint. It is the only record
+// of SENDING (codec.go). Claim takes rows from the front of the pending
+// runs, so claiming a group costs one index write instead of one per row,
+// and acking that group costs up to three (delete the run, put what is
+// left on either side) instead of one per row. A schema-1 entry (empty
+// value) is the run of its key alone; its claim time is in the row.
+
+// sendRun is one run of the sending index.
+type sendRun struct {
+	start, end uint64
+	at         int64 // claim time, unix ms
+	hasAt      bool  // false for a schema-1 entry
+}
+
+func decodeSendRun(k, v []byte) (sendRun, bool) {
+	start, ok := keyID(k)
+	if !ok {
+		return sendRun{}, false
+	}
+	switch len(v) {
+	case 0:
+		return sendRun{start: start, end: start}, true
+	case 16:
+		end := binary.BigEndian.Uint64(v)
+		if end < start {
+			return sendRun{}, false
+		}
+		return sendRun{start: start, end: end, at: int64(binary.BigEndian.Uint64(v[8:])), hasAt: true}, true
+	}
+	return sendRun{}, false
+}
+
+func (r sendRun) value() []byte {
+	v := make([]byte, 16)
+	binary.BigEndian.PutUint64(v, r.end)
+	binary.BigEndian.PutUint64(v[8:], uint64(r.at))
+	return v
+}
+
+// sendFind returns the run holding id; ok=false when id is not SENDING.
+func (tx *ReadTx) sendFind(id uint64) (sendRun, bool) {
+	c := tx.sending.Cursor()
+	k, v := c.Seek(u64key(id))
+	if k != nil {
+		if s, _ := keyID(k); s == id {
+			return decodeSendRun(k, v)
+		}
+		k, v = c.Prev()
+	} else {
+		k, v = c.Last()
+	}
+	if k == nil {
+		return sendRun{}, false
+	}
+	r, ok := decodeSendRun(k, v)
+	if !ok || id < r.start || id > r.end {
+		return sendRun{}, false
+	}
+	return r, true
+}
+
+// sendPut stores run r.
+func (tx *Tx) sendPut(r sendRun) error {
+	if err := tx.sending.Put(u64key(r.start), r.value()); err != nil {
+		return fmt.Errorf("wal %s: sending index: %w", tx.w.path, err)
+	}
+	return nil
+}
+
+// sendCut removes a..b (inside r) from run r.
+func (tx *Tx) sendCut(r sendRun, a, b uint64) error {
+	if r.start < a {
+		if err := tx.sendPut(sendRun{start: r.start, end: a - 1, at: r.at, hasAt: r.hasAt}); err != nil {
+			return err
+		}
+	} else if err := tx.sending.Delete(u64key(r.start)); err != nil {
+		return fmt.Errorf("wal %s: sending index: %w", tx.w.path, err)
+	}
+	if b < r.end {
+		return tx.sendPut(sendRun{start: b + 1, end: r.end, at: r.at, hasAt: r.hasAt})
+	}
+	return nil
+}
+
+// takeSendingIDs removes ids from SENDING. visit is called for each id
+// that is SENDING, in order, before it leaves the index; it returns false
+// to leave that id SENDING (a row it cannot use: skipped, logged by
+// visit). Ids that are not SENDING are skipped with a warning: acking
+// twice, or a row an operator already moved, must not abort the whole
+// group commit. Each stretch of consecutive ids inside one run costs one
+// seek and at most three index writes.
+func (tx *Tx) takeSendingIDs(op string, ids []uint64, visit func(id uint64) (bool, error)) error {
+	for i := 0; i < len(ids); {
+		first := ids[i]
+		run, ok := tx.sendFind(first)
+		if !ok {
+			tx.warnNotSending(op, first)
+			i++
+			continue
+		}
+		j, refused := i, false
+		for j < len(ids) && ids[j] == first+uint64(j-i) && ids[j] <= run.end {
+			ok, err := visit(ids[j])
+			if err != nil {
+				return err
+			}
+			if !ok {
+				refused = true
+				break
+			}
+			j++
+		}
+		if j > i {
+			if err := tx.sendCut(run, first, ids[j-1]); err != nil {
+				return err
+			}
+			tx.ctr.sending -= int64(j - i)
+			tx.dirty = true
+		}
+		if refused {
+			j++ // stays SENDING
+		}
+		i = j
+	}
+	return nil
+}
+
+func (tx *Tx) warnNotSending(op string, id uint64) {
+	v := tx.rows.Get(u64key(id))
+	if v == nil {
+		tx.w.log.Warn("wal: unknown row id", "op", op, "row_id", id)
+		return
+	}
+	s, _ := rowStatus(v)
+	tx.w.log.Warn("wal: row is not SENDING", "op", op, "row_id", id, "status", s.String())
+}
+
+// sendIDs returns up to limit (all when <= 0) SENDING ids > afterID, in
+// order.
+func (tx *ReadTx) sendIDs(afterID uint64, limit int) []uint64 {
+	var out []uint64
+	tx.sendRuns(func(r sendRun, ok bool) bool {
+		if !ok {
+			return true
+		}
+		for id := max(r.start, afterID+1); id <= r.end; id++ {
+			if limit > 0 && len(out) >= limit {
+				return false
+			}
+			out = append(out, id)
+		}
+		return true
+	})
+	return out
+}
+
+// sendRuns calls fn for each run in key order until it returns false;
+// ok=false marks a malformed entry (r.start is its key, when it has one).
+func (tx *ReadTx) sendRuns(fn func(r sendRun, ok bool) bool) {
+	c := tx.sending.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		r, ok := decodeSendRun(k, v)
+		if !ok {
+			r.start, _ = keyID(k)
+		}
+		if !fn(r, ok) {
+			return
+		}
+	}
+}
