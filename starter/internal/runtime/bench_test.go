@@ -11,13 +11,13 @@ import (
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/transport/ingress"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 // genInput produces n events of about 150 bytes as fast as it is polled,
 // like a file input with a large backlog.
 type genInput struct {
 	n, next int
-	buf     []byte
 }
 
 func (g *genInput) Open(context.Context, input.OpenOptions) error { return nil }
@@ -60,7 +60,7 @@ func benchEndToEnd(b *testing.B, inflight int, rtt time.Duration, setInput func(
 
 	addr := srv.Addr()
 	if rtt > 0 {
-		addr = startLatencyProxy(b, addr, rtt).Addr()
+		addr = transporttest.NewDelayProxy(b, addr, rtt).Addr()
 	}
 	cfg := transportConfig(b, addr)
 	cfg.Queue.Fsync = true

@@ -117,7 +117,10 @@ func (tx *Tx) pendTake(n int) ([]uint64, error) {
 // pendContains reports whether id is in a run.
 func (tx *ReadTx) pendContains(id uint64) bool {
 	c := tx.pending.Cursor()
-	k, v := c.Seek(u64key(id))
+	// Only the key matters at the seek: an exact hit starts a run. Otherwise
+	// the run that could hold id starts at the previous key.
+	k, _ := c.Seek(u64key(id))
+	var v []byte
 	if k != nil {
 		if s, _ := keyID(k); s == id {
 			return true
