@@ -49,7 +49,7 @@ const (
 	// so it is kept small: a new WAL costs 1 MiB on disk, not 16+.
 	initialMmapSize = 1 << 20
 	// walPageSize: see pageSize.
-	walPageSize = 16 << 10
+	walPageSize = 8 << 10
 	// compactTxMaxSize keeps Compact's memory bounded on big files.
 	compactTxMaxSize = 64 << 20
 )
