@@ -109,33 +109,43 @@ func TestOpenRejectsForeignFiles(t *testing.T) {
 	}
 }
 
-func TestOpenRejectsUnknownSchemaVersion(t *testing.T) {
-	w := openTest(t, nil)
-	path := w.Path()
-	_ = w.Close()
+// tamper edits a closed WAL file directly through bbolt, bypassing every
+// invariant the package keeps, to build the damaged files tests need.
+func tamper(t *testing.T, path string, fn func(tx *bolt.Tx) error) {
+	t.Helper()
 	db, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = db.Update(func(tx *bolt.Tx) error {
-		v := make([]byte, 4)
-		binary.BigEndian.PutUint32(v, SchemaVersion+1)
-		return tx.Bucket(bucketMeta).Put([]byte(metaSchemaVersion), v)
-	})
-	_ = db.Close()
+	err = db.Update(fn)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func putSchemaVersion(v uint32) func(tx *bolt.Tx) error {
+	return func(tx *bolt.Tx) error {
+		b := make([]byte, 4)
+		binary.BigEndian.PutUint32(b, v)
+		return tx.Bucket(bucketMeta).Put([]byte(metaSchemaVersion), b)
+	}
+}
+
+func TestOpenRejectsUnknownSchemaVersion(t *testing.T) {
+	w := openTest(t, nil)
+	path := w.Path()
+	_ = w.Close()
+	tamper(t, path, putSchemaVersion(SchemaVersion+1))
 	for _, ro := range []bool{false, true} {
 		if _, err := Open(Options{Path: path, ReadOnly: ro}); !errors.Is(err, ErrSchemaVersion) {
 			t.Errorf("ro=%v: err = %v, want ErrSchemaVersion", ro, err)
 		}
 	}
 	// Put it back so the cleanup consistency check can open it.
-	db, _ = bolt.Open(path, 0o600, nil)
-	_ = db.Update(func(tx *bolt.Tx) error {
-		v := make([]byte, 4)
-		binary.BigEndian.PutUint32(v, SchemaVersion)
-		return tx.Bucket(bucketMeta).Put([]byte(metaSchemaVersion), v)
-	})
-	_ = db.Close()
+	tamper(t, path, putSchemaVersion(SchemaVersion))
 }
 
 func TestReadOnlyNeverCreates(t *testing.T) {
@@ -222,20 +232,12 @@ func TestChecksumFailureMovesRowToDead(t *testing.T) {
 	appendN(t, w, 3)
 	_ = w.Close()
 	// Flip one payload byte of row 2 directly through bbolt.
-	db, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	tamper(t, path, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketRows)
 		v := append([]byte(nil), b.Get(u64key(2))...)
 		v[len(v)-1] ^= 0xff
 		return b.Put(u64key(2), v)
 	})
-	_ = db.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 	w = openAt(t, path, newClock(t0))
 	var problems []Problem
 	_ = w.View(func(tx *ReadTx) error { problems = tx.Verify(0); return nil })
@@ -265,9 +267,7 @@ func TestUndecodableRowQuarantined(t *testing.T) {
 	path := w.Path()
 	appendN(t, w, 2)
 	_ = w.Close()
-	db, _ := bolt.Open(path, 0o600, nil)
-	_ = db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketRows).Put(u64key(1), []byte("garbage")) })
-	_ = db.Close()
+	tamper(t, path, func(tx *bolt.Tx) error { return tx.Bucket(bucketRows).Put(u64key(1), []byte("garbage")) })
 	w = openAt(t, path, newClock(t0))
 	got := claim(t, w, 10, t0)
 	if len(got) != 1 || got[0].ID != 2 {

@@ -116,11 +116,7 @@ func TestSchema1FileReadAndUpgraded(t *testing.T) {
 	appendN(t, w, 3)
 	_ = w.Close()
 	// Rewrite it as schema 1 would have left it after claiming row 2.
-	db, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(btx *bolt.Tx) error {
+	tamper(t, path, func(btx *bolt.Tx) error {
 		rows := btx.Bucket(bucketRows)
 		v := slices.Clone(rows.Get(u64key(2)))
 		v[1] = byte(StatusSending)
@@ -145,14 +141,8 @@ func TestSchema1FileReadAndUpgraded(t *testing.T) {
 		if err := meta.Put([]byte(metaCounters), c.encode()); err != nil {
 			return err
 		}
-		ver := make([]byte, 4)
-		binary.BigEndian.PutUint32(ver, 1)
-		return meta.Put([]byte(metaSchemaVersion), ver)
+		return putSchemaVersion(1)(btx)
 	})
-	_ = db.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ro, err := Open(Options{Path: path, ReadOnly: true})
 	if err != nil {
 		t.Fatalf("read-only open of schema 1: %v", err)
