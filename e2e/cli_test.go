@@ -161,7 +161,7 @@ func TestSecondAgentSameDataDir(t *testing.T) {
 	}
 }
 
-// A bad config: start and config check exit 2 and name each key with its
+// A bad config: start and config check exit 78 (EX_CONFIG) and name each key with its
 // line:column.
 func TestBadConfig(t *testing.T) {
 	skipShort(t)
@@ -187,8 +187,8 @@ output:
 		regexp.MustCompile(`agent\.yaml:5:\d+: .*queue\.bogus-key`),
 	}
 	p := root.start()
-	if code := p.wait(t, 30*time.Second); code != 2 {
-		t.Fatalf("start with a bad config: exit %d, want 2; stderr: %s", code, p.stderrText())
+	if code := p.wait(t, 30*time.Second); code != 78 {
+		t.Fatalf("start with a bad config: exit %d, want 78; stderr: %s", code, p.stderrText())
 	}
 	for _, re := range wantKeys {
 		if !re.MatchString(p.stderrText()) {
@@ -201,13 +201,13 @@ output:
 
 	// Detached, the child's code and message come back to the caller.
 	_, errOut, code := root.cli("start", "--background")
-	if code != 2 || !wantKeys[1].MatchString(errOut) {
-		t.Fatalf("start --background with a bad config: exit %d, want 2 naming queue.bogus-key; stderr: %s", code, errOut)
+	if code != 78 || !wantKeys[1].MatchString(errOut) {
+		t.Fatalf("start --background with a bad config: exit %d, want 78 naming queue.bogus-key; stderr: %s", code, errOut)
 	}
 
 	_, errOut, code = root.cli("config", "check", root.configPath())
-	if code != 2 {
-		t.Fatalf("config check: exit %d, want 2; %s", code, errOut)
+	if code != 78 {
+		t.Fatalf("config check: exit %d, want 78; %s", code, errOut)
 	}
 	for _, re := range wantKeys {
 		if !re.MatchString(errOut) {

@@ -4,22 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"io"
 	"os"
 	"runtime"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
-)
-
-// Exit codes shared by every command. The runtime's codes (4, 5, 6) come
-// from runtime.ExitCode; these are the ones the CLI itself decides.
-const (
-	ExitOK         = 0
-	ExitFailure    = 1
-	ExitUsage      = 2
-	ExitNotRunning = 3
-	ExitInUse      = 6
 )
 
 // Build stamps, set at link time by `make build` and the dist builder:
@@ -109,7 +100,7 @@ func Run(ctx context.Context, env Env) int {
 
 func (a *agentCLI) exitCode(err error) int {
 	if err == nil {
-		return ExitOK
+		return exitcode.OK
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
@@ -126,7 +117,7 @@ func (a *agentCLI) exitCode(err error) int {
 		return ec.ExitCode()
 	}
 	a.errorf("%v", err)
-	return ExitFailure
+	return exitcode.Failure
 }
 
 // errorf prints a one-line error the way the Java launcher did, so scripts
@@ -172,22 +163,22 @@ Examples:
 		OnUsageError:   usageError,
 		Action: func(c *ucli.Context) error {
 			if c.Args().Present() {
-				return withCode(ExitFailure, fmt.Errorf("unknown command %q; run 'edge-agent --help'", c.Args().First()))
+				return withCode(exitcode.Failure, fmt.Errorf("unknown command %q; run 'edge-agent --help'", c.Args().First()))
 			}
 			_ = ucli.ShowAppHelp(c)
-			return quietCode(ExitFailure)
+			return quietCode(exitcode.Failure)
 		},
 	}
 }
 
-// usageError maps flag parsing failures to exit 2 and points at the help
+// usageError maps flag parsing failures to exitcode.Usage and points at the help
 // of the command that failed.
 func usageError(c *ucli.Context, err error, _ bool) error {
 	name := "edge-agent"
 	if c.Command != nil && c.Command.FullName() != "" {
 		name += " " + c.Command.FullName()
 	}
-	return withCode(ExitUsage, fmt.Errorf("%w (see '%s --help')", err, name))
+	return withCode(exitcode.Usage, fmt.Errorf("%w (see '%s --help')", err, name))
 }
 
 func (a *agentCLI) versionCommand() *ucli.Command {

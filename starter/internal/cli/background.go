@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,7 +36,7 @@ func (a *agentCLI) startBackground(ctx context.Context, req startRequest) error 
 	}
 	timeout, err := readyTimeout(a.env.Getenv)
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return withCode(exitcode.Usage, err)
 	}
 	exe, err := a.env.Executable()
 	if err != nil {
@@ -119,11 +120,11 @@ func (a *agentCLI) startBackground(ctx context.Context, req startRequest) error 
 		}
 		code := waitExit(exitCh, 2*time.Second)
 		if code <= 0 {
-			code = ExitFailure
+			code = exitcode.Failure
 		}
 		return withCode(code, fmt.Errorf("edge-agent (pid %d) exited before it was ready (status %d); see %s", pid, code, outPath))
 	case <-timer.C:
-		return withCode(ExitFailure, fmt.Errorf("edge-agent (pid %d) did not report readiness within %s; it may still be starting: check 'edge-agent status' and %s", pid, timeout, outPath))
+		return withCode(exitcode.Failure, fmt.Errorf("edge-agent (pid %d) did not report readiness within %s; it may still be starting: check 'edge-agent status' and %s", pid, timeout, outPath))
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -101,14 +102,14 @@ func TestUsageErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{nil, ExitFailure, ""},
-		{[]string{"bogus"}, ExitFailure, `unknown command "bogus"`},
-		{[]string{"start", "--bogus"}, ExitUsage, "edge-agent start --help"},
-		{[]string{"start", "a.yaml", "b.yaml"}, ExitUsage, "one config path"},
-		{[]string{"start", "--config", "a.yaml", "b.yaml"}, ExitUsage, "one config path"},
-		{[]string{"start", "--log-level", "loud"}, ExitUsage, "--log-level"},
-		{[]string{"config", "check", "a", "b"}, ExitUsage, "one file"},
-		{[]string{"stop", "--timeout", "soon"}, ExitUsage, "timeout"},
+		{nil, exitcode.Failure, ""},
+		{[]string{"bogus"}, exitcode.Failure, `unknown command "bogus"`},
+		{[]string{"start", "--bogus"}, exitcode.Usage, "edge-agent start --help"},
+		{[]string{"start", "a.yaml", "b.yaml"}, exitcode.Usage, "one config path"},
+		{[]string{"start", "--config", "a.yaml", "b.yaml"}, exitcode.Usage, "one config path"},
+		{[]string{"start", "--log-level", "loud"}, exitcode.Usage, "--log-level"},
+		{[]string{"config", "check", "a", "b"}, exitcode.Usage, "one file"},
+		{[]string{"stop", "--timeout", "soon"}, exitcode.Usage, "timeout"},
 	}
 	for _, tt := range tests {
 		code := e.run(tt.args...)
@@ -123,11 +124,11 @@ func TestUsageErrors(t *testing.T) {
 
 func TestStatusAndStopNotRunning(t *testing.T) {
 	e := newTestEnv(t)
-	if code := e.run("status"); code != ExitNotRunning {
+	if code := e.run("status"); code != exitcode.NotRunning {
 		t.Fatalf("status without pid file: exit %d", code)
 	}
 	e.write("edge-agent.pid", "not-a-pid\n")
-	if code := e.run("status"); code != ExitNotRunning {
+	if code := e.run("status"); code != exitcode.NotRunning {
 		t.Fatalf("status with garbage: exit %d", code)
 	}
 	if code := e.run("stop"); code != 0 || !strings.Contains(e.stdout.String(), "not running") {
@@ -143,7 +144,7 @@ func TestStatusAndStopNotRunning(t *testing.T) {
 	}
 	// EDGE_AGENT_PID_FILE moves the pid file (relative to the root).
 	e.vars["EDGE_AGENT_PID_FILE"] = "run/agent.pid"
-	if code := e.run("status"); code != ExitNotRunning {
+	if code := e.run("status"); code != exitcode.NotRunning {
 		t.Fatalf("status with EDGE_AGENT_PID_FILE unset file: exit %d", code)
 	}
 }
@@ -172,7 +173,7 @@ func TestConfigCheck(t *testing.T) {
 	}
 
 	bad := e.write("bad.yaml", "agent:\n  bulk-max-size: -1\n  idle-sleep-mss: 5\n"+goodConfig)
-	if code := e.run("config", "check", bad); code != ExitUsage {
+	if code := e.run("config", "check", bad); code != exitcode.Config {
 		t.Fatalf("bad config: exit %d", code)
 	}
 	out := e.stderr.String()
@@ -184,21 +185,21 @@ func TestConfigCheck(t *testing.T) {
 	if strings.Contains(out+e.stdout.String(), "s3cret-token") {
 		t.Error("config check printed the token")
 	}
-	if code := e.run("config", "check", filepath.Join(e.home, "missing.yaml")); code != ExitUsage {
+	if code := e.run("config", "check", filepath.Join(e.home, "missing.yaml")); code != exitcode.Config {
 		t.Fatalf("missing file: exit %d", code)
 	}
 }
 
-func TestStartConfigErrorsExit2(t *testing.T) {
+func TestStartConfigErrorsExitConfig(t *testing.T) {
 	e := newTestEnv(t)
-	if code := e.run("start"); code != ExitUsage {
+	if code := e.run("start"); code != exitcode.Config {
 		t.Fatalf("start without any config: exit %d, stderr %s", code, e.stderr.String())
 	}
 	if !strings.Contains(e.stderr.String(), "BOOTSTRAP_FAILED") || !strings.Contains(e.stderr.String(), "EDGE_AGENT_CONFIG") {
 		t.Errorf("stderr: %q", e.stderr.String())
 	}
 	bad := e.write("config/agent.yaml", "nope: 1\n"+goodConfig)
-	if code := e.run("start", bad); code != ExitUsage {
+	if code := e.run("start", bad); code != exitcode.Config {
 		t.Fatalf("start with a bad config: exit %d", code)
 	}
 	if !strings.Contains(e.stderr.String(), "agent.yaml:1:1") {
@@ -315,7 +316,7 @@ func TestSignals(t *testing.T) {
 	}
 	select {
 	case code := <-exited:
-		if code != ExitFailure {
+		if code != exitcode.Failure {
 			t.Errorf("forced exit code %d", code)
 		}
 	case <-time.After(5 * time.Second):

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -22,7 +23,7 @@ func (a *agentCLI) configCommand() *ucli.Command {
 			UsageText: "edge-agent config check [FILE]",
 			Description: `Loads FILE (default: the config start would use) exactly as start does,
 including ${ENV} expansion and token/key files, and reports every problem at
-once, each with its key and line:column. Exit 0 valid, 2 invalid or missing.
+once, each with its key and line:column. Exit 0 valid, 78 (EX_CONFIG) invalid or missing.
 Secrets are never printed.
 
 Examples:
@@ -37,12 +38,12 @@ Examples:
 
 func (a *agentCLI) configCheck(c *ucli.Context) error {
 	if c.Args().Len() > 1 {
-		return withCode(ExitUsage, fmt.Errorf("config check takes one file, got %q", c.Args().Slice()))
+		return withCode(exitcode.Usage, fmt.Errorf("config check takes one file, got %q", c.Args().Slice()))
 	}
 	home := a.home()
 	path, err := paths.ConfigPath(c.Args().First(), a.env.Getenv, home)
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return withCode(exitcode.Config, err)
 	}
 	registry := input.NewRegistry(file.NewFactory())
 	_, warnings, err := config.Load(path, config.LoadOptions{Registry: registry, Getenv: a.env.Getenv, Home: home})
@@ -55,7 +56,7 @@ func (a *agentCLI) configCheck(c *ucli.Context) error {
 			fmt.Fprintln(a.env.Stderr, p.Error())
 		}
 		fmt.Fprintf(a.env.Stderr, "%s: INVALID (%d problem(s))\n", path, len(problems))
-		return quietCode(ExitUsage)
+		return quietCode(exitcode.Config)
 	}
 	fmt.Fprintf(a.env.Stdout, "%s: OK\n", path)
 	return nil

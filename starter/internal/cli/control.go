@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"syscall"
 	"time"
 
@@ -100,7 +101,7 @@ Examples:
 			st := process.Probe(pidFile)
 			if !st.Running {
 				fmt.Fprintln(a.env.Stdout, "edge-agent is not running")
-				return quietCode(ExitNotRunning)
+				return quietCode(exitcode.NotRunning)
 			}
 			fmt.Fprintf(a.env.Stdout, "edge-agent is running (pid %d)\npid file: %s\ninstall root: %s\n", st.PID, pidFile, home)
 			return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -51,6 +52,11 @@ $EDGE_AGENT_LOG_FILE) and this command waits up to
 $EDGE_AGENT_STARTUP_READY_TIMEOUT_S seconds (default 10) for readiness.
 Under systemd Type=notify, READY=1 and STOPPING=1 are sent to $NOTIFY_SOCKET.
 
+Exit codes: 0 clean stop, 1 failure (worth a restart), 4 AUTH_FAILED (fix
+output.token), 5 DECRYPT_FAILED (fix the AES key), 6 another agent holds the
+data dir, 64 bad flags or arguments, 78 missing or invalid config. A crash
+exits 2 (the Go runtime's code), which no decision of the agent's uses.
+
 Examples:
    edge-agent start
    edge-agent start --config /etc/edge-agent/agent.yaml --log-level debug
@@ -77,7 +83,7 @@ type startRequest struct {
 
 func (a *agentCLI) start(c *ucli.Context) error {
 	if c.Args().Len() > 1 || (c.Args().Len() == 1 && c.String("config") != "") {
-		return withCode(ExitUsage, fmt.Errorf("start takes one config path, got %q", c.Args().Slice()))
+		return withCode(exitcode.Usage, fmt.Errorf("start takes one config path, got %q", c.Args().Slice()))
 	}
 	req := startRequest{explicit: c.String("config"), logLevel: c.String("log-level")}
 	if req.explicit == "" {
@@ -85,7 +91,7 @@ func (a *agentCLI) start(c *ucli.Context) error {
 	}
 	if req.logLevel != "" {
 		if _, err := logging.ParseLevel(req.logLevel); err != nil {
-			return withCode(ExitUsage, fmt.Errorf("--log-level: %w", err))
+			return withCode(exitcode.Usage, fmt.Errorf("--log-level: %w", err))
 		}
 	}
 	if fd := c.Int(notifyFDFlag); fd > 0 {
@@ -124,16 +130,16 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 	registry := input.NewRegistry(file.NewFactory())
 	cfgPath, err := paths.ConfigPath(req.explicit, a.env.Getenv, req.home)
 	if err != nil {
-		return fail(ExitUsage, err)
+		return fail(exitcode.Config, err)
 	}
 	cfg, warnings, err := config.Load(cfgPath, config.LoadOptions{Registry: registry, Getenv: a.env.Getenv, Home: req.home})
 	if err != nil {
-		return fail(ExitUsage, err) // Load's errors name the file
+		return fail(exitcode.Config, err) // Load's errors name the file
 	}
 
 	fileLogger, closeLog, err := a.openLog(cfg, req, terminal)
 	if err != nil {
-		return fail(ExitUsage, err)
+		return fail(exitcode.Failure, err)
 	}
 	defer closeLog.Close()
 	logger = fileLogger
@@ -147,9 +153,9 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 	if err := process.WritePID(pidFile, pid); err != nil {
 		var re *process.RunningError
 		if errors.As(err, &re) {
-			return fail(ExitInUse, fmt.Errorf("another edge-agent is using %s (pid %d, pid file %s)", req.home, re.PID, re.Path))
+			return fail(exitcode.InUse, fmt.Errorf("another edge-agent is using %s (pid %d, pid file %s)", req.home, re.PID, re.Path))
 		}
-		return fail(ExitFailure, err)
+		return fail(exitcode.Failure, err)
 	}
 	defer func() {
 		if err := process.RemovePID(pidFile, pid); err != nil {
@@ -160,7 +166,7 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 	explicit := explicitIDs(cfg)
 	ids, err := identity.Resolve(paths.IDFile(a.env.Getenv, req.home), explicit)
 	if err != nil {
-		return fail(ExitFailure, fmt.Errorf("agent identity: %w", err))
+		return fail(exitcode.Failure, fmt.Errorf("agent identity: %w", err))
 	}
 
 	notifySocket := a.env.Getenv("NOTIFY_SOCKET")
@@ -200,15 +206,15 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 		},
 	})
 	if err != nil {
-		return fail(agentruntime.ExitCode(err), err)
+		return fail(exitcode.For(err), err)
 	}
 	if err != nil {
-		return fail(agentruntime.ExitCode(err), err)
+		return fail(exitcode.For(err), err)
 	}
 	runErr := rt.Run(runCtx)
 	notifyStopping() // also when a fatal error, not a signal, ended the run
-	code := agentruntime.ExitCode(runErr)
-	if code == ExitOK {
+	code := exitcode.For(runErr)
+	if code == exitcode.OK {
 		return nil // the runtime logged the stop
 	}
 	if !ready.Load() {
@@ -241,7 +247,7 @@ func (a *agentCLI) handleSignals(logger *slog.Logger, cancel func(), beforeExit 
 		case s := <-ch:
 			logger.Warn("second signal: exiting without a graceful stop", "signal", s.String())
 			beforeExit()
-			a.env.Exit(ExitFailure)
+			a.env.Exit(exitcode.Failure)
 		case <-done:
 		}
 	}()

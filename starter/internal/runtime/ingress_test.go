@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"net"
 	"sync"
 	"testing"
@@ -158,8 +159,8 @@ func TestFatalRepliesFromIngress(t *testing.T) {
 			in.push(lineEvents("a.log", 0, 10)...)
 			h := startRuntime(t, ingressOptions(t, transportConfig(t, eng.srv.Addr()), home, in))
 			err := h.wait(10 * time.Second)
-			if ExitCode(err) != tc.code {
-				t.Fatalf("Run = %v (exit %d), want exit %d", err, ExitCode(err), tc.code)
+			if exitcode.For(err) != tc.code {
+				t.Fatalf("Run = %v (exit %d), want exit %d", err, exitcode.For(err), tc.code)
 			}
 			if !bytes.Contains([]byte(err.Error()), []byte("must equal")) {
 				t.Fatalf("error %q does not say what to fix", err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,7 +180,7 @@ func TestStartupFailureReleasesWhatWasOpened(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = rt.Run(t.Context())
-	if err == nil || ExitCode(err) != 1 || ready {
+	if err == nil || exitcode.For(err) != 1 || ready {
 		t.Fatalf("Run = %v (ready %v), want a start-up failure", err, ready)
 	}
 	if want := "create input fake"; !bytes.Contains([]byte(err.Error()), []byte(want)) {
@@ -207,7 +208,7 @@ func TestInputErrorStopsTheAgentAfterFlushing(t *testing.T) {
 	in.pollErr = errors.New("read /var/log/a.log: input/output error")
 	in.mu.Unlock()
 	err := h.wait(5 * time.Second)
-	if err == nil || ExitCode(err) != 1 {
+	if err == nil || exitcode.For(err) != 1 {
 		t.Fatalf("Run = %v, want an input failure", err)
 	}
 	if c := readCounts(t, home); c.Pending != 5 {

@@ -3,11 +3,11 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"testing"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
-	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 	"github.com/edge-agent/edge-agent/transport"
 )
@@ -133,8 +133,8 @@ func TestFatalSendErrorsStopTheAgent(t *testing.T) {
 			snd.callErr = func(int) error { return tc.err }
 			h := startRuntime(t, newOptions(t, cfg, home, in, snd))
 			err := h.wait(10 * time.Second)
-			if !errors.Is(err, tc.err) || ExitCode(err) != tc.code {
-				t.Fatalf("Run = %v (exit %d), want %v (exit %d)", err, ExitCode(err), tc.err, tc.code)
+			if !errors.Is(err, tc.err) || exitcode.For(err) != tc.code {
+				t.Fatalf("Run = %v (exit %d), want %v (exit %d)", err, exitcode.For(err), tc.err, tc.code)
 			}
 			// Everything read was flushed, also below bulk-max-size, and
 			// nothing stays SENDING; unread events stay in the input.
@@ -142,25 +142,6 @@ func TestFatalSendErrorsStopTheAgent(t *testing.T) {
 				t.Fatalf("WAL after fatal stop: %+v, want %d PENDING", c, 7-in.left())
 			}
 		})
-	}
-}
-
-func TestExitCode(t *testing.T) {
-	for _, tc := range []struct {
-		err  error
-		want int
-	}{
-		{nil, 0},
-		{errors.New("boom"), 1},
-		{config.ErrInvalid, 2},
-		{transport.ErrAuthFailed, 4},
-		{transport.ErrDecryptFailed, 5},
-		{wal.ErrLocked, 6},
-		{transport.ErrUnavailable, 1},
-	} {
-		if got := ExitCode(tc.err); got != tc.want {
-			t.Errorf("ExitCode(%v) = %d, want %d", tc.err, got, tc.want)
-		}
 	}
 }
 
@@ -176,8 +157,8 @@ func TestSecondAgentOnTheSameWALIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = rt.Run(context.Background())
-	if ExitCode(err) != 6 {
-		t.Fatalf("second Run = %v (exit %d), want exit 6", err, ExitCode(err))
+	if exitcode.For(err) != 6 {
+		t.Fatalf("second Run = %v (exit %d), want exit 6", err, exitcode.For(err))
 	}
 	in2.mu.Lock()
 	defer in2.mu.Unlock()

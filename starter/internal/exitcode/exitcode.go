@@ -1,0 +1,52 @@
+// Package exitcode holds the exit codes of every edge-agent command and
+// the mapping from the agent's sentinel errors to them. It is the only
+// place a code is defined: the CLI, the runtime, the systemd unit's
+// RestartPreventExitStatus and the README all follow this table.
+//
+// The codes keep clear of 2, which the Go runtime uses for an unrecovered
+// panic: a crash must look like a crash, so that a service manager
+// restarts it, while a configuration problem (78, as sysexits.h defines
+// EX_CONFIG) is one that restarting cannot fix.
+package exitcode
+
+import (
+	"errors"
+
+	"github.com/edge-agent/edge-agent/starter/internal/config"
+	"github.com/edge-agent/edge-agent/starter/internal/wal"
+	"github.com/edge-agent/edge-agent/transport"
+)
+
+const (
+	OK      = 0 // clean stop, or the command did what was asked
+	Failure = 1 // runtime or start-up failure; retrying may help
+	// 2 is left to the Go runtime: an unrecovered panic.
+	NotRunning    = 3  // status: the agent is not running (as LSB init scripts expect)
+	AuthFailed    = 4  // the engine answered AUTH_FAILED: fix output.token
+	DecryptFailed = 5  // the engine answered DECRYPT_FAILED: fix the AES key
+	InUse         = 6  // another edge-agent holds the pid file or the WAL
+	Usage         = 64 // EX_USAGE: bad flags or arguments
+	Config        = 78 // EX_CONFIG: the config file is missing or invalid
+)
+
+// NoRestart lists the codes a service manager must not restart on: each
+// names a setting an operator has to change first. Everything else,
+// crashes included, is worth a restart.
+var NoRestart = []int{Config, AuthFailed, DecryptFailed}
+
+// For maps an error returned by the agent's start-up or run to its code.
+func For(err error) int {
+	switch {
+	case err == nil:
+		return OK
+	case errors.Is(err, config.ErrInvalid):
+		return Config
+	case errors.Is(err, transport.ErrAuthFailed):
+		return AuthFailed
+	case errors.Is(err, transport.ErrDecryptFailed):
+		return DecryptFailed
+	case errors.Is(err, wal.ErrLocked):
+		return InUse
+	}
+	return Failure
+}
