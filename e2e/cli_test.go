@@ -297,3 +297,34 @@ func TestDBWhileRunning(t *testing.T) {
 		t.Errorf("stop exit %d", code)
 	}
 }
+
+// What the agent creates is not more open than it must be: the data dir
+// and the WAL are the agent's alone; logs, the pid and id files are
+// readable by its group (adm, so operators can read them) and nobody else.
+func TestCreatedFileModes(t *testing.T) {
+	skipShort(t)
+	root := newRoot(t, options{port: freePort(t)})
+	agent := root.startReady()
+	want := map[string]os.FileMode{
+		"data":               0o700,
+		"data/wal.db":        0o600,
+		"log":                0o750,
+		"log/edge-agent.log": 0o640,
+		"edge-agent.pid":     0o640,
+		"edge-agent.id":      0o640,
+	}
+	for rel, perm := range want {
+		st, err := os.Stat(root.path(rel))
+		if err != nil {
+			t.Errorf("%s: %v", rel, err)
+			continue
+		}
+		// The umask may take bits away, never add them.
+		if extra := st.Mode().Perm() &^ perm; extra != 0 {
+			t.Errorf("%s has mode %v, want at most %v", rel, st.Mode().Perm(), perm)
+		}
+	}
+	if code := root.stop(agent); code != 0 {
+		t.Fatalf("stop exit %d", code)
+	}
+}

@@ -61,10 +61,10 @@ func (a *agentCLI) startBackground(ctx context.Context, req startRequest) error 
 		outPath = "edge-agent.out"
 	}
 	outPath = paths.Resolve(req.home, outPath)
-	if err := os.MkdirAll(filepath.Dir(outPath), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(outPath), 0o750); err != nil {
 		return fmt.Errorf("create %s folder: %w", outPath, err)
 	}
-	out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", outPath, err)
 	}

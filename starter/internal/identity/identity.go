@@ -146,7 +146,7 @@ func NewUUID() (string, error) {
 // synced before the rename and the directory after it.
 func writeAtomic(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("write id file: %w", err)
 	}
 	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
@@ -162,7 +162,9 @@ func writeAtomic(path string, data []byte) (err error) {
 	if _, err = tmp.Write(data); err != nil {
 		return fmt.Errorf("write id file %s: %w", path, err)
 	}
-	if err = tmp.Chmod(0o644); err != nil {
+	// Group-readable so monitoring in the agent's group can tell which
+	// agent this is; nobody else needs it.
+	if err = tmp.Chmod(0o640); err != nil {
 		return fmt.Errorf("write id file %s: %w", path, err)
 	}
 	if err = tmp.Sync(); err != nil {

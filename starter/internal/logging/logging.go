@@ -129,10 +129,12 @@ func fileHandler(w io.Writer, format string, level slog.Level) (slog.Handler, er
 
 // probeFile creates the log folder and checks the file opens for append.
 func probeFile(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	// Logs may quote the lines the agent ships: readable by the agent's
+	// group (adm on Debian, as for /var/log) and nobody else.
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return fmt.Errorf("create log folder: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
 	if err != nil {
 		return fmt.Errorf("open log file: %w", err)
 	}

@@ -94,7 +94,7 @@ func Probe(path string) State {
 // link fails when the target exists, so two starters never both win and a
 // reader never sees a half-written pid.
 func WritePID(path string, pid int) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return fmt.Errorf("create pid file folder: %w", err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".edge-agent.pid.*")
@@ -108,7 +108,7 @@ func WritePID(path string, pid int) error {
 	if err := errors.Join(werr, cerr); err != nil {
 		return fmt.Errorf("write pid file: %w", err)
 	}
-	if err := os.Chmod(tmpName, 0o644); err != nil {
+	if err := os.Chmod(tmpName, 0o640); err != nil {
 		return fmt.Errorf("write pid file: %w", err)
 	}
 	// Two rounds: the second follows the removal of a stale file. A third

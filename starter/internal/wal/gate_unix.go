@@ -53,9 +53,10 @@ const (
 // opened, e.g. a read-only data dir: readers then rely on the meta check.
 func openGate(path string, writer bool, wait time.Duration, log *slog.Logger) *gate {
 	open := func(name string) (*os.File, error) {
-		// O_RDONLY is enough for flock, so a reader running as another user
-		// can still lock a file the agent created.
-		f, err := os.OpenFile(name, os.O_RDONLY|os.O_CREATE, 0o644)
+		// O_RDONLY is enough for flock, so a reader that may not write
+		// (root reading a WAL another user owns, say) can still lock it.
+		// 0600 like the WAL: the data dir is the agent's alone.
+		f, err := os.OpenFile(name, os.O_RDONLY|os.O_CREATE, 0o600)
 		if err != nil {
 			f, err = os.Open(name)
 		}

@@ -42,7 +42,7 @@ func Open(opts Options) (*WAL, error) {
 }
 
 func (w *WAL) openReadWrite() error {
-	if err := os.MkdirAll(filepath.Dir(w.path), 0o750); err != nil {
+	if err := os.MkdirAll(filepath.Dir(w.path), 0o700); err != nil {
 		return fmt.Errorf("open wal %s: create parent dir: %w", w.path, err)
 	}
 	var file *os.File

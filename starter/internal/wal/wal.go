@@ -271,7 +271,7 @@ func (w *WAL) Compact(dst string) (err error) {
 	if _, err := os.Lstat(dst); err == nil {
 		return fmt.Errorf("compact wal %s: destination %s already exists", w.path, dst)
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return fmt.Errorf("compact wal %s: %w", w.path, err)
 	}
 	run := func(src *bolt.DB) error {
