@@ -70,6 +70,31 @@ func TestTokenFile(t *testing.T) {
 	})
 }
 
+// A token travels on one protocol line: a line break inside it must fail
+// `config check` (exit 78) as `start` would, naming the key that holds it
+// and never quoting the token.
+func TestTokenWithLineBreak(t *testing.T) {
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "two-lines"), []byte(testToken+"\nsecond-half\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	transport := "output:\n  type: transport\n  endpoint: h:1\n"
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"inline", transport + "  token: \"" + testToken + "\\r\\nAUTH:x\"\n", "agent.yaml:4:3: output.token: token contains a line break"},
+		{"from a file", transport + "  token-file: two-lines\n", "agent.yaml:4:3: output.token-file: token contains a line break"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := Load(writeConfig(t, tc.yaml+minimal), LoadOptions{Registry: testRegistry(), Getenv: env{}.get, Home: home})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrInvalid) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), testToken) {
+				t.Fatalf("the error quotes the token: %v", err)
+			}
+		})
+	}
+}
+
 func TestKeyFile(t *testing.T) {
 	home := t.TempDir()
 	write := func(name, content string) {

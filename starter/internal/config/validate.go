@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/transport/protocol"
 )
 
 // Limits that are ours, not the Java agent's.
@@ -158,11 +159,20 @@ func (c *Config) validateOutput(k checker) {
 	if err := checkEndpoint(o.Endpoint); err != nil {
 		k.fail("output.endpoint", err)
 	}
-	if o.Token == "" {
-		if o.TokenFile != "" {
-			k.failf("output.token-file", "the file holds no token")
-		} else {
-			k.failf("output.token", "output.token is required when output.type is transport (or set output.token-file)")
+	tokenKey := "output.token"
+	if o.TokenFile != "" {
+		tokenKey = "output.token-file"
+	}
+	switch {
+	case o.Token == "" && o.TokenFile != "":
+		k.failf(tokenKey, "the file holds no token")
+	case o.Token == "":
+		k.failf(tokenKey, "output.token is required when output.type is transport (or set output.token-file)")
+	default:
+		// The token travels on one protocol line: the transport's own
+		// check, run here so `config check` refuses what `start` would.
+		if err := protocol.CheckToken(o.Token); err != nil {
+			k.failf(tokenKey, "%v: the token must be a single line", err)
 		}
 	}
 	if _, ok := parseAuthType(o.AuthType); !ok {
