@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -236,5 +237,45 @@ func TestPacketGzipAESGCM(t *testing.T) {
 	}
 	if got := root.logText(); containsAny(got, keyB64, "e2e-token-0123456789") {
 		t.Error("the log holds the AES key or the token")
+	}
+}
+
+// One key decoder for config check and start: a 32-byte key written
+// without base64 padding (43 characters, as Java accepts) passes both and
+// delivers through the receiver; a key of the wrong length fails both,
+// naming the key with its line:column, before anything is sent.
+func TestUnpaddedKeyAgreesInCheckAndStart(t *testing.T) {
+	skipShort(t)
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		t.Fatal(err)
+	}
+	unpadded := base64.RawStdEncoding.EncodeToString(key)
+	if len(unpadded) != 43 {
+		t.Fatalf("test key has %d characters, want 43", len(unpadded))
+	}
+	port := freePort(t)
+	root := newRoot(t, options{port: port, packetMode: "PACKET", encryption: "aes_gcm", keyB64: unpadded})
+	if out, errOut, code := root.cli("config", "check", root.configPath()); code != 0 || !strings.Contains(out, "OK") {
+		t.Fatalf("config check with an unpadded key: exit %d, %s%s", code, out, errOut)
+	}
+	rc := startReceiver(t, port, "e2e-token-0123456789", "--packet-mode", "packet", "--secret-key", base64.StdEncoding.EncodeToString(key))
+	want := makeLines(t.Name(), 0, 200)
+	root.createFile("in/app.log").lines(want)
+	agent := root.startReady()
+	rc.waitDelivered(want, deliverTimeout)
+	if code := root.stop(agent); code != 0 {
+		t.Errorf("stop exit code %d", code)
+	}
+
+	short := newRoot(t, options{port: port, packetMode: "PACKET", encryption: "aes_gcm", keyB64: base64.RawStdEncoding.EncodeToString(key[:31])})
+	keyAt := regexp.MustCompile(`agent\.yaml:\d+:\d+: output\.aes-secret-key-base64: key must base64-decode to exactly 32 bytes.*got 31 bytes`)
+	_, errOut, code := short.cli("config", "check", short.configPath())
+	if code != 78 || !keyAt.MatchString(errOut) {
+		t.Fatalf("config check with a 31-byte key: exit %d, want 78 matching %s; stderr: %s", code, keyAt, errOut)
+	}
+	p := short.start()
+	if code := p.wait(t, 30*time.Second); code != 78 || !keyAt.MatchString(p.stderrText()) {
+		t.Fatalf("start with a 31-byte key: exit %d, want 78 matching %s; stderr: %s", code, keyAt, p.stderrText())
 	}
 }

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -116,20 +117,31 @@ func ParseEncryption(s string) (Encryption, error) {
 	return 0, fmt.Errorf("%w %q (want none, aes_gcm or chacha20_poly1305)", ErrUnknownEncryption, s)
 }
 
-// DecodeKey decodes a standard base64 key (as `openssl rand -base64 32`
-// prints) and requires exactly KeySize bytes.
+// Errors of DecodeKey, for callers that word their own message.
+var (
+	ErrKeyNotBase64 = errors.New("is not valid base64 (generate a key with: openssl rand -base64 32)")
+	ErrKeySize      = fmt.Errorf("must base64-decode to exactly %d bytes (a 256-bit key; openssl rand -base64 32)", KeySize)
+)
+
+// DecodeKey is the one decoder of a configured key, used by the agent's
+// config check and its encoder alike, so the two can never disagree. It
+// takes standard base64 with or without padding, as Java's Base64 decoder
+// does (`openssl rand -base64 32 | tr -d =` gives 43 characters), and
+// requires exactly KeySize bytes. Errors never quote the key.
 func DecodeKey(b64 string) ([]byte, error) {
 	s := strings.TrimSpace(b64)
 	if s == "" {
-		return nil, fmt.Errorf("decode key: key is empty (want base64 of exactly %d bytes, e.g. from `openssl rand -base64 32`)", KeySize)
+		return nil, fmt.Errorf("key is empty: it %w", ErrKeySize)
 	}
 	key, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
-		// The error never quotes the key: it is a secret.
-		return nil, fmt.Errorf("decode key: not valid standard base64 (%d characters)", len(s))
+		key, err = base64.RawStdEncoding.DecodeString(s)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("key of %d characters %w", len(s), ErrKeyNotBase64)
 	}
 	if len(key) != KeySize {
-		return nil, fmt.Errorf("decode key: key decodes to %d bytes, want exactly %d bytes (AES-256)", len(key), KeySize)
+		return nil, fmt.Errorf("key %w, got %d bytes", ErrKeySize, len(key))
 	}
 	return key, nil
 }

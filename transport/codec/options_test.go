@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"strings"
@@ -52,8 +53,16 @@ func TestDecodeKey(t *testing.T) {
 		}
 	}
 	_, err := DecodeKey(base64.StdEncoding.EncodeToString(make([]byte, 16)))
-	if err == nil || !strings.Contains(err.Error(), "16 bytes, want exactly 32 bytes") {
+	if !errors.Is(err, ErrKeySize) || !strings.Contains(err.Error(), "exactly 32 bytes (a 256-bit key; openssl rand -base64 32), got 16 bytes") {
 		t.Errorf("short key message: %v", err)
+	}
+	if _, err := DecodeKey("not base64!"); !errors.Is(err, ErrKeyNotBase64) {
+		t.Errorf("not base64: %v", err)
+	}
+	// Java's Base64 decoder takes a key without its padding; so do we.
+	unpadded := base64.RawStdEncoding.EncodeToString(testKey)
+	if k, err := DecodeKey(unpadded); err != nil || !bytes.Equal(k, testKey) {
+		t.Errorf("unpadded key (%d characters): %d bytes, %v", len(unpadded), len(k), err)
 	}
 }
 

@@ -115,8 +115,15 @@ func TestKeyFile(t *testing.T) {
 		t.Errorf("key not read from the file")
 	}
 	_, _, err = Load(writeConfig(t, packet+"  aes-secret-key-file: short\n"+minimal), opts)
-	if err == nil || !strings.Contains(err.Error(), "agent.yaml:7:3: output.aes-secret-key-file: must base64-decode to exactly 32 bytes") {
+	if err == nil || !strings.Contains(err.Error(), "agent.yaml:7:3: output.aes-secret-key-file: key must base64-decode to exactly 32 bytes") {
 		t.Errorf("short key file: %v", err)
+	}
+	// Without its padding (43 characters), as Java's decoder takes it.
+	write("unpadded", strings.TrimRight(testKey, "=")+"\n")
+	if cfg, _, err := Load(writeConfig(t, packet+"  aes-secret-key-file: unpadded\n"+minimal), opts); err != nil {
+		t.Errorf("unpadded key file: %v", err)
+	} else if cfg.Output.AESSecretKeyBase64 != strings.TrimRight(testKey, "=") {
+		t.Errorf("unpadded key not read from the file")
 	}
 	// RAW mode does not read (or check) the key file.
 	if _, _, err := Load(writeConfig(t, "output:\n  type: transport\n  endpoint: h:1\n  token: t\n  encryption: aes_gcm\n  aes-secret-key-file: nope\n"+minimal), opts); err != nil {

@@ -1,20 +1,19 @@
 package config
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
 	"strconv"
 
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/transport/codec"
 	"github.com/edge-agent/edge-agent/transport/protocol"
 )
 
 // Limits that are ours, not the Java agent's.
 const (
 	maxInFlightLimit = 4096
-	secretKeyBytes   = 32
 )
 
 // Validate reports every problem at once (errors.Join of *FieldError, each
@@ -215,23 +214,10 @@ func (c *Config) validateKey(k checker, enc string) {
 		k.failf(key, "output.aes-secret-key-base64 is required when output.encryption is %q (or set output.aes-secret-key-file)", enc)
 		return
 	}
-	raw, err := decodeKey(o.AESSecretKeyBase64)
-	if err != nil {
-		k.failf(key, "is not valid base64 (generate a key with: openssl rand -base64 32)")
-		return
+	// The encoder's own decoder: what passes here is what start accepts.
+	if _, err := codec.DecodeKey(o.AESSecretKeyBase64); err != nil {
+		k.fail(key, err)
 	}
-	if len(raw) != secretKeyBytes {
-		k.failf(key, "must base64-decode to exactly %d bytes (a 256-bit key; openssl rand -base64 32), got %d bytes", secretKeyBytes, len(raw))
-	}
-}
-
-// decodeKey accepts standard base64 with or without padding, as Java's
-// Base64 decoder does.
-func decodeKey(s string) ([]byte, error) {
-	if b, err := base64.StdEncoding.DecodeString(s); err == nil {
-		return b, nil
-	}
-	return base64.RawStdEncoding.DecodeString(s)
 }
 
 func (c *Config) validateTLS(k checker) {
