@@ -30,7 +30,7 @@ const defaultReadyTimeout = 10 * time.Second
 // message.
 func (a *agentCLI) startBackground(ctx context.Context, req startRequest) error {
 	pidFile := paths.PIDFile(a.env.Getenv, req.home)
-	if st := process.Probe(pidFile); st.Running {
+	if st, err := process.Probe(pidFile); err == nil && st.Running {
 		fmt.Fprintf(a.env.Stdout, "edge-agent is already running (pid %d)\n", st.PID)
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
+	"github.com/edge-agent/edge-agent/starter/internal/process"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -134,8 +135,22 @@ func TestStatusAndStopNotRunning(t *testing.T) {
 	if code := e.run("stop"); code != 0 || !strings.Contains(e.stdout.String(), "not running") {
 		t.Fatalf("stop when not running: exit %d, %q", code, e.stdout.String())
 	}
-	// Our own pid stands in for a running agent; status must not signal it.
+	// A live pid in a file nobody holds (a kill -9 whose pid was reused)
+	// is not running, and stop must not signal that stranger (this test).
 	e.write("edge-agent.pid", strconv.Itoa(os.Getpid()))
+	if code := e.run("status"); code != exitcode.NotRunning {
+		t.Fatalf("status with a live pid but no lock: exit %d", code)
+	}
+	if code := e.run("stop"); code != 0 || !strings.Contains(e.stdout.String(), "not running") {
+		t.Fatalf("stop with a live pid but no lock: exit %d, %q", code, e.stdout.String())
+	}
+	// The lock stands for a running agent (held here by this test, which
+	// status must not signal).
+	lock, err := process.AcquirePID(filepath.Join(e.home, "edge-agent.pid"), os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
 	if code := e.run("status"); code != 0 {
 		t.Fatalf("status with a live pid: exit %d", code)
 	}

@@ -37,19 +37,22 @@ Examples:
 
 func (a *agentCLI) stop(c *ucli.Context) error {
 	pidFile := paths.PIDFile(a.env.Getenv, a.home())
-	st := process.Probe(pidFile)
+	st, err := process.Probe(pidFile)
+	if err != nil {
+		return err
+	}
 	if !st.Running {
 		fmt.Fprintln(a.env.Stdout, "edge-agent is not running")
-		if st.PID > 0 {
-			_ = process.RemovePID(pidFile, st.PID) // stale
-		}
 		return nil
+	}
+	if st.PID == 0 {
+		return fmt.Errorf("edge-agent is starting and has not written its pid to %s yet; try again", pidFile)
 	}
 	if err := syscall.Kill(st.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("signal pid %d: %w", st.PID, err)
 	}
 	fmt.Fprintf(a.env.Stdout, "stopping edge-agent (pid %d)", st.PID)
-	if waitGone(st.PID, c.Duration("timeout")) {
+	if waitGone(pidFile, c.Duration("timeout")) {
 		fmt.Fprintln(a.env.Stdout, "\nedge-agent stopped")
 		return nil
 	}
@@ -61,25 +64,29 @@ func (a *agentCLI) stop(c *ucli.Context) error {
 	if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("kill pid %d: %w", st.PID, err)
 	}
-	if !waitGone(st.PID, 5*time.Second) {
+	if !waitGone(pidFile, 5*time.Second) {
 		return fmt.Errorf("edge-agent (pid %d) survived SIGKILL", st.PID)
 	}
-	// A killed agent cannot remove its own pid file.
-	_ = process.RemovePID(pidFile, st.PID)
+	// A killed agent cannot remove its own pid file; nobody holds it now,
+	// so it reads as not running, and the next start takes it over.
 	fmt.Fprintln(a.env.Stdout, "edge-agent killed")
 	return nil
 }
 
-// waitGone polls until pid has exited or d has passed.
-func waitGone(pid int, d time.Duration) bool {
+// waitGone polls until the pid file's lock is released (its holder has
+// exited, whatever state its pid is left in) or d has passed.
+func waitGone(pidFile string, d time.Duration) bool {
 	deadline := time.Now().Add(d)
-	for process.IsRunning(pid) {
+	for {
+		st, err := process.Probe(pidFile)
+		if err == nil && !st.Running {
+			return true
+		}
 		if time.Now().After(deadline) {
 			return false
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return true
 }
 
 func (a *agentCLI) statusCommand() *ucli.Command {
@@ -87,9 +94,10 @@ func (a *agentCLI) statusCommand() *ucli.Command {
 		Name:      "status",
 		Usage:     "tell whether the agent runs (exit 0 running, 3 not running)",
 		UsageText: "edge-agent status",
-		Description: `Reads the pid file and checks the process. Exit codes follow LSB init
-scripts: 0 running, 3 not running (missing pid file, garbage in it, or a
-dead process). Prints no configuration and no secrets.
+		Description: `Checks whether a process holds the lock on the pid file (the running
+agent holds it for its whole life; the kernel releases it when the agent
+ends, even by kill -9). Exit codes follow LSB init scripts: 0 running, 3 not
+running (no pid file, or one nobody holds), 1 when it cannot tell. Prints no configuration and no secrets.
 
 Examples:
    edge-agent status
@@ -98,7 +106,10 @@ Examples:
 		Action: func(c *ucli.Context) error {
 			home := a.home()
 			pidFile := paths.PIDFile(a.env.Getenv, home)
-			st := process.Probe(pidFile)
+			st, err := process.Probe(pidFile)
+			if err != nil {
+				return err
+			}
 			if !st.Running {
 				fmt.Fprintln(a.env.Stdout, "edge-agent is not running")
 				return quietCode(exitcode.NotRunning)

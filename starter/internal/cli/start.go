@@ -150,7 +150,8 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 
 	pidFile := paths.PIDFile(a.env.Getenv, req.home)
 	pid := os.Getpid()
-	if err := process.WritePID(pidFile, pid); err != nil {
+	pidLock, err := process.AcquirePID(pidFile, pid)
+	if err != nil {
 		var re *process.RunningError
 		if errors.As(err, &re) {
 			return fail(exitcode.InUse, fmt.Errorf("another edge-agent is using %s (pid %d, pid file %s)", req.home, re.PID, re.Path))
@@ -158,7 +159,7 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 		return fail(exitcode.Failure, err)
 	}
 	defer func() {
-		if err := process.RemovePID(pidFile, pid); err != nil {
+		if err := pidLock.Release(); err != nil {
 			logger.Warn("remove pid file", "error", err)
 		}
 	}()
@@ -180,7 +181,7 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 		notifyStopping()
 		cancelRun()
 	}
-	stopSignals := a.handleSignals(logger, cancel, func() { _ = process.RemovePID(pidFile, pid) })
+	stopSignals := a.handleSignals(logger, cancel, func() { _ = pidLock.Release() })
 	defer stopSignals()
 
 	var readyOnce sync.Once

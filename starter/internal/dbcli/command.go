@@ -3,12 +3,11 @@ package dbcli
 import (
 	"errors"
 	"fmt"
+	"github.com/edge-agent/edge-agent/starter/internal/process"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -209,18 +208,16 @@ func (r *runner) pidFile() string {
 	return filepath.Join(r.env.Home, "edge-agent.pid")
 }
 
-// agentPID returns the pid recorded in the pid file if that process is
-// alive. A missing or non-numeric pid file means "not running".
+// agentPID returns the pid recorded in the pid file and whether an agent
+// holds that file's lock, the one sign of a live agent (package process).
+// When that cannot be told, it answers running: a write command refused
+// by mistake is better than one run beside the agent.
 func (r *runner) agentPID() (int, bool) {
-	b, err := os.ReadFile(r.pidFile())
+	st, err := process.Probe(r.pidFile())
 	if err != nil {
-		return 0, false
+		return st.PID, true
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return 0, false
-	}
-	return pid, processAlive(pid)
+	return st.PID, st.Running
 }
 
 func (r *runner) walOptions(path string, readOnly bool) wal.Options {

@@ -3,6 +3,7 @@ package dbcli
 import (
 	"bytes"
 	"errors"
+	"github.com/edge-agent/edge-agent/starter/internal/process"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -198,9 +199,12 @@ func TestWriteCommands(t *testing.T) {
 	if c := f.counts(t); c.Dead != 2 {
 		t.Fatalf("dry run changed the WAL: %+v", c)
 	}
-	// While the agent runs (pid file names a live process: this one),
-	// writes are refused but dry runs work.
-	_ = os.WriteFile(f.pid, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	// While the agent runs (a lock on the pid file, held here by this
+	// test), writes are refused but dry runs work.
+	lock, err := process.AcquirePID(f.pid, os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
 	_, err = f.run(t, "wal-retry-dead", "--yes")
 	want := "agent is running (pid file " + f.pid + "); stop the agent before write operations"
 	if err == nil || err.Error() != want {
@@ -211,7 +215,9 @@ func TestWriteCommands(t *testing.T) {
 	}
 	out, _ = f.run(t, "info")
 	mustContain(t, out, "running (pid "+strconv.Itoa(os.Getpid()))
-	_ = os.WriteFile(f.pid, []byte("not-a-pid"), 0o644) // means not running
+	// Released, the same pid file means not running.
+	_ = lock.Release()
+	_ = os.WriteFile(f.pid, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
 
 	steps := []struct {
 		args  []string

@@ -2,12 +2,16 @@
 // daemon: the pid file, the liveness probe used by `status`, `stop` and the
 // `db` write guard, and the systemd readiness notification.
 //
-// The pid file is advisory. The authority on "one agent per data dir" is the
-// WAL's file lock; the pid file only lets `status` and `stop` find the
-// process. A pid file is therefore written atomically (never half-written)
-// and a stale one, left by a process that died, is replaced.
+// The running agent holds an advisory lock (flock) on its pid file for its
+// whole life, and the lock is the only answer to "is it running": the
+// kernel drops it when the process ends, whether it stopped, crashed or
+// was killed, so no pid is ever guessed from /proc, and a stale file whose
+// pid was reused by another program never blocks a start or makes `stop`
+// signal a stranger. The pid inside the file only tells `stop` whom to
+// signal. The authority on "one agent per data dir" stays the WAL's own
+// lock; the pid file lets `status` and `stop` find the process.
 //
-// Probe semantics match the Java agent's process probe: a missing pid file,
-// one that does not hold a positive decimal number, or one naming a process
-// that no longer exists all mean "not running"; none of them is an error.
+// Probe semantics match the Java agent's process probe where they overlap:
+// a missing pid file, or one nobody holds, means "not running"; neither is
+// an error.
 package process

@@ -8,18 +8,21 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+	"sync"
 )
 
 // ErrNoPID is returned by ReadPID when the pid file is missing or does not
 // hold a positive decimal pid.
 var ErrNoPID = errors.New("no pid in pid file")
 
-// RunningError is returned by WritePID when the pid file names another live
-// process.
+// errHeld is what tryLock returns when another open file holds the lock.
+var errHeld = errors.New("pid file is locked")
+
+// RunningError is returned by AcquirePID when a live agent holds the pid
+// file.
 type RunningError struct {
 	Path string
-	PID  int
+	PID  int // 0 while that agent has not written its pid yet
 }
 
 func (e *RunningError) Error() string {
@@ -28,9 +31,10 @@ func (e *RunningError) Error() string {
 
 // State is the result of Probe.
 type State struct {
-	// Running is true when the pid file names a live process.
+	// Running is true while a process holds the pid file's lock.
 	Running bool
-	// PID is the pid read from the file, 0 when there was none.
+	// PID is the pid read from the file, 0 when there was none (no file,
+	// garbage, or an agent that has locked the file but not written yet).
 	PID int
 }
 
@@ -52,101 +56,114 @@ func ReadPID(path string) (int, error) {
 	return pid, nil
 }
 
-// IsRunning reports whether a process with this pid exists. Signal 0 checks
-// existence without delivering anything; EPERM means it exists but belongs
-// to another user, which still counts as running. A zombie (exited, not yet
-// reaped because its parent or a container's init does not reap) has ended
-// and is not running, although signal 0 still succeeds on it.
-func IsRunning(pid int) bool {
-	if pid <= 0 {
-		return false
+// Probe tells whether an agent holds the pid file at path. The lock, not
+// the pid in the file, decides: the kernel drops it when the holder exits,
+// however it exits, so a pid file left by a kill -9 (whose pid may since
+// belong to a stranger) reads as not running. An error means the answer is
+// unknown (the file cannot be opened or locked for a reason other than
+// another holder); State then carries what could be read.
+func Probe(path string) (State, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return State{}, nil
 	}
-	err := syscall.Kill(pid, 0)
-	if err != nil && !errors.Is(err, syscall.EPERM) {
-		return false
-	}
-	return !isZombie(pid)
-}
-
-// IsAgent is IsRunning plus a check that pid is not positively another
-// program (on Linux: its argv[0] names edge-agent or this executable). A
-// pid from a stale pid file that now belongs to a stranger is not running
-// as far as the agent is concerned.
-func IsAgent(pid int) bool {
-	return IsRunning(pid) && !otherProgram(pid)
-}
-
-// Probe reads path and reports whether the agent it names is alive (see
-// IsAgent). It never fails: anything unreadable is "not running".
-func Probe(path string) State {
-	pid, err := ReadPID(path)
 	if err != nil {
-		return State{}
+		return State{}, fmt.Errorf("probe pid file: %w", err)
 	}
-	return State{Running: IsAgent(pid), PID: pid}
+	defer f.Close()
+	pid, _ := ReadPID(path)
+	switch err := tryLock(f, false); {
+	case err == nil:
+		_ = unlock(f)
+		return State{PID: pid}, nil
+	case errors.Is(err, errHeld):
+		return State{Running: true, PID: pid}, nil
+	default:
+		return State{PID: pid}, fmt.Errorf("probe pid file %s: %w", path, err)
+	}
 }
 
-// WritePID records pid in path, creating parent folders. It refuses with a
-// *RunningError when the file already names a live agent other than pid,
-// and replaces a stale file (dead process, another program, garbage).
-//
-// The content is written to a temporary file and hard-linked into place:
-// link fails when the target exists, so two starters never both win and a
-// reader never sees a half-written pid.
-func WritePID(path string, pid int) error {
+// PIDLock is a running agent's hold on its pid file. It lasts until
+// Release or the end of the process.
+type PIDLock struct {
+	f       *os.File
+	path    string
+	release sync.Once
+	err     error
+}
+
+// AcquirePID locks path for this process and writes pid into it, creating
+// parent folders. It fails with a *RunningError while another process
+// holds the lock. A file left behind by an agent that died is simply taken
+// over: its lock died with it.
+func AcquirePID(path string, pid int) (*PIDLock, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
-		return fmt.Errorf("create pid file folder: %w", err)
+		return nil, fmt.Errorf("create pid file folder: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".edge-agent.pid.*")
-	if err != nil {
-		return fmt.Errorf("create pid file: %w", err)
-	}
-	tmpName := tmp.Name()
-	defer os.Remove(tmpName)
-	_, werr := fmt.Fprintf(tmp, "%d\n", pid)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		return fmt.Errorf("write pid file: %w", err)
-	}
-	if err := os.Chmod(tmpName, 0o640); err != nil {
-		return fmt.Errorf("write pid file: %w", err)
-	}
-	// Two rounds: the second follows the removal of a stale file. A third
-	// conflict means another starter is racing us; report it as running.
-	for range 2 {
-		err := os.Link(tmpName, path)
-		if err == nil {
-			return nil
+	// A stopping agent removes its file while still holding the lock: a
+	// file opened just before that removal can be locked but is no longer
+	// the path, so check and try the new file. Three rounds cover two
+	// agents stopping and starting in a row; more means a fight.
+	for range 3 {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o640)
+		if err != nil {
+			return nil, fmt.Errorf("open pid file: %w", err)
 		}
-		if !errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("write pid file: %w", err)
+		if err := tryLock(f, true); err != nil {
+			f.Close()
+			if errors.Is(err, errHeld) {
+				old, _ := ReadPID(path)
+				return nil, &RunningError{Path: path, PID: old}
+			}
+			return nil, fmt.Errorf("lock pid file %s: %w", path, err)
 		}
-		old, rerr := ReadPID(path)
-		switch {
-		case rerr == nil && old == pid:
-			return nil
-		case rerr == nil && IsAgent(old):
-			return &RunningError{Path: path, PID: old}
-		case rerr != nil && !errors.Is(rerr, ErrNoPID):
-			return rerr
+		if !samePath(f, path) {
+			f.Close()
+			continue
 		}
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("remove stale pid file: %w", err)
+		if err := writePID(f, pid); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("write pid file %s: %w", path, err)
 		}
+		return &PIDLock{f: f, path: path}, nil
 	}
 	old, _ := ReadPID(path)
-	return &RunningError{Path: path, PID: old}
+	return nil, &RunningError{Path: path, PID: old}
 }
 
-// RemovePID deletes path if it still names pid. A file taken over by another
-// process, or already gone, is left alone.
-func RemovePID(path string, pid int) error {
-	cur, err := ReadPID(path)
-	if err != nil || cur != pid {
-		return nil
+func samePath(f *os.File, path string) bool {
+	held, err := f.Stat()
+	if err != nil {
+		return false
 	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove pid file: %w", err)
+	named, err := os.Stat(path)
+	return err == nil && os.SameFile(held, named)
+}
+
+func writePID(f *os.File, pid int) error {
+	if err := f.Truncate(0); err != nil {
+		return err
 	}
-	return nil
+	if _, err := f.WriteAt([]byte(strconv.Itoa(pid)+"\n"), 0); err != nil {
+		return err
+	}
+	// Readers open the file by name: the permission must hold also when
+	// the file was left by an older agent with a wider mode.
+	return f.Chmod(0o640)
+}
+
+// Release removes the pid file and drops the lock; removing first means
+// no reader sees a file without a holder once the agent is gone. Safe to
+// call more than once and from a signal handler's goroutine.
+func (l *PIDLock) Release() error {
+	l.release.Do(func() {
+		var rmErr error
+		if samePath(l.f, l.path) {
+			if err := os.Remove(l.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				rmErr = fmt.Errorf("remove pid file: %w", err)
+			}
+		}
+		l.err = errors.Join(rmErr, l.f.Close())
+	})
+	return l.err
 }
