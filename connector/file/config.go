@@ -13,10 +13,6 @@ import (
 // Config is the `input` section for `type: file`. Durations are in
 // milliseconds as in the Java agent's agent.yaml; yaml tags are the keys.
 type Config struct {
-	// Type is the input type ("file"); the registry consumes it.
-	Type string `yaml:"type"`
-	// ID is the input id; the starter resolves it (edge-agent.id) when empty.
-	ID string `yaml:"id"`
 	// Paths are globs (`**` allowed) or directories (= every file below).
 	Paths []string `yaml:"paths"`
 	// Exclude are globs matched against absolute paths; matches are skipped.
@@ -78,7 +74,6 @@ type OutputFormatConfig struct {
 // NewDefaultConfig returns the documented defaults.
 func NewDefaultConfig() *Config {
 	return &Config{
-		Type:               "file",
 		Encoding:           "UTF-8",
 		GlobScanIntervalMs: 5000,
 		CloseInactiveMs:    300000,

@@ -11,7 +11,7 @@ import (
 // Java parity §1.4.
 func TestConfigDefaults(t *testing.T) {
 	c := NewDefaultConfig()
-	c.ID, c.Paths = "in", []string{"/var/log/*.log"}
+	c.Paths = []string{"/var/log/*.log"}
 	if err := c.Validate(); err != nil {
 		t.Fatalf("minimal config invalid: %v", err)
 	}
@@ -66,7 +66,7 @@ func TestFactory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := in.(interface{ Stats() Stats }); !ok {
+	if _, ok := in.(input.StatsReporter); !ok {
 		t.Fatal("file input does not expose Stats")
 	}
 	must(t, in.Close())

@@ -84,7 +84,11 @@ type Input struct {
 	opened, closed bool
 }
 
-var _ input.Input = (*Input)(nil)
+var (
+	_ input.Input         = (*Input)(nil)
+	_ input.Waker         = (*Input)(nil)
+	_ input.StatsReporter = (*Input)(nil)
+)
 
 // New creates a file input from a validated config. Relative paths are
 // resolved against the working directory.

@@ -1,21 +1,10 @@
 package file
 
-import "sync/atomic"
+import (
+	"sync/atomic"
 
-// Stats are the file input's counters since Create. Every field is
-// monotonic except FilesOpen and FilesTracked, which are gauges.
-type Stats struct {
-	LinesRead        int64 // complete lines read (before multiline grouping)
-	BytesRead        int64 // raw bytes read from files
-	Events           int64 // data events produced (lines or groups)
-	TruncatedLines   int64 // lines cut to max-line-bytes
-	InvalidSequences int64 // invalid byte sequences replaced by U+FFFD
-	FilesOpen        int64 // open descriptors now
-	FilesTracked     int64 // files with a position now
-	Rotations        int64 // a path that now names a different file
-	Truncations      int64 // files that shrank or were rewritten (restart at 0)
-	Errors           int64 // file errors skipped (on-error: skip) or returned
-}
+	"github.com/edge-agent/edge-agent/connector/input"
+)
 
 // counters is read by Stats from any goroutine (metrics handlers) while
 // the scheduler goroutine updates it, hence atomics.
@@ -25,9 +14,9 @@ type counters struct {
 }
 
 // Stats returns a snapshot of the counters. Safe for concurrent use.
-func (in *Input) Stats() Stats {
+func (in *Input) Stats() input.Stats {
 	c := &in.stats
-	return Stats{
+	return input.Stats{
 		LinesRead:        c.linesRead.Load(),
 		BytesRead:        c.bytesRead.Load(),
 		Events:           c.events.Load(),

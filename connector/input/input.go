@@ -58,8 +58,40 @@ type Input interface {
 	Close() error
 }
 
+// Waker is implemented by inputs that know when new data may be ready
+// (the file input watches its folders). The scheduler polls when the
+// channel fires instead of waiting out its idle sleep.
+type Waker interface {
+	Wakeup() <-chan struct{}
+}
+
+// StatsReporter is implemented by inputs that count what they read.
+// Stats is called from other goroutines than the one driving the input
+// (status, metrics), so it must be safe for concurrent use.
+type StatsReporter interface {
+	Stats() Stats
+}
+
+// Stats are an input's counters since Create. Every field is monotonic
+// except FilesOpen and FilesTracked, which are gauges. The file fields
+// name what a file input counts; an input without files leaves them 0.
+type Stats struct {
+	LinesRead        int64 // complete lines read (before multiline grouping)
+	BytesRead        int64 // raw bytes read
+	Events           int64 // data events produced (lines or groups)
+	TruncatedLines   int64 // lines cut to the input's maximum line size
+	InvalidSequences int64 // invalid byte sequences replaced by U+FFFD
+	FilesOpen        int64 // open descriptors now
+	FilesTracked     int64 // files with a position now
+	Rotations        int64 // a path that now names a different file
+	Truncations      int64 // files that shrank or were rewritten (restart at 0)
+	Errors           int64 // errors skipped or returned
+}
+
 // Config is an input type's configuration, decoded from the `input`
 // section of agent.yaml into the value returned by Factory.NewDefaultConfig.
+// The keys every input shares, `type` and `id`, are the registry's: they
+// never reach the config (the id arrives in Settings).
 type Config interface {
 	// Validate reports every problem at once (errors.Join), each a
 	// *FieldError naming the key relative to the `input` section.
@@ -68,7 +100,8 @@ type Config interface {
 
 // Settings is what every input gets beside its config.
 type Settings struct {
-	// ID is the input id (WAL source id).
+	// ID is the input id (WAL source id): input.id, or the one the agent
+	// keeps in its identity file.
 	ID     string
 	Logger *slog.Logger
 }

@@ -261,11 +261,7 @@ func (a *agentCLI) handleSignals(logger *slog.Logger, cancel func(), beforeExit 
 // explicitIDs are the ids agent.yaml pins; identity.Resolve fills the rest
 // from (or into) edge-agent.id.
 func explicitIDs(cfg *config.Config) identity.IDs {
-	ids := identity.IDs{Agent: cfg.Agent.ID, Output: cfg.Output.ID}
-	if fc, ok := cfg.Input.(*file.Config); ok {
-		ids.Input = fc.ID
-	}
-	return ids
+	return identity.IDs{Agent: cfg.Agent.ID, Input: cfg.InputID, Output: cfg.Output.ID}
 }
 
 // recordSettledInputID writes the WAL's input id back into the id file. The

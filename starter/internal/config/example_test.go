@@ -72,6 +72,7 @@ func TestExampleConfigShowsDefaults(t *testing.T) {
 	collectKeys(f.Docs[0].Body, "", written)
 	all := append(schemaKeys(reflect.TypeOf(Config{}), "", maxSchemaDepth),
 		schemaKeys(reflect.TypeOf(file.Config{}), "input", maxSchemaDepth)...)
+	all = append(all, inputSharedKeys...)
 	for _, k := range all {
 		if !written[k] {
 			t.Errorf("example config lacks %s", k)

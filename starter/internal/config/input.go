@@ -17,7 +17,9 @@ const defaultInputType = "file"
 // decodeInput decodes the `input` section through the registry: input.type
 // picks the factory, whose default config receives the flat keys and then
 // the keys of the nested `input.<type>:` block (the Java agent's
-// `input.file:`), which win. Nested mappings are merged key by key.
+// `input.file:`), which win. Nested mappings are merged key by key. The
+// keys every input shares, type and id, are decoded here and never reach
+// the input's config: the id is handed to the input when it is created.
 func (d *decoder) decodeInput(kv *ast.MappingValueNode, reg *input.Registry, cfg *Config) {
 	n := d.resolve(kv.Value, "input")
 	if n == nil {
@@ -32,6 +34,7 @@ func (d *decoder) decodeInput(kv *ast.MappingValueNode, reg *input.Registry, cfg
 
 	typ := defaultInputType
 	var flat []*ast.MappingValueNode
+	var id *ast.MappingValueNode // input.id, or input.<type>.id, which wins
 	nested := map[string]*ast.MappingValueNode{}
 	for _, e := range kvs {
 		switch name := keyName(e.Key); name {
@@ -42,6 +45,8 @@ func (d *decoder) decodeInput(kv *ast.MappingValueNode, reg *input.Registry, cfg
 					typ = strings.ToLower(strings.TrimSpace(s))
 				}
 			}
+		case "id":
+			id = e
 		case "queue":
 			d.mark("input.queue", "input.queue", e.Key)
 			d.fail("input.queue", errLegacyInputQueue("input.queue"))
@@ -61,6 +66,7 @@ func (d *decoder) decodeInput(kv *ast.MappingValueNode, reg *input.Registry, cfg
 		d.fail("input.type", err)
 		return
 	}
+	idDisplay := "input.id"
 	icfg := f.NewDefaultConfig()
 	rv := reflect.ValueOf(icfg)
 	if icfg == nil || rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
@@ -76,31 +82,42 @@ func (d *decoder) decodeInput(kv *ast.MappingValueNode, reg *input.Registry, cfg
 			d.failf("input."+name, "block for input type %q, but input.type is %q", name, typ)
 			continue
 		}
-		d.decodeNested(e, rv.Elem(), typ)
+		if nestedID := d.decodeNested(e, rv.Elem(), typ); nestedID != nil {
+			id, idDisplay = nestedID, "input."+typ+".id"
+		}
 	}
 
-	setStringField(rv.Elem(), "type", typ)
 	cfg.InputType = typ
 	cfg.Input = icfg
-	cfg.InputID = strings.TrimSpace(stringField(rv.Elem(), "id"))
+	if id != nil {
+		d.mark("input.id", idDisplay, id.Key)
+		if v := d.resolve(id.Value, "input.id"); v != nil {
+			if s, ok := d.scalar(v, "input.id", "a string"); ok {
+				cfg.InputID = strings.TrimSpace(s)
+			}
+		}
+	}
 }
 
-// decodeNested decodes `input.<type>:` over the flat keys.
-func (d *decoder) decodeNested(e *ast.MappingValueNode, v reflect.Value, typ string) {
+// decodeNested decodes `input.<type>:` over the flat keys and returns its
+// id entry, if any, for decodeInput.
+func (d *decoder) decodeNested(e *ast.MappingValueNode, v reflect.Value, typ string) (id *ast.MappingValueNode) {
 	display := "input." + typ
 	d.mark(display, display, e.Key)
 	n := d.resolve(e.Value, display)
 	if n == nil {
-		return
+		return nil
 	}
 	kvs, ok := entries(n)
 	if !ok {
 		d.typeError(display, "a mapping", n)
-		return
+		return nil
 	}
 	var keep []*ast.MappingValueNode
 	for _, kv := range kvs {
 		switch name := keyName(kv.Key); name {
+		case "id":
+			id = kv
 		case "type":
 			kc := display + ".type"
 			d.mark(kc, kc, kv.Key)
@@ -114,6 +131,7 @@ func (d *decoder) decodeNested(e *ast.MappingValueNode, v reflect.Value, typ str
 		}
 	}
 	d.decodeStruct(keep, v, "input", display)
+	return id
 }
 
 // errInputMissing carries the Java agent's wording (its tests match on it).
@@ -132,23 +150,4 @@ func isRegistered(reg *input.Registry, name string) bool {
 		}
 	}
 	return false
-}
-
-// stringField returns the string field tagged yaml:"<key>", if any.
-func stringField(v reflect.Value, key string) string {
-	for _, f := range fieldsOf(v.Type()) {
-		if f.name == key && v.Field(f.index).Kind() == reflect.String {
-			return v.Field(f.index).String()
-		}
-	}
-	return ""
-}
-
-// setStringField sets the string field tagged yaml:"<key>", if any.
-func setStringField(v reflect.Value, key, val string) {
-	for _, f := range fieldsOf(v.Type()) {
-		if f.name == key && v.Field(f.index).Kind() == reflect.String {
-			v.Field(f.index).SetString(val)
-		}
-	}
 }

@@ -149,10 +149,13 @@ func parseRoot(name string, data []byte) (ast.Node, error) {
 // maxSchemaDepth is deeper than any real config (input.multiline.x is 3).
 const maxSchemaDepth = 8
 
-// knownKeys lists every valid canonical key: the sections' and, under
-// "input", those of every registered input type.
+// inputSharedKeys are the input keys the registry decodes for every type.
+var inputSharedKeys = []string{"input.type", "input.id"}
+
+// knownKeys lists every valid canonical key: the sections', the input
+// keys every type shares and those of every registered input type.
 func knownKeys(reg *input.Registry) []string {
-	keys := schemaKeys(reflect.TypeOf(Config{}), "", maxSchemaDepth)
+	keys := append(schemaKeys(reflect.TypeOf(Config{}), "", maxSchemaDepth), inputSharedKeys...)
 	for _, typ := range reg.Types() {
 		if f, err := reg.Get(typ); err == nil {
 			if c := f.NewDefaultConfig(); c != nil {

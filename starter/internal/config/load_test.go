@@ -112,13 +112,13 @@ func TestDefaultConfigNeedsInput(t *testing.T) {
 func TestJavaParity(t *testing.T) {
 	t.Run("omitted types resolve to file and console", func(t *testing.T) {
 		cfg, _ := mustLoad(t, minimal)
-		if cfg.InputType != "file" || fileInput(t, cfg).Type != "file" || cfg.Output.Type != OutputConsole {
-			t.Errorf("types: input %q/%q, output %q", cfg.InputType, fileInput(t, cfg).Type, cfg.Output.Type)
+		if cfg.InputType != "file" || cfg.Output.Type != OutputConsole {
+			t.Errorf("types: input %q, output %q", cfg.InputType, cfg.Output.Type)
 		}
 	})
 	t.Run("explicit types are lower-cased", func(t *testing.T) {
 		cfg, _ := mustLoad(t, "input:\n  type: FILE\n  paths: [a]\noutput:\n  type: TRANSPORT\n  endpoint: h:1\n  token: t\n")
-		if cfg.InputType != "file" || fileInput(t, cfg).Type != "file" || cfg.Output.Type != OutputTransport {
+		if cfg.InputType != "file" || cfg.Output.Type != OutputTransport {
 			t.Errorf("types: input %q, output %q", cfg.InputType, cfg.Output.Type)
 		}
 	})
@@ -169,7 +169,7 @@ output:
 `)
 		if cfg.Agent.ID != "agent-1" || cfg.Agent.BulkMaxSize != 7 || cfg.Queue.Path != "/var/lib/edge/wal.db" ||
 			cfg.Output.Endpoint != "collector.example.com:9876" || cfg.Output.ID != "out-1" ||
-			cfg.InputID != "input-1" || fileInput(t, cfg).ID != "input-1" {
+			cfg.InputID != "input-1" {
 			t.Errorf("not carried: %+v", cfg)
 		}
 		if len(warns) != 1 || !strings.Contains(warns[0].String(), "agent.yaml:5:3: queue.sqlite-path is deprecated: rename it to queue.path") {
@@ -198,8 +198,14 @@ output:
 	})
 	t.Run("nested input.file alone", func(t *testing.T) {
 		cfg, _ := mustLoad(t, "input:\n  type: file\n  file:\n    id: in-7\n    paths: [/x]\n")
-		if fc := fileInput(t, cfg); fc.ID != "in-7" || cfg.InputID != "in-7" || len(fc.Paths) != 1 {
-			t.Errorf("nested only: %+v", fc)
+		if fc := fileInput(t, cfg); cfg.InputID != "in-7" || len(fc.Paths) != 1 {
+			t.Errorf("nested only: id %q, %+v", cfg.InputID, fc)
+		}
+	})
+	t.Run("nested input.file.id wins over input.id", func(t *testing.T) {
+		cfg, _ := mustLoad(t, "input:\n  id: flat\n  type: file\n  file:\n    id: nested\n    paths: [/x]\n")
+		if cfg.InputID != "nested" {
+			t.Errorf("input id %q, want nested", cfg.InputID)
 		}
 	})
 	t.Run("console needs no endpoint or token", func(t *testing.T) {
@@ -312,8 +318,8 @@ func TestReadFileOption(t *testing.T) {
 func TestSetIDs(t *testing.T) {
 	cfg, _ := mustLoad(t, minimal)
 	cfg.SetIDs("a", "i", "o")
-	if cfg.Agent.ID != "a" || cfg.InputID != "i" || cfg.Output.ID != "o" || fileInput(t, cfg).ID != "i" {
-		t.Errorf("SetIDs: %+v %+v", cfg, fileInput(t, cfg))
+	if cfg.Agent.ID != "a" || cfg.InputID != "i" || cfg.Output.ID != "o" {
+		t.Errorf("SetIDs: %+v", cfg)
 	}
 }
 

@@ -1,9 +1,6 @@
 package config
 
-import (
-	"reflect"
-	"strings"
-)
+import "strings"
 
 // RedactedValue is the placeholder for secrets in Redacted copies.
 const RedactedValue = "<redacted>"
@@ -23,15 +20,7 @@ func (c *Config) Redacted() *Config {
 }
 
 // SetIDs records the resolved agent, input and output ids (see package
-// identity): the Config fields and the input config's `id` key, which the
-// input uses as its WAL source id.
+// identity).
 func (c *Config) SetIDs(agentID, inputID, outputID string) {
-	c.Agent.ID, c.InputID, c.Output.ID = agentID, inputID, outputID
-	if c.Input == nil {
-		return
-	}
-	v := reflect.ValueOf(c.Input)
-	if v.Kind() == reflect.Pointer && !v.IsNil() && v.Elem().Kind() == reflect.Struct {
-		setStringField(v.Elem(), "id", strings.TrimSpace(inputID))
-	}
+	c.Agent.ID, c.InputID, c.Output.ID = agentID, strings.TrimSpace(inputID), outputID
 }

@@ -96,8 +96,8 @@ func TestFileToIngressEveryLineAtLeastOnce(t *testing.T) {
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}
-	if st, ok := h.rt.Snapshot().Input.(file.Stats); !ok || st.LinesRead != 2500 {
-		t.Fatalf("input stats = %#v, want file.Stats with 2500 lines", h.rt.Snapshot().Input)
+	if st := h.rt.Snapshot().Input; st == nil || st.LinesRead != 2500 {
+		t.Fatalf("input stats = %+v, want 2500 lines", st)
 	}
 	before := eng.lineCounts(t)
 	for _, l := range wantLines(0, 2500) {

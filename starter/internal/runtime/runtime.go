@@ -71,7 +71,7 @@ type Runtime struct {
 // extStats are optional statistics of the input and the transport, read by
 // Snapshot from any goroutine; the providers must be safe for that.
 type extStats struct {
-	input      func() any
+	input      func() input.Stats
 	reconnects func() uint64
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"reflect"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
@@ -82,7 +81,7 @@ func (r *Runtime) start(ctx context.Context) (*loop, error) {
 		return nil, err
 	}
 	l.in = in
-	if w, ok := in.(interface{ Wakeup() <-chan struct{} }); ok {
+	if w, ok := in.(input.Waker); ok {
 		// The input says when files changed: poll then, not after idle-sleep-ms.
 		l.wakeup = w.Wakeup()
 	}
@@ -176,21 +175,12 @@ func (r *Runtime) newSendLoop(snd transport.Sender, enc encoder, nonMode bool) *
 // publishExt exposes the input's and the transport's own statistics when
 // they offer them.
 func (r *Runtime) publishExt(in input.Input, snd transport.Sender) {
-	e := extStats{input: statsFunc(in)}
+	var e extStats
+	if s, ok := in.(input.StatsReporter); ok {
+		e.input = s.Stats
+	}
 	if s, ok := snd.(clientStats); ok {
 		e.reconnects = func() uint64 { return s.Stats().Reconnects }
 	}
 	r.ext.Store(&e)
-}
-
-// statsFunc returns a func calling v's `Stats() T` method, whatever T is
-// (file.Stats for the file input), or nil when v has none. Reflection keeps
-// the runtime free of any one input type; the method must be safe for
-// concurrent use, as Snapshot calls it from other goroutines.
-func statsFunc(v any) func() any {
-	m := reflect.ValueOf(v).MethodByName("Stats")
-	if !m.IsValid() || m.Type().NumIn() != 0 || m.Type().NumOut() != 1 {
-		return nil
-	}
-	return func() any { return m.Call(nil)[0].Interface() }
 }

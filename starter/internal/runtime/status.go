@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"github.com/edge-agent/edge-agent/connector/input"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,8 +38,9 @@ type Status struct {
 	Connection   string // idle, connected, unavailable, rejected, failed
 	LastError    string
 	LastErrorAt  time.Time
-	// Input holds the input's own statistics when it exposes Stats().
-	Input any
+	// Input holds the input's own counters when it reports them
+	// (input.StatsReporter); nil otherwise.
+	Input *input.Stats
 }
 
 // QueueStatus is the queue as of the last loop transaction.
@@ -122,7 +124,8 @@ func (r *Runtime) Snapshot() Status {
 			st.Reconnects = e.reconnects()
 		}
 		if e.input != nil {
-			st.Input = e.input()
+			s := e.input()
+			st.Input = &s
 		}
 	}
 	return st
