@@ -124,6 +124,10 @@ type FieldError struct {
 func (e *FieldError) Error() string { return e.Key + ": " + e.Err.Error() }
 func (e *FieldError) Unwrap() error { return e.Err }
 
+// FieldKey is the key relative to the `input` section; the agent's config
+// layer adds the section and the key's line:column.
+func (e *FieldError) FieldKey() string { return e.Key }
+
 // Errorf builds a *FieldError.
 func Errorf(key, format string, args ...any) error {
 	return &FieldError{Key: key, Err: fmt.Errorf(format, args...)}

@@ -1,9 +1,11 @@
 package config
 
 import (
+	"encoding"
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml/ast"
 )
@@ -62,25 +64,36 @@ func (d *decoder) mark(canonical, display string, n ast.Node) {
 // fieldInfo is one yaml key of a config struct.
 type fieldInfo struct {
 	name  string
-	index int
+	index []int // for reflect.Value.FieldByIndex: inline structs nest
+	typ   reflect.Type
 }
 
-// fieldsOf lists the yaml keys of a struct type in declaration order.
+// fieldsOf lists the yaml keys of a struct type in declaration order. A
+// field tagged `yaml:",inline"` lends its keys to the enclosing struct:
+// that is how a section holds the options of more than one component
+// (queue: the WAL's and the scheduler's).
 func fieldsOf(t reflect.Type) []fieldInfo {
 	var out []fieldInfo
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() {
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" {
 			continue
 		}
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "-" {
+		if opts == "inline" && f.Type.Kind() == reflect.Struct {
+			for _, in := range fieldsOf(f.Type) {
+				in.index = append([]int{i}, in.index...)
+				out = append(out, in)
+			}
+			continue
+		}
+		if !f.IsExported() {
 			continue
 		}
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}
-		out = append(out, fieldInfo{name: name, index: i})
+		out = append(out, fieldInfo{name: name, index: []int{i}, typ: f.Type})
 	}
 	return out
 }
@@ -97,7 +110,7 @@ func join(prefix, key string) string {
 // ("input.file"), which differs only inside the nested input.<type> block.
 func (d *decoder) decodeStruct(kvs []*ast.MappingValueNode, v reflect.Value, canonical, display string) {
 	fields := fieldsOf(v.Type())
-	byName := make(map[string]int, len(fields))
+	byName := make(map[string][]int, len(fields))
 	names := make([]string, 0, len(fields))
 	for _, f := range fields {
 		byName[f.name] = f.index
@@ -134,7 +147,7 @@ func (d *decoder) decodeStruct(kvs []*ast.MappingValueNode, v reflect.Value, can
 			// Checks after decoding look up the current name.
 			d.mark(fc, kd, kv.Key)
 		}
-		d.decodeValue(kv.Value, v.Field(idx), fc, kd)
+		d.decodeValue(kv.Value, v.FieldByIndex(idx), fc, kd)
 	}
 }
 
@@ -193,15 +206,41 @@ func schemaKeys(t reflect.Type, prefix string, depth int) []string {
 	for _, f := range fieldsOf(t) {
 		k := join(prefix, f.name)
 		out = append(out, k)
-		out = append(out, schemaKeys(t.Field(f.index).Type, k, depth-1)...)
+		if !isLeaf(f.typ) {
+			out = append(out, schemaKeys(f.typ, k, depth-1)...)
+		}
 	}
 	return out
+}
+
+var (
+	durationType        = reflect.TypeFor[time.Duration]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// isLeaf: a struct that decodes from one scalar holds no keys of its own.
+func isLeaf(t reflect.Type) bool {
+	return reflect.PointerTo(t).Implements(textUnmarshalerType)
 }
 
 // decodeValue converts one node into v. A null leaves v at its default.
 func (d *decoder) decodeValue(n ast.Node, v reflect.Value, canonical, display string) {
 	n = d.resolve(n, canonical)
 	if n == nil {
+		return
+	}
+	switch {
+	case v.Type() == durationType:
+		d.decodeMillis(n, v, canonical)
+		return
+	case v.CanAddr() && v.Addr().Type().Implements(textUnmarshalerType):
+		// Enums of the components (packet mode, compression...) parse
+		// themselves: their own parser is the only one.
+		if s, ok := d.scalar(n, canonical, "a string"); ok {
+			if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
+				d.fail(canonical, err)
+			}
+		}
 		return
 	}
 	switch v.Kind() {

@@ -185,7 +185,7 @@ func (d *decoder) decodeRoot(root ast.Node, cfg *Config, reg *input.Registry) {
 		return
 	}
 	v := reflect.ValueOf(cfg).Elem()
-	fields := map[string]int{}
+	fields := map[string][]int{}
 	for _, f := range fieldsOf(v.Type()) {
 		fields[f.name] = f.index
 	}
@@ -202,7 +202,7 @@ func (d *decoder) decodeRoot(root ast.Node, cfg *Config, reg *input.Registry) {
 			seenInput = true
 			d.decodeInput(kv, reg, cfg)
 		case known:
-			d.decodeValue(kv.Value, v.Field(idx), name, name)
+			d.decodeValue(kv.Value, v.FieldByIndex(idx), name, name)
 		default:
 			d.unknownKey(name, name, name, sectionNames(), "")
 		}

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -62,7 +63,8 @@ func (d *decoder) decodeBool(n ast.Node, v reflect.Value, canonical string) {
 	}
 }
 
-func (d *decoder) decodeInt(n ast.Node, v reflect.Value, canonical string) {
+// decodeInt reports whether it set v.
+func (d *decoder) decodeInt(n ast.Node, v reflect.Value, canonical string) bool {
 	var x int64
 	switch nv := n.(type) {
 	case *ast.IntegerNode:
@@ -72,37 +74,53 @@ func (d *decoder) decodeInt(n ast.Node, v reflect.Value, canonical string) {
 		case uint64:
 			if iv > math.MaxInt64 {
 				d.failf(canonical, "%s is out of range", nv.GetToken().Value)
-				return
+				return false
 			}
 			x = int64(iv)
 		default:
 			d.typeError(canonical, "an integer", n)
-			return
+			return false
 		}
 	case *ast.StringNode:
 		s, ok := d.scalar(n, canonical, "an integer")
 		if !ok {
-			return
+			return false
 		}
 		p, err := strconv.ParseInt(strings.TrimSpace(s), 0, 64)
 		if err != nil {
 			if errors.Is(err, strconv.ErrRange) {
 				d.failf(canonical, "%s is out of range", d.quote(canonical, s))
-				return
+				return false
 			}
 			d.failf(canonical, "expected an integer, got %s", d.quote(canonical, s))
-			return
+			return false
 		}
 		x = p
 	default:
 		d.typeError(canonical, "an integer", n)
-		return
+		return false
 	}
 	if v.OverflowInt(x) {
 		d.failf(canonical, "%d is out of range", x)
-		return
+		return false
 	}
 	v.SetInt(x)
+	return true
+}
+
+// decodeMillis reads a `*-ms` key, an integer count of milliseconds as in
+// the Java agent's agent.yaml, into a time.Duration.
+func (d *decoder) decodeMillis(n ast.Node, v reflect.Value, canonical string) {
+	var ms int64
+	if !d.decodeInt(n, reflect.ValueOf(&ms).Elem(), canonical) {
+		return
+	}
+	const maxMillis = math.MaxInt64 / int64(time.Millisecond)
+	if ms > maxMillis || ms < -maxMillis {
+		d.failf(canonical, "%d ms is out of range", ms)
+		return
+	}
+	v.SetInt(ms * int64(time.Millisecond))
 }
 
 func (d *decoder) decodeUint(n ast.Node, v reflect.Value, canonical string) {

@@ -6,7 +6,6 @@ import (
 	"net"
 	"strconv"
 
-	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/transport/codec"
 	"github.com/edge-agent/edge-agent/transport/protocol"
 )
@@ -82,23 +81,37 @@ func (c *Config) validateAgent(k checker) {
 	k.positive("agent.shutdown-timeout-ms", a.ShutdownTimeoutMs)
 }
 
+// keyedError is how a component's Validate names the key of a problem,
+// relative to the component's section (check.FieldError,
+// input.FieldError, transport.FieldError all have this shape).
+type keyedError interface {
+	error
+	FieldKey() string
+	Unwrap() error
+}
+
+// component files the problems of a component's Validate under section,
+// with the position of each key.
+func (k checker) component(section string, err error) {
+	if err == nil {
+		return
+	}
+	for _, e := range flatten(err) {
+		var ke keyedError
+		if errors.As(e, &ke) {
+			k.fail(join(section, ke.FieldKey()), ke.Unwrap())
+			continue
+		}
+		k.fail(section, e)
+	}
+}
+
 func (c *Config) validateInput(k checker) {
 	if c.Input == nil {
 		k.fail("input", errInputMissing())
 		return
 	}
-	err := c.Input.Validate()
-	if err == nil {
-		return
-	}
-	for _, e := range flatten(err) {
-		var fe *input.FieldError
-		if errors.As(e, &fe) {
-			k.fail("input."+fe.Key, fe.Err)
-			continue
-		}
-		k.fail("input", e)
-	}
+	k.component("input", c.Input.Validate())
 }
 
 // flatten undoes errors.Join (possibly nested).
