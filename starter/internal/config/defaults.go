@@ -1,5 +1,7 @@
 package config
 
+import "github.com/edge-agent/edge-agent/starter/internal/wal"
+
 // NewDefaultConfig returns every default: the Java agent's (notes §3) and
 // ours. Input stays nil: its defaults come from the input type's factory
 // once input.type is known, so a default Config alone does not validate.
@@ -13,14 +15,13 @@ func NewDefaultConfig() *Config {
 			ShutdownTimeoutMs: 10000,
 		},
 		Queue: QueueConfig{
-			Path:                "data/wal.db",
+			Options:             wal.DefaultOptions(),
 			PollBatchSize:       128,
 			CleanupBatchSize:    128,
 			AckedRetentionMs:    0,
 			ResurrectBatchSize:  100,
 			ResurrectIntervalMs: 60000,
 			MaxBytes:            1 << 30,
-			Fsync:               true,
 		},
 		Retry: RetryConfig{
 			MaxAttempts:  16,

@@ -224,6 +224,7 @@ func (d *decoder) resolvePaths(cfg *Config, home string) {
 	} {
 		*p = paths.Resolve(home, strings.TrimSpace(*p))
 	}
+	cfg.Queue.Path = paths.Resolve(home, strings.TrimSpace(cfg.Queue.Path))
 	if a, ok := cfg.Input.(input.PathAnchor); ok {
 		a.AnchorPaths(home)
 	}

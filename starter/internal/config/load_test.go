@@ -147,7 +147,7 @@ func TestJavaParity(t *testing.T) {
 	t.Run("queue defaults when omitted or empty", func(t *testing.T) {
 		for _, text := range []string{minimal, "queue: {}\n" + minimal, "queue:\n" + minimal, "retry: {}\n" + minimal} {
 			cfg, _ := mustLoad(t, text)
-			if cfg.Queue != NewDefaultConfig().Queue || cfg.Retry != NewDefaultConfig().Retry {
+			if !reflect.DeepEqual(cfg.Queue, NewDefaultConfig().Queue) || cfg.Retry != NewDefaultConfig().Retry {
 				t.Errorf("%q: queue %+v retry %+v", text, cfg.Queue, cfg.Retry)
 			}
 		}

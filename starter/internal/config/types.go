@@ -2,6 +2,7 @@ package config
 
 import (
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
 
 // Config is agent.yaml after defaults, overlay, aliases and validation.
@@ -49,14 +50,16 @@ type AgentConfig struct {
 }
 
 type QueueConfig struct {
-	Path                string `yaml:"path"`                  // data/wal.db (alias: sqlite-path, deprecated)
-	PollBatchSize       int    `yaml:"poll-batch-size"`       // 128
-	CleanupBatchSize    int    `yaml:"cleanup-batch-size"`    // 128
-	AckedRetentionMs    int64  `yaml:"acked-retention-ms"`    // 0 = delete at ack
-	ResurrectBatchSize  int    `yaml:"resurrect-batch-size"`  // 100
-	ResurrectIntervalMs int64  `yaml:"resurrect-interval-ms"` // 60000, > 0
-	MaxBytes            int64  `yaml:"max-bytes"`             // 1 GiB; 0 = unlimited; backpressure limit
-	Fsync               bool   `yaml:"fsync"`                 // true
+	// The WAL's own options: path (alias: sqlite-path, deprecated) and
+	// fsync, with their defaults and checks in package wal.
+	wal.Options `yaml:",inline"`
+
+	PollBatchSize       int   `yaml:"poll-batch-size"`       // 128
+	CleanupBatchSize    int   `yaml:"cleanup-batch-size"`    // 128
+	AckedRetentionMs    int64 `yaml:"acked-retention-ms"`    // 0 = delete at ack
+	ResurrectBatchSize  int   `yaml:"resurrect-batch-size"`  // 100
+	ResurrectIntervalMs int64 `yaml:"resurrect-interval-ms"` // 60000, > 0
+	MaxBytes            int64 `yaml:"max-bytes"`             // 1 GiB; 0 = unlimited; backpressure limit
 }
 
 type RetryConfig struct {

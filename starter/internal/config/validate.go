@@ -128,9 +128,7 @@ func flatten(err error) []error {
 
 func (c *Config) validateQueue(k checker) {
 	q, r := c.Queue, c.Retry
-	if q.Path == "" {
-		k.failf("queue.path", "must not be empty")
-	}
+	k.component("queue", q.Options.Validate())
 	k.positive("queue.poll-batch-size", int64(q.PollBatchSize))
 	k.positive("queue.cleanup-batch-size", int64(q.CleanupBatchSize))
 	k.nonNegative("queue.acked-retention-ms", q.AckedRetentionMs)

@@ -193,7 +193,7 @@ func (r *runner) dbPath(c *cli.Context) string {
 			return r.resolve(v)
 		}
 	}
-	return filepath.Join(r.env.Home, "data", "wal.db")
+	return filepath.Join(r.env.Home, wal.DefaultPath)
 }
 
 func (r *runner) pidFile() string {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
@@ -105,18 +104,6 @@ func jobSize(cfg *config.Config) int {
 
 // maxBulkJobSize caps what bulk-max-size adds to jobSize.
 const maxBulkJobSize = 4096
-
-// walPath resolves queue.path against the install root.
-func (r *Runtime) walPath() string {
-	p := r.cfg.Queue.Path
-	if p == "" {
-		p = filepath.Join("data", "wal.db")
-	}
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(r.opts.Home, p)
-	}
-	return p
-}
 
 func (r *Runtime) openSender() (transport.Sender, encoder, error) {
 	enc, err := newEncoder(r.cfg)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/paths"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
 
@@ -42,13 +43,11 @@ type walStart struct {
 // openWAL opens the WAL, returns SENDING rows to PENDING, settles the input
 // id and reads the input's saved positions, in one transaction.
 func (r *Runtime) openWAL() (*walStart, error) {
-	path := r.walPath()
-	w, err := wal.Open(wal.Options{
-		Path:   path,
-		Fsync:  r.cfg.Queue.Fsync,
-		Now:    r.now,
-		Logger: r.log,
-	})
+	// A Config built in code may hold a relative path; Load resolves it.
+	o := r.cfg.Queue.Options
+	o.Path = paths.Resolve(r.opts.Home, o.Path)
+	o.Now, o.Logger = r.now, r.log
+	w, err := wal.Open(o)
 	if err != nil {
 		return nil, fmt.Errorf("open WAL: %w", err)
 	}
@@ -91,7 +90,7 @@ func (r *Runtime) openWAL() (*walStart, error) {
 	})
 	if err != nil {
 		_ = w.Close()
-		return nil, fmt.Errorf("open WAL %s: %w", path, err)
+		return nil, fmt.Errorf("open WAL %s: %w", o.Path, err)
 	}
 	return st, nil
 }

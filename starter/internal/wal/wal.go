@@ -8,37 +8,63 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/edge-agent/edge-agent/starter/internal/check"
 )
 
 // Options configures Open. The zero value is NOT durable: set Fsync.
+//
+// Path and Fsync are agent.yaml's queue.path and queue.fsync; the yaml
+// tags name them for the config layer, which decodes the queue section
+// into these options.
 type Options struct {
 	// Path is the bbolt file. Its parent directory is created (read-write
 	// opens only).
-	Path string
+	Path string `yaml:"path"`
 	// Fsync makes every commit durable before Update returns. false maps to
 	// bbolt NoSync: a crash (of the host, not just the process) can lose or
 	// corrupt committed transactions. Only for tests and benchmarks.
-	Fsync bool
+	Fsync bool `yaml:"fsync"`
 	// LockTimeout bounds the wait for the file lock; default 1s. On timeout
 	// Open fails with an error wrapping ErrLocked whose message is
 	// "another edge-agent is using <path>".
-	LockTimeout time.Duration
+	LockTimeout time.Duration `yaml:"-"`
 	// ReadOnly opens for the db read commands. It never creates or changes
 	// the file and works while the agent runs (see doc.go, "Readers").
-	ReadOnly bool
+	ReadOnly bool `yaml:"-"`
 	// ReaderWait bounds how long a commit of a read-write WAL waits for a
 	// read-only reader in another process to finish; default 2s. After that
 	// the writer goes on and the reader reports ErrChangedDuringRead.
-	ReaderWait time.Duration
+	ReaderWait time.Duration `yaml:"-"`
 	// Now is the clock for created/updated times of appended rows and for
 	// seeding next_batch_id; default time.Now.
-	Now func() time.Time
+	Now func() time.Time `yaml:"-"`
 	// Logger receives warnings (bad checksums, skipped ids); default discard.
-	Logger *slog.Logger
+	Logger *slog.Logger `yaml:"-"`
+}
+
+// DefaultPath is where the WAL lives, relative to the install root, when
+// queue.path is not set (the agent and the db commands alike).
+const DefaultPath = "data/wal.db"
+
+// DefaultOptions are the agent's defaults for queue.path and queue.fsync.
+func DefaultOptions() Options {
+	return Options{Path: DefaultPath, Fsync: true}
+}
+
+// Validate checks the options agent.yaml sets; keys are relative to the
+// queue section.
+func (o Options) Validate() error {
+	var p check.Problems
+	if strings.TrimSpace(o.Path) == "" {
+		p.Add("path", "must not be empty")
+	}
+	return p.Err()
 }
 
 const (
