@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/glob"
 	"github.com/edge-agent/edge-agent/connector/input"
@@ -24,11 +25,11 @@ type Config struct {
 	// from offset 0 (true) or tailed from their end (false). Files found
 	// later are always read from 0.
 	ReadFromBeginning bool `yaml:"read-from-beginning"`
-	// GlobScanIntervalMs: rescan period for new files. Default 5000.
-	GlobScanIntervalMs int64 `yaml:"glob-scan-interval-ms"`
-	// CloseInactiveMs: a file without new data for this long is closed
-	// (it reopens at its saved offset when it grows). Default 300000.
-	CloseInactiveMs int64 `yaml:"close-inactive-ms"`
+	// GlobScanInterval: rescan period for new files. Default 5s.
+	GlobScanInterval time.Duration `yaml:"glob-scan-interval-ms"`
+	// CloseInactive: a file without new data for this long is closed
+	// (it reopens at its saved offset when it grows). Default 5 min.
+	CloseInactive time.Duration `yaml:"close-inactive-ms"`
 	// OnError: skip (log, drop the file, rediscover later) or fail (stop).
 	OnError string `yaml:"on-error"`
 	// FingerprintBytes: how many leading bytes identify a file beside its
@@ -59,9 +60,9 @@ type MultilineConfig struct {
 	Negate bool `yaml:"negate"`
 	// MaxLines caps lines per event; longer groups are split. Default 500.
 	MaxLines int `yaml:"max-lines"`
-	// FlushIdleTimeoutMs: a buffered group is emitted after this long
-	// without a new line for it (measured from the LAST line). Default 5000.
-	FlushIdleTimeoutMs int64 `yaml:"flush-idle-timeout-ms"`
+	// FlushIdleTimeout: a buffered group is emitted after this long
+	// without a new line for it (measured from the LAST line). Default 5s.
+	FlushIdleTimeout time.Duration `yaml:"flush-idle-timeout-ms"`
 }
 
 // OutputFormatConfig chooses how the payload field is written.
@@ -74,18 +75,18 @@ type OutputFormatConfig struct {
 // NewDefaultConfig returns the documented defaults.
 func NewDefaultConfig() *Config {
 	return &Config{
-		Encoding:           "UTF-8",
-		GlobScanIntervalMs: 5000,
-		CloseInactiveMs:    300000,
-		OnError:            "skip",
-		FingerprintBytes:   1024,
-		MaxLineBytes:       1 << 20,
-		MaxOpenFiles:       1024,
-		UseFsnotify:        true,
+		Encoding:         "UTF-8",
+		GlobScanInterval: 5 * time.Second,
+		CloseInactive:    5 * time.Minute,
+		OnError:          "skip",
+		FingerprintBytes: 1024,
+		MaxLineBytes:     1 << 20,
+		MaxOpenFiles:     1024,
+		UseFsnotify:      true,
 		Multiline: MultilineConfig{
-			Match:              "after",
-			MaxLines:           500,
-			FlushIdleTimeoutMs: 5000,
+			Match:            "after",
+			MaxLines:         500,
+			FlushIdleTimeout: 5 * time.Second,
 		},
 		OutputFormat: OutputFormatConfig{Type: "line"},
 	}
@@ -114,11 +115,11 @@ func (c *Config) Validate() error {
 	if _, err := lookupEncoding(c.Encoding); err != nil {
 		errs = append(errs, input.Errorf("encoding", "%v", err))
 	}
-	if c.GlobScanIntervalMs <= 0 {
-		errs = append(errs, input.Errorf("glob-scan-interval-ms", "must be > 0, got %d", c.GlobScanIntervalMs))
+	if c.GlobScanInterval <= 0 {
+		errs = append(errs, input.Errorf("glob-scan-interval-ms", "must be > 0, got %d", c.GlobScanInterval.Milliseconds()))
 	}
-	if c.CloseInactiveMs <= 0 {
-		errs = append(errs, input.Errorf("close-inactive-ms", "must be > 0, got %d", c.CloseInactiveMs))
+	if c.CloseInactive <= 0 {
+		errs = append(errs, input.Errorf("close-inactive-ms", "must be > 0, got %d", c.CloseInactive.Milliseconds()))
 	}
 	switch strings.ToLower(c.OnError) {
 	case "skip", "fail":
@@ -138,8 +139,8 @@ func (c *Config) Validate() error {
 		if _, err := regexp.Compile(c.Multiline.Pattern); err != nil {
 			errs = append(errs, input.Errorf("multiline.pattern", "invalid regular expression: %v", err))
 		}
-		if c.Multiline.FlushIdleTimeoutMs <= 0 {
-			errs = append(errs, input.Errorf("multiline.flush-idle-timeout-ms", "must be > 0 when multiline is enabled, got %d", c.Multiline.FlushIdleTimeoutMs))
+		if c.Multiline.FlushIdleTimeout <= 0 {
+			errs = append(errs, input.Errorf("multiline.flush-idle-timeout-ms", "must be > 0 when multiline is enabled, got %d", c.Multiline.FlushIdleTimeout.Milliseconds()))
 		}
 	}
 	switch strings.ToLower(c.Multiline.Match) {

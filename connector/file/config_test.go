@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
 )
@@ -15,9 +16,9 @@ func TestConfigDefaults(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatalf("minimal config invalid: %v", err)
 	}
-	if c.Encoding != "UTF-8" || c.GlobScanIntervalMs != 5000 || c.OnError != "skip" || c.ReadFromBeginning ||
-		c.CloseInactiveMs != 300000 || c.Multiline.Match != "after" || c.Multiline.Negate ||
-		c.Multiline.MaxLines != 500 || c.Multiline.FlushIdleTimeoutMs != 5000 || c.OutputFormat.Type != "line" {
+	if c.Encoding != "UTF-8" || c.GlobScanInterval != 5*time.Second || c.OnError != "skip" || c.ReadFromBeginning ||
+		c.CloseInactive != 5*time.Minute || c.Multiline.Match != "after" || c.Multiline.Negate ||
+		c.Multiline.MaxLines != 500 || c.Multiline.FlushIdleTimeout != 5*time.Second || c.OutputFormat.Type != "line" {
 		t.Fatalf("defaults %+v", c)
 	}
 }
@@ -32,7 +33,7 @@ func TestConfigRejects(t *testing.T) {
 		{"encoding", func(c *Config) { c.Encoding = "NOT_A_REAL_CHARSET_XYZ" }},
 		{"on-error", func(c *Config) { c.OnError = "ignore" }},
 		{"multiline.pattern", func(c *Config) { c.Multiline.Pattern = "([" }},
-		{"multiline.flush-idle-timeout-ms", func(c *Config) { c.Multiline.Pattern = "x"; c.Multiline.FlushIdleTimeoutMs = 0 }},
+		{"multiline.flush-idle-timeout-ms", func(c *Config) { c.Multiline.Pattern = "x"; c.Multiline.FlushIdleTimeout = 0 * time.Millisecond }},
 		{"multiline.match", func(c *Config) { c.Multiline.Match = "around" }},
 		{"output-format.type", func(c *Config) { c.OutputFormat.Type = "xml" }},
 		{"max-line-bytes", func(c *Config) { c.MaxLineBytes = 1 }},

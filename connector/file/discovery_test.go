@@ -17,7 +17,7 @@ func TestDiscovery(t *testing.T) {
 	h := newHarness(t, nil)
 	h.cfg.Paths = []string{filepath.Join(h.dir, "logs", "**", "*.log"), filepath.Join(h.dir, "plain")}
 	h.cfg.Exclude = []string{"*.gz", filepath.Join(h.dir, "logs", "skip", "**")}
-	h.cfg.GlobScanIntervalMs = 50
+	h.cfg.GlobScanInterval = 50 * time.Millisecond
 	for _, f := range []string{"logs/a.log", "logs/x/y/b.log", "logs/c.txt", "logs/skip/d.log", "plain/e.any", "plain/sub/f", "plain/g.gz"} {
 		must(t, os.MkdirAll(filepath.Dir(h.path(f)), 0o755))
 		h.write(f, filepath.Base(f)+"\n")
@@ -83,7 +83,7 @@ func TestFsnotifyWakes(t *testing.T) {
 	dir := t.TempDir()
 	cfg := NewDefaultConfig()
 	cfg.Paths = []string{filepath.Join(dir, "*.log")}
-	cfg.GlobScanIntervalMs = 3_600_000
+	cfg.GlobScanInterval = 3_600_000 * time.Millisecond
 	in, err := New(cfg, input.Settings{ID: "w"})
 	must(t, err)
 	must(t, in.Open(context.Background(), input.OpenOptions{FirstStart: true}))

@@ -50,7 +50,7 @@ func newHarness(t testing.TB, mutate func(c *Config)) *harness {
 	cfg.Paths = []string{filepath.Join(dir, "*.log")}
 	cfg.ReadFromBeginning = true
 	cfg.UseFsnotify = false
-	cfg.GlobScanIntervalMs = 1
+	cfg.GlobScanInterval = 1 * time.Millisecond
 	if mutate != nil {
 		mutate(cfg)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func mustStat(t *testing.T, p string) fileID {
@@ -216,7 +217,7 @@ func TestRestoreOffsetAndLine(t *testing.T) {
 // Java parity §2.2: after close-inactive the file is closed; data added
 // later is read once it is rediscovered, earlier lines are not re-read.
 func TestCloseInactiveReopens(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.CloseInactiveMs = 50 })
+	h := newHarness(t, func(c *Config) { c.CloseInactive = 50 * time.Millisecond })
 	h.write("a.log", "first\n")
 	h.open()
 	wantTexts(t, h.pollAll(), "first")

@@ -126,7 +126,7 @@ func runModel(t *testing.T, seed uint64) (m *model) {
 			c.MaxOpenFiles = 1 + r.IntN(3)
 		}
 		if r.IntN(3) == 0 {
-			c.CloseInactiveMs = 25 // closes after ~3 idle polls
+			c.CloseInactive = 25 * time.Millisecond // closes after ~3 idle polls
 		}
 	})
 	m = &model{t: t, r: r, h: h, gens: map[string]*mgen{}, at: map[string]*mgen{}, rfb: rfb}

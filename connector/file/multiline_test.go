@@ -36,7 +36,7 @@ func mlHarness(t *testing.T, pattern, match string, negate bool, maxLines int) *
 		if maxLines > 0 {
 			c.Multiline.MaxLines = maxLines
 		}
-		c.Multiline.FlushIdleTimeoutMs = 1000
+		c.Multiline.FlushIdleTimeout = 1000 * time.Millisecond
 	})
 }
 
@@ -181,8 +181,8 @@ func TestMultilineFileIsolation(t *testing.T) {
 func TestMultilineNotDropped(t *testing.T) {
 	h := newHarness(t, func(c *Config) {
 		c.Multiline.Pattern = `^S`
-		c.Multiline.FlushIdleTimeoutMs = 3_600_000
-		c.CloseInactiveMs = 100
+		c.Multiline.FlushIdleTimeout = 3_600_000 * time.Millisecond
+		c.CloseInactive = 100 * time.Millisecond
 	})
 	h.write("a.log", "S1\n c\n")
 	h.open()

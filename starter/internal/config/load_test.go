@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file"
 )
@@ -93,9 +94,9 @@ func TestDefaults(t *testing.T) {
 	}
 	// §1.4: input defaults come from the connector.
 	fc := fileInput(t, cfg)
-	if fc.Encoding != "UTF-8" || fc.GlobScanIntervalMs != 5000 || fc.OnError != "skip" ||
-		fc.ReadFromBeginning || fc.CloseInactiveMs != 300000 || fc.Multiline.Match != "after" ||
-		fc.Multiline.Negate || fc.Multiline.MaxLines != 500 || fc.Multiline.FlushIdleTimeoutMs != 5000 ||
+	if fc.Encoding != "UTF-8" || fc.GlobScanInterval != 5*time.Second || fc.OnError != "skip" ||
+		fc.ReadFromBeginning || fc.CloseInactive != 5*time.Minute || fc.Multiline.Match != "after" ||
+		fc.Multiline.Negate || fc.Multiline.MaxLines != 500 || fc.Multiline.FlushIdleTimeout != 5*time.Second ||
 		fc.OutputFormat.Type != "line" {
 		t.Errorf("file input defaults: %+v", fc)
 	}

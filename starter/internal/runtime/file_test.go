@@ -19,7 +19,7 @@ func fileConfig(t testing.TB, cfg *config.Config, dir string) {
 	fc := file.NewDefaultConfig()
 	fc.Paths = []string{filepath.Join(dir, "*.log")}
 	fc.ReadFromBeginning = true
-	fc.GlobScanIntervalMs = 50
+	fc.GlobScanInterval = 50 * time.Millisecond
 	cfg.InputType = file.TypeName
 	cfg.Input = fc
 }
