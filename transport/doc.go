@@ -13,6 +13,7 @@
 //   - protocol: command and reply words, bounded line framing, parsing;
 //   - codec: RAW and PACKET payloads (gzip/zlib/deflate, AES-256-GCM);
 //   - client: the pipelined, reconnecting EdgeSocket collector (a Sender);
+//   - backoff: the jittered exponential backoff every retry paces by;
 //   - console: a Sender that logs payloads instead of sending them;
 //   - ingress: the server side, a stand-in for the SeaTunnel source;
 //   - cmd/edgesocket-receiver: a command-line receiver built on ingress.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/backoff"
 )
 
 // Client is an EdgeSocket collector. Send calls are serialised (one
@@ -21,6 +22,10 @@ type Client struct {
 	tls  *tls.Config
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	log  *slog.Logger
+
+	// backoff paces reconnect attempts and resends after RETRY; tests set
+	// its Rand to get exact pauses.
+	backoff backoff.Policy
 
 	mu         sync.Mutex // held by Send; guards sess and hadSession
 	sess       *session
@@ -45,6 +50,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	cfg = cfg.withDefaults()
 	c := &Client{cfg: cfg, log: cfg.Logger.With(slog.String("endpoint", cfg.Endpoint))}
+	c.backoff = backoff.Policy{Initial: cfg.InitialBackoff, Max: cfg.MaxBackoff}
 	if cfg.TLS != nil {
 		c.tls = cfg.TLS.Clone()
 		if c.tls.ServerName == "" {

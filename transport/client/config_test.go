@@ -56,21 +56,3 @@ func TestValidate(t *testing.T) {
 		t.Errorf("validation error leaks the token: %v", err)
 	}
 }
-
-func TestBackoff(t *testing.T) {
-	initial, maxWait := 5*time.Millisecond, 40*time.Millisecond
-	for _, tt := range []struct {
-		n    int
-		want time.Duration // before jitter
-	}{{0, 5 * time.Millisecond}, {2, 20 * time.Millisecond}, {3, 40 * time.Millisecond}, {10, 40 * time.Millisecond}, {70, 40 * time.Millisecond}} {
-		for range 50 {
-			d := backoff(tt.n, initial, maxWait)
-			if d < tt.want/2 || d > tt.want {
-				t.Fatalf("backoff(%d) = %v, want within [%v, %v]", tt.n, d, tt.want/2, tt.want)
-			}
-		}
-	}
-	if d := backoff(62, time.Hour, time.Duration(1<<62)); d <= 0 {
-		t.Fatalf("overflow gave %v", d)
-	}
-}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/backoff"
 	"github.com/edge-agent/edge-agent/transport/protocol"
 )
 
@@ -86,7 +87,7 @@ func (c *Client) Send(ctx context.Context, batches []transport.Batch) ([]transpo
 					transport.ErrUnavailable, c.cfg.Endpoint, streak, lastErr))
 			}
 			if streak > 0 {
-				if err := sleep(ctx, backoff(streak-1, c.cfg.InitialBackoff, c.cfg.MaxBackoff)); err != nil {
+				if err := backoff.Sleep(ctx, c.backoff.Jittered(streak-1)); err != nil {
 					return c.giveUp(k, c.stopped(ctx))
 				}
 			}
@@ -219,7 +220,7 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 				return progress, nil
 			}
 			// Paused by RETRY or QUEUE_FULL with nothing owed: wait.
-			if err := sleep(ctx, time.Until(pauseUntil)); err != nil {
+			if err := backoff.Sleep(ctx, time.Until(pauseUntil)); err != nil {
 				return progress, err
 			}
 			continue
@@ -255,7 +256,7 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 				continue
 			}
 			k.requeue(i)
-			pauseUntil = later(pauseUntil, time.Now().Add(backoff(k.retries[i]-1, c.cfg.InitialBackoff, c.cfg.MaxBackoff)))
+			pauseUntil = later(pauseUntil, time.Now().Add(c.backoff.Jittered(k.retries[i]-1)))
 			c.log.Debug("edgesocket RETRY", slog.Int64("batch_id", id), slog.Int("retries", k.retries[i]))
 		case protocol.CodeQueueFull:
 			c.stats.queueFull.Add(1)

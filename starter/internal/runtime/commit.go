@@ -6,6 +6,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/backoff"
 )
 
 // maxReasonLen bounds the failure reason stored with a row.
@@ -88,8 +89,8 @@ func (l *loop) planResults(p *plan, now time.Time) {
 	}
 	if len(p.fails) > 0 {
 		rc := &l.r.cfg.Retry
-		d := expBackoff(p.streak-1, time.Duration(rc.BackoffMs)*time.Millisecond, time.Duration(rc.BackoffMaxMs)*time.Millisecond)
-		p.notBefore = now.Add(jitter(d))
+		bo := backoff.Policy{Initial: time.Duration(rc.BackoffMs) * time.Millisecond, Max: time.Duration(rc.BackoffMaxMs) * time.Millisecond}
+		p.notBefore = now.Add(bo.Jittered(p.streak - 1))
 	}
 }
 
@@ -239,7 +240,8 @@ func (l *loop) applyPlan(tx queueTx, p *plan, now time.Time, dead *int) error {
 
 func (l *loop) walFailed(now time.Time, err error) {
 	l.walErrs++
-	l.walRetryAt = now.Add(expBackoff(l.walErrs-1, 100*time.Millisecond, 5*time.Second))
+	// Not jittered: a disk problem is this host's own, no herd to spread.
+	l.walRetryAt = now.Add(backoff.Policy{Initial: 100 * time.Millisecond, Max: 5 * time.Second}.Delay(l.walErrs - 1))
 	l.r.pub.setError(err, now)
 	// Log the first failure and then every 20th: a full disk lasts.
 	if l.walErrs == 1 || l.walErrs%20 == 0 {

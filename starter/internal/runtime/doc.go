@@ -33,6 +33,8 @@
 // never reached the engine (NotSent) is released uncharged. An unreachable
 // engine pauses sending for the retry backoff, a REJECTED one for
 // output.max-backoff-ms; AUTH_FAILED and DECRYPT_FAILED stop the agent.
+// Each of these pauses is shortened at random by up to half, never
+// lengthened (transport/backoff), so agents cut off together spread out.
 //
 // NON: rows live in memory (bounded; input pauses when full), a refused row
 // is dropped with a warning, a row that never reached the engine is kept

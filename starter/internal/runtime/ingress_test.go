@@ -184,9 +184,9 @@ func TestRejectedIngressIsRetriedSlowly(t *testing.T) {
 	eventually(t, 5*time.Second, "4 connection attempts", func() bool { return eng.srv.Stats().Connections >= 4 })
 	in.push(lineEvents("a.log", 100, 200)...)
 	eventually(t, 5*time.Second, "reading goes on", func() bool { return h.rt.Snapshot().RowsAppended == 200 })
-	// Jitter shortens the 300ms wait to no less than 240ms: no storm.
+	// Jitter shortens the 300ms wait to no less than 150ms: no storm.
 	conns, elapsed := eng.srv.Stats().Connections, time.Since(start)
-	if most := uint64(elapsed/(240*time.Millisecond)) + 1; conns > most {
+	if most := uint64(elapsed/(150*time.Millisecond)) + 1; conns > most {
 		t.Fatalf("%d connections in %v, want at most %d", conns, elapsed, most)
 	}
 	st := h.rt.Snapshot()

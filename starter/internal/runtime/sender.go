@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/backoff"
 )
 
 // encoder turns a stored RAW payload into its wire form (RAW or PACKET).
@@ -44,9 +45,8 @@ type sendLoop struct {
 	enc        encoder
 	logger     *slog.Logger
 	now        func() time.Time
-	retryBase  time.Duration
-	retryMax   time.Duration
-	rejectWait time.Duration
+	retryWait  backoff.Policy
+	rejectWait backoff.Policy
 	ctr        *counters
 	pub        *published
 
@@ -164,14 +164,14 @@ func (s *sendLoop) afterSend(ctx context.Context, res *jobResult) {
 	case errors.Is(err, transport.ErrRejected):
 		s.ctr.sendErrors.Add(1)
 		s.holdErr = err
-		s.holdUntil = s.now().Add(jitter(s.rejectWait))
+		s.holdUntil = s.now().Add(s.rejectWait.Jittered(0))
 		res.retryAt = s.holdUntil
 		s.pub.set(func(p *published) { p.connection = "rejected" })
 	default:
 		// ErrUnavailable, or anything unexpected: both mean "try later".
 		s.ctr.sendErrors.Add(1)
 		s.holdErr = err
-		s.holdUntil = s.now().Add(jitter(expBackoff(s.streak, s.retryBase, s.retryMax)))
+		s.holdUntil = s.now().Add(s.retryWait.Jittered(s.streak))
 		s.streak++
 		res.retryAt = s.holdUntil
 		s.pub.set(func(p *published) { p.connection = "unavailable" })

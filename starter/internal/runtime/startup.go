@@ -10,6 +10,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/backoff"
 )
 
 // Jobs handed to the sender at once: one in Send, one ready behind it, so
@@ -151,9 +152,8 @@ func (r *Runtime) newSendLoop(snd transport.Sender, enc encoder, nonMode bool) *
 		enc:        enc,
 		logger:     r.log,
 		now:        r.now,
-		retryBase:  base,
-		retryMax:   maxD,
-		rejectWait: ms(r.cfg.Output.MaxBackoffMs, 30000),
+		retryWait:  backoff.Policy{Initial: base, Max: maxD},
+		rejectWait: backoff.Policy{Max: ms(r.cfg.Output.MaxBackoffMs, 30000)}, // no Initial: always the maximum
 		ctr:        &r.ctr,
 		pub:        &r.pub,
 	}

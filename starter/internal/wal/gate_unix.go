@@ -8,6 +8,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/edge-agent/edge-agent/transport/backoff"
 )
 
 // downgradeLock turns bbolt's exclusive lock on the WAL file into a shared
@@ -90,19 +92,22 @@ func flockNB(f *os.File, how int) bool {
 
 func unlock(f *os.File) { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
 
+// lockPoll paces flockWait: quick first looks, since a commit or a read
+// is usually short, then no busier than every 5ms. Not jittered: one
+// writer and a few local readers form no herd.
+var lockPoll = backoff.Policy{Initial: 50 * time.Microsecond, Max: 5 * time.Millisecond}
+
 // flockWait polls for a lock: the blocking call cannot be bounded.
 func flockWait(f *os.File, how int, wait time.Duration) bool {
 	deadline := time.Now().Add(wait)
-	sleep := 50 * time.Microsecond
-	for {
+	for n := 0; ; n++ {
 		if flockNB(f, how) {
 			return true
 		}
 		if time.Now().After(deadline) {
 			return false
 		}
-		time.Sleep(sleep)
-		sleep = min(2*sleep, 5*time.Millisecond)
+		time.Sleep(lockPoll.Delay(n))
 	}
 }
 
