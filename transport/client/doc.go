@@ -35,9 +35,13 @@
 //
 // Replies: RECEIVED → Received. RETRY → jittered exponential backoff, then
 // the same line again; it counts toward MaxBatchSendAttempts and the batch
-// is Failed when they run out. QUEUE_FULL:<ms> → wait, resend, not
-// counted. While a RETRY or QUEUE_FULL wait runs nothing new is written,
-// because both mean the engine's queue is full. DECRYPT_FAILED stops the
+// is Failed when they run out. QUEUE_FULL:<ms> → wait <ms>, but at most
+// ReadTimeout (the engine may ask for 10 minutes, and the connection can
+// die unnoticed meanwhile), then resend, not counted. While a RETRY or
+// QUEUE_FULL wait runs nothing new is written, because both mean the
+// engine's queue is full. After such a wait, with nothing owed, the
+// connection is checked first (no round trip): if the engine closed it
+// the client reconnects instead of writing onto it. DECRYPT_FAILED stops the
 // call with transport.ErrDecryptFailed. Any other reply (DECODE_FAILED,
 // BAD_REQUEST, INVALID_PARAM, PENDING, unknown) fails that batch only.
 //

@@ -263,6 +263,13 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 			if err := sleep(ctx, time.Until(pauseUntil)); err != nil {
 				return progress, err
 			}
+			// The protocol has no heartbeat and the wait may have been
+			// long: do not write onto a connection the engine closed,
+			// or one it has put out of step, meanwhile.
+			if err := s.check(); err != nil {
+				return progress, fmt.Errorf("session after a RETRY/QUEUE_FULL wait: %w", err)
+			}
+			deadlineSet = time.Time{} // check may have cleared the deadline
 			continue
 		}
 		// Flush only before a read that may block: while whole replies
@@ -305,8 +312,12 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 		case protocol.CodeQueueFull:
 			c.stats.queueFull.Add(1)
 			k.requeue(i)
-			pauseUntil = later(pauseUntil, time.Now().Add(reply.Delay))
-			c.log.Debug("edgesocket QUEUE_FULL", slog.Int64("batch_id", id), slog.Duration("wait", reply.Delay))
+			// The engine may ask for up to 10 minutes; a connection can
+			// die unnoticed in that time. Wait at most ReadTimeout, look
+			// at the connection, resend: a still-full engine says so.
+			wait := min(reply.Delay, c.cfg.ReadTimeout)
+			pauseUntil = later(pauseUntil, time.Now().Add(wait))
+			c.log.Debug("edgesocket QUEUE_FULL", slog.Int64("batch_id", id), slog.Duration("asked", reply.Delay), slog.Duration("wait", wait))
 		case protocol.CodeDecryptFailed:
 			k.finish(i, transport.Failed, fmt.Errorf("batch %d: %w", id, transport.ErrDecryptFailed))
 			c.stats.bad.Add(1)
