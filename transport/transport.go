@@ -19,7 +19,9 @@ type Outcome int
 
 const (
 	// NotSent: the batch never reached the engine (no connection, the call
-	// stopped first). The caller must not charge an attempt for it.
+	// stopped first), or it was on the wire, unanswered, when the caller
+	// stopped (Close, ctx) or the engine broke the protocol: neither is the
+	// row's fault. The caller must not charge an attempt for it.
 	NotSent Outcome = iota
 	// Received: the engine replied RECEIVED; the caller may ack the row.
 	Received

@@ -53,7 +53,12 @@
 // call returns transport.ErrUnavailable: batches that never went out are
 // NotSent (no attempt charged); batches whose line reached the socket of
 // a connection that then failed without answering are Failed.
-// Every wait and blocking I/O ends when ctx is done or Close runs.
+//
+// Stopping: every wait and blocking I/O ends when ctx is done or Close
+// runs; the call returns ctx's error or transport.ErrClosed. Batches that
+// were on the wire, unanswered, when the caller stopped are NotSent, not
+// Failed: a graceful stop is not the rows' fault and charges no attempt.
+// The engine may still have taken them, so they may arrive twice.
 //
 // The token and key never appear in logs or errors.
 package client

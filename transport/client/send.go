@@ -168,7 +168,7 @@ func (c *Client) stopped(ctx context.Context) error {
 
 // giveUp settles every batch still waiting: Failed if it was lost on a
 // failed connection, NotSent otherwise (never sent, or left unanswered
-// only because the engine broke the protocol).
+// only because the caller stopped or the engine broke the protocol).
 // reason is returned as the call error.
 func (c *Client) giveUp(k *call, reason error) ([]transport.Result, error) {
 	for _, i := range k.ready {
@@ -216,10 +216,12 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 
 	inflight := make([]flight, 0, min(c.cfg.MaxInFlight, len(k.ready)))
 	defer func() {
-		// A connection failure may say something about the batches on
-		// it (the engine may have choked on one); a protocol violation
-		// says nothing about them.
-		lost := err != nil && !errors.Is(err, transport.ErrProtocol)
+		// Only a connection failure says something about the batches
+		// on it (the engine may have choked on one). A protocol
+		// violation says nothing about them, nor does the caller
+		// stopping: the agent shutting down must not cost a row an
+		// attempt, so those batches end NotSent if the call gives up.
+		lost := err != nil && !errors.Is(err, transport.ErrProtocol) && c.stopped(ctx) == nil
 		for _, f := range inflight {
 			if lost && s.onWire(f.end) {
 				k.lost[f.i] = true
