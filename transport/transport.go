@@ -19,13 +19,16 @@ type Outcome int
 
 const (
 	// NotSent: the batch never reached the engine (no connection, the call
-	// stopped first). The caller must not charge an attempt for it.
+	// stopped first), or it was on the wire, unanswered, when the caller
+	// stopped (Close, ctx) or the engine broke the protocol: neither is the
+	// row's fault. The caller must not charge an attempt for it.
 	NotSent Outcome = iota
 	// Received: the engine replied RECEIVED; the caller may ack the row.
 	Received
 	// Failed: the batch reached the engine and was refused (RETRY until the
 	// attempt budget ran out, DECODE_FAILED, BAD_REQUEST, INVALID_PARAM, an
-	// unknown reply) or went unanswered. The caller charges one attempt.
+	// unknown reply) or went unanswered on a connection that then failed.
+	// The caller charges one attempt.
 	Failed
 )
 
@@ -73,6 +76,13 @@ var (
 	ErrUnavailable = errors.New("edgesocket engine unavailable")
 	// ErrClosed: Send was called after Close.
 	ErrClosed = errors.New("transport closed")
+	// ErrProtocol: the engine broke the one-reply-per-request exchange (a
+	// reply nothing on the wire could answer, an unexpected auth reply,
+	// bytes sent unasked). The session is dropped and what it left
+	// unanswered is sent again on a new one; nothing it still owed is
+	// charged an attempt. Send wraps it in ErrUnavailable when every
+	// session misbehaves.
+	ErrProtocol = errors.New("engine broke the EdgeSocket reply protocol")
 )
 
 // IsFatal reports whether err is a configuration error that retrying

@@ -333,7 +333,7 @@ func TestSessionIsKeptAndRevalidated(t *testing.T) {
 	waitFor(t, func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		return c.sess != nil && !c.sess.alive()
+		return c.sess != nil && c.sess.check() != nil
 	})
 	res, err := c.Send(sendCtx(t), batches(9))
 	if err != nil || res[0].Outcome != transport.Received {

@@ -24,7 +24,8 @@ type Config struct {
 	ConnectTimeout time.Duration
 	// ReadTimeout is how long the engine may stay silent while replies are
 	// owed (auth or batches) before the connection is declared dead and
-	// replaced. Default 30s.
+	// replaced. It also caps the wait a QUEUE_FULL reply asks for.
+	// Default 30s.
 	ReadTimeout time.Duration
 	// MaxBatchSendAttempts is how many RETRY replies a batch may get in one
 	// Send call before it is Failed. Default 64.

@@ -3,6 +3,7 @@ package client
 import (
 	"bufio"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,8 @@ import (
 const (
 	cut    = "<cut>"    // half-close: FIN, no reply, then drain
 	silent = "<silent>" // no reply; keep the connection open
+	// noNewline, ending a reply, sends it without the closing "\n".
+	noNewline = "<no-newline>"
 )
 
 // fakeEngine is a scripted EdgeSocket peer on 127.0.0.1. For each line it
@@ -104,8 +107,13 @@ func (f *fakeEngine) serve(idx int, c net.Conn) {
 				}
 			}
 		default:
-			if _, err := c.Write([]byte(reply + "\n")); err != nil {
-				return
+			// A reply may hold several lines, written at once so that
+			// they reach the client in one read. A failed write does not
+			// stop the reading: the tests count every line that arrived.
+			if r, ok := strings.CutSuffix(reply, noNewline); ok {
+				_, _ = c.Write([]byte(r))
+			} else {
+				_, _ = c.Write([]byte(reply + "\n"))
 			}
 		}
 	}
@@ -148,4 +156,46 @@ func (f *fakeEngine) batchLines() int {
 		}
 	}
 	return n
+}
+
+// drain waits until every connection has ended on its own (the client
+// closed it), so that every line the client handed to its socket has been
+// counted. Run it after closing the client.
+func (f *fakeEngine) drain() {
+	f.t.Helper()
+	_ = f.ln.Close()
+	done := make(chan struct{})
+	go func() {
+		f.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second): // a guard against a hang, not a measurement
+		f.t.Fatal("engine connections still open 10s after the client closed")
+	}
+}
+
+// batchIDs counts, per batch id, the __BATCH__ lines the engine read on
+// every connection.
+func (f *fakeEngine) batchIDs() map[int64]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ids := map[int64]int{}
+	for _, c := range f.conns {
+		for _, l := range c {
+			rest, ok := strings.CutPrefix(l, "__BATCH__:")
+			if !ok {
+				continue
+			}
+			idText, _, _ := strings.Cut(rest, ":")
+			id, err := strconv.ParseInt(idText, 10, 64)
+			if err != nil {
+				f.t.Errorf("engine read a batch line with a bad id: %q", l)
+				continue
+			}
+			ids[id]++
+		}
+	}
+	return ids
 }

@@ -4,5 +4,5 @@ package client
 
 import "net"
 
-// peekIdle is not available here; alive falls back to a short read.
-func peekIdle(net.Conn) (alive, known bool) { return false, false }
+// peekIdle is not available here; check falls back to a short read.
+func peekIdle(net.Conn) idleState { return idleUnknown }

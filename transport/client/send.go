@@ -22,9 +22,16 @@ type call struct {
 	ready []int
 	// retries counts RETRY replies per batch index.
 	retries []int
-	// unanswered marks batches written on a session that died before
-	// replying: if the call gives up they are Failed, not NotSent.
-	unanswered []bool
+	// lost marks batches whose line reached the socket of a connection
+	// that then failed (cut, EOF, silence) before answering: if the call
+	// gives up they are Failed, since the engine may have choked on them.
+	lost []bool
+}
+
+// flight is a batch awaiting its reply.
+type flight struct {
+	i   int   // index in call.batches
+	end int64 // session stream offset just past its line
 }
 
 func (k *call) requeue(i int) {
@@ -44,11 +51,11 @@ func (k *call) finish(i int, o transport.Outcome, err error) {
 // ErrClosed, or ctx's error.
 func (c *Client) Send(ctx context.Context, batches []transport.Batch) ([]transport.Result, error) {
 	k := &call{
-		batches:    batches,
-		results:    make([]transport.Result, len(batches)),
-		ready:      make([]int, 0, len(batches)),
-		retries:    make([]int, len(batches)),
-		unanswered: make([]bool, len(batches)),
+		batches: batches,
+		results: make([]transport.Result, len(batches)),
+		ready:   make([]int, 0, len(batches)),
+		retries: make([]int, len(batches)),
+		lost:    make([]bool, len(batches)),
 	}
 	for i, b := range batches {
 		k.results[i] = transport.Result{ID: b.ID, Outcome: transport.NotSent}
@@ -77,9 +84,15 @@ func (c *Client) Send(ctx context.Context, batches []transport.Batch) ([]transpo
 			c.dropSession()
 			return c.giveUp(k, err)
 		}
-		if c.sess != nil && !c.sess.alive() {
-			c.log.Info("edgesocket session found closed while idle; reconnecting")
-			c.dropSession()
+		if c.sess != nil {
+			if err := c.sess.check(); err != nil {
+				if errors.Is(err, transport.ErrProtocol) {
+					c.log.Error(brokeProtocol, slog.String("when", "idle between calls"), slog.Any("error", err))
+				} else {
+					c.log.Info("edgesocket session found closed while idle; reconnecting", slog.Any("error", err))
+				}
+				c.dropSession()
+			}
 		}
 		if c.sess == nil {
 			if streak >= c.cfg.MaxReconnectCycles {
@@ -101,7 +114,11 @@ func (c *Client) Send(ctx context.Context, batches []transport.Batch) ([]transpo
 					c.log.Error("edgesocket session refused", slog.Any("error", err))
 					return c.giveUp(k, err)
 				}
-				c.log.Warn("edgesocket connect failed", slog.Int("attempt", streak), slog.Any("error", err))
+				if errors.Is(err, transport.ErrProtocol) {
+					c.log.Error(brokeProtocol, slog.String("when", "authenticating"), slog.Int("attempt", streak), slog.Any("error", err))
+				} else {
+					c.log.Warn("edgesocket connect failed", slog.Int("attempt", streak), slog.Any("error", err))
+				}
 				lastErr = err
 				continue
 			}
@@ -123,11 +140,21 @@ func (c *Client) Send(ctx context.Context, batches []transport.Batch) ([]transpo
 			c.log.Error("edgesocket engine cannot decrypt", slog.Any("error", err))
 			return c.giveUp(k, err)
 		}
-		c.log.Warn("edgesocket session lost; reconnecting", slog.Int("unanswered", len(k.ready)), slog.Any("error", err))
+		if errors.Is(err, transport.ErrProtocol) {
+			c.log.Error(brokeProtocol, slog.String("when", "reading batch replies"), slog.Int("unsettled", len(k.ready)), slog.Any("error", err))
+		} else {
+			c.log.Warn("edgesocket session lost; reconnecting", slog.Int("unanswered", len(k.ready)), slog.Any("error", err))
+		}
 		lastErr = err
 	}
 	return k.results, nil
 }
+
+// brokeProtocol is logged at ERROR whenever a session is dropped because
+// the engine broke the reply protocol: that is an engine fault an operator
+// must hear about, not a network blip.
+const brokeProtocol = "edgesocket engine broke the reply protocol (a reply no request on the wire could answer, or bytes sent unasked); " +
+	"dropping the session, acking nothing more from it, resending what it left unanswered"
 
 // stopped returns the reason to stop if Close ran or ctx is done.
 func (c *Client) stopped(ctx context.Context) error {
@@ -140,11 +167,13 @@ func (c *Client) stopped(ctx context.Context) error {
 	return nil
 }
 
-// giveUp settles every batch still waiting: Failed if it went out and was
-// never answered, NotSent otherwise. reason is returned as the call error.
+// giveUp settles every batch still waiting: Failed if it was lost on a
+// failed connection, NotSent otherwise (never sent, or left unanswered
+// only because the caller stopped or the engine broke the protocol).
+// reason is returned as the call error.
 func (c *Client) giveUp(k *call, reason error) ([]transport.Result, error) {
 	for _, i := range k.ready {
-		if k.unanswered[i] {
+		if k.lost[i] {
 			k.finish(i, transport.Failed, fmt.Errorf("batch %d: written but never answered: %w", k.batches[i].ID, reason))
 			c.stats.bad.Add(1)
 		} else {
@@ -176,14 +205,29 @@ const readDeadlineSlack = 16
 // final outcome (nil) or the session fails (error; the batches it still
 // owed replies for are back in ready). progress reports whether any batch
 // reached a final outcome.
+//
+// A reply settles the oldest batch in flight only if that batch's line was
+// handed to the socket before the reply began to be read: the engine
+// cannot answer what it has not received. Anything else is a reply to
+// nothing (unsolicited, or surplus), and the session ends with
+// transport.ErrProtocol before it can settle another batch.
 func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, err error) {
 	stop := context.AfterFunc(ctx, func() { _ = s.conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 
-	inflight := make([]int, 0, min(c.cfg.MaxInFlight, len(k.ready)))
+	inflight := make([]flight, 0, min(c.cfg.MaxInFlight, len(k.ready)))
 	defer func() {
-		for _, i := range inflight {
-			k.requeue(i)
+		// Only a connection failure says something about the batches
+		// on it (the engine may have choked on one). A protocol
+		// violation says nothing about them, nor does the caller
+		// stopping: the agent shutting down must not cost a row an
+		// attempt, so those batches end NotSent if the call gives up.
+		lost := err != nil && !errors.Is(err, transport.ErrProtocol) && c.stopped(ctx) == nil
+		for _, f := range inflight {
+			if lost && s.onWire(f.end) {
+				k.lost[f.i] = true
+			}
+			k.requeue(f.i)
 		}
 	}()
 	var pauseUntil, deadlineSet time.Time
@@ -206,12 +250,11 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 			for len(inflight) < window && len(k.ready) > 0 {
 				i := k.ready[0]
 				k.ready = k.ready[1:]
-				inflight = append(inflight, i)
 				s.line, _ = protocol.AppendBatch(s.line[:0], k.batches[i].ID, k.batches[i].Payload)
+				inflight = append(inflight, flight{i: i, end: s.handed() + int64(len(s.line))})
 				if _, err := s.w.Write(s.line); err != nil {
 					return progress, fmt.Errorf("write batch %d: %w", k.batches[i].ID, err)
 				}
-				k.unanswered[i] = true
 				c.stats.sent.Add(1)
 			}
 		}
@@ -223,6 +266,13 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 			if err := backoff.Sleep(ctx, time.Until(pauseUntil)); err != nil {
 				return progress, err
 			}
+			// The protocol has no heartbeat and the wait may have been
+			// long: do not write onto a connection the engine closed,
+			// or one it has put out of step, meanwhile.
+			if err := s.check(); err != nil {
+				return progress, fmt.Errorf("session after a RETRY/QUEUE_FULL wait: %w", err)
+			}
+			deadlineSet = time.Time{} // check may have cleared the deadline
 			continue
 		}
 		// Flush only before a read that may block: while whole replies
@@ -232,15 +282,19 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 				return progress, fmt.Errorf("write batches: %w", err)
 			}
 		}
+		from := s.consumed()
 		line, err := s.r.ReadLine()
 		if err != nil {
-			return progress, fmt.Errorf("read reply for batch %d: %w", k.batches[inflight[0]].ID, eofError(err))
+			return progress, fmt.Errorf("read reply for batch %d: %w", k.batches[inflight[0].i].ID, eofError(err))
 		}
-		i := inflight[0]
-		inflight = inflight[1:]
-		k.unanswered[i] = false
+		i := inflight[0].i
 		id := k.batches[i].ID
 		reply := protocol.ParseReply(line)
+		if s.in.sentWhenRead(from) < inflight[0].end {
+			return progress, fmt.Errorf("%w: reply %q began to arrive before batch %d, the oldest unanswered one, was sent: "+
+				"it answers nothing (an unsolicited or a surplus reply)", transport.ErrProtocol, reply.Line, id)
+		}
+		inflight = inflight[1:]
 		switch reply.Code {
 		case protocol.CodeReceived:
 			k.finish(i, transport.Received, nil)
@@ -261,8 +315,12 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 		case protocol.CodeQueueFull:
 			c.stats.queueFull.Add(1)
 			k.requeue(i)
-			pauseUntil = later(pauseUntil, time.Now().Add(reply.Delay))
-			c.log.Debug("edgesocket QUEUE_FULL", slog.Int64("batch_id", id), slog.Duration("wait", reply.Delay))
+			// The engine may ask for up to 10 minutes; a connection can
+			// die unnoticed in that time. Wait at most ReadTimeout, look
+			// at the connection, resend: a still-full engine says so.
+			wait := min(reply.Delay, c.cfg.ReadTimeout)
+			pauseUntil = later(pauseUntil, time.Now().Add(wait))
+			c.log.Debug("edgesocket QUEUE_FULL", slog.Int64("batch_id", id), slog.Duration("asked", reply.Delay), slog.Duration("wait", wait))
 		case protocol.CodeDecryptFailed:
 			k.finish(i, transport.Failed, fmt.Errorf("batch %d: %w", id, transport.ErrDecryptFailed))
 			c.stats.bad.Add(1)

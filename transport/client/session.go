@@ -20,14 +20,84 @@ type session struct {
 	raw  net.Conn // the socket under it
 	r    *protocol.LineReader
 	w    *bufio.Writer
-	line []byte // scratch for one request line
+	out  *sentCounter   // under w: bytes handed to conn
+	in   *markingReader // under r: when each chunk was read
+	line []byte         // scratch for one request line
 }
 
 func (s *session) close() { _ = s.conn.Close() }
 
-// errProtocol marks a reply that makes no sense at this point of the
-// exchange; the session is dropped like a broken one.
-var errProtocol = errors.New("protocol error")
+// handed is the stream offset just past every byte written so far,
+// buffered or not: the end of the last request line.
+func (s *session) handed() int64 { return s.out.n + int64(s.w.Buffered()) }
+
+// onWire reports whether the request bytes up to end have been handed to
+// the connection (and so may have reached the engine).
+func (s *session) onWire(end int64) bool { return s.out.n >= end }
+
+// consumed is the offset of the next reply byte a ReadLine would return.
+func (s *session) consumed() int64 { return s.in.n - int64(s.r.Buffered()) }
+
+// sentCounter counts the bytes handed to the connection. Only the Send
+// goroutine writes, so it needs no lock.
+type sentCounter struct {
+	conn net.Conn
+	n    int64
+}
+
+func (w *sentCounter) Write(p []byte) (int, error) {
+	n, err := w.conn.Write(p)
+	w.n += int64(n)
+	return n, err
+}
+
+// readMark says that the reply bytes before end were read from the
+// connection when sent request bytes had been handed to it.
+type readMark struct{ end, sent int64 }
+
+// markingReader remembers, for every chunk read from the connection, how
+// many request bytes were on the wire at that moment. The engine cannot
+// answer a request before it arrives, so a reply that began in a chunk
+// read before its request was handed to the socket answers something
+// else: it is unsolicited or surplus, however the buffers later line it
+// up with a request.
+type markingReader struct {
+	conn  net.Conn
+	sent  *sentCounter
+	n     int64 // bytes read so far
+	marks []readMark
+	head  int // marks before head are no longer needed
+}
+
+func (r *markingReader) Read(p []byte) (int, error) {
+	n, err := r.conn.Read(p)
+	if n > 0 {
+		r.n += int64(n)
+		r.marks = append(r.marks, readMark{end: r.n, sent: r.sent.n})
+	}
+	return n, err
+}
+
+// sentWhenRead returns how many request bytes were on the wire when the
+// reply byte at offset off was read. Offsets must not go backwards
+// between calls: marks before off are dropped.
+func (r *markingReader) sentWhenRead(off int64) int64 {
+	for r.head < len(r.marks) && r.marks[r.head].end <= off {
+		r.head++
+	}
+	if r.head == len(r.marks) {
+		// Not read yet (cannot happen after a successful ReadLine): it
+		// will be read with whatever is on the wire now.
+		r.marks, r.head = r.marks[:0], 0
+		return r.sent.n
+	}
+	sent := r.marks[r.head].sent
+	if r.head >= 64 {
+		n := copy(r.marks, r.marks[r.head:])
+		r.marks, r.head = r.marks[:n], 0
+	}
+	return sent
+}
 
 // connect dials, secures and authenticates one session. Errors wrapping
 // transport.ErrAuthFailed or transport.ErrRejected end the Send call;
@@ -49,12 +119,10 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 		}
 		conn = tc
 	}
-	s := &session{
-		conn: conn,
-		raw:  raw,
-		r:    protocol.NewLineReader(conn, protocol.MaxReplyBytes),
-		w:    bufio.NewWriterSize(conn, 64<<10),
-	}
+	s := &session{conn: conn, raw: raw, out: &sentCounter{conn: conn}}
+	s.in = &markingReader{conn: conn, sent: s.out}
+	s.r = protocol.NewLineReader(s.in, protocol.MaxReplyBytes)
+	s.w = bufio.NewWriterSize(s.out, 64<<10)
 	if err := c.authenticate(ctx, s); err != nil {
 		s.close()
 		return nil, err
@@ -84,33 +152,59 @@ func (c *Client) authenticate(ctx context.Context, s *session) error {
 	_ = s.conn.SetDeadline(time.Time{})
 	switch reply := protocol.ParseReply(line); reply.Code {
 	case protocol.CodeACK:
+		if n := s.r.Buffered(); n > 0 {
+			// Nothing has been asked yet: a reply read now would be
+			// matched to the first batch before it is even written.
+			return fmt.Errorf("authenticate to %s: %w: %d unsolicited bytes right after ACK, before any batch was sent",
+				c.cfg.Endpoint, transport.ErrProtocol, n)
+		}
 		return nil
 	case protocol.CodeAuthFailed:
 		return fmt.Errorf("authenticate to %s: %w", c.cfg.Endpoint, transport.ErrAuthFailed)
 	case protocol.CodeRejected:
 		return fmt.Errorf("authenticate to %s: %w", c.cfg.Endpoint, transport.ErrRejected)
 	default:
-		return fmt.Errorf("authenticate to %s: %w: unexpected auth reply %q", c.cfg.Endpoint, errProtocol, reply.Line)
+		return fmt.Errorf("authenticate to %s: %w: unexpected auth reply %q", c.cfg.Endpoint, transport.ErrProtocol, reply.Line)
 	}
 }
 
-// alive reports whether an idle session is still usable: the peer has not
-// closed it and has sent nothing unasked. It costs no round trip.
-func (s *session) alive() bool {
-	if s.r.Buffered() > 0 {
-		return false // unsolicited bytes: out of step
+// check reports whether a session with no reply owed is still usable, at
+// no round trip: nil when the peer has neither closed it nor sent
+// anything; an error wrapping transport.ErrProtocol when bytes arrived
+// unasked (a surplus reply, garbage); another error when it is closed.
+func (s *session) check() error {
+	if n := s.r.Buffered(); n > 0 {
+		return fmt.Errorf("%w: %d bytes arrived with no reply owed (a surplus or unsolicited reply)", transport.ErrProtocol, n)
 	}
-	if ok, known := peekIdle(s.raw); known {
-		return ok
+	switch peekIdle(s.raw) {
+	case idleQuiet:
+		return nil
+	case idleData:
+		if s.conn == s.raw {
+			return fmt.Errorf("%w: bytes arrived with no reply owed (a surplus or unsolicited reply)", transport.ErrProtocol)
+		}
+		// Under TLS the socket also carries records that are not data
+		// (session tickets): read through TLS to tell.
+	case idleClosed:
+		return errors.New("connection closed by the engine while idle")
 	}
-	// No socket to peek at (a custom Dial): a short read that must time
-	// out. A deadline already in the past would not even try the read.
+	// No socket to peek at (a custom Dial), or TLS records: a short read
+	// that must time out. A deadline already in the past would not even
+	// try the read.
 	_ = s.conn.SetReadDeadline(time.Now().Add(time.Millisecond))
 	var one [1]byte
 	n, err := s.conn.Read(one[:])
 	_ = s.conn.SetReadDeadline(time.Time{})
 	var ne net.Error
-	return n == 0 && errors.As(err, &ne) && ne.Timeout()
+	switch {
+	case n > 0:
+		return fmt.Errorf("%w: bytes arrived with no reply owed (a surplus or unsolicited reply)", transport.ErrProtocol)
+	case errors.As(err, &ne) && ne.Timeout():
+		return nil
+	case err == nil || errors.Is(err, io.EOF):
+		return errors.New("connection closed by the engine while idle")
+	}
+	return fmt.Errorf("idle connection: %w", err)
 }
 
 // eofError names a clean end of stream, which io.EOF alone does not.
@@ -120,3 +214,13 @@ func eofError(err error) error {
 	}
 	return err
 }
+
+// idleState is what a peek at an idle socket found.
+type idleState int
+
+const (
+	idleUnknown idleState = iota // no socket to peek at
+	idleQuiet                    // open, nothing to read
+	idleData                     // bytes waiting that nobody asked for
+	idleClosed                   // EOF or a socket error
+)
