@@ -90,7 +90,9 @@ func TestRetryPausesFollowTheBackoff(t *testing.T) {
 		}
 		// Delays 2s, 4s, 5s (capped), each shortened by a quarter of itself
 		// rounded down: Rand is asked for d/2+1 values and answers a quarter.
-		want := []time.Duration{2*time.Second - 250*time.Millisecond, 4*time.Second - 500*time.Millisecond, 5*time.Second - 625*time.Millisecond}
+		// After each pause the idle session is checked before the resend;
+		// net.Pipe has no socket to peek at, so the check waits idleProbe.
+		want := []time.Duration{2*time.Second - 250*time.Millisecond + idleProbe, 4*time.Second - 500*time.Millisecond + idleProbe, 5*time.Second - 625*time.Millisecond + idleProbe}
 		if !slices.Equal(gaps, want) {
 			t.Fatalf("pauses between sends of a RETRYed batch = %v, want %v", gaps, want)
 		}

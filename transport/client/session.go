@@ -168,6 +168,10 @@ func (c *Client) authenticate(ctx context.Context, s *session) error {
 	}
 }
 
+// idleProbe is how long check waits for bytes on a connection it cannot
+// peek at (TLS, or a custom Dial without a socket).
+const idleProbe = time.Millisecond
+
 // check reports whether a session with no reply owed is still usable, at
 // no round trip: nil when the peer has neither closed it nor sent
 // anything; an error wrapping transport.ErrProtocol when bytes arrived
@@ -191,7 +195,7 @@ func (s *session) check() error {
 	// No socket to peek at (a custom Dial), or TLS records: a short read
 	// that must time out. A deadline already in the past would not even
 	// try the read.
-	_ = s.conn.SetReadDeadline(time.Now().Add(time.Millisecond))
+	_ = s.conn.SetReadDeadline(time.Now().Add(idleProbe))
 	var one [1]byte
 	n, err := s.conn.Read(one[:])
 	_ = s.conn.SetReadDeadline(time.Time{})
