@@ -51,7 +51,7 @@ func defaultSender(cfg *config.Config, logger *slog.Logger) (transport.Sender, e
 	}
 	if o.TLS.Enabled {
 		tc, err := client.TLSOptions{
-			CAFile: o.TLS.CAFile, CertFile: o.TLS.CertFile, KeyFile: o.TLS.KeyFile,
+			Enabled: true, CAFile: o.TLS.CAFile, CertFile: o.TLS.CertFile, KeyFile: o.TLS.KeyFile,
 			ServerName: o.TLS.ServerName, InsecureSkipVerify: o.TLS.InsecureSkipVerify,
 		}.Build()
 		if err != nil {
