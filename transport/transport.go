@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // Batch is one EdgeSocket __BATCH__ request: one WAL row, one event.
@@ -89,4 +90,24 @@ var (
 // cannot fix, so the agent should stop and tell the operator what to change.
 func IsFatal(err error) bool {
 	return errors.Is(err, ErrAuthFailed) || errors.Is(err, ErrDecryptFailed)
+}
+
+// FieldError is a configuration problem tied to one setting, named by its
+// agent.yaml key relative to the output section (e.g. "max-in-flight"), so
+// a config layer can add the section and the key's line:column without
+// knowing the rule. Messages never quote a token or key.
+type FieldError struct {
+	Key string
+	Err error
+}
+
+func (e *FieldError) Error() string { return e.Key + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// FieldKey is the key relative to the output section.
+func (e *FieldError) FieldKey() string { return e.Key }
+
+// Errorf builds a *FieldError for key.
+func Errorf(key, format string, args ...any) error {
+	return &FieldError{Key: key, Err: fmt.Errorf(format, args...)}
 }

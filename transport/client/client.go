@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,7 +49,10 @@ func New(cfg Config) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("edgesocket client config: %w", err)
 	}
-	cfg = cfg.withDefaults()
+	cfg.Endpoint, cfg.Token = strings.TrimSpace(cfg.Endpoint), strings.TrimSpace(cfg.Token)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
 	c := &Client{cfg: cfg, log: cfg.Logger.With(slog.String("endpoint", cfg.Endpoint))}
 	c.backoff = backoff.Policy{Initial: cfg.InitialBackoff, Max: cfg.MaxBackoff}
 	if cfg.TLS != nil {

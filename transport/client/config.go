@@ -8,47 +8,52 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/edge-agent/edge-agent/transport"
 	"github.com/edge-agent/edge-agent/transport/protocol"
 )
 
-// Config configures a Client. Zero durations and counts take the defaults
-// of DefaultConfig; negative ones are errors.
+// Config configures a Client. Start from DefaultConfig: every duration and
+// count must be > 0. The yaml tags are the agent.yaml keys of the output
+// section, so a config decoder fills this struct directly.
 type Config struct {
-	// Endpoint is the engine's host:port.
-	Endpoint string
-	// Token is sent in __AUTH__; it must equal the EdgeSocket source's token.
-	Token string
+	// Endpoint is the engine's host:port. Surrounding spaces are ignored,
+	// as the Java agent trims it.
+	Endpoint string `yaml:"endpoint"`
+	// Token is sent in __AUTH__; it must equal the EdgeSocket source's
+	// token. Surrounding spaces are ignored (Java parity).
+	Token string `yaml:"token"`
 	// ConnectTimeout bounds dialing plus the TLS handshake. Default 5s.
-	ConnectTimeout time.Duration
+	ConnectTimeout time.Duration `yaml:"connect-timeout-ms"`
 	// ReadTimeout is how long the engine may stay silent while replies are
 	// owed (auth or batches) before the connection is declared dead and
 	// replaced. It also caps the wait a QUEUE_FULL reply asks for.
 	// Default 30s.
-	ReadTimeout time.Duration
+	ReadTimeout time.Duration `yaml:"read-timeout-ms"`
 	// MaxBatchSendAttempts is how many RETRY replies a batch may get in one
 	// Send call before it is Failed. Default 64.
-	MaxBatchSendAttempts int
+	MaxBatchSendAttempts int `yaml:"max-batch-send-attempts"`
 	// InitialBackoff and MaxBackoff bound the jittered exponential waits
 	// after RETRY and between connect attempts. Defaults 100ms and 30s.
-	InitialBackoff time.Duration
-	MaxBackoff     time.Duration
+	InitialBackoff time.Duration `yaml:"initial-backoff-ms"`
+	MaxBackoff     time.Duration `yaml:"max-backoff-ms"`
 	// MaxReconnectCycles is how many connect attempts one Send call makes
 	// without progress before it returns transport.ErrUnavailable.
 	// Default 16.
-	MaxReconnectCycles int
+	MaxReconnectCycles int `yaml:"max-reconnect-cycles"`
 	// MaxInFlight is how many batches may await replies at once. 1 is the
 	// Java agent's behaviour. Default 64, at most MaxInFlightLimit.
-	MaxInFlight int
+	MaxInFlight int `yaml:"max-in-flight"`
 	// TLS, when set, wraps the connection (see TLSOptions.Build). An empty
 	// ServerName is taken from Endpoint's host.
-	TLS *tls.Config
+	TLS *tls.Config `yaml:"-"`
 	// Logger receives connection events; nil discards them.
-	Logger *slog.Logger
+	Logger *slog.Logger `yaml:"-"`
 	// Dial replaces the TCP dialer (tests, proxies). It must honour ctx.
 	// When nil, a net.Dialer with TCP keepalive is used.
-	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error) `yaml:"-"`
 
 	_ struct{} // forces keyed literals, so fields can be added
 }
@@ -56,7 +61,8 @@ type Config struct {
 // MaxInFlightLimit caps Config.MaxInFlight.
 const MaxInFlightLimit = 4096
 
-// DefaultConfig returns the Java agent's defaults with pipelining on.
+// DefaultConfig returns the Java agent's defaults with pipelining on. It is
+// the only place these defaults are written.
 func DefaultConfig() Config {
 	return Config{
 		ConnectTimeout:       5 * time.Second,
@@ -69,88 +75,68 @@ func DefaultConfig() Config {
 	}
 }
 
-// withDefaults fills zero fields from DefaultConfig.
-func (c Config) withDefaults() Config {
-	d := DefaultConfig()
-	if c.ConnectTimeout == 0 {
-		c.ConnectTimeout = d.ConnectTimeout
-	}
-	if c.ReadTimeout == 0 {
-		c.ReadTimeout = d.ReadTimeout
-	}
-	if c.MaxBatchSendAttempts == 0 {
-		c.MaxBatchSendAttempts = d.MaxBatchSendAttempts
-	}
-	if c.InitialBackoff == 0 {
-		c.InitialBackoff = d.InitialBackoff
-	}
-	if c.MaxBackoff == 0 {
-		c.MaxBackoff = max(d.MaxBackoff, c.InitialBackoff)
-	}
-	if c.MaxReconnectCycles == 0 {
-		c.MaxReconnectCycles = d.MaxReconnectCycles
-	}
-	if c.MaxInFlight == 0 {
-		c.MaxInFlight = d.MaxInFlight
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	return c
-}
-
-// Validate reports every problem in c, joined. Messages name the field
-// and never quote the token.
+// Validate is the one check of c: the endpoint, the token and the tuning.
+// Each problem is a *transport.FieldError named by its agent.yaml key;
+// messages never quote the token.
 func (c Config) Validate() error {
-	c = c.withDefaults()
 	var errs []error
-	if err := checkEndpoint(c.Endpoint); err != nil {
+	if err := checkEndpoint(strings.TrimSpace(c.Endpoint)); err != nil {
+		errs = append(errs, &transport.FieldError{Key: "endpoint", Err: err})
+	}
+	if err := protocol.CheckToken(strings.TrimSpace(c.Token)); err != nil {
+		errs = append(errs, transport.Errorf("token", "%w (it must equal the EdgeSocket source's token)", err))
+	}
+	if err := c.ValidateTuning(); err != nil {
 		errs = append(errs, err)
-	}
-	if err := protocol.CheckToken(c.Token); err != nil {
-		errs = append(errs, fmt.Errorf("token: %w (it must equal the EdgeSocket source's token)", err))
-	}
-	positive := []struct {
-		name string
-		v    time.Duration
-	}{
-		{"connect timeout", c.ConnectTimeout},
-		{"read timeout", c.ReadTimeout},
-		{"initial backoff", c.InitialBackoff},
-		{"max backoff", c.MaxBackoff},
-	}
-	for _, p := range positive {
-		if p.v < 0 {
-			errs = append(errs, fmt.Errorf("%s %v must be positive", p.name, p.v))
-		}
-	}
-	if c.InitialBackoff > 0 && c.MaxBackoff > 0 && c.MaxBackoff < c.InitialBackoff {
-		errs = append(errs, fmt.Errorf("max backoff %v is below initial backoff %v", c.MaxBackoff, c.InitialBackoff))
-	}
-	if c.MaxBatchSendAttempts < 0 {
-		errs = append(errs, fmt.Errorf("max batch send attempts %d must be >= 1", c.MaxBatchSendAttempts))
-	}
-	if c.MaxReconnectCycles < 0 {
-		errs = append(errs, fmt.Errorf("max reconnect cycles %d must be >= 1", c.MaxReconnectCycles))
-	}
-	if c.MaxInFlight < 0 || c.MaxInFlight > MaxInFlightLimit {
-		errs = append(errs, fmt.Errorf("max in flight %d must be between 1 and %d", c.MaxInFlight, MaxInFlightLimit))
 	}
 	return errors.Join(errs...)
 }
 
-// checkEndpoint requires host:port with a port in 1..65535.
-func checkEndpoint(ep string) error {
-	host, port, err := net.SplitHostPort(ep)
-	if err != nil {
-		return fmt.Errorf("endpoint %q: want host:port, e.g. 127.0.0.1:9999 (%v)", ep, err)
+// ValidateTuning checks the timeouts, backoffs and counts only: a caller
+// that keeps these settings without sending (the agent's console output
+// accepts a transport's keys) still refuses values that are wrong.
+// Durations are shown in milliseconds, as the keys are written.
+func (c Config) ValidateTuning() error {
+	var errs []error
+	positiveMs := func(key string, d time.Duration) {
+		if d <= 0 {
+			errs = append(errs, transport.Errorf(key, "must be > 0, got %d", d.Milliseconds()))
+		}
 	}
-	if host == "" {
-		return fmt.Errorf("endpoint %q: host is empty (want host:port, e.g. 127.0.0.1:9999)", ep)
+	positive := func(key string, n int) {
+		if n <= 0 {
+			errs = append(errs, transport.Errorf(key, "must be > 0, got %d", n))
+		}
+	}
+	positiveMs("connect-timeout-ms", c.ConnectTimeout)
+	positiveMs("read-timeout-ms", c.ReadTimeout)
+	positive("max-batch-send-attempts", c.MaxBatchSendAttempts)
+	positiveMs("initial-backoff-ms", c.InitialBackoff)
+	positiveMs("max-backoff-ms", c.MaxBackoff)
+	if c.InitialBackoff > 0 && c.MaxBackoff > 0 && c.MaxBackoff < c.InitialBackoff {
+		errs = append(errs, transport.Errorf("max-backoff-ms", "must be >= initial-backoff-ms (%d), got %d",
+			c.InitialBackoff.Milliseconds(), c.MaxBackoff.Milliseconds()))
+	}
+	positive("max-reconnect-cycles", c.MaxReconnectCycles)
+	if c.MaxInFlight < 1 || c.MaxInFlight > MaxInFlightLimit {
+		errs = append(errs, transport.Errorf("max-in-flight", "must be between 1 and %d, got %d", MaxInFlightLimit, c.MaxInFlight))
+	}
+	return errors.Join(errs...)
+}
+
+// checkEndpoint requires host:port with a port in 1..65535. The address
+// may be shown: it is not a secret.
+func checkEndpoint(ep string) error {
+	if ep == "" {
+		return errors.New("required: host:port of the engine's EdgeSocket source, e.g. 127.0.0.1:9999")
+	}
+	host, port, err := net.SplitHostPort(ep)
+	if err != nil || host == "" {
+		return fmt.Errorf("expected host:port, got %q", ep)
 	}
 	n, err := strconv.Atoi(port)
 	if err != nil || n < 1 || n > 65535 {
-		return fmt.Errorf("endpoint %q: port %q must be a number from 1 to 65535", ep, port)
+		return fmt.Errorf("invalid port in %q: must be 1..65535", ep)
 	}
 	return nil
 }

@@ -3,30 +3,57 @@ package client
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"os"
+
+	"github.com/edge-agent/edge-agent/transport"
 )
 
-// TLSOptions name the files of a TLS setup, as output.tls.* does.
+// TLSOptions name the files of a TLS setup; the yaml tags are the keys of
+// agent.yaml's output.tls section.
 type TLSOptions struct {
+	// Enabled turns TLS on; when false the other fields are ignored.
+	Enabled bool `yaml:"enabled"`
 	// CAFile is a PEM bundle of roots that verify the engine; empty means
 	// the system roots.
-	CAFile string
+	CAFile string `yaml:"ca-file"`
 	// CertFile and KeyFile are a PEM client certificate and key, for
 	// engines (or proxies) that require mutual TLS. Both or neither.
-	CertFile string
-	KeyFile  string
+	CertFile string `yaml:"cert-file"`
+	KeyFile  string `yaml:"key-file"`
 	// ServerName overrides the name checked in the engine's certificate;
 	// empty means the endpoint's host.
-	ServerName string
+	ServerName string `yaml:"server-name"`
 	// InsecureSkipVerify turns verification off. For tests only: it lets
 	// anyone in the path read the token.
-	InsecureSkipVerify bool
+	InsecureSkipVerify bool `yaml:"insecure-skip-verify"`
 }
 
-// Build loads the files and returns a config with TLS 1.2 as the minimum.
+// Validate is the one check of the options that needs no file: a client
+// certificate comes with its key. Problems are *transport.FieldError named
+// by their key under output.tls.
+func (o TLSOptions) Validate() error {
+	if !o.Enabled {
+		return nil
+	}
+	switch {
+	case o.CertFile != "" && o.KeyFile == "":
+		return transport.Errorf("key-file", "required when cert-file is set")
+	case o.KeyFile != "" && o.CertFile == "":
+		return transport.Errorf("cert-file", "required when key-file is set")
+	}
+	return nil
+}
+
+// Build loads the files and returns a config with TLS 1.2 as the minimum,
+// or nil when TLS is not enabled.
 func (o TLSOptions) Build() (*tls.Config, error) {
+	if !o.Enabled {
+		return nil, nil
+	}
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("tls: %w", err)
+	}
 	cfg := &tls.Config{
 		MinVersion:         tls.VersionTLS12,
 		ServerName:         o.ServerName,
@@ -43,15 +70,12 @@ func (o TLSOptions) Build() (*tls.Config, error) {
 		}
 		cfg.RootCAs = pool
 	}
-	switch {
-	case o.CertFile != "" && o.KeyFile != "":
+	if o.CertFile != "" {
 		pair, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("tls client certificate: %w", err)
 		}
 		cfg.Certificates = []tls.Certificate{pair}
-	case o.CertFile != "" || o.KeyFile != "":
-		return nil, errors.New("tls: cert file and key file must be given together")
 	}
 	return cfg, nil
 }

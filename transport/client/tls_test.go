@@ -67,7 +67,7 @@ func startTLSIngress(t *testing.T, cert tls.Certificate) *ingress.Server {
 func TestTLS(t *testing.T) {
 	cert, caFile := selfSigned(t)
 	srv := startTLSIngress(t, cert)
-	tc, err := TLSOptions{CAFile: caFile}.Build()
+	tc, err := TLSOptions{Enabled: true, CAFile: caFile}.Build()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestTLS(t *testing.T) {
 func TestTLSHandshakeFailure(t *testing.T) {
 	cert, _ := selfSigned(t)
 	srv := startTLSIngress(t, cert)
-	tc, err := TLSOptions{}.Build() // system roots do not know our CA
+	tc, err := TLSOptions{Enabled: true}.Build() // system roots do not know our CA
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,13 +117,47 @@ func TestTLSOptionsErrors(t *testing.T) {
 		o    TLSOptions
 		want string
 	}{
-		{TLSOptions{CAFile: filepath.Join(dir, "missing.pem")}, "tls ca file"},
-		{TLSOptions{CAFile: junk}, "no PEM certificate"},
-		{TLSOptions{CertFile: junk}, "together"},
-		{TLSOptions{CertFile: junk, KeyFile: junk}, "tls client certificate"},
+		{TLSOptions{Enabled: true, CAFile: filepath.Join(dir, "missing.pem")}, "tls ca file"},
+		{TLSOptions{Enabled: true, CAFile: junk}, "no PEM certificate"},
+		{TLSOptions{Enabled: true, CertFile: junk}, "key-file: required when cert-file is set"},
+		{TLSOptions{Enabled: true, KeyFile: junk}, "cert-file: required when key-file is set"},
+		{TLSOptions{Enabled: true, CertFile: junk, KeyFile: junk}, "tls client certificate"},
 	} {
 		if _, err := tt.o.Build(); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: err = %v, want %q", tt.o, err, tt.want)
+		}
+	}
+}
+
+// TLS off ignores every other option, unreadable files included: the
+// agent keeps output.tls.* written out with enabled: false.
+func TestTLSOptionsDisabled(t *testing.T) {
+	o := TLSOptions{CAFile: "/does/not/exist", CertFile: "c.pem"}
+	if err := o.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+	if tc, err := o.Build(); tc != nil || err != nil {
+		t.Errorf("Build = %v, %v; want nil, nil", tc, err)
+	}
+}
+
+func TestTLSOptionsValidateNamesKeys(t *testing.T) {
+	for _, tt := range []struct {
+		o       TLSOptions
+		wantKey string
+	}{
+		{TLSOptions{Enabled: true}, ""},
+		{TLSOptions{Enabled: true, CertFile: "c", KeyFile: "k"}, ""},
+		{TLSOptions{Enabled: true, CertFile: "c"}, "key-file"},
+		{TLSOptions{Enabled: true, KeyFile: "k"}, "cert-file"},
+	} {
+		err := tt.o.Validate()
+		var fe *transport.FieldError
+		switch {
+		case tt.wantKey == "" && err != nil:
+			t.Errorf("%+v: %v", tt.o, err)
+		case tt.wantKey != "" && (!errors.As(err, &fe) || fe.FieldKey() != tt.wantKey):
+			t.Errorf("%+v: err = %v, want a *transport.FieldError for %s", tt.o, err, tt.wantKey)
 		}
 	}
 }

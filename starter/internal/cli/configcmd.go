@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -46,7 +47,8 @@ func (a *agentCLI) configCheck(c *ucli.Context) error {
 		return withCode(exitcode.Config, err)
 	}
 	registry := input.NewRegistry(file.NewFactory())
-	_, warnings, err := config.Load(path, config.LoadOptions{Registry: registry, Getenv: a.env.Getenv, Home: home})
+	outputs := output.NewRegistry(output.NewConsoleFactory(), output.NewTransportFactory())
+	_, warnings, err := config.Load(path, config.LoadOptions{Registry: registry, Outputs: outputs, Getenv: a.env.Getenv, Home: home})
 	for _, w := range warnings {
 		fmt.Fprintf(a.env.Stderr, "warning: %s\n", w.String())
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -128,11 +129,12 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 	}
 
 	registry := input.NewRegistry(file.NewFactory())
+	outputs := output.NewRegistry(output.NewConsoleFactory(), output.NewTransportFactory())
 	cfgPath, err := paths.ConfigPath(req.explicit, a.env.Getenv, req.home)
 	if err != nil {
 		return fail(exitcode.Config, err)
 	}
-	cfg, warnings, err := config.Load(cfgPath, config.LoadOptions{Registry: registry, Getenv: a.env.Getenv, Home: req.home})
+	cfg, warnings, err := config.Load(cfgPath, config.LoadOptions{Registry: registry, Outputs: outputs, Getenv: a.env.Getenv, Home: req.home})
 	if err != nil {
 		return fail(exitcode.Config, err) // Load's errors name the file
 	}
@@ -190,6 +192,7 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 		Config:   cfg,
 		Home:     req.home,
 		Registry: registry,
+		Outputs:  outputs,
 		IDs: agentruntime.IDs{
 			Agent: ids.Agent, Input: ids.Input, Output: ids.Output,
 			InputExplicit: explicit.Input != "",

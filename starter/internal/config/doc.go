@@ -15,6 +15,9 @@
 //   - The `input` section belongs to the input type named by input.type; it
 //     is decoded into the config its connector factory provides, so this
 //     package knows no input keys of its own.
+//   - Likewise the `output` section belongs to the output type named by
+//     output.type (package output's registry): its keys, defaults and
+//     checks are the transport client's and the codec's own.
 //
 // Messages read `<file>:<line>:<col>: <key>: <problem>`, for example
 //
@@ -23,7 +26,8 @@
 // The key is the full key as written (inside the nested block:
 // input.file.paths[0]); a key missing from the file is located at its
 // nearest enclosing section, or has no line at all; a message that already
-// names its key ("output.endpoint is required ...") does not repeat it.
+// names its key ("retry.backoff-max-ms (100) must be >= ...") does not
+// repeat it.
 //
 // Nothing here keeps package-level state; a Config is a plain value that is
 // safe to read from several goroutines once Load has returned it.

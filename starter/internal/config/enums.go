@@ -2,19 +2,6 @@ package config
 
 import "strings"
 
-// Packet modes (output.packet-mode).
-const (
-	PacketModeRaw    = "RAW"
-	PacketModePacket = "PACKET"
-)
-
-// Encryptions (output.encryption) that need a 32-byte key.
-const (
-	EncryptionNone     = "none"
-	EncryptionAESGCM   = "aes_gcm"
-	EncryptionChaCha20 = "chacha20_poly1305"
-)
-
 // The parse helpers below accept what a user may write and return the
 // normalised value; Load stores the normalised form and Validate uses the
 // same helpers, so a Config built in code may use either form.
@@ -25,55 +12,6 @@ func parseDelivery(s string) (string, bool) {
 		return DeliveryBestEffort, true
 	case "NON", "NONE":
 		return DeliveryNon, true
-	}
-	return s, false
-}
-
-func parseOutputType(s string) (string, bool) {
-	switch v := strings.ToLower(strings.TrimSpace(s)); v {
-	case "":
-		return OutputConsole, true
-	case OutputConsole, OutputTransport:
-		return v, true
-	}
-	return s, false
-}
-
-func parsePacketMode(s string) (string, bool) {
-	switch v := strings.ToUpper(strings.TrimSpace(s)); v {
-	case "":
-		return PacketModeRaw, true
-	case PacketModeRaw, PacketModePacket:
-		return v, true
-	}
-	return s, false
-}
-
-// parseCompression: an empty value means none, as in the Java agent.
-func parseCompression(s string) (string, bool) {
-	switch v := strings.ToLower(strings.TrimSpace(s)); v {
-	case "":
-		return "none", true
-	case "none", "gzip", "zlib", "deflate":
-		return v, true
-	}
-	return s, false
-}
-
-func parseEncryption(s string) (string, bool) {
-	switch v := strings.ToLower(strings.TrimSpace(s)); v {
-	case "":
-		return EncryptionNone, true
-	case EncryptionNone, EncryptionAESGCM, EncryptionChaCha20:
-		return v, true
-	}
-	return s, false
-}
-
-func parseAuthType(s string) (string, bool) {
-	switch v := strings.ToLower(strings.TrimSpace(s)); v {
-	case "", "token":
-		return "token", true
 	}
 	return s, false
 }
@@ -112,16 +50,7 @@ func (c *Config) normalize() {
 		}
 	}
 	norm(&c.Agent.DeliveryGuarantee, parseDelivery)
-	norm(&c.Output.Type, parseOutputType)
-	norm(&c.Output.PacketMode, parsePacketMode)
-	norm(&c.Output.Compression, parseCompression)
-	norm(&c.Output.Encryption, parseEncryption)
-	norm(&c.Output.AuthType, parseAuthType)
 	norm(&c.Log.Level, parseLogLevel)
 	norm(&c.Log.Format, parseLogFormat)
-	c.Output.Endpoint = strings.TrimSpace(c.Output.Endpoint)
-	c.Output.Token = strings.TrimSpace(c.Output.Token)
-	c.Output.AESSecretKeyBase64 = strings.TrimSpace(c.Output.AESSecretKeyBase64)
 	c.Agent.ID = strings.TrimSpace(c.Agent.ID)
-	c.Output.ID = strings.TrimSpace(c.Output.ID)
 }

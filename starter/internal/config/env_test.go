@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"testing"
+
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
 
 func TestExpandEnv(t *testing.T) {
@@ -56,7 +58,7 @@ output:
   endpoint: ${HOST}:${PORT:-9999}
   token: ${EDGE_AGENT_TOKEN}
 `)
-	cfg, _, err := Load(p, LoadOptions{Registry: testRegistry(), Getenv: env{
+	cfg, _, err := Load(p, LoadOptions{Registry: testRegistry(), Outputs: testOutputs(), Getenv: env{
 		"AGENT_ID": "edge-7", "IDLE_MS": "50", "FSYNC": "false", "LOG_DIR": "/srv/logs",
 		"HOST": "10.0.0.5", "EDGE_AGENT_TOKEN": " s3cret ",
 	}.get})
@@ -64,14 +66,15 @@ output:
 		t.Fatal(err)
 	}
 	if cfg.Agent.ID != "edge-7" || cfg.Agent.IdleSleepMs != 50 || cfg.Queue.Fsync ||
-		cfg.Output.Type != OutputTransport || cfg.Output.Endpoint != "10.0.0.5:9999" || cfg.Output.Token != "s3cret" {
+		cfg.Output.Type != output.TypeTransport || transportOf(t, cfg).Client.Endpoint != "10.0.0.5:9999" ||
+		transportOf(t, cfg).Client.Token != " s3cret " {
 		t.Errorf("expanded: %+v", cfg)
 	}
 	if got := fileInput(t, cfg).Paths; got[0] != "/srv/logs/*.log" || got[1] != "/srv/logs/b.log" {
 		t.Errorf("paths: %v", got)
 	}
 	// Keys are never expanded: ${X} as a key is just an unknown key.
-	_, _, err = Load(writeConfig(t, "agent:\n  ${X}: 1\n"+minimal), LoadOptions{Registry: testRegistry(), Getenv: env{"X": "id"}.get})
+	_, _, err = Load(writeConfig(t, "agent:\n  ${X}: 1\n"+minimal), LoadOptions{Registry: testRegistry(), Outputs: testOutputs(), Getenv: env{"X": "id"}.get})
 	if err == nil || !strings.Contains(err.Error(), "agent.yaml:2:3: agent.${X}: unknown key") {
 		t.Errorf("env in key: %v", err)
 	}
@@ -79,7 +82,7 @@ output:
 
 func TestLoadEnvWrongType(t *testing.T) {
 	_, _, err := Load(writeConfig(t, "agent:\n  idle-sleep-ms: ${IDLE_MS}\n"+minimal),
-		LoadOptions{Registry: testRegistry(), Getenv: env{"IDLE_MS": "soon"}.get})
+		LoadOptions{Registry: testRegistry(), Outputs: testOutputs(), Getenv: env{"IDLE_MS": "soon"}.get})
 	if err == nil || !strings.Contains(err.Error(), `agent.yaml:2:3: agent.idle-sleep-ms: expected an integer, got "soon"`) {
 		t.Errorf("err = %v", err)
 	}

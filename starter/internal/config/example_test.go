@@ -10,6 +10,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/edge-agent/edge-agent/connector/file"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
 
 // examplePath is the documented example shipped in the tarball.
@@ -17,22 +18,22 @@ const examplePath = "../../../config/agent.yaml"
 
 // TestExampleConfigLoads: the shipped example must pass Load as is.
 func TestExampleConfigLoads(t *testing.T) {
-	cfg, warns, err := Load(examplePath, LoadOptions{Registry: testRegistry(), Getenv: env{}.get})
+	cfg, warns, err := Load(examplePath, LoadOptions{Registry: testRegistry(), Outputs: testOutputs(), Getenv: env{}.get})
 	if err != nil {
 		t.Fatalf("example config: %v", err)
 	}
 	if len(warns) != 0 {
 		t.Errorf("example config warns: %v", warns)
 	}
-	if cfg.Output.Token != "change-me" {
+	if transportOf(t, cfg).Client.Token != "change-me" {
 		t.Errorf("token default from ${EDGE_AGENT_TOKEN:-change-me}: got another value")
 	}
 
-	cfg, _, err = Load(examplePath, LoadOptions{Registry: testRegistry(), Getenv: env{"EDGE_AGENT_TOKEN": "from-env"}.get})
+	cfg, _, err = Load(examplePath, LoadOptions{Registry: testRegistry(), Outputs: testOutputs(), Getenv: env{"EDGE_AGENT_TOKEN": "from-env"}.get})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Output.Token != "from-env" {
+	if transportOf(t, cfg).Client.Token != "from-env" {
 		t.Errorf("token not taken from EDGE_AGENT_TOKEN")
 	}
 }
@@ -40,14 +41,15 @@ func TestExampleConfigLoads(t *testing.T) {
 // TestExampleConfigShowsDefaults: every key is in the example, with its
 // default, except the few a real deployment must set.
 func TestExampleConfigShowsDefaults(t *testing.T) {
-	cfg, _, err := Load(examplePath, LoadOptions{Registry: testRegistry(), Getenv: env{}.get})
+	cfg, _, err := Load(examplePath, LoadOptions{Registry: testRegistry(), Outputs: testOutputs(), Getenv: env{}.get})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := NewDefaultConfig()
-	want.Output.Type = OutputTransport
-	want.Output.Endpoint = "127.0.0.1:9999"
-	want.Output.Token = "change-me"
+	wantOut := output.NewTransportConfig()
+	wantOut.Client.Endpoint = "127.0.0.1:9999"
+	wantOut.Client.Token = "change-me"
+	want.Output.Type, want.Output.Options = output.TypeTransport, wantOut
 	if !reflect.DeepEqual(cfg.Agent, want.Agent) || !reflect.DeepEqual(cfg.Queue, want.Queue) ||
 		!reflect.DeepEqual(cfg.Retry, want.Retry) || !reflect.DeepEqual(cfg.Output, want.Output) ||
 		!reflect.DeepEqual(cfg.Log, want.Log) {
@@ -70,9 +72,7 @@ func TestExampleConfigShowsDefaults(t *testing.T) {
 	}
 	written := map[string]bool{}
 	collectKeys(f.Docs[0].Body, "", written)
-	all := append(schemaKeys(reflect.TypeOf(Config{}), "", maxSchemaDepth),
-		schemaKeys(reflect.TypeOf(file.Config{}), "input", maxSchemaDepth)...)
-	all = append(all, inputSharedKeys...)
+	all := knownKeys(testRegistry(), testOutputs())
 	for _, k := range all {
 		if !written[k] {
 			t.Errorf("example config lacks %s", k)

@@ -32,6 +32,7 @@ func FuzzLoad(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, _, err := Load("agent.yaml", LoadOptions{
 			Registry: reg,
+			Outputs:  testOutputs(),
 			Getenv:   env{"H": "host"}.get,
 			ReadFile: func(p string) ([]byte, error) {
 				if p == "agent.yaml" {

@@ -7,9 +7,24 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/file"
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
 
 func testRegistry() *input.Registry { return input.NewRegistry(file.NewFactory()) }
+
+func testOutputs() *output.Registry {
+	return output.NewRegistry(output.NewConsoleFactory(), output.NewTransportFactory())
+}
+
+// transportOf returns the transport output's config of cfg.
+func transportOf(t *testing.T, cfg *Config) *output.TransportConfig {
+	t.Helper()
+	tc, ok := cfg.Output.Options.(*output.TransportConfig)
+	if !ok {
+		t.Fatalf("output options are %T, want *output.TransportConfig", cfg.Output.Options)
+	}
+	return tc
+}
 
 // env is a fake environment for Getenv.
 type env map[string]string
@@ -29,5 +44,5 @@ func writeConfig(t *testing.T, text string) string {
 // loadText loads text with an empty environment.
 func loadText(t *testing.T, text string) (*Config, []Warning, error) {
 	t.Helper()
-	return Load(writeConfig(t, text), LoadOptions{Registry: testRegistry(), Getenv: env{}.get})
+	return Load(writeConfig(t, text), LoadOptions{Registry: testRegistry(), Outputs: testOutputs(), Getenv: env{}.get})
 }

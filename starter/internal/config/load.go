@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,6 +15,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/starter/internal/paths"
 )
 
@@ -23,6 +23,8 @@ import (
 type LoadOptions struct {
 	// Registry decodes the input section (required).
 	Registry *input.Registry
+	// Outputs decodes the output section (required).
+	Outputs *output.Registry
 	// Getenv expands ${VAR}; nil means os.Getenv.
 	Getenv func(string) string
 	// ReadFile reads agent.yaml and the secret files; nil means os.ReadFile.
@@ -46,6 +48,9 @@ type LoadOptions struct {
 func Load(path string, opts LoadOptions) (cfg *Config, warns []Warning, err error) {
 	if opts.Registry == nil {
 		return nil, nil, errors.New("load config: LoadOptions.Registry is nil")
+	}
+	if opts.Outputs == nil {
+		return nil, nil, errors.New("load config: LoadOptions.Outputs is nil")
 	}
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
@@ -89,7 +94,7 @@ func load(name string, data []byte, opts LoadOptions) (*Config, []Warning, error
 		probs:   &probs,
 		aliases: deprecatedAliases(),
 		secrets: secretKeys(),
-		known:   knownKeys(opts.Registry),
+		known:   knownKeys(opts.Registry, opts.Outputs),
 	}
 	cfg.where = d.src
 
@@ -98,7 +103,7 @@ func load(name string, data []byte, opts LoadOptions) (*Config, []Warning, error
 		return nil, nil, err
 	}
 	d.anchors = collectAnchors(root)
-	d.decodeRoot(root, cfg, opts.Registry)
+	d.decodeRoot(root, cfg, opts.Registry, opts.Outputs)
 
 	cfg.normalize()
 	d.resolvePaths(cfg, opts.Home)
@@ -153,13 +158,21 @@ const maxSchemaDepth = 8
 var inputSharedKeys = []string{"input.type", "input.id"}
 
 // knownKeys lists every valid canonical key: the sections', the input
-// keys every type shares and those of every registered input type.
-func knownKeys(reg *input.Registry) []string {
+// keys every type shares and those of every registered input and output
+// type.
+func knownKeys(reg *input.Registry, outs *output.Registry) []string {
 	keys := append(schemaKeys(reflect.TypeOf(Config{}), "", maxSchemaDepth), inputSharedKeys...)
 	for _, typ := range reg.Types() {
 		if f, err := reg.Get(typ); err == nil {
 			if c := f.NewDefaultConfig(); c != nil {
 				keys = append(keys, schemaKeys(reflect.TypeOf(c), "input", maxSchemaDepth)...)
+			}
+		}
+	}
+	for _, typ := range outs.Types() {
+		if f, err := outs.Get(typ); err == nil {
+			if c := f.NewDefaultConfig(); c != nil {
+				keys = append(keys, schemaKeys(reflect.TypeOf(c), "output", maxSchemaDepth)...)
 			}
 		}
 	}
@@ -171,7 +184,7 @@ func sectionNames() []string {
 	return []string{"agent", "input", "queue", "retry", "output", "log"}
 }
 
-func (d *decoder) decodeRoot(root ast.Node, cfg *Config, reg *input.Registry) {
+func (d *decoder) decodeRoot(root ast.Node, cfg *Config, reg *input.Registry, outs *output.Registry) {
 	root = d.resolve(root, "")
 	if root == nil {
 		d.fail("input", errInputMissing())
@@ -189,7 +202,7 @@ func (d *decoder) decodeRoot(root ast.Node, cfg *Config, reg *input.Registry) {
 	for _, f := range fieldsOf(v.Type()) {
 		fields[f.name] = f.index
 	}
-	seenInput := false
+	seenInput, seenOutput := false, false
 	for _, kv := range kvs {
 		name := keyName(kv.Key)
 		if name == "" {
@@ -201,6 +214,9 @@ func (d *decoder) decodeRoot(root ast.Node, cfg *Config, reg *input.Registry) {
 		case name == "input":
 			seenInput = true
 			d.decodeInput(kv, reg, cfg)
+		case name == "output":
+			seenOutput = true
+			d.decodeOutput(kv, outs, cfg)
 		case known:
 			d.decodeValue(kv.Value, v.FieldByIndex(idx), name, name)
 		default:
@@ -210,6 +226,9 @@ func (d *decoder) decodeRoot(root ast.Node, cfg *Config, reg *input.Registry) {
 	if !seenInput {
 		d.fail("input", errInputMissing())
 	}
+	if !seenOutput {
+		d.decodeOutput(nil, outs, cfg)
+	}
 }
 
 // resolvePaths makes the file paths Load or the transport reads absolute
@@ -218,39 +237,13 @@ func (d *decoder) resolvePaths(cfg *Config, home string) {
 	if home == "" {
 		return
 	}
-	for _, p := range []*string{
-		&cfg.Output.TokenFile, &cfg.Output.AESSecretKeyFile,
-		&cfg.Output.TLS.CAFile, &cfg.Output.TLS.CertFile, &cfg.Output.TLS.KeyFile,
-	} {
-		*p = paths.Resolve(home, strings.TrimSpace(*p))
+	if a, ok := cfg.Output.Options.(output.PathAnchor); ok {
+		a.AnchorPaths(home)
 	}
 	cfg.Queue.Path = paths.Resolve(home, strings.TrimSpace(cfg.Queue.Path))
 	if a, ok := cfg.Input.(input.PathAnchor); ok {
 		a.AnchorPaths(home)
 	}
-}
-
-// readSecrets loads output.token-file and output.aes-secret-key-file. Only
-// files that the output mode uses are read: a stale path in an unused key
-// must not stop the agent. The file wins over the inline value.
-func (d *decoder) readSecrets(cfg *Config, readFile func(string) ([]byte, error)) {
-	o := &cfg.Output
-	if o.Type != OutputTransport {
-		return
-	}
-	if o.TokenFile != "" {
-		if o.Token != "" {
-			d.warn("output.token", "output.token is ignored: output.token-file is set")
-		}
-		o.Token = d.readSecret("output.token-file", o.TokenFile, readFile)
-	}
-	if o.PacketMode != PacketModePacket || o.Encryption == EncryptionNone || o.AESSecretKeyFile == "" {
-		return
-	}
-	if o.AESSecretKeyBase64 != "" {
-		d.warn("output.aes-secret-key-base64", "output.aes-secret-key-base64 is ignored: output.aes-secret-key-file is set")
-	}
-	o.AESSecretKeyBase64 = d.readSecret("output.aes-secret-key-file", o.AESSecretKeyFile, readFile)
 }
 
 func (d *decoder) readSecret(key, path string, readFile func(string) ([]byte, error)) string {
@@ -265,19 +258,8 @@ func (d *decoder) readSecret(key, path string, readFile func(string) ([]byte, er
 
 // advise adds warnings for settings that work but are likely mistakes.
 func (d *decoder) advise(cfg *Config) {
-	o := cfg.Output
 	if cfg.Agent.DeliveryGuarantee == DeliveryNon {
 		d.warn("agent.delivery-guarantee", "NON keeps no WAL: events are dropped when a send fails or the agent stops; queue.* and retry.* are ignored")
 	}
-	if o.Type != OutputTransport {
-		return
-	}
-	if host, _, err := net.SplitHostPort(o.Endpoint); err == nil {
-		if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-			d.warn("output.endpoint", "%s is a listen address, not a destination: use the engine host's routable address", host)
-		}
-	}
-	if o.TLS.Enabled && o.TLS.InsecureSkipVerify {
-		d.warn("output.tls.insecure-skip-verify", "the engine's certificate is not verified: the token can be stolen by anyone on the path")
-	}
+	d.adviseOutput(cfg)
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
+	"github.com/edge-agent/edge-agent/transport/codec"
 )
 
 const minimal = "input:\n  paths: [/var/log/a.log]\n"
@@ -38,6 +40,7 @@ func fileInput(t *testing.T, cfg *Config) *file.Config {
 // TestDefaults pins checklist §1.3 and §1.5 and our additions.
 func TestDefaults(t *testing.T) {
 	want := NewDefaultConfig()
+	out := output.NewTransportConfig()
 	checks := []struct {
 		key       string
 		got, want any
@@ -59,17 +62,18 @@ func TestDefaults(t *testing.T) {
 		{"retry.backoff-ms", want.Retry.BackoffMs, int64(250)},
 		{"retry.backoff-max-ms", want.Retry.BackoffMaxMs, int64(300000)},
 		{"output.type", want.Output.Type, "console"},
-		{"output.auth-type", want.Output.AuthType, "token"},
-		{"output.connect-timeout-ms", want.Output.ConnectTimeoutMs, int64(5000)},
-		{"output.read-timeout-ms", want.Output.ReadTimeoutMs, int64(30000)},
-		{"output.max-batch-send-attempts", want.Output.MaxBatchSendAttempts, 64},
-		{"output.initial-backoff-ms", want.Output.InitialBackoffMs, int64(100)},
-		{"output.max-backoff-ms", want.Output.MaxBackoffMs, int64(30000)},
-		{"output.max-reconnect-cycles", want.Output.MaxReconnectCycles, 16},
-		{"output.max-in-flight", want.Output.MaxInFlight, 64},
-		{"output.packet-mode", want.Output.PacketMode, "RAW"},
-		{"output.compression", want.Output.Compression, "gzip"},
-		{"output.encryption", want.Output.Encryption, "none"},
+		// The output's own defaults: the client's and the codec's.
+		{"output.auth-type", out.AuthType, "token"},
+		{"output.connect-timeout-ms", out.Client.ConnectTimeout, 5 * time.Second},
+		{"output.read-timeout-ms", out.Client.ReadTimeout, 30 * time.Second},
+		{"output.max-batch-send-attempts", out.Client.MaxBatchSendAttempts, 64},
+		{"output.initial-backoff-ms", out.Client.InitialBackoff, 100 * time.Millisecond},
+		{"output.max-backoff-ms", out.Client.MaxBackoff, 30 * time.Second},
+		{"output.max-reconnect-cycles", out.Client.MaxReconnectCycles, 16},
+		{"output.max-in-flight", out.Client.MaxInFlight, 64},
+		{"output.packet-mode", out.PacketMode.Value, codec.ModeRaw},
+		{"output.compression", out.Compression.Value, codec.CompressionGzip},
+		{"output.encryption", out.Encryption.Value, codec.EncryptionNone},
 		{"log.level", want.Log.Level, "info"},
 		{"log.format", want.Log.Format, "json"},
 		{"log.file", want.Log.File, "log/edge-agent.log"},
@@ -84,6 +88,7 @@ func TestDefaults(t *testing.T) {
 
 	// A file with only input.paths yields exactly the defaults.
 	cfg, warns := mustLoad(t, minimal)
+	want.Output.Options = output.NewConsoleConfig()
 	if len(warns) != 0 {
 		t.Errorf("warnings: %v", warns)
 	}
@@ -113,15 +118,19 @@ func TestDefaultConfigNeedsInput(t *testing.T) {
 func TestJavaParity(t *testing.T) {
 	t.Run("omitted types resolve to file and console", func(t *testing.T) {
 		cfg, _ := mustLoad(t, minimal)
-		if cfg.InputType != "file" || cfg.Output.Type != OutputConsole {
+		if cfg.InputType != "file" || cfg.Output.Type != output.TypeConsole {
 			t.Errorf("types: input %q, output %q", cfg.InputType, cfg.Output.Type)
+		}
+		if _, ok := cfg.Output.Options.(*output.ConsoleConfig); !ok {
+			t.Errorf("output options are %T", cfg.Output.Options)
 		}
 	})
 	t.Run("explicit types are lower-cased", func(t *testing.T) {
 		cfg, _ := mustLoad(t, "input:\n  type: FILE\n  paths: [a]\noutput:\n  type: TRANSPORT\n  endpoint: h:1\n  token: t\n")
-		if cfg.InputType != "file" || cfg.Output.Type != OutputTransport {
+		if cfg.InputType != "file" || cfg.Output.Type != output.TypeTransport {
 			t.Errorf("types: input %q, output %q", cfg.InputType, cfg.Output.Type)
 		}
+		transportOf(t, cfg)
 	})
 	t.Run("delivery guarantee default", func(t *testing.T) {
 		for _, text := range []string{minimal, "agent:\n  id: a1\n" + minimal, "agent: {}\n" + minimal} {
@@ -169,7 +178,7 @@ output:
   token: secret
 `)
 		if cfg.Agent.ID != "agent-1" || cfg.Agent.BulkMaxSize != 7 || cfg.Queue.Path != "/var/lib/edge/wal.db" ||
-			cfg.Output.Endpoint != "collector.example.com:9876" || cfg.Output.ID != "out-1" ||
+			transportOf(t, cfg).Client.Endpoint != "collector.example.com:9876" || cfg.Output.ID != "out-1" ||
 			cfg.InputID != "input-1" {
 			t.Errorf("not carried: %+v", cfg)
 		}
@@ -213,10 +222,8 @@ output:
 		mustLoad(t, "output:\n  type: console\n"+minimal)
 	})
 	t.Run("endpoint and token are trimmed", func(t *testing.T) {
-		cfg, _ := mustLoad(t, "output:\n  type: transport\n  endpoint: '  collector.example.com:9876 '\n  token: '  tok  '\n"+minimal)
-		if cfg.Output.Endpoint != "collector.example.com:9876" || cfg.Output.Token != "tok" {
-			t.Errorf("endpoint %q token %q", cfg.Output.Endpoint, cfg.Output.Token)
-		}
+		// The client trims them where it uses them; the check agrees.
+		mustLoad(t, "output:\n  type: transport\n  endpoint: '  collector.example.com:9876 '\n  token: '  tok  '\n"+minimal)
 	})
 	t.Run("IPv6 endpoint", func(t *testing.T) {
 		mustLoad(t, "output:\n  type: transport\n  endpoint: '[::1]:9999'\n  token: t\n"+minimal)
@@ -235,9 +242,9 @@ log:
   level: WARNING
   format: logfmt
 `+minimal)
-		o := cfg.Output
-		if o.AuthType != "token" || o.PacketMode != PacketModePacket || o.Compression != "zlib" ||
-			o.Encryption != EncryptionAESGCM || cfg.Log.Level != "warn" || cfg.Log.Format != "text" {
+		o := transportOf(t, cfg)
+		if o.PacketMode.Value != codec.ModePacket || o.Compression.Value != codec.CompressionZlib ||
+			o.Encryption.Value != codec.EncryptionAESGCM || cfg.Log.Level != "warn" || cfg.Log.Format != "text" {
 			t.Errorf("not normalised: %+v %+v", o, cfg.Log)
 		}
 	})
@@ -268,7 +275,7 @@ log:
 func TestPathAndHash(t *testing.T) {
 	text := minimal + "# comment\n"
 	p := writeConfig(t, text)
-	cfg, _, err := Load(p, LoadOptions{Registry: testRegistry(), Getenv: env{}.get})
+	cfg, _, err := Load(p, LoadOptions{Registry: testRegistry(), Outputs: testOutputs(), Getenv: env{}.get})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +290,7 @@ func TestPathAndHash(t *testing.T) {
 	// A relative path is made absolute.
 	dir := filepath.Dir(p)
 	t.Chdir(dir)
-	cfg, _, err = Load("agent.yaml", LoadOptions{Registry: testRegistry(), Getenv: env{}.get})
+	cfg, _, err = Load("agent.yaml", LoadOptions{Registry: testRegistry(), Outputs: testOutputs(), Getenv: env{}.get})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,12 +300,15 @@ func TestPathAndHash(t *testing.T) {
 }
 
 func TestLoadReadErrors(t *testing.T) {
-	_, _, err := Load(filepath.Join(t.TempDir(), "missing.yaml"), LoadOptions{Registry: testRegistry()})
+	_, _, err := Load(filepath.Join(t.TempDir(), "missing.yaml"), LoadOptions{Registry: testRegistry(), Outputs: testOutputs()})
 	if !errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrInvalid) {
 		t.Errorf("missing file: %v", err)
 	}
 	if _, _, err := Load(writeConfig(t, minimal), LoadOptions{}); err == nil {
 		t.Error("nil registry accepted")
+	}
+	if _, _, err := Load(writeConfig(t, minimal), LoadOptions{Registry: testRegistry()}); err == nil {
+		t.Error("nil output registry accepted")
 	}
 }
 
@@ -311,7 +321,7 @@ func TestReadFileOption(t *testing.T) {
 		}
 		return []byte(minimal), nil
 	}
-	if _, _, err := Load("virtual.yaml", LoadOptions{Registry: testRegistry(), ReadFile: read}); err != nil || calls != 1 {
+	if _, _, err := Load("virtual.yaml", LoadOptions{Registry: testRegistry(), Outputs: testOutputs(), ReadFile: read}); err != nil || calls != 1 {
 		t.Fatalf("Load = %v after %d reads", err, calls)
 	}
 }
@@ -329,6 +339,7 @@ func TestValidateWithoutFile(t *testing.T) {
 	fc := file.NewDefaultConfig()
 	fc.Paths = []string{"/a"}
 	cfg.Input = fc
+	cfg.Output.Options = output.NewConsoleConfig()
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}

@@ -1,20 +1,23 @@
 package config
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/edge-agent/edge-agent/starter/internal/output"
+)
 
 // RedactedValue is the placeholder for secrets in Redacted copies.
-const RedactedValue = "<redacted>"
+const RedactedValue = output.RedactedValue
 
-// Redacted returns a copy safe to log or show in status: the token and
-// the encryption key are replaced by a placeholder (empty stays empty, so
-// "not set" is still visible). File paths are kept: they are not secrets.
+// Redacted returns a copy safe to log or show in status: the output's
+// secrets (the token, the encryption key) are replaced by a placeholder by
+// the output's own config, which knows which of its keys are secret (empty
+// stays empty, so "not set" is still visible). File paths are kept: they
+// are not secrets.
 func (c *Config) Redacted() *Config {
 	r := *c
-	if r.Output.Token != "" {
-		r.Output.Token = RedactedValue
-	}
-	if r.Output.AESSecretKeyBase64 != "" {
-		r.Output.AESSecretKeyBase64 = RedactedValue
+	if r.Output.Options != nil {
+		r.Output.Options = r.Output.Options.Redacted()
 	}
 	return &r
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/edge-agent/edge-agent/connector/file"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
 
 const (
@@ -27,7 +28,7 @@ func TestTokenFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	load := func(text string) (*Config, []Warning, error) {
-		return Load(writeConfig(t, text), LoadOptions{Registry: testRegistry(), Getenv: env{}.get, Home: home})
+		return Load(writeConfig(t, text), LoadOptions{Registry: testRegistry(), Outputs: testOutputs(), Getenv: env{}.get, Home: home})
 	}
 	transport := "output:\n  type: transport\n  endpoint: h:1\n"
 
@@ -36,8 +37,8 @@ func TestTokenFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cfg.Output.Token != testToken || cfg.Output.TokenFile != filepath.Join(home, "config", "token") || len(warns) != 0 {
-			t.Errorf("token %q file %q warnings %v", cfg.Output.Token, cfg.Output.TokenFile, warns)
+		if o := transportOf(t, cfg); o.Client.Token != testToken || o.TokenFile != filepath.Join(home, "config", "token") || len(warns) != 0 {
+			t.Errorf("token %q file %q warnings %v", o.Client.Token, o.TokenFile, warns)
 		}
 	})
 	t.Run("wins over token, with a warning", func(t *testing.T) {
@@ -45,8 +46,8 @@ func TestTokenFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cfg.Output.Token != testToken || len(warns) != 1 || !strings.Contains(warns[0].String(), "agent.yaml:4:3: output.token is ignored") {
-			t.Errorf("token %q warnings %v", cfg.Output.Token, warns)
+		if o := transportOf(t, cfg); o.Client.Token != testToken || len(warns) != 1 || !strings.Contains(warns[0].String(), "agent.yaml:4:3: output.token is ignored") {
+			t.Errorf("token %q warnings %v", o.Client.Token, warns)
 		}
 	})
 	t.Run("missing file", func(t *testing.T) {
@@ -55,7 +56,7 @@ func TestTokenFile(t *testing.T) {
 			!errors.Is(err, fs.ErrNotExist) || !errors.Is(err, ErrInvalid) {
 			t.Errorf("err = %v", err)
 		}
-		if strings.Contains(err.Error(), "output.token is required") {
+		if strings.Contains(err.Error(), "token is empty") {
 			t.Errorf("repeats the problem: %v", err)
 		}
 	})
@@ -64,7 +65,7 @@ func TestTokenFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, _, err := load(transport + "  token-file: empty\n" + minimal)
-		if err == nil || !strings.Contains(err.Error(), "agent.yaml:4:3: output.token-file: the file holds no token") {
+		if err == nil || !strings.Contains(err.Error(), "agent.yaml:4:3: output.token-file: token is empty") {
 			t.Errorf("err = %v", err)
 		}
 	})
@@ -84,7 +85,7 @@ func TestTokenWithLineBreak(t *testing.T) {
 		{"from a file", transport + "  token-file: two-lines\n", "agent.yaml:4:3: output.token-file: token contains a line break"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := Load(writeConfig(t, tc.yaml+minimal), LoadOptions{Registry: testRegistry(), Getenv: env{}.get, Home: home})
+			_, _, err := Load(writeConfig(t, tc.yaml+minimal), LoadOptions{Registry: testRegistry(), Outputs: testOutputs(), Getenv: env{}.get, Home: home})
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrInvalid) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
 			}
@@ -105,13 +106,13 @@ func TestKeyFile(t *testing.T) {
 	write("key", testKey+"\n")
 	write("short", "c2hvcnQ=\n")
 	packet := "output:\n  type: transport\n  endpoint: h:1\n  token: t\n  packet-mode: PACKET\n  encryption: aes_gcm\n"
-	opts := LoadOptions{Registry: testRegistry(), Getenv: env{}.get, Home: home}
+	opts := LoadOptions{Registry: testRegistry(), Outputs: testOutputs(), Getenv: env{}.get, Home: home}
 
 	cfg, _, err := Load(writeConfig(t, packet+"  aes-secret-key-file: key\n"+minimal), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Output.AESSecretKeyBase64 != testKey {
+	if transportOf(t, cfg).AESSecretKeyBase64 != testKey {
 		t.Errorf("key not read from the file")
 	}
 	_, _, err = Load(writeConfig(t, packet+"  aes-secret-key-file: short\n"+minimal), opts)
@@ -122,7 +123,7 @@ func TestKeyFile(t *testing.T) {
 	write("unpadded", strings.TrimRight(testKey, "=")+"\n")
 	if cfg, _, err := Load(writeConfig(t, packet+"  aes-secret-key-file: unpadded\n"+minimal), opts); err != nil {
 		t.Errorf("unpadded key file: %v", err)
-	} else if cfg.Output.AESSecretKeyBase64 != strings.TrimRight(testKey, "=") {
+	} else if transportOf(t, cfg).AESSecretKeyBase64 != strings.TrimRight(testKey, "=") {
 		t.Errorf("unpadded key not read from the file")
 	}
 	// RAW mode does not read (or check) the key file.
@@ -134,19 +135,25 @@ func TestKeyFile(t *testing.T) {
 func TestRedacted(t *testing.T) {
 	cfg, _ := mustLoad(t, fmt.Sprintf("output:\n  type: transport\n  endpoint: h:1\n  token: %s\n  packet-mode: PACKET\n  encryption: aes_gcm\n  aes-secret-key-base64: %s\n%s", testToken, testKey, minimal))
 	r := cfg.Redacted()
-	if r.Output.Token != RedactedValue || r.Output.AESSecretKeyBase64 != RedactedValue {
-		t.Errorf("not redacted: %+v", r.Output)
+	ro := transportOf(t, r)
+	if ro.Client.Token != RedactedValue || ro.AESSecretKeyBase64 != RedactedValue {
+		t.Errorf("not redacted: %+v", ro)
 	}
-	if s := fmt.Sprintf("%+v", *r); strings.Contains(s, testToken) || strings.Contains(s, testKey) {
+	if s := fmt.Sprintf("%+v %+v", *r, *ro); strings.Contains(s, testToken) || strings.Contains(s, testKey) {
 		t.Errorf("secret in redacted copy: %s", s)
 	}
-	if cfg.Output.Token != testToken || cfg.Output.AESSecretKeyBase64 != testKey {
+	if o := transportOf(t, cfg); o.Client.Token != testToken || o.AESSecretKeyBase64 != testKey {
 		t.Error("Redacted changed the original")
 	}
 	// Unset secrets stay visibly unset.
 	plain, _ := mustLoad(t, minimal)
-	if r := plain.Redacted(); r.Output.Token != "" || r.Output.AESSecretKeyBase64 != "" {
-		t.Errorf("empty secrets redacted: %+v", r.Output)
+	if ro := plain.Redacted().Output.Options.(*output.ConsoleConfig).Transport; ro.Client.Token != "" || ro.AESSecretKeyBase64 != "" {
+		t.Errorf("empty secrets redacted: %+v", ro)
+	}
+	// A console output keeps the transport's keys, secrets included.
+	console, _ := mustLoad(t, "output:\n  type: console\n  token: "+testToken+"\n"+minimal)
+	if s := fmt.Sprintf("%+v", *console.Redacted().Output.Options.(*output.ConsoleConfig)); strings.Contains(s, testToken) || !strings.Contains(s, RedactedValue) {
+		t.Errorf("console config not redacted: %s", s)
 	}
 }
 
@@ -185,7 +192,7 @@ func TestSecretsNeverInMessages(t *testing.T) {
 	}
 	// Warnings about secrets name keys only.
 	_, warns, err := Load(writeConfig(t, "output:\n  type: transport\n  endpoint: 0.0.0.0:9999\n  token: "+testToken+"\n  token-file: f\n"+minimal),
-		LoadOptions{Registry: testRegistry(), Getenv: env{}.get, ReadFile: func(p string) ([]byte, error) {
+		LoadOptions{Registry: testRegistry(), Outputs: testOutputs(), Getenv: env{}.get, ReadFile: func(p string) ([]byte, error) {
 			if filepath.Base(p) == "f" {
 				return []byte(testToken + "2"), nil
 			}
@@ -209,7 +216,7 @@ func TestSecretsNeverInMessages(t *testing.T) {
 func TestRelativeInputPathsAnchorAtHome(t *testing.T) {
 	home := t.TempDir()
 	text := "input:\n  paths: [\"logs/*.log\", \"/var/log/x.log\"]\n  exclude: [\"logs/old.log\"]\n"
-	cfg, _, err := Load(writeConfig(t, text), LoadOptions{Registry: testRegistry(), Getenv: env{}.get, Home: home})
+	cfg, _, err := Load(writeConfig(t, text), LoadOptions{Registry: testRegistry(), Outputs: testOutputs(), Getenv: env{}.get, Home: home})
 	if err != nil {
 		t.Fatal(err)
 	}

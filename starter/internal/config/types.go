@@ -2,6 +2,7 @@ package config
 
 import (
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
 
@@ -68,41 +69,18 @@ type RetryConfig struct {
 	BackoffMaxMs int64 `yaml:"backoff-max-ms"` // 300000, >= backoff-ms
 }
 
-// Output types (output.type).
-const (
-	OutputConsole   = "console"
-	OutputTransport = "transport"
-)
-
+// OutputConfig is the output section. output.type and output.id are the
+// registry's; every other key is decoded into the type's own config.
 type OutputConfig struct {
-	ID                   string    `yaml:"id"`
-	Type                 string    `yaml:"type"` // console | transport (lower-cased)
-	Endpoint             string    `yaml:"endpoint"`
-	Token                string    `yaml:"token"`                   // after ${ENV} expansion or token-file
-	TokenFile            string    `yaml:"token-file"`              // read at load; wins over token
-	AuthType             string    `yaml:"auth-type"`               // token
-	ConnectTimeoutMs     int64     `yaml:"connect-timeout-ms"`      // 5000
-	ReadTimeoutMs        int64     `yaml:"read-timeout-ms"`         // 30000
-	MaxBatchSendAttempts int       `yaml:"max-batch-send-attempts"` // 64
-	InitialBackoffMs     int64     `yaml:"initial-backoff-ms"`      // 100
-	MaxBackoffMs         int64     `yaml:"max-backoff-ms"`          // 30000
-	MaxReconnectCycles   int       `yaml:"max-reconnect-cycles"`    // 16
-	MaxInFlight          int       `yaml:"max-in-flight"`           // 64; 1 = Java behaviour
-	PacketMode           string    `yaml:"packet-mode"`             // RAW | PACKET (upper-cased)
-	Compression          string    `yaml:"compression"`             // none|gzip|zlib|deflate (lower), default gzip
-	Encryption           string    `yaml:"encryption"`              // none|aes_gcm|chacha20_poly1305 (lower)
-	AESSecretKeyBase64   string    `yaml:"aes-secret-key-base64"`
-	AESSecretKeyFile     string    `yaml:"aes-secret-key-file"` // file holding the base64 key; wins
-	TLS                  TLSConfig `yaml:"tls"`
-}
-
-type TLSConfig struct {
-	Enabled            bool   `yaml:"enabled"`
-	CAFile             string `yaml:"ca-file"`
-	CertFile           string `yaml:"cert-file"`
-	KeyFile            string `yaml:"key-file"`
-	ServerName         string `yaml:"server-name"`
-	InsecureSkipVerify bool   `yaml:"insecure-skip-verify"`
+	// ID is output.id as written ("" = resolve it through the identity
+	// file); SetIDs records the resolved one.
+	ID string `yaml:"id"`
+	// Type is output.type, lower-cased ("console", "transport").
+	Type string `yaml:"type"`
+	// Options is the decoded config of Type's factory (for "transport":
+	// *output.TransportConfig). Nil in NewDefaultConfig: like the input's,
+	// its defaults come from the factory once the type is known.
+	Options output.Config `yaml:"-"`
 }
 
 type LogConfig struct {

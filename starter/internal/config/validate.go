@@ -3,16 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
-
-	"github.com/edge-agent/edge-agent/transport/codec"
-	"github.com/edge-agent/edge-agent/transport/protocol"
-)
-
-// Limits that are ours, not the Java agent's.
-const (
-	maxInFlightLimit = 4096
 )
 
 // Validate reports every problem at once (errors.Join of *FieldError, each
@@ -144,121 +134,16 @@ func (c *Config) validateQueue(k checker) {
 	}
 }
 
+// validateOutput leaves every output key to the output type's own
+// Validate: the transport's numbers, names and secrets are checked by the
+// client and the codec themselves, so `config check` refuses exactly what
+// `start` would.
 func (c *Config) validateOutput(k checker) {
-	o := c.Output
-	k.enum("output.type", o.Type, parseOutputType, "console or transport")
-	// Numeric settings are checked for every output type: a wrong value
-	// is a mistake even while it is unused.
-	k.positive("output.connect-timeout-ms", o.ConnectTimeoutMs)
-	k.positive("output.read-timeout-ms", o.ReadTimeoutMs)
-	k.positive("output.max-batch-send-attempts", int64(o.MaxBatchSendAttempts))
-	k.positive("output.initial-backoff-ms", o.InitialBackoffMs)
-	k.positive("output.max-backoff-ms", o.MaxBackoffMs)
-	if o.InitialBackoffMs > 0 && o.MaxBackoffMs > 0 && o.MaxBackoffMs < o.InitialBackoffMs {
-		k.failf("output.max-backoff-ms", "output.max-backoff-ms (%d) must be >= output.initial-backoff-ms (%d)", o.MaxBackoffMs, o.InitialBackoffMs)
-	}
-	k.positive("output.max-reconnect-cycles", int64(o.MaxReconnectCycles))
-	if o.MaxInFlight < 1 || o.MaxInFlight > maxInFlightLimit {
-		k.failf("output.max-in-flight", "must be between 1 and %d, got %d", maxInFlightLimit, o.MaxInFlight)
-	}
-
-	if t, _ := parseOutputType(o.Type); t != OutputTransport {
-		// console needs no endpoint, token or encryption (Java parity).
+	if c.Output.Options == nil {
+		k.failf("output.type", "output type %q has no options: take them from its factory's NewDefaultConfig", c.Output.Type)
 		return
 	}
-	if err := checkEndpoint(o.Endpoint); err != nil {
-		k.fail("output.endpoint", err)
-	}
-	tokenKey := "output.token"
-	if o.TokenFile != "" {
-		tokenKey = "output.token-file"
-	}
-	switch {
-	case o.Token == "" && o.TokenFile != "":
-		k.failf(tokenKey, "the file holds no token")
-	case o.Token == "":
-		k.failf(tokenKey, "output.token is required when output.type is transport (or set output.token-file)")
-	default:
-		// The token travels on one protocol line: the transport's own
-		// check, run here so `config check` refuses what `start` would.
-		if err := protocol.CheckToken(o.Token); err != nil {
-			k.failf(tokenKey, "%v: the token must be a single line", err)
-		}
-	}
-	if _, ok := parseAuthType(o.AuthType); !ok {
-		k.failf("output.auth-type", "output.auth-type must be \"token\" when set; %q is not supported", o.AuthType)
-	}
-	c.validateTLS(k)
-	mode, ok := parsePacketMode(o.PacketMode)
-	if !ok {
-		k.failf("output.packet-mode", "must be RAW or PACKET, got %q", o.PacketMode)
-		return
-	}
-	if mode != PacketModePacket {
-		// RAW sends the event JSON as is: compression, encryption and
-		// the key are ignored, not validated (Java parity).
-		return
-	}
-	k.enum("output.compression", o.Compression, parseCompression, "none, gzip, zlib or deflate")
-	enc, ok := parseEncryption(o.Encryption)
-	if !ok {
-		k.failf("output.encryption", "must be none, aes_gcm or chacha20_poly1305, got %q", o.Encryption)
-		return
-	}
-	if enc != EncryptionNone {
-		c.validateKey(k, enc)
-	}
-}
-
-// validateKey never shows the key, only its length.
-func (c *Config) validateKey(k checker, enc string) {
-	o := c.Output
-	key := "output.aes-secret-key-base64"
-	if o.AESSecretKeyFile != "" {
-		key = "output.aes-secret-key-file"
-	}
-	if o.AESSecretKeyBase64 == "" {
-		if o.AESSecretKeyFile != "" {
-			k.failf(key, "the file holds no key")
-			return
-		}
-		k.failf(key, "output.aes-secret-key-base64 is required when output.encryption is %q (or set output.aes-secret-key-file)", enc)
-		return
-	}
-	// The encoder's own decoder: what passes here is what start accepts.
-	if _, err := codec.DecodeKey(o.AESSecretKeyBase64); err != nil {
-		k.fail(key, err)
-	}
-}
-
-func (c *Config) validateTLS(k checker) {
-	t := c.Output.TLS
-	if !t.Enabled {
-		return
-	}
-	if t.CertFile != "" && t.KeyFile == "" {
-		k.failf("output.tls.key-file", "output.tls.key-file is required when output.tls.cert-file is set")
-	}
-	if t.KeyFile != "" && t.CertFile == "" {
-		k.failf("output.tls.cert-file", "output.tls.cert-file is required when output.tls.key-file is set")
-	}
-}
-
-// checkEndpoint wants host:port with a port in 1..65535. The value may be
-// shown: an address is not a secret.
-func checkEndpoint(ep string) error {
-	if ep == "" {
-		return errors.New("output.endpoint is required when output.type is transport (host:port of the engine's EdgeSocket source)")
-	}
-	host, port, err := net.SplitHostPort(ep)
-	if err != nil || host == "" {
-		return fmt.Errorf("expected host:port, got %q", ep)
-	}
-	n, err := strconv.Atoi(port)
-	if err != nil || n < 1 || n > 65535 {
-		return fmt.Errorf("invalid port in %q: must be 1..65535", ep)
-	}
-	return nil
+	k.component("output", c.Output.Options.Validate())
 }
 
 func (c *Config) validateLog(k checker) {

@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/transport"
 	"github.com/edge-agent/edge-agent/transport/backoff"
 )
@@ -47,9 +46,10 @@ func TestSenderHoldsFollowTheBackoff(t *testing.T) {
 }
 
 func TestSendLoopBackoffsComeFromTheConfig(t *testing.T) {
-	cfg := &config.Config{}
+	cfg := testConfig(t)
 	cfg.Retry.BackoffMs, cfg.Retry.BackoffMaxMs = 250, 300000
-	cfg.Output.InitialBackoffMs, cfg.Output.MaxBackoffMs = 100, 30000
+	cc := clientOptions(t, cfg)
+	cc.InitialBackoff, cc.MaxBackoff = 100*time.Millisecond, 30*time.Second
 	r := &Runtime{cfg: cfg, now: time.Now}
 	for _, tt := range []struct {
 		nonMode bool

@@ -10,6 +10,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/transport/ingress"
 	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
@@ -64,15 +65,16 @@ func benchEndToEnd(b *testing.B, inflight int, rtt time.Duration, setInput func(
 	}
 	cfg := transportConfig(b, addr)
 	cfg.Queue.Fsync = true
-	cfg.Output.MaxInFlight = inflight
+	clientOptions(b, cfg).MaxInFlight = inflight
 	cfg.Agent.BulkMaxSize = 1024
 	cfg.Agent.FlushIntervalMs = 100
 	cfg.Queue.PollBatchSize = 256
 	opts := Options{
-		Config: cfg,
-		Home:   b.TempDir(),
-		IDs:    IDs{Agent: "a", Input: "bench", Output: "o"},
-		Logger: slog.New(slog.DiscardHandler),
+		Config:  cfg,
+		Home:    b.TempDir(),
+		IDs:     IDs{Agent: "a", Input: "bench", Output: "o"},
+		Logger:  slog.New(slog.DiscardHandler),
+		Outputs: output.NewRegistry(output.NewTransportFactory()),
 	}
 	setInput(cfg, &opts)
 	rt, err := New(opts)

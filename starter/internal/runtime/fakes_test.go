@@ -13,7 +13,9 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/client"
 )
 
 // fakeInput hands out the events pushed into it. Safe for the test
@@ -215,6 +217,7 @@ func testConfig(t testing.TB) *config.Config {
 	cfg := config.NewDefaultConfig()
 	cfg.InputType = "fake"
 	cfg.Input = fakeInputConfig{}
+	cfg.Output.Type, cfg.Output.Options = "fake", output.NewConsoleConfig()
 	cfg.Queue.Path = "data/wal.db"
 	cfg.Queue.Fsync = false
 	cfg.Agent.IdleSleepMs = 5
@@ -247,12 +250,35 @@ func newOptions(t testing.TB, cfg *config.Config, home string, in input.Input, s
 		Config:   cfg,
 		Home:     home,
 		Registry: input.NewRegistry(fakeFactory{in: in}),
-		IDs:      IDs{Agent: "agent-1", Input: "input-1", Output: "output-1"},
-		Logger:   testLogger(t),
-		NewSender: func(*config.Config, *slog.Logger) (transport.Sender, error) {
-			return snd, nil
-		},
+		// "fake" hands over snd; "transport" is the real EdgeSocket client.
+		Outputs: output.NewRegistry(fakeOutputFactory{snd: snd}, output.NewTransportFactory()),
+		IDs:     IDs{Agent: "agent-1", Input: "input-1", Output: "output-1"},
+		Logger:  testLogger(t),
 	}
+}
+
+// fakeOutputFactory is output type "fake": the console output's options
+// (so pacing is the transport's defaults) and a given sender.
+type fakeOutputFactory struct{ snd transport.Sender }
+
+func (fakeOutputFactory) Type() string                    { return "fake" }
+func (fakeOutputFactory) NewDefaultConfig() output.Config { return output.NewConsoleConfig() }
+func (f fakeOutputFactory) Create(output.Config, output.Settings) (transport.Sender, output.Encoder, error) {
+	return f.snd, nil, nil
+}
+
+// clientOptions are the EdgeSocket client options inside cfg's output
+// options, for tests that tune pacing.
+func clientOptions(t testing.TB, cfg *config.Config) *client.Config {
+	t.Helper()
+	switch o := cfg.Output.Options.(type) {
+	case *output.ConsoleConfig:
+		return &o.Transport.Client
+	case *output.TransportConfig:
+		return &o.Client
+	}
+	t.Fatalf("output options are %T", cfg.Output.Options)
+	return nil
 }
 
 func startRuntime(t testing.TB, opts Options) *harness {

@@ -83,8 +83,8 @@ func (e *mutedEngine) serve(c net.Conn) {
 func TestGracefulStopChargesNoAttemptForInFlightRows(t *testing.T) {
 	eng := startMutedEngine(t)
 	cfg := transportConfig(t, eng.ln.Addr().String())
-	cfg.Output.ReadTimeoutMs = 60_000 // the engine stays silent for the whole test
-	cfg.Retry.MaxAttempts = 1         // one charged attempt would make a row DEAD
+	clientOptions(t, cfg).ReadTimeout = time.Minute // the engine stays silent for the whole test
+	cfg.Retry.MaxAttempts = 1                       // one charged attempt would make a row DEAD
 	home := t.TempDir()
 	in := &fakeInput{}
 	in.push(lineEvents("a.log", 0, 20)...)

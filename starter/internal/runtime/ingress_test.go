@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/starter/internal/config"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/transport"
 	"github.com/edge-agent/edge-agent/transport/codec"
 	"github.com/edge-agent/edge-agent/transport/ingress"
@@ -81,22 +82,21 @@ func (e *engine) checkAll(want []string) int {
 
 func transportConfig(t testing.TB, addr string) *config.Config {
 	cfg := testConfig(t)
-	cfg.Output.Type = config.OutputTransport
-	cfg.Output.Endpoint = addr
-	cfg.Output.Token = testToken
-	cfg.Output.InitialBackoffMs = 10
-	cfg.Output.MaxBackoffMs = 200
-	cfg.Output.ConnectTimeoutMs = 1000
-	cfg.Output.ReadTimeoutMs = 2000
-	cfg.Output.MaxReconnectCycles = 3
-	cfg.Output.MaxInFlight = 16
+	tc := output.NewTransportConfig()
+	tc.Client.Endpoint = addr
+	tc.Client.Token = testToken
+	tc.Client.InitialBackoff = 10 * time.Millisecond
+	tc.Client.MaxBackoff = 200 * time.Millisecond
+	tc.Client.ConnectTimeout = time.Second
+	tc.Client.ReadTimeout = 2 * time.Second
+	tc.Client.MaxReconnectCycles = 3
+	tc.Client.MaxInFlight = 16
+	cfg.Output.Type, cfg.Output.Options = output.TypeTransport, tc
 	return cfg
 }
 
 func ingressOptions(t testing.TB, cfg *config.Config, home string, in *fakeInput) Options {
-	opts := newOptions(t, cfg, home, in, nil)
-	opts.NewSender = nil // the real EdgeSocket client
-	return opts
+	return newOptions(t, cfg, home, in, nil)
 }
 
 func payloadsOf(from, to int) []string {
@@ -175,7 +175,7 @@ func TestFatalRepliesFromIngress(t *testing.T) {
 func TestRejectedIngressIsRetriedSlowly(t *testing.T) {
 	eng := startEngine(t, "127.0.0.1:0", ingress.Faults{Reject: true}, nil)
 	cfg := transportConfig(t, eng.srv.Addr())
-	cfg.Output.MaxBackoffMs = 300
+	clientOptions(t, cfg).MaxBackoff = 300 * time.Millisecond
 	home := t.TempDir()
 	in := &fakeInput{}
 	in.push(lineEvents("a.log", 0, 100)...)
@@ -265,10 +265,11 @@ func TestPacketModeDeliversExactPayloads(t *testing.T) {
 	}
 	eng := startEngine(t, "127.0.0.1:0", ingress.Faults{}, dec)
 	cfg := transportConfig(t, eng.srv.Addr())
-	cfg.Output.PacketMode = "PACKET"
-	cfg.Output.Compression = "gzip"
-	cfg.Output.Encryption = "aes_gcm"
-	cfg.Output.AESSecretKeyBase64 = base64.StdEncoding.EncodeToString(key)
+	tc := cfg.Output.Options.(*output.TransportConfig)
+	tc.PacketMode.Value = codec.ModePacket
+	tc.Compression.Value = codec.CompressionGzip
+	tc.Encryption.Value = codec.EncryptionAESGCM
+	tc.AESSecretKeyBase64 = base64.StdEncoding.EncodeToString(key)
 	in := &fakeInput{}
 	in.push(lineEvents("a.log", 0, 200)...)
 	h := startRuntime(t, ingressOptions(t, cfg, t.TempDir(), in))

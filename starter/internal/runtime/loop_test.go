@@ -173,7 +173,7 @@ func TestUnavailableEnginePausesSendingNotReading(t *testing.T) {
 func TestRejectedRetriesAtMaxBackoff(t *testing.T) {
 	home := t.TempDir()
 	cfg := testConfig(t)
-	cfg.Output.MaxBackoffMs = 250
+	clientOptions(t, cfg).MaxBackoff = 250 * time.Millisecond
 	cfg.Retry.MaxAttempts = 1
 	in := &fakeInput{}
 	snd := newFakeSender(nil)

@@ -101,8 +101,8 @@ func TestNonModeDropsRefusedRowsAndKeepsNoState(t *testing.T) {
 func TestNonModeKeepsUnsentRows(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Agent.DeliveryGuarantee = config.DeliveryNon
-	cfg.Output.InitialBackoffMs = 20
-	cfg.Output.MaxBackoffMs = 50
+	clientOptions(t, cfg).InitialBackoff = 20 * time.Millisecond
+	clientOptions(t, cfg).MaxBackoff = 50 * time.Millisecond
 	in := &fakeInput{}
 	in.push(lineEvents("a.log", 0, 50)...)
 	snd := newFakeSender(nil)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
-	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
 
 // Log attribute keys used in several places.
@@ -43,10 +43,9 @@ type Options struct {
 	OnReady func()
 	// Now defaults to time.Now.
 	Now func() time.Time
-	// NewSender overrides how the transport is built (tests). By default
-	// output.type console logs payloads and transport builds the EdgeSocket
-	// client; neither connects before the first Send.
-	NewSender func(cfg *config.Config, logger *slog.Logger) (transport.Sender, error)
+	// Outputs builds Config.Output: its Type picks the factory, which
+	// gets its Options (required).
+	Outputs *output.Registry
 }
 
 // Runtime runs one agent: input → queue → sender. Create it with New and
@@ -89,8 +88,12 @@ func New(opts Options) (*Runtime, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.NewSender == nil {
-		opts.NewSender = defaultSender
+	if opts.Outputs == nil {
+		return nil, errors.New("new runtime: no output registry")
+	}
+	if opts.Config.Output.Options == nil {
+		// The scheduler sizes its jobs and pauses from them.
+		return nil, fmt.Errorf("new runtime: output %q has no options: %w", opts.Config.Output.Type, config.ErrInvalid)
 	}
 	if err := checkConfig(opts.Config); err != nil {
 		return nil, fmt.Errorf("new runtime: %w", err)

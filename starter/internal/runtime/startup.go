@@ -100,23 +100,11 @@ func (r *Runtime) start(ctx context.Context) (*loop, error) {
 // (maxJobs jobs), and beyond a few thousand rows a bigger group gains
 // little over the fsync it amortises.
 func jobSize(cfg *config.Config) int {
-	return max(cfg.Queue.PollBatchSize, cfg.Output.MaxInFlight*4, min(cfg.Agent.BulkMaxSize, maxBulkJobSize), 1)
+	return max(cfg.Queue.PollBatchSize, cfg.Output.Options.Pacing().MaxInFlight*4, min(cfg.Agent.BulkMaxSize, maxBulkJobSize), 1)
 }
 
 // maxBulkJobSize caps what bulk-max-size adds to jobSize.
 const maxBulkJobSize = 4096
-
-func (r *Runtime) openSender() (transport.Sender, encoder, error) {
-	enc, err := newEncoder(r.cfg)
-	if err != nil {
-		return nil, nil, fmt.Errorf("set up output %s: %w", r.cfg.Output.Type, err)
-	}
-	snd, err := r.opts.NewSender(r.cfg, r.log)
-	if err != nil {
-		return nil, nil, fmt.Errorf("set up output %s: %w", r.cfg.Output.Type, err)
-	}
-	return snd, enc, nil
-}
 
 func (r *Runtime) openInput(ctx context.Context, id string, open input.OpenOptions) (input.Input, error) {
 	f, err := r.opts.Registry.Get(r.cfg.InputType)
@@ -141,11 +129,12 @@ func (r *Runtime) newSendLoop(snd transport.Sender, enc encoder, nonMode bool) *
 		}
 		return time.Duration(v) * time.Millisecond
 	}
+	pace := r.cfg.Output.Options.Pacing()
 	base, maxD := ms(r.cfg.Retry.BackoffMs, 250), ms(r.cfg.Retry.BackoffMaxMs, 300000)
 	if nonMode {
-		// retry.* is ignored in NON mode; the transport's own backoff
+		// retry.* is ignored in NON mode; the output's own backoff
 		// bounds the pause after an unreachable engine.
-		base, maxD = ms(r.cfg.Output.InitialBackoffMs, 100), ms(r.cfg.Output.MaxBackoffMs, 30000)
+		base, maxD = pace.InitialBackoff, pace.MaxBackoff
 	}
 	return &sendLoop{
 		snd:        snd,
@@ -153,7 +142,7 @@ func (r *Runtime) newSendLoop(snd transport.Sender, enc encoder, nonMode bool) *
 		logger:     r.log,
 		now:        r.now,
 		retryWait:  backoff.Policy{Initial: base, Max: maxD},
-		rejectWait: backoff.Policy{Max: ms(r.cfg.Output.MaxBackoffMs, 30000)}, // no Initial: always the maximum
+		rejectWait: backoff.Policy{Max: pace.MaxBackoff}, // no Initial: always the maximum
 		ctr:        &r.ctr,
 		pub:        &r.pub,
 	}
