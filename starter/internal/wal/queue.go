@@ -42,6 +42,9 @@ func (tx *Tx) Append(rows []NewRow) (first, last uint64, err error) {
 	for i := range rows {
 		size += encodedRowSize(&Row{SourceID: rows[i].SourceID, Payload: rows[i].Payload})
 	}
+	if err := tx.roomFor(size); err != nil {
+		return 0, 0, err
+	}
 	vals := make([]byte, 0, size)
 	keys := make([]byte, 8*len(rows))
 	for i := range rows {
