@@ -7,7 +7,8 @@ import (
 
 // afterCommit updates the loop's state once a transaction is durable:
 // only now do the buffer, the results and the counters move on.
-func (l *loop) afterCommit(now time.Time, p *plan, claimed []row, counts queueCounts, dead, deleted int, more bool) {
+func (l *loop) afterCommit(now time.Time, p *plan, res commitResult) {
+	claimed, counts, dead, more := res.claimed, res.counts, res.dead, res.more
 	ctr := &l.r.ctr
 	ctr.commits.Add(1)
 	if p.flushed > 0 {
@@ -47,7 +48,6 @@ func (l *loop) afterCommit(now time.Time, p *plan, claimed []row, counts queueCo
 	}
 	l.acked, l.queuedRows = counts.Acked, counts.Pending
 	l.publish(counts)
-	_ = deleted
 }
 
 func (l *loop) reportDead(failed, dead int) {

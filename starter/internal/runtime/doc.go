@@ -49,7 +49,12 @@
 // is not polled (never dropped). A failing WAL transaction (disk full, I/O
 // error) is not fatal: the buffer and the send results are kept and the
 // transaction is retried with a growing delay; the input is not polled once
-// the buffer holds bulk-max-size events.
+// the buffer holds bulk-max-size events. When a transaction that appends
+// fails, its acks, releases, claims and cleanup are committed at once
+// without the appends (positions stay with their rows), and go on
+// committing on their own while the appends wait: on a full disk that is
+// what frees room (the WAL keeps a reserve for it, see package wal), and
+// the held-back events go in as soon as acks have freed pages.
 //
 // # Shutdown
 //

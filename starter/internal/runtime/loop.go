@@ -61,6 +61,10 @@ type loop struct {
 
 	walErrs    int       // consecutive failed transactions
 	walRetryAt time.Time // no transaction before this (disk full, …)
+	// onlyAppendsFail: the last failure was of a transaction that appended,
+	// and its send results, claims and cleanup committed without the
+	// appends; until walRetryAt only such transactions run.
+	onlyAppendsFail bool
 
 	fatal error // a fatal send error: stop the agent
 }
