@@ -68,3 +68,52 @@ func TestFullDiskAcksCommitAndFreeRoom(t *testing.T) {
 		t.Fatalf("the disk filled up past the reserve: %v", err)
 	}
 }
+
+// Opening a WAL on a full disk writes nothing that needs new space, and
+// the rows left SENDING can be returned to PENDING a few at a time.
+func TestOpenOnFullDisk(t *testing.T) {
+	disk := smallDisk(t, 6<<20)
+	path := filepath.Join(disk, "wal.db")
+	clk := newClock(t0)
+	w, err := Open(Options{Path: path, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := bytes.Repeat([]byte("y"), 1000)
+	rows := make([]NewRow, 250)
+	for i := range rows {
+		rows[i] = NewRow{SourceID: "src", Payload: payload}
+	}
+	for i := 0; i < 10 && err == nil; i++ {
+		err = w.Update(func(tx *Tx) error { _, _, err := tx.Append(rows); return err })
+	}
+	if err == nil {
+		err = w.Update(func(tx *Tx) error { _, err := tx.Claim(2000, clk.MS()); return err })
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillDisk(t, disk)
+
+	w = openAt(t, path, clk)
+	var sending []uint64
+	if err := w.View(func(tx *ReadTx) error { sending = tx.SendingIDs(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(sending) != 2000 {
+		t.Fatalf("%d rows SENDING after reopening, want 2000", len(sending))
+	}
+	for len(sending) > 0 {
+		n := min(64, len(sending))
+		if err := w.Update(func(tx *Tx) error { return tx.Release(sending[:n], clk.MS()) }); err != nil {
+			t.Fatalf("release %d rows on a full disk (%d left): %v", n, len(sending), err)
+		}
+		sending = sending[n:]
+	}
+	if c := counts(t, w); c.Pending != 2500 || c.Sending != 0 {
+		t.Fatalf("counts %+v, want 2500 PENDING", c)
+	}
+}
