@@ -37,6 +37,13 @@ func (l *loop) afterCommit(now time.Time, p *plan, res commitResult) {
 	if len(p.releases) > 0 {
 		l.claimHint = true
 	}
+	if len(p.resurrect) > 0 {
+		l.resurrect = l.resurrect[len(p.resurrect):]
+		l.claimHint = true
+		if len(l.resurrect) == 0 {
+			l.log.Info("rows left SENDING by the previous run are all PENDING again")
+		}
+	}
 	l.reportDead(nFailed, dead)
 	if p.cleanup {
 		l.lastCleanup, l.moreCleanup = now, more

@@ -12,6 +12,11 @@ import (
 // maxReasonLen bounds the failure reason stored with a row.
 const maxReasonLen = 200
 
+// resurrectChunk is how many rows left SENDING by the previous run one
+// transaction returns to PENDING after a start on a full disk: each is
+// rewritten, so the chunk must fit the WAL's disk reserve with ~1 KiB rows.
+const resurrectChunk = 64
+
 // plan is everything one transaction will do; it is computed before the
 // transaction so that a failed commit can be retried unchanged.
 type plan struct {
@@ -25,13 +30,14 @@ type plan struct {
 	acks      []uint64
 	fails     map[string][]uint64 // reason → row ids
 	releases  []uint64
+	resurrect []uint64 // rows left SENDING by the previous run
 	notBefore time.Time
 	streak    int // failStreak after this commit
 }
 
 func (p *plan) empty() bool {
 	return p.flushed == 0 && !p.started && p.claimN == 0 && !p.cleanup &&
-		len(p.acks) == 0 && len(p.fails) == 0 && len(p.releases) == 0
+		len(p.acks) == 0 && len(p.fails) == 0 && len(p.releases) == 0 && len(p.resurrect) == 0
 }
 
 // commitIfDue runs one transaction when there is something to write:
@@ -47,13 +53,14 @@ func (l *loop) commitIfDue(now time.Time) (bool, error) {
 		(len(l.buf) > 0 && now.Sub(l.bufSince) >= l.flushInterval())
 	p := &plan{streak: l.failStreak}
 	l.planResults(p, now)
+	p.resurrect = l.resurrect[:min(len(l.resurrect), resurrectChunk)]
 	// Once a transaction is paid for anyway, buffered events ride along:
 	// fewer fsyncs, lower latency.
 	if !holdAppends && (flushDue || !p.empty()) {
 		l.planFlush(p)
 	}
 	p.started = !holdAppends && l.markStarted && (p.flushed > 0 || (l.polled && len(l.buf) == 0))
-	p.claimN = l.claimWanted(now, p.flushed > 0 || len(p.releases) > 0 || len(p.fails) > 0)
+	p.claimN = l.claimWanted(now, p.flushed > 0 || len(p.releases) > 0 || len(p.fails) > 0 || len(p.resurrect) > 0)
 	p.cleanup = l.cleanupDue(now, false)
 	if p.empty() {
 		return false, nil
@@ -279,6 +286,11 @@ func (l *loop) applyPlan(tx queueTx, p *plan, now time.Time, dead *int) error {
 	}
 	if len(p.releases) > 0 {
 		if err := tx.Release(p.releases, now); err != nil {
+			return err
+		}
+	}
+	if len(p.resurrect) > 0 {
+		if err := tx.Release(p.resurrect, now); err != nil {
 			return err
 		}
 	}

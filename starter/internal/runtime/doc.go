@@ -41,7 +41,8 @@
 // Rows are never in flight unseen: every claimed row comes back as a result,
 // so queue.resurrect-interval-ms and queue.resurrect-batch-size have nothing
 // to do at run time; SENDING rows left by a crash return to PENDING at
-// start.
+// start (on a full disk, where that one transaction may not fit, start goes
+// on and the loop returns them 64 at a time as delivery frees space).
 //
 // # Backpressure and storage errors
 //

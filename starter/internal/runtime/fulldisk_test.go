@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/wal"
 	"github.com/edge-agent/edge-agent/transport/ingress"
 )
 
@@ -131,5 +133,62 @@ func TestFullDiskAcksCommitAndBacklogDrains(t *testing.T) {
 	}
 	if got := string(readPositions(t, disk, "input-1")["a.log"]); got != "2599" {
 		t.Fatalf("saved position %q, want 2599", got)
+	}
+}
+
+// A WAL left by a run that stopped with rows in flight (SENDING), on a
+// disk that is full: start must succeed without the one big transaction
+// that returned them all to PENDING, and deliver everything.
+func TestStartOnFullDiskDrains(t *testing.T) {
+	disk := smallDisk(t, 6<<20)
+	addr := freeLoopbackAddr(t)
+	cfg := transportConfig(t, addr)
+	cfg.Agent.BulkMaxSize = 500
+	events := bigEvents("a.log", 0, 2600)
+	in := &fakeInput{}
+	in.push(events...)
+	h := startRuntime(t, ingressOptions(t, cfg, disk, in))
+	stop := stopBeforeUnmount(t, h)
+	eventually(t, 10*time.Second, "the backlog in the WAL", func() bool { return h.rt.Snapshot().RowsAppended == 2600 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	// What a crash leaves: 2,000 rows (2 MiB, more than the WAL's reserve)
+	// claimed and never settled.
+	w, err := wal.Open(wal.Options{Path: filepath.Join(disk, "data", "wal.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = w.Update(func(tx *wal.Tx) error { _, err := tx.Claim(2000, time.Now().UnixMilli()); return err })
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillDisk(t, disk)
+
+	eng := startEngine(t, addr, ingress.Faults{}, nil)
+	in2 := &fakeInput{}
+	h2 := startRuntime(t, ingressOptions(t, cfg, disk, in2))
+	stop2 := stopBeforeUnmount(t, h2)
+	if got := string(in2.openOptions().Saved["a.log"]); got != "2599" {
+		t.Fatalf("saved position %q, want 2599", got)
+	}
+	var st Status
+	defer func() {
+		if t.Failed() {
+			t.Logf("last snapshot: acked %d, queue %+v, last error %q", st.Acked, st.Queue, st.LastError)
+		}
+	}()
+	eventually(t, 20*time.Second, "the backlog drained on a full disk", func() bool {
+		st = h2.rt.Snapshot()
+		return st.Acked == 2600 && st.Queue.Pending == 0 && st.Queue.Sending == 0
+	})
+	if err := stop2(); err != nil {
+		t.Fatal(err)
+	}
+	if dups := eng.checkAll(payloadsOfEvents(events)); dups != 0 {
+		t.Fatalf("%d duplicates", dups)
 	}
 }

@@ -55,6 +55,10 @@ type loop struct {
 	acked          int64 // ACKED rows as of the last commit
 	queuedRows     int64 // PENDING rows as of the last commit (exact: the loop is the only writer)
 
+	// resurrect: rows left SENDING by the previous run, still to be
+	// returned to PENDING (a full disk at start, see openWAL).
+	resurrect []uint64
+
 	markStarted   bool // MarkStarted not yet committed
 	polled        bool // the input has been polled at least once
 	backpressured bool
