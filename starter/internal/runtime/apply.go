@@ -92,7 +92,7 @@ func (l *loop) dispatch(rows []row) {
 
 // publish copies the queue figures for Snapshot.
 func (l *loop) publish(c queueCounts) {
-	_, size := l.q.Full()
+	_, size := l.q.Full(l.backpressured)
 	file := l.q.FileBytes()
 	l.r.pub.set(func(p *published) {
 		p.queue = QueueStatus{

@@ -47,7 +47,9 @@
 // # Backpressure and storage errors
 //
 // While the payload bytes queued in the WAL exceed queue.max-bytes the input
-// is not polled (never dropped). A failing WAL transaction (disk full, I/O
+// is not polled (never dropped); it is polled again once they are a quarter
+// below the limit, so a queue at the limit does not pause and resume the
+// input (and log it) at every ack. A failing WAL transaction (disk full, I/O
 // error) is not fatal: the buffer and the send results are kept and the
 // transaction is retried with a growing delay; the input is not polled once
 // the buffer holds bulk-max-size events. When a transaction that appends

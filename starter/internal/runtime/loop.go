@@ -174,7 +174,7 @@ func (l *loop) countRead(evs []input.Event) {
 // checkBackpressure reports whether input reading must pause, logging
 // once when entering and once when leaving that state.
 func (l *loop) checkBackpressure() bool {
-	full, size := l.q.Full()
+	full, size := l.q.Full(l.backpressured)
 	if full != l.backpressured {
 		l.backpressured = full
 		l.r.pub.set(func(p *published) { p.backpressure = full })
@@ -182,7 +182,7 @@ func (l *loop) checkBackpressure() bool {
 			l.log.Warn("queue above queue.max-bytes; pausing input until rows are acknowledged",
 				slog.Int64("queue_bytes", size), slog.Int64("max_bytes", l.r.cfg.Queue.MaxBytes))
 		} else {
-			l.log.Info("queue below queue.max-bytes; resuming input", slog.Int64("queue_bytes", size))
+			l.log.Info("queue below three quarters of queue.max-bytes; resuming input", slog.Int64("queue_bytes", size))
 		}
 	}
 	return full

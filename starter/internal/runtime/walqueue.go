@@ -180,8 +180,14 @@ func (q *walQueue) Update(fn func(tx queueTx) error) error {
 // (it counts the whole preallocated chunk, 16 MiB for a new file) falls
 // back once rows are acked by a small enough amount, so small limits would
 // pause the input for good; the payload total does, exactly.
-func (q *walQueue) Full() (bool, int64) {
-	return q.maxBytes > 0 && q.queued > q.maxBytes, q.queued
+func (q *walQueue) Full(paused bool) (bool, int64) {
+	if q.maxBytes <= 0 {
+		return false, q.queued
+	}
+	if paused {
+		return q.queued > lowWater(q.maxBytes), q.queued
+	}
+	return q.queued > q.maxBytes, q.queued
 }
 
 func (q *walQueue) FileBytes() int64 { return q.w.Size() }
