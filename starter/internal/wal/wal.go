@@ -152,7 +152,9 @@ func (w *WAL) Update(fn func(tx *Tx) error) (err error) {
 	defer w.gate.writerExit()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer w.recoverCorrupt("update", &err)
+	var warnings []warning
 	err = db.Update(func(btx *bolt.Tx) error {
+		warnings = nil
 		tx, err := w.newTx(btx)
 		if err != nil {
 			return err
@@ -160,12 +162,17 @@ func (w *WAL) Update(fn func(tx *Tx) error) (err error) {
 		if err := fn(tx); err != nil {
 			return err
 		}
+		warnings = tx.onCommit
 		return tx.flush()
 	})
-	if err == nil {
-		w.keepReserve(db)
+	if err != nil {
+		return err
 	}
-	return err
+	for _, wa := range warnings {
+		w.log.Warn(wa.msg, wa.args...)
+	}
+	w.keepReserve(db)
+	return nil
 }
 
 // View runs fn in a read-only transaction that sees one committed state.
