@@ -208,7 +208,9 @@ type commitResult struct {
 func (l *loop) commit(now time.Time, p *plan) (bool, error) {
 	res, err := l.runPlan(now, p)
 	if err == nil {
-		if p.appends() || !l.onlyAppendsFail {
+		// While appends are held back, a commit without them says nothing
+		// about the appends, unless none are waiting any more.
+		if p.appends() || !l.onlyAppendsFail || len(l.buf) == 0 {
 			l.walRecovered()
 		}
 		l.afterCommit(now, p, res)
