@@ -93,7 +93,26 @@ func Probe(path string) State {
 // The content is written to a temporary file and hard-linked into place:
 // link fails when the target exists, so two starters never both win and a
 // reader never sees a half-written pid.
+//
+// On a full disk a stale file is removed first, so the agent can start
+// again after it was killed on a disk that filled up meanwhile.
 func WritePID(path string, pid int) error {
+	err := writePID(path, pid)
+	if !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT) {
+		return err
+	}
+	// A full disk. The stale file of an agent that was killed holds the
+	// room a pid needs: give it up and try once more.
+	old, rerr := ReadPID(path)
+	if (rerr == nil && old != pid && !IsAgent(old)) || errors.Is(rerr, ErrNoPID) {
+		if os.Remove(path) == nil {
+			return writePID(path, pid)
+		}
+	}
+	return err
+}
+
+func writePID(path string, pid int) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("create pid file folder: %w", err)
 	}
