@@ -7,7 +7,8 @@ import (
 
 // afterCommit updates the loop's state once a transaction is durable:
 // only now do the buffer, the results and the counters move on.
-func (l *loop) afterCommit(now time.Time, p *plan, claimed []row, counts queueCounts, dead, deleted int, more bool) {
+func (l *loop) afterCommit(now time.Time, p *plan, res commitResult) {
+	claimed, counts, dead, more := res.claimed, res.counts, res.dead, res.more
 	ctr := &l.r.ctr
 	ctr.commits.Add(1)
 	if p.flushed > 0 {
@@ -36,6 +37,13 @@ func (l *loop) afterCommit(now time.Time, p *plan, claimed []row, counts queueCo
 	if len(p.releases) > 0 {
 		l.claimHint = true
 	}
+	if len(p.resurrect) > 0 {
+		l.resurrect = l.resurrect[len(p.resurrect):]
+		l.claimHint = true
+		if len(l.resurrect) == 0 {
+			l.log.Info("rows left SENDING by the previous run are all PENDING again")
+		}
+	}
 	l.reportDead(nFailed, dead)
 	if p.cleanup {
 		l.lastCleanup, l.moreCleanup = now, more
@@ -47,7 +55,6 @@ func (l *loop) afterCommit(now time.Time, p *plan, claimed []row, counts queueCo
 	}
 	l.acked, l.queuedRows = counts.Acked, counts.Pending
 	l.publish(counts)
-	_ = deleted
 }
 
 func (l *loop) reportDead(failed, dead int) {
@@ -85,7 +92,7 @@ func (l *loop) dispatch(rows []row) {
 
 // publish copies the queue figures for Snapshot.
 func (l *loop) publish(c queueCounts) {
-	_, size := l.q.Full()
+	_, size := l.q.Full(l.backpressured)
 	file := l.q.FileBytes()
 	l.r.pub.set(func(p *published) {
 		p.queue = QueueStatus{

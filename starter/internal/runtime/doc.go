@@ -43,15 +43,23 @@
 // Rows are never in flight unseen: every claimed row comes back as a result,
 // so queue.resurrect-interval-ms and queue.resurrect-batch-size have nothing
 // to do at run time; SENDING rows left by a crash return to PENDING at
-// start.
+// start (on a full disk, where that one transaction may not fit, start goes
+// on and the loop returns them 64 at a time as delivery frees space).
 //
 // # Backpressure and storage errors
 //
 // While the payload bytes queued in the WAL exceed queue.max-bytes the input
-// is not polled (never dropped). A failing WAL transaction (disk full, I/O
+// is not polled (never dropped); it is polled again once they are a quarter
+// below the limit, so a queue at the limit does not pause and resume the
+// input (and log it) at every ack. A failing WAL transaction (disk full, I/O
 // error) is not fatal: the buffer and the send results are kept and the
 // transaction is retried with a growing delay; the input is not polled once
-// the buffer holds bulk-max-size events.
+// the buffer holds bulk-max-size events. When a transaction that appends
+// fails, its acks, releases, claims and cleanup are committed at once
+// without the appends (positions stay with their rows), and go on
+// committing on their own while the appends wait: on a full disk that is
+// what frees room (the WAL keeps a reserve for it, see package wal), and
+// the held-back events go in as soon as acks have freed pages.
 //
 // # Shutdown
 //

@@ -55,12 +55,20 @@ type loop struct {
 	acked          int64 // ACKED rows as of the last commit
 	queuedRows     int64 // PENDING rows as of the last commit (exact: the loop is the only writer)
 
+	// resurrect: rows left SENDING by the previous run, still to be
+	// returned to PENDING (a full disk at start, see openWAL).
+	resurrect []uint64
+
 	markStarted   bool // MarkStarted not yet committed
 	polled        bool // the input has been polled at least once
 	backpressured bool
 
 	walErrs    int       // consecutive failed transactions
 	walRetryAt time.Time // no transaction before this (disk full, …)
+	// onlyAppendsFail: the last failure was of a transaction that appended,
+	// and its send results, claims and cleanup committed without the
+	// appends; until walRetryAt only such transactions run.
+	onlyAppendsFail bool
 
 	fatal error // a fatal send error: stop the agent
 }
@@ -166,7 +174,7 @@ func (l *loop) countRead(evs []input.Event) {
 // checkBackpressure reports whether input reading must pause, logging
 // once when entering and once when leaving that state.
 func (l *loop) checkBackpressure() bool {
-	full, size := l.q.Full()
+	full, size := l.q.Full(l.backpressured)
 	if full != l.backpressured {
 		l.backpressured = full
 		l.r.pub.set(func(p *published) { p.backpressure = full })
@@ -174,7 +182,7 @@ func (l *loop) checkBackpressure() bool {
 			l.log.Warn("queue above queue.max-bytes; pausing input until rows are acknowledged",
 				slog.Int64("queue_bytes", size), slog.Int64("max_bytes", l.r.cfg.Queue.MaxBytes))
 		} else {
-			l.log.Info("queue below queue.max-bytes; resuming input", slog.Int64("queue_bytes", size))
+			l.log.Info("queue below three quarters of queue.max-bytes; resuming input", slog.Int64("queue_bytes", size))
 		}
 	}
 	return full

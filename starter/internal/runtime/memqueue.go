@@ -40,9 +40,12 @@ func newMemQueue(maxRows int, maxBytes int64, now time.Time) *memQueue {
 
 func (q *memQueue) Update(fn func(tx queueTx) error) error { return fn(q) }
 
-func (q *memQueue) Full() (bool, int64) {
-	n := len(q.pending) + len(q.sending)
-	return n >= q.maxRows || (q.maxBytes > 0 && q.bytes >= q.maxBytes), q.bytes
+func (q *memQueue) Full(paused bool) (bool, int64) {
+	n := int64(len(q.pending) + len(q.sending))
+	if paused {
+		return n > lowWater(int64(q.maxRows)) || (q.maxBytes > 0 && q.bytes > lowWater(q.maxBytes)), q.bytes
+	}
+	return n >= int64(q.maxRows) || (q.maxBytes > 0 && q.bytes >= q.maxBytes), q.bytes
 }
 
 func (q *memQueue) FileBytes() int64 { return 0 }

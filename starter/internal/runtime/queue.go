@@ -14,8 +14,11 @@ type queue interface {
 	// together (one fsync for the WAL) or not at all.
 	Update(fn func(tx queueTx) error) error
 	// Full reports whether input must stop being read (backpressure) and
-	// the size the decision was based on, in bytes.
-	Full() (bool, int64)
+	// the size the decision was based on, in bytes. paused says whether it
+	// is stopped now: then it stays stopped until the queue is a quarter
+	// below its limit (lowWater), so a queue hovering at the limit does not
+	// resume the input for every ack and pause it again at the next read.
+	Full(paused bool) (bool, int64)
 	// FileBytes is the size of the queue on disk (0 in memory).
 	FileBytes() int64
 	Close() error
@@ -61,3 +64,7 @@ type queueCounts struct {
 	PayloadBytes                  int64
 	OldestPending                 time.Time // zero when nothing is pending
 }
+
+// lowWater is the level below which a paused input resumes: a quarter
+// below limit.
+func lowWater(limit int64) int64 { return limit - limit/4 }

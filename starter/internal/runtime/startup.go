@@ -53,6 +53,7 @@ func (r *Runtime) start(ctx context.Context) (*loop, error) {
 			return nil, err
 		}
 		l.q, l.inputID, open = st.q, st.inputID, input.OpenOptions{Saved: st.saved, FirstStart: st.firstStart}
+		l.resurrect = st.sending
 	}
 	if r.wrapQueue != nil {
 		l.q = r.wrapQueue(l.q)

@@ -38,10 +38,17 @@ type walStart struct {
 	inputID    string
 	saved      map[string][]byte
 	firstStart bool
+	// sending are rows left SENDING by the previous run that are still to
+	// be returned to PENDING (only when the disk was full at start).
+	sending []uint64
 }
 
 // openWAL opens the WAL, returns SENDING rows to PENDING, settles the input
-// id and reads the input's saved positions, in one transaction.
+// id and reads the input's saved positions, in one transaction. On a full
+// disk the rows left SENDING are not returned to PENDING at once (that
+// rewrites every one of them, more than the WAL's reserve may hold): start
+// goes on without, and the loop returns them a few at a time, as
+// delivery frees space.
 func (r *Runtime) openWAL() (*walStart, error) {
 	// A Config built in code may hold a relative path; Load resolves it.
 	o := r.cfg.Queue.Options
@@ -58,19 +65,42 @@ func (r *Runtime) openWAL() (*walStart, error) {
 		cleanupMax:  max(1, r.cfg.Queue.CleanupBatchSize),
 		maxBytes:    r.cfg.Queue.MaxBytes,
 	}
+	st, err := r.startTx(q, true)
+	if wal.IsNoSpace(err) {
+		r.log.Warn("disk full at start: rows left SENDING by the previous run return to PENDING a few at a time as delivery frees space",
+			slog.String(keyError, err.Error()))
+		st, err = r.startTx(q, false)
+	}
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("open WAL %s: %w", o.Path, err)
+	}
+	return st, nil
+}
+
+// startTx is openWAL's transaction; resurrect=false leaves SENDING rows
+// as they are and lists them in walStart.sending.
+func (r *Runtime) startTx(q *walQueue, resurrect bool) (*walStart, error) {
 	st := &walStart{q: q}
-	ids := r.opts.IDs
+	var (
+		resurrected int
+		warn        func()
+	)
 	nowMs := r.now().UnixMilli()
-	err = w.Update(func(tx *wal.Tx) error {
-		n, err := tx.ResurrectSending(nowMs)
-		if err != nil {
-			return fmt.Errorf("return SENDING rows to PENDING: %w", err)
-		}
-		if n > 0 {
-			r.log.Info("rows left SENDING by the previous run are PENDING again", slog.Int("rows", n))
+	err := q.w.Update(func(tx *wal.Tx) error {
+		st.sending, resurrected, warn = nil, 0, nil
+		if resurrect {
+			n, err := tx.ResurrectSending(nowMs)
+			if err != nil {
+				return fmt.Errorf("return SENDING rows to PENDING: %w", err)
+			}
+			resurrected = n
+		} else {
+			st.sending = tx.SendingIDs()
 		}
 		q.queued = tx.Counts().PayloadBytes
-		st.inputID, err = settleInputID(tx, ids, r.log)
+		var err error
+		st.inputID, warn, err = settleInputID(tx, r.opts.IDs, r.log)
 		if err != nil {
 			return err
 		}
@@ -89,42 +119,55 @@ func (r *Runtime) openWAL() (*walStart, error) {
 		return nil
 	})
 	if err != nil {
-		_ = w.Close()
-		return nil, fmt.Errorf("open WAL %s: %w", o.Path, err)
+		return nil, err
+	}
+	// Logged once committed: a failed transaction changed nothing.
+	if warn != nil {
+		warn()
+	}
+	if resurrected > 0 {
+		r.log.Info("rows left SENDING by the previous run are PENDING again", slog.Int("rows", resurrected))
 	}
 	return st, nil
 }
 
 // settleInputID picks the input id: an explicit one from agent.yaml wins;
 // otherwise the one the WAL recorded, so positions survive a lost id file.
-// The chosen id is recorded for the next start.
-func settleInputID(tx *wal.Tx, ids IDs, log *slog.Logger) (string, error) {
+// The chosen id is recorded for the next start. A warning is returned, to
+// be logged once the transaction has committed.
+func settleInputID(tx *wal.Tx, ids IDs, log *slog.Logger) (string, func(), error) {
 	stored, err := tx.Meta(metaInputID)
 	if err != nil {
-		return "", fmt.Errorf("read meta: %w", err)
+		return "", nil, fmt.Errorf("read meta: %w", err)
 	}
+	var warn func()
 	id := ids.Input
 	switch {
 	case stored == nil:
 	case id == "":
 		id = string(stored)
 	case string(stored) == id:
-		return id, nil
+		return id, nil, nil
 	case ids.InputExplicit:
-		log.Warn("input.id differs from the id this WAL was written with; positions saved under the old id are not used",
-			slog.String("input_id", id), slog.String("wal_input_id", string(stored)))
+		warn = func() {
+			log.Warn("input.id differs from the id this WAL was written with; positions saved under the old id are not used",
+				slog.String("input_id", id), slog.String("wal_input_id", string(stored)))
+		}
 	default:
-		log.Warn("the input id from the id file differs from the one this WAL was written with; keeping the WAL's so saved positions still apply",
-			slog.String("id_file_input_id", id), slog.String("input_id", string(stored)))
+		fileID := id
 		id = string(stored)
+		warn = func() {
+			log.Warn("the input id from the id file differs from the one this WAL was written with; keeping the WAL's so saved positions still apply",
+				slog.String("id_file_input_id", fileID), slog.String("input_id", id))
+		}
 	}
 	if id == "" {
-		return "", nil
+		return "", warn, nil
 	}
 	if err := tx.SetMeta(metaInputID, []byte(id)); err != nil {
-		return "", fmt.Errorf("write meta: %w", err)
+		return "", nil, fmt.Errorf("write meta: %w", err)
 	}
-	return id, nil
+	return id, warn, nil
 }
 
 func (q *walQueue) Update(fn func(tx queueTx) error) error {
@@ -136,8 +179,14 @@ func (q *walQueue) Update(fn func(tx queueTx) error) error {
 // (it counts the whole preallocated chunk, 16 MiB for a new file) falls
 // back once rows are acked by a small enough amount, so small limits would
 // pause the input for good; the payload total does, exactly.
-func (q *walQueue) Full() (bool, int64) {
-	return q.maxBytes > 0 && q.queued > q.maxBytes, q.queued
+func (q *walQueue) Full(paused bool) (bool, int64) {
+	if q.maxBytes <= 0 {
+		return false, q.queued
+	}
+	if paused {
+		return q.queued > lowWater(q.maxBytes), q.queued
+	}
+	return q.queued > q.maxBytes, q.queued
 }
 
 func (q *walQueue) FileBytes() int64 { return q.w.Size() }

@@ -44,6 +44,19 @@
 //     stay valid after the transaction; a Tx or ReadTx must not be used
 //     after its callback returns.
 //
+// # Full disk
+//
+// bbolt copies every page it changes and frees the old ones only once the
+// transaction is on disk, so on a full disk even a transaction that only
+// acks or deletes rows needs new pages first. On Linux the WAL therefore
+// keeps spaceReserve (1 MiB) allocated in its file past the last used page
+// and re-allocates it after each commit; Append refuses rows, with an error
+// wrapping ErrNoSpace, when they would leave less than that, counting free
+// disk, bbolt's free pages and the reserve. Acks, releases, claims and
+// deletes may use the reserve; the pages they free take new rows again.
+// IsNoSpace tells a full disk (ErrNoSpace, ENOSPC, EDQUOT) from other
+// write errors.
+//
 // # Locking and readers
 //
 // A read-write Open takes bbolt's exclusive file lock with

@@ -27,6 +27,11 @@ var (
 	// was reading (the agent waits only Options.ReaderWait for readers); the
 	// result may be inconsistent and was discarded. Retry.
 	ErrChangedDuringRead = errors.New("wal changed during read")
+	// ErrNoSpace: Append refused new rows because the disk is full and the
+	// space held back for acks and deletes (see spaceReserve) would be
+	// touched. The transaction was rolled back; acks, releases and claims
+	// still commit. IsNoSpace also recognises the filesystem's own ENOSPC.
+	ErrNoSpace = errors.New("no space left for new WAL rows")
 	// ErrClosed: the WAL was used after Close.
 	ErrClosed = errors.New("wal closed")
 )

@@ -70,6 +70,8 @@ func (w *WAL) openReadWrite() error {
 		return fmt.Errorf("open wal %s: another edge-agent is using %s: %w", w.path, w.path, errors.Join(ErrLocked, err))
 	}
 	w.db = db
+	w.file = file
+	w.keepReserve(db)
 	w.gate = openGate(w.path, true, w.opts.ReaderWait, w.log)
 	return nil
 }

@@ -98,7 +98,7 @@ func (tx *Tx) pendTake(n int) ([]uint64, error) {
 			return nil, fmt.Errorf("wal %s: pending index: %w", tx.w.path, err)
 		}
 		if !ok1 || !ok2 || end < start {
-			tx.w.log.Warn("wal: dropped malformed pending index entry", "key", fmt.Sprintf("%x", k))
+			tx.warnOnCommit("wal: dropped malformed pending index entry", "key", fmt.Sprintf("%x", k))
 			continue
 		}
 		take := min(uint64(n-len(out)), end-start+1)

@@ -42,6 +42,9 @@ func (tx *Tx) Append(rows []NewRow) (first, last uint64, err error) {
 	for i := range rows {
 		size += encodedRowSize(&Row{SourceID: rows[i].SourceID, Payload: rows[i].Payload})
 	}
+	if err := tx.roomFor(size); err != nil {
+		return 0, 0, err
+	}
 	vals := make([]byte, 0, size)
 	keys := make([]byte, 8*len(rows))
 	for i := range rows {
@@ -141,7 +144,7 @@ func (tx *Tx) Claim(limit int, now int64) ([]Row, error) {
 			}
 			tx.ctr.pending--
 			if payloadCRC(r.Payload) != crc {
-				tx.w.log.Warn("wal: row failed its checksum, moved to DEAD", "row_id", id, "batch_id", r.BatchID)
+				tx.warnOnCommit("wal: row failed its checksum, moved to DEAD", "row_id", id, "batch_id", r.BatchID)
 				r.Status, r.Reason, r.UpdatedAt = StatusDead, ReasonChecksum, now
 				tx.ctr.checksumFailures++
 				last = 0
@@ -222,7 +225,7 @@ func (tx *Tx) putPending(r *Row, crc uint32, now int64) error {
 // keeps the raw value as payload, with an inverted checksum so that a
 // `db wal-retry-dead` sends it back to DEAD instead of to the engine.
 func (tx *Tx) quarantine(id uint64, v []byte, cause error, now int64) error {
-	tx.w.log.Warn("wal: row does not decode, moved to DEAD", "row_id", id, "error", cause)
+	tx.warnOnCommit("wal: row does not decode, moved to DEAD", "row_id", id, "error", cause)
 	r := Row{ID: id, Status: StatusDead, CreatedAt: now, UpdatedAt: now,
 		Reason: reasonUndecodable + cause.Error(), Payload: bytes.Clone(v)}
 	tx.ctr.pending--

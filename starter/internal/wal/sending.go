@@ -177,3 +177,6 @@ func (tx *ReadTx) sendRuns(fn func(r sendRun, ok bool) bool) {
 		}
 	}
 }
+
+// SendingIDs returns the ids of every SENDING row, in id order.
+func (tx *ReadTx) SendingIDs() []uint64 { return tx.sendIDs(0, 0) }

@@ -26,6 +26,19 @@ type ReadTx struct {
 type Tx struct {
 	ReadTx
 	dirty bool
+	// onCommit are warnings about changes this Tx made, logged only once
+	// it has committed: a rolled-back change did not happen.
+	onCommit []warning
+}
+
+type warning struct {
+	msg  string
+	args []any
+}
+
+// warnOnCommit logs msg with args once the transaction has committed.
+func (tx *Tx) warnOnCommit(msg string, args ...any) {
+	tx.onCommit = append(tx.onCommit, warning{msg, args})
 }
 
 func (w *WAL) newReadTx(btx *bolt.Tx) (*ReadTx, error) {

@@ -72,7 +72,8 @@ const (
 	defaultReaderWait  = 2 * time.Second
 	// initialMmapSize skips the first few remaps (which wait for read
 	// transactions). bbolt grows a small file straight to the mapping size,
-	// so it is kept small: a new WAL costs 1 MiB on disk, not 16+.
+	// so it is kept small: a new WAL costs about 1 MiB on disk (most of it
+	// the space reserve, space.go), not 16+.
 	initialMmapSize = 1 << 20
 	// walPageSize: see pageSize.
 	walPageSize = 8 << 10
@@ -93,6 +94,13 @@ type WAL struct {
 	mu   sync.Mutex // guards db/closed
 	db   *bolt.DB   // read-write: open for life; read-only: nil, opened per View
 	gate *gate      // nil when readers cannot be coordinated
+
+	// file is bbolt's file (read-write only), reservedEnd the end of the
+	// disk reserve allocated in it, reserveShort whether the last attempt
+	// to keep the reserve failed (space.go). Guarded by wmu.
+	file         *os.File
+	reservedEnd  int64
+	reserveShort bool
 
 	closed bool
 }
@@ -170,7 +178,9 @@ func (w *WAL) Update(fn func(tx *Tx) error) (err error) {
 	defer w.gate.writerExit()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer w.recoverCorrupt("update", &err)
-	return db.Update(func(btx *bolt.Tx) error {
+	var warnings []warning
+	err = db.Update(func(btx *bolt.Tx) error {
+		warnings = nil
 		tx, err := w.newTx(btx)
 		if err != nil {
 			return err
@@ -178,8 +188,17 @@ func (w *WAL) Update(fn func(tx *Tx) error) (err error) {
 		if err := fn(tx); err != nil {
 			return err
 		}
+		warnings = tx.onCommit
 		return tx.flush()
 	})
+	if err != nil {
+		return err
+	}
+	for _, wa := range warnings {
+		w.log.Warn(wa.msg, wa.args...)
+	}
+	w.keepReserve(db)
+	return nil
 }
 
 // View runs fn in a read-only transaction that sees one committed state.
