@@ -12,6 +12,12 @@ import (
 	"time"
 )
 
+// ErrInvalid means "the configuration is wrong": the config layer wraps
+// it in every problem it reports, and a component given options that its
+// own Validate refuses wraps it too, so the process exits as for a bad
+// agent.yaml whichever caught it.
+var ErrInvalid = errors.New("invalid configuration")
+
 // FieldError is a problem with one key of a component's options.
 type FieldError struct {
 	Key string // relative to the component's section, e.g. "bulk-max-size"

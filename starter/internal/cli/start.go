@@ -188,30 +188,25 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 
 	var readyOnce sync.Once
 	var rt *agentruntime.Runtime
-	rt, err = agentruntime.New(agentruntime.Options{
-		Config:   cfg,
-		Home:     req.home,
-		Registry: registry,
-		Outputs:  outputs,
-		IDs: agentruntime.IDs{
-			Agent: ids.Agent, Input: ids.Input, Output: ids.Output,
-			InputExplicit: explicit.Input != "",
-		},
-		Logger: logger,
-		OnReady: func() {
-			readyOnce.Do(func() {
-				ready.Store(true)
-				if err := process.Notify(notifySocket, "READY=1"); err != nil {
-					logger.Warn("systemd readiness notification failed", "error", err)
-				}
-				req.notify.ready()
-				recordSettledInputID(rt, ids, paths.IDFile(a.env.Getenv, req.home), logger)
-			})
-		},
-	})
-	if err != nil {
-		return fail(exitcode.For(err), err)
+	opts := cfg.RuntimeOptions()
+	opts.Inputs, opts.Outputs = registry, outputs
+	opts.Home = req.home
+	opts.IDs = agentruntime.IDs{
+		Agent: ids.Agent, Input: ids.Input, Output: ids.Output,
+		InputExplicit: explicit.Input != "",
 	}
+	opts.Logger = logger
+	opts.OnReady = func() {
+		readyOnce.Do(func() {
+			ready.Store(true)
+			if err := process.Notify(notifySocket, "READY=1"); err != nil {
+				logger.Warn("systemd readiness notification failed", "error", err)
+			}
+			req.notify.ready()
+			recordSettledInputID(rt, ids, paths.IDFile(a.env.Getenv, req.home), logger)
+		})
+	}
+	rt, err = agentruntime.New(opts)
 	if err != nil {
 		return fail(exitcode.For(err), err)
 	}

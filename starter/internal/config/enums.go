@@ -6,16 +6,6 @@ import "strings"
 // normalised value; Load stores the normalised form and Validate uses the
 // same helpers, so a Config built in code may use either form.
 
-func parseDelivery(s string) (string, bool) {
-	switch strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(s), "-", "_")) {
-	case "", "BEST_EFFORT":
-		return DeliveryBestEffort, true
-	case "NON", "NONE":
-		return DeliveryNon, true
-	}
-	return s, false
-}
-
 func parseLogLevel(s string) (string, bool) {
 	switch v := strings.ToLower(strings.TrimSpace(s)); v {
 	case "":
@@ -49,7 +39,6 @@ func (c *Config) normalize() {
 			*p = v
 		}
 	}
-	norm(&c.Agent.DeliveryGuarantee, parseDelivery)
 	norm(&c.Log.Level, parseLogLevel)
 	norm(&c.Log.Format, parseLogFormat)
 	c.Agent.ID = strings.TrimSpace(c.Agent.ID)

@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
@@ -65,7 +66,7 @@ output:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Agent.ID != "edge-7" || cfg.Agent.IdleSleepMs != 50 || cfg.Queue.Fsync ||
+	if cfg.Agent.ID != "edge-7" || cfg.Agent.IdleSleep != 50*time.Millisecond || cfg.Queue.Fsync ||
 		cfg.Output.Type != output.TypeTransport || transportOf(t, cfg).Client.Endpoint != "10.0.0.5:9999" ||
 		transportOf(t, cfg).Client.Token != " s3cret " {
 		t.Errorf("expanded: %+v", cfg)

@@ -3,14 +3,16 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/edge-agent/edge-agent/starter/internal/check"
 	"sort"
 	"strings"
 )
 
 // ErrInvalid is wrapped by every error that means "agent.yaml is wrong":
 // syntax, unknown keys, wrong types, out-of-range values. The CLI maps it to
-// exit code 2. Errors reading the file itself do not wrap it.
-var ErrInvalid = errors.New("invalid configuration")
+// exitcode.Config. Errors reading the file itself do not wrap it. It is
+// check.ErrInvalid, which the components wrap when handed bad options.
+var ErrInvalid = check.ErrInvalid
 
 // FieldError is one problem in a configuration, tied to a key.
 //

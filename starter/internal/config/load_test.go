@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"github.com/edge-agent/edge-agent/starter/internal/runtime"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -45,22 +46,22 @@ func TestDefaults(t *testing.T) {
 		key       string
 		got, want any
 	}{
-		{"agent.delivery-guarantee", want.Agent.DeliveryGuarantee, "BEST_EFFORT"},
-		{"agent.idle-sleep-ms", want.Agent.IdleSleepMs, int64(200)},
+		{"agent.delivery-guarantee", want.Agent.Delivery, runtime.DeliveryBestEffort},
+		{"agent.idle-sleep-ms", want.Agent.IdleSleep, 200 * time.Millisecond},
 		{"agent.bulk-max-size", want.Agent.BulkMaxSize, 256},
-		{"agent.flush-interval-ms", want.Agent.FlushIntervalMs, int64(1000)},
-		{"agent.shutdown-timeout-ms", want.Agent.ShutdownTimeoutMs, int64(10000)},
+		{"agent.flush-interval-ms", want.Agent.FlushInterval, time.Second},
+		{"agent.shutdown-timeout-ms", want.Agent.ShutdownTimeout, 10 * time.Second},
 		{"queue.path", want.Queue.Path, "data/wal.db"},
 		{"queue.poll-batch-size", want.Queue.PollBatchSize, 128},
 		{"queue.cleanup-batch-size", want.Queue.CleanupBatchSize, 128},
-		{"queue.acked-retention-ms", want.Queue.AckedRetentionMs, int64(0)},
+		{"queue.acked-retention-ms", want.Queue.AckedRetention, time.Duration(0)},
 		{"queue.resurrect-batch-size", want.Queue.ResurrectBatchSize, 100},
-		{"queue.resurrect-interval-ms", want.Queue.ResurrectIntervalMs, int64(60000)},
+		{"queue.resurrect-interval-ms", want.Queue.ResurrectInterval, time.Minute},
 		{"queue.max-bytes", want.Queue.MaxBytes, int64(1 << 30)},
 		{"queue.fsync", want.Queue.Fsync, true},
 		{"retry.max-attempts", want.Retry.MaxAttempts, 16},
-		{"retry.backoff-ms", want.Retry.BackoffMs, int64(250)},
-		{"retry.backoff-max-ms", want.Retry.BackoffMaxMs, int64(300000)},
+		{"retry.backoff-ms", want.Retry.Backoff, 250 * time.Millisecond},
+		{"retry.backoff-max-ms", want.Retry.BackoffMax, 5 * time.Minute},
 		{"output.type", want.Output.Type, "console"},
 		// The output's own defaults: the client's and the codec's.
 		{"output.auth-type", out.AuthType, "token"},
@@ -135,21 +136,21 @@ func TestJavaParity(t *testing.T) {
 	t.Run("delivery guarantee default", func(t *testing.T) {
 		for _, text := range []string{minimal, "agent:\n  id: a1\n" + minimal, "agent: {}\n" + minimal} {
 			cfg, _ := mustLoad(t, text)
-			if cfg.Agent.DeliveryGuarantee != DeliveryBestEffort {
-				t.Errorf("%q: %q", text, cfg.Agent.DeliveryGuarantee)
+			if cfg.Agent.Delivery != runtime.DeliveryBestEffort {
+				t.Errorf("%q: %v", text, cfg.Agent.Delivery)
 			}
 		}
 	})
 	t.Run("delivery guarantee aliases", func(t *testing.T) {
-		for in, want := range map[string]string{
-			"best-effort": DeliveryBestEffort, "best_effort": DeliveryBestEffort, "BEST_EFFORT": DeliveryBestEffort,
-			"NON": DeliveryNon, "non": DeliveryNon, "NONE": DeliveryNon, "none": DeliveryNon,
+		for in, want := range map[string]runtime.Delivery{
+			"best-effort": runtime.DeliveryBestEffort, "best_effort": runtime.DeliveryBestEffort, "BEST_EFFORT": runtime.DeliveryBestEffort,
+			"NON": runtime.DeliveryNon, "non": runtime.DeliveryNon, "NONE": runtime.DeliveryNon, "none": runtime.DeliveryNon,
 		} {
 			cfg, warns := mustLoad(t, "agent:\n  delivery-guarantee: "+in+"\n"+minimal)
-			if cfg.Agent.DeliveryGuarantee != want {
-				t.Errorf("%s -> %s, want %s", in, cfg.Agent.DeliveryGuarantee, want)
+			if cfg.Agent.Delivery != want {
+				t.Errorf("%s -> %s, want %s", in, cfg.Agent.Delivery, want)
 			}
-			if want == DeliveryNon && len(warns) != 1 {
+			if want == runtime.DeliveryNon && len(warns) != 1 {
 				t.Errorf("NON: want one warning, got %v", warns)
 			}
 		}
@@ -259,14 +260,14 @@ log:
 	})
 	t.Run("quoted numbers, hex, anchors and a scalar path", func(t *testing.T) {
 		cfg, _ := mustLoad(t, "agent:\n  bulk-max-size: '512'\n  idle-sleep-ms: 0x10\nretry:\n  backoff-ms: &b 400\n  backoff-max-ms: *b\ninput:\n  paths: /var/log/one.log\n")
-		if cfg.Agent.BulkMaxSize != 512 || cfg.Agent.IdleSleepMs != 16 || cfg.Retry.BackoffMaxMs != 400 ||
+		if cfg.Agent.BulkMaxSize != 512 || cfg.Agent.IdleSleep != 16*time.Millisecond || cfg.Retry.BackoffMax != 400*time.Millisecond ||
 			!reflect.DeepEqual(fileInput(t, cfg).Paths, []string{"/var/log/one.log"}) {
 			t.Errorf("got %+v %+v %v", cfg.Agent, cfg.Retry, fileInput(t, cfg).Paths)
 		}
 	})
 	t.Run("null values keep defaults", func(t *testing.T) {
 		cfg, _ := mustLoad(t, "agent:\n  idle-sleep-ms:\n  bulk-max-size: ~\n"+minimal)
-		if cfg.Agent.IdleSleepMs != 200 || cfg.Agent.BulkMaxSize != 256 {
+		if cfg.Agent.IdleSleep != 200*time.Millisecond || cfg.Agent.BulkMaxSize != 256 {
 			t.Errorf("got %+v", cfg.Agent)
 		}
 	})

@@ -3,11 +3,14 @@ package config
 import (
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
+	"github.com/edge-agent/edge-agent/starter/internal/runtime"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
 
 // Config is agent.yaml after defaults, overlay, aliases and validation.
-// Durations keep the Java agent's "-ms" integer keys.
+// Each section holds the typed options of the components that use it
+// (durations as time.Duration, read from the Java agent's "-ms" keys);
+// their defaults and checks are the components' own.
 type Config struct {
 	Agent  AgentConfig  `yaml:"agent"`
 	Queue  QueueConfig  `yaml:"queue"`
@@ -35,39 +38,22 @@ type Config struct {
 	where *sourceMap
 }
 
-// Delivery guarantees (agent.delivery-guarantee).
-const (
-	DeliveryBestEffort = "BEST_EFFORT"
-	DeliveryNon        = "NON"
-)
-
+// AgentConfig is the agent section: the agent's id and the scheduler's
+// own settings, whose defaults and checks live in package runtime.
 type AgentConfig struct {
-	ID                string `yaml:"id"`
-	DeliveryGuarantee string `yaml:"delivery-guarantee"`  // normalised: BEST_EFFORT | NON
-	IdleSleepMs       int64  `yaml:"idle-sleep-ms"`       // 200, > 0
-	BulkMaxSize       int    `yaml:"bulk-max-size"`       // 256, > 0
-	FlushIntervalMs   int64  `yaml:"flush-interval-ms"`   // 1000, > 0
-	ShutdownTimeoutMs int64  `yaml:"shutdown-timeout-ms"` // 10000, > 0: bound on graceful stop
+	ID                    string `yaml:"id"`
+	runtime.AgentSettings `yaml:",inline"`
 }
 
+// QueueConfig is the queue section: the WAL's options (path, fsync;
+// alias sqlite-path, deprecated) and the queue settings of the scheduler.
 type QueueConfig struct {
-	// The WAL's own options: path (alias: sqlite-path, deprecated) and
-	// fsync, with their defaults and checks in package wal.
-	wal.Options `yaml:",inline"`
-
-	PollBatchSize       int   `yaml:"poll-batch-size"`       // 128
-	CleanupBatchSize    int   `yaml:"cleanup-batch-size"`    // 128
-	AckedRetentionMs    int64 `yaml:"acked-retention-ms"`    // 0 = delete at ack
-	ResurrectBatchSize  int   `yaml:"resurrect-batch-size"`  // 100
-	ResurrectIntervalMs int64 `yaml:"resurrect-interval-ms"` // 60000, > 0
-	MaxBytes            int64 `yaml:"max-bytes"`             // 1 GiB; 0 = unlimited; backpressure limit
+	wal.Options           `yaml:",inline"`
+	runtime.QueueSettings `yaml:",inline"`
 }
 
-type RetryConfig struct {
-	MaxAttempts  int   `yaml:"max-attempts"`   // 16
-	BackoffMs    int64 `yaml:"backoff-ms"`     // 250
-	BackoffMaxMs int64 `yaml:"backoff-max-ms"` // 300000, >= backoff-ms
-}
+// RetryConfig is the retry section, the scheduler's.
+type RetryConfig = runtime.RetrySettings
 
 // OutputConfig is the output section. output.type and output.id are the
 // registry's; every other key is decoded into the type's own config.
@@ -90,4 +76,19 @@ type LogConfig struct {
 	MaxSizeMB  int    `yaml:"max-size-mb"`  // 100
 	MaxBackups int    `yaml:"max-backups"`  // 5
 	MaxAgeDays int    `yaml:"max-age-days"` // 0 = keep by count only
+}
+
+// RuntimeOptions hands each component its own options; the caller adds
+// what the process provides (registries, install root, ids, logger).
+func (c *Config) RuntimeOptions() runtime.Options {
+	return runtime.Options{
+		Agent:      c.Agent.AgentSettings,
+		Queue:      c.Queue.QueueSettings,
+		Retry:      c.Retry,
+		WAL:        c.Queue.Options,
+		InputType:  c.InputType,
+		Input:      c.Input,
+		OutputType: c.Output.Type,
+		Output:     c.Output.Options,
+	}
 }

@@ -61,14 +61,7 @@ func (c *Config) validate(p *problems) {
 }
 
 func (c *Config) validateAgent(k checker) {
-	a := c.Agent
-	if _, ok := parseDelivery(a.DeliveryGuarantee); !ok {
-		k.failf("agent.delivery-guarantee", "Unsupported agent.delivery-guarantee %q: use BEST_EFFORT (or best-effort, best_effort) or NON (or NONE)", a.DeliveryGuarantee)
-	}
-	k.positive("agent.idle-sleep-ms", a.IdleSleepMs)
-	k.positive("agent.bulk-max-size", int64(a.BulkMaxSize))
-	k.positive("agent.flush-interval-ms", a.FlushIntervalMs)
-	k.positive("agent.shutdown-timeout-ms", a.ShutdownTimeoutMs)
+	k.component("agent", c.Agent.AgentSettings.Validate())
 }
 
 // keyedError is how a component's Validate names the key of a problem,
@@ -117,21 +110,9 @@ func flatten(err error) []error {
 }
 
 func (c *Config) validateQueue(k checker) {
-	q, r := c.Queue, c.Retry
-	k.component("queue", q.Options.Validate())
-	k.positive("queue.poll-batch-size", int64(q.PollBatchSize))
-	k.positive("queue.cleanup-batch-size", int64(q.CleanupBatchSize))
-	k.nonNegative("queue.acked-retention-ms", q.AckedRetentionMs)
-	k.positive("queue.resurrect-batch-size", int64(q.ResurrectBatchSize))
-	k.positive("queue.resurrect-interval-ms", q.ResurrectIntervalMs)
-	k.nonNegative("queue.max-bytes", q.MaxBytes)
-
-	k.positive("retry.max-attempts", int64(r.MaxAttempts))
-	k.positive("retry.backoff-ms", r.BackoffMs)
-	k.positive("retry.backoff-max-ms", r.BackoffMaxMs)
-	if r.BackoffMs > 0 && r.BackoffMaxMs > 0 && r.BackoffMaxMs < r.BackoffMs {
-		k.failf("retry.backoff-max-ms", "retry.backoff-max-ms (%d) must be >= retry.backoff-ms (%d)", r.BackoffMaxMs, r.BackoffMs)
-	}
+	k.component("queue", c.Queue.Options.Validate())
+	k.component("queue", c.Queue.QueueSettings.Validate())
+	k.component("retry", c.Retry.Validate())
 }
 
 // validateOutput leaves every output key to the output type's own

@@ -12,7 +12,7 @@ package exitcode
 import (
 	"errors"
 
-	"github.com/edge-agent/edge-agent/starter/internal/config"
+	"github.com/edge-agent/edge-agent/starter/internal/check"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 	"github.com/edge-agent/edge-agent/transport"
 )
@@ -39,7 +39,7 @@ func For(err error) int {
 	switch {
 	case err == nil:
 		return OK
-	case errors.Is(err, config.ErrInvalid):
+	case errors.Is(err, check.ErrInvalid):
 		return Config
 	case errors.Is(err, transport.ErrAuthFailed):
 		return AuthFailed

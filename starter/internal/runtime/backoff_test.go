@@ -47,10 +47,10 @@ func TestSenderHoldsFollowTheBackoff(t *testing.T) {
 
 func TestSendLoopBackoffsComeFromTheConfig(t *testing.T) {
 	cfg := testConfig(t)
-	cfg.Retry.BackoffMs, cfg.Retry.BackoffMaxMs = 250, 300000
+	cfg.Retry.Backoff, cfg.Retry.BackoffMax = 250*time.Millisecond, 300*time.Second
 	cc := clientOptions(t, cfg)
 	cc.InitialBackoff, cc.MaxBackoff = 100*time.Millisecond, 30*time.Second
-	r := &Runtime{cfg: cfg, now: time.Now}
+	r := &Runtime{opts: newOptions(t, cfg, t.TempDir(), nil, nil), now: time.Now}
 	for _, tt := range []struct {
 		nonMode bool
 		retry   backoff.Policy

@@ -10,7 +10,6 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/file"
 	"github.com/edge-agent/edge-agent/connector/input"
-	"github.com/edge-agent/edge-agent/starter/internal/config"
 )
 
 // BenchmarkEndToEnd moves b.N lines from a file through the file input,
@@ -29,9 +28,10 @@ func BenchmarkEndToEnd(b *testing.B) {
 		b.Run(fmt.Sprintf("inflight=%d/rtt=%v", bc.inflight, bc.rtt), func(b *testing.B) {
 			dir := b.TempDir()
 			writeBenchFile(b, filepath.Join(dir, "bench.log"), b.N)
-			benchEndToEnd(b, bc.inflight, bc.rtt, func(cfg *config.Config, opts *Options) {
+			benchEndToEnd(b, bc.inflight, bc.rtt, func(cfg *testCfg, opts *Options) {
 				fileConfig(b, cfg, dir)
-				opts.Registry = input.NewRegistry(file.NewFactory())
+				opts.InputType, opts.Input = cfg.InputType, cfg.Input
+				opts.Inputs = input.NewRegistry(file.NewFactory())
 			})
 		})
 	}

@@ -21,12 +21,12 @@ func BenchmarkLoopOnly(b *testing.B) {
 			cfg := testConfig(b)
 			cfg.Queue.Fsync = fsync
 			cfg.Agent.BulkMaxSize = 1024
-			cfg.Agent.FlushIntervalMs = 100
+			cfg.Agent.FlushInterval = 100 * time.Millisecond
 			cfg.Queue.PollBatchSize = 256
 			snd := newFakeSender(nil)
 			gen := &genInput{n: b.N}
 			opts := newOptions(b, cfg, b.TempDir(), nil, snd)
-			opts.Registry = input.NewRegistry(fakeFactory{in: gen})
+			opts.Inputs = input.NewRegistry(fakeFactory{in: gen})
 			opts.Logger = slog.New(slog.DiscardHandler)
 			rt, err := New(opts)
 			if err != nil {

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
-	"github.com/edge-agent/edge-agent/starter/internal/config"
-	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/transport/ingress"
 	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
@@ -38,14 +36,14 @@ func (g *genInput) Poll(_ context.Context, dst []input.Event, max int) ([]input.
 func BenchmarkEndToEndGenerated(b *testing.B) {
 	for _, inflight := range []int{1, 64} {
 		b.Run(fmt.Sprintf("inflight=%d", inflight), func(b *testing.B) {
-			benchEndToEnd(b, inflight, 0, func(_ *config.Config, opts *Options) {
-				opts.Registry = input.NewRegistry(fakeFactory{in: &genInput{n: b.N}})
+			benchEndToEnd(b, inflight, 0, func(_ *testCfg, opts *Options) {
+				opts.Inputs = input.NewRegistry(fakeFactory{in: &genInput{n: b.N}})
 			})
 		})
 	}
 }
 
-func benchEndToEnd(b *testing.B, inflight int, rtt time.Duration, setInput func(*config.Config, *Options)) {
+func benchEndToEnd(b *testing.B, inflight int, rtt time.Duration, setInput func(*testCfg, *Options)) {
 	var received atomic.Int64
 	srv, err := ingress.New(ingress.Config{
 		Token:   testToken,
@@ -67,15 +65,11 @@ func benchEndToEnd(b *testing.B, inflight int, rtt time.Duration, setInput func(
 	cfg.Queue.Fsync = true
 	clientOptions(b, cfg).MaxInFlight = inflight
 	cfg.Agent.BulkMaxSize = 1024
-	cfg.Agent.FlushIntervalMs = 100
+	cfg.Agent.FlushInterval = 100 * time.Millisecond
 	cfg.Queue.PollBatchSize = 256
-	opts := Options{
-		Config:  cfg,
-		Home:    b.TempDir(),
-		IDs:     IDs{Agent: "a", Input: "bench", Output: "o"},
-		Logger:  slog.New(slog.DiscardHandler),
-		Outputs: output.NewRegistry(output.NewTransportFactory()),
-	}
+	opts := newOptions(b, cfg, b.TempDir(), nil, nil)
+	opts.IDs = IDs{Agent: "a", Input: "bench", Output: "o"}
+	opts.Logger = slog.New(slog.DiscardHandler)
 	setInput(cfg, &opts)
 	rt, err := New(opts)
 	if err != nil {

@@ -50,7 +50,7 @@ func (l *loop) commitIfDue(now time.Time) (bool, error) {
 	if holdAppends && !l.onlyAppendsFail {
 		return false, nil
 	}
-	flushDue := len(l.buf) >= l.r.cfg.Agent.BulkMaxSize ||
+	flushDue := len(l.buf) >= l.r.opts.Agent.BulkMaxSize ||
 		(len(l.buf) > 0 && now.Sub(l.bufSince) >= l.flushInterval())
 	p := &plan{streak: l.failStreak}
 	l.planResults(p, now)
@@ -99,9 +99,7 @@ func (l *loop) planResults(p *plan, now time.Time) {
 		}
 	}
 	if len(p.fails) > 0 {
-		rc := &l.r.cfg.Retry
-		bo := backoff.Policy{Initial: time.Duration(rc.BackoffMs) * time.Millisecond, Max: time.Duration(rc.BackoffMaxMs) * time.Millisecond}
-		p.notBefore = now.Add(bo.Jittered(p.streak - 1))
+		p.notBefore = now.Add(l.rowRetry.Jittered(p.streak - 1))
 	}
 }
 
@@ -173,7 +171,7 @@ func (l *loop) cleanupDue(now time.Time, committing bool) bool {
 	if committing || l.moreCleanup {
 		return true
 	}
-	retention := time.Duration(l.r.cfg.Queue.AckedRetentionMs) * time.Millisecond
+	retention := l.r.opts.Queue.AckedRetention
 	every := min(max(retention/10, minCleanupInterval), maxCleanupInterval)
 	return now.Sub(l.lastCleanup) >= every
 }
@@ -246,7 +244,7 @@ func (l *loop) commit(now time.Time, p *plan) (bool, error) {
 // freedSpace says whether a committed plan deleted rows, which frees pages
 // in the WAL file that appends can reuse without the disk growing.
 func (l *loop) freedSpace(p *plan, res commitResult) bool {
-	return res.deleted > 0 || (len(p.acks) > 0 && l.r.cfg.Queue.AckedRetentionMs == 0)
+	return res.deleted > 0 || (len(p.acks) > 0 && l.r.opts.Queue.AckedRetention == 0)
 }
 
 // runPlan runs p in one transaction.

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"github.com/edge-agent/edge-agent/starter/internal/wal"
 	"io"
 	"log/slog"
 	"os"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
-	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/transport"
 	"github.com/edge-agent/edge-agent/transport/client"
@@ -212,19 +212,38 @@ func (s *fakeSender) payloads() map[string]int {
 	return out
 }
 
+// testCfg is what the tests tune, in the shape of config.Config (which
+// they cannot import: config imports runtime); newOptions hands each part
+// to Options as cli does through config.RuntimeOptions.
+type testCfg struct {
+	Agent AgentSettings
+	Queue struct {
+		wal.Options
+		QueueSettings
+	}
+	Retry  RetrySettings
+	Output struct {
+		Type    string
+		Options output.Config
+	}
+	InputType string
+	Input     input.Config
+}
+
 // testConfig is a small, fast configuration over the fake input.
-func testConfig(t testing.TB) *config.Config {
-	cfg := config.NewDefaultConfig()
+func testConfig(t testing.TB) *testCfg {
+	cfg := &testCfg{Agent: DefaultAgentSettings(), Retry: DefaultRetrySettings()}
+	cfg.Queue.QueueSettings = DefaultQueueSettings()
 	cfg.InputType = "fake"
 	cfg.Input = fakeInputConfig{}
 	cfg.Output.Type, cfg.Output.Options = "fake", output.NewConsoleConfig()
 	cfg.Queue.Path = "data/wal.db"
 	cfg.Queue.Fsync = false
-	cfg.Agent.IdleSleepMs = 5
-	cfg.Agent.FlushIntervalMs = 20
-	cfg.Agent.ShutdownTimeoutMs = 5000
-	cfg.Retry.BackoffMs = 10
-	cfg.Retry.BackoffMaxMs = 100
+	cfg.Agent.IdleSleep = 5 * time.Millisecond
+	cfg.Agent.FlushInterval = 20 * time.Millisecond
+	cfg.Agent.ShutdownTimeout = 5 * time.Second
+	cfg.Retry.Backoff = 10 * time.Millisecond
+	cfg.Retry.BackoffMax = 100 * time.Millisecond
 	return cfg
 }
 
@@ -245,11 +264,18 @@ type harness struct {
 	ready  chan struct{}
 }
 
-func newOptions(t testing.TB, cfg *config.Config, home string, in input.Input, snd transport.Sender) Options {
+func newOptions(t testing.TB, cfg *testCfg, home string, in input.Input, snd transport.Sender) Options {
 	return Options{
-		Config:   cfg,
-		Home:     home,
-		Registry: input.NewRegistry(fakeFactory{in: in}),
+		Agent:      cfg.Agent,
+		Queue:      cfg.Queue.QueueSettings,
+		Retry:      cfg.Retry,
+		WAL:        cfg.Queue.Options,
+		InputType:  cfg.InputType,
+		Input:      cfg.Input,
+		OutputType: cfg.Output.Type,
+		Output:     cfg.Output.Options,
+		Home:       home,
+		Inputs:     input.NewRegistry(fakeFactory{in: in}),
 		// "fake" hands over snd; "transport" is the real EdgeSocket client.
 		Outputs: output.NewRegistry(fakeOutputFactory{snd: snd}, output.NewTransportFactory()),
 		IDs:     IDs{Agent: "agent-1", Input: "input-1", Output: "output-1"},
@@ -269,7 +295,7 @@ func (f fakeOutputFactory) Create(output.Config, output.Settings) (transport.Sen
 
 // clientOptions are the EdgeSocket client options inside cfg's output
 // options, for tests that tune pacing.
-func clientOptions(t testing.TB, cfg *config.Config) *client.Config {
+func clientOptions(t testing.TB, cfg *testCfg) *client.Config {
 	t.Helper()
 	switch o := cfg.Output.Options.(type) {
 	case *output.ConsoleConfig:

@@ -10,12 +10,11 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/file"
 	"github.com/edge-agent/edge-agent/connector/input"
-	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/transport/ingress"
 )
 
 // fileConfig reads dir/*.log from the beginning through the real file input.
-func fileConfig(t testing.TB, cfg *config.Config, dir string) {
+func fileConfig(t testing.TB, cfg *testCfg, dir string) {
 	fc := file.NewDefaultConfig()
 	fc.Paths = []string{filepath.Join(dir, "*.log")}
 	fc.ReadFromBeginning = true
@@ -24,9 +23,9 @@ func fileConfig(t testing.TB, cfg *config.Config, dir string) {
 	cfg.Input = fc
 }
 
-func fileOptions(t testing.TB, cfg *config.Config, home string) Options {
+func fileOptions(t testing.TB, cfg *testCfg, home string) Options {
 	opts := ingressOptions(t, cfg, home, nil)
-	opts.Registry = input.NewRegistry(file.NewFactory())
+	opts.Inputs = input.NewRegistry(file.NewFactory())
 	return opts
 }
 

@@ -82,8 +82,8 @@ func TestFullDiskAcksCommitAndBacklogDrains(t *testing.T) {
 	addr := freeLoopbackAddr(t)
 	cfg := transportConfig(t, addr)
 	cfg.Agent.BulkMaxSize = 200
-	cfg.Retry.BackoffMs = 20
-	cfg.Retry.BackoffMaxMs = 100
+	cfg.Retry.Backoff = 20 * time.Millisecond
+	cfg.Retry.BackoffMax = 100 * time.Millisecond
 	in := &fakeInput{}
 	first := bigEvents("a.log", 0, 2000)
 	in.push(first...)

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/transport"
 	"github.com/edge-agent/edge-agent/transport/codec"
@@ -80,7 +79,7 @@ func (e *engine) checkAll(want []string) int {
 	return dups
 }
 
-func transportConfig(t testing.TB, addr string) *config.Config {
+func transportConfig(t testing.TB, addr string) *testCfg {
 	cfg := testConfig(t)
 	tc := output.NewTransportConfig()
 	tc.Client.Endpoint = addr
@@ -95,7 +94,7 @@ func transportConfig(t testing.TB, addr string) *config.Config {
 	return cfg
 }
 
-func ingressOptions(t testing.TB, cfg *config.Config, home string, in *fakeInput) Options {
+func ingressOptions(t testing.TB, cfg *testCfg, home string, in *fakeInput) Options {
 	return newOptions(t, cfg, home, in, nil)
 }
 
@@ -210,8 +209,8 @@ func TestEngineDownAtStartThenUp(t *testing.T) {
 	addr := ln.Addr().String()
 	_ = ln.Close()
 	cfg := transportConfig(t, addr)
-	cfg.Retry.BackoffMs = 50
-	cfg.Retry.BackoffMaxMs = 200
+	cfg.Retry.Backoff = 50 * time.Millisecond
+	cfg.Retry.BackoffMax = 200 * time.Millisecond
 	cfg.Retry.MaxAttempts = 2
 	home := t.TempDir()
 	in := &fakeInput{}

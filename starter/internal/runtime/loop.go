@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/edge-agent/edge-agent/transport/backoff"
 	"log/slog"
 	"time"
 
@@ -32,6 +33,8 @@ type loop struct {
 	inputID string
 	nonMode bool
 	sender  *sendLoop // runs on its own goroutine once Run starts it
+	// rowRetry paces a row the engine refused (retry.*).
+	rowRetry backoff.Policy
 
 	buf      []input.Event
 	bufSince time.Time
@@ -137,8 +140,8 @@ func (l *loop) poll(ctx context.Context, now time.Time) (int, error) {
 	if l.checkBackpressure() {
 		return 0, nil
 	}
-	cfg := &l.r.cfg.Agent
-	pollMax := max(1, l.r.cfg.Queue.PollBatchSize)
+	cfg := &l.r.opts.Agent
+	pollMax := max(1, l.r.opts.Queue.PollBatchSize)
 	total := 0
 	for len(l.buf) < cfg.BulkMaxSize {
 		before := len(l.buf)
@@ -180,7 +183,7 @@ func (l *loop) checkBackpressure() bool {
 		l.r.pub.set(func(p *published) { p.backpressure = full })
 		if full {
 			l.log.Warn("queue above queue.max-bytes; pausing input until rows are acknowledged",
-				slog.Int64("queue_bytes", size), slog.Int64("max_bytes", l.r.cfg.Queue.MaxBytes))
+				slog.Int64("queue_bytes", size), slog.Int64("max_bytes", l.r.opts.Queue.MaxBytes))
 		} else {
 			l.log.Info("queue below three quarters of queue.max-bytes; resuming input", slog.Int64("queue_bytes", size))
 		}
@@ -193,7 +196,7 @@ func (l *loop) checkBackpressure() bool {
 // pause, a retry becoming due, or idle-sleep-ms.
 func (l *loop) wait(ctx context.Context) {
 	now := l.r.now()
-	d := time.Duration(l.r.cfg.Agent.IdleSleepMs) * time.Millisecond
+	d := l.r.opts.Agent.IdleSleep
 	wake := func(t time.Time) {
 		if !t.IsZero() && t.After(now) && t.Sub(now) < d {
 			d = t.Sub(now)
@@ -207,7 +210,7 @@ func (l *loop) wait(ctx context.Context) {
 		wake(l.nextRetryAt)
 	}
 	wakeup := l.wakeup
-	if l.backpressured || len(l.buf) >= l.r.cfg.Agent.BulkMaxSize {
+	if l.backpressured || len(l.buf) >= l.r.opts.Agent.BulkMaxSize {
 		wakeup = nil // the input would not be polled anyway
 	}
 	t := time.NewTimer(d)
@@ -222,5 +225,5 @@ func (l *loop) wait(ctx context.Context) {
 }
 
 func (l *loop) flushInterval() time.Duration {
-	return time.Duration(l.r.cfg.Agent.FlushIntervalMs) * time.Millisecond
+	return l.r.opts.Agent.FlushInterval
 }

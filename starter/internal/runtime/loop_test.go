@@ -27,7 +27,7 @@ func TestFlushBySizeAndInterval(t *testing.T) {
 			home := t.TempDir()
 			cfg := testConfig(t)
 			cfg.Agent.BulkMaxSize = tc.bulk
-			cfg.Agent.FlushIntervalMs = tc.flushMs
+			cfg.Agent.FlushInterval = time.Duration(tc.flushMs) * time.Millisecond
 			in := &fakeInput{}
 			// An engine that never answers: no send result triggers a commit
 			// (results would carry the rest of the buffer with them).
@@ -61,9 +61,9 @@ func TestFlushBySizeAndInterval(t *testing.T) {
 func TestFailedRowIsRetriedAfterBackoff(t *testing.T) {
 	home := t.TempDir()
 	cfg := testConfig(t)
-	cfg.Retry.BackoffMs = 200
-	cfg.Retry.BackoffMaxMs = 1000
-	cfg.Queue.ResurrectIntervalMs = 3_600_000
+	cfg.Retry.Backoff = 200 * time.Millisecond
+	cfg.Retry.BackoffMax = 1000 * time.Millisecond
+	cfg.Queue.ResurrectInterval = 3_600_000 * time.Millisecond
 	cfg.Agent.BulkMaxSize = 10
 	in := &fakeInput{}
 	in.push(lineEvents("a.log", 0, 10)...)
@@ -110,8 +110,8 @@ func TestMaxAttemptsMovesRowsToDead(t *testing.T) {
 	home := t.TempDir()
 	cfg := testConfig(t)
 	cfg.Retry.MaxAttempts = 3
-	cfg.Retry.BackoffMs = 5
-	cfg.Retry.BackoffMaxMs = 20
+	cfg.Retry.Backoff = 5 * time.Millisecond
+	cfg.Retry.BackoffMax = 20 * time.Millisecond
 	in := &fakeInput{}
 	in.push(lineEvents("a.log", 0, 4)...)
 	snd := newFakeSender(func(transport.Batch, int) transport.Outcome { return transport.Failed })
@@ -135,8 +135,8 @@ func TestUnavailableEnginePausesSendingNotReading(t *testing.T) {
 	home := t.TempDir()
 	cfg := testConfig(t)
 	cfg.Retry.MaxAttempts = 2
-	cfg.Retry.BackoffMs = 100
-	cfg.Retry.BackoffMaxMs = 100
+	cfg.Retry.Backoff = 100 * time.Millisecond
+	cfg.Retry.BackoffMax = 100 * time.Millisecond
 	in := &fakeInput{}
 	snd := newFakeSender(nil)
 	down := true

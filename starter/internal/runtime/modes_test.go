@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
-	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/transport"
 )
 
@@ -59,7 +58,7 @@ func TestBackpressureStopsReadingUntilAcks(t *testing.T) {
 func TestNonModeDropsRefusedRowsAndKeepsNoState(t *testing.T) {
 	home := t.TempDir()
 	cfg := testConfig(t)
-	cfg.Agent.DeliveryGuarantee = config.DeliveryNon
+	cfg.Agent.Delivery = DeliveryNon
 	cfg.Queue.MaxBytes = 1 // ignored in NON mode
 	in := &fakeInput{}
 	in.push(lineEvents("a.log", 0, 100)...)
@@ -100,7 +99,7 @@ func TestNonModeDropsRefusedRowsAndKeepsNoState(t *testing.T) {
 // kept (in memory) and sent once the engine is back.
 func TestNonModeKeepsUnsentRows(t *testing.T) {
 	cfg := testConfig(t)
-	cfg.Agent.DeliveryGuarantee = config.DeliveryNon
+	cfg.Agent.Delivery = DeliveryNon
 	clientOptions(t, cfg).InitialBackoff = 20 * time.Millisecond
 	clientOptions(t, cfg).MaxBackoff = 50 * time.Millisecond
 	in := &fakeInput{}
@@ -172,7 +171,7 @@ func TestStartupFailureReleasesWhatWasOpened(t *testing.T) {
 	cfg := testConfig(t)
 	snd := newFakeSender(nil)
 	opts := newOptions(t, cfg, home, nil, snd)
-	opts.Registry = input.NewRegistry(failingFactory{})
+	opts.Inputs = input.NewRegistry(failingFactory{})
 	ready := false
 	opts.OnReady = func() { ready = true }
 	rt, err := New(opts)
@@ -199,7 +198,7 @@ func TestStartupFailureReleasesWhatWasOpened(t *testing.T) {
 func TestInputErrorStopsTheAgentAfterFlushing(t *testing.T) {
 	home := t.TempDir()
 	cfg := testConfig(t)
-	cfg.Agent.FlushIntervalMs = 3_600_000
+	cfg.Agent.FlushInterval = 3_600_000 * time.Millisecond
 	in := &fakeInput{}
 	in.push(lineEvents("a.log", 0, 5)...)
 	h := startRuntime(t, newOptions(t, cfg, home, in, newFakeSender(nil)))
@@ -219,7 +218,7 @@ func TestInputErrorStopsTheAgentAfterFlushing(t *testing.T) {
 func TestAckedRowsAreKeptForTheRetentionThenDeleted(t *testing.T) {
 	home := t.TempDir()
 	cfg := testConfig(t)
-	cfg.Queue.AckedRetentionMs = 300
+	cfg.Queue.AckedRetention = 300 * time.Millisecond
 	in := &fakeInput{}
 	in.push(lineEvents("a.log", 0, 20)...)
 	h := startRuntime(t, newOptions(t, cfg, home, in, newFakeSender(nil)))

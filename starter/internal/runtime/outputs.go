@@ -13,14 +13,14 @@ import (
 // options the config layer decoded and checked. Nothing connects here: the
 // EdgeSocket client dials on its first Send, in the sender goroutine.
 func (r *Runtime) openSender() (transport.Sender, encoder, error) {
-	o := r.cfg.Output
-	f, err := r.opts.Outputs.Get(o.Type)
+	typ := r.opts.OutputType
+	f, err := r.opts.Outputs.Get(typ)
 	if err != nil {
 		return nil, nil, fmt.Errorf("set up output: %w", err)
 	}
-	snd, enc, err := f.Create(o.Options, output.Settings{ID: r.opts.IDs.Output, Logger: r.log.With(slog.String("output_type", o.Type))})
+	snd, enc, err := f.Create(r.opts.Output, output.Settings{ID: r.opts.IDs.Output, Logger: r.log.With(slog.String("output_type", typ))})
 	if err != nil {
-		return nil, nil, fmt.Errorf("set up output %s: %w", o.Type, err)
+		return nil, nil, fmt.Errorf("set up output %s: %w", typ, err)
 	}
 	if enc == nil {
 		// RAW: the sender loop hands the stored bytes over as they are.

@@ -3,11 +3,11 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/edge-agent/edge-agent/starter/internal/check"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
 
@@ -19,7 +19,7 @@ func TestNewNeedsAnOutput(t *testing.T) {
 	}
 	cfg := testConfig(t)
 	cfg.Output.Options = nil
-	if _, err := New(newOptions(t, cfg, t.TempDir(), &fakeInput{}, newFakeSender(nil))); !errors.Is(err, config.ErrInvalid) {
+	if _, err := New(newOptions(t, cfg, t.TempDir(), &fakeInput{}, newFakeSender(nil))); !errors.Is(err, check.ErrInvalid) {
 		t.Errorf("New without output options = %v", err)
 	}
 }
@@ -55,11 +55,11 @@ func TestJobSizeFollowsMaxInFlight(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Queue.PollBatchSize, cfg.Agent.BulkMaxSize = 1, 1
 	clientOptions(t, cfg).MaxInFlight = 1000
-	if got := jobSize(cfg); got != 4000 {
+	if got := jobSize(newOptions(t, cfg, "", nil, nil)); got != 4000 {
 		t.Errorf("jobSize = %d, want 4 × max-in-flight = 4000", got)
 	}
 	clientOptions(t, cfg).MaxInFlight = 1
-	if got := jobSize(cfg); got != 4 {
+	if got := jobSize(newOptions(t, cfg, "", nil, nil)); got != 4 {
 		t.Errorf("jobSize = %d, want 4", got)
 	}
 }

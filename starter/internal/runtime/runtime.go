@@ -9,8 +9,9 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
-	"github.com/edge-agent/edge-agent/starter/internal/config"
+	"github.com/edge-agent/edge-agent/starter/internal/check"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
+	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
 
 // Log attribute keys used in several places.
@@ -29,30 +30,43 @@ type IDs struct {
 	InputExplicit bool
 }
 
-// Options configure New. Config, Registry and IDs.Input (or a WAL that
-// already knows its input id) are required.
+// Options configure New: the typed options of each component the agent
+// runs, as the config layer decoded and checked them, and what the process
+// provides (install root, ids, logger, clock). The runtime reads no config
+// file and knows no YAML key.
 type Options struct {
-	Config *config.Config
-	// Home is the install root; a relative queue.path resolves against it.
-	Home     string
-	Registry *input.Registry
-	IDs      IDs
+	Agent AgentSettings
+	Queue QueueSettings
+	Retry RetrySettings
+	// WAL is the queue's store (not opened with DeliveryNon); a relative
+	// Path resolves against Home.
+	WAL wal.Options
+
+	// InputType picks the factory in Inputs, which gets Input (required).
+	InputType string
+	Input     input.Config
+	Inputs    *input.Registry
+	// OutputType picks the factory in Outputs, which gets Output
+	// (required).
+	OutputType string
+	Output     output.Config
+	Outputs    *output.Registry
+
+	// Home is the install root.
+	Home string
+	IDs  IDs
 	// Logger defaults to a discard handler.
 	Logger *slog.Logger
 	// OnReady is called once, after the readiness log line.
 	OnReady func()
 	// Now defaults to time.Now.
 	Now func() time.Time
-	// Outputs builds Config.Output: its Type picks the factory, which
-	// gets its Options (required).
-	Outputs *output.Registry
 }
 
 // Runtime runs one agent: input → queue → sender. Create it with New and
 // call Run once.
 type Runtime struct {
 	opts Options
-	cfg  *config.Config
 	log  *slog.Logger
 	now  func() time.Time
 
@@ -76,11 +90,19 @@ type extStats struct {
 
 // New checks the options; it opens nothing (Run does).
 func New(opts Options) (*Runtime, error) {
-	if opts.Config == nil {
-		return nil, errors.New("new runtime: no config")
-	}
-	if opts.Registry == nil {
+	switch {
+	case opts.Inputs == nil:
 		return nil, errors.New("new runtime: no input registry")
+	case opts.Outputs == nil:
+		return nil, errors.New("new runtime: no output registry")
+	case opts.Output == nil:
+		// The scheduler sizes its jobs and pauses from them.
+		return nil, fmt.Errorf("new runtime: output %q has no options: %w", opts.OutputType, check.ErrInvalid)
+	}
+	// The settings' own checks, which config check ran already: options
+	// built in code (tests, tools) must not reach the loop unchecked.
+	if err := errors.Join(opts.Agent.Validate(), opts.Queue.Validate(), opts.Retry.Validate()); err != nil {
+		return nil, fmt.Errorf("new runtime: %w: %w", check.ErrInvalid, err)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -88,38 +110,11 @@ func New(opts Options) (*Runtime, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Outputs == nil {
-		return nil, errors.New("new runtime: no output registry")
-	}
-	if opts.Config.Output.Options == nil {
-		// The scheduler sizes its jobs and pauses from them.
-		return nil, fmt.Errorf("new runtime: output %q has no options: %w", opts.Config.Output.Type, config.ErrInvalid)
-	}
-	if err := checkConfig(opts.Config); err != nil {
-		return nil, fmt.Errorf("new runtime: %w", err)
-	}
-	r := &Runtime{opts: opts, cfg: opts.Config, log: opts.Logger, now: opts.Now}
+	r := &Runtime{opts: opts, log: opts.Logger, now: opts.Now}
 	r.pub.state = "starting"
 	r.pub.connection = "idle"
 	r.pub.ids = resolvedIDs{agent: opts.IDs.Agent, input: opts.IDs.Input, output: opts.IDs.Output}
 	return r, nil
-}
-
-// checkConfig guards the loop against values config.Validate rejects; a
-// Config built in code (tests, tools) may skip Validate.
-func checkConfig(c *config.Config) error {
-	a := &c.Agent
-	switch {
-	case a.BulkMaxSize <= 0:
-		return fmt.Errorf("agent.bulk-max-size must be > 0: %w", config.ErrInvalid)
-	case a.FlushIntervalMs <= 0:
-		return fmt.Errorf("agent.flush-interval-ms must be > 0: %w", config.ErrInvalid)
-	case a.IdleSleepMs <= 0:
-		return fmt.Errorf("agent.idle-sleep-ms must be > 0: %w", config.ErrInvalid)
-	case a.DeliveryGuarantee != config.DeliveryBestEffort && a.DeliveryGuarantee != config.DeliveryNon:
-		return fmt.Errorf("agent.delivery-guarantee %q: want BEST_EFFORT or NON: %w", a.DeliveryGuarantee, config.ErrInvalid)
-	}
-	return nil
 }
 
 // Run starts the agent and blocks until ctx is done (graceful stop, nil
@@ -181,9 +176,9 @@ func (r *Runtime) ready(l *loop) {
 		slog.String("agent_id", ids.AgentID),
 		slog.String("input_id", ids.InputID),
 		slog.String("output_id", ids.OutputID),
-		slog.String("input_type", r.cfg.InputType),
-		slog.String("output_type", r.cfg.Output.Type),
-		slog.String("delivery_guarantee", r.cfg.Agent.DeliveryGuarantee))
+		slog.String("input_type", r.opts.InputType),
+		slog.String("output_type", r.opts.OutputType),
+		slog.String("delivery_guarantee", r.opts.Agent.Delivery.String()))
 	if r.opts.OnReady != nil {
 		r.opts.OnReady()
 	}

@@ -91,7 +91,7 @@ func TestPositionOnlyEventsMoveThePositionWithoutRows(t *testing.T) {
 func TestGracefulShutdownFlushesTheBuffer(t *testing.T) {
 	home := t.TempDir()
 	cfg := testConfig(t)
-	cfg.Agent.FlushIntervalMs = 3_600_000 // only shutdown flushes
+	cfg.Agent.FlushInterval = 3_600_000 * time.Millisecond // only shutdown flushes
 	cfg.Agent.BulkMaxSize = 10_000
 	in := &fakeInput{}
 	in.push(lineEvents("a.log", 0, 50)...)
@@ -125,7 +125,7 @@ func TestFatalSendErrorsStopTheAgent(t *testing.T) {
 		t.Run(tc.err.Error()[:20], func(t *testing.T) {
 			home := t.TempDir()
 			cfg := testConfig(t)
-			cfg.Agent.FlushIntervalMs = 3_600_000
+			cfg.Agent.FlushInterval = 3_600_000 * time.Millisecond
 			cfg.Agent.BulkMaxSize = 5
 			in := &fakeInput{}
 			in.push(lineEvents("a.log", 0, 7)...)

@@ -20,7 +20,7 @@ const shutdownRetry = 50 * time.Millisecond
 // (nil: ctx done); it is returned, or a shutdown failure when cause is nil.
 func (r *Runtime) shutdown(l *loop, cause error, cancelSend context.CancelFunc, senderDone <-chan struct{}) error {
 	start := r.now()
-	timeout := time.Duration(r.cfg.Agent.ShutdownTimeoutMs) * time.Millisecond
+	timeout := r.opts.Agent.ShutdownTimeout
 	if timeout <= 0 {
 		timeout = 10 * time.Second
 	}

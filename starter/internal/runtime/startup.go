@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
-	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/transport"
 	"github.com/edge-agent/edge-agent/transport/backoff"
 )
@@ -27,13 +25,13 @@ const (
 // start opens the queue, the sender and the input, in that order (SPEC §2);
 // a failure closes what was opened and names what failed.
 func (r *Runtime) start(ctx context.Context) (*loop, error) {
-	cfg := r.cfg
 	l := &loop{
 		r:           r,
 		log:         r.log,
-		nonMode:     cfg.Agent.DeliveryGuarantee == config.DeliveryNon,
+		nonMode:     r.opts.Agent.Delivery == DeliveryNon,
+		rowRetry:    backoff.Policy{Initial: r.opts.Retry.Backoff, Max: r.opts.Retry.BackoffMax},
 		maxJobs:     maxJobs,
-		jobSize:     jobSize(cfg),
+		jobSize:     jobSize(r.opts),
 		outstanding: make(map[uint64]*job),
 		claimHint:   true,
 		markStarted: true,
@@ -100,49 +98,43 @@ func (r *Runtime) start(ctx context.Context) (*loop, error) {
 // The bulk-max-size part is capped: claimed payloads are held in memory
 // (maxJobs jobs), and beyond a few thousand rows a bigger group gains
 // little over the fsync it amortises.
-func jobSize(cfg *config.Config) int {
-	return max(cfg.Queue.PollBatchSize, cfg.Output.Options.Pacing().MaxInFlight*4, min(cfg.Agent.BulkMaxSize, maxBulkJobSize), 1)
+func jobSize(o Options) int {
+	return max(o.Queue.PollBatchSize, o.Output.Pacing().MaxInFlight*4, min(o.Agent.BulkMaxSize, maxBulkJobSize), 1)
 }
 
 // maxBulkJobSize caps what bulk-max-size adds to jobSize.
 const maxBulkJobSize = 4096
 
 func (r *Runtime) openInput(ctx context.Context, id string, open input.OpenOptions) (input.Input, error) {
-	f, err := r.opts.Registry.Get(r.cfg.InputType)
+	f, err := r.opts.Inputs.Get(r.opts.InputType)
 	if err != nil {
 		return nil, fmt.Errorf("open input: %w", err)
 	}
-	in, err := f.Create(r.cfg.Input, input.Settings{ID: id, Logger: r.log.With(slog.String("input_id", id))})
+	in, err := f.Create(r.opts.Input, input.Settings{ID: id, Logger: r.log.With(slog.String("input_id", id))})
 	if err != nil {
-		return nil, fmt.Errorf("create input %s: %w", r.cfg.InputType, err)
+		return nil, fmt.Errorf("create input %s: %w", r.opts.InputType, err)
 	}
 	if err := in.Open(ctx, open); err != nil {
 		_ = in.Close()
-		return nil, fmt.Errorf("open input %s: %w", r.cfg.InputType, err)
+		return nil, fmt.Errorf("open input %s: %w", r.opts.InputType, err)
 	}
 	return in, nil
 }
 
 func (r *Runtime) newSendLoop(snd transport.Sender, enc encoder, nonMode bool) *sendLoop {
-	ms := func(v, def int64) time.Duration {
-		if v <= 0 {
-			v = def
-		}
-		return time.Duration(v) * time.Millisecond
-	}
-	pace := r.cfg.Output.Options.Pacing()
-	base, maxD := ms(r.cfg.Retry.BackoffMs, 250), ms(r.cfg.Retry.BackoffMaxMs, 300000)
+	pace := r.opts.Output.Pacing()
+	retry := backoff.Policy{Initial: r.opts.Retry.Backoff, Max: r.opts.Retry.BackoffMax}
 	if nonMode {
 		// retry.* is ignored in NON mode; the output's own backoff
 		// bounds the pause after an unreachable engine.
-		base, maxD = pace.InitialBackoff, pace.MaxBackoff
+		retry = backoff.Policy{Initial: pace.InitialBackoff, Max: pace.MaxBackoff}
 	}
 	return &sendLoop{
 		snd:        snd,
 		enc:        enc,
 		logger:     r.log,
 		now:        r.now,
-		retryWait:  backoff.Policy{Initial: base, Max: maxD},
+		retryWait:  retry,
 		rejectWait: backoff.Policy{Max: pace.MaxBackoff}, // no Initial: always the maximum
 		ctr:        &r.ctr,
 		pub:        &r.pub,

@@ -93,9 +93,9 @@ func (p *published) setError(err error, at time.Time) {
 // Snapshot returns the current status. It is safe from any goroutine.
 func (r *Runtime) Snapshot() Status {
 	st := Status{
-		InputType:         r.cfg.InputType,
-		OutputType:        r.cfg.Output.Type,
-		DeliveryGuarantee: r.cfg.Agent.DeliveryGuarantee,
+		InputType:         r.opts.InputType,
+		OutputType:        r.opts.OutputType,
+		DeliveryGuarantee: r.opts.Agent.Delivery.String(),
 		EventsRead:        r.ctr.eventsRead.Load(),
 		RowsAppended:      r.ctr.rowsAppended.Load(),
 		Sent:              r.ctr.sent.Load(),

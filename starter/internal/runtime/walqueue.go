@@ -51,7 +51,7 @@ type walStart struct {
 // delivery frees space.
 func (r *Runtime) openWAL() (*walStart, error) {
 	// A Config built in code may hold a relative path; Load resolves it.
-	o := r.cfg.Queue.Options
+	o := r.opts.WAL
 	o.Path = paths.Resolve(r.opts.Home, o.Path)
 	o.Now, o.Logger = r.now, r.log
 	w, err := wal.Open(o)
@@ -60,10 +60,10 @@ func (r *Runtime) openWAL() (*walStart, error) {
 	}
 	q := &walQueue{
 		w:           w,
-		retention:   time.Duration(r.cfg.Queue.AckedRetentionMs) * time.Millisecond,
-		maxAttempts: r.cfg.Retry.MaxAttempts,
-		cleanupMax:  max(1, r.cfg.Queue.CleanupBatchSize),
-		maxBytes:    r.cfg.Queue.MaxBytes,
+		retention:   r.opts.Queue.AckedRetention,
+		maxAttempts: r.opts.Retry.MaxAttempts,
+		cleanupMax:  max(1, r.opts.Queue.CleanupBatchSize),
+		maxBytes:    r.opts.Queue.MaxBytes,
 	}
 	st, err := r.startTx(q, true)
 	if wal.IsNoSpace(err) {
