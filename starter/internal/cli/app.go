@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"io"
 	"os"
 	"runtime"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
+
+	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 )
 
 // Build stamps, set at link time by `make build` and the dist builder:

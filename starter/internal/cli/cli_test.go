@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
-	"github.com/edge-agent/edge-agent/starter/internal/process"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -16,6 +14,8 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/starter/internal/config"
+	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
+	"github.com/edge-agent/edge-agent/starter/internal/process"
 )
 
 // testEnv runs commands in-process against a temp install root.

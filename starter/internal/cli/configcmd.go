@@ -2,14 +2,14 @@ package cli
 
 import (
 	"fmt"
-	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
-	"github.com/edge-agent/edge-agent/starter/internal/output"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/edge-agent/edge-agent/connector/file"
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
+	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/starter/internal/paths"
 )
 

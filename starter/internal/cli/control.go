@@ -3,12 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"syscall"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"github.com/edge-agent/edge-agent/starter/internal/paths"
 	"github.com/edge-agent/edge-agent/starter/internal/process"
 )

@@ -3,9 +3,10 @@ package config
 import (
 	"errors"
 	"fmt"
-	"github.com/edge-agent/edge-agent/starter/internal/check"
 	"sort"
 	"strings"
+
+	"github.com/edge-agent/edge-agent/starter/internal/check"
 )
 
 // ErrInvalid is wrapped by every error that means "agent.yaml is wrong":

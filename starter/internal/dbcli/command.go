@@ -3,7 +3,6 @@ package dbcli
 import (
 	"errors"
 	"fmt"
-	"github.com/edge-agent/edge-agent/starter/internal/process"
 	"io"
 	"log/slog"
 	"os"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/edge-agent/edge-agent/starter/internal/process"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
 

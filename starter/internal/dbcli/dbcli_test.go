@@ -3,7 +3,6 @@ package dbcli
 import (
 	"bytes"
 	"errors"
-	"github.com/edge-agent/edge-agent/starter/internal/process"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/edge-agent/edge-agent/starter/internal/process"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
 

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"net"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/transport"
 	"github.com/edge-agent/edge-agent/transport/codec"
@@ -217,7 +217,7 @@ func TestEngineDownAtStartThenUp(t *testing.T) {
 	in.push(lineEvents("a.log", 0, 300)...)
 	h := startRuntime(t, ingressOptions(t, cfg, home, in))
 	eventually(t, 5*time.Second, "reading while the engine is down", func() bool { return h.rt.Snapshot().RowsAppended == 300 })
-	time.Sleep(500 * time.Millisecond)
+	eventually(t, 10*time.Second, "two failed sends", func() bool { return h.rt.Snapshot().SendErrors >= 2 })
 	if st := h.rt.Snapshot(); st.Acked != 0 || st.Connection != "unavailable" {
 		t.Fatalf("acked %d connection %q with no engine", st.Acked, st.Connection)
 	}

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/edge-agent/edge-agent/transport/backoff"
 	"log/slog"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/transport/backoff"
 )
 
 // How often the loop looks for due rows even when nothing hinted at them

@@ -4,55 +4,59 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"github.com/edge-agent/edge-agent/transport"
 )
 
 func TestBackpressureStopsReadingUntilAcks(t *testing.T) {
-	home := t.TempDir()
-	cfg := testConfig(t)
-	cfg.Queue.MaxBytes = 256 << 10
-	in := &fakeInput{}
-	pad := bytes.Repeat([]byte("x"), 200)
-	const n = 5000
-	for i := 0; i < n; i++ {
-		ev := lineEvent("a.log", i)
-		ev.Payload = append(ev.Payload, pad...)
-		in.push(ev)
-	}
-	snd := newFakeSender(nil)
-	snd.gate = make(chan struct{})
-	h := startRuntime(t, newOptions(t, cfg, home, in, snd))
-	eventually(t, 5*time.Second, "backpressure", func() bool { return h.rt.Snapshot().Backpressure })
-	time.Sleep(50 * time.Millisecond)
-	left := in.left()
-	if left == 0 {
-		t.Fatal("the whole input was read although the queue is above queue.max-bytes")
-	}
-	st := h.rt.Snapshot()
-	if st.Queue.SizeBytes <= cfg.Queue.MaxBytes || st.Dropped != 0 {
-		t.Fatalf("queue size %d, max %d, dropped %d", st.Queue.SizeBytes, cfg.Queue.MaxBytes, st.Dropped)
-	}
-	close(snd.gate)
-	eventually(t, 20*time.Second, "all acked", func() bool { return h.rt.Snapshot().Acked == n })
-	if err := h.stop(); err != nil {
-		t.Fatal(err)
-	}
-	if in.left() != 0 || h.rt.Snapshot().Backpressure {
-		t.Fatalf("input left %d, backpressure %v after the backlog drained", in.left(), h.rt.Snapshot().Backpressure)
-	}
-	if d, _ := snd.stats(); d != n {
-		t.Fatalf("%d rows delivered, want %d", d, n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		home := t.TempDir()
+		cfg := testConfig(t)
+		cfg.Queue.MaxBytes = 256 << 10
+		in := &fakeInput{}
+		pad := bytes.Repeat([]byte("x"), 200)
+		const n = 5000
+		for i := 0; i < n; i++ {
+			ev := lineEvent("a.log", i)
+			ev.Payload = append(ev.Payload, pad...)
+			in.push(ev)
+		}
+		snd := newFakeSender(nil)
+		snd.gate = make(chan struct{})
+		h := startRuntime(t, newOptions(t, cfg, home, in, snd))
+		eventually(t, 5*time.Second, "backpressure", func() bool { return h.rt.Snapshot().Backpressure })
+		time.Sleep(time.Second)
+		synctest.Wait()
+		left := in.left()
+		if left == 0 {
+			t.Fatal("the whole input was read although the queue is above queue.max-bytes")
+		}
+		st := h.rt.Snapshot()
+		if st.Queue.SizeBytes <= cfg.Queue.MaxBytes || st.Dropped != 0 {
+			t.Fatalf("queue size %d, max %d, dropped %d", st.Queue.SizeBytes, cfg.Queue.MaxBytes, st.Dropped)
+		}
+		close(snd.gate)
+		eventually(t, 20*time.Second, "all acked", func() bool { return h.rt.Snapshot().Acked == n })
+		if err := h.stop(); err != nil {
+			t.Fatal(err)
+		}
+		if in.left() != 0 || h.rt.Snapshot().Backpressure {
+			t.Fatalf("input left %d, backpressure %v after the backlog drained", in.left(), h.rt.Snapshot().Backpressure)
+		}
+		if d, _ := snd.stats(); d != n {
+			t.Fatalf("%d rows delivered, want %d", d, n)
+		}
+	})
 }
 
 func TestNonModeDropsRefusedRowsAndKeepsNoState(t *testing.T) {
@@ -235,18 +239,23 @@ func TestAckedRowsAreKeptForTheRetentionThenDeleted(t *testing.T) {
 	}
 }
 
+// An idle agent writes nothing: on flash storage every commit wears the
+// card. Time is the bubble's, so "nothing in 5 s" is exact.
 func TestIdleAgentDoesNotWriteTheWAL(t *testing.T) {
-	cfg := testConfig(t)
-	h := startRuntime(t, newOptions(t, cfg, t.TempDir(), &fakeInput{}, newFakeSender(nil)))
-	time.Sleep(100 * time.Millisecond)
-	before := h.rt.Snapshot().Commits
-	time.Sleep(1500 * time.Millisecond)
-	if after := h.rt.Snapshot().Commits; after != before {
-		t.Fatalf("%d transactions while idle", after-before)
-	}
-	if err := h.stop(); err != nil {
-		t.Fatal(err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		cfg := testConfig(t)
+		h := startRuntime(t, newOptions(t, cfg, t.TempDir(), &fakeInput{}, newFakeSender(nil)))
+		synctest.Wait()
+		before := h.rt.Snapshot().Commits
+		time.Sleep(5 * time.Second) // 250 flush intervals, 1,000 idle polls
+		synctest.Wait()
+		if after := h.rt.Snapshot().Commits; after != before {
+			t.Fatalf("%d transactions while idle", after-before)
+		}
+		if err := h.stop(); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // diskFull makes every transaction fail while full is set, like ENOSPC.
@@ -269,41 +278,44 @@ func (d *diskFull) Update(fn func(queueTx) error) error {
 }
 
 func TestFullDiskPausesReadingAndLosesNothing(t *testing.T) {
-	home := t.TempDir()
-	cfg := testConfig(t)
-	cfg.Agent.BulkMaxSize = 50
-	in := &fakeInput{}
-	snd := newFakeSender(nil)
-	disk := &diskFull{}
-	opts := newOptions(t, cfg, home, in, snd)
-	rt, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt.wrapQueue = func(q queue) queue { disk.queue = q; return disk }
-	h := &harness{t: t, rt: rt, done: make(chan error, 1)}
-	ctx, cancel := context.WithCancel(context.Background())
-	h.cancel = cancel
-	go func() { h.done <- rt.Run(ctx) }()
-	eventually(t, 5*time.Second, "running", func() bool { return rt.Snapshot().State == "running" })
-	disk.set(true)
-	in.push(lineEvents("a.log", 0, 300)...)
-	eventually(t, 5*time.Second, "write error reported", func() bool {
-		return strings.Contains(rt.Snapshot().LastError, "no space left")
+	synctest.Test(t, func(t *testing.T) {
+		home := t.TempDir()
+		cfg := testConfig(t)
+		cfg.Agent.BulkMaxSize = 50
+		in := &fakeInput{}
+		snd := newFakeSender(nil)
+		disk := &diskFull{}
+		opts := newOptions(t, cfg, home, in, snd)
+		rt, err := New(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt.wrapQueue = func(q queue) queue { disk.queue = q; return disk }
+		h := &harness{t: t, rt: rt, done: make(chan error, 1)}
+		ctx, cancel := context.WithCancel(context.Background())
+		h.cancel = cancel
+		go func() { h.done <- rt.Run(ctx) }()
+		eventually(t, 5*time.Second, "running", func() bool { return rt.Snapshot().State == "running" })
+		disk.set(true)
+		in.push(lineEvents("a.log", 0, 300)...)
+		eventually(t, 5*time.Second, "write error reported", func() bool {
+			return strings.Contains(rt.Snapshot().LastError, "no space left")
+		})
+		time.Sleep(time.Minute) // many WAL retries later, still nothing read past the buffer
+		synctest.Wait()
+		if left := in.left(); left != 250 {
+			t.Fatalf("input left %d events, want 250: reading stops once the buffer is full", left)
+		}
+		if st := rt.Snapshot(); st.RowsAppended != 0 {
+			t.Fatalf("%d rows appended on a full disk", st.RowsAppended)
+		}
+		disk.set(false)
+		eventually(t, 10*time.Second, "300 acks", func() bool { return rt.Snapshot().Acked == 300 })
+		if err := h.stop(); err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := snd.stats(); d != 300 {
+			t.Fatalf("%d rows delivered, want 300", d)
+		}
 	})
-	time.Sleep(100 * time.Millisecond)
-	if left := in.left(); left != 250 {
-		t.Fatalf("input left %d events, want 250: reading stops once the buffer is full", left)
-	}
-	if st := rt.Snapshot(); st.RowsAppended != 0 {
-		t.Fatalf("%d rows appended on a full disk", st.RowsAppended)
-	}
-	disk.set(false)
-	eventually(t, 10*time.Second, "300 acks", func() bool { return rt.Snapshot().Acked == 300 })
-	if err := h.stop(); err != nil {
-		t.Fatal(err)
-	}
-	if d, _ := snd.stats(); d != 300 {
-		t.Fatalf("%d rows delivered, want 300", d)
-	}
 }

@@ -3,11 +3,11 @@ package runtime
 import (
 	"context"
 	"errors"
-	"github.com/edge-agent/edge-agent/starter/internal/check"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/edge-agent/edge-agent/starter/internal/check"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
 

@@ -3,63 +3,67 @@ package runtime
 import (
 	"context"
 	"errors"
-	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 	"github.com/edge-agent/edge-agent/transport"
 )
 
 func TestDeliversEveryEventAndSavesPositions(t *testing.T) {
-	home := t.TempDir()
-	cfg := testConfig(t)
-	in := &fakeInput{}
-	in.push(lineEvents("a.log", 0, 1000)...)
-	snd := newFakeSender(nil)
-	h := startRuntime(t, newOptions(t, cfg, home, in, snd))
-	if o := in.openOptions(); !o.FirstStart || len(o.Saved) != 0 {
-		t.Fatalf("first open = %+v, want FirstStart and no positions", o)
-	}
-	eventually(t, 10*time.Second, "1000 acks", func() bool { return h.rt.Snapshot().Acked == 1000 })
-	if err := h.stop(); err != nil {
-		t.Fatalf("Run = %v, want nil", err)
-	}
-	want := map[string]int{}
-	for _, ev := range lineEvents("a.log", 0, 1000) {
-		want[string(ev.Payload)] = 1
-	}
-	got := snd.payloads()
-	if len(got) != len(want) {
-		t.Fatalf("delivered %d distinct payloads, want %d", len(got), len(want))
-	}
-	for p := range want {
-		if got[p] != 1 {
-			t.Fatalf("payload %s delivered %d times", p, got[p])
+	synctest.Test(t, func(t *testing.T) {
+		home := t.TempDir()
+		cfg := testConfig(t)
+		in := &fakeInput{}
+		in.push(lineEvents("a.log", 0, 1000)...)
+		snd := newFakeSender(nil)
+		h := startRuntime(t, newOptions(t, cfg, home, in, snd))
+		if o := in.openOptions(); !o.FirstStart || len(o.Saved) != 0 {
+			t.Fatalf("first open = %+v, want FirstStart and no positions", o)
 		}
-	}
-	st := h.rt.Snapshot()
-	if st.State != "stopped" || st.EventsRead != 1000 || st.RowsAppended != 1000 {
-		t.Fatalf("snapshot = %+v", st)
-	}
+		eventually(t, 10*time.Second, "1000 acks", func() bool { return h.rt.Snapshot().Acked == 1000 })
+		if err := h.stop(); err != nil {
+			t.Fatalf("Run = %v, want nil", err)
+		}
+		want := map[string]int{}
+		for _, ev := range lineEvents("a.log", 0, 1000) {
+			want[string(ev.Payload)] = 1
+		}
+		got := snd.payloads()
+		if len(got) != len(want) {
+			t.Fatalf("delivered %d distinct payloads, want %d", len(got), len(want))
+		}
+		for p := range want {
+			if got[p] != 1 {
+				t.Fatalf("payload %s delivered %d times", p, got[p])
+			}
+		}
+		st := h.rt.Snapshot()
+		if st.State != "stopped" || st.EventsRead != 1000 || st.RowsAppended != 1000 {
+			t.Fatalf("snapshot = %+v", st)
+		}
 
-	// Restart on the same WAL: positions come back, not a first start,
-	// nothing is sent again.
-	in2 := &fakeInput{}
-	snd2 := newFakeSender(nil)
-	h2 := startRuntime(t, newOptions(t, cfg, home, in2, snd2))
-	o := in2.openOptions()
-	if o.FirstStart || string(o.Saved["a.log"]) != "999" {
-		t.Fatalf("second open = FirstStart %v saved %q, want false and 999", o.FirstStart, o.Saved["a.log"])
-	}
-	time.Sleep(50 * time.Millisecond)
-	if err := h2.stop(); err != nil {
-		t.Fatal(err)
-	}
-	if d, _ := snd2.stats(); d != 0 {
-		t.Fatalf("restart re-sent %d rows", d)
-	}
+		// Restart on the same WAL: positions come back, not a first start,
+		// nothing is sent again.
+		in2 := &fakeInput{}
+		snd2 := newFakeSender(nil)
+		h2 := startRuntime(t, newOptions(t, cfg, home, in2, snd2))
+		o := in2.openOptions()
+		if o.FirstStart || string(o.Saved["a.log"]) != "999" {
+			t.Fatalf("second open = FirstStart %v saved %q, want false and 999", o.FirstStart, o.Saved["a.log"])
+		}
+		time.Sleep(time.Minute) // anything to send would have gone by now
+		synctest.Wait()
+		if err := h2.stop(); err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := snd2.stats(); d != 0 {
+			t.Fatalf("restart re-sent %d rows", d)
+		}
+	})
 }
 
 func TestPositionOnlyEventsMoveThePositionWithoutRows(t *testing.T) {
@@ -89,29 +93,32 @@ func TestPositionOnlyEventsMoveThePositionWithoutRows(t *testing.T) {
 }
 
 func TestGracefulShutdownFlushesTheBuffer(t *testing.T) {
-	home := t.TempDir()
-	cfg := testConfig(t)
-	cfg.Agent.FlushInterval = 3_600_000 * time.Millisecond // only shutdown flushes
-	cfg.Agent.BulkMaxSize = 10_000
-	in := &fakeInput{}
-	in.push(lineEvents("a.log", 0, 50)...)
-	in.held = lineEvents("a.log", 50, 52) // a multiline group held back
-	h := startRuntime(t, newOptions(t, cfg, home, in, newFakeSender(nil)))
-	eventually(t, 5*time.Second, "input read", func() bool { return in.left() == 0 })
-	time.Sleep(20 * time.Millisecond)
-	if st := h.rt.Snapshot(); st.RowsAppended != 0 {
-		t.Fatalf("rows appended before the flush interval: %d", st.RowsAppended)
-	}
-	if err := h.stop(); err != nil {
-		t.Fatal(err)
-	}
-	c := readCounts(t, home)
-	if c.Pending != 52 {
-		t.Fatalf("after shutdown the WAL holds %+v, want 52 PENDING", c)
-	}
-	if pos := readPositions(t, home, "input-1"); string(pos["a.log"]) != "51" {
-		t.Fatalf("position = %q, want 51", pos["a.log"])
-	}
+	synctest.Test(t, func(t *testing.T) {
+		home := t.TempDir()
+		cfg := testConfig(t)
+		cfg.Agent.FlushInterval = 3_600_000 * time.Millisecond // only shutdown flushes
+		cfg.Agent.BulkMaxSize = 10_000
+		in := &fakeInput{}
+		in.push(lineEvents("a.log", 0, 50)...)
+		in.held = lineEvents("a.log", 50, 52) // a multiline group held back
+		h := startRuntime(t, newOptions(t, cfg, home, in, newFakeSender(nil)))
+		eventually(t, 5*time.Second, "input read", func() bool { return in.left() == 0 })
+		time.Sleep(time.Minute) // still well before flush-interval-ms
+		synctest.Wait()
+		if st := h.rt.Snapshot(); st.RowsAppended != 0 {
+			t.Fatalf("rows appended before the flush interval: %d", st.RowsAppended)
+		}
+		if err := h.stop(); err != nil {
+			t.Fatal(err)
+		}
+		c := readCounts(t, home)
+		if c.Pending != 52 {
+			t.Fatalf("after shutdown the WAL holds %+v, want 52 PENDING", c)
+		}
+		if pos := readPositions(t, home, "input-1"); string(pos["a.log"]) != "51" {
+			t.Fatalf("position = %q, want 51", pos["a.log"])
+		}
+	})
 }
 
 func TestFatalSendErrorsStopTheAgent(t *testing.T) {

@@ -1,10 +1,11 @@
 package runtime
 
 import (
-	"github.com/edge-agent/edge-agent/connector/input"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/edge-agent/edge-agent/connector/input"
 )
 
 // Status is a point-in-time view of a Runtime for status commands and
