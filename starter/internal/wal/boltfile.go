@@ -83,6 +83,16 @@ var errNoMeta = errors.New("no valid bbolt meta page")
 // higher transaction id. Meta 0 is at offset 0; meta 1 one page later, so
 // when meta 0 is unreadable its page size is found by trying each.
 func readMeta(r io.ReaderAt, size int64) (boltMeta, error) {
+	metas, err := readMetas(r, size)
+	if err != nil {
+		return boltMeta{}, err
+	}
+	return metas[0], nil
+}
+
+// readMetas returns the valid meta pages, the one bbolt uses first: the
+// higher transaction id.
+func readMetas(r io.ReaderAt, size int64) ([]boltMeta, error) {
 	buf := make([]byte, boltPageHeader+boltMetaSumOffset+8)
 	read := func(off int64) (boltMeta, bool) {
 		if off+int64(len(buf)) > size {
@@ -94,25 +104,26 @@ func readMeta(r io.ReaderAt, size int64) (boltMeta, error) {
 		return parseMeta(buf)
 	}
 	var metas []boltMeta
-	if m, ok := read(0); ok && validPageSize(m.pageSize) {
-		metas = append(metas, m)
+	m0, ok0 := read(0)
+	if ok0 && validPageSize(m0.pageSize) {
+		metas = append(metas, m0)
 	}
 	for ps := uint64(minBoltPage); ps <= maxBoltPage; ps *= 2 {
+		if len(metas) == 1 && ps != m0.pageSize {
+			continue
+		}
 		if m, ok := read(int64(ps)); ok && m.pageSize == ps {
 			metas = append(metas, m)
 			break
 		}
 	}
 	if len(metas) == 0 {
-		return boltMeta{}, errNoMeta
+		return nil, errNoMeta
 	}
-	best := metas[0]
-	for _, m := range metas[1:] {
-		if m.pageSize == best.pageSize && m.txid > best.txid {
-			best = m
-		}
+	if len(metas) == 2 && metas[1].txid > metas[0].txid {
+		metas[0], metas[1] = metas[1], metas[0]
 	}
-	return best, nil
+	return metas, nil
 }
 
 func validPageSize(ps uint64) bool {

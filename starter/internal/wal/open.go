@@ -137,7 +137,12 @@ func (w *WAL) openReadOnly() error {
 	}
 	w.gate = openGate(w.path, false, w.opts.LockTimeout, w.log)
 	// A first read validates the file now rather than at the first command.
-	return w.View(func(*ReadTx) error { return nil })
+	// A damaged tree is not an open error: verify and salvage must get to
+	// the file, and every other read reports the damage itself.
+	if err := w.View(func(*ReadTx) error { return nil }); err != nil && !errors.Is(err, ErrCorrupt) {
+		return err
+	}
+	return nil
 }
 
 // pageSize is the bbolt page size of a new WAL file (an existing file

@@ -1,7 +1,6 @@
 package wal
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -90,7 +89,9 @@ func (p Problem) String() string {
 // Verify checks every row's checksum, that every row sits in exactly the
 // index of its status and every index entry points at such a row, that the
 // counters match a recount and the id allocators are ahead of the rows, and
-// runs bbolt's own page consistency check. It returns at most max problems
+// walks every page as bbolt's own consistency check does (without its
+// panics: verifyraw.go). On a damaged B-tree it reports the damage and
+// the rows it could read, and skips the index and counter checks. It returns at most max problems
 // (all when max <= 0). Rows already DEAD for a bad checksum are not
 // problems: they were handled. O(rows); for operators and tests.
 func (tx *ReadTx) Verify(max int) []Problem {
@@ -99,10 +100,13 @@ func (tx *ReadTx) Verify(max int) []Problem {
 		out = append(out, Problem{RowID: id, What: fmt.Sprintf(f, a...)})
 		return max > 0 && len(out) >= max
 	}
-	for err := range tx.btx.Check() {
-		if add(0, "bbolt: %v", err) {
-			return out
-		}
+	damage, rawRows, err := rawCheck(tx.w.path, nil, tx.btx, max)
+	if err != nil {
+		add(0, "check pages: %v", err)
+		return out
+	}
+	if len(damage) > 0 {
+		return clip(damageProblems(tx.w.path, damage, rawRows), max)
 	}
 	var recount counters
 	var maxID uint64
@@ -136,8 +140,7 @@ func (tx *ReadTx) Verify(max int) []Problem {
 		maxBatch = max64(maxBatch, r.BatchID)
 		recount.add(r.Status, 1)
 		recount.payloadBytes += int64(len(r.Payload))
-		quarantined := r.Status == StatusDead && (r.Reason == ReasonChecksum || bytes.HasPrefix([]byte(r.Reason), []byte(reasonUndecodable)))
-		if payloadCRC(r.Payload) != crc && !quarantined {
+		if payloadCRC(r.Payload) != crc && !quarantined(&r) {
 			if add(id, "payload checksum mismatch (status %s)", r.Status) {
 				return out
 			}

@@ -254,7 +254,8 @@ func readMetaPages(path string, pageSize int) ([]byte, error) {
 func (w *WAL) recoverCorrupt(op string, err *error) {
 	if r := recover(); r != nil {
 		w.log.Error("wal panic recovered", "op", op, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-		*err = fmt.Errorf("%s wal %s: %v: %w", op, w.path, r, ErrCorrupt)
+		*err = fmt.Errorf("%s wal %s: %v (the file is damaged; `edge-agent db verify --db-path %s` lists the problems): %w",
+			op, w.path, r, w.path, ErrCorrupt)
 	}
 }
 
