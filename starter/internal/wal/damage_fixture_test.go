@@ -234,3 +234,27 @@ func TestFixtureIsConsistent(t *testing.T) {
 		t.Fatalf("fixture counts %+v", c)
 	}
 }
+
+func init() {
+	damages = append(damages,
+		damage{name: "pending run end damaged", lostRows: 0, apply: func(t testing.TB, path string) {
+			// Written through bbolt: the tree is sound, the value is not.
+			tamper(t, path, func(tx *bolt.Tx) error {
+				b := tx.Bucket(bucketPending)
+				k, _ := b.Cursor().First()
+				return b.Put(k, u64key(1<<62))
+			})
+		}},
+		damage{name: "sending run start damaged", lostRows: 0, apply: func(t testing.TB, path string) {
+			tamper(t, path, func(tx *bolt.Tx) error {
+				b := tx.Bucket(bucketSending)
+				k, v := b.Cursor().First()
+				v = append([]byte(nil), v...)
+				if err := b.Delete(k); err != nil {
+					return err
+				}
+				return b.Put(u64key(binary.BigEndian.Uint64(k)^0x0100), v)
+			})
+		}},
+	)
+}

@@ -109,10 +109,11 @@ func (tx *ReadTx) Verify(max int) []Problem {
 		return clip(damageProblems(tx.w.path, damage, rawRows), max)
 	}
 	var recount counters
-	var maxID uint64
+	var maxID, nRows uint64
 	var maxBatch int64
 	c := tx.rows.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
+		nRows++
 		id, ok := keyID(k)
 		if !ok {
 			if add(0, "malformed row key %x", k) {
@@ -160,6 +161,11 @@ func (tx *ReadTx) Verify(max int) []Problem {
 			return true
 		}
 		prevEnd = e
+		// A damaged run can span 2^64 ids: it is reported, not walked.
+		if e-s >= nRows || e >= tx.nextRow {
+			runProblems = append(runProblems, Problem{RowID: s, What: fmt.Sprintf("pending run %d..%d longer than the %d rows or beyond next_row_id %d", s, e, nRows, tx.nextRow)})
+			return true
+		}
 		for id := s; id <= e; id++ {
 			k := u64key(id)
 			if st, ok := tx.statusOf(k, tx.rows.Get(k)); !ok || st != StatusPending {
@@ -175,6 +181,10 @@ func (tx *ReadTx) Verify(max int) []Problem {
 			return true
 		}
 		prevEnd = r.end
+		if r.end-r.start >= nRows || r.end >= tx.nextRow {
+			runProblems = append(runProblems, Problem{RowID: r.start, What: fmt.Sprintf("sending run %d..%d longer than the %d rows or beyond next_row_id %d", r.start, r.end, nRows, tx.nextRow)})
+			return true
+		}
 		for id := r.start; id <= r.end; id++ {
 			k := u64key(id)
 			if st, ok := tx.statusOf(k, tx.rows.Get(k)); !ok || st != StatusSending {
