@@ -41,6 +41,12 @@ func (r *runner) salvage(c *cli.Context) error {
 	}
 	fmt.Fprintf(o, "rows copied: %d (PENDING %d, ACKED %d, DEAD %d)\n", rep.Copied(),
 		rep.Rows[wal.StatusPending], rep.Rows[wal.StatusAcked], rep.Rows[wal.StatusDead])
+	if rep.OlderState {
+		fmt.Fprintln(o, "the newest state of the file is unreadable: the previous transaction's state was read (see DAMAGE)")
+	}
+	if rep.Scanned > 0 {
+		fmt.Fprintf(o, "rows among them found on pages outside the readable tree: %d (some may have been delivered already and will be sent again)\n", rep.Scanned)
+	}
 	fmt.Fprintf(o, "positions copied: %d; agent metadata entries copied: %d\n", rep.Positions, rep.AppMeta)
 	fmt.Fprintf(o, "rows with a damaged key, copied under a new id(pk): %d\n", len(rep.Renumbered))
 	for i, rn := range rep.Renumbered {

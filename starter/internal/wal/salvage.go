@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -53,6 +55,13 @@ type SalvageReport struct {
 	// OlderState is set when the newest meta page's tree was unreadable and
 	// the previous transaction's state was read instead.
 	OlderState bool
+	// Scanned counts the rows among Rows found outside the readable tree:
+	// when the tree is damaged, every page it does not reach is read, and
+	// leaf pages that hold nothing but sound rows give their rows (the
+	// newest copy of each id). Such a page may be an old copy, freed when
+	// its rows were acked and deleted: these rows may have been delivered
+	// already and are sent again (at least once, never lost).
+	Scanned int
 }
 
 // Copied is the number of rows copied.
@@ -79,8 +88,11 @@ const salvageBatch = 1000
 // reason; a row whose key was damaged (not 8 bytes, out of order, or not
 // below the source's next_row_id) gets a new row id and keeps the rest.
 // The id allocators of the new file continue after both the source's and
-// every copied row's, so no id is ever reused. The caller makes sure no
-// agent writes to src meanwhile.
+// every copied row's, so no id is ever reused. When the tree is damaged,
+// the pages it does not reach are scanned for rows too (see scan and
+// SalvageReport.Scanned): a cut-off subtree or a lost root loses no row
+// whose page survived, at the price of possible duplicates. The caller
+// makes sure no agent writes to src meanwhile.
 func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -143,7 +155,7 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 		skipped = nil
 	}
 
-	s := &salvager{rep: &rep, now: opts.Now().UnixMilli()}
+	s := &salvager{rep: &rep, now: opts.Now().UnixMilli(), copied: map[uint64]bool{}}
 	// First the meta bucket alone: the id allocators decide which row keys
 	// are plausible before any row is read.
 	first := newTreeWalk(f, st.Size(), meta)
@@ -169,6 +181,15 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 	walk.visit = s.visit
 	walk.run()
 	rep.Damage = append(skipped, walk.damage...)
+	if len(rep.Damage) > 0 {
+		// Pages up to the newest state's end: an older state's page count
+		// stops short of the pages the lost commits wrote.
+		hwm := meta.hwm
+		for _, m := range metas {
+			hwm = max(hwm, m.hwm)
+		}
+		s.scan(f, st.Size(), meta.pageSize, hwm, walk.seen)
+	}
 	if err := s.finish(); err != nil {
 		return rep, fmt.Errorf("salvage wal %s into %s: %w", src, dst, err)
 	}
@@ -194,6 +215,8 @@ type salvager struct {
 	srcNextBatch int64
 	srcCtr       counters
 	lastID       uint64 // highest row id kept so far
+	copied       map[uint64]bool
+	maxScanned   uint64
 
 	batch      []Row
 	renumber   []Row // damaged keys, copied last under new ids
@@ -257,6 +280,7 @@ func (s *salvager) row(key, value []byte, page uint64) {
 		return
 	}
 	s.lastID = id
+	s.copied[id] = true
 	s.add(r)
 }
 
@@ -296,10 +320,94 @@ func (s *salvager) flush() {
 	})
 }
 
+// scan reads every page of the file the tree walk did not reach and
+// collects the rows of the leaf pages that hold nothing but sound rows
+// (8-byte keys, values that decode and pass their checksum): the rows of
+// subtrees a damaged page cut off, or of a lost root. Ids the tree gave
+// already, or at or above the source's next_row_id (unless that comes
+// from an older state), are skipped; of several copies of one id the most
+// recently updated wins.
+func (s *salvager) scan(r io.ReaderAt, size int64, ps, hwm uint64, seen map[uint64]bool) {
+	if !validPageSize(ps) {
+		return
+	}
+	limit := min(hwm, uint64(size)/ps)
+	found := map[uint64]Row{}
+	head := make([]byte, boltPageHeader)
+	for id := uint64(2); id < limit; id++ {
+		if seen[id] {
+			continue
+		}
+		if _, err := r.ReadAt(head, int64(id*ps)); err != nil {
+			continue
+		}
+		overflow := uint64(native.Uint32(head[12:]))
+		if native.Uint64(head) != id || native.Uint16(head[8:]) != boltLeafFlag || id+overflow >= limit {
+			continue
+		}
+		pg := make([]byte, (overflow+1)*ps)
+		if _, err := r.ReadAt(pg, int64(id*ps)); err != nil {
+			continue
+		}
+		rows, ok := rowsLeaf(pg)
+		if !ok {
+			continue
+		}
+		for _, row := range rows {
+			// An older state's allocator does not know the ids of the lost
+			// commit, which are what the scan is after.
+			if s.copied[row.ID] || (!s.rep.OlderState && s.srcNextRow != 0 && row.ID >= s.srcNextRow) {
+				continue
+			}
+			if prev, dup := found[row.ID]; !dup || row.UpdatedAt > prev.UpdatedAt {
+				found[row.ID] = row
+			}
+		}
+	}
+	ids := make([]uint64, 0, len(found))
+	for id := range found {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		s.rep.Scanned++
+		s.maxScanned = max(s.maxScanned, id)
+		s.add(found[id])
+	}
+}
+
+// rowsLeaf returns the rows of leaf page pg when every element is a sound
+// row of the rows bucket (so that pages of the indexes, positions and
+// meta, whose values are no rows, are never taken for rows).
+func rowsLeaf(pg []byte) ([]Row, bool) {
+	n, ok := elements(pg)
+	if !ok || n == 0 {
+		return nil, false
+	}
+	out := make([]Row, 0, n)
+	for i := range n {
+		flags, key, val, ok := leafElem(pg, i)
+		if !ok || flags != 0 {
+			return nil, false
+		}
+		id, ok := keyID(key)
+		if !ok || id == 0 {
+			return nil, false
+		}
+		r, crc, err := decodeRow(id, val)
+		if err != nil || payloadCRC(r.Payload) != crc {
+			return nil, false
+		}
+		r.Payload = bytes.Clone(r.Payload)
+		out = append(out, r)
+	}
+	return out, true
+}
+
 // finish copies the renumbered rows, the positions and the metadata, and
 // moves the id allocators past everything the source ever handed out.
 func (s *salvager) finish() error {
-	next := max(s.lastID, s.srcNextRow-min(s.srcNextRow, 1)) + 1
+	next := max(s.lastID, s.maxScanned, s.srcNextRow-min(s.srcNextRow, 1)) + 1
 	for i := range s.renumber {
 		s.renumber[i].ID = next
 		s.renumKeys[i].NewID = next
