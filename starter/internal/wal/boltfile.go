@@ -162,7 +162,7 @@ func (d Damage) String() string {
 // leafVisit receives every key/value of every bucket the walk reaches, in
 // key order within a bucket. bucket is the path of bucket names; page is
 // the leaf page (0 for an inline bucket). key and value are only valid
-// during the call.
+// during the call (the walk reuses its page buffers).
 type leafVisit func(bucket [][]byte, key, value []byte, page uint64)
 
 // treeWalk walks the B-trees of one bbolt file from its meta page.
@@ -178,6 +178,13 @@ type treeWalk struct {
 	// maxDamage stops recording (not walking) after this many; 0: no limit.
 	maxDamage int
 	dropped   int
+
+	// bufs[level] holds the page being walked at each level of the walk's
+	// recursion (a page's keys bound its children's, so a level's page
+	// stays in use until its subtree is done): one buffer per level for
+	// the whole walk instead of one allocation per page.
+	bufs  [][]byte
+	level int
 
 	visit leafVisit // nil: check only
 	// enter says whether to walk a bucket reached at path; nil: all.
@@ -255,21 +262,28 @@ func (w *treeWalk) readPage(id uint64, path [][]byte) ([]byte, bool) {
 		w.add(id, path, "page is in the tree and on the freelist")
 		return nil, false
 	}
-	head := make([]byte, boltPageHeader)
-	if _, err := w.r.ReadAt(head, int64(id*w.ps)); err != nil {
+	for len(w.bufs) <= w.level {
+		w.bufs = append(w.bufs, nil)
+	}
+	if uint64(cap(w.bufs[w.level])) < w.ps {
+		w.bufs[w.level] = make([]byte, w.ps)
+	}
+	// One read for the usual page without overflow.
+	pg := w.bufs[w.level][:w.ps]
+	if _, err := w.r.ReadAt(pg, int64(id*w.ps)); err != nil {
 		w.add(id, path, "read: %v", err)
 		return nil, false
 	}
-	if got := native.Uint64(head); got != id {
+	if got := native.Uint64(pg); got != id {
 		w.add(id, path, "page identifies as %d", got)
 		return nil, false
 	}
-	flags := native.Uint16(head[8:])
+	flags := native.Uint16(pg[8:])
 	if flags != boltBranchFlag && flags != boltLeafFlag {
 		w.add(id, path, "not a branch or leaf page (flags %#x)", flags)
 		return nil, false
 	}
-	overflow := uint64(native.Uint32(head[12:]))
+	overflow := uint64(native.Uint32(pg[12:]))
 	if id+overflow >= w.meta.hwm || (id+overflow+1)*w.ps > uint64(w.size) {
 		w.add(id, path, "%d overflow pages run past the pages in use or the file", overflow)
 		return nil, false
@@ -283,10 +297,16 @@ func (w *treeWalk) readPage(id uint64, path [][]byte) ([]byte, bool) {
 	for i := id; i <= id+overflow; i++ {
 		w.seen[i] = true
 	}
-	pg := make([]byte, (overflow+1)*w.ps)
-	if _, err := w.r.ReadAt(pg, int64(id*w.ps)); err != nil {
-		w.add(id, path, "read: %v", err)
-		return nil, false
+	if overflow > 0 {
+		n := (overflow + 1) * w.ps
+		if uint64(cap(w.bufs[w.level])) < n {
+			w.bufs[w.level] = make([]byte, n)
+		}
+		pg = w.bufs[w.level][:n]
+		if _, err := w.r.ReadAt(pg, int64(id*w.ps)); err != nil {
+			w.add(id, path, "read: %v", err)
+			return nil, false
+		}
 	}
 	return pg, true
 }
@@ -332,6 +352,8 @@ func (w *treeWalk) walkTree(id uint64, path [][]byte, depth int, minKey, maxKey 
 		w.add(id, path, "B-tree deeper than %d levels", maxTreeDepth)
 		return nil
 	}
+	w.level++
+	defer func() { w.level-- }()
 	pg, ok := w.readPage(id, path)
 	if !ok {
 		return nil

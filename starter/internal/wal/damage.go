@@ -93,6 +93,15 @@ func (c *coverage) visit(bucket [][]byte, key, value []byte, page uint64) {
 		}
 	}
 	switch string(bucket[0]) {
+	case string(bucketMeta):
+		// The meta bucket sorts before rows: size the id list once.
+		if string(key) == metaCounters && c.rows == nil {
+			var ctr counters
+			ctr.decode(value)
+			if n := ctr.pending + ctr.sending + ctr.acked + ctr.dead; n > 0 && n < 1<<32 {
+				c.rows = make([]uint64, 0, n)
+			}
+		}
 	case string(bucketRows):
 		if id, ok := keyID(key); ok {
 			c.rows = append(c.rows, id)
