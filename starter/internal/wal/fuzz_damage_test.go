@@ -124,7 +124,11 @@ func FuzzDamagedWAL(f *testing.F) {
 	f.Add([]byte{128})                      // truncated to half
 	f.Add(append(op(0, 0), op(8192, 0)...)) // both metas
 	f.Add(append(op(8192*5+100, 0x80), op(8192*7+40, 0)...))
-	f.Fuzz(func(t *testing.T, data []byte) {
+	f.Fuzz(openDamaged)
+}
+
+func openDamaged(t *testing.T, data []byte) {
+	{
 		base := fuzzBaseFile(t)
 		dir := t.TempDir()
 		path := filepath.Join(dir, "wal.db")
@@ -160,5 +164,5 @@ func FuzzDamagedWAL(f *testing.F) {
 		if p, _, err := w.Verify(0); err != nil || len(p) > 0 {
 			t.Fatalf("the salvaged copy: verify %v, %v", p, err)
 		}
-	})
+	}
 }
