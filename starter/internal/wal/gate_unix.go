@@ -72,11 +72,6 @@ type gate struct {
 	held         bool
 }
 
-// Suffixes of the lock files beside the WAL file.
-const (
-	gateSuffix   = "-readgate.lock"
-	intentSuffix = "-readintent.lock"
-)
 
 // openGate returns nil (no coordination) when the lock files cannot be
 // opened, e.g. a read-only data dir: readers then rely on the meta check.

@@ -173,7 +173,9 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 				err = fmt.Errorf("salvage wal %s: close %s: %w", src, dst, cerr)
 			}
 			if err != nil {
-				_ = os.Remove(dst)
+				for _, p := range []string{dst, dst + gateSuffix, dst + intentSuffix} {
+					_ = os.Remove(p)
+				}
 			}
 		}()
 	}

@@ -54,6 +54,12 @@ const (
 	compactTxMaxSize = 64 << 20
 )
 
+// Suffixes of the reader-gate lock files beside the WAL file (gate_unix.go).
+const (
+	gateSuffix   = "-readgate.lock"
+	intentSuffix = "-readintent.lock"
+)
+
 // WAL is the durable outbound queue plus input positions in one bbolt file.
 // Update and View may be called from several goroutines (bbolt serialises
 // writers); a Tx must not escape its callback.
