@@ -72,7 +72,6 @@ type gate struct {
 	held         bool
 }
 
-
 // openGate returns nil (no coordination) when the lock files cannot be
 // opened, e.g. a read-only data dir: readers then rely on the meta check.
 func openGate(path string, writer bool, wait time.Duration, log *slog.Logger) *gate {
