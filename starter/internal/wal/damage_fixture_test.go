@@ -158,7 +158,8 @@ type damage struct {
 	// opens: a read-write open succeeds (the damage is below the B-tree:
 	// a row value, or one of the two meta pages).
 	opens bool
-	// noMeta: no valid meta page is left; salvage cannot start either.
+	// noMeta: no valid meta page is left: bbolt cannot open the file and
+	// salvage finds the rows by scanning every page.
 	noMeta bool
 	// lostRows is how many rows salvage cannot copy (-1: some, unknown).
 	// Rows on pages a damaged branch cut off are found by the page scan.

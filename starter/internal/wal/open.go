@@ -176,7 +176,8 @@ func (w *WAL) openError(err error) error {
 		return fmt.Errorf("another edge-agent is using %s: %w", w.path, ErrLocked)
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum),
 		errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrInvalidMapping):
-		return fmt.Errorf("open wal %s: not a bbolt file or its header is damaged (%v): %w", w.path, err, ErrNotWAL)
+		return fmt.Errorf("open wal %s: not a bbolt file or its header is damaged (%v); if it is the agent's WAL, "+
+			"`%s` copies the rows still on its pages into a new file: %w", w.path, err, SalvageCommand(w.path), ErrNotWAL)
 	case errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("open wal %s: no such file: %w", w.path, ErrNotFound)
 	}

@@ -91,8 +91,10 @@ const salvageBatch = 1000
 // every copied row's, so no id is ever reused. When the tree is damaged,
 // the pages it does not reach are scanned for rows too (see scan and
 // SalvageReport.Scanned): a cut-off subtree or a lost root loses no row
-// whose page survived, at the price of possible duplicates. The caller
-// makes sure no agent writes to src meanwhile.
+// whose page survived, at the price of possible duplicates. With both
+// meta pages gone, the page size is guessed from the pages themselves and
+// the scan is all there is (positions and metadata are then lost). The
+// caller makes sure no agent writes to src meanwhile.
 func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -129,39 +131,31 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 		return rep, fmt.Errorf("salvage wal %s: %w", src, err)
 	}
 	metas, err := readMetas(f, st.Size())
-	if err != nil {
-		return rep, fmt.Errorf("salvage wal %s: neither bbolt meta page is valid, so nothing says where the data starts: %w", src, ErrNotWAL)
-	}
-	// The newest state whose root page reads; an older one only when the
-	// newest root is gone (a truncated file loses the pages written last).
-	meta := metas[0]
+	headless := err != nil
+	var meta boltMeta
 	var skipped []Damage
-	for i, m := range metas {
-		probe := newTreeWalk(f, st.Size(), m)
-		if _, ok := probe.readPage(m.root, nil); ok {
-			meta, rep.OlderState = m, i > 0
-			break
+	if headless {
+		// Both meta pages are gone: nothing says where the tree starts,
+		// but the pages may still be there. Every page is scanned for rows.
+		ps := guessPageSize(f, st.Size())
+		if ps == 0 {
+			return rep, fmt.Errorf("salvage wal %s: neither bbolt meta page is valid and no bbolt page was found: %w", src, ErrNotWAL)
 		}
-		skipped = append(skipped, Damage{Page: m.root, What: fmt.Sprintf(
-			"the root page of transaction %d cannot be read (%s)", m.txid, probe.damage[0].What)})
-	}
-	if rep.OlderState {
-		// bbolt keeps the previous transaction's pages intact until the
-		// next commit, so its state is whole and consistent: what the last
-		// commit changed is lost (rows appended with their positions: the
-		// inputs read them again; acks: those rows are sent again).
-		skipped[0].What += fmt.Sprintf("; read the previous transaction %d instead: the last commit's changes are lost", meta.txid)
+		meta = boltMeta{pageSize: ps, hwm: uint64(st.Size()) / ps}
+		skipped = []Damage{{What: fmt.Sprintf("neither meta page is valid (the file header is damaged): the tree cannot be walked; "+
+			"the rows were looked for on every page of %d bytes; positions and the agent's metadata are lost", ps)}}
 	} else {
-		skipped = nil
+		meta, skipped = pickState(f, st.Size(), metas, &rep)
 	}
-
 	s := &salvager{rep: &rep, now: opts.Now().UnixMilli(), copied: map[uint64]bool{}}
 	// First the meta bucket alone: the id allocators decide which row keys
 	// are plausible before any row is read.
-	first := newTreeWalk(f, st.Size(), meta)
-	first.enter = func(path [][]byte) bool { return len(path) == 1 && bytes.Equal(path[0], bucketMeta) }
-	first.visit = s.visitMeta
-	first.run()
+	if !headless {
+		first := newTreeWalk(f, st.Size(), meta)
+		first.enter = func(path [][]byte) bool { return len(path) == 1 && bytes.Equal(path[0], bucketMeta) }
+		first.visit = s.visitMeta
+		first.run()
+	}
 
 	if !opts.DryRun {
 		s.out, err = Open(Options{Path: dst, Fsync: opts.Fsync, Now: opts.Now, Logger: opts.Logger})
@@ -180,8 +174,10 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 		}()
 	}
 	walk := newTreeWalk(f, st.Size(), meta)
-	walk.visit = s.visit
-	walk.run()
+	if !headless {
+		walk.visit = s.visit
+		walk.run()
+	}
 	rep.Damage = append(skipped, walk.damage...)
 	if len(rep.Damage) > 0 {
 		// Pages up to the newest state's end: an older state's page count
@@ -206,6 +202,55 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 		return rep, fmt.Errorf("salvage wal %s: the new file %s fails verify (%v); it was removed", src, dst, problems)
 	}
 	return rep, nil
+}
+
+// pickState returns the newest state whose root page reads, an older one
+// only when the newest root is gone (a truncated file loses the pages
+// written last), with the damage that made it skip the newer ones.
+func pickState(f io.ReaderAt, size int64, metas []boltMeta, rep *SalvageReport) (boltMeta, []Damage) {
+	meta := metas[0]
+	var skipped []Damage
+	for i, m := range metas {
+		probe := newTreeWalk(f, size, m)
+		if _, ok := probe.readPage(m.root, nil); ok {
+			meta, rep.OlderState = m, i > 0
+			break
+		}
+		skipped = append(skipped, Damage{Page: m.root, What: fmt.Sprintf(
+			"the root page of transaction %d cannot be read (%s)", m.txid, probe.damage[0].What)})
+	}
+	if !rep.OlderState {
+		return meta, nil
+	}
+	// bbolt keeps the previous transaction's pages intact until the next
+	// commit, so its state is whole and consistent: what the last commit
+	// changed is lost (rows appended with their positions: the inputs read
+	// them again; acks: those rows are sent again).
+	skipped[0].What += fmt.Sprintf("; read the previous transaction %d instead: the last commit's changes are lost", meta.txid)
+	return meta, skipped
+}
+
+// guessPageSize finds the page size of a bbolt file without meta pages:
+// the size at which the most of the first pages carry their own id in
+// their header, 0 when none does.
+func guessPageSize(r io.ReaderAt, size int64) uint64 {
+	const probePages = 64
+	head := make([]byte, boltPageHeader)
+	best, bestN := uint64(0), 0
+	for ps := uint64(minBoltPage); ps <= maxBoltPage; ps *= 2 {
+		n := 0
+		for id := uint64(2); id < probePages && (id+1)*ps <= uint64(size); id++ {
+			if _, err := r.ReadAt(head, int64(id*ps)); err == nil && native.Uint64(head) == id {
+				if fl := native.Uint16(head[8:]); fl == boltLeafFlag || fl == boltBranchFlag {
+					n++
+				}
+			}
+		}
+		if n > bestN {
+			best, bestN = ps, n
+		}
+	}
+	return best
 }
 
 type salvager struct {
