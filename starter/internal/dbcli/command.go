@@ -65,7 +65,8 @@ func Command(env Env) *cli.Command {
 			"   edge-agent db wal-summary\n   edge-agent db wal-list --status DEAD --limit 20\n" +
 			"   edge-agent db wal-retry-dead --yes",
 		Description: "Read commands work while the agent runs. Write commands need the agent stopped and\n" +
-			"--yes, or --dry-run to only print what would change.",
+			"--yes, or --dry-run to only print what would change. salvage (for a WAL that start or verify\n" +
+			"report as damaged) needs the agent stopped and writes only the new file given by --out.",
 		Flags: []cli.Flag{pathFlag()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -122,6 +123,25 @@ func Command(env Env) *cli.Command {
 				Flags: []cli.Flag{pathFlag(),
 					&cli.StringFlag{Name: "out", Usage: "new file to write (must not exist; relative: against the install root)"},
 				}, Action: r.compact,
+			},
+			{
+				Name:  "salvage",
+				Usage: "copy every readable row and position of a damaged WAL into a new file (the WAL itself is not changed)",
+				UsageText: "edge-agent db salvage --out data/wal.salvaged.db\n" +
+					"   edge-agent db salvage --db-path /var/lib/edge-agent/data/wal.db --out /var/lib/edge-agent/data/wal.salvaged.db\n" +
+					"   edge-agent db salvage --dry-run\n" +
+					"   (to use the copy: keep the damaged file aside, move the copy over data/wal.db, start the agent)",
+				Description: "For a WAL that start or verify report as damaged. Reads the file without bbolt, so it\n" +
+					"works where bbolt cannot open it, and never writes to it. Rows keep their id(pk), batch id,\n" +
+					"status, attempts and reason (SENDING rows come back PENDING, as at every start); a row whose\n" +
+					"key is damaged gets a new id(pk) and keeps its batch id. Rows that do not decode or fail their\n" +
+					"checksum, and the parts of the file that cannot be read, are listed, not copied.\n" +
+					"The agent must be stopped. --dry-run reads and reports and writes nothing.",
+				Flags: []cli.Flag{pathFlag(),
+					&cli.StringFlag{Name: "out", Usage: "new WAL file to write (must not exist; relative: against the install root)"},
+					&cli.BoolFlag{Name: flagDryRun, Usage: "report what would be copied and write nothing"},
+					&cli.IntFlag{Name: "max-problems", Value: 100, Usage: "list at most this many rows and damaged parts of each kind (0: all)"},
+				}, Action: r.salvage,
 			},
 			{
 				Name: "wal-purge-dead", Usage: "delete every DEAD row",

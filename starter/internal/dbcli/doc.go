@@ -8,6 +8,12 @@
 // --dry-run instead prints what would change and changes nothing (it works
 // while the agent runs).
 //
+// salvage is for a damaged WAL (start refuses it with wal.ErrDamaged): it
+// reads the file without bbolt, never changes it, and writes what is
+// readable into a new file given by --out (or, with --dry-run, only
+// reports). It needs the agent stopped, since it reads outside the
+// coordination the agent offers readers.
+//
 // The WAL path is, in order: --db-path (alias --sqlite-path; relative paths
 // resolve against the install root), EDGE_AGENT_DB_PATH, then
 // EDGE_AGENT_SQLITE_PATH, then <install root>/data/wal.db. `db` never reads

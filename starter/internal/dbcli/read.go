@@ -242,12 +242,8 @@ func (r *runner) verify(c *cli.Context) error {
 		return err
 	}
 	defer w.Close()
-	var problems []wal.Problem
-	var counts wal.Counts
-	if err := w.View(func(tx *wal.ReadTx) error {
-		problems, counts = tx.Verify(c.Int("max-problems")), tx.Counts()
-		return nil
-	}); err != nil {
+	problems, counts, err := w.Verify(c.Int("max-problems"))
+	if err != nil {
 		return err
 	}
 	o := r.stdout(c)

@@ -298,3 +298,38 @@ func BenchmarkClaimAck(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOpen prices the walk a read-write open makes before bbolt opens
+// the file (damage.go): the check alone, bbolt's own open (which scans the
+// whole tree for free pages), and the WAL's Open, which is both.
+func BenchmarkOpen(b *testing.B) {
+	for _, backlog := range []int{10_000, 1_000_000} {
+		path := backlogWAL(b, backlog)
+		b.Run(fmt.Sprintf("backlog=%d/check", backlog), func(b *testing.B) {
+			for b.Loop() {
+				if err := checkBeforeWrite(path); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("backlog=%d/bbolt-open", backlog), func(b *testing.B) {
+			w := &WAL{opts: Options{Path: path, LockTimeout: time.Second}}
+			for b.Loop() {
+				db, err := bolt.Open(path, 0o600, w.boltOptions())
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = db.Close()
+			}
+		})
+		b.Run(fmt.Sprintf("backlog=%d/wal-open", backlog), func(b *testing.B) {
+			for b.Loop() {
+				w, err := Open(Options{Path: path})
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = w.Close()
+			}
+		})
+	}
+}

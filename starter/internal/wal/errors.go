@@ -23,6 +23,11 @@ var (
 	// ErrCorrupt: bbolt hit a damaged page while reading. The transaction was
 	// rolled back; `edge-agent db verify` reports the details.
 	ErrCorrupt = errors.New("wal corrupt")
+	// ErrDamaged: the file's B-tree is damaged (pages that cannot be read
+	// or contradict each other, a truncated file, rows that no index holds).
+	// The agent refuses to write to it; `edge-agent db salvage` copies what
+	// is readable into a new file (SalvageCommand).
+	ErrDamaged = errors.New("wal damaged")
 	// ErrChangedDuringRead: a read-only reader saw the agent commit while it
 	// was reading (the agent waits only Options.ReaderWait for readers); the
 	// result may be inconsistent and was discarded. Retry.
@@ -34,4 +39,7 @@ var (
 	ErrNoSpace = errors.New("no space left for new WAL rows")
 	// ErrClosed: the WAL was used after Close.
 	ErrClosed = errors.New("wal closed")
+
+	// errLockBusy: lockForCheck timed out; reported as ErrLocked.
+	errLockBusy = errors.New("wal file lock busy")
 )

@@ -25,6 +25,35 @@ func downgradeLock(f *os.File) error {
 	return syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
 }
 
+// lockForCheck takes the exclusive lock bbolt takes for a read-write open,
+// so that the file is checked while no agent writes to it, waiting up to
+// timeout like bbolt does. The lock is released before bbolt takes its own
+// (flock locks belong to one open file).
+func lockForCheck(path string, timeout time.Duration) (release func(), err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return func() {}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { _ = f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) || !time.Now().Before(deadline) {
+			_ = f.Close()
+			return nil, errLockBusy
+		}
+		time.Sleep(lockPollInterval)
+	}
+}
+
+// lockPollInterval is how often lockForCheck retries, as bbolt's flock.
+const lockPollInterval = 50 * time.Millisecond
+
 // gate coordinates a read-write WAL in one process with read-only readers
 // in others through two lock files beside the WAL:
 //
@@ -44,12 +73,6 @@ type gate struct {
 	bypass       bool // writer: a reader overstayed; do not wait for it again
 	held         bool
 }
-
-// Suffixes of the lock files beside the WAL file.
-const (
-	gateSuffix   = "-readgate.lock"
-	intentSuffix = "-readintent.lock"
-)
 
 // openGate returns nil (no coordination) when the lock files cannot be
 // opened, e.g. a read-only data dir: readers then rely on the meta check.

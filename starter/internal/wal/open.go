@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -45,6 +46,21 @@ func (w *WAL) openReadWrite() error {
 	if err := os.MkdirAll(filepath.Dir(w.path), 0o700); err != nil {
 		return fmt.Errorf("open wal %s: create parent dir: %w", w.path, err)
 	}
+	// bbolt trusts the file: on a damaged tree its read-write open panics
+	// in a goroutine of its own (the free-page scan), which no recover
+	// reaches. So the file is walked first, under the same lock.
+	release, err := lockForCheck(w.path, w.opts.LockTimeout)
+	if errors.Is(err, errLockBusy) {
+		return fmt.Errorf("another edge-agent is using %s: %w", w.path, ErrLocked)
+	}
+	if err != nil {
+		return fmt.Errorf("open wal %s: %w", w.path, err)
+	}
+	err = checkBeforeWrite(w.path)
+	release()
+	if err != nil {
+		return err
+	}
 	var file *os.File
 	bo := w.boltOptions()
 	bo.InitialMmapSize = initialMmapSize
@@ -54,16 +70,16 @@ func (w *WAL) openReadWrite() error {
 		file = f // kept to downgrade bbolt's lock, see doc.go "Readers"
 		return f, err
 	}
-	db, err := bolt.Open(w.path, 0o600, bo)
+	db, err := w.openBolt(bo)
 	if err != nil {
-		return w.openError(err)
+		return err
 	}
 	if !w.opts.Fsync {
 		w.log.Warn("wal fsync disabled: committed rows can be lost on a host crash")
 	}
-	if err := db.Update(func(btx *bolt.Tx) error { return initOrCheck(btx, w.now()) }); err != nil {
+	if err := w.initOrCheck(db); err != nil {
 		_ = db.Close()
-		return fmt.Errorf("open wal %s: %w", w.path, err)
+		return err
 	}
 	if err := downgradeLock(file); err != nil {
 		_ = db.Close()
@@ -73,6 +89,37 @@ func (w *WAL) openReadWrite() error {
 	w.file = file
 	w.keepReserve(db)
 	w.gate = openGate(w.path, true, w.opts.ReaderWait, w.log)
+	return nil
+}
+
+// openBolt is bolt.Open with what bbolt panics on in this goroutine (a
+// file changed between the check and the open) turned into an error.
+func (w *WAL) openBolt(bo *bolt.Options) (db *bolt.DB, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			w.log.Error("wal panic recovered", "op", "open", "panic", fmt.Sprint(r))
+			db, err = nil, damagedError(w.path, []Damage{{What: fmt.Sprintf("bbolt: %v", r)}}, 0)
+		}
+	}()
+	db, err = bolt.Open(w.path, 0o600, bo)
+	if err != nil {
+		return nil, w.openError(err)
+	}
+	return db, nil
+}
+
+func (w *WAL) initOrCheck(db *bolt.DB) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			w.log.Error("wal panic recovered", "op", "open", "panic", fmt.Sprint(r))
+			err = damagedError(w.path, []Damage{{What: fmt.Sprintf("bbolt: %v", r)}}, 0)
+		}
+	}()
+	if err := db.Update(func(btx *bolt.Tx) error { return initOrCheck(btx, w.now()) }); err != nil {
+		return fmt.Errorf("open wal %s: %w", w.path, err)
+	}
 	return nil
 }
 
@@ -92,7 +139,12 @@ func (w *WAL) openReadOnly() error {
 	}
 	w.gate = openGate(w.path, false, w.opts.LockTimeout, w.log)
 	// A first read validates the file now rather than at the first command.
-	return w.View(func(*ReadTx) error { return nil })
+	// A damaged tree is not an open error: verify and salvage must get to
+	// the file, and every other read reports the damage itself.
+	if err := w.View(func(*ReadTx) error { return nil }); err != nil && !errors.Is(err, ErrCorrupt) {
+		return err
+	}
+	return nil
 }
 
 // pageSize is the bbolt page size of a new WAL file (an existing file
@@ -126,7 +178,8 @@ func (w *WAL) openError(err error) error {
 		return fmt.Errorf("another edge-agent is using %s: %w", w.path, ErrLocked)
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum),
 		errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrInvalidMapping):
-		return fmt.Errorf("open wal %s: not a bbolt file or its header is damaged (%v): %w", w.path, err, ErrNotWAL)
+		return fmt.Errorf("open wal %s: not a bbolt file or its header is damaged (%v); if it is the agent's WAL, "+
+			"`%s` copies the rows still on its pages into a new file: %w", w.path, err, SalvageCommand(w.path), ErrNotWAL)
 	case errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("open wal %s: no such file: %w", w.path, ErrNotFound)
 	}

@@ -111,7 +111,7 @@ func TestOpenRejectsForeignFiles(t *testing.T) {
 
 // tamper edits a closed WAL file directly through bbolt, bypassing every
 // invariant the package keeps, to build the damaged files tests need.
-func tamper(t *testing.T, path string, fn func(tx *bolt.Tx) error) {
+func tamper(t testing.TB, path string, fn func(tx *bolt.Tx) error) {
 	t.Helper()
 	db, err := bolt.Open(path, 0o600, nil)
 	if err != nil {

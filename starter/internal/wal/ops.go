@@ -1,7 +1,6 @@
 package wal
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -90,7 +89,9 @@ func (p Problem) String() string {
 // Verify checks every row's checksum, that every row sits in exactly the
 // index of its status and every index entry points at such a row, that the
 // counters match a recount and the id allocators are ahead of the rows, and
-// runs bbolt's own page consistency check. It returns at most max problems
+// walks every page as bbolt's own consistency check does (without its
+// panics: verifyraw.go). On a damaged B-tree it reports the damage and
+// the rows it could read, and skips the index and counter checks. It returns at most max problems
 // (all when max <= 0). Rows already DEAD for a bad checksum are not
 // problems: they were handled. O(rows); for operators and tests.
 func (tx *ReadTx) Verify(max int) []Problem {
@@ -99,16 +100,20 @@ func (tx *ReadTx) Verify(max int) []Problem {
 		out = append(out, Problem{RowID: id, What: fmt.Sprintf(f, a...)})
 		return max > 0 && len(out) >= max
 	}
-	for err := range tx.btx.Check() {
-		if add(0, "bbolt: %v", err) {
-			return out
-		}
+	damage, rawRows, err := rawCheck(tx.w.path, nil, tx.btx, max)
+	if err != nil {
+		add(0, "check pages: %v", err)
+		return out
+	}
+	if len(damage) > 0 {
+		return clip(damageProblems(tx.w.path, damage, rawRows), max)
 	}
 	var recount counters
-	var maxID uint64
+	var maxID, nRows uint64
 	var maxBatch int64
 	c := tx.rows.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
+		nRows++
 		id, ok := keyID(k)
 		if !ok {
 			if add(0, "malformed row key %x", k) {
@@ -136,8 +141,7 @@ func (tx *ReadTx) Verify(max int) []Problem {
 		maxBatch = max64(maxBatch, r.BatchID)
 		recount.add(r.Status, 1)
 		recount.payloadBytes += int64(len(r.Payload))
-		quarantined := r.Status == StatusDead && (r.Reason == ReasonChecksum || bytes.HasPrefix([]byte(r.Reason), []byte(reasonUndecodable)))
-		if payloadCRC(r.Payload) != crc && !quarantined {
+		if payloadCRC(r.Payload) != crc && !quarantined(&r) {
 			if add(id, "payload checksum mismatch (status %s)", r.Status) {
 				return out
 			}
@@ -157,6 +161,11 @@ func (tx *ReadTx) Verify(max int) []Problem {
 			return true
 		}
 		prevEnd = e
+		// A damaged run can span 2^64 ids: it is reported, not walked.
+		if e-s >= nRows || e >= tx.nextRow {
+			runProblems = append(runProblems, Problem{RowID: s, What: fmt.Sprintf("pending run %d..%d longer than the %d rows or beyond next_row_id %d", s, e, nRows, tx.nextRow)})
+			return true
+		}
 		for id := s; id <= e; id++ {
 			k := u64key(id)
 			if st, ok := tx.statusOf(k, tx.rows.Get(k)); !ok || st != StatusPending {
@@ -172,6 +181,10 @@ func (tx *ReadTx) Verify(max int) []Problem {
 			return true
 		}
 		prevEnd = r.end
+		if r.end-r.start >= nRows || r.end >= tx.nextRow {
+			runProblems = append(runProblems, Problem{RowID: r.start, What: fmt.Sprintf("sending run %d..%d longer than the %d rows or beyond next_row_id %d", r.start, r.end, nRows, tx.nextRow)})
+			return true
+		}
 		for id := r.start; id <= r.end; id++ {
 			k := u64key(id)
 			if st, ok := tx.statusOf(k, tx.rows.Get(k)); !ok || st != StatusSending {

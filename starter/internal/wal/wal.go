@@ -81,6 +81,12 @@ const (
 	compactTxMaxSize = 64 << 20
 )
 
+// Suffixes of the reader-gate lock files beside the WAL file (gate_unix.go).
+const (
+	gateSuffix   = "-readgate.lock"
+	intentSuffix = "-readintent.lock"
+)
+
 // WAL is the durable outbound queue plus input positions in one bbolt file.
 // Update and View may be called from several goroutines (bbolt serialises
 // writers); a Tx must not escape its callback.
@@ -299,7 +305,8 @@ func readMetaPages(path string, pageSize int) ([]byte, error) {
 func (w *WAL) recoverCorrupt(op string, err *error) {
 	if r := recover(); r != nil {
 		w.log.Error("wal panic recovered", "op", op, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-		*err = fmt.Errorf("%s wal %s: %v: %w", op, w.path, r, ErrCorrupt)
+		*err = fmt.Errorf("%s wal %s: %v (the file is damaged; `edge-agent db verify --db-path %s` lists the problems): %w",
+			op, w.path, r, w.path, ErrCorrupt)
 	}
 }
 

@@ -1,0 +1,81 @@
+package dbcli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/edge-agent/edge-agent/starter/internal/wal"
+)
+
+func (r *runner) salvage(c *cli.Context) error {
+	path := r.dbPath(c)
+	dryRun := c.Bool(flagDryRun)
+	dst := r.resolve(c.String("out"))
+	if dst == "" && !dryRun {
+		return errors.New("salvage needs --out <new file> (or --dry-run)")
+	}
+	limit := c.Int("max-problems")
+	if limit < 0 {
+		return fmt.Errorf("--max-problems must be >= 0, got %d", limit)
+	}
+	// Salvage reads the file below bbolt, outside the reader gate the
+	// agent honours: a running agent could change it under the read.
+	if _, alive := r.agentPID(); alive {
+		return fmt.Errorf("agent is running (pid file %s); stop the agent before salvage", r.pidFile())
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no WAL at %s (set --db-path or %s): %w", path, envDBPath, wal.ErrNotFound)
+	}
+	rep, err := wal.Salvage(path, dst, wal.SalvageOptions{DryRun: dryRun, Fsync: true, Now: r.env.Now, Logger: r.env.Logger})
+	if err != nil {
+		return err
+	}
+	o := r.stdout(c)
+	if dryRun {
+		fmt.Fprintf(o, "DRY-RUN: would salvage %s; nothing was written\n", rep.Source)
+	} else {
+		fmt.Fprintf(o, "salvaged %s into %s\n", rep.Source, rep.Dest)
+	}
+	fmt.Fprintf(o, "rows copied: %d (PENDING %d, ACKED %d, DEAD %d)\n", rep.Copied(),
+		rep.Rows[wal.StatusPending], rep.Rows[wal.StatusAcked], rep.Rows[wal.StatusDead])
+	if rep.OlderState {
+		fmt.Fprintln(o, "the newest state of the file is unreadable: the previous transaction's state was read (see DAMAGE)")
+	}
+	if rep.Scanned > 0 {
+		fmt.Fprintf(o, "rows among them found on pages outside the readable tree: %d (some may have been delivered already and will be sent again)\n", rep.Scanned)
+	}
+	fmt.Fprintf(o, "positions copied: %d; agent metadata entries copied: %d\n", rep.Positions, rep.AppMeta)
+	fmt.Fprintf(o, "rows with a damaged key, copied under a new id(pk): %d\n", len(rep.Renumbered))
+	for i, rn := range rep.Renumbered {
+		if limit > 0 && i >= limit {
+			fmt.Fprintf(o, "  ... and %d more\n", len(rep.Renumbered)-i)
+			break
+		}
+		fmt.Fprintf(o, "  RENUMBERED: key %x (page %d) -> id(pk) %d\n", rn.Key, rn.Page, rn.NewID)
+	}
+	fmt.Fprintf(o, "rows not copied (value unreadable or checksum mismatch): %d\n", len(rep.BadRows))
+	for i, p := range rep.BadRows {
+		if limit > 0 && i >= limit {
+			fmt.Fprintf(o, "  ... and %d more\n", len(rep.BadRows)-i)
+			break
+		}
+		fmt.Fprintf(o, "  NOT COPIED: %s\n", p)
+	}
+	fmt.Fprintf(o, "unreadable parts of the file (their rows and positions are lost, not counted above): %d\n", len(rep.Damage))
+	for i, d := range rep.Damage {
+		if limit > 0 && i >= limit {
+			fmt.Fprintf(o, "  ... and %d more\n", len(rep.Damage)-i)
+			break
+		}
+		fmt.Fprintf(o, "  DAMAGE: %s\n", d)
+	}
+	fmt.Fprintf(o, "%s is unchanged.", rep.Source)
+	if !dryRun {
+		fmt.Fprintf(o, " To use the copy: with the agent stopped, keep %s aside, move %s over it, start the agent.", rep.Source, rep.Dest)
+	}
+	fmt.Fprintln(o)
+	return nil
+}

@@ -1,0 +1,510 @@
+package wal
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"strings"
+)
+
+// A reader of bbolt's file format (bbolt 1.4) that never trusts a byte:
+// every page id, offset, length and count is checked against the page and
+// the file before it is used, and pages are read with ReadAt, never through
+// a memory mapping. bbolt itself assumes a sound file: on a damaged one it
+// panics, some of it in goroutines of its own that no recover can reach
+// (the free-page scan of every read-write open, Tx.Check), or it faults on
+// its mapping past the end of a truncated file. So the WAL walks the file
+// with this reader first and hands bbolt only files this walk found sound
+// (checkFile), and salvage reads damaged files with it alone.
+//
+// bbolt writes its structures in the host's byte order; a WAL file is not
+// portable between byte orders, like bbolt files in general.
+
+var native = binary.NativeEndian
+
+const (
+	boltMagic         = 0xED0CDAED
+	boltVersion       = 2
+	boltPageHeader    = 16 // id u64, flags u16, count u16, overflow u32
+	boltElemSize      = 16 // branch: pos, ksize, pgid; leaf: flags, pos, ksize, vsize
+	boltBranchFlag    = 0x01
+	boltLeafFlag      = 0x02
+	boltFreelistFlag  = 0x10
+	boltBucketLeaf    = 0x01 // leaf element flag: the value is a bucket
+	boltBucketHeader  = 16   // root pgid u64, sequence u64
+	boltMetaSumOffset = 56   // the meta's FNV-64a covers the bytes before it
+	boltNoFreelist    = math.MaxUint64
+	// maxTreeDepth and maxBucketDepth bound the walk: a sound WAL is a few
+	// levels deep with buckets nested twice (positions/<input>), so deeper
+	// means a cycle or garbage, not data.
+	maxTreeDepth   = 64
+	maxBucketDepth = 8
+	// minBoltPage and maxBoltPage bound the page size read from a meta page.
+	minBoltPage = 512
+	maxBoltPage = 1 << 20
+)
+
+// boltMeta is the part of a bbolt meta page the walk needs.
+type boltMeta struct {
+	pageSize uint64
+	root     uint64 // page of the root bucket (never inline)
+	freelist uint64 // boltNoFreelist when not written (Options.NoFreelistSync)
+	hwm      uint64 // pages in use: ids below it
+	txid     uint64
+}
+
+// parseMeta validates a meta page as bbolt does (magic, version, checksum).
+func parseMeta(pg []byte) (boltMeta, bool) {
+	if len(pg) < boltPageHeader+boltMetaSumOffset+8 {
+		return boltMeta{}, false
+	}
+	m := pg[boltPageHeader:]
+	if native.Uint32(m) != boltMagic || native.Uint32(m[4:]) != boltVersion {
+		return boltMeta{}, false
+	}
+	h := fnv.New64a()
+	_, _ = h.Write(m[:boltMetaSumOffset])
+	if h.Sum64() != native.Uint64(m[boltMetaSumOffset:]) {
+		return boltMeta{}, false
+	}
+	return boltMeta{pageSize: uint64(native.Uint32(m[8:])), root: native.Uint64(m[16:]),
+		freelist: native.Uint64(m[32:]), hwm: native.Uint64(m[40:]), txid: native.Uint64(m[48:])}, true
+}
+
+// errNoMeta: neither meta page of the file is valid; bbolt cannot open it
+// and nothing says where the tree starts.
+var errNoMeta = errors.New("no valid bbolt meta page")
+
+// readMeta returns the meta page bbolt would use: the valid one with the
+// higher transaction id. Meta 0 is at offset 0; meta 1 one page later, so
+// when meta 0 is unreadable its page size is found by trying each.
+func readMeta(r io.ReaderAt, size int64) (boltMeta, error) {
+	metas, err := readMetas(r, size)
+	if err != nil {
+		return boltMeta{}, err
+	}
+	return metas[0], nil
+}
+
+// readMetas returns the valid meta pages, the one bbolt uses first: the
+// higher transaction id.
+func readMetas(r io.ReaderAt, size int64) ([]boltMeta, error) {
+	buf := make([]byte, boltPageHeader+boltMetaSumOffset+8)
+	read := func(off int64) (boltMeta, bool) {
+		if off+int64(len(buf)) > size {
+			return boltMeta{}, false
+		}
+		if _, err := r.ReadAt(buf, off); err != nil {
+			return boltMeta{}, false
+		}
+		return parseMeta(buf)
+	}
+	var metas []boltMeta
+	m0, ok0 := read(0)
+	if ok0 && validPageSize(m0.pageSize) {
+		metas = append(metas, m0)
+	}
+	for ps := uint64(minBoltPage); ps <= maxBoltPage; ps *= 2 {
+		if len(metas) == 1 && ps != m0.pageSize {
+			continue
+		}
+		if m, ok := read(int64(ps)); ok && m.pageSize == ps {
+			metas = append(metas, m)
+			break
+		}
+	}
+	if len(metas) == 0 {
+		return nil, errNoMeta
+	}
+	if len(metas) == 2 && metas[1].txid > metas[0].txid {
+		metas[0], metas[1] = metas[1], metas[0]
+	}
+	return metas, nil
+}
+
+func validPageSize(ps uint64) bool {
+	return ps >= minBoltPage && ps <= maxBoltPage && ps&(ps-1) == 0
+}
+
+// Damage is one structural problem of a WAL file: a page that cannot be
+// read or whose content contradicts the B-tree.
+type Damage struct {
+	// Page is the bbolt page id, 0 when the problem is not one page's.
+	Page uint64
+	// Bucket is the bucket path, e.g. "rows" or "positions/app"; empty
+	// for the root and the file itself.
+	Bucket string
+	What   string
+}
+
+func (d Damage) String() string {
+	var b strings.Builder
+	if d.Page != 0 {
+		fmt.Fprintf(&b, "page %d", d.Page)
+	}
+	if d.Bucket != "" {
+		if b.Len() > 0 {
+			b.WriteString(" ")
+		}
+		fmt.Fprintf(&b, "(bucket %s)", d.Bucket)
+	}
+	if b.Len() > 0 {
+		b.WriteString(": ")
+	}
+	b.WriteString(d.What)
+	return b.String()
+}
+
+// leafVisit receives every key/value of every bucket the walk reaches, in
+// key order within a bucket. bucket is the path of bucket names; page is
+// the leaf page (0 for an inline bucket). key and value are only valid
+// during the call (the walk reuses its page buffers).
+type leafVisit func(bucket [][]byte, key, value []byte, page uint64)
+
+// treeWalk walks the B-trees of one bbolt file from its meta page.
+type treeWalk struct {
+	r    io.ReaderAt
+	size int64
+	meta boltMeta
+	ps   uint64
+
+	seen   map[uint64]bool // pages referenced so far (bbolt: "multiple references")
+	freed  map[uint64]bool // pages of the freelist page, when the file has one
+	damage []Damage
+	// maxDamage stops recording (not walking) after this many; 0: no limit.
+	maxDamage int
+	dropped   int
+
+	// bufs[level] holds the page being walked at each level of the walk's
+	// recursion (a page's keys bound its children's, so a level's page
+	// stays in use until its subtree is done): one buffer per level for
+	// the whole walk instead of one allocation per page.
+	bufs  [][]byte
+	level int
+
+	visit leafVisit // nil: check only
+	// enter says whether to walk a bucket reached at path; nil: all.
+	enter func(path [][]byte) bool
+}
+
+func newTreeWalk(r io.ReaderAt, size int64, meta boltMeta) *treeWalk {
+	return &treeWalk{r: r, size: size, meta: meta, ps: meta.pageSize, seen: map[uint64]bool{0: true, 1: true}}
+}
+
+func (w *treeWalk) add(pg uint64, path [][]byte, f string, a ...any) {
+	if w.maxDamage > 0 && len(w.damage) >= w.maxDamage {
+		w.dropped++
+		return
+	}
+	w.damage = append(w.damage, Damage{Page: pg, Bucket: bucketName(path), What: fmt.Sprintf(f, a...)})
+}
+
+func bucketName(path [][]byte) string {
+	parts := make([]string, len(path))
+	for i, p := range path {
+		parts[i] = printableKey(p)
+	}
+	return strings.Join(parts, "/")
+}
+
+// printableKey shows a key as text when it is plain ASCII, else as hex.
+func printableKey(k []byte) string {
+	for _, c := range k {
+		if c < 0x20 || c > 0x7e {
+			return fmt.Sprintf("%x", k)
+		}
+	}
+	return string(k)
+}
+
+// run checks the file level, the freelist page if there is one, and walks
+// the whole tree from the root.
+func (w *treeWalk) run() {
+	if !validPageSize(w.ps) {
+		w.add(0, nil, "meta page size %d is not a bbolt page size", w.ps)
+		return
+	}
+	filePages := uint64(w.size) / w.ps
+	if w.meta.hwm > filePages {
+		w.add(0, nil, "the file is %d bytes, shorter than the %d pages of %d bytes its meta page counts: truncated",
+			w.size, w.meta.hwm, w.ps)
+	}
+	if w.meta.freelist != boltNoFreelist {
+		w.checkFreelist()
+	}
+	w.walkTree(w.meta.root, nil, 0, nil, nil)
+}
+
+// readPage reads page id with its overflow pages after checking that it is
+// a page of the tree: inside the used range and the file, self-identifying
+// as id, a branch or leaf page, and referenced only once.
+func (w *treeWalk) readPage(id uint64, path [][]byte) ([]byte, bool) {
+	switch {
+	case id < 2:
+		w.add(id, path, "a meta page is referenced as a tree page")
+		return nil, false
+	case id >= w.meta.hwm:
+		w.add(id, path, "page id beyond the %d pages in use", w.meta.hwm)
+		return nil, false
+	case id > uint64(w.size)/w.ps-1:
+		w.add(id, path, "page lies beyond the end of the file (%d bytes): truncated", w.size)
+		return nil, false
+	}
+	if w.seen[id] {
+		w.add(id, path, "page referenced twice")
+		return nil, false
+	}
+	if w.freed[id] {
+		w.add(id, path, "page is in the tree and on the freelist")
+		return nil, false
+	}
+	for len(w.bufs) <= w.level {
+		w.bufs = append(w.bufs, nil)
+	}
+	if uint64(cap(w.bufs[w.level])) < w.ps {
+		w.bufs[w.level] = make([]byte, w.ps)
+	}
+	// One read for the usual page without overflow.
+	pg := w.bufs[w.level][:w.ps]
+	if _, err := w.r.ReadAt(pg, int64(id*w.ps)); err != nil {
+		w.add(id, path, "read: %v", err)
+		return nil, false
+	}
+	if got := native.Uint64(pg); got != id {
+		w.add(id, path, "page identifies as %d", got)
+		return nil, false
+	}
+	flags := native.Uint16(pg[8:])
+	if flags != boltBranchFlag && flags != boltLeafFlag {
+		w.add(id, path, "not a branch or leaf page (flags %#x)", flags)
+		return nil, false
+	}
+	overflow := uint64(native.Uint32(pg[12:]))
+	if id+overflow >= w.meta.hwm || (id+overflow+1)*w.ps > uint64(w.size) {
+		w.add(id, path, "%d overflow pages run past the pages in use or the file", overflow)
+		return nil, false
+	}
+	for i := id; i <= id+overflow; i++ {
+		if w.seen[i] {
+			w.add(id, path, "overflow page %d referenced twice", i)
+			return nil, false
+		}
+	}
+	for i := id; i <= id+overflow; i++ {
+		w.seen[i] = true
+	}
+	if overflow > 0 {
+		n := (overflow + 1) * w.ps
+		if uint64(cap(w.bufs[w.level])) < n {
+			w.bufs[w.level] = make([]byte, n)
+		}
+		pg = w.bufs[w.level][:n]
+		if _, err := w.r.ReadAt(pg, int64(id*w.ps)); err != nil {
+			w.add(id, path, "read: %v", err)
+			return nil, false
+		}
+	}
+	return pg, true
+}
+
+// elements returns the element count of page pg after checking that the
+// elements fit in it.
+func elements(pg []byte) (int, bool) {
+	n := int(native.Uint16(pg[10:]))
+	return n, boltPageHeader+n*boltElemSize <= len(pg)
+}
+
+// leafElem returns key and value of element i of a leaf page (or inline
+// bucket page) pg, checked to lie inside pg.
+func leafElem(pg []byte, i int) (flags uint32, key, val []byte, ok bool) {
+	e := boltPageHeader + i*boltElemSize
+	flags = native.Uint32(pg[e:])
+	pos, ks, vs := uint64(native.Uint32(pg[e+4:])), uint64(native.Uint32(pg[e+8:])), uint64(native.Uint32(pg[e+12:]))
+	start := uint64(e) + pos
+	if start+ks+vs > uint64(len(pg)) {
+		return 0, nil, nil, false
+	}
+	return flags, pg[start : start+ks], pg[start+ks : start+ks+vs], true
+}
+
+// branchElem returns key and child page of element i of branch page pg.
+func branchElem(pg []byte, i int) (key []byte, child uint64, ok bool) {
+	e := boltPageHeader + i*boltElemSize
+	pos, ks := uint64(native.Uint32(pg[e:])), uint64(native.Uint32(pg[e+4:]))
+	child = native.Uint64(pg[e+8:])
+	start := uint64(e) + pos
+	if start+ks > uint64(len(pg)) {
+		return nil, 0, false
+	}
+	return pg[start : start+ks], child, true
+}
+
+// walkTree walks the subtree at page id of the bucket at path. Its keys
+// must lie in [minKey, maxKey) (nil: unbounded), the order bbolt's own
+// check demands; it returns the subtree's highest key (nil when unknown),
+// as bbolt's check carries it to the next sibling.
+func (w *treeWalk) walkTree(id uint64, path [][]byte, depth int, minKey, maxKey []byte) []byte {
+	if depth > maxTreeDepth {
+		w.add(id, path, "B-tree deeper than %d levels", maxTreeDepth)
+		return nil
+	}
+	w.level++
+	defer func() { w.level-- }()
+	pg, ok := w.readPage(id, path)
+	if !ok {
+		return nil
+	}
+	n, ok := elements(pg)
+	if !ok {
+		w.add(id, path, "%d elements do not fit in the page", n)
+		return nil
+	}
+	if native.Uint16(pg[8:]) == boltBranchFlag {
+		if n == 0 {
+			w.add(id, path, "branch page without elements")
+			return nil
+		}
+		running := minKey
+		var last []byte
+		for i := range n {
+			key, child, ok := branchElem(pg, i)
+			if !ok {
+				w.add(id, path, "branch element %d points outside the page", i)
+				return last
+			}
+			w.checkOrder(id, path, i, key, running, maxKey)
+			upper := maxKey
+			if i < n-1 {
+				if next, _, ok := branchElem(pg, i+1); ok {
+					upper = next
+				}
+			}
+			last = w.walkTree(child, path, depth+1, key, upper)
+			running = last
+		}
+		return last
+	}
+	return w.walkLeaf(id, pg, n, path, minKey, maxKey, depth)
+}
+
+func (w *treeWalk) walkLeaf(id uint64, pg []byte, n int, path [][]byte, minKey, maxKey []byte, depth int) []byte {
+	running := minKey
+	var last []byte
+	for i := range n {
+		flags, key, val, ok := leafElem(pg, i)
+		if !ok {
+			w.add(id, path, "leaf element %d points outside the page", i)
+			continue
+		}
+		if id != 0 {
+			w.checkOrder(id, path, i, key, running, maxKey)
+		}
+		running, last = key, key
+		if flags&boltBucketLeaf != 0 {
+			w.walkBucket(id, path, key, val, depth)
+			continue
+		}
+		if w.visit != nil {
+			w.visit(path, key, val, id)
+		}
+	}
+	return bytes.Clone(last)
+}
+
+// checkOrder applies bbolt's key order rules to element i of page id.
+func (w *treeWalk) checkOrder(id uint64, path [][]byte, i int, key, prev, maxKey []byte) {
+	if prev != nil {
+		c := bytes.Compare(prev, key)
+		if (i == 0 && c > 0) || (i > 0 && c >= 0) {
+			w.add(id, path, "key %x out of order after %x", key, prev)
+		}
+	}
+	if maxKey != nil && bytes.Compare(key, maxKey) >= 0 {
+		w.add(id, path, "key %x not below the parent's next key %x", key, maxKey)
+	}
+}
+
+// walkBucket walks the nested bucket stored as value val under key at
+// page id of the bucket at path.
+func (w *treeWalk) walkBucket(id uint64, path [][]byte, key, val []byte, depth int) {
+	child := append(append([][]byte(nil), path...), bytes.Clone(key))
+	if len(child) > maxBucketDepth {
+		w.add(id, path, "buckets nested deeper than %d", maxBucketDepth)
+		return
+	}
+	if len(val) < boltBucketHeader {
+		w.add(id, child, "bucket header of %d bytes", len(val))
+		return
+	}
+	if w.enter != nil && !w.enter(child) {
+		return
+	}
+	root := native.Uint64(val)
+	if root != 0 {
+		w.walkTree(root, child, 0, nil, nil)
+		return
+	}
+	// Inline bucket: a leaf page inside the value.
+	pg := val[boltBucketHeader:]
+	if len(pg) < boltPageHeader || native.Uint16(pg[8:]) != boltLeafFlag {
+		w.add(id, child, "inline bucket without a leaf page")
+		return
+	}
+	n, ok := elements(pg)
+	if !ok {
+		w.add(id, child, "inline bucket: %d elements do not fit", n)
+		return
+	}
+	w.walkLeaf(0, pg, n, child, nil, nil, depth+1)
+}
+
+// checkFreelist validates a freelist page (files bbolt wrote without
+// NoFreelistSync): bbolt reads it at open, and a freed page that is in the
+// tree would be handed out again and overwritten.
+func (w *treeWalk) checkFreelist() {
+	id := w.meta.freelist
+	if id < 2 || id >= w.meta.hwm || (id+1)*w.ps > uint64(w.size) {
+		w.add(id, nil, "freelist page outside the file")
+		return
+	}
+	head := make([]byte, boltPageHeader+8)
+	if _, err := w.r.ReadAt(head, int64(id*w.ps)); err != nil {
+		w.add(id, nil, "freelist: read: %v", err)
+		return
+	}
+	overflow := uint64(native.Uint32(head[12:]))
+	if native.Uint64(head) != id || native.Uint16(head[8:]) != boltFreelistFlag ||
+		id+overflow >= w.meta.hwm || (id+overflow+1)*w.ps > uint64(w.size) {
+		w.add(id, nil, "not a sound freelist page")
+		return
+	}
+	pg := make([]byte, (overflow+1)*w.ps)
+	if _, err := w.r.ReadAt(pg, int64(id*w.ps)); err != nil {
+		w.add(id, nil, "freelist: read: %v", err)
+		return
+	}
+	count, first := uint64(native.Uint16(pg[10:])), uint64(boltPageHeader)
+	if count == 0xFFFF {
+		count, first = native.Uint64(pg[boltPageHeader:]), boltPageHeader+8
+	}
+	if count > (uint64(len(pg))-first)/8 {
+		w.add(id, nil, "freelist of %d ids does not fit its page", count)
+		return
+	}
+	for i := id; i <= id+overflow; i++ {
+		w.seen[i] = true
+	}
+	w.freed = make(map[uint64]bool, count)
+	for i := range count {
+		f := native.Uint64(pg[first+8*i:])
+		if f < 2 || f >= w.meta.hwm || w.freed[f] {
+			w.add(id, nil, "freelist holds page %d twice or out of range", f)
+			continue
+		}
+		w.freed[f] = true
+	}
+}
