@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/edge-agent/edge-agent/starter/internal/process"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
 
@@ -113,12 +113,17 @@ func TestSalvageCommand(t *testing.T) {
 		t.Fatalf("dry run wrote files: %s, before %s", got, dir)
 	}
 
-	// Refused while the agent runs.
-	_ = os.WriteFile(f.pid, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	// Refused while the agent runs (it holds the pid file's lock).
+	lock, err := process.AcquirePID(f.pid, os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := f.run(t, "salvage", "--out", "data/wal.salvaged.db"); err == nil || !strings.Contains(err.Error(), "stop the agent before salvage") {
 		t.Fatalf("salvage while running: %v", err)
 	}
-	_ = os.Remove(f.pid)
+	if err := lock.Release(); err != nil {
+		t.Fatal(err)
+	}
 
 	out, err = f.run(t, "salvage", "--out", "data/wal.salvaged.db")
 	if err != nil {

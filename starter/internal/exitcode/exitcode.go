@@ -26,7 +26,12 @@ const (
 	DecryptFailed = 5  // the engine answered DECRYPT_FAILED: fix the AES key
 	InUse         = 6  // another edge-agent holds the pid file or the WAL
 	Usage         = 64 // EX_USAGE: bad flags or arguments
-	Config        = 78 // EX_CONFIG: the config file is missing or invalid
+	// Damaged is EX_DATAERR: the WAL is damaged; the message gives the
+	// `edge-agent db salvage` command. It is restarted like a failure:
+	// once the operator swaps in the salvaged file, the next restart
+	// picks it up.
+	Damaged = 65
+	Config  = 78 // EX_CONFIG: the config file is missing or invalid
 )
 
 // NoRestart lists the codes a service manager must not restart on: each
@@ -47,6 +52,8 @@ func For(err error) int {
 		return DecryptFailed
 	case errors.Is(err, wal.ErrLocked):
 		return InUse
+	case errors.Is(err, wal.ErrDamaged):
+		return Damaged
 	}
 	return Failure
 }

@@ -27,6 +27,7 @@ func TestFor(t *testing.T) {
 		{fmt.Errorf("stop: %w", transport.ErrAuthFailed), exitcode.AuthFailed},
 		{transport.ErrDecryptFailed, exitcode.DecryptFailed},
 		{wal.ErrLocked, exitcode.InUse},
+		{fmt.Errorf("open WAL: %w", wal.ErrDamaged), exitcode.Damaged},
 		{transport.ErrUnavailable, exitcode.Failure},
 	} {
 		if got := exitcode.For(tc.err); got != tc.want {
@@ -40,7 +41,7 @@ func TestFor(t *testing.T) {
 func TestNoCodeCollidesWithAPanic(t *testing.T) {
 	const goPanic = 2
 	all := []int{exitcode.OK, exitcode.Failure, exitcode.NotRunning, exitcode.AuthFailed,
-		exitcode.DecryptFailed, exitcode.InUse, exitcode.Usage, exitcode.Config}
+		exitcode.DecryptFailed, exitcode.InUse, exitcode.Usage, exitcode.Damaged, exitcode.Config}
 	if slices.Contains(all, goPanic) {
 		t.Fatalf("an exit code equals the Go runtime's panic code %d: %v", goPanic, all)
 	}

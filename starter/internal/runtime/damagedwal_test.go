@@ -13,6 +13,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
 
@@ -78,7 +79,7 @@ func TestDamagedWALRefusedAtStart(t *testing.T) {
 	if !errors.Is(err, wal.ErrDamaged) {
 		t.Fatalf("Run = %v, want an error wrapping wal.ErrDamaged", err)
 	}
-	if code := ExitCode(err); code == ExitOK || code == ExitInvalid {
+	if code := exitcode.For(err); code != exitcode.Damaged {
 		t.Fatalf("exit code %d for a damaged WAL", code)
 	}
 	if want := wal.SalvageCommand(path); !strings.Contains(err.Error(), want) {
