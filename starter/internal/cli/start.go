@@ -15,6 +15,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/file"
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/agent"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"github.com/edge-agent/edge-agent/starter/internal/identity"
@@ -22,7 +23,6 @@ import (
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/starter/internal/paths"
 	"github.com/edge-agent/edge-agent/starter/internal/process"
-	agentruntime "github.com/edge-agent/edge-agent/starter/internal/runtime"
 )
 
 // Log lines operators and the launcher scripts of the Java agent grep for.
@@ -188,11 +188,11 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 	defer stopSignals()
 
 	var readyOnce sync.Once
-	var rt *agentruntime.Runtime
-	opts := cfg.RuntimeOptions()
+	var rt *agent.Agent
+	opts := cfg.AgentOptions()
 	opts.Inputs, opts.Outputs = registry, outputs
 	opts.Home = req.home
-	opts.IDs = agentruntime.IDs{
+	opts.IDs = agent.IDs{
 		Agent: ids.Agent, Input: ids.Input, Output: ids.Output,
 		InputExplicit: explicit.Input != "",
 	}
@@ -207,7 +207,7 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 			recordSettledInputID(rt, ids, paths.IDFile(a.env.Getenv, req.home), logger)
 		})
 	}
-	rt, err = agentruntime.New(opts)
+	rt, err = agent.New(opts)
 	if err != nil {
 		return fail(exitcode.For(err), err)
 	}
@@ -266,7 +266,7 @@ func explicitIDs(cfg *config.Config) identity.IDs {
 // recordSettledInputID writes the WAL's input id back into the id file. The
 // WAL remembers the id its positions are keyed by; when the id file was
 // lost, identity.Resolve made a fresh one, and the runtime kept the WAL's.
-func recordSettledInputID(rt *agentruntime.Runtime, ids identity.IDs, idFile string, logger *slog.Logger) {
+func recordSettledInputID(rt *agent.Agent, ids identity.IDs, idFile string, logger *slog.Logger) {
 	settled := rt.Snapshot().InputID
 	if settled == "" || settled == ids.Input {
 		return

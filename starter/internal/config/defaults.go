@@ -1,7 +1,7 @@
 package config
 
 import (
-	"github.com/edge-agent/edge-agent/starter/internal/runtime"
+	"github.com/edge-agent/edge-agent/starter/internal/agent"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
 
@@ -10,9 +10,9 @@ import (
 // once input.type is known, so a default Config alone does not validate.
 func NewDefaultConfig() *Config {
 	return &Config{
-		Agent: AgentConfig{AgentSettings: runtime.DefaultAgentSettings()},
-		Queue: QueueConfig{Options: wal.DefaultOptions(), QueueSettings: runtime.DefaultQueueSettings()},
-		Retry: runtime.DefaultRetrySettings(),
+		Agent: AgentConfig{Settings: agent.DefaultSettings()},
+		Queue: QueueConfig{Options: wal.DefaultOptions(), QueueSettings: agent.DefaultQueueSettings()},
+		Retry: agent.DefaultRetrySettings(),
 		Output: OutputConfig{
 			Type: defaultOutputType,
 		},

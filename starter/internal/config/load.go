@@ -15,9 +15,9 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/agent"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/starter/internal/paths"
-	"github.com/edge-agent/edge-agent/starter/internal/runtime"
 )
 
 // LoadOptions are Load's inputs besides the file path.
@@ -259,7 +259,7 @@ func (d *decoder) readSecret(key, path string, readFile func(string) ([]byte, er
 
 // advise adds warnings for settings that work but are likely mistakes.
 func (d *decoder) advise(cfg *Config) {
-	if cfg.Agent.Delivery == runtime.DeliveryNon {
+	if cfg.Agent.Delivery == agent.DeliveryNon {
 		d.warn("agent.delivery-guarantee", "NON keeps no WAL: events are dropped when a send fails or the agent stops; queue.* and retry.* are ignored")
 	}
 	d.adviseOutput(cfg)

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file"
+	"github.com/edge-agent/edge-agent/starter/internal/agent"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
-	"github.com/edge-agent/edge-agent/starter/internal/runtime"
 	"github.com/edge-agent/edge-agent/transport/codec"
 )
 
@@ -46,7 +46,7 @@ func TestDefaults(t *testing.T) {
 		key       string
 		got, want any
 	}{
-		{"agent.delivery-guarantee", want.Agent.Delivery, runtime.DeliveryBestEffort},
+		{"agent.delivery-guarantee", want.Agent.Delivery, agent.DeliveryBestEffort},
 		{"agent.idle-sleep-ms", want.Agent.IdleSleep, 200 * time.Millisecond},
 		{"agent.bulk-max-size", want.Agent.BulkMaxSize, 256},
 		{"agent.flush-interval-ms", want.Agent.FlushInterval, time.Second},
@@ -136,21 +136,21 @@ func TestJavaParity(t *testing.T) {
 	t.Run("delivery guarantee default", func(t *testing.T) {
 		for _, text := range []string{minimal, "agent:\n  id: a1\n" + minimal, "agent: {}\n" + minimal} {
 			cfg, _ := mustLoad(t, text)
-			if cfg.Agent.Delivery != runtime.DeliveryBestEffort {
+			if cfg.Agent.Delivery != agent.DeliveryBestEffort {
 				t.Errorf("%q: %v", text, cfg.Agent.Delivery)
 			}
 		}
 	})
 	t.Run("delivery guarantee aliases", func(t *testing.T) {
-		for in, want := range map[string]runtime.Delivery{
-			"best-effort": runtime.DeliveryBestEffort, "best_effort": runtime.DeliveryBestEffort, "BEST_EFFORT": runtime.DeliveryBestEffort,
-			"NON": runtime.DeliveryNon, "non": runtime.DeliveryNon, "NONE": runtime.DeliveryNon, "none": runtime.DeliveryNon,
+		for in, want := range map[string]agent.Delivery{
+			"best-effort": agent.DeliveryBestEffort, "best_effort": agent.DeliveryBestEffort, "BEST_EFFORT": agent.DeliveryBestEffort,
+			"NON": agent.DeliveryNon, "non": agent.DeliveryNon, "NONE": agent.DeliveryNon, "none": agent.DeliveryNon,
 		} {
 			cfg, warns := mustLoad(t, "agent:\n  delivery-guarantee: "+in+"\n"+minimal)
 			if cfg.Agent.Delivery != want {
 				t.Errorf("%s -> %s, want %s", in, cfg.Agent.Delivery, want)
 			}
-			if want == runtime.DeliveryNon && len(warns) != 1 {
+			if want == agent.DeliveryNon && len(warns) != 1 {
 				t.Errorf("NON: want one warning, got %v", warns)
 			}
 		}

@@ -2,8 +2,8 @@ package config
 
 import (
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/agent"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
-	"github.com/edge-agent/edge-agent/starter/internal/runtime"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
 
@@ -39,21 +39,21 @@ type Config struct {
 }
 
 // AgentConfig is the agent section: the agent's id and the scheduler's
-// own settings, whose defaults and checks live in package runtime.
+// own settings, whose defaults and checks live in package agent.
 type AgentConfig struct {
-	ID                    string `yaml:"id"`
-	runtime.AgentSettings `yaml:",inline"`
+	ID             string `yaml:"id"`
+	agent.Settings `yaml:",inline"`
 }
 
 // QueueConfig is the queue section: the WAL's options (path, fsync;
 // alias sqlite-path, deprecated) and the queue settings of the scheduler.
 type QueueConfig struct {
-	wal.Options           `yaml:",inline"`
-	runtime.QueueSettings `yaml:",inline"`
+	wal.Options         `yaml:",inline"`
+	agent.QueueSettings `yaml:",inline"`
 }
 
 // RetryConfig is the retry section, the scheduler's.
-type RetryConfig = runtime.RetrySettings
+type RetryConfig = agent.RetrySettings
 
 // OutputConfig is the output section. output.type and output.id are the
 // registry's; every other key is decoded into the type's own config.
@@ -78,11 +78,11 @@ type LogConfig struct {
 	MaxAgeDays int    `yaml:"max-age-days"` // 0 = keep by count only
 }
 
-// RuntimeOptions hands each component its own options; the caller adds
+// AgentOptions hands each component its own options; the caller adds
 // what the process provides (registries, install root, ids, logger).
-func (c *Config) RuntimeOptions() runtime.Options {
-	return runtime.Options{
-		Agent:      c.Agent.AgentSettings,
+func (c *Config) AgentOptions() agent.Options {
+	return agent.Options{
+		Agent:      c.Agent.Settings,
 		Queue:      c.Queue.QueueSettings,
 		Retry:      c.Retry,
 		WAL:        c.Queue.Options,

@@ -61,7 +61,7 @@ func (c *Config) validate(p *problems) {
 }
 
 func (c *Config) validateAgent(k checker) {
-	k.component("agent", c.Agent.AgentSettings.Validate())
+	k.component("agent", c.Agent.Settings.Validate())
 }
 
 // keyedError is how a component's Validate names the key of a problem,

@@ -1,0 +1,185 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/check"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
+	"github.com/edge-agent/edge-agent/starter/internal/wal"
+)
+
+// Log attribute keys used in several places.
+const (
+	keyError = "error"
+)
+
+// IDs are the agent's identities. Input is the WAL source id under which
+// rows and positions are stored.
+type IDs struct {
+	Agent, Input, Output string
+	// InputExplicit says Input came from agent.yaml (input.id). When false
+	// (the id came from the edge-agent.id file, or is empty) and the WAL
+	// already records an input id, the WAL's id wins, so a deleted or
+	// regenerated id file never orphans saved positions.
+	InputExplicit bool
+}
+
+// Options configure New: the typed options of each component the agent
+// runs, as the config layer decoded and checked them, and what the process
+// provides (install root, ids, logger, clock). The agent reads no config
+// file and knows no YAML key.
+type Options struct {
+	Agent Settings
+	Queue QueueSettings
+	Retry RetrySettings
+	// WAL is the queue's store (not opened with DeliveryNon); a relative
+	// Path resolves against Home.
+	WAL wal.Options
+
+	// InputType picks the factory in Inputs, which gets Input (required).
+	InputType string
+	Input     input.Config
+	Inputs    *input.Registry
+	// OutputType picks the factory in Outputs, which gets Output
+	// (required).
+	OutputType string
+	Output     output.Config
+	Outputs    *output.Registry
+
+	// Home is the install root.
+	Home string
+	IDs  IDs
+	// Logger defaults to a discard handler.
+	Logger *slog.Logger
+	// OnReady is called once, after the readiness log line.
+	OnReady func()
+	// Now defaults to time.Now.
+	Now func() time.Time
+}
+
+// Agent runs one agent: input → queue → sender. Create it with New and
+// call Run once.
+type Agent struct {
+	opts Options
+	log  *slog.Logger
+	now  func() time.Time
+
+	ctr counters
+	pub published
+	ext atomic.Pointer[extStats]
+
+	ran atomic.Bool
+
+	// wrapQueue, set by tests only, wraps the queue once it is open (to
+	// inject storage failures such as a full disk).
+	wrapQueue func(queue) queue
+}
+
+// extStats are optional statistics of the input and the transport, read by
+// Snapshot from any goroutine; the providers must be safe for that.
+type extStats struct {
+	input      func() input.Stats
+	reconnects func() uint64
+}
+
+// New checks the options; it opens nothing (Run does).
+func New(opts Options) (*Agent, error) {
+	switch {
+	case opts.Inputs == nil:
+		return nil, errors.New("new agent: no input registry")
+	case opts.Outputs == nil:
+		return nil, errors.New("new agent: no output registry")
+	case opts.Output == nil:
+		// The scheduler sizes its jobs and pauses from them.
+		return nil, fmt.Errorf("new agent: output %q has no options: %w", opts.OutputType, check.ErrInvalid)
+	}
+	// The settings' own checks, which config check ran already: options
+	// built in code (tests, tools) must not reach the loop unchecked.
+	if err := errors.Join(opts.Agent.Validate(), opts.Queue.Validate(), opts.Retry.Validate()); err != nil {
+		return nil, fmt.Errorf("new agent: %w: %w", check.ErrInvalid, err)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	r := &Agent{opts: opts, log: opts.Logger, now: opts.Now}
+	r.pub.state = "starting"
+	r.pub.connection = "idle"
+	r.pub.ids = resolvedIDs{agent: opts.IDs.Agent, input: opts.IDs.Input, output: opts.IDs.Output}
+	return r, nil
+}
+
+// Run starts the agent and blocks until ctx is done (graceful stop, nil
+// error) or a fatal error (AUTH_FAILED, DECRYPT_FAILED, an input failing
+// with on-error: fail, a start-up failure). See doc.go for the shutdown.
+func (r *Agent) Run(ctx context.Context) error {
+	if !r.ran.CompareAndSwap(false, true) {
+		return errors.New("run edge agent: Run called twice")
+	}
+	l, err := r.start(ctx)
+	if err != nil {
+		r.pub.set(func(p *published) { p.state = "stopped" })
+		if ctx.Err() != nil {
+			// Asked to stop while starting (SIGTERM during a slow input
+			// Open): what was opened is released, and that is a clean stop.
+			r.log.Info("Shutdown signal received; stopping edge agent.", slog.String("during", "start-up"))
+			return nil
+		}
+		r.pub.setError(err, r.now())
+		return err
+	}
+	// The sender's context is not ctx: in-flight sends may finish while the
+	// loop flushes at shutdown; shutdown cancels it explicitly.
+	sendCtx, cancelSend := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelSend()
+	senderDone := make(chan struct{})
+	go func() {
+		defer close(senderDone)
+		l.sender.run(sendCtx, l.jobs, l.results)
+	}()
+	r.ready(l)
+
+	cause := l.run(ctx)
+	return r.shutdown(l, cause, cancelSend, senderDone)
+}
+
+// run turns the loop until ctx is done or a fatal error.
+func (l *loop) run(ctx context.Context) error {
+	for ctx.Err() == nil {
+		progressed, err := l.turn(ctx)
+		if err != nil {
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				return nil
+			}
+			return err
+		}
+		if !progressed {
+			l.wait(ctx)
+		}
+	}
+	return nil
+}
+
+func (r *Agent) ready(l *loop) {
+	now := r.now()
+	r.pub.set(func(p *published) { p.state, p.startedAt = "running", now })
+	ids := r.Snapshot()
+	r.log.Info("BOOTSTRAP_READY edge-agent started",
+		slog.String("agent_id", ids.AgentID),
+		slog.String("input_id", ids.InputID),
+		slog.String("output_id", ids.OutputID),
+		slog.String("input_type", r.opts.InputType),
+		slog.String("output_type", r.opts.OutputType),
+		slog.String("delivery_guarantee", r.opts.Agent.Delivery.String()))
+	if r.opts.OnReady != nil {
+		r.opts.OnReady()
+	}
+}

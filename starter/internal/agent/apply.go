@@ -1,0 +1,104 @@
+package agent
+
+import (
+	"log/slog"
+	"time"
+)
+
+// afterCommit updates the loop's state once a transaction is durable:
+// only now do the buffer, the results and the counters move on.
+func (l *loop) afterCommit(now time.Time, p *plan, res commitResult) {
+	claimed, counts, dead, more := res.claimed, res.counts, res.dead, res.more
+	ctr := &l.r.ctr
+	ctr.commits.Add(1)
+	if p.flushed > 0 {
+		clear(l.buf[:p.flushed])
+		l.buf = l.buf[:copy(l.buf, l.buf[p.flushed:])]
+		if len(l.buf) > 0 {
+			l.bufSince = now
+		}
+		ctr.rowsAppended.Add(uint64(len(p.payloads)))
+	}
+	if p.started {
+		l.markStarted = false
+	}
+	l.uncommitted = l.uncommitted[:0]
+	l.failStreak = p.streak
+	ctr.acked.Add(uint64(len(p.acks)))
+	ctr.released.Add(uint64(len(p.releases)))
+	nFailed := 0
+	for _, ids := range p.fails {
+		nFailed += len(ids)
+	}
+	ctr.failed.Add(uint64(nFailed))
+	if nFailed > 0 && (l.nextRetryAt.IsZero() || p.notBefore.Before(l.nextRetryAt)) {
+		l.nextRetryAt = p.notBefore
+	}
+	if len(p.releases) > 0 {
+		l.claimHint = true
+	}
+	if len(p.resurrect) > 0 {
+		l.resurrect = l.resurrect[len(p.resurrect):]
+		l.claimHint = true
+		if len(l.resurrect) == 0 {
+			l.log.Info("rows left SENDING by the previous run are all PENDING again")
+		}
+	}
+	l.reportDead(nFailed, dead)
+	if p.cleanup {
+		l.lastCleanup, l.moreCleanup = now, more
+	}
+	if p.claimN > 0 {
+		l.lastClaimCheck = now
+		l.claimHint = len(claimed) >= p.claimN
+		l.dispatch(claimed)
+	}
+	l.acked, l.queuedRows = counts.Acked, counts.Pending
+	l.publish(counts)
+}
+
+func (l *loop) reportDead(failed, dead int) {
+	if dead == 0 {
+		return
+	}
+	if l.nonMode {
+		total := l.r.ctr.dropped.Add(uint64(dead))
+		l.log.Warn("dropped events the engine refused (delivery-guarantee NON does not retry)",
+			slog.Int("dropped", dead), slog.Uint64("dropped_total", total))
+		return
+	}
+	total := l.r.ctr.dead.Add(uint64(dead))
+	l.log.Warn("rows reached retry.max-attempts and are DEAD; `edge-agent db wal-retry-dead` queues them again",
+		slog.Int("dead", dead), slog.Uint64("dead_total", total), slog.Int("failed", failed))
+}
+
+// dispatch cuts the claimed rows into jobs for the sender. The jobs
+// channel has room for maxJobs, and outstanding never exceeds it.
+func (l *loop) dispatch(rows []row) {
+	for len(rows) > 0 {
+		n := min(len(rows), l.jobSize)
+		l.nextSeq++
+		j := &job{seq: l.nextSeq, rows: rows[:n:n]}
+		rows = rows[n:]
+		for _, r := range j.rows {
+			if r.Attempts > 0 {
+				l.r.ctr.retries.Add(1)
+			}
+		}
+		l.outstanding[j.seq] = j
+		l.jobs <- j
+	}
+}
+
+// publish copies the queue figures for Snapshot.
+func (l *loop) publish(c queueCounts) {
+	_, size := l.q.Full(l.backpressured)
+	file := l.q.FileBytes()
+	l.r.pub.set(func(p *published) {
+		p.queue = QueueStatus{
+			Pending: c.Pending, Sending: c.Sending, Acked: c.Acked, Dead: c.Dead,
+			PayloadBytes: c.PayloadBytes, SizeBytes: size, FileBytes: file,
+		}
+		p.oldest = c.OldestPending
+	})
+}

@@ -1,0 +1,342 @@
+package agent
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/backoff"
+)
+
+// maxReasonLen bounds the failure reason stored with a row.
+const maxReasonLen = 200
+
+// resurrectChunk is how many rows left SENDING by the previous run one
+// transaction returns to PENDING after a start on a full disk: each is
+// rewritten, so the chunk must fit the WAL's disk reserve with ~1 KiB rows.
+const resurrectChunk = 64
+
+// plan is everything one transaction will do; it is computed before the
+// transaction so that a failed commit can be retried unchanged.
+type plan struct {
+	payloads  [][]byte
+	positions []input.Position
+	flushed   int // events taken from the buffer
+	started   bool
+	claimN    int
+	cleanup   bool
+
+	acks      []uint64
+	fails     map[string][]uint64 // reason → row ids
+	releases  []uint64
+	resurrect []uint64 // rows left SENDING by the previous run
+	notBefore time.Time
+	streak    int // failStreak after this commit
+}
+
+func (p *plan) empty() bool {
+	return p.flushed == 0 && !p.started && p.claimN == 0 && !p.cleanup &&
+		len(p.acks) == 0 && len(p.fails) == 0 && len(p.releases) == 0 && len(p.resurrect) == 0
+}
+
+// commitIfDue runs one transaction when there is something to write:
+// buffered events, send results, rows to claim, or a cleanup. While
+// appends are held back after a failed append (disk full), send results,
+// claims and cleanups still commit on their own: that is what frees space.
+func (l *loop) commitIfDue(now time.Time) (bool, error) {
+	holdAppends := now.Before(l.walRetryAt)
+	if holdAppends && !l.onlyAppendsFail {
+		return false, nil
+	}
+	flushDue := len(l.buf) >= l.r.opts.Agent.BulkMaxSize ||
+		(len(l.buf) > 0 && now.Sub(l.bufSince) >= l.flushInterval())
+	p := &plan{streak: l.failStreak}
+	l.planResults(p, now)
+	p.resurrect = l.resurrect[:min(len(l.resurrect), resurrectChunk)]
+	// Once a transaction is paid for anyway, buffered events ride along:
+	// fewer fsyncs, lower latency.
+	if !holdAppends && (flushDue || !p.empty()) {
+		l.planFlush(p)
+	}
+	p.started = !holdAppends && l.markStarted && (p.flushed > 0 || (l.polled && len(l.buf) == 0))
+	p.claimN = l.claimWanted(now, p.flushed > 0 || len(p.releases) > 0 || len(p.fails) > 0 || len(p.resurrect) > 0)
+	p.cleanup = l.cleanupDue(now, false)
+	if p.empty() {
+		return false, nil
+	}
+	p.cleanup = l.cleanupDue(now, true)
+	return l.commit(now, p)
+}
+
+// planResults sorts the uncommitted send results into acks, charged failures
+// and releases, and computes when failed rows may be sent again.
+func (l *loop) planResults(p *plan, now time.Time) {
+	for _, res := range l.uncommitted {
+		failed, received := false, false
+		for i, r := range res.job.rows {
+			out := res.results[i]
+			switch out.Outcome {
+			case transport.Received:
+				p.acks = append(p.acks, r.ID)
+				received = true
+			case transport.Failed:
+				if p.fails == nil {
+					p.fails = make(map[string][]uint64)
+				}
+				reason := reasonOf(out.Err)
+				p.fails[reason] = append(p.fails[reason], r.ID)
+				failed = true
+			default:
+				p.releases = append(p.releases, r.ID)
+			}
+		}
+		if failed {
+			p.streak++
+		} else if received {
+			p.streak = 0
+		}
+	}
+	if len(p.fails) > 0 {
+		p.notBefore = now.Add(l.rowRetry.Jittered(p.streak - 1))
+	}
+}
+
+func reasonOf(err error) string {
+	if err == nil {
+		return "failed"
+	}
+	s := err.Error()
+	if len(s) > maxReasonLen {
+		s = s[:maxReasonLen]
+	}
+	return s
+}
+
+// planFlush takes the whole buffer: one row per event with a payload, and
+// the last position per key (position-only events included).
+func (l *loop) planFlush(p *plan) {
+	if len(l.buf) == 0 {
+		return
+	}
+	p.flushed = len(l.buf)
+	p.payloads = make([][]byte, 0, len(l.buf))
+	idx := make(map[string]int)
+	for i := range l.buf {
+		ev := &l.buf[i]
+		if ev.Payload != nil {
+			p.payloads = append(p.payloads, ev.Payload)
+		}
+		if ev.Pos.Key == "" {
+			continue
+		}
+		if k, ok := idx[ev.Pos.Key]; ok {
+			p.positions[k] = ev.Pos
+			continue
+		}
+		idx[ev.Pos.Key] = len(p.positions)
+		p.positions = append(p.positions, ev.Pos)
+	}
+}
+
+// claimWanted returns how many rows to claim: enough to fill the free job
+// slots, unless sending is paused or there is no sign of due rows.
+func (l *loop) claimWanted(now time.Time, hint bool) int {
+	free := l.maxJobs - len(l.outstanding)
+	if free <= 0 || now.Before(l.pausedUntil) {
+		return 0
+	}
+	if !l.nextRetryAt.IsZero() && !now.Before(l.nextRetryAt) {
+		l.claimHint, l.nextRetryAt = true, time.Time{}
+	}
+	if hint || l.claimHint {
+		return free * l.jobSize
+	}
+	// No sign of new rows. The counts of the last commit are exact, so an
+	// empty queue needs no look (and no fsync); rows delayed by a failure
+	// of an earlier run are looked for now and then.
+	if l.queuedRows == 0 || now.Sub(l.lastClaimCheck) < claimRecheckInterval {
+		return 0
+	}
+	return free * l.jobSize
+}
+
+// cleanupDue says whether to delete ACKED rows past their retention: in
+// any transaction that runs anyway, alone only now and then.
+func (l *loop) cleanupDue(now time.Time, committing bool) bool {
+	if l.nonMode || l.acked == 0 {
+		return false
+	}
+	if committing || l.moreCleanup {
+		return true
+	}
+	retention := l.r.opts.Queue.AckedRetention
+	every := min(max(retention/10, minCleanupInterval), maxCleanupInterval)
+	return now.Sub(l.lastCleanup) >= every
+}
+
+// appends reports whether the plan writes input: rows, positions or the
+// started mark. These grow the WAL; everything else mostly frees space.
+func (p *plan) appends() bool { return p.flushed > 0 || p.started }
+
+// withoutAppends is p with only the send results, claims and cleanup:
+// positions stay with their rows, so they are dropped together.
+func (p *plan) withoutAppends() *plan {
+	q := *p
+	q.payloads, q.positions, q.flushed, q.started = nil, nil, 0, false
+	return &q
+}
+
+// commitResult is what a committed transaction returned.
+type commitResult struct {
+	claimed []row
+	counts  queueCounts
+	dead    int
+	deleted int
+	more    bool
+}
+
+// commit runs the plan in one transaction. A failed transaction (disk full,
+// I/O error) is not fatal: nothing is lost because the buffer and the
+// results are kept, input reading stops once the buffer is full, and the
+// commit is retried with a growing delay. When a transaction that appends
+// fails, the rest of it is committed at once on its own: on a full disk
+// the appends cannot go in, but acks and deletes can, and they are what
+// makes room (a commit that always carried the appends would never ack).
+func (l *loop) commit(now time.Time, p *plan) (bool, error) {
+	res, err := l.runPlan(now, p)
+	if err == nil {
+		// While appends are held back, a commit without them says nothing
+		// about the appends, unless none are waiting any more.
+		if p.appends() || !l.onlyAppendsFail || len(l.buf) == 0 {
+			l.walRecovered()
+		}
+		l.afterCommit(now, p, res)
+		if !p.appends() && l.onlyAppendsFail && l.freedSpace(p, res) {
+			// Room was made: try the held-back appends at the next turn.
+			l.walRetryAt = time.Time{}
+		}
+		return true, nil
+	}
+	if !p.appends() {
+		l.walFailed(now, err, false)
+		return false, nil
+	}
+	rest := p.withoutAppends()
+	if rest.empty() {
+		l.walFailed(now, err, true)
+		return false, nil
+	}
+	res, rerr := l.runPlan(now, rest)
+	if rerr != nil {
+		l.walFailed(now, errors.Join(err, rerr), false)
+		return false, nil
+	}
+	l.walFailed(now, err, true)
+	l.afterCommit(now, rest, res)
+	if l.freedSpace(rest, res) {
+		l.walRetryAt = time.Time{}
+	}
+	return true, nil
+}
+
+// freedSpace says whether a committed plan deleted rows, which frees pages
+// in the WAL file that appends can reuse without the disk growing.
+func (l *loop) freedSpace(p *plan, res commitResult) bool {
+	return res.deleted > 0 || (len(p.acks) > 0 && l.r.opts.Queue.AckedRetention == 0)
+}
+
+// runPlan runs p in one transaction.
+func (l *loop) runPlan(now time.Time, p *plan) (commitResult, error) {
+	var res commitResult
+	err := l.q.Update(func(tx queueTx) error {
+		res = commitResult{}
+		if err := l.applyPlan(tx, p, now, &res.dead); err != nil {
+			return err
+		}
+		var err error
+		if p.claimN > 0 {
+			if res.claimed, err = tx.Claim(p.claimN, now); err != nil {
+				return err
+			}
+		}
+		if p.cleanup {
+			if res.deleted, res.more, err = tx.CleanupAcked(now); err != nil {
+				return err
+			}
+		}
+		res.counts, err = tx.Counts()
+		return err
+	})
+	return res, err
+}
+
+func (l *loop) applyPlan(tx queueTx, p *plan, now time.Time, dead *int) error {
+	if len(p.acks) > 0 {
+		if err := tx.Ack(p.acks, now); err != nil {
+			return err
+		}
+	}
+	for reason, ids := range p.fails {
+		n, err := tx.Fail(ids, p.notBefore, reason, now)
+		if err != nil {
+			return err
+		}
+		*dead += n
+	}
+	if len(p.releases) > 0 {
+		if err := tx.Release(p.releases, now); err != nil {
+			return err
+		}
+	}
+	if len(p.resurrect) > 0 {
+		if err := tx.Release(p.resurrect, now); err != nil {
+			return err
+		}
+	}
+	if len(p.payloads) > 0 {
+		if err := tx.Append(l.inputID, p.payloads); err != nil {
+			return err
+		}
+	}
+	if len(p.positions) > 0 {
+		if err := tx.SavePositions(l.inputID, p.positions); err != nil {
+			return err
+		}
+	}
+	if p.started {
+		return tx.MarkStarted(l.inputID)
+	}
+	return nil
+}
+
+// walFailed records a failed transaction and when to try again.
+// onlyAppends says that the send results, claims and cleanups still
+// commit: only the appends of the buffer are held back.
+func (l *loop) walFailed(now time.Time, err error, onlyAppends bool) {
+	l.walErrs++
+	l.onlyAppendsFail = onlyAppends
+	// Not jittered: a disk problem is this host's own, no herd to spread.
+	l.walRetryAt = now.Add(backoff.Policy{Initial: 100 * time.Millisecond, Max: 5 * time.Second}.Delay(l.walErrs - 1))
+	l.r.pub.setError(err, now)
+	// Log the first failure and then every 20th: a full disk lasts.
+	if l.walErrs != 1 && l.walErrs%20 != 0 {
+		return
+	}
+	attrs := []any{slog.String(keyError, err.Error()), slog.Int("failures", l.walErrs), slog.Int("buffered_events", len(l.buf))}
+	if onlyAppends {
+		l.log.Error("cannot append to the WAL; acks and deletes still commit so delivery frees space, input stays paused once the buffer is full, nothing is dropped", attrs...)
+		return
+	}
+	l.log.Error("cannot write the WAL; input stays paused once the buffer is full, nothing is dropped", attrs...)
+}
+
+// walRecovered is called after a transaction committed that was not one
+// of the acks-only commits made while appends are held back.
+func (l *loop) walRecovered() {
+	if l.walErrs > 0 {
+		l.log.Info("WAL writable again", slog.Int("failures", l.walErrs))
+	}
+	l.walErrs, l.walRetryAt, l.onlyAppendsFail = 0, time.Time{}, false
+}

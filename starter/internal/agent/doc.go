@@ -1,0 +1,71 @@
+// Package agent is the scheduler of edge-agent: it joins the input
+// (connector), the outbound queue (the bbolt WAL, or memory in NON mode) and
+// the transport Sender, following SPEC §2.
+//
+// # Ownership
+//
+// Run starts exactly two goroutines and owns both:
+//
+//   - the loop (the goroutine that called Run) owns the input, the queue
+//     (WAL) and the in-memory event buffer. Nothing else touches them; none
+//     of them is safe for concurrent use. Each loop turn does at most ONE
+//     queue transaction (group commit): it appends the buffered events with
+//     their input positions, applies send results (ack, fail, release),
+//     claims the next rows for the sender and cleans up ACKED rows.
+//   - the sender goroutine owns the transport.Sender and every network
+//     wait. The loop hands it jobs (claimed rows) over a channel, at most
+//     maxJobs at a time, and gets one jobResult back per job. Connecting,
+//     reconnecting and the pause after an unreachable or rejecting engine
+//     all happen there, so a slow or absent engine never stops the loop
+//     from reading input into the WAL.
+//
+// Snapshot is the only method safe from other goroutines: it reads atomic
+// counters and a mutex-guarded copy of what the loop last published.
+//
+// # Delivery
+//
+// BEST_EFFORT: a row is on disk, together with the input position after its
+// event, before anything is sent; it is acked only after RECEIVED; a crash
+// at any point re-sends (at least once) but never skips. A row the engine
+// refused (Failed) is charged one attempt and may be sent again after the
+// retry backoff, min(retry.backoff-max-ms, retry.backoff-ms·2^n) jittered,
+// n = consecutive failed jobs; at retry.max-attempts it is DEAD. A row that
+// never reached the engine (NotSent) is released uncharged. An unreachable
+// engine pauses sending for the retry backoff, a REJECTED one for
+// output.max-backoff-ms; AUTH_FAILED and DECRYPT_FAILED stop the agent.
+// Each of these pauses is shortened at random by up to half, never
+// lengthened (transport/backoff), so agents cut off together spread out.
+//
+// NON: rows live in memory (bounded; input pauses when full), a refused row
+// is dropped with a warning, a row that never reached the engine is kept
+// and sent later; positions are not kept; queue.* and retry.* are ignored.
+//
+// Rows are never in flight unseen: every claimed row comes back as a result,
+// so queue.resurrect-interval-ms and queue.resurrect-batch-size have nothing
+// to do at run time; SENDING rows left by a crash return to PENDING at
+// start (on a full disk, where that one transaction may not fit, start goes
+// on and the loop returns them 64 at a time as delivery frees space).
+//
+// # Backpressure and storage errors
+//
+// While the payload bytes queued in the WAL exceed queue.max-bytes the input
+// is not polled (never dropped); it is polled again once they are a quarter
+// below the limit, so a queue at the limit does not pause and resume the
+// input (and log it) at every ack. A failing WAL transaction (disk full, I/O
+// error) is not fatal: the buffer and the send results are kept and the
+// transaction is retried with a growing delay; the input is not polled once
+// the buffer holds bulk-max-size events. When a transaction that appends
+// fails, its acks, releases, claims and cleanup are committed at once
+// without the appends (positions stay with their rows), and go on
+// committing on their own while the appends wait: on a full disk that is
+// what frees room (the WAL keeps a reserve for it, see package wal), and
+// the held-back events go in as soon as acks have freed pages.
+//
+// # Shutdown
+//
+// When ctx is done (or a fatal error happens) the loop stops polling,
+// drains the input's held-back groups, flushes the buffer to the WAL, stops
+// the sender, applies the results that came back, and closes input, sender
+// and WAL, all within agent.shutdown-timeout-ms. Rows still in flight are
+// released, or return to PENDING at the next start.
+package agent

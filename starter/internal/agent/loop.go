@@ -1,0 +1,229 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/transport/backoff"
+)
+
+// How often the loop looks for due rows even when nothing hinted at them
+// (rows failed in an earlier run whose NotBefore has now passed).
+const claimRecheckInterval = time.Second
+
+// Bounds of how often a transaction is run only to delete ACKED rows past
+// queue.acked-retention-ms (a tenth of the retention, within these). Any
+// transaction that runs anyway also cleans up.
+const (
+	minCleanupInterval = time.Second
+	maxCleanupInterval = time.Minute
+)
+
+// loop is the scheduler goroutine's state. It owns the input, the queue and
+// the event buffer; it is not safe for concurrent use (see doc.go).
+type loop struct {
+	r       *Agent
+	log     *slog.Logger
+	in      input.Input
+	q       queue
+	inputID string
+	nonMode bool
+	sender  *sendLoop // runs on its own goroutine once Run starts it
+	// rowRetry paces a row the engine refused (retry.*).
+	rowRetry backoff.Policy
+
+	buf      []input.Event
+	bufSince time.Time
+	wakeup   <-chan struct{} // the input's "new data" signal; nil if none
+
+	jobs        chan *job
+	results     chan *jobResult
+	outstanding map[uint64]*job
+	nextSeq     uint64
+	maxJobs     int
+	jobSize     int
+	uncommitted []*jobResult // send results not yet in a transaction
+
+	pausedUntil    time.Time // no new job before this (engine unreachable/rejecting)
+	failStreak     int       // consecutive jobs with a Failed row
+	claimHint      bool      // rows may be due: try a claim
+	nextRetryAt    time.Time // earliest NotBefore we set
+	lastClaimCheck time.Time
+	lastCleanup    time.Time
+	moreCleanup    bool
+	acked          int64 // ACKED rows as of the last commit
+	queuedRows     int64 // PENDING rows as of the last commit (exact: the loop is the only writer)
+
+	// resurrect: rows left SENDING by the previous run, still to be
+	// returned to PENDING (a full disk at start, see openWAL).
+	resurrect []uint64
+
+	markStarted   bool // MarkStarted not yet committed
+	polled        bool // the input has been polled at least once
+	backpressured bool
+
+	walErrs    int       // consecutive failed transactions
+	walRetryAt time.Time // no transaction before this (disk full, …)
+	// onlyAppendsFail: the last failure was of a transaction that appended,
+	// and its send results, claims and cleanup committed without the
+	// appends; until walRetryAt only such transactions run.
+	onlyAppendsFail bool
+
+	fatal error // a fatal send error: stop the agent
+}
+
+// turn does one scheduler iteration and reports whether anything moved.
+func (l *loop) turn(ctx context.Context) (bool, error) {
+	progressed := l.collect()
+	if l.fatal != nil {
+		return progressed, l.fatal
+	}
+	now := l.r.now()
+	n, err := l.poll(ctx, now)
+	if err != nil {
+		return progressed, err
+	}
+	progressed = progressed || n > 0
+	committed, err := l.commitIfDue(now)
+	return progressed || committed, err
+}
+
+// collect takes every result the sender has sent back, without waiting.
+func (l *loop) collect() bool {
+	got := false
+	for {
+		select {
+		case res := <-l.results:
+			l.accept(res)
+			got = true
+		default:
+			return got
+		}
+	}
+}
+
+// accept records a job result for the next commit and reacts to why the
+// Send stopped, if it did.
+func (l *loop) accept(res *jobResult) {
+	delete(l.outstanding, res.job.seq)
+	l.uncommitted = append(l.uncommitted, res)
+	if res.retryAt.After(l.pausedUntil) {
+		l.pausedUntil = res.retryAt
+	}
+	err := res.err
+	if err == nil || res.skipped || errors.Is(err, context.Canceled) {
+		return
+	}
+	now := l.r.now()
+	l.r.pub.setError(err, now)
+	switch {
+	case isFatal(err):
+		if l.fatal == nil {
+			l.fatal = fatalError(err)
+		}
+	case isRejected(err):
+		l.log.Error("engine rejected the connection; another collector holds the EdgeSocket ingress, retrying at the maximum backoff",
+			slog.String(keyError, err.Error()), slog.Duration("retry_in", res.retryAt.Sub(now).Round(time.Millisecond)))
+	default:
+		l.log.Warn("engine unavailable; rows stay queued and input keeps being read",
+			slog.String(keyError, err.Error()), slog.Duration("retry_in", res.retryAt.Sub(now).Round(time.Millisecond)))
+	}
+}
+
+// poll reads the input into the buffer until the buffer holds bulk-max-size
+// events or the input has nothing more, unless the queue is full.
+func (l *loop) poll(ctx context.Context, now time.Time) (int, error) {
+	if l.checkBackpressure() {
+		return 0, nil
+	}
+	cfg := &l.r.opts.Agent
+	pollMax := max(1, l.r.opts.Queue.PollBatchSize)
+	total := 0
+	for len(l.buf) < cfg.BulkMaxSize {
+		before := len(l.buf)
+		var err error
+		l.buf, err = l.in.Poll(ctx, l.buf, min(pollMax, cfg.BulkMaxSize-before))
+		l.polled = true
+		got := len(l.buf) - before
+		if err != nil {
+			return total + got, fmt.Errorf("read input %s: %w", l.inputID, err)
+		}
+		if got == 0 {
+			break
+		}
+		if before == 0 {
+			l.bufSince = now
+		}
+		l.countRead(l.buf[before:])
+		total += got
+	}
+	return total, nil
+}
+
+func (l *loop) countRead(evs []input.Event) {
+	n := 0
+	for i := range evs {
+		if evs[i].Payload != nil {
+			n++
+		}
+	}
+	l.r.ctr.eventsRead.Add(uint64(n))
+}
+
+// checkBackpressure reports whether input reading must pause, logging
+// once when entering and once when leaving that state.
+func (l *loop) checkBackpressure() bool {
+	full, size := l.q.Full(l.backpressured)
+	if full != l.backpressured {
+		l.backpressured = full
+		l.r.pub.set(func(p *published) { p.backpressure = full })
+		if full {
+			l.log.Warn("queue above queue.max-bytes; pausing input until rows are acknowledged",
+				slog.Int64("queue_bytes", size), slog.Int64("max_bytes", l.r.opts.Queue.MaxBytes))
+		} else {
+			l.log.Info("queue below three quarters of queue.max-bytes; resuming input", slog.Int64("queue_bytes", size))
+		}
+	}
+	return full
+}
+
+// wait sleeps until something may have changed: a send result, new input
+// data (when the input signals it), the flush deadline, the end of a send
+// pause, a retry becoming due, or idle-sleep-ms.
+func (l *loop) wait(ctx context.Context) {
+	now := l.r.now()
+	d := l.r.opts.Agent.IdleSleep
+	wake := func(t time.Time) {
+		if !t.IsZero() && t.After(now) && t.Sub(now) < d {
+			d = t.Sub(now)
+		}
+	}
+	if len(l.buf) > 0 {
+		wake(l.bufSince.Add(l.flushInterval()))
+	}
+	if len(l.outstanding) < l.maxJobs {
+		wake(l.pausedUntil)
+		wake(l.nextRetryAt)
+	}
+	wakeup := l.wakeup
+	if l.backpressured || len(l.buf) >= l.r.opts.Agent.BulkMaxSize {
+		wakeup = nil // the input would not be polled anyway
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	case res := <-l.results:
+		l.accept(res)
+	case <-wakeup:
+	}
+}
+
+func (l *loop) flushInterval() time.Duration {
+	return l.r.opts.Agent.FlushInterval
+}

@@ -1,0 +1,221 @@
+package agent
+
+import (
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/edge-agent/edge-agent/transport"
+)
+
+func TestFlushBySizeAndInterval(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		bulk          int
+		flushMs       int64
+		events        int
+		wantBefore    uint64 // rows appended before the interval can have passed
+		wantAfter     uint64 // rows appended once it has
+		waitAfter     time.Duration
+		shutdownTotal int
+	}{
+		{name: "size: full buffers flush at once, the rest waits", bulk: 10, flushMs: 3_600_000, events: 25, wantBefore: 20, wantAfter: 20, waitAfter: 50 * time.Millisecond},
+		{name: "interval: a small buffer flushes after flush-interval-ms", bulk: 1000, flushMs: 150, events: 5, wantBefore: 0, wantAfter: 5, waitAfter: 400 * time.Millisecond},
+		{name: "bulk 1: every event is its own group", bulk: 1, flushMs: 3_600_000, events: 7, wantBefore: 7, wantAfter: 7, waitAfter: 20 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The bubble's clock: "before the interval" and "after it" are
+			// exact, whatever the machine is doing.
+			synctest.Test(t, func(t *testing.T) {
+				home := t.TempDir()
+				cfg := testConfig(t)
+				cfg.Agent.BulkMaxSize = tc.bulk
+				cfg.Agent.FlushInterval = time.Duration(tc.flushMs) * time.Millisecond
+				in := &fakeInput{}
+				// An engine that never answers: no send result triggers a commit
+				// (results would carry the rest of the buffer with them).
+				snd := newFakeSender(nil)
+				snd.block = true
+				h := startRuntime(t, newOptions(t, cfg, home, in, snd))
+				in.push(lineEvents("a.log", 0, tc.events)...)
+				eventually(t, 5*time.Second, "input read", func() bool { return in.left() == 0 })
+				if tc.wantBefore > 0 {
+					eventually(t, 5*time.Second, "size flush", func() bool { return h.rt.Snapshot().RowsAppended >= tc.wantBefore })
+				}
+				synctest.Wait()
+				if got := h.rt.Snapshot().RowsAppended; got != tc.wantBefore {
+					t.Fatalf("rows appended right after reading = %d, want %d", got, tc.wantBefore)
+				}
+				time.Sleep(tc.waitAfter)
+				synctest.Wait()
+				if got := h.rt.Snapshot().RowsAppended; got != tc.wantAfter {
+					t.Fatalf("rows appended later = %d, want %d", got, tc.wantAfter)
+				}
+				if err := h.stop(); err != nil {
+					t.Fatal(err)
+				}
+				if got := h.rt.Snapshot().RowsAppended; got != uint64(tc.events) {
+					t.Fatalf("rows appended after shutdown = %d, want %d", got, tc.events)
+				}
+			})
+		})
+	}
+}
+
+// A refused row is sendable again after the retry backoff (not after the
+// resurrect interval); rows sent with it are not charged.
+func TestFailedRowIsRetriedAfterBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		home := t.TempDir()
+		cfg := testConfig(t)
+		cfg.Retry.Backoff = 200 * time.Millisecond
+		cfg.Retry.BackoffMax = 1000 * time.Millisecond
+		cfg.Queue.ResurrectInterval = 3_600_000 * time.Millisecond
+		cfg.Agent.BulkMaxSize = 10
+		in := &fakeInput{}
+		in.push(lineEvents("a.log", 0, 10)...)
+		var failedID int64
+		snd := newFakeSender(func(b transport.Batch, n int) transport.Outcome {
+			if failedID == 0 {
+				failedID = b.ID + 3 // the 4th row of the first job
+			}
+			if b.ID == failedID && n == 0 {
+				return transport.Failed
+			}
+			return transport.Received
+		})
+		h := startRuntime(t, newOptions(t, cfg, home, in, snd))
+		eventually(t, 5*time.Second, "10 acks", func() bool { return h.rt.Snapshot().Acked == 10 })
+		if err := h.stop(); err != nil {
+			t.Fatal(err)
+		}
+		snd.mu.Lock()
+		times := snd.times[failedID]
+		sends := len(snd.sends)
+		total := 0
+		for _, n := range snd.sends {
+			total += n
+		}
+		snd.mu.Unlock()
+		if len(times) != 2 {
+			t.Fatalf("failed row sent %d times, want 2", len(times))
+		}
+		// Jitter shortens the 200ms backoff by at most half; the clock is the
+		// bubble's, so the bounds are exact.
+		if gap := times[1].Sub(times[0]); gap < 100*time.Millisecond || gap > 200*time.Millisecond {
+			t.Fatalf("failed row resent after %v, want the retry backoff (~200ms)", gap)
+		}
+		if sends != 10 || total != 11 {
+			t.Fatalf("sends: %d distinct, %d total; want 10 and 11 (only the failed row twice)", sends, total)
+		}
+		st := h.rt.Snapshot()
+		if st.Failed != 1 || st.Retries != 1 || st.Dead != 0 {
+			t.Fatalf("failed %d retries %d dead %d, want 1 1 0", st.Failed, st.Retries, st.Dead)
+		}
+	})
+}
+
+func TestMaxAttemptsMovesRowsToDead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		home := t.TempDir()
+		cfg := testConfig(t)
+		cfg.Retry.MaxAttempts = 3
+		cfg.Retry.Backoff = 5 * time.Millisecond
+		cfg.Retry.BackoffMax = 20 * time.Millisecond
+		in := &fakeInput{}
+		in.push(lineEvents("a.log", 0, 4)...)
+		snd := newFakeSender(func(transport.Batch, int) transport.Outcome { return transport.Failed })
+		h := startRuntime(t, newOptions(t, cfg, home, in, snd))
+		eventually(t, 5*time.Second, "4 dead", func() bool { return h.rt.Snapshot().Dead == 4 })
+		time.Sleep(time.Minute) // DEAD rows are never sent again
+		synctest.Wait()
+		if err := h.stop(); err != nil {
+			t.Fatal(err)
+		}
+		if d, total := snd.stats(); d != 4 || total != 12 {
+			t.Fatalf("sends: %d distinct, %d total; want 4 rows × 3 attempts", d, total)
+		}
+		if c := readCounts(t, home); c.Dead != 4 || c.Pending != 0 {
+			t.Fatalf("WAL = %+v, want 4 DEAD", c)
+		}
+	})
+}
+
+// An unreachable engine charges nothing, pauses sending for the retry
+// backoff and never stops reading.
+func TestUnavailableEnginePausesSendingNotReading(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		home := t.TempDir()
+		cfg := testConfig(t)
+		cfg.Retry.MaxAttempts = 2
+		cfg.Retry.Backoff = 100 * time.Millisecond
+		cfg.Retry.BackoffMax = 100 * time.Millisecond
+		in := &fakeInput{}
+		snd := newFakeSender(nil)
+		down := true
+		snd.callErr = func(int) error {
+			if down {
+				return transport.ErrUnavailable
+			}
+			return nil
+		}
+		h := startRuntime(t, newOptions(t, cfg, home, in, snd))
+		for i := 0; i < 5; i++ {
+			in.push(lineEvents("a.log", i*100, (i+1)*100)...)
+			time.Sleep(60 * time.Millisecond)
+			synctest.Wait()
+		}
+		eventually(t, 5*time.Second, "all rows appended", func() bool { return h.rt.Snapshot().RowsAppended == 500 })
+		snd.mu.Lock()
+		calls := snd.calls
+		down = false
+		snd.mu.Unlock()
+		// ~300ms of outage at a 100ms pause: a handful of calls, not a storm.
+		if calls < 1 || calls > 10 {
+			t.Fatalf("%d Send calls during the outage, want a few", calls)
+		}
+		eventually(t, 5*time.Second, "500 acks", func() bool { return h.rt.Snapshot().Acked == 500 })
+		if err := h.stop(); err != nil {
+			t.Fatal(err)
+		}
+		st := h.rt.Snapshot()
+		if st.Dead != 0 || st.Failed != 0 || st.SendErrors == 0 {
+			t.Fatalf("dead %d failed %d send errors %d; want 0 0 >0", st.Dead, st.Failed, st.SendErrors)
+		}
+	})
+}
+
+func TestRejectedRetriesAtMaxBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		home := t.TempDir()
+		cfg := testConfig(t)
+		clientOptions(t, cfg).MaxBackoff = 250 * time.Millisecond
+		cfg.Retry.MaxAttempts = 1
+		in := &fakeInput{}
+		snd := newFakeSender(nil)
+		snd.callErr = func(int) error { return errors.Join(transport.ErrRejected) }
+		start := time.Now()
+		h := startRuntime(t, newOptions(t, cfg, home, in, snd))
+		in.push(lineEvents("a.log", 0, 100)...)
+		calls := func() int {
+			snd.mu.Lock()
+			defer snd.mu.Unlock()
+			return snd.calls
+		}
+		eventually(t, 5*time.Second, "3 attempts", func() bool { return calls() >= 3 })
+		in.push(lineEvents("a.log", 100, 200)...)
+		eventually(t, 5*time.Second, "reading goes on", func() bool { return h.rt.Snapshot().RowsAppended == 200 })
+		if err := h.stop(); err != nil {
+			t.Fatal(err)
+		}
+		// Jitter shortens the 250ms wait to no less than 125ms (the bubble's
+		// clock: the bound is exact).
+		if n, most := calls(), int(time.Since(start)/(125*time.Millisecond))+1; n > most {
+			t.Fatalf("%d Send calls in %v, want at most %d at a 250ms max backoff", n, time.Since(start), most)
+		}
+		if c := readCounts(t, home); c.Pending != 200 || c.Dead != 0 {
+			t.Fatalf("WAL = %+v, want 200 PENDING, none DEAD", c)
+		}
+	})
+}

@@ -1,0 +1,124 @@
+package agent
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/edge-agent/edge-agent/connector/input"
+)
+
+// memQueue is the NON-mode queue: rows live only in memory, positions are
+// not kept, a row the engine refused is dropped (Fail reports it as dead).
+// A row that never reached the engine (released) stays queued and is sent
+// when the engine is back: NON stays at-most-once without dropping rows an
+// outage merely delayed. The queue is bounded by maxRows and maxBytes: when
+// full the loop stops reading input instead of growing.
+type memQueue struct {
+	maxRows  int
+	maxBytes int64
+
+	nextID    uint64
+	nextBatch int64
+	pending   []row // sorted by ID
+	sending   map[uint64]row
+	bytes     int64
+}
+
+var _ queue = (*memQueue)(nil)
+
+func newMemQueue(maxRows int, maxBytes int64, now time.Time) *memQueue {
+	return &memQueue{
+		maxRows:  maxRows,
+		maxBytes: maxBytes,
+		// Seeded from the clock like the WAL's next_batch_id, so ids keep
+		// growing across restarts (the engine may expect that).
+		nextBatch: now.UnixMilli() * 1000,
+		sending:   make(map[uint64]row),
+	}
+}
+
+func (q *memQueue) Update(fn func(tx queueTx) error) error { return fn(q) }
+
+func (q *memQueue) Full(paused bool) (bool, int64) {
+	n := int64(len(q.pending) + len(q.sending))
+	if paused {
+		return n > lowWater(int64(q.maxRows)) || (q.maxBytes > 0 && q.bytes > lowWater(q.maxBytes)), q.bytes
+	}
+	return n >= int64(q.maxRows) || (q.maxBytes > 0 && q.bytes >= q.maxBytes), q.bytes
+}
+
+func (q *memQueue) FileBytes() int64 { return 0 }
+
+func (q *memQueue) Close() error {
+	q.pending, q.sending, q.bytes = nil, nil, 0
+	return nil
+}
+
+func (q *memQueue) Append(_ string, payloads [][]byte) error {
+	for _, p := range payloads {
+		q.nextID++
+		q.nextBatch++
+		q.pending = append(q.pending, row{ID: q.nextID, BatchID: q.nextBatch, Payload: p})
+		q.bytes += int64(len(p))
+	}
+	return nil
+}
+
+func (q *memQueue) SavePositions(string, []input.Position) error { return nil }
+func (q *memQueue) MarkStarted(string) error                     { return nil }
+
+func (q *memQueue) Claim(max int, _ time.Time) ([]row, error) {
+	n := min(max, len(q.pending))
+	out := make([]row, n)
+	copy(out, q.pending[:n])
+	q.pending = slices.Delete(q.pending, 0, n)
+	for _, r := range out {
+		q.sending[r.ID] = r
+	}
+	return out, nil
+}
+
+func (q *memQueue) forget(ids []uint64) int {
+	n := 0
+	for _, id := range ids {
+		if r, ok := q.sending[id]; ok {
+			delete(q.sending, id)
+			q.bytes -= int64(len(r.Payload))
+			n++
+		}
+	}
+	return n
+}
+
+func (q *memQueue) Ack(ids []uint64, _ time.Time) error {
+	q.forget(ids)
+	return nil
+}
+
+// Fail drops the rows: NON mode never retries a row the engine refused.
+func (q *memQueue) Fail(ids []uint64, _ time.Time, _ string, _ time.Time) (int, error) {
+	return q.forget(ids), nil
+}
+
+func (q *memQueue) Release(ids []uint64, _ time.Time) error {
+	for _, id := range ids {
+		if r, ok := q.sending[id]; ok {
+			delete(q.sending, id)
+			q.pending = append(q.pending, r)
+		}
+	}
+	// Released rows are older than most pending ones: keep id order.
+	slices.SortFunc(q.pending, func(a, b row) int { return cmp.Compare(a.ID, b.ID) })
+	return nil
+}
+
+func (q *memQueue) CleanupAcked(time.Time) (int, bool, error) { return 0, false, nil }
+
+func (q *memQueue) Counts() (queueCounts, error) {
+	return queueCounts{
+		Pending:      int64(len(q.pending)),
+		Sending:      int64(len(q.sending)),
+		PayloadBytes: q.bytes,
+	}, nil
+}

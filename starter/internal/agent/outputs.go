@@ -1,0 +1,33 @@
+package agent
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/edge-agent/edge-agent/starter/internal/output"
+	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/client"
+)
+
+// openSender builds the configured output through its factory, from the
+// options the config layer decoded and checked. Nothing connects here: the
+// EdgeSocket client dials on its first Send, in the sender goroutine.
+func (r *Agent) openSender() (transport.Sender, encoder, error) {
+	typ := r.opts.OutputType
+	f, err := r.opts.Outputs.Get(typ)
+	if err != nil {
+		return nil, nil, fmt.Errorf("set up output: %w", err)
+	}
+	snd, enc, err := f.Create(r.opts.Output, output.Settings{ID: r.opts.IDs.Output, Logger: r.log.With(slog.String("output_type", typ))})
+	if err != nil {
+		return nil, nil, fmt.Errorf("set up output %s: %w", typ, err)
+	}
+	if enc == nil {
+		// RAW: the sender loop hands the stored bytes over as they are.
+		return snd, rawEncoder{}, nil
+	}
+	return snd, enc, nil
+}
+
+// clientStats is what the EdgeSocket client reports about its connections.
+type clientStats interface{ Stats() client.Stats }

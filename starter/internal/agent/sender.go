@@ -1,0 +1,192 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/backoff"
+)
+
+// encoder turns a stored RAW payload into its wire form (RAW or PACKET).
+// codec.Encoder satisfies it.
+type encoder interface {
+	Encode(dst, raw []byte) ([]byte, error)
+}
+
+// job is a set of claimed rows handed from the loop to the sender.
+type job struct {
+	seq  uint64
+	rows []row
+}
+
+// jobResult is what became of a job. results[i] belongs to job.rows[i].
+type jobResult struct {
+	job     *job
+	results []transport.Result
+	// err is the error Send returned (why it stopped early), if any.
+	err error
+	// retryAt, when set, is the earliest time the loop may hand over the
+	// next job: the engine was unreachable or rejected us.
+	retryAt time.Time
+	// skipped: the sender was pausing and did not call Send at all.
+	skipped bool
+}
+
+// sendLoop is the sender goroutine. It owns the transport.Sender and the
+// connection-level backoff: after ErrUnavailable it waits the retry
+// backoff (retry.backoff-ms·2^n, capped at retry.backoff-max-ms), after
+// ErrRejected the maximum backoff (output.max-backoff-ms), so a busy
+// ingress never sees a reconnect storm.
+type sendLoop struct {
+	snd        transport.Sender
+	enc        encoder
+	logger     *slog.Logger
+	now        func() time.Time
+	retryWait  backoff.Policy
+	rejectWait backoff.Policy
+	ctr        *counters
+	pub        *published
+
+	streak    int       // consecutive Send calls that stopped on a connection error
+	holdUntil time.Time // no Send before this
+	holdErr   error
+	arena     []byte // encoded payloads of the current job
+	offs      []int
+}
+
+func (s *sendLoop) run(ctx context.Context, jobs <-chan *job, results chan<- *jobResult) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case j, ok := <-jobs:
+			if !ok {
+				return
+			}
+			// results has room for every outstanding job: never blocks.
+			results <- s.do(ctx, j)
+		}
+	}
+}
+
+func (s *sendLoop) do(ctx context.Context, j *job) *jobResult {
+	res := &jobResult{job: j}
+	if now := s.now(); now.Before(s.holdUntil) {
+		// A job queued before the loop learnt about the pause: hand it back
+		// untouched instead of knocking on the engine again.
+		res.results = notSent(j, s.holdErr)
+		res.err, res.retryAt, res.skipped = s.holdErr, s.holdUntil, true
+		return res
+	}
+	batches, encFailed := s.encode(j)
+	var sent []transport.Result
+	var err error
+	if len(batches) > 0 {
+		s.ctr.sent.Add(uint64(len(batches)))
+		sent, err = s.snd.Send(ctx, batches)
+	}
+	res.results = s.merge(j, batches, sent, encFailed)
+	res.err = err
+	s.afterSend(ctx, res)
+	return res
+}
+
+// encode builds the wire batches. A row whose payload cannot be encoded is
+// reported Failed (an attempt is charged, so it ends DEAD, not in a loop).
+func (s *sendLoop) encode(j *job) ([]transport.Batch, map[int]error) {
+	if _, raw := s.enc.(rawEncoder); raw {
+		// RAW sends the stored bytes as they are: no copy.
+		batches := make([]transport.Batch, len(j.rows))
+		for i, r := range j.rows {
+			batches[i] = transport.Batch{ID: r.BatchID, Payload: r.Payload}
+		}
+		return batches, nil
+	}
+	s.arena, s.offs = s.arena[:0], s.offs[:0]
+	var failed map[int]error
+	idx := make([]int, 0, len(j.rows))
+	for i, r := range j.rows {
+		start := len(s.arena)
+		out, err := s.enc.Encode(s.arena, r.Payload)
+		if err != nil {
+			if failed == nil {
+				failed = make(map[int]error)
+			}
+			failed[i] = err
+			continue
+		}
+		s.arena = out
+		s.offs = append(s.offs, start, len(s.arena))
+		idx = append(idx, i)
+	}
+	batches := make([]transport.Batch, len(idx))
+	for k, i := range idx {
+		// Slices are cut only now: the arena may have moved while growing.
+		batches[k] = transport.Batch{ID: j.rows[i].BatchID, Payload: s.arena[s.offs[2*k]:s.offs[2*k+1]:s.offs[2*k+1]]}
+	}
+	return batches, failed
+}
+
+// merge lines the Sender's results up with the job's rows. Missing results
+// (a Sender that stopped early) count as NotSent.
+func (s *sendLoop) merge(j *job, batches []transport.Batch, sent []transport.Result, encFailed map[int]error) []transport.Result {
+	out := make([]transport.Result, len(j.rows))
+	k := 0
+	for i, r := range j.rows {
+		if err, bad := encFailed[i]; bad {
+			out[i] = transport.Result{ID: r.BatchID, Outcome: transport.Failed, Err: err}
+			continue
+		}
+		if k < len(sent) && k < len(batches) {
+			out[i] = sent[k]
+		} else {
+			out[i] = transport.Result{ID: r.BatchID, Outcome: transport.NotSent}
+		}
+		out[i].ID = r.BatchID
+		k++
+	}
+	return out
+}
+
+func (s *sendLoop) afterSend(ctx context.Context, res *jobResult) {
+	err := res.err
+	switch {
+	case err == nil:
+		s.streak, s.holdErr = 0, nil
+		s.pub.set(func(p *published) { p.connection = "connected" })
+	case ctx.Err() != nil, errors.Is(err, transport.ErrClosed):
+		// Shutting down: the loop releases what was not sent.
+	case transport.IsFatal(err):
+		s.pub.set(func(p *published) { p.connection = "failed" })
+	case errors.Is(err, transport.ErrRejected):
+		s.ctr.sendErrors.Add(1)
+		s.holdErr = err
+		s.holdUntil = s.now().Add(s.rejectWait.Jittered(0))
+		res.retryAt = s.holdUntil
+		s.pub.set(func(p *published) { p.connection = "rejected" })
+	default:
+		// ErrUnavailable, or anything unexpected: both mean "try later".
+		s.ctr.sendErrors.Add(1)
+		s.holdErr = err
+		s.holdUntil = s.now().Add(s.retryWait.Jittered(s.streak))
+		s.streak++
+		res.retryAt = s.holdUntil
+		s.pub.set(func(p *published) { p.connection = "unavailable" })
+	}
+}
+
+func notSent(j *job, err error) []transport.Result {
+	out := make([]transport.Result, len(j.rows))
+	for i, r := range j.rows {
+		out[i] = transport.Result{ID: r.BatchID, Outcome: transport.NotSent, Err: err}
+	}
+	return out
+}
+
+// rawEncoder passes the stored payload through (RAW mode).
+type rawEncoder struct{}
+
+func (rawEncoder) Encode(dst, raw []byte) ([]byte, error) { return append(dst, raw...), nil }

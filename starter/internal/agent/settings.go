@@ -1,0 +1,156 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/edge-agent/edge-agent/starter/internal/check"
+)
+
+// Delivery is agent.delivery-guarantee.
+type Delivery uint8
+
+const (
+	// DeliveryBestEffort keeps every event in the WAL until the engine
+	// answered RECEIVED.
+	DeliveryBestEffort Delivery = iota
+	// DeliveryNon keeps no WAL: events are held in memory and dropped
+	// when a send fails or the agent stops.
+	DeliveryNon
+)
+
+func (d Delivery) String() string {
+	if d == DeliveryNon {
+		return "NON"
+	}
+	return "BEST_EFFORT"
+}
+
+// UnmarshalText accepts what the Java agent accepts: BEST_EFFORT (also
+// best-effort, best_effort, or nothing) and NON (also NONE), in any case.
+func (d *Delivery) UnmarshalText(b []byte) error {
+	switch strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(string(b)), "-", "_")) {
+	case "", "BEST_EFFORT":
+		*d = DeliveryBestEffort
+	case "NON", "NONE":
+		*d = DeliveryNon
+	default:
+		// The Java agent's wording: its tests match on it.
+		return fmt.Errorf("Unsupported agent.delivery-guarantee %q: use BEST_EFFORT (or best-effort, best_effort) or NON (or NONE)", string(b))
+	}
+	return nil
+}
+
+// Settings are agent.yaml's agent.* keys but id, which names the
+// agent rather than tuning it.
+type Settings struct {
+	Delivery Delivery `yaml:"delivery-guarantee"`
+	// IdleSleep is the pause when the input had nothing to read (unless
+	// it wakes the loop sooner).
+	IdleSleep time.Duration `yaml:"idle-sleep-ms"`
+	// BulkMaxSize is how many events are buffered before they are written
+	// to the WAL in one transaction.
+	BulkMaxSize int `yaml:"bulk-max-size"`
+	// FlushInterval bounds how long a buffered event waits for the WAL.
+	FlushInterval time.Duration `yaml:"flush-interval-ms"`
+	// ShutdownTimeout bounds a graceful stop.
+	ShutdownTimeout time.Duration `yaml:"shutdown-timeout-ms"`
+}
+
+// DefaultSettings are the Java agent's defaults.
+func DefaultSettings() Settings {
+	return Settings{
+		Delivery:        DeliveryBestEffort,
+		IdleSleep:       200 * time.Millisecond,
+		BulkMaxSize:     256,
+		FlushInterval:   time.Second,
+		ShutdownTimeout: 10 * time.Second,
+	}
+}
+
+// Validate names keys relative to the agent section.
+func (a Settings) Validate() error {
+	var p check.Problems
+	if a.Delivery != DeliveryBestEffort && a.Delivery != DeliveryNon {
+		p.Add("delivery-guarantee", "must be BEST_EFFORT or NON, got %d", a.Delivery)
+	}
+	p.PositiveMillis("idle-sleep-ms", a.IdleSleep)
+	p.Positive("bulk-max-size", int64(a.BulkMaxSize))
+	p.PositiveMillis("flush-interval-ms", a.FlushInterval)
+	p.PositiveMillis("shutdown-timeout-ms", a.ShutdownTimeout)
+	return p.Err()
+}
+
+// QueueSettings are the queue.* keys the scheduler uses; path and fsync
+// are the WAL's own (wal.Options).
+type QueueSettings struct {
+	// PollBatchSize is the most events asked of the input at once.
+	PollBatchSize int `yaml:"poll-batch-size"`
+	// CleanupBatchSize is the most acknowledged rows removed per pass.
+	CleanupBatchSize int `yaml:"cleanup-batch-size"`
+	// AckedRetention keeps acknowledged rows this long; 0 removes them
+	// in the transaction that records the ack.
+	AckedRetention time.Duration `yaml:"acked-retention-ms"`
+	// ResurrectBatchSize and ResurrectInterval are the Java agent's
+	// timer for rows stuck in SENDING. They are accepted and checked so
+	// its files keep working, but this agent needs no timer: rows return
+	// to PENDING when their send ends and at every start.
+	ResurrectBatchSize int           `yaml:"resurrect-batch-size"`
+	ResurrectInterval  time.Duration `yaml:"resurrect-interval-ms"`
+	// MaxBytes is the queued payload size above which reading pauses
+	// until the backlog drains (nothing is dropped); 0 = unlimited.
+	MaxBytes int64 `yaml:"max-bytes"`
+}
+
+// DefaultQueueSettings are the Java agent's defaults, and 1 GiB for our
+// backpressure limit.
+func DefaultQueueSettings() QueueSettings {
+	return QueueSettings{
+		PollBatchSize:      128,
+		CleanupBatchSize:   128,
+		ResurrectBatchSize: 100,
+		ResurrectInterval:  time.Minute,
+		MaxBytes:           1 << 30,
+	}
+}
+
+// Validate names keys relative to the queue section.
+func (q QueueSettings) Validate() error {
+	var p check.Problems
+	p.Positive("poll-batch-size", int64(q.PollBatchSize))
+	p.Positive("cleanup-batch-size", int64(q.CleanupBatchSize))
+	p.NonNegativeMillis("acked-retention-ms", q.AckedRetention)
+	p.Positive("resurrect-batch-size", int64(q.ResurrectBatchSize))
+	p.PositiveMillis("resurrect-interval-ms", q.ResurrectInterval)
+	p.NonNegative("max-bytes", q.MaxBytes)
+	return p.Err()
+}
+
+// RetrySettings are the retry.* keys: how rows the engine refused are
+// retried.
+type RetrySettings struct {
+	// MaxAttempts refusals make a row DEAD.
+	MaxAttempts int `yaml:"max-attempts"`
+	// Backoff and BackoffMax bound the jittered exponential wait before
+	// a refused row is sent again.
+	Backoff    time.Duration `yaml:"backoff-ms"`
+	BackoffMax time.Duration `yaml:"backoff-max-ms"`
+}
+
+// DefaultRetrySettings are the Java agent's defaults.
+func DefaultRetrySettings() RetrySettings {
+	return RetrySettings{MaxAttempts: 16, Backoff: 250 * time.Millisecond, BackoffMax: 5 * time.Minute}
+}
+
+// Validate names keys relative to the retry section.
+func (r RetrySettings) Validate() error {
+	var p check.Problems
+	p.Positive("max-attempts", int64(r.MaxAttempts))
+	p.PositiveMillis("backoff-ms", r.Backoff)
+	p.PositiveMillis("backoff-max-ms", r.BackoffMax)
+	if r.Backoff > 0 && r.BackoffMax > 0 && r.BackoffMax < r.Backoff {
+		p.Add("backoff-max-ms", "retry.backoff-max-ms (%d) must be >= retry.backoff-ms (%d)", r.BackoffMax.Milliseconds(), r.Backoff.Milliseconds())
+	}
+	return p.Err()
+}

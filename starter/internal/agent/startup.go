@@ -1,0 +1,155 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/backoff"
+)
+
+// Jobs handed to the sender at once: one in Send, one ready behind it, so
+// the connection never waits for the loop's next transaction.
+const maxJobs = 2
+
+// NON mode keeps at most this many jobs' worth of rows, and this many
+// bytes, in memory before it stops reading input.
+const (
+	nonQueueJobs  = 8
+	nonQueueBytes = 64 << 20
+)
+
+// start opens the queue, the sender and the input, in that order (SPEC §2);
+// a failure closes what was opened and names what failed.
+func (r *Agent) start(ctx context.Context) (*loop, error) {
+	l := &loop{
+		r:           r,
+		log:         r.log,
+		nonMode:     r.opts.Agent.Delivery == DeliveryNon,
+		rowRetry:    backoff.Policy{Initial: r.opts.Retry.Backoff, Max: r.opts.Retry.BackoffMax},
+		maxJobs:     maxJobs,
+		jobSize:     jobSize(r.opts),
+		outstanding: make(map[uint64]*job),
+		claimHint:   true,
+		markStarted: true,
+	}
+	l.jobs = make(chan *job, l.maxJobs)
+	l.results = make(chan *jobResult, l.maxJobs)
+
+	var open input.OpenOptions
+	if l.nonMode {
+		// No WAL, no positions: every start is a first start.
+		l.q = newMemQueue(nonQueueJobs*l.jobSize, nonQueueBytes, r.now())
+		l.inputID = r.opts.IDs.Input
+		open.FirstStart = true
+	} else {
+		st, err := r.openWAL()
+		if err != nil {
+			return nil, err
+		}
+		l.q, l.inputID, open = st.q, st.inputID, input.OpenOptions{Saved: st.saved, FirstStart: st.firstStart}
+		l.resurrect = st.sending
+	}
+	if r.wrapQueue != nil {
+		l.q = r.wrapQueue(l.q)
+	}
+	if l.inputID == "" {
+		_ = l.q.Close()
+		return nil, errors.New("start edge agent: no input id (agent.yaml input.id or the edge-agent.id file)")
+	}
+	r.pub.set(func(p *published) { p.ids.input = l.inputID })
+
+	snd, enc, err := r.openSender()
+	if err != nil {
+		_ = l.q.Close()
+		return nil, err
+	}
+	l.sender = r.newSendLoop(snd, enc, l.nonMode)
+
+	in, err := r.openInput(ctx, l.inputID, open)
+	if err == nil && ctx.Err() != nil {
+		_ = in.Close()
+		err = fmt.Errorf("start edge agent: %w", ctx.Err())
+	}
+	if err != nil {
+		_ = snd.Close()
+		_ = l.q.Close()
+		return nil, err
+	}
+	l.in = in
+	if w, ok := in.(input.Waker); ok {
+		// The input says when files changed: poll then, not after idle-sleep-ms.
+		l.wakeup = w.Wakeup()
+	}
+	r.publishExt(in, snd)
+	return l, nil
+}
+
+// jobSize is the rows per job: enough to fill the transport's pipeline a
+// few times over, at least one poll batch, and at least bulk-max-size. A
+// commit under load acks the rows of the job that came back and claims a
+// new one while it appends a full buffer: with jobs as big as that buffer
+// the three are about the same size, so claims and acks never cap the
+// group commit (with 256-row jobs and a 1,024-event buffer, three commits
+// in four carried only a job's ack and claim, each paying its fsync).
+// The bulk-max-size part is capped: claimed payloads are held in memory
+// (maxJobs jobs), and beyond a few thousand rows a bigger group gains
+// little over the fsync it amortises.
+func jobSize(o Options) int {
+	return max(o.Queue.PollBatchSize, o.Output.Pacing().MaxInFlight*4, min(o.Agent.BulkMaxSize, maxBulkJobSize), 1)
+}
+
+// maxBulkJobSize caps what bulk-max-size adds to jobSize.
+const maxBulkJobSize = 4096
+
+func (r *Agent) openInput(ctx context.Context, id string, open input.OpenOptions) (input.Input, error) {
+	f, err := r.opts.Inputs.Get(r.opts.InputType)
+	if err != nil {
+		return nil, fmt.Errorf("open input: %w", err)
+	}
+	in, err := f.Create(r.opts.Input, input.Settings{ID: id, Logger: r.log.With(slog.String("input_id", id))})
+	if err != nil {
+		return nil, fmt.Errorf("create input %s: %w", r.opts.InputType, err)
+	}
+	if err := in.Open(ctx, open); err != nil {
+		_ = in.Close()
+		return nil, fmt.Errorf("open input %s: %w", r.opts.InputType, err)
+	}
+	return in, nil
+}
+
+func (r *Agent) newSendLoop(snd transport.Sender, enc encoder, nonMode bool) *sendLoop {
+	pace := r.opts.Output.Pacing()
+	retry := backoff.Policy{Initial: r.opts.Retry.Backoff, Max: r.opts.Retry.BackoffMax}
+	if nonMode {
+		// retry.* is ignored in NON mode; the output's own backoff
+		// bounds the pause after an unreachable engine.
+		retry = backoff.Policy{Initial: pace.InitialBackoff, Max: pace.MaxBackoff}
+	}
+	return &sendLoop{
+		snd:        snd,
+		enc:        enc,
+		logger:     r.log,
+		now:        r.now,
+		retryWait:  retry,
+		rejectWait: backoff.Policy{Max: pace.MaxBackoff}, // no Initial: always the maximum
+		ctr:        &r.ctr,
+		pub:        &r.pub,
+	}
+}
+
+// publishExt exposes the input's and the transport's own statistics when
+// they offer them.
+func (r *Agent) publishExt(in input.Input, snd transport.Sender) {
+	var e extStats
+	if s, ok := in.(input.StatsReporter); ok {
+		e.input = s.Stats
+	}
+	if s, ok := snd.(clientStats); ok {
+		e.reconnects = func() uint64 { return s.Stats().Reconnects }
+	}
+	r.ext.Store(&e)
+}

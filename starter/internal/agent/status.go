@@ -1,0 +1,133 @@
+package agent
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/edge-agent/edge-agent/connector/input"
+)
+
+// Status is a point-in-time view of a Agent for status commands and
+// metrics. Counters are totals since New.
+type Status struct {
+	AgentID           string
+	InputID           string
+	OutputID          string
+	InputType         string
+	OutputType        string
+	DeliveryGuarantee string
+	// State: starting, running, stopping, stopped.
+	State     string
+	StartedAt time.Time // zero until ready
+
+	EventsRead   uint64 // events returned by the input, position-only ones excluded
+	RowsAppended uint64 // rows written to the queue
+	Sent         uint64 // rows handed to the transport (each resend counts)
+	Acked        uint64 // rows the engine RECEIVED
+	Failed       uint64 // rows the engine refused or left unanswered (attempt charged)
+	Released     uint64 // rows that never reached the engine (no attempt charged)
+	Dead         uint64 // rows moved to DEAD (BEST_EFFORT)
+	Dropped      uint64 // rows dropped after a failure (NON)
+	Retries      uint64 // rows sent again after an earlier charged attempt
+	SendErrors   uint64 // Send calls that stopped early (engine unavailable, rejected, …)
+	Reconnects   uint64 // from the transport when it reports it
+	Commits      uint64 // queue transactions committed (one fsync each for the WAL)
+
+	Queue        QueueStatus
+	Backpressure bool   // input reading paused: queue above queue.max-bytes
+	Connection   string // idle, connected, unavailable, rejected, failed
+	LastError    string
+	LastErrorAt  time.Time
+	// Input holds the input's own counters when it reports them
+	// (input.StatsReporter); nil otherwise.
+	Input *input.Stats
+}
+
+// QueueStatus is the queue as of the last loop transaction.
+type QueueStatus struct {
+	Pending, Sending, Acked, Dead int64
+	PayloadBytes                  int64
+	// SizeBytes is the figure compared with queue.max-bytes: the payload
+	// bytes queued (WAL) or held (NON).
+	SizeBytes int64
+	// FileBytes is the WAL file's size; bbolt never shrinks it.
+	FileBytes        int64
+	OldestPendingAge time.Duration
+}
+
+// counters are written by the loop and the sender, read by Snapshot.
+type counters struct {
+	eventsRead, rowsAppended, sent, acked, failed, released atomic.Uint64
+	dead, dropped, retries, sendErrors, commits             atomic.Uint64
+}
+
+// published is the part of Status that is not a counter.
+type published struct {
+	mu           sync.Mutex
+	state        string
+	startedAt    time.Time
+	queue        QueueStatus
+	oldest       time.Time
+	backpressure bool
+	connection   string
+	lastErr      string
+	lastErrAt    time.Time
+	ids          resolvedIDs
+}
+
+type resolvedIDs struct{ agent, input, output string }
+
+func (p *published) set(f func(p *published)) {
+	p.mu.Lock()
+	f(p)
+	p.mu.Unlock()
+}
+
+func (p *published) setError(err error, at time.Time) {
+	if err == nil {
+		return
+	}
+	p.set(func(p *published) { p.lastErr, p.lastErrAt = err.Error(), at })
+}
+
+// Snapshot returns the current status. It is safe from any goroutine.
+func (r *Agent) Snapshot() Status {
+	st := Status{
+		InputType:         r.opts.InputType,
+		OutputType:        r.opts.OutputType,
+		DeliveryGuarantee: r.opts.Agent.Delivery.String(),
+		EventsRead:        r.ctr.eventsRead.Load(),
+		RowsAppended:      r.ctr.rowsAppended.Load(),
+		Sent:              r.ctr.sent.Load(),
+		Acked:             r.ctr.acked.Load(),
+		Failed:            r.ctr.failed.Load(),
+		Released:          r.ctr.released.Load(),
+		Dead:              r.ctr.dead.Load(),
+		Dropped:           r.ctr.dropped.Load(),
+		Retries:           r.ctr.retries.Load(),
+		SendErrors:        r.ctr.sendErrors.Load(),
+		Commits:           r.ctr.commits.Load(),
+	}
+	p := &r.pub
+	p.mu.Lock()
+	st.AgentID, st.InputID, st.OutputID = p.ids.agent, p.ids.input, p.ids.output
+	st.State, st.StartedAt = p.state, p.startedAt
+	st.Queue, st.Backpressure = p.queue, p.backpressure
+	st.Connection, st.LastError, st.LastErrorAt = p.connection, p.lastErr, p.lastErrAt
+	oldest := p.oldest
+	p.mu.Unlock()
+	if !oldest.IsZero() {
+		st.Queue.OldestPendingAge = max(0, r.now().Sub(oldest))
+	}
+	if e := r.ext.Load(); e != nil {
+		if e.reconnects != nil {
+			st.Reconnects = e.reconnects()
+		}
+		if e.input != nil {
+			s := e.input()
+			st.Input = &s
+		}
+	}
+	return st
+}

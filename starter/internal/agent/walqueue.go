@@ -1,0 +1,263 @@
+package agent
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/paths"
+	"github.com/edge-agent/edge-agent/starter/internal/wal"
+)
+
+// WAL meta keys owned by the agent.
+const (
+	// metaInputID records the input id the positions are stored under, so
+	// a lost edge-agent.id file does not orphan them.
+	metaInputID = "input_id"
+	// metaStartedPrefix + input id is present once that input has run.
+	metaStartedPrefix = "input_started:"
+)
+
+// walQueue adapts the bbolt WAL to the loop's queue.
+type walQueue struct {
+	w           *wal.WAL
+	retention   time.Duration
+	maxAttempts int
+	cleanupMax  int
+	maxBytes    int64
+	// queued is the payload bytes of the rows in the WAL as of the last
+	// transaction (wal.Counts.PayloadBytes).
+	queued int64
+}
+
+var _ queue = (*walQueue)(nil)
+
+type walStart struct {
+	q          *walQueue
+	inputID    string
+	saved      map[string][]byte
+	firstStart bool
+	// sending are rows left SENDING by the previous run that are still to
+	// be returned to PENDING (only when the disk was full at start).
+	sending []uint64
+}
+
+// openWAL opens the WAL, returns SENDING rows to PENDING, settles the input
+// id and reads the input's saved positions, in one transaction. On a full
+// disk the rows left SENDING are not returned to PENDING at once (that
+// rewrites every one of them, more than the WAL's reserve may hold): start
+// goes on without, and the loop returns them a few at a time, as
+// delivery frees space.
+func (r *Agent) openWAL() (*walStart, error) {
+	// A Config built in code may hold a relative path; Load resolves it.
+	o := r.opts.WAL
+	o.Path = paths.Resolve(r.opts.Home, o.Path)
+	o.Now, o.Logger = r.now, r.log
+	w, err := wal.Open(o)
+	if err != nil {
+		return nil, fmt.Errorf("open WAL: %w", err)
+	}
+	q := &walQueue{
+		w:           w,
+		retention:   r.opts.Queue.AckedRetention,
+		maxAttempts: r.opts.Retry.MaxAttempts,
+		cleanupMax:  max(1, r.opts.Queue.CleanupBatchSize),
+		maxBytes:    r.opts.Queue.MaxBytes,
+	}
+	st, err := r.startTx(q, true)
+	if wal.IsNoSpace(err) {
+		r.log.Warn("disk full at start: rows left SENDING by the previous run return to PENDING a few at a time as delivery frees space",
+			slog.String(keyError, err.Error()))
+		st, err = r.startTx(q, false)
+	}
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("open WAL %s: %w", o.Path, err)
+	}
+	return st, nil
+}
+
+// startTx is openWAL's transaction; resurrect=false leaves SENDING rows
+// as they are and lists them in walStart.sending.
+func (r *Agent) startTx(q *walQueue, resurrect bool) (*walStart, error) {
+	st := &walStart{q: q}
+	var (
+		resurrected int
+		warn        func()
+	)
+	nowMs := r.now().UnixMilli()
+	err := q.w.Update(func(tx *wal.Tx) error {
+		st.sending, resurrected, warn = nil, 0, nil
+		if resurrect {
+			n, err := tx.ResurrectSending(nowMs)
+			if err != nil {
+				return fmt.Errorf("return SENDING rows to PENDING: %w", err)
+			}
+			resurrected = n
+		} else {
+			st.sending = tx.SendingIDs()
+		}
+		q.queued = tx.Counts().PayloadBytes
+		var err error
+		st.inputID, warn, err = settleInputID(tx, r.opts.IDs, r.log)
+		if err != nil {
+			return err
+		}
+		if st.inputID == "" {
+			return nil
+		}
+		started, err := tx.Meta(metaStartedPrefix + st.inputID)
+		if err != nil {
+			return fmt.Errorf("read meta: %w", err)
+		}
+		st.firstStart = started == nil
+		st.saved, err = tx.Positions(st.inputID)
+		if err != nil {
+			return fmt.Errorf("read positions of input %s: %w", st.inputID, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Logged once committed: a failed transaction changed nothing.
+	if warn != nil {
+		warn()
+	}
+	if resurrected > 0 {
+		r.log.Info("rows left SENDING by the previous run are PENDING again", slog.Int("rows", resurrected))
+	}
+	return st, nil
+}
+
+// settleInputID picks the input id: an explicit one from agent.yaml wins;
+// otherwise the one the WAL recorded, so positions survive a lost id file.
+// The chosen id is recorded for the next start. A warning is returned, to
+// be logged once the transaction has committed.
+func settleInputID(tx *wal.Tx, ids IDs, log *slog.Logger) (string, func(), error) {
+	stored, err := tx.Meta(metaInputID)
+	if err != nil {
+		return "", nil, fmt.Errorf("read meta: %w", err)
+	}
+	var warn func()
+	id := ids.Input
+	switch {
+	case stored == nil:
+	case id == "":
+		id = string(stored)
+	case string(stored) == id:
+		return id, nil, nil
+	case ids.InputExplicit:
+		warn = func() {
+			log.Warn("input.id differs from the id this WAL was written with; positions saved under the old id are not used",
+				slog.String("input_id", id), slog.String("wal_input_id", string(stored)))
+		}
+	default:
+		fileID := id
+		id = string(stored)
+		warn = func() {
+			log.Warn("the input id from the id file differs from the one this WAL was written with; keeping the WAL's so saved positions still apply",
+				slog.String("id_file_input_id", fileID), slog.String("input_id", id))
+		}
+	}
+	if id == "" {
+		return "", warn, nil
+	}
+	if err := tx.SetMeta(metaInputID, []byte(id)); err != nil {
+		return "", nil, fmt.Errorf("write meta: %w", err)
+	}
+	return id, warn, nil
+}
+
+func (q *walQueue) Update(fn func(tx queueTx) error) error {
+	return q.w.Update(func(tx *wal.Tx) error { return fn(walTx{q: q, tx: tx}) })
+}
+
+// Full compares the payload bytes queued in the WAL with queue.max-bytes.
+// Neither the file size (bbolt never shrinks its file) nor wal.UsedBytes
+// (it counts the whole preallocated chunk, 16 MiB for a new file) falls
+// back once rows are acked by a small enough amount, so small limits would
+// pause the input for good; the payload total does, exactly.
+func (q *walQueue) Full(paused bool) (bool, int64) {
+	if q.maxBytes <= 0 {
+		return false, q.queued
+	}
+	if paused {
+		return q.queued > lowWater(q.maxBytes), q.queued
+	}
+	return q.queued > q.maxBytes, q.queued
+}
+
+func (q *walQueue) FileBytes() int64 { return q.w.Size() }
+
+func (q *walQueue) Close() error { return q.w.Close() }
+
+// walTx adapts one wal.Tx.
+type walTx struct {
+	q  *walQueue
+	tx *wal.Tx
+}
+
+func (t walTx) Append(sourceID string, payloads [][]byte) error {
+	rows := make([]wal.NewRow, len(payloads))
+	for i, p := range payloads {
+		rows[i] = wal.NewRow{SourceID: sourceID, Payload: p}
+	}
+	_, _, err := t.tx.Append(rows)
+	return err
+}
+
+func (t walTx) SavePositions(sourceID string, pos []input.Position) error {
+	ups := make([]wal.PositionUpdate, len(pos))
+	for i, p := range pos {
+		ups[i] = wal.PositionUpdate{SourceID: sourceID, Key: p.Key, State: p.State}
+	}
+	return t.tx.SavePositions(ups)
+}
+
+func (t walTx) MarkStarted(sourceID string) error {
+	return t.tx.SetMeta(metaStartedPrefix+sourceID, []byte{1})
+}
+
+func (t walTx) Claim(n int, now time.Time) ([]row, error) {
+	rows, err := t.tx.Claim(n, now.UnixMilli())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]row, len(rows))
+	for i, r := range rows {
+		out[i] = row{ID: r.ID, BatchID: r.BatchID, Payload: r.Payload, Attempts: r.Attempts}
+	}
+	return out, nil
+}
+
+func (t walTx) Ack(ids []uint64, now time.Time) error {
+	return t.tx.Ack(ids, t.q.retention, now.UnixMilli())
+}
+
+func (t walTx) Fail(ids []uint64, notBefore time.Time, reason string, now time.Time) (int, error) {
+	return t.tx.Fail(ids, true, notBefore.UnixMilli(), t.q.maxAttempts, reason, now.UnixMilli())
+}
+
+func (t walTx) Release(ids []uint64, now time.Time) error {
+	return t.tx.Release(ids, now.UnixMilli())
+}
+
+func (t walTx) CleanupAcked(now time.Time) (int, bool, error) {
+	n, err := t.tx.CleanupAcked(now.Add(-t.q.retention).UnixMilli(), t.q.cleanupMax)
+	return n, n >= t.q.cleanupMax, err
+}
+
+func (t walTx) Counts() (queueCounts, error) {
+	c := t.tx.Counts()
+	t.q.queued = c.PayloadBytes
+	qc := queueCounts{
+		Pending: int64(c.Pending), Sending: int64(c.Sending), Acked: int64(c.Acked), Dead: int64(c.Dead),
+		PayloadBytes: c.PayloadBytes,
+	}
+	if c.OldestPending > 0 {
+		qc.OldestPending = time.UnixMilli(c.OldestPending)
+	}
+	return qc, nil
+}
