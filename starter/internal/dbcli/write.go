@@ -96,7 +96,7 @@ func (r *runner) retryDead(c *cli.Context) error {
 func (r *runner) unstickSending(c *cli.Context) error {
 	now := r.now().UnixMilli()
 	return r.runWrite(c, writeOp{what: "move SENDING rows to PENDING", dryRun: statusSample(wal.StatusSending),
-		execute: func(tx *wal.Tx) (int, error) { return tx.UnstickSending(now) }})
+		execute: func(tx *wal.Tx) (int, error) { return tx.ResurrectSending(now) }})
 }
 
 func (r *runner) purgeAcked(c *cli.Context) error {

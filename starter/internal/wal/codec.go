@@ -21,7 +21,6 @@ import (
 // Rows leave
 // SENDING through Ack (deleted, or rewritten as ACKED), Fail or Release
 // (rewritten), so the byte is right again as soon as the row is at rest.
-// Schema 1 files wrote SENDING into the byte as well; they read the same.
 //
 //	off len field
 //	0   1   format (1)

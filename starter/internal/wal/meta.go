@@ -31,11 +31,6 @@ const (
 	// (codec.go). An older build would take a claimed row for PENDING, so
 	// it must refuse these files: it does, by this number.
 	SchemaVersion = 2
-	// minSchemaVersion is the oldest layout this build reads. Schema 1 is
-	// a subset of 2 (its SENDING rows also carry the status byte), and a
-	// read-write open marks it 2, since rows claimed from then on are
-	// written the schema-2 way.
-	minSchemaVersion = 1
 
 	metaSchemaVersion = "schema_version"
 	metaNextBatchID   = "next_batch_id"
@@ -54,8 +49,7 @@ const (
 var empty = []byte{}
 
 // initOrCheck creates the buckets of a new file or checks an existing one.
-// It writes nothing to an existing WAL, except the schema version of an
-// older layout this build upgrades in place (minSchemaVersion).
+// It writes nothing to an existing WAL.
 func initOrCheck(btx *bolt.Tx, now interface{ UnixMilli() int64 }) error {
 	meta := btx.Bucket(bucketMeta)
 	if meta == nil {
@@ -97,13 +91,6 @@ func initOrCheck(btx *bolt.Tx, now interface{ UnixMilli() int64 }) error {
 	if err := checkSchema(btx); err != nil {
 		return err
 	}
-	if v := meta.Get([]byte(metaSchemaVersion)); binary.BigEndian.Uint32(v) != SchemaVersion {
-		var nv [4]byte
-		binary.BigEndian.PutUint32(nv[:], SchemaVersion)
-		if err := meta.Put([]byte(metaSchemaVersion), nv[:]); err != nil {
-			return fmt.Errorf("upgrade schema version: %w", err)
-		}
-	}
 	return nil
 }
 
@@ -116,8 +103,8 @@ func checkSchema(btx *bolt.Tx) error {
 	if len(v) != 4 {
 		return fmt.Errorf("meta has no schema version: %w", ErrNotWAL)
 	}
-	if got := binary.BigEndian.Uint32(v); got < minSchemaVersion || got > SchemaVersion {
-		return fmt.Errorf("schema version %d, this build reads %d to %d: %w", got, minSchemaVersion, SchemaVersion, ErrSchemaVersion)
+	if got := binary.BigEndian.Uint32(v); got != SchemaVersion {
+		return fmt.Errorf("schema version %d, this build reads %d: %w", got, SchemaVersion, ErrSchemaVersion)
 	}
 	for _, name := range allBuckets {
 		if btx.Bucket(name) == nil {

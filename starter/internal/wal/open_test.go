@@ -139,9 +139,17 @@ func TestOpenRejectsUnknownSchemaVersion(t *testing.T) {
 	path := w.Path()
 	_ = w.Close()
 	tamper(t, path, putSchemaVersion(SchemaVersion+1))
+	// Schema 1 (never released) kept SENDING in the row: refused, not
+	// half-read.
 	for _, ro := range []bool{false, true} {
 		if _, err := Open(Options{Path: path, ReadOnly: ro}); !errors.Is(err, ErrSchemaVersion) {
 			t.Errorf("ro=%v: err = %v, want ErrSchemaVersion", ro, err)
+		}
+	}
+	tamper(t, path, putSchemaVersion(1))
+	for _, ro := range []bool{false, true} {
+		if _, err := Open(Options{Path: path, ReadOnly: ro}); !errors.Is(err, ErrSchemaVersion) {
+			t.Errorf("schema 1, ro=%v: err = %v, want ErrSchemaVersion", ro, err)
 		}
 	}
 	// Put it back so the cleanup consistency check can open it.

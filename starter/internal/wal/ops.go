@@ -66,10 +66,6 @@ func (tx *Tx) PurgeDead() (int, error) {
 	return n, nil
 }
 
-// UnstickSending moves every SENDING row back to PENDING (the operator's
-// ResurrectSending) and returns how many moved.
-func (tx *Tx) UnstickSending(now int64) (int, error) { return tx.ResurrectSending(now) }
-
 // PurgeAcked deletes every ACKED row acked at or before olderThan (unix ms).
 func (tx *Tx) PurgeAcked(olderThan int64) (int, error) { return tx.CleanupAcked(olderThan, 0) }
 
@@ -91,22 +87,22 @@ func (p Problem) String() string {
 // counters match a recount and the id allocators are ahead of the rows, and
 // walks every page as bbolt's own consistency check does (without its
 // panics: verifyraw.go). On a damaged B-tree it reports the damage and
-// the rows it could read, and skips the index and counter checks. It returns at most max problems
-// (all when max <= 0). Rows already DEAD for a bad checksum are not
+// the rows it could read, and skips the index and counter checks. It
+// returns at most limit problems (all when limit <= 0). Rows already DEAD for a bad checksum are not
 // problems: they were handled. O(rows); for operators and tests.
-func (tx *ReadTx) Verify(max int) []Problem {
+func (tx *ReadTx) Verify(limit int) []Problem {
 	var out []Problem
 	add := func(id uint64, f string, a ...any) bool {
 		out = append(out, Problem{RowID: id, What: fmt.Sprintf(f, a...)})
-		return max > 0 && len(out) >= max
+		return limit > 0 && len(out) >= limit
 	}
-	damage, rawRows, err := rawCheck(tx.w.path, nil, tx.btx, max)
+	damage, rawRows, err := rawCheck(tx.w.path, nil, tx.btx, limit)
 	if err != nil {
 		add(0, "check pages: %v", err)
 		return out
 	}
 	if len(damage) > 0 {
-		return clip(damageProblems(tx.w.path, damage, rawRows), max)
+		return clip(damageProblems(tx.w.path, damage, rawRows), limit)
 	}
 	var recount counters
 	var maxID, nRows uint64
@@ -131,14 +127,14 @@ func (tx *ReadTx) Verify(max int) []Problem {
 		}
 		stored := r.Status
 		tx.resolve(&r)
-		// A SENDING row rests as PENDING (SENDING in schema 1 files): any
-		// other stored status means the sending entry is stray.
-		if r.Status == StatusSending && stored != StatusPending && stored != StatusSending {
+		// A SENDING row rests as PENDING: any other stored status means
+		// the sending entry is stray.
+		if r.Status == StatusSending && stored != StatusPending {
 			if add(id, "in the sending index but stored as %s", stored) {
 				return out
 			}
 		}
-		maxBatch = max64(maxBatch, r.BatchID)
+		maxBatch = max(maxBatch, r.BatchID)
 		recount.add(r.Status, 1)
 		recount.payloadBytes += int64(len(r.Payload))
 		if payloadCRC(r.Payload) != crc && !quarantined(&r) {
@@ -292,11 +288,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func max64(a, b int64) int64 {
-	if a > b {
-		return a
-	}
-	return b
 }

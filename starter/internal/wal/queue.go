@@ -159,7 +159,7 @@ func (tx *Tx) Claim(limit int, now int64) ([]Row, error) {
 				if err := flushRun(); err != nil {
 					return nil, err
 				}
-				run = sendRun{start: id, end: id, at: now, hasAt: true}
+				run = sendRun{start: id, end: id, at: now}
 			}
 			tx.ctr.sending++
 			r.Status, r.UpdatedAt = StatusSending, now

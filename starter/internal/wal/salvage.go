@@ -342,8 +342,8 @@ func (s *salvager) add(r Row) {
 	}
 }
 
-// restStatus is the status a copied row gets: SENDING (schema 1 stored
-// it in the row) becomes PENDING, as at every start.
+// restStatus is the status a copied row gets: SENDING becomes PENDING, as
+// at every start.
 func restStatus(st Status) Status {
 	if st == StatusSending {
 		return StatusPending

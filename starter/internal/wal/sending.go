@@ -11,14 +11,12 @@ import (
 // of SENDING (codec.go). Claim takes rows from the front of the pending
 // runs, so claiming a group costs one index write instead of one per row,
 // and acking that group costs up to three (delete the run, put what is
-// left on either side) instead of one per row. A schema-1 entry (empty
-// value) is the run of its key alone; its claim time is in the row.
+// left on either side) instead of one per row.
 
 // sendRun is one run of the sending index.
 type sendRun struct {
 	start, end uint64
 	at         int64 // claim time, unix ms
-	hasAt      bool  // false for a schema-1 entry
 }
 
 func decodeSendRun(k, v []byte) (sendRun, bool) {
@@ -26,17 +24,14 @@ func decodeSendRun(k, v []byte) (sendRun, bool) {
 	if !ok {
 		return sendRun{}, false
 	}
-	switch len(v) {
-	case 0:
-		return sendRun{start: start, end: start}, true
-	case 16:
-		end := binary.BigEndian.Uint64(v)
-		if end < start {
-			return sendRun{}, false
-		}
-		return sendRun{start: start, end: end, at: int64(binary.BigEndian.Uint64(v[8:])), hasAt: true}, true
+	if len(v) != 16 {
+		return sendRun{}, false
 	}
-	return sendRun{}, false
+	end := binary.BigEndian.Uint64(v)
+	if end < start {
+		return sendRun{}, false
+	}
+	return sendRun{start: start, end: end, at: int64(binary.BigEndian.Uint64(v[8:]))}, true
 }
 
 func (r sendRun) value() []byte {
@@ -79,14 +74,14 @@ func (tx *Tx) sendPut(r sendRun) error {
 // sendCut removes a..b (inside r) from run r.
 func (tx *Tx) sendCut(r sendRun, a, b uint64) error {
 	if r.start < a {
-		if err := tx.sendPut(sendRun{start: r.start, end: a - 1, at: r.at, hasAt: r.hasAt}); err != nil {
+		if err := tx.sendPut(sendRun{start: r.start, end: a - 1, at: r.at}); err != nil {
 			return err
 		}
 	} else if err := tx.sending.Delete(u64key(r.start)); err != nil {
 		return fmt.Errorf("wal %s: sending index: %w", tx.w.path, err)
 	}
 	if b < r.end {
-		return tx.sendPut(sendRun{start: b + 1, end: r.end, at: r.at, hasAt: r.hasAt})
+		return tx.sendPut(sendRun{start: b + 1, end: r.end, at: r.at})
 	}
 	return nil
 }

@@ -1,11 +1,8 @@
 package wal
 
 import (
-	"encoding/binary"
 	"slices"
 	"testing"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // sendingRuns lists the sending index as [start, end] pairs.
@@ -104,73 +101,5 @@ func TestClaimLeavesRowValue(t *testing.T) {
 	})
 	if r := getRow(t, w, 1); r.Status != StatusSending || r.UpdatedAt != t0+9 {
 		t.Fatalf("row 1 = %+v", r)
-	}
-}
-
-// TestSchema1FileReadAndUpgraded: a WAL written by schema 1 (SENDING in
-// the row value, sending entries with empty values) opens, reads the same,
-// is marked schema 2 by a read-write open, and its SENDING rows move on.
-func TestSchema1FileReadAndUpgraded(t *testing.T) {
-	w := openTest(t, newClock(t0))
-	path := w.Path()
-	appendN(t, w, 3)
-	_ = w.Close()
-	// Rewrite it as schema 1 would have left it after claiming row 2.
-	tamper(t, path, func(btx *bolt.Tx) error {
-		rows := btx.Bucket(bucketRows)
-		v := slices.Clone(rows.Get(u64key(2)))
-		v[1] = byte(StatusSending)
-		binary.BigEndian.PutUint64(v[22:], uint64(t0+3)) // updated: the claim time
-		if err := rows.Put(u64key(2), v); err != nil {
-			return err
-		}
-		p := btx.Bucket(bucketPending)
-		if err := p.Put(u64key(1), u64key(1)); err != nil {
-			return err
-		}
-		if err := p.Put(u64key(3), u64key(3)); err != nil {
-			return err
-		}
-		if err := btx.Bucket(bucketSending).Put(u64key(2), []byte{}); err != nil {
-			return err
-		}
-		meta := btx.Bucket(bucketMeta)
-		var c counters
-		c.decode(meta.Get([]byte(metaCounters)))
-		c.pending, c.sending = 2, 1
-		if err := meta.Put([]byte(metaCounters), c.encode()); err != nil {
-			return err
-		}
-		return putSchemaVersion(1)(btx)
-	})
-	ro, err := Open(Options{Path: path, ReadOnly: true})
-	if err != nil {
-		t.Fatalf("read-only open of schema 1: %v", err)
-	}
-	_ = ro.View(func(tx *ReadTx) error {
-		for _, p := range tx.Verify(0) {
-			t.Errorf("schema 1 file: %s", p)
-		}
-		return nil
-	})
-	_ = ro.Close()
-
-	w = openAt(t, path, newClock(t0))
-	if r := getRow(t, w, 2); r.Status != StatusSending || r.UpdatedAt != t0+3 {
-		t.Fatalf("row 2 = %+v", r)
-	}
-	_ = w.View(func(tx *ReadTx) error {
-		if v := binary.BigEndian.Uint32(tx.meta.Get([]byte(metaSchemaVersion))); v != SchemaVersion {
-			t.Errorf("schema version after read-write open: %d", v)
-		}
-		return nil
-	})
-	got := claim(t, w, 10, t0+4)
-	if !slices.Equal(ids(got), []uint64{1, 3}) {
-		t.Fatalf("claimed %v", ids(got))
-	}
-	mustUpdate(t, w, func(tx *Tx) error { return tx.Ack([]uint64{1, 2, 3}, 0, t0+5) })
-	if c := counts(t, w); c.Total() != 0 || c.PayloadBytes != 0 {
-		t.Fatalf("counts %+v", c)
 	}
 }

@@ -56,7 +56,7 @@ func TestTransitionsFromSending(t *testing.T) {
 			return 0, err
 		}, want{exists: true, status: StatusPending}},
 		{"unstick returns to PENDING", 0, func(tx *Tx, id uint64, now int64) (int, error) {
-			n, err := tx.UnstickSending(now)
+			n, err := tx.ResurrectSending(now)
 			if n != 1 {
 				return 0, errorf("unstuck %d, want 1", n)
 			}
@@ -243,7 +243,7 @@ func TestOperatorOps(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("purge acked %d", n)
 	}
-	mustUpdate(t, w, func(tx *Tx) (err error) { n, err = tx.UnstickSending(t0); return })
+	mustUpdate(t, w, func(tx *Tx) (err error) { n, err = tx.ResurrectSending(t0); return })
 	if n != 2 {
 		t.Fatalf("unstick %d", n)
 	}

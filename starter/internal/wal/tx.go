@@ -181,9 +181,7 @@ func (tx *ReadTx) resolve(r *Row) {
 		return
 	}
 	r.Status = StatusSending
-	if run.hasAt { // schema 1 kept the claim time in the row
-		r.UpdatedAt = run.at
-	}
+	r.UpdatedAt = run.at
 }
 
 func (tx *ReadTx) isSending(id uint64) bool {
