@@ -66,16 +66,11 @@ func pick(explicit, stored string) string {
 	return stored
 }
 
-// Read parses the id file. A missing file returns an error wrapping
-// fs.ErrNotExist; a malformed one an error wrapping ErrCorrupt that names
-// the file and line. Keys may be missing (they are then empty); blank
-// lines and `#`/`!` comments (properties syntax) are tolerated on read.
-func Read(path string) (IDs, error) {
-	ids, _, err := read(path)
-	return ids, err
-}
-
-// read is Read plus the raw bytes, so Resolve rewrites only on change.
+// read parses the id file and returns its bytes too, so Resolve rewrites
+// only on change. A missing file returns an error wrapping fs.ErrNotExist;
+// a malformed one an error wrapping ErrCorrupt that names the file and
+// line. Keys may be missing (they are then empty); blank lines and `#`/`!`
+// comments (properties syntax) are tolerated.
 func read(path string) (ids IDs, raw []byte, err error) {
 	raw, err = os.ReadFile(path)
 	if err != nil {

@@ -2,7 +2,6 @@ package identity
 
 import (
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -113,9 +112,9 @@ func TestReadToleratesJavaProperties(t *testing.T) {
 	if err := os.WriteFile(p, []byte("# written by hand\r\n\r\n agent.id = a \r\ninput.id=i\r\noutput.id=o"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ids, err := Read(p)
+	ids, err := Resolve(p, IDs{})
 	if err != nil || ids != (IDs{"a", "i", "o"}) {
-		t.Errorf("Read = %+v, %v", ids, err)
+		t.Errorf("Resolve = %+v, %v", ids, err)
 	}
 }
 
@@ -138,12 +137,6 @@ func TestCorruptFile(t *testing.T) {
 		if got := readFile(t, p); got != tc.content {
 			t.Errorf("corrupt file was changed to %q", got)
 		}
-	}
-}
-
-func TestReadMissing(t *testing.T) {
-	if _, err := Read(filepath.Join(t.TempDir(), "nope")); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("Read missing: %v", err)
 	}
 }
 

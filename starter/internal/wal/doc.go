@@ -43,8 +43,7 @@
 //     metadata of a damaged file into a new WAL, reading the source only
 //     with that walk and never writing to it. The walk costs one read of
 //     the used part of the file per read-write open, of the order of
-//     bbolt's own free-page scan at open (BenchmarkOpen, 1,000,000 rows:
-//     ~0.25 s for the walk, ~0.17 s for bbolt's open).
+//     bbolt's own free-page scan at open (BenchmarkOpen compares them).
 //   - Cost: Append, Claim, Ack, Fail, Release, CleanupAcked and Counts are
 //     O(rows touched), independent of the backlog: per-status index
 //     buckets (due PENDING rows as runs of consecutive ids, so a group
