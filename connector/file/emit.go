@@ -67,7 +67,7 @@ func (in *Input) publish() {
 	s.errors.Add(l.errors)
 	*l = struct{ lines, bytes, events, truncated, rotations, truncations, errors int64 }{}
 	in.fmt.invalid = 0
-	s.filesOpen.Store(int64(in.open))
+	s.filesOpen.Store(int64(len(in.openFiles)))
 	s.filesTracked.Store(int64(len(in.files)))
 }
 

@@ -37,6 +37,7 @@ func (in *Input) retire(t *tracked) {
 		delete(in.byID, t.id)
 	}
 	delete(in.errSeen, t.path)
+	in.unindexPath(t)
 	in.emitForget(t.key)
 }
 

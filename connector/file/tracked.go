@@ -51,12 +51,48 @@ type tracked struct {
 	eofPoll   uint64    // poll in which the last read found EOF
 	lastSize  int64     // size at the last scan
 	lastMod   time.Time // modification time at the last scan
+
+	samePath *tracked // next live file indexed under the same path (Input.byPath)
+	openIdx  int      // index in Input.openFiles while f != nil
 }
 
-// setPath records the name the file is matched under; _file and the
-// state's path follow renames within the globs.
-func (t *tracked) setPath(p string) {
+// setPath records the name t is matched under and keeps the path index
+// current; _file and the state's path follow renames within the globs.
+func (in *Input) setPath(t *tracked, p string) {
+	if t.path != "" {
+		in.unindexPath(t)
+	}
 	t.path = p
+	t.samePath = in.byPath[p]
+	in.byPath[p] = t
+	t.setPathText(p)
+}
+
+// unindexPath removes t from the path index. A path names several live
+// files only briefly (a rotated file still being finished under its old
+// name next to its successor), so the chain is short.
+func (in *Input) unindexPath(t *tracked) {
+	head := in.byPath[t.path]
+	if head == t {
+		if t.samePath == nil {
+			delete(in.byPath, t.path)
+		} else {
+			in.byPath[t.path] = t.samePath
+		}
+		t.samePath = nil
+		return
+	}
+	for x := head; x != nil; x = x.samePath {
+		if x.samePath == t {
+			x.samePath = t.samePath
+			break
+		}
+	}
+	t.samePath = nil
+}
+
+// setPathText rebuilds what is derived from the path.
+func (t *tracked) setPathText(p string) {
 	t.fileJSON, _ = jsonenc.AppendString(t.fileJSON[:0], []byte(p))
 	t.singleHead = append(append(append(t.singleHead[:0], `{"_index":0,"_file":`...), t.fileJSON...), `,"_line":`...)
 	t.refreshState()

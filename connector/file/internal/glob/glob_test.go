@@ -1,6 +1,7 @@
 package glob
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -77,7 +78,9 @@ func walkAll(t *testing.T, pattern string) []string {
 	}
 	var got []string
 	for _, p := range ps {
-		p.Walk(func(s string) { got = append(got, s) }, func(s string, err error) { t.Errorf("%s: %v", s, err) })
+		if err := p.Walk(context.Background(), OS{}, func(s string) { got = append(got, s) }, func(s string, err error) { t.Errorf("%s: %v", s, err) }); err != nil {
+			t.Fatal(err)
+		}
 	}
 	slices.Sort(got)
 	return got
