@@ -6,22 +6,26 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/edge-agent/edge-agent/connector/input"
 )
 
-// makeTree creates n one-line files spread over directories of 1,000
-// files each, as a large log tree looks.
+// makeTree creates n one-line files of 1.2 KB (longer than the default
+// fingerprint, so each file's fingerprint is full) spread over
+// directories of 1,000 files each, as a large log tree looks.
 func makeTree(tb testing.TB, n int) string {
 	tb.Helper()
 	dir := tb.TempDir()
+	pad := strings.Repeat("x", 1200)
 	for i := 0; i < n; i++ {
 		sub := filepath.Join(dir, fmt.Sprintf("d%03d", i/1000))
 		if i%1000 == 0 {
 			must(tb, os.MkdirAll(sub, 0o755))
 		}
-		must(tb, os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%06d.log", i)), fmt.Appendf(nil, "file %d line 1\n", i), 0o644))
+		must(tb, os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%06d.log", i)), fmt.Appendf(nil, "file %d line 1 %s\n", i, pad), 0o644))
 	}
 	return dir
 }
@@ -30,7 +34,8 @@ func makeTree(tb testing.TB, n int) string {
 // start and BOOTSTRAP_READY) over trees of 10k and 100k matched files,
 // and the first pass of polls that reads one line from every file with
 // the default max-open-files. It reports the heap in use with every file
-// tracked. Run: go test -run '^$' -bench Discover -benchtime 1x ./file/
+// tracked and the process's peak RSS. Run one size alone for a
+// meaningful RSS: go test -run '^$' -bench 'Discover$/files=100000$' -benchtime 1x ./file/
 func BenchmarkDiscover(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
@@ -54,6 +59,12 @@ func BenchmarkDiscover(b *testing.B) {
 				must(b, in.Close())
 			}
 			b.ReportMetric(float64(heap)/(1<<20), "heap-MB")
+			// Peak RSS of the whole test process; meaningful when one
+			// sub-benchmark runs alone (-bench 'Discover$/files=100000$').
+			var ru syscall.Rusage
+			if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+				b.ReportMetric(float64(ru.Maxrss)/1024, "maxrss-MB")
+			}
 		})
 	}
 }

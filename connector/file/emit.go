@@ -37,9 +37,10 @@ func (in *Input) emit(ev input.Event) {
 
 // position returns the current position of t.
 func (in *Input) position(t *tracked) input.Position {
-	buf := in.arena.begin(len(t.stateHead) + 48)
+	head := t.state()
+	buf := in.arena.begin(len(head) + 48)
 	start := len(buf)
-	buf = appendStateTail(append(buf, t.stateHead...), t.offset, t.line)
+	buf = appendStateTail(append(buf, head...), t.offset, t.line)
 	return input.Position{Key: t.key, State: in.arena.end(buf, start)}
 }
 

@@ -179,6 +179,7 @@ func (in *Input) closeFile(t *tracked) {
 	}
 	_ = t.f.Close()
 	in.detach(t)
+	t.stateHead = nil // rebuilt on the next position; closed files hold none
 	t.split.Reset()
 	t.readPos = t.consumed
 	t.atEOF = false

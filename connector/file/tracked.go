@@ -24,7 +24,7 @@ type tracked struct {
 	path string
 	id   fileID
 
-	fp        *fingerprint.Print
+	fp        fingerprint.Print
 	bigEndian bool // UTF-16 byte order of this file
 	bomLen    int  // byte-order mark length at offset 0
 
@@ -35,9 +35,11 @@ type tracked struct {
 	split                  *linesplit.Splitter
 	asm                    *multiline.Assembler // nil without multiline
 
-	fileJSON   []byte // the path as a JSON string, for _file
-	singleHead []byte // `{"_index":0,"_file":"…","_line":` for single lines
-	stateHead  []byte // State up to the offset, see appendStateHead
+	fileJSON []byte // the path as a JSON string, for _file
+	// stateHead is the State up to the offset (appendStateHead), built
+	// when a position is needed and dropped when the file is closed, so
+	// only open files hold one.
+	stateHead []byte
 
 	atEOF     bool      // the last read found no more data
 	lastData  time.Time // last time new bytes were read (close-inactive)
@@ -94,14 +96,19 @@ func (in *Input) unindexPath(t *tracked) {
 // setPathText rebuilds what is derived from the path.
 func (t *tracked) setPathText(p string) {
 	t.fileJSON, _ = jsonenc.AppendString(t.fileJSON[:0], []byte(p))
-	t.singleHead = append(append(append(t.singleHead[:0], `{"_index":0,"_file":`...), t.fileJSON...), `,"_line":`...)
 	t.refreshState()
 }
 
-// refreshState rebuilds the constant part of the State after the path or
-// the fingerprint changed.
-func (t *tracked) refreshState() {
-	t.stateHead = appendStateHead(t.stateHead[:0], t.path, t.id, t.fp.Sum())
+// refreshState drops the constant part of the State after the path or
+// the fingerprint changed; the next position rebuilds it.
+func (t *tracked) refreshState() { t.stateHead = nil }
+
+// state returns the constant part of the State, building it if needed.
+func (t *tracked) state() []byte {
+	if t.stateHead == nil {
+		t.stateHead = appendStateHead(make([]byte, 0, len(t.fileJSON)+stateHeadFixed), t.id, t.fileJSON, t.fp.Sum())
+	}
+	return t.stateHead
 }
 
 // resetTo restarts reading at offset 0 (truncation, rewrite).
