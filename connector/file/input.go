@@ -127,6 +127,13 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 		readBuf:    make([]byte, readChunk),
 		fpBuf:      make([]byte, cfg.FingerprintBytes),
 	}
+	if limit := openFilesLimit(); limit > 0 {
+		if n, lowered := clampOpenFiles(in.cfg.MaxOpenFiles, limit); lowered {
+			in.log.Warn("max-open-files lowered to fit the process's open-files limit",
+				"configured", in.cfg.MaxOpenFiles, "effective", n, "limit", limit, "reserved", fdReserve)
+			in.cfg.MaxOpenFiles = n
+		}
+	}
 	in.fmt = formatter{codec: c, dec: newDecoder(c), jsonOut: strings.EqualFold(cfg.OutputFormat.Type, "json")}
 	for _, p := range cfg.Paths {
 		ps, err := glob.CompileAll(p)
