@@ -1,6 +1,7 @@
 // Package process holds the operating-system side of running edge-agent as a
 // daemon: the pid file, the liveness probe used by `status`, `stop` and the
-// `db` write guard, and the systemd readiness notification.
+// `db` write guard, the systemd readiness notification, and raising the
+// open-files limit at start.
 //
 // The pid file is advisory. The authority on "one agent per data dir" is the
 // WAL's file lock; the pid file only lets `status` and `stop` find the
