@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/glob"
 	"github.com/edge-agent/edge-agent/connector/input"
@@ -265,5 +266,45 @@ func TestPollScanCancelledIsNotAnError(t *testing.T) {
 	h.clock = h.clock.Add(h.step)
 	if _, err := h.in.Poll(ctx, nil, 10); err != nil {
 		t.Fatalf("Poll during shutdown: %v", err)
+	}
+}
+
+// The depth limit is logged where it stops the walk, once however many
+// scans hit it, and files above it are read.
+func TestTooDeepLoggedOnce(t *testing.T) {
+	var logs bytes.Buffer
+	dir := t.TempDir()
+	deep := dir
+	for range glob.MaxDepth + 2 {
+		deep = filepath.Join(deep, "d")
+	}
+	must(t, os.MkdirAll(deep, 0o755))
+	must(t, os.WriteFile(filepath.Join(deep, "deep.log"), []byte("deep\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "top.log"), []byte("top\n"), 0o644))
+	cfg := NewDefaultConfig()
+	cfg.Paths = []string{filepath.Join(dir, "**", "*.log")}
+	cfg.ReadFromBeginning = true
+	cfg.UseFsnotify = false
+	cfg.GlobScanIntervalMs = 1
+	in, err := New(cfg, input.Settings{ID: "deep", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	must(t, err)
+	clock := time.Unix(1_700_000_000, 0)
+	in.now = func() time.Time { return clock }
+	must(t, in.Open(context.Background(), input.OpenOptions{FirstStart: true}))
+	defer in.Close()
+	var got []rec
+	for range 5 { // five polls, five scans
+		clock = clock.Add(10 * time.Millisecond)
+		evs, err := in.Poll(context.Background(), nil, 10)
+		must(t, err)
+		for _, ev := range evs {
+			if ev.Payload != nil {
+				got = append(got, decodeEvent(t, ev.Payload)...)
+			}
+		}
+	}
+	wantTexts(t, got, "top")
+	if n := strings.Count(logs.String(), "nested too deep"); n != 1 {
+		t.Fatalf("depth limit logged %d times over several scans, want once:\n%s", n, logs.String())
 	}
 }
