@@ -62,7 +62,7 @@ func (in *Input) discover(c candidate, now time.Time) error {
 		// First ever start, tail from the end: from the end of the last
 		// complete line, so a line being written is read whole.
 		_, be := in.fmt.codec.bom(cur)
-		end, err := linesplit.LastLineEnd(f, c.size, int64(in.cfg.MaxLineBytes)+readChunk, in.fmt.codec.width(), be)
+		end, err := linesplit.LastLineEnd(f, c.size, int64(in.cfg.MaxLineBytes)+readChunk, in.fmt.codec.width(), be, in.readBuf)
 		if err != nil {
 			_ = f.Close()
 			return in.fileErr("read", c.path, err)

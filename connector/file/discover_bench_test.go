@@ -34,38 +34,42 @@ func makeTree(tb testing.TB, n int) string {
 // start and BOOTSTRAP_READY) over trees of 10k and 100k matched files,
 // and the first pass of polls that reads one line from every file with
 // the default max-open-files. It reports the heap in use with every file
-// tracked and the process's peak RSS. Run one size alone for a
-// meaningful RSS: go test -run '^$' -bench 'Discover$/files=100000$' -benchtime 1x ./file/
+// tracked and the process's peak RSS. Run one case alone for a
+// meaningful RSS: go test -run '^$' -bench 'Discover$/files=100000$/start=tail$' -benchtime 1x ./file/
 func BenchmarkDiscover(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
-		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
-			dir := makeTree(b, n)
-			cfg := NewDefaultConfig()
-			cfg.Paths = []string{filepath.Join(dir, "**", "*.log")}
-			cfg.ReadFromBeginning = true
-			cfg.UseFsnotify = false
-			ctx := context.Background()
-			var heap uint64
-			for b.Loop() {
-				in, err := New(cfg, input.Settings{ID: "bench"})
-				must(b, err)
-				must(b, in.Open(ctx, input.OpenOptions{FirstStart: true}))
-				b.StopTimer()
-				runtime.GC()
-				var ms runtime.MemStats
-				runtime.ReadMemStats(&ms)
-				heap = ms.HeapInuse
-				b.StartTimer()
-				must(b, in.Close())
-			}
-			b.ReportMetric(float64(heap)/(1<<20), "heap-MB")
-			// Peak RSS of the whole test process; meaningful when one
-			// sub-benchmark runs alone (-bench 'Discover$/files=100000$').
-			var ru syscall.Rusage
-			if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
-				b.ReportMetric(float64(ru.Maxrss)/1024, "maxrss-MB")
-			}
-		})
+		// start: a first start reads from the beginning, or tails every
+		// file from its last line (the default).
+		for _, start := range []string{"beginning", "tail"} {
+			b.Run(fmt.Sprintf("files=%d/start=%s", n, start), func(b *testing.B) {
+				dir := makeTree(b, n)
+				cfg := NewDefaultConfig()
+				cfg.Paths = []string{filepath.Join(dir, "**", "*.log")}
+				cfg.ReadFromBeginning = start == "beginning"
+				cfg.UseFsnotify = false
+				ctx := context.Background()
+				var heap uint64
+				for b.Loop() {
+					in, err := New(cfg, input.Settings{ID: "bench"})
+					must(b, err)
+					must(b, in.Open(ctx, input.OpenOptions{FirstStart: true}))
+					b.StopTimer()
+					runtime.GC()
+					var ms runtime.MemStats
+					runtime.ReadMemStats(&ms)
+					heap = ms.HeapInuse
+					b.StartTimer()
+					must(b, in.Close())
+				}
+				b.ReportMetric(float64(heap)/(1<<20), "heap-MB")
+				// Peak RSS of the whole test process; meaningful when one
+				// sub-benchmark runs alone.
+				var ru syscall.Rusage
+				if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+					b.ReportMetric(float64(ru.Maxrss)/1024, "maxrss-MB")
+				}
+			})
+		}
 	}
 }
 

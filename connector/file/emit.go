@@ -37,10 +37,18 @@ func (in *Input) emit(ev input.Event) {
 
 // position returns the current position of t.
 func (in *Input) position(t *tracked) input.Position {
-	head := t.state()
-	buf := in.arena.begin(len(head) + 48)
-	start := len(buf)
-	buf = appendStateTail(append(buf, head...), t.offset, t.line)
+	var buf []byte
+	var start int
+	if head := t.state(); head != nil {
+		buf = in.arena.begin(len(head) + 48)
+		start = len(buf)
+		buf = append(buf, head...)
+	} else {
+		buf = in.arena.begin(len(t.fileJSON) + stateHeadFixed + 48)
+		start = len(buf)
+		buf = appendStateHead(buf, t.id, t.fileJSON, t.fp.Sum())
+	}
+	buf = appendStateTail(buf, t.offset, t.line)
 	return input.Position{Key: t.key, State: in.arena.end(buf, start)}
 }
 

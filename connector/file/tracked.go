@@ -103,9 +103,11 @@ func (t *tracked) setPathText(p string) {
 // the fingerprint changed; the next position rebuilds it.
 func (t *tracked) refreshState() { t.stateHead = nil }
 
-// state returns the constant part of the State, building it if needed.
+// state returns the constant part of the State, building it if needed
+// for an open file; nil for a closed one, whose positions are rare
+// (first-start tails, forgets) and must not leave a cached copy behind.
 func (t *tracked) state() []byte {
-	if t.stateHead == nil {
+	if t.stateHead == nil && t.f != nil {
 		t.stateHead = appendStateHead(make([]byte, 0, len(t.fileJSON)+stateHeadFixed), t.id, t.fileJSON, t.fp.Sum())
 	}
 	return t.stateHead
