@@ -101,7 +101,6 @@ func (in *Input) track(key, path string, id fileID, cur []byte) *tracked {
 	t.fp.Set(cur)
 	n, be := in.fmt.codec.bom(cur)
 	t.bomLen, t.bigEndian = n, be
-	t.split = linesplit.New(in.cfg.MaxLineBytes, in.fmt.codec.width(), be)
 	if in.ml != nil {
 		t.asm = multiline.New(*in.ml)
 	}

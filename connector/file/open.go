@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
+	"github.com/edge-agent/edge-agent/connector/file/internal/linesplit"
 )
 
 // housekeep runs the time-driven work: idle multiline flushes and
@@ -153,8 +154,13 @@ func (in *Input) evict(except *tracked) bool {
 	return false
 }
 
-// attach makes f the open descriptor of t.
+// attach makes f the open descriptor of t. The line splitter lives only
+// while the file is open: a closed file holds no partial line, and most
+// files of a large tree are closed.
 func (in *Input) attach(t *tracked, f *os.File) {
+	if t.split == nil {
+		t.split = linesplit.New(in.cfg.MaxLineBytes, in.fmt.codec.width(), t.bigEndian)
+	}
 	t.f = f
 	t.openIdx = len(in.openFiles)
 	in.openFiles = append(in.openFiles, t)
@@ -180,7 +186,7 @@ func (in *Input) closeFile(t *tracked) {
 	_ = t.f.Close()
 	in.detach(t)
 	t.stateHead = nil // rebuilt on the next position; closed files hold none
-	t.split.Reset()
+	t.split = nil     // the held partial line is read again from the file
 	t.readPos = t.consumed
 	t.atEOF = false
 }

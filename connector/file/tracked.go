@@ -32,7 +32,7 @@ type tracked struct {
 	consumed, consumedLine int64
 	readPos                int64
 	f                      *os.File
-	split                  *linesplit.Splitter
+	split                  *linesplit.Splitter  // only while f != nil: holds no more than a partial line
 	asm                    *multiline.Assembler // nil without multiline
 
 	fileJSON []byte // the path as a JSON string, for _file
@@ -116,6 +116,8 @@ func (t *tracked) state() []byte {
 // resetTo restarts reading at offset 0 (truncation, rewrite).
 func (t *tracked) resetTo0() {
 	t.offset, t.line, t.consumed, t.consumedLine, t.readPos = 0, 0, 0, 0, 0
-	t.split.Reset()
+	if t.split != nil {
+		t.split.Reset()
+	}
 	t.atEOF = false
 }
