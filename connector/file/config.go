@@ -39,7 +39,9 @@ type Config struct {
 	// Default 1 MiB.
 	MaxLineBytes int `yaml:"max-line-bytes"`
 	// MaxOpenFiles caps open descriptors; files are read round-robin.
-	// Default 1024.
+	// Default 1024. New lowers it to the process's open-files limit
+	// (RLIMIT_NOFILE) less a reserve of 64 for the WAL, sockets and the
+	// rest, and logs a warning when it does.
 	MaxOpenFiles int `yaml:"max-open-files"`
 	// UseFsnotify lets change notifications trigger reads sooner; polling
 	// stays the source of truth. Default true.

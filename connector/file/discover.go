@@ -33,7 +33,7 @@ func (in *Input) discover(c candidate, now time.Time) error {
 			in.rescan = true
 			return nil
 		}
-		c.fi = fi
+		c.size, c.mod = fi.Size(), fi.ModTime()
 	}
 	in.fileOK(c.path)
 
@@ -43,9 +43,10 @@ func (in *Input) discover(c candidate, now time.Time) error {
 	if ss := in.saved[c.id]; len(ss) > 0 {
 		delete(in.saved, c.id)
 		for _, s := range ss {
+			delete(in.savedKeys, s.key)
 			if key == "" && fingerprint.MatchesSum(cur, s.sum) {
 				key = s.key
-				if c.fi.Size() >= s.Offset {
+				if c.size >= s.Offset {
 					offset, line = s.Offset, s.Line
 				} else {
 					truncated = true
@@ -61,28 +62,24 @@ func (in *Input) discover(c candidate, now time.Time) error {
 		// First ever start, tail from the end: from the end of the last
 		// complete line, so a line being written is read whole.
 		_, be := in.fmt.codec.bom(cur)
-		end, err := linesplit.LastLineEnd(f, c.fi.Size(), int64(in.cfg.MaxLineBytes)+readChunk, in.fmt.codec.width(), be)
+		end, err := linesplit.LastLineEnd(f, c.size, int64(in.cfg.MaxLineBytes)+readChunk, in.fmt.codec.width(), be, in.readBuf)
 		if err != nil {
 			_ = f.Close()
 			return in.fileErr("read", c.path, err)
 		}
 		offset, tailed = end, true
 	}
-	for _, t := range in.ring {
-		if !t.dead && t.path == c.path {
-			in.local.rotations++ // the name now holds a different file
-			break
-		}
+	if in.byPath[c.path] != nil {
+		in.local.rotations++ // the name now holds a different file
 	}
 	t := in.track(key, c.path, c.id, cur)
 	t.offset, t.consumed, t.readPos = offset, offset, offset
 	t.line, t.consumedLine = line, line
-	t.lastSize, t.lastMod = c.fi.Size(), c.fi.ModTime()
+	t.lastSize, t.lastMod = c.size, c.mod
 	t.lastData = now
 	t.seenScan = in.scanGen
-	if in.open < in.cfg.MaxOpenFiles {
-		t.f = f
-		in.open++
+	if len(in.openFiles) < in.cfg.MaxOpenFiles {
+		in.attach(t, f)
 	} else {
 		_ = f.Close()
 		t.needsRead = true
@@ -104,7 +101,6 @@ func (in *Input) track(key, path string, id fileID, cur []byte) *tracked {
 	t.fp.Set(cur)
 	n, be := in.fmt.codec.bom(cur)
 	t.bomLen, t.bigEndian = n, be
-	t.split = linesplit.New(in.cfg.MaxLineBytes, in.fmt.codec.width(), be)
 	if in.ml != nil {
 		t.asm = multiline.New(*in.ml)
 	}
@@ -112,7 +108,7 @@ func (in *Input) track(key, path string, id fileID, cur []byte) *tracked {
 		key = in.newKey(id, t.fp.Sum())
 	}
 	t.key = key
-	t.setPath(path)
+	in.setPath(t, path)
 	in.files[key] = t
 	in.byID[id] = t
 	in.ring = append(in.ring, t)
@@ -132,12 +128,6 @@ func (in *Input) keyUsed(key string) bool {
 	if _, ok := in.files[key]; ok {
 		return true
 	}
-	for _, ss := range in.saved {
-		for _, s := range ss {
-			if s.key == key {
-				return true
-			}
-		}
-	}
-	return false
+	_, ok := in.savedKeys[key]
+	return ok
 }

@@ -30,8 +30,16 @@
 // back only with on-error: fail; with skip they are logged once per file
 // and counted in Stats().Errors.
 //
-// Limits: content rewritten in place with identical first bytes and a
-// size that did not shrink cannot be told from appended data; a file
-// renamed out of the globs or deleted while closed (close-inactive,
-// max-open-files) cannot be finished.
+// A directory that cannot be listed (permissions, EMFILE, I/O errors) is
+// not taken as empty: the files known below it keep their positions and
+// are neither finished nor read again; a WARN names the directory once
+// per failure streak. Discovery is linear in the number of files and
+// stops when Open's context is done. max-open-files is lowered to the
+// process's open-files limit less a reserve (see Config.MaxOpenFiles).
+//
+// Limits: directories more than 64 levels below a pattern's base are not
+// walked (logged once per directory); content rewritten in place with
+// identical first bytes and a size that did not shrink cannot be told
+// from appended data; a file renamed out of the globs or deleted while
+// closed (close-inactive, max-open-files) cannot be finished.
 package file

@@ -37,9 +37,18 @@ func (in *Input) emit(ev input.Event) {
 
 // position returns the current position of t.
 func (in *Input) position(t *tracked) input.Position {
-	buf := in.arena.begin(len(t.stateHead) + 48)
-	start := len(buf)
-	buf = appendStateTail(append(buf, t.stateHead...), t.offset, t.line)
+	var buf []byte
+	var start int
+	if head := t.state(); head != nil {
+		buf = in.arena.begin(len(head) + 48)
+		start = len(buf)
+		buf = append(buf, head...)
+	} else {
+		buf = in.arena.begin(len(t.fileJSON) + stateHeadFixed + 48)
+		start = len(buf)
+		buf = appendStateHead(buf, t.id, t.fileJSON, t.fp.Sum())
+	}
+	buf = appendStateTail(buf, t.offset, t.line)
 	return input.Position{Key: t.key, State: in.arena.end(buf, start)}
 }
 
@@ -67,7 +76,7 @@ func (in *Input) publish() {
 	s.errors.Add(l.errors)
 	*l = struct{ lines, bytes, events, truncated, rotations, truncations, errors int64 }{}
 	in.fmt.invalid = 0
-	s.filesOpen.Store(int64(in.open))
+	s.filesOpen.Store(int64(len(in.openFiles)))
 	s.filesTracked.Store(int64(len(in.files)))
 }
 

@@ -31,9 +31,11 @@ func appendObjectHead(dst []byte, idx int, fileJSON []byte, line, end, ts int64)
 }
 
 // appendSingleHead is appendObjectHead for the single-line hot path, with
-// the constant prefix and the timestamp digits prepared by the caller.
-func appendSingleHead(dst, prefix []byte, line, end int64, tsTail []byte) []byte {
-	dst = append(dst, prefix...)
+// the timestamp digits prepared by the caller.
+func appendSingleHead(dst, fileJSON []byte, line, end int64, tsTail []byte) []byte {
+	dst = append(dst, `{"_index":0,"_file":`...)
+	dst = append(dst, fileJSON...)
+	dst = append(dst, `,"_line":`...)
 	dst = jsonenc.AppendInt(dst, line)
 	dst = append(dst, `,"_offset":`...)
 	dst = jsonenc.AppendInt(dst, end)

@@ -39,6 +39,7 @@ type Input struct {
 	id       string
 	now      func() time.Time               // injectable clock for tests
 	openFile func(string) (*os.File, error) // injectable for error tests
+	fsys     glob.FS                        // listing and stat; injectable for error tests
 	pats     []*glob.Pattern
 	excludes []*glob.Pattern
 	ml       *multiline.Config
@@ -47,15 +48,17 @@ type Input struct {
 	scanEvery, closeAfter, flushIdle time.Duration
 	failFast                         bool
 
-	files   map[string]*tracked // by Key
-	byID    map[fileID]*tracked
-	ring    []*tracked // read order; files found earlier come first
-	cursor  int        // where the next poll's round-robin starts
-	tick    uint64
-	open    int
-	scanGen uint64
+	files     map[string]*tracked // by Key
+	byID      map[fileID]*tracked
+	byPath    map[string]*tracked // live files by path, chained by samePath
+	ring      []*tracked          // read order; files found earlier come first
+	cursor    int                 // where the next poll's round-robin starts
+	tick      uint64
+	openFiles []*tracked // files holding a descriptor (≤ max-open-files)
+	scanGen   uint64
 
 	saved      map[fileID][]savedState // positions from Open not yet matched
+	savedKeys  map[string]struct{}     // the keys in saved
 	savedScans int
 	firstStart bool
 	firstScan  bool
@@ -74,7 +77,9 @@ type Input struct {
 	tsTail   []byte // `,"_ts":<ms>,"payload":` for the current read time
 	tsCached int64
 	arena    arena
-	errSeen  map[string]string // path → last logged error, to log once
+	errSeen  map[string]string   // path → last logged error, to log once
+	listErrs map[string]struct{} // directories in a listing failure streak
+	deepSeen map[string]struct{} // directories logged as too deep to walk
 
 	watch *watcher
 	wake  <-chan struct{} // the watcher's wake channel; kept after Close
@@ -110,15 +115,28 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 		id:         set.ID,
 		now:        time.Now,
 		openFile:   os.Open,
+		fsys:       glob.OS{},
 		scanEvery:  cfg.GlobScanInterval,
 		closeAfter: cfg.CloseInactive,
 		flushIdle:  cfg.Multiline.FlushIdleTimeout,
 		failFast:   strings.EqualFold(cfg.OnError, "fail"),
 		files:      make(map[string]*tracked),
 		byID:       make(map[fileID]*tracked),
+		byPath:     make(map[string]*tracked),
 		saved:      make(map[fileID][]savedState),
+		savedKeys:  make(map[string]struct{}),
 		errSeen:    make(map[string]string),
+		listErrs:   make(map[string]struct{}),
+		deepSeen:   make(map[string]struct{}),
 		readBuf:    make([]byte, readChunk),
+		fpBuf:      make([]byte, cfg.FingerprintBytes),
+	}
+	if limit := openFilesLimit(); limit > 0 {
+		if n, lowered := clampOpenFiles(in.cfg.MaxOpenFiles, limit); lowered {
+			in.log.Warn("max-open-files lowered to fit the process's open-files limit",
+				"configured", in.cfg.MaxOpenFiles, "effective", n, "limit", limit, "reserved", fdReserve)
+			in.cfg.MaxOpenFiles = n
+		}
 	}
 	in.fmt = formatter{codec: c, dec: newDecoder(c), jsonOut: strings.EqualFold(cfg.OutputFormat.Type, "json")}
 	for _, p := range cfg.Paths {
@@ -151,7 +169,8 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 
 // Open restores saved positions, starts the optional change watcher and
 // scans the globs once, so "files present at the first start" means
-// files present when Open runs.
+// files present when Open runs. The scan stops as soon as ctx is done:
+// Open then closes the input and returns an error wrapping ctx.Err().
 func (in *Input) Open(ctx context.Context, opts input.OpenOptions) error {
 	if in.closed {
 		return ErrClosed
@@ -175,6 +194,7 @@ func (in *Input) Open(ctx context.Context, opts input.OpenOptions) error {
 		}
 		id := fileID{dev: s.Dev, ino: s.Ino}
 		in.saved[id] = append(in.saved[id], s)
+		in.savedKeys[key] = struct{}{}
 	}
 	if in.cfg.UseFsnotify {
 		w, err := newWatcher(in.log)
@@ -188,7 +208,7 @@ func (in *Input) Open(ctx context.Context, opts input.OpenOptions) error {
 	in.firstScan = true
 	in.budget = math.MaxInt
 	in.out = in.pending[:0:0]
-	err := in.scan(in.now())
+	err := in.scan(ctx, in.now())
 	in.pending = append(in.pending, in.out...)
 	in.out, in.budget = nil, 0
 	in.firstScan = false
@@ -224,7 +244,10 @@ func (in *Input) Poll(ctx context.Context, dst []input.Event, max int) ([]input.
 	now := in.now()
 	in.takeWatchEvents()
 	if in.rescan || now.Sub(in.lastScan) >= in.scanEvery {
-		if err := in.scan(now); err != nil {
+		if err := in.scan(ctx, now); err != nil {
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				return in.out, nil // shutting down, as above
+			}
 			return in.out, err
 		}
 	}
@@ -267,7 +290,8 @@ func (in *Input) Close() error {
 			t.f = nil
 		}
 	}
-	in.open = 0
+	clear(in.openFiles)
+	in.openFiles = in.openFiles[:0]
 	if in.watch != nil {
 		errs = append(errs, in.watch.close())
 		in.watch = nil

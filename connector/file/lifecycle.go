@@ -15,7 +15,7 @@ func (in *Input) truncate(t *tracked, cur []byte) {
 	t.resetTo0()
 	t.fp.Set(cur)
 	n, be := in.fmt.codec.bom(cur)
-	if be != t.bigEndian {
+	if be != t.bigEndian && t.split != nil {
 		t.split.Configure(in.cfg.MaxLineBytes, in.fmt.codec.width(), be)
 	}
 	t.bomLen, t.bigEndian = n, be
@@ -37,6 +37,7 @@ func (in *Input) retire(t *tracked) {
 		delete(in.byID, t.id)
 	}
 	delete(in.errSeen, t.path)
+	in.unindexPath(t)
 	in.emitForget(t.key)
 }
 

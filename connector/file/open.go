@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
+	"github.com/edge-agent/edge-agent/connector/file/internal/linesplit"
 )
 
 // housekeep runs the time-driven work: idle multiline flushes and
@@ -41,7 +42,7 @@ func (in *Input) grew(t *tracked) bool {
 // deleted since the last scan must keep its descriptor until it is read
 // to its end: closing it would lose its tail.
 func (in *Input) stillNamed(t *tracked) bool {
-	fi, err := os.Stat(t.path)
+	fi, err := in.fsys.Stat(t.path)
 	if err != nil {
 		in.rescan = true
 		return false
@@ -57,7 +58,7 @@ func (in *Input) stillNamed(t *tracked) bool {
 // reopen opens a tracked file that was closed, checking it is still the
 // same content. It reports false when the file cannot be read now.
 func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
-	if in.open >= in.cfg.MaxOpenFiles && !in.evict(t) {
+	if len(in.openFiles) >= in.cfg.MaxOpenFiles && !in.evict(t) {
 		return false, nil
 	}
 	f, err := in.openFile(t.path)
@@ -90,8 +91,7 @@ func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
 		t.needsRead, t.failed = false, true
 		return false, in.fileErr("read", t.path, err)
 	}
-	t.f = f
-	in.open++
+	in.attach(t, f)
 	t.needsRead, t.failed = false, false
 	t.lastData = now
 	in.fileOK(t.path)
@@ -100,12 +100,11 @@ func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
 		// the old content is gone either way. Keep the descriptor, start
 		// a new identity from 0.
 		path, id := t.path, t.id
-		t.f = nil
-		in.open--
+		in.detach(t)
 		in.retire(t)
 		nt := in.track("", path, id, cur)
-		nt.f, nt.lastData, nt.lastSize, nt.seenScan = f, now, fi.Size(), in.scanGen
-		in.open++
+		in.attach(nt, f)
+		nt.lastData, nt.lastSize, nt.seenScan = now, fi.Size(), in.scanGen
 		return false, nil
 	}
 	if fi.Size() < t.readPos {
@@ -117,23 +116,65 @@ func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
 // evict closes the open file served longest ago, preferring files at
 // their end, to stay under max-open-files. Files being finished (gone)
 // are never evicted: closing them would lose their tail.
+//
+// Only open files are considered, and only the chosen one is stat'ed
+// (stillNamed): with many more files than descriptors, an eviction
+// happens for nearly every reopen, so it must not cost a pass over every
+// tracked file or a stat per open file.
 func (in *Input) evict(except *tracked) bool {
-	var victim *tracked
-	for _, t := range in.ring {
-		if t == except || t.dead || t.f == nil || t.gone || t.missing > 0 || !in.stillNamed(t) {
+	var renamed map[*tracked]struct{}
+	for range len(in.openFiles) {
+		var victim *tracked
+		for _, t := range in.openFiles {
+			if t == except || t.dead || t.gone || t.missing > 0 {
+				continue
+			}
+			if _, skip := renamed[t]; skip {
+				continue
+			}
+			if victim == nil || (t.atEOF && !victim.atEOF) || (t.atEOF == victim.atEOF && t.served < victim.served) {
+				victim = t
+			}
+		}
+		if victim == nil {
+			return false
+		}
+		if !in.stillNamed(victim) {
+			if renamed == nil {
+				renamed = make(map[*tracked]struct{})
+			}
+			renamed[victim] = struct{}{}
 			continue
 		}
-		if victim == nil || (t.atEOF && !victim.atEOF) || (t.atEOF == victim.atEOF && t.served < victim.served) {
-			victim = t
-		}
+		unread := !victim.atEOF || in.grew(victim)
+		in.closeFile(victim)
+		victim.needsRead = unread
+		return true
 	}
-	if victim == nil {
-		return false
+	return false
+}
+
+// attach makes f the open descriptor of t. The line splitter lives only
+// while the file is open: a closed file holds no partial line, and most
+// files of a large tree are closed.
+func (in *Input) attach(t *tracked, f *os.File) {
+	if t.split == nil {
+		t.split = linesplit.New(in.cfg.MaxLineBytes, in.fmt.codec.width(), t.bigEndian)
 	}
-	unread := !victim.atEOF || in.grew(victim)
-	in.closeFile(victim)
-	victim.needsRead = unread
-	return true
+	t.f = f
+	t.openIdx = len(in.openFiles)
+	in.openFiles = append(in.openFiles, t)
+}
+
+// detach forgets t's descriptor without closing it.
+func (in *Input) detach(t *tracked) {
+	last := len(in.openFiles) - 1
+	moved := in.openFiles[last]
+	in.openFiles[t.openIdx] = moved
+	moved.openIdx = t.openIdx
+	in.openFiles[last] = nil
+	in.openFiles = in.openFiles[:last]
+	t.f = nil
 }
 
 // closeFile releases t's descriptor. A held partial line is dropped and
@@ -143,9 +184,9 @@ func (in *Input) closeFile(t *tracked) {
 		return
 	}
 	_ = t.f.Close()
-	t.f = nil
-	in.open--
-	t.split.Reset()
+	in.detach(t)
+	t.stateHead = nil // rebuilt on the next position; closed files hold none
+	t.split = nil     // the held partial line is read again from the file
 	t.readPos = t.consumed
 	t.atEOF = false
 }
@@ -168,8 +209,8 @@ func (in *Input) takeWatchEvents() {
 		in.rescan = true
 	}
 	for _, p := range written {
-		for _, t := range in.ring {
-			if !t.dead && t.f == nil && t.path == p {
+		for t := in.byPath[p]; t != nil; t = t.samePath {
+			if t.f == nil {
 				t.needsRead = true
 			}
 		}

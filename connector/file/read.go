@@ -193,9 +193,9 @@ func (in *Input) handleLine(t *tracked, raw []byte, end int64, truncated bool, t
 	t.consumedLine++
 	if t.asm == nil {
 		t.offset, t.line = end, t.consumedLine
-		buf := in.arena.begin(len(t.singleHead) + len(raw) + len(in.tsTail) + 48)
+		buf := in.arena.begin(len(t.fileJSON) + len(raw) + len(in.tsTail) + 80)
 		start := len(buf)
-		buf = appendSingleHead(buf, t.singleHead, t.line, end, in.tsTail)
+		buf = appendSingleHead(buf, t.fileJSON, t.line, end, in.tsTail)
 		buf = in.fmt.appendPayload(buf, raw, nil, t.bigEndian)
 		payload := in.arena.end(append(buf, '}'), start)
 		in.emit(input.Event{Payload: payload, Pos: in.position(t)})

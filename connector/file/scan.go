@@ -1,57 +1,91 @@
 package file
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
+	"github.com/edge-agent/edge-agent/connector/file/internal/glob"
 )
 
 // errReplacedByDir reports a watched file whose name now holds a directory.
 var errReplacedByDir = errors.New("file was replaced by a directory")
 
+// candidate is a file seen for the first time by a scan. Only what
+// discover needs is kept: a scan of a large tree holds one per new file.
 type candidate struct {
 	path string
-	fi   os.FileInfo
+	size int64
+	mod  time.Time
 	id   fileID
 }
+
+// discoverCtxEvery is how many new files are opened between two looks at
+// the context, so a stop is noticed quickly during a large first scan.
+const discoverCtxEvery = 64
 
 // scan expands the globs and reconciles what it finds with the tracked
 // files: known identities get their new name and size, new ones are
 // discovered (oldest first), and files no longer found are finished and
 // forgotten. Polling is the source of truth; fsnotify only makes it run
 // sooner.
-func (in *Input) scan(now time.Time) error {
+//
+// Not being listed is not proof of absence: files under a directory whose
+// listing failed (permissions, EMFILE, I/O errors) keep their state as if
+// they had been seen unchanged, so they are neither forgotten nor read
+// again from 0 when the listing works again.
+//
+// scan returns ctx.Err() (wrapped) as soon as it sees ctx done; what it
+// had done by then is consistent and nothing is forgotten.
+func (in *Input) scan(ctx context.Context, now time.Time) error {
 	in.lastScan = now
 	in.rescan = false
 	in.scanGen++
 	gen := in.scanGen
 
 	var firstErr error
+	failed := make(map[string]struct{}) // paths whose state is unknown in this scan
 	onErr := func(path string, err error) {
-		if e := in.fileErr("scan", path, err); e != nil && firstErr == nil {
+		if errors.Is(err, glob.ErrTooDeep) {
+			in.tooDeep(path)
+			return
+		}
+		failed[path] = struct{}{}
+		if e := in.listFailed(path, err); e != nil && firstErr == nil {
 			firstErr = e
 		}
 	}
-	visited := make(map[string]struct{})
+	// One pattern never yields a path twice; only several can overlap.
+	var visited map[string]struct{}
+	if len(in.pats) > 1 {
+		visited = make(map[string]struct{})
+	}
 	var fresh []candidate
 	freshIDs := make(map[fileID]struct{})
 	for _, p := range in.pats {
-		p.Walk(func(path string) {
-			if _, dup := visited[path]; dup {
-				return
+		err := p.Walk(ctx, in.fsys, func(path string) {
+			if visited != nil {
+				if _, dup := visited[path]; dup {
+					return
+				}
+				visited[path] = struct{}{}
 			}
-			visited[path] = struct{}{}
 			if in.excluded(path) {
 				return
 			}
-			fi, err := os.Stat(path) // follows symlinks: identity of the target
+			fi, err := in.fsys.Stat(path) // follows symlinks: identity of the target
 			if err != nil {
 				if !errors.Is(err, fs.ErrNotExist) {
-					onErr(path, err)
+					failed[path] = struct{}{}
+					if e := in.fileErr("scan", path, err); e != nil && firstErr == nil {
+						firstErr = e
+					}
 				}
 				return
 			}
@@ -70,16 +104,21 @@ func (in *Input) scan(now time.Time) error {
 			}
 			if _, dup := freshIDs[id]; !dup {
 				freshIDs[id] = struct{}{}
-				fresh = append(fresh, candidate{path: path, fi: fi, id: id})
+				fresh = append(fresh, candidate{path: path, size: fi.Size(), mod: fi.ModTime(), id: id})
 			}
 		}, onErr)
+		if err != nil {
+			in.rescan = true
+			return fmt.Errorf("scan %s: %w", p, err)
+		}
 		if firstErr != nil {
 			return firstErr
 		}
 	}
+	in.listRecovered(failed)
 
 	for _, t := range in.ring {
-		if t.dead || t.seenScan == gen {
+		if t.dead || t.seenScan == gen || underAny(t.path, failed) {
 			continue
 		}
 		if err := in.unseen(t); err != nil {
@@ -88,8 +127,14 @@ func (in *Input) scan(now time.Time) error {
 	}
 
 	// New files oldest first, as the Java agent orders them.
-	slices.SortStableFunc(fresh, func(a, b candidate) int { return a.fi.ModTime().Compare(b.fi.ModTime()) })
-	for _, c := range fresh {
+	slices.SortStableFunc(fresh, func(a, b candidate) int { return a.mod.Compare(b.mod) })
+	for i, c := range fresh {
+		if i%discoverCtxEvery == discoverCtxEvery-1 {
+			if err := ctx.Err(); err != nil {
+				in.rescan = true // the rest is found by the next scan
+				return fmt.Errorf("scan: %w", err)
+			}
+		}
 		if err := in.discover(c, now); err != nil {
 			return err
 		}
@@ -97,14 +142,25 @@ func (in *Input) scan(now time.Time) error {
 
 	if len(in.saved) > 0 {
 		// Positions whose file was not found in two scans are dropped so
-		// positions do not accumulate forever.
+		// positions do not accumulate forever; a position whose file may
+		// sit under a directory that could not be listed is kept.
 		in.savedScans++
 		if in.savedScans >= 2 {
 			for id, ss := range in.saved {
+				kept := ss[:0]
 				for _, s := range ss {
+					if underAny(s.Path, failed) {
+						kept = append(kept, s)
+						continue
+					}
+					delete(in.savedKeys, s.key)
 					in.emitForget(s.key)
 				}
-				delete(in.saved, id)
+				if len(kept) == 0 {
+					delete(in.saved, id)
+				} else {
+					in.saved[id] = kept
+				}
 			}
 		}
 	}
@@ -113,6 +169,62 @@ func (in *Input) scan(now time.Time) error {
 		in.watch.sync(in.watchDirs())
 	}
 	return nil
+}
+
+// underAny reports whether path is one of dirs or lies below one of them.
+// It looks up each ancestor, so its cost is the path's depth, not the
+// number of failed directories.
+func underAny(path string, dirs map[string]struct{}) bool {
+	if len(dirs) == 0 {
+		return false
+	}
+	for p := path; ; {
+		if _, ok := dirs[p]; ok {
+			return true
+		}
+		up := filepath.Dir(p)
+		if up == p {
+			return false
+		}
+		p = up
+	}
+}
+
+// listFailed applies on-error to a directory (or pattern base) that could
+// not be listed. With skip it logs a WARN once per directory per failure
+// streak: a directory failing on every scan must not flood the log.
+func (in *Input) listFailed(dir string, err error) error {
+	in.local.errors++
+	if in.failFast {
+		return fmt.Errorf("list %s: %w", dir, err)
+	}
+	if _, ok := in.listErrs[dir]; !ok {
+		in.listErrs[dir] = struct{}{}
+		in.log.Warn("cannot list directory; keeping the positions of its files until it can be listed again",
+			"dir", dir, "err", err)
+	}
+	return nil
+}
+
+// listRecovered ends the failure streak of directories listed again.
+func (in *Input) listRecovered(failedNow map[string]struct{}) {
+	for dir := range in.listErrs {
+		if _, ok := failedNow[dir]; !ok {
+			delete(in.listErrs, dir)
+			in.log.Info("directory can be listed again", "dir", dir)
+		}
+	}
+}
+
+// tooDeep logs, once per directory, that the walk did not descend below
+// it (glob.MaxDepth).
+func (in *Input) tooDeep(dir string) {
+	if _, ok := in.deepSeen[dir]; ok {
+		return
+	}
+	in.deepSeen[dir] = struct{}{}
+	in.log.Warn("not walking below a directory nested too deep under the pattern base",
+		"dir", dir, "max_depth", glob.MaxDepth)
 }
 
 func (in *Input) excluded(path string) bool {
@@ -128,7 +240,7 @@ func (in *Input) excluded(path string) bool {
 func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 	t.seenScan, t.missing, t.gone = gen, 0, false
 	if t.path != path {
-		t.setPath(path) // renamed within the globs: same identity
+		in.setPath(t, path) // renamed within the globs: same identity
 	}
 	size, mod := fi.Size(), fi.ModTime()
 	changed := size != t.lastSize || !mod.Equal(t.lastMod)
@@ -156,7 +268,7 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 func (in *Input) unseen(t *tracked) error {
 	t.missing++
 	if t.missing == 1 {
-		if fi, err := os.Stat(t.path); err == nil && fi.IsDir() {
+		if fi, err := in.fsys.Stat(t.path); err == nil && fi.IsDir() {
 			if err := in.fileErr("read", t.path, errReplacedByDir); err != nil {
 				return err
 			}

@@ -52,12 +52,16 @@ func decodeState(key string, b []byte) (savedState, error) {
 	return s, nil
 }
 
-// stateHead is the constant part of a file's State up to the offset; it
-// changes only when the path or the fingerprint changes, so per-event
-// state costs two integer appends.
-func appendStateHead(dst []byte, path string, id fileID, sum fingerprint.Sum) []byte {
+// stateHeadFixed bounds what appendStateHead adds beside the path.
+const stateHeadFixed = 128
+
+// appendStateHead appends the constant part of a file's State up to the
+// offset; it changes only when the path or the fingerprint changes, so
+// per-event state costs two integer appends. pathJSON is the path as a
+// JSON string.
+func appendStateHead(dst []byte, id fileID, pathJSON []byte, sum fingerprint.Sum) []byte {
 	dst = append(dst, `{"v":1,"path":`...)
-	dst, _ = jsonenc.AppendString(dst, []byte(path))
+	dst = append(dst, pathJSON...)
 	dst = append(dst, `,"dev":`...)
 	dst = jsonenc.AppendUint(dst, id.dev)
 	dst = append(dst, `,"ino":`...)

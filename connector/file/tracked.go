@@ -24,7 +24,7 @@ type tracked struct {
 	path string
 	id   fileID
 
-	fp        *fingerprint.Print
+	fp        fingerprint.Print
 	bigEndian bool // UTF-16 byte order of this file
 	bomLen    int  // byte-order mark length at offset 0
 
@@ -32,12 +32,14 @@ type tracked struct {
 	consumed, consumedLine int64
 	readPos                int64
 	f                      *os.File
-	split                  *linesplit.Splitter
+	split                  *linesplit.Splitter  // only while f != nil: holds no more than a partial line
 	asm                    *multiline.Assembler // nil without multiline
 
-	fileJSON   []byte // the path as a JSON string, for _file
-	singleHead []byte // `{"_index":0,"_file":"…","_line":` for single lines
-	stateHead  []byte // State up to the offset, see appendStateHead
+	fileJSON []byte // the path as a JSON string, for _file
+	// stateHead is the State up to the offset (appendStateHead), built
+	// when a position is needed and dropped when the file is closed, so
+	// only open files hold one.
+	stateHead []byte
 
 	atEOF     bool      // the last read found no more data
 	lastData  time.Time // last time new bytes were read (close-inactive)
@@ -51,26 +53,71 @@ type tracked struct {
 	eofPoll   uint64    // poll in which the last read found EOF
 	lastSize  int64     // size at the last scan
 	lastMod   time.Time // modification time at the last scan
+
+	samePath *tracked // next live file indexed under the same path (Input.byPath)
+	openIdx  int      // index in Input.openFiles while f != nil
 }
 
-// setPath records the name the file is matched under; _file and the
-// state's path follow renames within the globs.
-func (t *tracked) setPath(p string) {
+// setPath records the name t is matched under and keeps the path index
+// current; _file and the state's path follow renames within the globs.
+func (in *Input) setPath(t *tracked, p string) {
+	if t.path != "" {
+		in.unindexPath(t)
+	}
 	t.path = p
+	t.samePath = in.byPath[p]
+	in.byPath[p] = t
+	t.setPathText(p)
+}
+
+// unindexPath removes t from the path index. A path names several live
+// files only briefly (a rotated file still being finished under its old
+// name next to its successor), so the chain is short.
+func (in *Input) unindexPath(t *tracked) {
+	head := in.byPath[t.path]
+	if head == t {
+		if t.samePath == nil {
+			delete(in.byPath, t.path)
+		} else {
+			in.byPath[t.path] = t.samePath
+		}
+		t.samePath = nil
+		return
+	}
+	for x := head; x != nil; x = x.samePath {
+		if x.samePath == t {
+			x.samePath = t.samePath
+			break
+		}
+	}
+	t.samePath = nil
+}
+
+// setPathText rebuilds what is derived from the path.
+func (t *tracked) setPathText(p string) {
 	t.fileJSON, _ = jsonenc.AppendString(t.fileJSON[:0], []byte(p))
-	t.singleHead = append(append(append(t.singleHead[:0], `{"_index":0,"_file":`...), t.fileJSON...), `,"_line":`...)
 	t.refreshState()
 }
 
-// refreshState rebuilds the constant part of the State after the path or
-// the fingerprint changed.
-func (t *tracked) refreshState() {
-	t.stateHead = appendStateHead(t.stateHead[:0], t.path, t.id, t.fp.Sum())
+// refreshState drops the constant part of the State after the path or
+// the fingerprint changed; the next position rebuilds it.
+func (t *tracked) refreshState() { t.stateHead = nil }
+
+// state returns the constant part of the State, building it if needed
+// for an open file; nil for a closed one, whose positions are rare
+// (first-start tails, forgets) and must not leave a cached copy behind.
+func (t *tracked) state() []byte {
+	if t.stateHead == nil && t.f != nil {
+		t.stateHead = appendStateHead(make([]byte, 0, len(t.fileJSON)+stateHeadFixed), t.id, t.fileJSON, t.fp.Sum())
+	}
+	return t.stateHead
 }
 
 // resetTo restarts reading at offset 0 (truncation, rewrite).
 func (t *tracked) resetTo0() {
 	t.offset, t.line, t.consumed, t.consumedLine, t.readPos = 0, 0, 0, 0, 0
-	t.split.Reset()
+	if t.split != nil {
+		t.split.Reset()
+	}
 	t.atEOF = false
 }

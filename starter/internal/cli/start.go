@@ -109,6 +109,9 @@ func (a *agentCLI) start(c *ucli.Context) error {
 // runForeground is the agent process itself: config, logger, pid file,
 // identity, runtime, signals.
 func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
+	// Before anything opens a file: the input sizes max-open-files from
+	// the limit in force when it is created.
+	fdSoft, fdHard, fdErr := process.RaiseOpenFilesLimit()
 	terminal := logging.IsTerminal(a.env.StderrFile)
 	// Until the config names the log file, logger is nil and failures go
 	// to stderr and to the default log file.
@@ -149,6 +152,11 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 	logger.Debug("config loaded", "config_path", cfgPath, "install_root", req.home)
 	for _, w := range warnings {
 		logger.Warn("config warning: " + w.String())
+	}
+	if fdErr != nil {
+		logger.Warn("open-files limit left as it was", "error", fdErr, "soft", fdSoft, "hard", fdHard)
+	} else if fdSoft > 0 {
+		logger.Debug("open-files limit", "soft", fdSoft, "hard", fdHard)
 	}
 
 	pidFile := paths.PIDFile(a.env.Getenv, req.home)

@@ -1,6 +1,7 @@
 // Package process holds the operating-system side of running edge-agent as a
 // daemon: the pid file, the liveness probe used by `status`, `stop` and the
-// `db` write guard, and the systemd readiness notification.
+// `db` write guard, the systemd readiness notification, and raising the
+// open-files limit at start.
 //
 // The running agent holds an advisory lock (flock) on its pid file for its
 // whole life, and the lock is the only answer to "is it running": the

@@ -8,5 +8,7 @@
 // fingerprint covers changed or disappeared.
 //
 // Positions store only the length and a 64-bit FNV-1a hash of the
-// fingerprint, so the saved state stays small however large it is.
+// fingerprint, so the saved state stays small however large it is; a
+// Print in memory keeps the same and nothing more, so tracking many files
+// does not cost a copy of each one's first bytes.
 package fingerprint

@@ -1,9 +1,7 @@
 package fingerprint
 
 import (
-	"bytes"
 	"errors"
-	"hash/fnv"
 	"io"
 )
 
@@ -14,35 +12,46 @@ type Sum struct {
 	Hash uint64
 }
 
-// Print is an in-memory fingerprint: up to Max leading bytes of a file.
+// FNV-1a 64 parameters (as hash/fnv), inlined so a sum can be extended
+// with more bytes without keeping the bytes it covers.
+const (
+	offset64 = 14695981039346656037
+	prime64  = 1099511628211
+)
+
+func extend(h uint64, b []byte) uint64 {
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= prime64
+	}
+	return h
+}
+
+// Print is an in-memory fingerprint of up to max leading bytes of a file.
+// It keeps only their Sum, not the bytes: an agent may track hundreds of
+// thousands of files, and a kilobyte each would dominate its memory. A
+// prefix is matched by hashing the file's current first bytes, so two
+// different prefixes are told apart unless their 64-bit hashes collide.
 type Print struct {
-	b   []byte
 	max int
 	sum Sum
 }
 
 // New returns an empty fingerprint that will grow up to max bytes.
-func New(max int) *Print {
-	p := &Print{max: max}
-	p.sum = Of(nil)
-	return p
+func New(max int) Print {
+	return Print{max: max, sum: Of(nil)}
 }
 
 // Of hashes b.
 func Of(b []byte) Sum {
-	h := fnv.New64a()
-	_, _ = h.Write(b)
-	return Sum{Len: len(b), Hash: h.Sum64()}
+	return Sum{Len: len(b), Hash: extend(offset64, b)}
 }
 
-// Bytes returns the fingerprinted bytes; do not modify.
-func (p *Print) Bytes() []byte { return p.b }
-
 // Len is the number of bytes covered.
-func (p *Print) Len() int { return len(p.b) }
+func (p *Print) Len() int { return p.sum.Len }
 
 // Full reports whether the fingerprint reached its maximum size.
-func (p *Print) Full() bool { return len(p.b) >= p.max }
+func (p *Print) Full() bool { return p.sum.Len >= p.max }
 
 // Sum returns the stored form.
 func (p *Print) Sum() Sum { return p.sum }
@@ -50,16 +59,15 @@ func (p *Print) Sum() Sum { return p.sum }
 // Observe extends the fingerprint with data read at file offset off, when
 // that data continues the covered prefix. It reports whether it grew.
 func (p *Print) Observe(data []byte, off int64) bool {
-	have := int64(len(p.b))
-	if len(p.b) >= p.max || off > have || off+int64(len(data)) <= have {
+	have := int64(p.sum.Len)
+	if p.sum.Len >= p.max || off > have || off+int64(len(data)) <= have {
 		return false
 	}
 	data = data[have-off:]
-	if room := p.max - len(p.b); len(data) > room {
+	if room := p.max - p.sum.Len; len(data) > room {
 		data = data[:room]
 	}
-	p.b = append(p.b, data...)
-	p.sum = Of(p.b)
+	p.sum = Sum{Len: p.sum.Len + len(data), Hash: extend(p.sum.Hash, data)}
 	return true
 }
 
@@ -68,15 +76,12 @@ func (p *Print) Set(cur []byte) {
 	if len(cur) > p.max {
 		cur = cur[:p.max]
 	}
-	p.b = append(p.b[:0], cur...)
-	p.sum = Of(p.b)
+	p.sum = Of(cur)
 }
 
 // Matches reports whether cur, the current leading bytes of the file,
 // still starts with the fingerprinted bytes.
-func (p *Print) Matches(cur []byte) bool {
-	return len(cur) >= len(p.b) && bytes.Equal(cur[:len(p.b)], p.b)
-}
+func (p *Print) Matches(cur []byte) bool { return MatchesSum(cur, p.sum) }
 
 // MatchesSum reports whether cur starts with the bytes summed in s.
 func MatchesSum(cur []byte, s Sum) bool {

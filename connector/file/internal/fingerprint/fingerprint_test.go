@@ -2,6 +2,8 @@ package fingerprint
 
 import (
 	"bytes"
+	"hash/fnv"
+	"strings"
 	"testing"
 )
 
@@ -12,18 +14,30 @@ func TestObserveGrowsByPrefix(t *testing.T) {
 	}
 	p.Observe([]byte("abc"), 0)
 	p.Observe([]byte("xyz"), 10) // not contiguous: ignored
-	if string(p.Bytes()) != "abc" {
-		t.Fatalf("got %q", p.Bytes())
+	if p.Sum() != Of([]byte("abc")) {
+		t.Fatalf("got %+v, want the sum of %q", p.Sum(), "abc")
 	}
 	p.Observe([]byte("bcdefghij"), 1)
-	if string(p.Bytes()) != "abcdefgh" || !p.Full() {
-		t.Fatalf("got %q", p.Bytes())
+	if p.Sum() != Of([]byte("abcdefgh")) || !p.Full() {
+		t.Fatalf("got %+v, want the full sum of %q", p.Sum(), "abcdefgh")
 	}
 	if !p.Matches([]byte("abcdefghZZZ")) || p.Matches([]byte("abcdefg")) || p.Matches([]byte("abXdefgh")) {
 		t.Fatal("prefix matching wrong")
 	}
 	if !MatchesSum([]byte("abcdefgh-more"), p.Sum()) || MatchesSum([]byte("abc"), p.Sum()) {
 		t.Fatal("sum matching wrong")
+	}
+}
+
+// The inlined FNV-1a must give the hashes positions saved by earlier
+// versions (hash/fnv) hold.
+func TestOfIsFNV1a(t *testing.T) {
+	for _, s := range []string{"", "a", "2024-05-17T10:00:00Z INFO start\n", strings.Repeat("xyz", 400)} {
+		h := fnv.New64a()
+		h.Write([]byte(s))
+		if got := Of([]byte(s)); got.Hash != h.Sum64() || got.Len != len(s) {
+			t.Errorf("Of(%.20q) = %+v, want hash %x", s, got, h.Sum64())
+		}
 	}
 }
 

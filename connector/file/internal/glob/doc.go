@@ -9,5 +9,7 @@
 // below it, as if `/**` were appended.
 //
 // Walking never follows symbolic links to directories (no cycles); links
-// to files are reported like files, and the caller stats them.
+// to files are reported like files, and the caller stats them. It goes at
+// most MaxDepth (64) directory levels below a pattern's base and reports
+// where it stopped (ErrTooDeep); listing and stat go through FS.
 package glob

@@ -100,18 +100,6 @@ func (p *Pattern) Match(name string) bool {
 	return matchSegs(p.segs, s)
 }
 
-// matchRel matches segments below the base.
-func (p *Pattern) matchRel(rel []string) bool {
-	n := p.baseDepth()
-	return matchSegs(p.segs[n:], rel)
-}
-
-// canDescend reports whether files below the directory rel (segments
-// below the base) may match.
-func (p *Pattern) canDescend(rel []string) bool {
-	return prefixPossible(p.segs[p.baseDepth():], rel)
-}
-
 func (p *Pattern) baseDepth() int {
 	b := strings.Trim(filepath.ToSlash(p.base), "/")
 	if b == "" {

@@ -1,9 +1,12 @@
 package glob
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -77,7 +80,9 @@ func walkAll(t *testing.T, pattern string) []string {
 	}
 	var got []string
 	for _, p := range ps {
-		p.Walk(func(s string) { got = append(got, s) }, func(s string, err error) { t.Errorf("%s: %v", s, err) })
+		if err := p.Walk(context.Background(), OS{}, func(s string) { got = append(got, s) }, func(s string, err error) { t.Errorf("%s: %v", s, err) }); err != nil {
+			t.Fatal(err)
+		}
 	}
 	slices.Sort(got)
 	return got
@@ -114,5 +119,37 @@ func TestWalk(t *testing.T) {
 	}
 	if got := walkAll(t, filepath.Join(d, "missing", "*.log")); len(got) != 0 {
 		t.Errorf("missing: %v", got)
+	}
+}
+
+// The depth limit is reported where it stops the walk, not silently.
+func TestWalkTooDeep(t *testing.T) {
+	d := t.TempDir()
+	deep := d
+	for range MaxDepth + 2 {
+		deep = filepath.Join(deep, "d")
+	}
+	touch(t, filepath.Join(deep, "x.log"))
+	touch(t, filepath.Join(d, "d", "y.log"))
+	ps, err := CompileAll(filepath.Join(d, "**", "*.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	var stopped []string
+	err = ps[0].Walk(context.Background(), OS{}, func(s string) { got = append(got, s) }, func(s string, err error) {
+		if !errors.Is(err, ErrTooDeep) {
+			t.Errorf("%s: %v", s, err)
+		}
+		stopped = append(stopped, s)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, []string{filepath.Join(d, "d", "y.log")}) {
+		t.Errorf("visited %v", got)
+	}
+	if len(stopped) != 1 || strings.Count(stopped[0][len(d):], string(filepath.Separator)) != MaxDepth {
+		t.Errorf("reported %v, want the directory at depth %d", stopped, MaxDepth)
 	}
 }

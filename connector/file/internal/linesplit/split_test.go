@@ -184,18 +184,18 @@ func TestLastLineEnd(t *testing.T) {
 		{"abc\ndefgh", 2, 9},
 	}
 	for _, c := range cases {
-		got, err := LastLineEnd(bytes.NewReader([]byte(c.in)), int64(len(c.in)), c.limit, 1, false)
+		got, err := LastLineEnd(bytes.NewReader([]byte(c.in)), int64(len(c.in)), c.limit, 1, false, nil)
 		if err != nil || got != c.want {
 			t.Errorf("LastLineEnd(%q,%d) = %d, %v; want %d", c.in, c.limit, got, err, c.want)
 		}
 	}
 	big := append(bytes.Repeat([]byte("y"), 200000), '\n')
 	big = append(big, bytes.Repeat([]byte("z"), 150000)...)
-	if got, _ := LastLineEnd(bytes.NewReader(big), int64(len(big)), 1<<20, 1, false); got != 200001 {
+	if got, _ := LastLineEnd(bytes.NewReader(big), int64(len(big)), 1<<20, 1, false, nil); got != 200001 {
 		t.Fatalf("big: %d", got)
 	}
 	u := utf16("ab\ncd", false)
-	if got, _ := LastLineEnd(bytes.NewReader(u), int64(len(u)), 100, 2, false); got != 6 {
+	if got, _ := LastLineEnd(bytes.NewReader(u), int64(len(u)), 100, 2, false, nil); got != 6 {
 		t.Fatalf("utf16: %d", got)
 	}
 }
@@ -217,4 +217,21 @@ func FuzzSplit(f *testing.F) {
 			t.Fatalf("max %d sizes %v\n got %+v\nwant %+v", m, sizes, got, want)
 		}
 	})
+}
+
+// A caller's buffer is used whatever its size, and nothing is allocated:
+// a first start tails every file it finds.
+func TestLastLineEndUsesBuffer(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789abcdef\n"), 1000)
+	r := bytes.NewReader(data)
+	for _, n := range []int{3, 17, 64 << 10} {
+		buf := make([]byte, n)
+		got, err := LastLineEnd(r, int64(len(data)-5), 1<<20, 1, false, buf)
+		if want := int64(len(data) - 17); err != nil || got != want {
+			t.Fatalf("buffer %d: got %d, %v; want %d", n, got, err, want)
+		}
+		if a := testing.AllocsPerRun(20, func() { _, _ = LastLineEnd(r, int64(len(data)), 1<<20, 1, false, buf) }); a != 0 {
+			t.Fatalf("buffer %d: %v allocations per call", n, a)
+		}
+	}
 }
