@@ -41,5 +41,8 @@
 // walked (logged once per directory); content rewritten in place with
 // identical first bytes and a size that did not shrink cannot be told
 // from appended data; a file renamed out of the globs or deleted while
-// closed (close-inactive, max-open-files) cannot be finished.
+// closed (close-inactive, max-open-files) cannot be finished. An open file
+// renamed out of the globs is read on until it has been quiet for
+// close-inactive (applications write to the old name until they reopen
+// their log); a deleted one is finished at its end.
 package file

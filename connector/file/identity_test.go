@@ -89,8 +89,8 @@ func TestEmptyAndTinyFiles(t *testing.T) {
 }
 
 // TestSymlinkSwap: a symlink is followed (identity of its target); when
-// it is switched to a new target, the old target is finished and the new
-// one read from 0.
+// it is switched to a new target, the old target is read on until quiet
+// for close-inactive, then forgotten, and the new one is read from 0.
 func TestSymlinkSwap(t *testing.T) {
 	h := newHarness(t, nil)
 	must(t, os.Mkdir(h.path("real"), 0o755))
@@ -107,6 +107,8 @@ func TestSymlinkSwap(t *testing.T) {
 	if got[1].File != h.path("current.log") {
 		t.Fatalf("_file = %s, want the matched name", got[1].File)
 	}
+	h.clock = h.clock.Add(h.cfg.CloseInactive)
+	h.pollAll()
 	if len(h.saved) != 1 {
 		t.Fatalf("old target still has a position: %v", h.saved)
 	}
@@ -127,8 +129,42 @@ func TestRenameRotation(t *testing.T) {
 	if s := h.in.Stats(); s.Rotations != 1 {
 		t.Fatalf("rotations = %d", s.Rotations)
 	}
+	// The application may still write to the old file: it is kept, then
+	// forgotten once quiet for close-inactive.
+	if len(h.saved) != 2 {
+		t.Fatalf("positions = %d, want both files while the old one may still grow", len(h.saved))
+	}
+	h.clock = h.clock.Add(h.cfg.CloseInactive)
+	h.pollAll()
 	if len(h.saved) != 1 {
-		t.Fatalf("positions = %d, want the old file forgotten", len(h.saved))
+		t.Fatalf("positions = %d, want the old file forgotten after close-inactive", len(h.saved))
+	}
+}
+
+// An application writes on to its rotated log until it reopens it, which
+// may be long after the rename (logrotate without copytruncate, the app
+// told by a cron job). With the rotated name outside the globs, those
+// lines must still be read; the file is forgotten only once quiet for
+// close-inactive.
+func TestRenamedOutOfGlobsIsReadUntilInactive(t *testing.T) {
+	h := newHarness(t, nil)
+	h.write("app.log", "1\n")
+	h.open()
+	wantTexts(t, h.pollAll(), "1")
+	must(t, os.Rename(h.path("app.log"), h.path("app.log.1")))
+	// Many scans pass (1 ms apart, 10 ms per poll) with nothing written.
+	for range 50 {
+		h.poll(64)
+	}
+	h.write("app.log.1", "late\n")
+	wantTexts(t, h.pollAll(), "late")
+	if h.in.Stats().FilesOpen != 1 {
+		t.Fatalf("open files = %d, want the renamed file still open", h.in.Stats().FilesOpen)
+	}
+	h.clock = h.clock.Add(h.cfg.CloseInactive)
+	h.pollAll()
+	if len(h.saved) != 0 || h.in.Stats().FilesOpen != 0 {
+		t.Fatalf("after close-inactive: positions %v, open %d; want it forgotten", h.saved, h.in.Stats().FilesOpen)
 	}
 }
 

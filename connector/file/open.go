@@ -22,6 +22,10 @@ func (in *Input) housekeep(now time.Time) {
 			t.asm.Flush()
 			in.emitReady(t, false)
 		}
+		if t.f != nil && t.away && t.atEOF && now.Sub(t.lastData) >= in.closeAfter && !in.grew(t) {
+			in.retire(t) // its last lines are read: forget it
+			continue
+		}
 		if t.f != nil && t.atEOF && t.missing == 0 && now.Sub(t.lastData) >= in.closeAfter && !in.grew(t) && in.stillNamed(t) {
 			// Deliver the buffered group instead of dropping it (the Java
 			// agent drops it here), then free the descriptor.

@@ -238,7 +238,7 @@ func (in *Input) excluded(path string) bool {
 
 // seen updates a known file matched by this scan.
 func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
-	t.seenScan, t.missing, t.gone = gen, 0, false
+	t.seenScan, t.missing, t.gone, t.away = gen, 0, false, false
 	if t.path != path {
 		in.setPath(t, path) // renamed within the globs: same identity
 	}
@@ -280,15 +280,25 @@ func (in *Input) unseen(t *tracked) error {
 		}
 		return nil
 	}
-	if t.missing >= 2 {
-		t.gone = true
-	}
-	if fi, err := t.f.Stat(); err == nil {
-		if _, nlink, ok := idOf(t.path, fi); ok && nlink == 0 {
-			t.gone = true // deleted: nothing can write to its name any more
+	fi, err := t.f.Stat()
+	if err != nil {
+		if t.missing >= 2 {
+			t.gone = true
 		}
-		in.checkShrunk(t, fi.Size())
+		return nil
 	}
+	switch _, nlink, ok := idOf(t.path, fi); {
+	case ok && nlink == 0:
+		t.gone = true // deleted: nothing can write to its name any more
+	case t.missing >= 2:
+		// Renamed out of the globs (rename rotation to a name they do not
+		// cover): the application writes on through its descriptor until
+		// it reopens its log, which can be minutes later. Finishing the
+		// file at its first EOF would lose those lines; it is read until
+		// close-inactive instead, as for any quiet file.
+		t.away = true
+	}
+	in.checkShrunk(t, fi.Size())
 	return nil
 }
 

@@ -46,7 +46,8 @@ type tracked struct {
 	served    uint64    // round-robin tick of the last turn (eviction order)
 	seenScan  uint64    // last scan whose globs matched this file
 	missing   int       // consecutive scans that did not match it
-	gone      bool      // deleted or out of the globs: finish, then forget
+	gone      bool      // deleted: finish at EOF, then forget
+	away      bool      // renamed out of the globs: read until close-inactive, then forget
 	needsRead bool      // closed but known to have data (or to need a check)
 	failed    bool      // the last open/read failed (on-error: skip)
 	dead      bool      // retired: position forgotten
