@@ -92,7 +92,7 @@ func (in *Input) fileErr(op, path string, err error) error {
 	msg := wrapped.Error()
 	if in.errSeen[path] != msg {
 		in.errSeen[path] = msg
-		in.log.Warn("skipping file after error (on-error: skip)", "path", path, "err", err)
+		in.log.Warn("skipping file after error (on-error: skip)", "path", path, "error", err)
 	}
 	return nil
 }

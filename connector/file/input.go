@@ -188,7 +188,7 @@ func (in *Input) Open(ctx context.Context, opts input.OpenOptions) error {
 		if err != nil {
 			// An unreadable position is dropped rather than fatal: the
 			// file is then read from 0 (duplicates, never loss).
-			in.log.Warn("dropping unreadable file position", "key", key, "err", err)
+			in.log.Warn("dropping unreadable file position", "key", key, "error", err)
 			in.pending = append(in.pending, input.Event{Pos: input.Position{Key: key}})
 			continue
 		}
@@ -199,7 +199,7 @@ func (in *Input) Open(ctx context.Context, opts input.OpenOptions) error {
 	if in.cfg.UseFsnotify {
 		w, err := newWatcher(in.log)
 		if err != nil {
-			in.log.Warn("fsnotify unavailable; relying on polling", "err", err)
+			in.log.Warn("fsnotify unavailable; relying on polling", "error", err)
 		} else {
 			in.watch = w
 			in.wake = w.wake

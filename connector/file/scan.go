@@ -201,7 +201,7 @@ func (in *Input) listFailed(dir string, err error) error {
 	if _, ok := in.listErrs[dir]; !ok {
 		in.listErrs[dir] = struct{}{}
 		in.log.Warn("cannot list directory; keeping the positions of its files until it can be listed again",
-			"dir", dir, "err", err)
+			"dir", dir, "error", err)
 	}
 	return nil
 }

@@ -82,7 +82,7 @@ func (w *watcher) run() {
 				w.notify()
 				continue
 			}
-			w.log.Debug("fsnotify error", "err", err)
+			w.log.Debug("fsnotify error", "error", err)
 		}
 	}
 }
