@@ -3,6 +3,7 @@ module github.com/edge-agent/edge-agent/connector
 go 1.26.0
 
 require (
+	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/fsnotify/fsnotify v1.10.1
 	go.uber.org/goleak v1.3.0
 	golang.org/x/text v0.44.0

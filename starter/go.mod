@@ -3,6 +3,7 @@ module github.com/edge-agent/edge-agent/starter
 go 1.26.0
 
 require (
+	github.com/bmatcuk/doublestar/v4 v4.10.4 // indirect
 	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
 	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/klauspost/compress v1.20.4 // indirect

@@ -105,7 +105,7 @@ func (c *Config) Validate() error {
 	for i, p := range c.Paths {
 		if strings.TrimSpace(p) == "" {
 			errs = append(errs, input.Errorf(fmt.Sprintf("paths[%d]", i), "must not be blank"))
-		} else if _, err := glob.CompileAll(p); err != nil {
+		} else if _, err := glob.Compile(p); err != nil {
 			errs = append(errs, input.Errorf(fmt.Sprintf("paths[%d]", i), "%v", err))
 		}
 	}

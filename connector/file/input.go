@@ -140,18 +140,18 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 	}
 	in.fmt = formatter{codec: c, dec: newDecoder(c), jsonOut: strings.EqualFold(cfg.OutputFormat.Type, "json")}
 	for _, p := range cfg.Paths {
-		ps, err := glob.CompileAll(p)
+		pat, err := glob.Compile(p)
 		if err != nil {
 			return nil, fmt.Errorf("file input paths: %w", err)
 		}
-		in.pats = append(in.pats, ps...)
+		in.pats = append(in.pats, pat)
 	}
 	for _, p := range cfg.Exclude {
-		ps, err := glob.CompileExclude(p)
+		pat, err := glob.CompileExclude(p)
 		if err != nil {
 			return nil, fmt.Errorf("file input exclude: %w", err)
 		}
-		in.excludes = append(in.excludes, ps...)
+		in.excludes = append(in.excludes, pat)
 	}
 	if cfg.Multiline.Pattern != "" {
 		re, err := regexp.Compile(cfg.Multiline.Pattern)

@@ -3,6 +3,7 @@ package glob
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,40 +25,79 @@ func TestMatch(t *testing.T) {
 		{"/var/**/app/*.log", "/var/app/x.log", true},
 		{"/var/log/a?.log", "/var/log/ab.log", true},
 		{"/var/log/[ab].log", "/var/log/c.log", false},
+		{"/var/log/[!ab].log", "/var/log/c.log", true},
+		{"/var/log/app-{web,api}.log", "/var/log/app-api.log", true},
+		{"/var/log/app-{web,api}.log", "/var/log/app-db.log", false},
+		{"/var/{log,tmp}/**/*.log", "/var/tmp/x/a.log", true},
+		{`/var/log/a\*.log`, "/var/log/a*.log", true},
+		{`/var/log/a\*.log`, "/var/log/ab.log", false},
 	}
 	for _, c := range cases {
-		ps, err := CompileAll(c.pat)
+		p, err := Compile(c.pat)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := ps[0].Match(c.name); got != c.want {
+		if got := p.Match(c.name); got != c.want {
 			t.Errorf("%s ~ %s = %v", c.pat, c.name, got)
 		}
 	}
 }
 
 func TestBraces(t *testing.T) {
-	ps, err := CompileAll("/l/{a,b{1,2}}.log")
+	p, err := Compile("/l/{a,b{1,2}}.log")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, p := range ps {
-		got = append(got, p.String())
+	for name, want := range map[string]bool{"/l/a.log": true, "/l/b1.log": true, "/l/b2.log": true, "/l/b3.log": false, "/l/b.log": false} {
+		if p.Match(name) != want {
+			t.Errorf("%s ~ %s = %v", p, name, !want)
+		}
 	}
-	if !slices.Equal(got, []string{"/l/a.log", "/l/b1.log", "/l/b2.log"}) {
-		t.Fatalf("got %v", got)
-	}
-	for _, bad := range []string{"/l/{a", "/l/a}", "/l/[", ""} {
-		if _, err := CompileAll(bad); err == nil {
-			t.Errorf("%q: want error", bad)
+	for _, bad := range []string{"/l/{a", "/l/[", ""} {
+		if _, err := Compile(bad); !errors.Is(err, ErrBadPattern) {
+			t.Errorf("%q: err = %v, want ErrBadPattern", bad, err)
 		}
 	}
 }
 
+// The walk starts below the literal part and skips subtrees no segment
+// can match, also through alternatives.
+func TestWalkPrunes(t *testing.T) {
+	d := t.TempDir()
+	for _, f := range []string{"web/a.log", "api/b.log", "db/c.log", "web/deep/x.log"} {
+		touch(t, filepath.Join(d, f))
+	}
+	listed := map[string]bool{}
+	fsys := listingFS{listed: listed}
+	p, err := Compile(filepath.Join(d, "{web,api}", "*.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if err := p.Walk(context.Background(), fsys, func(s string) { got = append(got, s) }, func(s string, err error) { t.Errorf("%s: %v", s, err) }); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	if want := []string{filepath.Join(d, "api/b.log"), filepath.Join(d, "web/a.log")}; !slices.Equal(got, want) {
+		t.Errorf("walk = %v, want %v", got, want)
+	}
+	if listed[filepath.Join(d, "db")] || listed[filepath.Join(d, "web/deep")] {
+		t.Errorf("listed directories no match can be in: %v", listed)
+	}
+}
+
+// listingFS is the OS, recording which directories were listed.
+type listingFS struct{ listed map[string]bool }
+
+func (l listingFS) Stat(name string) (fs.FileInfo, error) { return OS{}.Stat(name) }
+func (l listingFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	l.listed[name] = true
+	return OS{}.ReadDir(name)
+}
+
 func TestExclude(t *testing.T) {
-	ps, _ := CompileExclude("*.gz")
-	if !ps[0].Match("/var/log/x/a.log.gz") || ps[0].Match("/var/log/a.log") {
+	p, _ := CompileExclude("*.gz")
+	if !p.Match("/var/log/x/a.log.gz") || p.Match("/var/log/a.log") {
 		t.Fatal("base-name exclude wrong")
 	}
 }
@@ -74,15 +114,13 @@ func touch(t *testing.T, p string) {
 
 func walkAll(t *testing.T, pattern string) []string {
 	t.Helper()
-	ps, err := CompileAll(pattern)
+	p, err := Compile(pattern)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, p := range ps {
-		if err := p.Walk(context.Background(), OS{}, func(s string) { got = append(got, s) }, func(s string, err error) { t.Errorf("%s: %v", s, err) }); err != nil {
-			t.Fatal(err)
-		}
+	if err := p.Walk(context.Background(), OS{}, func(s string) { got = append(got, s) }, func(s string, err error) { t.Errorf("%s: %v", s, err) }); err != nil {
+		t.Fatal(err)
 	}
 	slices.Sort(got)
 	return got
@@ -131,13 +169,13 @@ func TestWalkTooDeep(t *testing.T) {
 	}
 	touch(t, filepath.Join(deep, "x.log"))
 	touch(t, filepath.Join(d, "d", "y.log"))
-	ps, err := CompileAll(filepath.Join(d, "**", "*.log"))
+	p, err := Compile(filepath.Join(d, "**", "*.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	var stopped []string
-	err = ps[0].Walk(context.Background(), OS{}, func(s string) { got = append(got, s) }, func(s string, err error) {
+	err = p.Walk(context.Background(), OS{}, func(s string) { got = append(got, s) }, func(s string, err error) {
 		if !errors.Is(err, ErrTooDeep) {
 			t.Errorf("%s: %v", s, err)
 		}

@@ -70,9 +70,7 @@ func (p *Pattern) Walk(ctx context.Context, fsys FS, visit func(path string), on
 		if !info.IsDir() {
 			return nil
 		}
-		depth := p.baseDepth()
-		w.descend = func(rel []string) bool { return prefixPossible(p.segs[depth:], rel) }
-		w.match = func(rel []string) bool { return matchSegs(p.segs[depth:], rel) }
+		w.descend, w.match = p.mayHold, p.matchesBelow
 	}
 	return w.dir(p.base, nil)
 }
