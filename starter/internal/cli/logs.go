@@ -20,14 +20,9 @@ func (a *agentCLI) bootstrapFailed(home string, terminal bool, code int, err err
 	} else {
 		a.errorf("%s%v", msgFailed, err)
 	}
-	def := config.NewDefaultConfig()
-	logger, closer, lerr := logging.New(logging.Options{
-		Level:      slog.LevelInfo,
-		Format:     def.Log.Format,
-		File:       a.logFile(def, home),
-		MaxSizeMB:  def.Log.MaxSizeMB,
-		MaxBackups: def.Log.MaxBackups,
-	})
+	s := logging.DefaultSettings()
+	s.File = a.logFile(s.File, home)
+	logger, closer, lerr := logging.New(logging.Options{Settings: s})
 	if lerr != nil {
 		return // stderr already has it
 	}
@@ -38,24 +33,14 @@ func (a *agentCLI) bootstrapFailed(home string, terminal bool, code int, err err
 // openLog builds the agent logger from the log.* section: tint on a
 // terminal plus the file, the file alone otherwise.
 func (a *agentCLI) openLog(cfg *config.Config, req startRequest, terminal bool) (*slog.Logger, io.Closer, error) {
-	levelName := cfg.Log.Level
+	s := cfg.Log
 	if req.logLevel != "" {
-		levelName = req.logLevel
+		if err := s.Level.UnmarshalText([]byte(req.logLevel)); err != nil {
+			return nil, nil, fmt.Errorf("--log-level: %w", err)
+		}
 	}
-	level, err := logging.ParseLevel(levelName)
-	if err != nil {
-		return nil, nil, fmt.Errorf("log.level: %w", err)
-	}
-	logger, closer, err := logging.New(logging.Options{
-		Level:      level,
-		Format:     cfg.Log.Format,
-		File:       a.logFile(cfg, req.home),
-		MaxSizeMB:  cfg.Log.MaxSizeMB,
-		MaxBackups: cfg.Log.MaxBackups,
-		MaxAgeDays: cfg.Log.MaxAgeDays,
-		Stderr:     a.env.Stderr,
-		Terminal:   terminal,
-	})
+	s.File = a.logFile(s.File, req.home)
+	logger, closer, err := logging.New(logging.Options{Settings: s, Stderr: a.env.Stderr, Terminal: terminal})
 	if err != nil {
 		return nil, nil, fmt.Errorf("log.file: %w", err)
 	}
@@ -65,16 +50,13 @@ func (a *agentCLI) openLog(cfg *config.Config, req startRequest, terminal bool) 
 // logFile is log.file resolved against the install root. When the config
 // leaves it at its default, the Java agent's EDGE_AGENT_LOG_DIR and
 // EDGE_AGENT_APP_LOG_NAME still choose the folder and the name.
-func (a *agentCLI) logFile(cfg *config.Config, home string) string {
-	name := cfg.Log.File
-	if name == "" || name == defaultLogFile {
+func (a *agentCLI) logFile(name, home string) string {
+	if name == "" || name == logging.DefaultFile {
 		base := a.env.Getenv("EDGE_AGENT_APP_LOG_NAME")
 		if base == "" {
-			base = filepath.Base(defaultLogFile)
+			base = filepath.Base(logging.DefaultFile)
 		}
 		return filepath.Join(paths.LogDir(a.env.Getenv, home), base)
 	}
 	return paths.Resolve(home, name)
 }
-
-const defaultLogFile = "log/edge-agent.log"

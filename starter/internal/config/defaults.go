@@ -2,6 +2,7 @@ package config
 
 import (
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
+	"github.com/edge-agent/edge-agent/starter/internal/logging"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
 
@@ -16,13 +17,7 @@ func NewDefaultConfig() *Config {
 		Output: OutputConfig{
 			Type: defaultOutputType,
 		},
-		Log: LogConfig{
-			Level:      "info",
-			Format:     "json",
-			File:       "log/edge-agent.log",
-			MaxSizeMB:  100,
-			MaxBackups: 5,
-		},
+		Log:       logging.DefaultSettings(),
 		InputType: defaultInputType,
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/file"
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
+	"github.com/edge-agent/edge-agent/starter/internal/logging"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/transport/codec"
 )
@@ -75,8 +77,8 @@ func TestDefaults(t *testing.T) {
 		{"output.packet-mode", out.PacketMode.Value, codec.ModeRaw},
 		{"output.compression", out.Compression.Value, codec.CompressionGzip},
 		{"output.encryption", out.Encryption.Value, codec.EncryptionNone},
-		{"log.level", want.Log.Level, "info"},
-		{"log.format", want.Log.Format, "json"},
+		{"log.level", want.Log.Level, logging.Level(slog.LevelInfo)},
+		{"log.format", want.Log.Format, logging.FormatJSON},
 		{"log.file", want.Log.File, "log/edge-agent.log"},
 		{"log.max-size-mb", want.Log.MaxSizeMB, 100},
 		{"log.max-backups", want.Log.MaxBackups, 5},
@@ -245,7 +247,7 @@ log:
 `+minimal)
 		o := transportOf(t, cfg)
 		if o.PacketMode.Value != codec.ModePacket || o.Compression.Value != codec.CompressionZlib ||
-			o.Encryption.Value != codec.EncryptionAESGCM || cfg.Log.Level != "warn" || cfg.Log.Format != "text" {
+			o.Encryption.Value != codec.EncryptionAESGCM || cfg.Log.Level != logging.Level(slog.LevelWarn) || cfg.Log.Format != logging.FormatText {
 			t.Errorf("not normalised: %+v %+v", o, cfg.Log)
 		}
 	})

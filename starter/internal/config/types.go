@@ -3,6 +3,7 @@ package config
 import (
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
+	"github.com/edge-agent/edge-agent/starter/internal/logging"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
@@ -12,11 +13,11 @@ import (
 // (durations as time.Duration, read from the Java agent's "-ms" keys);
 // their defaults and checks are the components' own.
 type Config struct {
-	Agent  AgentConfig  `yaml:"agent"`
-	Queue  QueueConfig  `yaml:"queue"`
-	Retry  RetryConfig  `yaml:"retry"`
-	Output OutputConfig `yaml:"output"`
-	Log    LogConfig    `yaml:"log"`
+	Agent  AgentConfig      `yaml:"agent"`
+	Queue  QueueConfig      `yaml:"queue"`
+	Retry  RetryConfig      `yaml:"retry"`
+	Output OutputConfig     `yaml:"output"`
+	Log    logging.Settings `yaml:"log"`
 
 	// InputType is input.type, lower-cased ("file").
 	InputType string `yaml:"-"`
@@ -67,15 +68,6 @@ type OutputConfig struct {
 	// *output.TransportConfig). Nil in NewDefaultConfig: like the input's,
 	// its defaults come from the factory once the type is known.
 	Options output.Config `yaml:"-"`
-}
-
-type LogConfig struct {
-	Level      string `yaml:"level"`        // debug|info|warn|error, default info
-	Format     string `yaml:"format"`       // json|text (file format; a terminal gets tint), default json
-	File       string `yaml:"file"`         // log/edge-agent.log, relative to the install root
-	MaxSizeMB  int    `yaml:"max-size-mb"`  // 100
-	MaxBackups int    `yaml:"max-backups"`  // 5
-	MaxAgeDays int    `yaml:"max-age-days"` // 0 = keep by count only
 }
 
 // AgentOptions hands each component its own options; the caller adds

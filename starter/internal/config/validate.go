@@ -128,13 +128,5 @@ func (c *Config) validateOutput(k checker) {
 }
 
 func (c *Config) validateLog(k checker) {
-	l := c.Log
-	k.enum("log.level", l.Level, parseLogLevel, "debug, info, warn or error")
-	k.enum("log.format", l.Format, parseLogFormat, "json or text")
-	if l.File == "" {
-		k.failf("log.file", "must not be empty")
-	}
-	k.positive("log.max-size-mb", int64(l.MaxSizeMB))
-	k.nonNegative("log.max-backups", int64(l.MaxBackups))
-	k.nonNegative("log.max-age-days", int64(l.MaxAgeDays))
+	k.component("log", c.Log.Validate())
 }

@@ -13,26 +13,10 @@ import (
 	"gopkg.in/natefinch/lumberjack.v2"
 )
 
-// Formats of the log file (log.format).
-const (
-	FormatJSON = "json"
-	FormatText = "text"
-)
-
-// Options says where and how to log.
+// Options says where and how to log: the log section's settings, with
+// File absolute (empty disables the file), and the process's stderr.
 type Options struct {
-	// Level is the minimum level written.
-	Level slog.Level
-	// Format of the file: FormatJSON (default when empty) or FormatText.
-	Format string
-	// File is the absolute path of the log file; empty disables the file.
-	File string
-	// MaxSizeMB rotates the file when it reaches this size (0: 100 MB).
-	MaxSizeMB int
-	// MaxBackups is how many rotated files are kept (0: all).
-	MaxBackups int
-	// MaxAgeDays deletes rotated files older than this (0: never by age).
-	MaxAgeDays int
+	Settings
 	// Stderr receives tint output when Terminal is true.
 	Stderr io.Writer
 	// Terminal is true when Stderr is an interactive terminal.
@@ -46,7 +30,7 @@ func New(o Options) (*slog.Logger, io.Closer, error) {
 	var handlers []slog.Handler
 	var closer io.Closer = nopCloser{}
 	if o.Terminal && o.Stderr != nil {
-		handlers = append(handlers, newTint(o.Stderr, o.Level))
+		handlers = append(handlers, newTint(o.Stderr, slog.Level(o.Level)))
 	}
 	if o.File != "" {
 		if err := probeFile(o.File); err != nil {
@@ -60,7 +44,7 @@ func New(o Options) (*slog.Logger, io.Closer, error) {
 			LocalTime:  true,
 		}
 		closer = lj
-		h, err := fileHandler(lj, o.Format, o.Level)
+		h, err := fileHandler(lj, o.Format, slog.Level(o.Level))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -98,7 +82,7 @@ func ParseLevel(s string) (slog.Level, error) {
 	case "error":
 		return slog.LevelError, nil
 	}
-	return 0, fmt.Errorf("unknown log level %q (want debug, info, warn or error)", s)
+	return 0, fmt.Errorf("must be debug, info, warn or error, got %q", s)
 }
 
 // IsTerminal reports whether f is a character device, which for stderr
@@ -116,14 +100,15 @@ func newTint(w io.Writer, level slog.Level) slog.Handler {
 	return tint.NewTextHandler(w, &tint.Options{Level: level, TimeFormat: time.DateTime + ".000"})
 }
 
-func fileHandler(w io.Writer, format string, level slog.Level) (slog.Handler, error) {
+func fileHandler(w io.Writer, format Format, level slog.Level) (slog.Handler, error) {
 	opts := &slog.HandlerOptions{Level: level}
-	switch strings.ToLower(format) {
+	switch format {
 	case "", FormatJSON:
 		return slog.NewJSONHandler(w, opts), nil
 	case FormatText:
 		return slog.NewTextHandler(w, opts), nil
 	}
+	// Options built in code only: a decoded Format is always valid.
 	return nil, fmt.Errorf("unknown log format %q (want json or text)", format)
 }
 

@@ -36,7 +36,7 @@ func TestParseLevel(t *testing.T) {
 func TestFileJSON(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "log", "edge-agent.log")
 	var stderr bytes.Buffer
-	logger, closer, err := New(Options{Level: slog.LevelInfo, File: file, Stderr: &stderr})
+	logger, closer, err := New(Options{Settings: Settings{Level: Level(slog.LevelInfo), File: file}, Stderr: &stderr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestFileJSON(t *testing.T) {
 func TestTerminalAlsoWritesFile(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "edge-agent.log")
 	var stderr bytes.Buffer
-	logger, closer, err := New(Options{Level: slog.LevelDebug, Format: FormatText, File: file, Stderr: &stderr, Terminal: true})
+	logger, closer, err := New(Options{Settings: Settings{Level: Level(slog.LevelDebug), Format: FormatText, File: file}, Stderr: &stderr, Terminal: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,12 +84,12 @@ func TestTerminalAlsoWritesFile(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	if _, _, err := New(Options{File: filepath.Join(t.TempDir(), "x.log"), Format: "xml"}); err == nil {
+	if _, _, err := New(Options{Settings: Settings{File: filepath.Join(t.TempDir(), "x.log"), Format: "xml"}}); err == nil {
 		t.Error("unknown format accepted")
 	}
 	// A folder where the file should be: the file cannot open.
 	dir := t.TempDir()
-	if _, _, err := New(Options{File: dir}); err == nil {
+	if _, _, err := New(Options{Settings: Settings{File: dir}}); err == nil {
 		t.Error("unwritable log path accepted")
 	}
 }
@@ -123,7 +123,7 @@ func TestIsTerminal(t *testing.T) {
 func TestRotation(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "edge-agent.log")
-	logger, closer, err := New(Options{Level: slog.LevelInfo, File: file, MaxSizeMB: 1, MaxBackups: 2})
+	logger, closer, err := New(Options{Settings: Settings{Level: Level(slog.LevelInfo), File: file, MaxSizeMB: 1, MaxBackups: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
