@@ -36,7 +36,7 @@ func (d *Delivery) UnmarshalText(b []byte) error {
 	case "NON", "NONE":
 		*d = DeliveryNon
 	default:
-		// The Java agent's wording: its tests match on it.
+		//lint:ignore ST1005 the Java agent's wording, capital included: its tests match on it
 		return fmt.Errorf("Unsupported agent.delivery-guarantee %q: use BEST_EFFORT (or best-effort, best_effort) or NON (or NONE)", string(b))
 	}
 	return nil

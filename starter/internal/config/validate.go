@@ -33,24 +33,6 @@ func (k checker) failf(canonical, format string, args ...any) {
 	k.fail(canonical, fmt.Errorf(format, args...))
 }
 
-func (k checker) positive(canonical string, v int64) {
-	if v <= 0 {
-		k.failf(canonical, "must be > 0, got %d", v)
-	}
-}
-
-func (k checker) nonNegative(canonical string, v int64) {
-	if v < 0 {
-		k.failf(canonical, "must be >= 0, got %d", v)
-	}
-}
-
-func (k checker) enum(canonical, v string, parse func(string) (string, bool), allowed string) {
-	if _, ok := parse(v); !ok {
-		k.failf(canonical, "must be %s, got %q", allowed, v)
-	}
-}
-
 func (c *Config) validate(p *problems) {
 	k := checker{c: c, p: p}
 	c.validateAgent(k)

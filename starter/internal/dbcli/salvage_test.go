@@ -25,7 +25,7 @@ func flipPayload(t *testing.T, path, p string) {
 		t.Fatal(err)
 	}
 	i := bytes.Index(b, []byte(p))
-	if i < 0 || bytes.Index(b[i+1:], []byte(p)) >= 0 {
+	if i < 0 || bytes.Contains(b[i+1:], []byte(p)) {
 		t.Fatalf("payload %q found %v times", p, i >= 0)
 	}
 	b[i+len(p)-2] ^= 0x01
