@@ -44,7 +44,10 @@ sent. A failed step says what to fix. output.type console connects to
 nothing: there is nothing to check.
 
 The engine serves one collector at a time: while an agent is connected to it,
-the check gets REJECTED. The token is never printed.
+the check gets REJECTED, and while the check holds the engine (a few
+milliseconds) an agent reconnecting at that moment is refused and retries.
+Run it before start, or against an engine no agent uses. The token is never
+printed.
 
 Exit codes: 0 the engine accepted the token, 1 a network or engine failure
 (unreachable, TLS, REJECTED), 4 AUTH_FAILED (fix output.token), 78 missing or

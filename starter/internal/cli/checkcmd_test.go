@@ -193,3 +193,25 @@ func testCertificate(t *testing.T) (tls.Certificate, string) {
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, caFile
 }
+
+func TestCertLineWarnsOfExpiry(t *testing.T) {
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	cert := func(notAfter time.Time) *x509.Certificate {
+		return &x509.Certificate{Subject: pkix.Name{CommonName: "engine"}, Issuer: pkix.Name{CommonName: "ca"}, NotAfter: notAfter}
+	}
+	tests := []struct {
+		notAfter time.Time
+		want     string
+		not      string
+	}{
+		{now.Add(-time.Hour), "(EXPIRED)", "renew"},
+		{now.Add(10 * 24 * time.Hour), "(in 10 days: renew it)", "EXPIRED"},
+		{now.Add(400 * 24 * time.Hour), "expires 2027-07-06 00:00:00 UTC", "renew"},
+	}
+	for _, tt := range tests {
+		line := certLine(cert(tt.notAfter), now)
+		if !strings.Contains(line, tt.want) || strings.Contains(line, tt.not) || !strings.Contains(line, `subject "CN=engine"`) {
+			t.Errorf("certLine(%v) = %q, want %q and not %q", tt.notAfter, line, tt.want, tt.not)
+		}
+	}
+}
