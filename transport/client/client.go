@@ -23,6 +23,8 @@ type Client struct {
 	tls  *tls.Config
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	log  *slog.Logger
+	// now times the steps of a Probe; tests replace it.
+	now func() time.Time
 
 	// backoff paces reconnect attempts and resends after RETRY; tests set
 	// its Rand to get exact pauses.
@@ -53,7 +55,7 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{cfg: cfg, log: cfg.Logger.With(slog.String("endpoint", cfg.Endpoint))}
+	c := &Client{cfg: cfg, log: cfg.Logger.With(slog.String("endpoint", cfg.Endpoint)), now: time.Now}
 	c.backoff = backoff.Policy{Initial: cfg.InitialBackoff, Max: cfg.MaxBackoff}
 	if cfg.TLS != nil {
 		c.tls = cfg.TLS.Clone()

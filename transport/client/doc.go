@@ -60,5 +60,9 @@
 // Failed: a graceful stop is not the rows' fault and charges no attempt.
 // The engine may still have taken them, so they may arrive twice.
 //
+// Probe: Client.Probe opens a session the way Send does (resolve, connect,
+// TLS, __AUTH__), reports each step with its duration and the engine's
+// verdict, sends no batch and closes. `edge-agent check output` runs it.
+//
 // The token and key never appear in logs or errors.
 package client

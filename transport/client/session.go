@@ -106,28 +106,53 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 	c.stats.connectAttempts.Add(1)
 	dctx, cancel := context.WithTimeout(ctx, c.cfg.ConnectTimeout)
 	defer cancel()
-	conn, err := c.dial(dctx, "tcp", c.cfg.Endpoint)
+	raw, err := c.dialEngine(dctx)
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", c.cfg.Endpoint, err)
+		return nil, err
 	}
-	raw := conn
-	if c.tls != nil {
-		tc := tls.Client(conn, c.tls)
-		if err := tc.HandshakeContext(dctx); err != nil {
-			_ = conn.Close()
-			return nil, fmt.Errorf("tls handshake with %s: %w", c.cfg.Endpoint, err)
-		}
-		conn = tc
+	conn, err := c.secure(dctx, raw)
+	if err != nil {
+		return nil, err
 	}
-	s := &session{conn: conn, raw: raw, out: &sentCounter{conn: conn}}
-	s.in = &markingReader{conn: conn, sent: s.out}
-	s.r = protocol.NewLineReader(s.in, protocol.MaxReplyBytes)
-	s.w = bufio.NewWriterSize(s.out, 64<<10)
+	s := newSession(conn, raw)
 	if err := c.authenticate(ctx, s); err != nil {
 		s.close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// dialEngine opens the TCP connection to the endpoint.
+func (c *Client) dialEngine(ctx context.Context) (net.Conn, error) {
+	conn, err := c.dial(ctx, "tcp", c.cfg.Endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", c.cfg.Endpoint, err)
+	}
+	return conn, nil
+}
+
+// secure runs the TLS handshake on raw when TLS is configured, and
+// returns raw itself otherwise. raw is closed when the handshake fails.
+func (c *Client) secure(ctx context.Context, raw net.Conn) (net.Conn, error) {
+	if c.tls == nil {
+		return raw, nil
+	}
+	tc := tls.Client(raw, c.tls)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		_ = raw.Close()
+		return nil, fmt.Errorf("tls handshake with %s: %w", c.cfg.Endpoint, err)
+	}
+	return tc, nil
+}
+
+// newSession wraps a connected (and secured) stream; raw is the socket
+// under conn, the same value without TLS.
+func newSession(conn, raw net.Conn) *session {
+	s := &session{conn: conn, raw: raw, out: &sentCounter{conn: conn}}
+	s.in = &markingReader{conn: conn, sent: s.out}
+	s.r = protocol.NewLineReader(s.in, protocol.MaxReplyBytes)
+	s.w = bufio.NewWriterSize(s.out, 64<<10)
+	return s
 }
 
 // authenticate sends __AUTH__ and reads the verdict.

@@ -147,6 +147,7 @@ Examples:
    edge-agent status; echo $?                0 running, 3 not running
    edge-agent stop
    edge-agent config check config/agent.yaml
+   edge-agent check output                   connect and authenticate to the engine, send nothing
    edge-agent db wal-summary`,
 		Commands: []*ucli.Command{
 			a.startCommand(),
@@ -154,6 +155,7 @@ Examples:
 			a.statusCommand(),
 			a.versionCommand(),
 			a.configCommand(),
+			a.checkCommand(),
 			a.dbCommand(),
 		},
 		Writer:    a.env.Stdout,

@@ -81,7 +81,7 @@ func TestHelpEveryCommand(t *testing.T) {
 	e := newTestEnv(t)
 	for _, args := range [][]string{
 		{"--help"}, {"start", "--help"}, {"stop", "--help"}, {"status", "--help"},
-		{"version", "--help"}, {"config", "check", "--help"}, {"db", "--help"},
+		{"version", "--help"}, {"config", "check", "--help"}, {"check", "output", "--help"}, {"db", "--help"},
 	} {
 		if code := e.run(args...); code != 0 {
 			t.Errorf("%v: exit %d, stderr %s", args, code, e.stderr.String())

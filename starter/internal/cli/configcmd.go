@@ -5,12 +5,9 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/edge-agent/edge-agent/connector/file"
-	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
-	"github.com/edge-agent/edge-agent/starter/internal/paths"
 )
 
 func (a *agentCLI) configCommand() *ucli.Command {
@@ -41,24 +38,10 @@ func (a *agentCLI) configCheck(c *ucli.Context) error {
 	if c.Args().Len() > 1 {
 		return withCode(exitcode.Usage, fmt.Errorf("config check takes one file, got %q", c.Args().Slice()))
 	}
-	home := a.home()
-	path, err := paths.ConfigPath(c.Args().First(), a.env.Getenv, home)
-	if err != nil {
-		return withCode(exitcode.Config, err)
-	}
-	registry := input.NewRegistry(file.NewFactory())
 	outputs := output.NewRegistry(output.NewConsoleFactory(), output.NewTransportFactory())
-	_, warnings, err := config.Load(path, config.LoadOptions{Registry: registry, Outputs: outputs, Getenv: a.env.Getenv, Home: home})
-	for _, w := range warnings {
-		fmt.Fprintf(a.env.Stderr, "warning: %s\n", w.String())
-	}
+	_, path, err := a.loadConfig(c.Args().First(), outputs)
 	if err != nil {
-		problems := flatten(err)
-		for _, p := range problems {
-			fmt.Fprintln(a.env.Stderr, p.Error())
-		}
-		fmt.Fprintf(a.env.Stderr, "%s: INVALID (%d problem(s))\n", path, len(problems))
-		return quietCode(exitcode.Config)
+		return err
 	}
 	fmt.Fprintf(a.env.Stdout, "%s: OK\n", path)
 	return nil

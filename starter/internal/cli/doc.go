@@ -1,5 +1,7 @@
 // Package cli is the edge-agent command line: start (foreground or
-// --background), stop, status, version, config check and the db tools.
+// --background), stop, status, version, config check, check output (a
+// handshake with the engine through the output's own client) and the db
+// tools.
 //
 // It is the only place that touches the process as a whole: it builds the
 // logger (package logging), owns the pid file and signals (package process),
