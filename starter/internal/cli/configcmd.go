@@ -47,7 +47,8 @@ func (a *agentCLI) configCheck(c *ucli.Context) error {
 		return withCode(exitcode.Config, err)
 	}
 	registry := input.NewRegistry(file.NewFactory())
-	outputs := output.NewRegistry(output.NewConsoleFactory(), output.NewTransportFactory())
+	// Checking builds no sender, so the console output needs no writer.
+	outputs := output.NewRegistry(output.NewConsoleFactory(nil), output.NewTransportFactory())
 	_, warnings, err := config.Load(path, config.LoadOptions{Registry: registry, Outputs: outputs, Getenv: a.env.Getenv, Home: home})
 	for _, w := range warnings {
 		fmt.Fprintf(a.env.Stderr, "warning: %s\n", w.String())

@@ -133,7 +133,8 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 	}
 
 	registry := input.NewRegistry(file.NewFactory())
-	outputs := output.NewRegistry(output.NewConsoleFactory(), output.NewTransportFactory())
+	// output.type console writes events to stdout; logs never go there.
+	outputs := output.NewRegistry(output.NewConsoleFactory(a.env.Stdout), output.NewTransportFactory())
 	cfgPath, err := paths.ConfigPath(req.explicit, a.env.Getenv, req.home)
 	if err != nil {
 		return fail(exitcode.Config, err)
