@@ -1,55 +1,140 @@
 package console
 
 import (
+	"bytes"
 	"context"
-	"log/slog"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
 	"sync/atomic"
 
 	"github.com/edge-agent/edge-agent/transport"
 )
 
-// Message is the log message of every record, as the Java agent logs it.
-const Message = "EDGE_CONSOLE_OUTPUT"
+// maxKeptBuffer bounds the buffer kept between Sends: one Send of huge
+// events should not pin their size for the life of the agent.
+const maxKeptBuffer = 1 << 20
 
-// Sender logs payloads. It is safe for concurrent use.
+// Sender writes payloads as lines to a writer. It is safe for concurrent
+// use; concurrent Sends write whole Sends one after the other.
 type Sender struct {
-	log    *slog.Logger
 	closed atomic.Bool
+
+	mu  sync.Mutex
+	w   io.Writer
+	buf bytes.Buffer
+	// tail is the rest of a line a failed write cut short, written first
+	// by the next Send.
+	tail []byte
 }
 
 var _ transport.Sender = (*Sender)(nil)
 
-// New returns a Sender logging at Info to log (nil discards).
-func New(log *slog.Logger) *Sender {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+// New returns a Sender writing to w (nil discards).
+func New(w io.Writer) *Sender {
+	if w == nil {
+		w = io.Discard
 	}
-	return &Sender{log: log}
+	return &Sender{w: w}
 }
 
-// Send logs one record per batch (message EDGE_CONSOLE_OUTPUT, attributes
-// batch_id and payload) and reports each Received. After Close, or once
-// ctx is done, the remaining batches are NotSent.
+// Send writes each payload followed by '\n' in one write, and reports the
+// batches whose whole line the writer took Received. A payload spread over
+// several lines is compacted when it is JSON, and Failed when it is not:
+// one event must stay one line. After Close, or once ctx is done, every
+// batch is NotSent.
 func (s *Sender) Send(ctx context.Context, batches []transport.Batch) ([]transport.Result, error) {
 	results := make([]transport.Result, len(batches))
 	for i, b := range batches {
 		results[i] = transport.Result{ID: b.ID, Outcome: transport.NotSent}
 	}
+	if s.closed.Load() {
+		return results, transport.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return results, err
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf.Reset()
+	s.buf.Write(s.tail)
+	tailLen := len(s.tail)
+	// ends[i] is where batch i's line ends in buf; 0 when it has none.
+	ends := make([]int, len(batches))
 	for i, b := range batches {
-		if s.closed.Load() {
-			return results, transport.ErrClosed
+		if err := s.appendLine(b.Payload); err != nil {
+			results[i].Outcome, results[i].Err = transport.Failed, err
+			continue
 		}
-		if err := ctx.Err(); err != nil {
-			return results, err
+		ends[i] = s.buf.Len()
+	}
+
+	out := s.buf.Bytes()
+	n, err := s.w.Write(out)
+	if err == nil && n < len(out) {
+		err = io.ErrShortWrite
+	}
+	for i, end := range ends {
+		if end > 0 && end <= n {
+			results[i].Outcome = transport.Received
 		}
-		s.log.LogAttrs(ctx, slog.LevelInfo, Message,
-			slog.Int64("batch_id", b.ID), slog.String("payload", string(b.Payload)))
-		results[i].Outcome = transport.Received
+	}
+	s.tail = s.tail[:0]
+	if err != nil {
+		s.tail = append(s.tail, cutLine(out, n, tailLen)...)
+	}
+	if s.buf.Cap() > maxKeptBuffer {
+		s.buf = bytes.Buffer{}
+	}
+	if err != nil {
+		return results, &writeError{err: err}
 	}
 	return results, nil
 }
 
-// Close makes later Sends fail with transport.ErrClosed. Idempotent.
+// writeError is a failed write. It is transport.ErrUnavailable to callers
+// (try later, nothing lost) without its text, which names the engine.
+type writeError struct{ err error }
+
+func (e *writeError) Error() string   { return "console output unavailable: write: " + e.err.Error() }
+func (e *writeError) Unwrap() []error { return []error{transport.ErrUnavailable, e.err} }
+
+// appendLine appends payload and '\n' to the buffer.
+func (s *Sender) appendLine(payload []byte) error {
+	if bytes.IndexByte(payload, '\n') < 0 {
+		s.buf.Write(payload)
+		s.buf.WriteByte('\n')
+		return nil
+	}
+	// JSON allows a newline only as whitespace between tokens, which
+	// Compact drops; a raw one inside a string makes Compact fail.
+	mark := s.buf.Len()
+	if err := json.Compact(&s.buf, payload); err != nil {
+		s.buf.Truncate(mark)
+		return fmt.Errorf("console output: payload spans several lines and is not JSON: %w", err)
+	}
+	s.buf.WriteByte('\n')
+	return nil
+}
+
+// cutLine returns what is left of the line the writer stopped in after
+// taking n bytes of out, whose first tailLen bytes finish a line an earlier
+// Send cut: nothing when n fell between lines.
+func cutLine(out []byte, n, tailLen int) []byte {
+	if n < tailLen {
+		return out[n:tailLen]
+	}
+	if n == 0 || n >= len(out) || out[n-1] == '\n' {
+		return nil
+	}
+	end := bytes.IndexByte(out[n:], '\n')
+	return out[n : n+end+1]
+}
+
+// Close makes later Sends fail with transport.ErrClosed. Idempotent. The
+// writer is the caller's and stays open.
 func (s *Sender) Close() error {
 	s.closed.Store(true)
 	return nil

@@ -75,7 +75,7 @@ func (a *agentCLI) checkOutput(c *ucli.Context) error {
 	if explicit == "" {
 		explicit = c.Args().First()
 	}
-	outputs := output.NewRegistry(output.NewConsoleFactory(), output.NewTransportFactory())
+	outputs := output.NewRegistry(output.NewConsoleFactory(a.env.Stdout), output.NewTransportFactory())
 	cfg, path, err := a.loadConfig(explicit, outputs)
 	if err != nil {
 		return err

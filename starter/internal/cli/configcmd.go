@@ -38,7 +38,8 @@ func (a *agentCLI) configCheck(c *ucli.Context) error {
 	if c.Args().Len() > 1 {
 		return withCode(exitcode.Usage, fmt.Errorf("config check takes one file, got %q", c.Args().Slice()))
 	}
-	outputs := output.NewRegistry(output.NewConsoleFactory(), output.NewTransportFactory())
+	// Checking builds no sender, so the console output needs no writer.
+	outputs := output.NewRegistry(output.NewConsoleFactory(nil), output.NewTransportFactory())
 	_, path, err := a.loadConfig(c.Args().First(), outputs)
 	if err != nil {
 		return err

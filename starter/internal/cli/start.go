@@ -53,6 +53,11 @@ $EDGE_AGENT_LOG_FILE) and this command waits up to
 $EDGE_AGENT_STARTUP_READY_TIMEOUT_S seconds (default 10) for readiness.
 Under systemd Type=notify, READY=1 and STOPPING=1 are sent to $NOTIFY_SOCKET.
 
+With output.type console the agent writes each event as one line of JSON on
+stdout (NDJSON, terminal or not) and nothing else goes there, so it pipes
+into jq. If the reader goes away the agent keeps running: the rows stay in
+the WAL and are written again once stdout takes them.
+
 Exit codes: 0 clean stop, 1 failure (worth a restart), 4 AUTH_FAILED (fix
 output.token), 5 DECRYPT_FAILED (fix the AES key), 6 another agent holds the
 data dir, 64 bad flags or arguments, 65 damaged WAL (run the db salvage
@@ -63,6 +68,7 @@ Examples:
    edge-agent start
    edge-agent start --config /etc/edge-agent/agent.yaml --log-level debug
    edge-agent start config/agent.yaml
+   edge-agent start --config console.yaml | jq .payload
    edge-agent start --background && edge-agent status`,
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "agent.yaml to load", TakesFile: true},
@@ -133,7 +139,8 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 	}
 
 	registry := input.NewRegistry(file.NewFactory())
-	outputs := output.NewRegistry(output.NewConsoleFactory(), output.NewTransportFactory())
+	// output.type console writes events to stdout; logs never go there.
+	outputs := output.NewRegistry(output.NewConsoleFactory(a.env.Stdout), output.NewTransportFactory())
 	cfgPath, err := paths.ConfigPath(req.explicit, a.env.Getenv, req.home)
 	if err != nil {
 		return fail(exitcode.Config, err)
@@ -194,6 +201,7 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 	}
 	stopSignals := a.handleSignals(logger, cancel, func() { _ = pidLock.Release() })
 	defer stopSignals()
+	defer survivePipeClose()()
 
 	var readyOnce sync.Once
 	var rt *agent.Agent

@@ -13,7 +13,7 @@ import (
 func testRegistry() *input.Registry { return input.NewRegistry(file.NewFactory()) }
 
 func testOutputs() *output.Registry {
-	return output.NewRegistry(output.NewConsoleFactory(), output.NewTransportFactory())
+	return output.NewRegistry(output.NewConsoleFactory(nil), output.NewTransportFactory())
 }
 
 // transportOf returns the transport output's config of cfg.

@@ -2,13 +2,15 @@ package output
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/edge-agent/edge-agent/transport"
 	"github.com/edge-agent/edge-agent/transport/console"
 )
 
-// TypeConsole logs each payload (EDGE_CONSOLE_OUTPUT) instead of sending
-// it: for trying things out.
+// TypeConsole writes each event as one line of JSON (NDJSON) to the
+// writer given to NewConsoleFactory, stdout for the agent, instead of
+// sending it: for trying things out or piping events into jq.
 const TypeConsole = "console"
 
 // ConsoleConfig accepts every key of the transport output, so switching
@@ -37,16 +39,17 @@ func (c *ConsoleConfig) Redacted() Config {
 	return &ConsoleConfig{Transport: *c.Transport.Redacted().(*TransportConfig)}
 }
 
-// NewConsoleFactory returns the factory of the console output.
-func NewConsoleFactory() Factory { return consoleFactory{} }
+// NewConsoleFactory returns the factory of the console output, writing to
+// w. The command line passes its stdout; nil discards.
+func NewConsoleFactory(w io.Writer) Factory { return consoleFactory{w: w} }
 
-type consoleFactory struct{}
+type consoleFactory struct{ w io.Writer }
 
 func (consoleFactory) Type() string             { return TypeConsole }
 func (consoleFactory) NewDefaultConfig() Config { return NewConsoleConfig() }
 
 // Create returns a console sender and no encoder: people read RAW payloads.
-func (consoleFactory) Create(cfg Config, set Settings) (transport.Sender, Encoder, error) {
+func (f consoleFactory) Create(cfg Config, _ Settings) (transport.Sender, Encoder, error) {
 	c, ok := cfg.(*ConsoleConfig)
 	if !ok {
 		return nil, nil, fmt.Errorf("console output: config is %T, want *output.ConsoleConfig", cfg)
@@ -54,5 +57,5 @@ func (consoleFactory) Create(cfg Config, set Settings) (transport.Sender, Encode
 	if err := c.Validate(); err != nil {
 		return nil, nil, err
 	}
-	return console.New(set.Logger), nil, nil
+	return console.New(f.w), nil, nil
 }

@@ -1,6 +1,8 @@
 package output
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -20,7 +22,7 @@ const (
 )
 
 func TestRegistry(t *testing.T) {
-	r := NewRegistry(NewTransportFactory(), NewConsoleFactory())
+	r := NewRegistry(NewTransportFactory(), NewConsoleFactory(nil))
 	if got := strings.Join(r.Types(), ","); got != "console,transport" {
 		t.Errorf("Types = %s", got)
 	}
@@ -247,8 +249,13 @@ func TestCreate(t *testing.T) {
 		t.Error("transport accepted a console config")
 	}
 
-	snd, enc, err = NewConsoleFactory().Create(NewConsoleConfig(), set)
+	var stdout bytes.Buffer
+	snd, enc, err = NewConsoleFactory(&stdout).Create(NewConsoleConfig(), set)
 	if _, ok := snd.(*console.Sender); !ok || enc != nil || err != nil {
-		t.Errorf("console: %T, %v, %v", snd, enc, err)
+		t.Fatalf("console: %T, %v, %v", snd, enc, err)
+	}
+	// The sender writes to the writer the factory was given.
+	if _, err := snd.Send(context.Background(), []transport.Batch{{ID: 1, Payload: []byte(`{"a":1}`)}}); err != nil || stdout.String() != "{\"a\":1}\n" {
+		t.Errorf("console wrote %q, %v", stdout.String(), err)
 	}
 }
