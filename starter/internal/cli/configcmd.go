@@ -17,19 +17,21 @@ func (a *agentCLI) configCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:      "config",
 		Usage:     "configuration tools",
-		UsageText: "edge-agent config check [FILE]",
+		UsageText: "edge-agent config check [--config FILE | FILE]",
 		Subcommands: []*ucli.Command{{
 			Name:      "check",
 			Usage:     "load and validate agent.yaml; print OK or every problem",
-			UsageText: "edge-agent config check [FILE]",
-			Description: `Loads FILE (default: the config start would use) exactly as start does,
-including ${ENV} expansion and token/key files, and reports every problem at
-once, each with its key and line:column. Exit 0 valid, 78 (EX_CONFIG) invalid or missing.
+			UsageText: "edge-agent config check [--config FILE | FILE]",
+			Description: `Loads the file named by --config or FILE (default: the config start would
+use) exactly as start does, including ${ENV} expansion and token/key files,
+and reports every problem at once, each with its key and line:column. Exit 0 valid, 78 (EX_CONFIG) invalid or missing.
 Secrets are never printed.
 
 Examples:
    edge-agent config check
-   edge-agent config check /etc/edge-agent/agent.yaml`,
+   edge-agent config check --config /etc/edge-agent/agent.yaml
+   edge-agent config check config/agent.yaml`,
+			Flags:        []ucli.Flag{configFlag()},
 			OnUsageError: usageError,
 			Action:       a.configCheck,
 		}},
@@ -38,11 +40,12 @@ Examples:
 }
 
 func (a *agentCLI) configCheck(c *ucli.Context) error {
-	if c.Args().Len() > 1 {
-		return withCode(exitcode.Usage, fmt.Errorf("config check takes one file, got %q", c.Args().Slice()))
+	explicit, err := explicitConfig(c)
+	if err != nil {
+		return err
 	}
 	home := a.home()
-	path, err := paths.ConfigPath(c.Args().First(), a.env.Getenv, home)
+	path, err := paths.ConfigPath(explicit, a.env.Getenv, home)
 	if err != nil {
 		return withCode(exitcode.Config, err)
 	}
