@@ -112,12 +112,15 @@ func (a *agentCLI) exitCode(err error) int {
 		}
 		return ee.code
 	}
+	// Our commands return exitError; an ExitCoder comes only from urfave/cli
+	// itself ("No help topic for …" from `help NAME`), always about the
+	// command line, and its code (3) would read as "not running".
 	var ec ucli.ExitCoder
 	if errors.As(err, &ec) {
 		if msg := err.Error(); msg != "" {
 			a.errorf("%s", msg)
 		}
-		return ec.ExitCode()
+		return exitcode.Usage
 	}
 	a.errorf("%v", err)
 	return exitcode.Failure

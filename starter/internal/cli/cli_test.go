@@ -116,6 +116,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"db", "frobnicate"}, exitcode.Usage, `unknown command "frobnicate" (see 'edge-agent db --help')`},
 		{[]string{"db", "--bogus"}, exitcode.Usage, "(see 'edge-agent db --help')"},
 		{[]string{"db", "wal-summary", "--bogus"}, exitcode.Usage, "(see 'edge-agent db wal-summary --help')"},
+		{[]string{"help", "strat"}, exitcode.Usage, "strat"},
+		{[]string{"config", "help", "chek"}, exitcode.Usage, "chek"},
 		{[]string{"start", "a.yaml", "b.yaml"}, exitcode.Usage, "one config path"},
 		{[]string{"start", "--config", "a.yaml", "b.yaml"}, exitcode.Usage, "one config path"},
 		{[]string{"start", "--log-level", "loud"}, exitcode.Usage, "--log-level"},
