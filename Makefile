@@ -24,7 +24,7 @@ help: ## list the targets
 build: ## build bin/edge-agent and bin/edgesocket-receiver
 	mkdir -p bin
 	cd starter && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o ../bin/edge-agent ./cmd/edge-agent
-	cd transport && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o ../bin/edgesocket-receiver ./cmd/edgesocket-receiver
+	cd transport && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X main.version=$(VERSION)' -o ../bin/edgesocket-receiver ./cmd/edgesocket-receiver
 
 test: test-standalone test-unit ## run every test of every module (race detector on), e2e included
 

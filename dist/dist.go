@@ -134,8 +134,10 @@ type entry struct {
 }
 
 func goBuild(ctx context.Context, o Options, b Binary, out string) error {
-	ldflags := fmt.Sprintf("-s -w -buildid= -X github.com/edge-agent/edge-agent/starter/internal/cli.Version=%s -X github.com/edge-agent/edge-agent/starter/internal/cli.Commit=%s -X github.com/edge-agent/edge-agent/starter/internal/cli.BuildDate=%s",
-		o.Version, o.Commit, o.Epoch.UTC().Format(time.RFC3339))
+	// Every binary gets every stamp; the linker ignores those naming a
+	// variable the binary lacks (main.version is edgesocket-receiver's).
+	ldflags := fmt.Sprintf("-s -w -buildid= -X github.com/edge-agent/edge-agent/starter/internal/cli.Version=%s -X github.com/edge-agent/edge-agent/starter/internal/cli.Commit=%s -X github.com/edge-agent/edge-agent/starter/internal/cli.BuildDate=%s -X main.version=%s",
+		o.Version, o.Commit, o.Epoch.UTC().Format(time.RFC3339), o.Version)
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", out, b.Pkg)
 	cmd.Dir = filepath.Join(o.Root, b.Dir)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+o.GOOS, "GOARCH="+o.GOARCH, "GOFLAGS=-mod=readonly")

@@ -6,8 +6,11 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 )
@@ -85,6 +88,61 @@ func TestBuildIsReproducible(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("tarball entries:\n%q\nwant:\n%q", got, want)
+		}
+	}
+	checkVersionStamps(t, tarball)
+}
+
+// checkVersionStamps runs both released binaries with their version flag:
+// each must name the release it ships in, not a development build.
+func checkVersionStamps(t *testing.T, tarball string) {
+	t.Helper()
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Logf("release binaries are linux/amd64; not run on %s/%s", runtime.GOOS, runtime.GOARCH)
+		return
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct{ bin, arg, want string }{
+		{"edge-agent", "version", "edge-agent 0.0.0-test\n"},
+		{"edgesocket-receiver", "--version", "edgesocket-receiver 0.0.0-test ("},
+	} {
+		path := filepath.Join(dir, tc.bin)
+		if err := os.WriteFile(path, readTarFile(t, tarball, "edge-agent-0.0.0-test-linux-amd64/bin/"+tc.bin), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(path, tc.arg).Output()
+		if err != nil {
+			t.Fatalf("%s %s: %v", tc.bin, tc.arg, err)
+		}
+		if !strings.HasPrefix(string(out), tc.want) {
+			t.Errorf("%s %s printed %q, want it to start with %q", tc.bin, tc.arg, out, tc.want)
+		}
+	}
+}
+
+func readTarFile(t *testing.T, tarball, name string) []byte {
+	t.Helper()
+	f, err := os.Open(tarball)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			t.Fatalf("%s not found in %s: %v", name, tarball, err)
+		}
+		if h.Name == name {
+			b, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
 		}
 	}
 }

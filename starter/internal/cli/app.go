@@ -7,11 +7,13 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
+	"github.com/edge-agent/edge-agent/starter/internal/suggest"
 )
 
 // Build stamps, set at link time by `make build` and the dist builder:
@@ -110,12 +112,15 @@ func (a *agentCLI) exitCode(err error) int {
 		}
 		return ee.code
 	}
+	// Our commands return exitError; an ExitCoder comes only from urfave/cli
+	// itself ("No help topic for …" from `help NAME`), always about the
+	// command line, and its code (3) would read as "not running".
 	var ec ucli.ExitCoder
 	if errors.As(err, &ec) {
 		if msg := err.Error(); msg != "" {
 			a.errorf("%s", msg)
 		}
-		return ec.ExitCode()
+		return exitcode.Usage
 	}
 	a.errorf("%v", err)
 	return exitcode.Failure
@@ -133,7 +138,7 @@ type agentCLI struct {
 }
 
 func (a *agentCLI) app() *ucli.App {
-	return &ucli.App{
+	app := &ucli.App{
 		Name:      "edge-agent",
 		Usage:     "tail local files and deliver every line to Apache SeaTunnel over EdgeSocket",
 		UsageText: "edge-agent COMMAND [options]",
@@ -166,22 +171,80 @@ Examples:
 		OnUsageError:   usageError,
 		Action: func(c *ucli.Context) error {
 			if c.Args().Present() {
-				return withCode(exitcode.Failure, fmt.Errorf("unknown command %q; run 'edge-agent --help'", c.Args().First()))
+				return unknownCommand(c)
 			}
 			_ = ucli.ShowAppHelp(c)
 			return quietCode(exitcode.Failure)
 		},
 	}
+	guardCommands(app.Commands)
+	return app
+}
+
+// guardCommands gives every command in the tree, including those another
+// package built (db), the same answer to a bad flag or a mistyped
+// subcommand: exitcode.Usage and a one-line hint. Left alone, urfave/cli
+// prints "Incorrect Usage" and the whole help text on stdout for a bad
+// flag, and for an unknown subcommand falls through to its help command,
+// which exits 3, the code status uses for "not running".
+func guardCommands(cmds []*ucli.Command) {
+	for _, cmd := range cmds {
+		if cmd.OnUsageError == nil {
+			cmd.OnUsageError = usageError
+		}
+		if len(cmd.Subcommands) == 0 {
+			continue
+		}
+		guardCommands(cmd.Subcommands)
+		inner := cmd.Action
+		cmd.Action = func(c *ucli.Context) error {
+			if c.Args().Present() {
+				return unknownCommand(c)
+			}
+			if inner != nil {
+				return inner(c)
+			}
+			return ucli.ShowSubcommandHelp(c)
+		}
+	}
+}
+
+// unknownCommand reports c's first argument as a mistyped subcommand of
+// c's command, with the nearest known name when one is close enough.
+func unknownCommand(c *ucli.Context) error {
+	name := c.Args().First()
+	var known []string
+	for _, sub := range c.Command.VisibleCommands() {
+		known = append(known, sub.Names()...)
+	}
+	hint := ""
+	if s := suggest.Closest(name, known); s != "" {
+		hint = "; did you mean " + s + "?"
+	}
+	return withCode(exitcode.Usage, fmt.Errorf("unknown command %q%s (see '%s --help')", name, hint, commandPath(c)))
 }
 
 // usageError maps flag parsing failures to exitcode.Usage and points at the help
 // of the command that failed.
 func usageError(c *ucli.Context, err error, _ bool) error {
-	name := "edge-agent"
-	if c.Command != nil && c.Command.FullName() != "" {
-		name += " " + c.Command.FullName()
+	return withCode(exitcode.Usage, fmt.Errorf("%w (see '%s --help')", err, commandPath(c)))
+}
+
+// commandPath is the command line that reached c, "edge-agent config
+// check": the root context's command is named after the program, so the
+// program appears once.
+func commandPath(c *ucli.Context) string {
+	var names []string
+	for _, ctx := range c.Lineage() {
+		if ctx.Command != nil {
+			names = append(names, ctx.Command.Name)
+		}
 	}
-	return withCode(exitcode.Usage, fmt.Errorf("%w (see '%s --help')", err, name))
+	slices.Reverse(names)
+	if len(names) == 0 {
+		return "edge-agent"
+	}
+	return strings.Join(names, " ")
 }
 
 func (a *agentCLI) versionCommand() *ucli.Command {

@@ -68,12 +68,9 @@ Examples:
 }
 
 func (a *agentCLI) checkOutput(c *ucli.Context) error {
-	if c.Args().Len() > 1 || (c.Args().Len() == 1 && c.String("config") != "") {
-		return withCode(exitcode.Usage, fmt.Errorf("check output takes one config path, got %q", c.Args().Slice()))
-	}
-	explicit := c.String("config")
-	if explicit == "" {
-		explicit = c.Args().First()
+	explicit, err := explicitConfig(c)
+	if err != nil {
+		return err
 	}
 	outputs := output.NewRegistry(output.NewConsoleFactory(a.env.Stdout), output.NewTransportFactory())
 	cfg, path, err := a.loadConfig(explicit, outputs)

@@ -104,12 +104,24 @@ func TestUsageErrors(t *testing.T) {
 		msg  string
 	}{
 		{nil, exitcode.Failure, ""},
-		{[]string{"bogus"}, exitcode.Failure, `unknown command "bogus"`},
-		{[]string{"start", "--bogus"}, exitcode.Usage, "edge-agent start --help"},
+		{[]string{"bogus"}, exitcode.Usage, `unknown command "bogus" (see 'edge-agent --help')`},
+		{[]string{"strat"}, exitcode.Usage, `unknown command "strat"; did you mean start? (see 'edge-agent --help')`},
+		{[]string{"--bogus"}, exitcode.Usage, "(see 'edge-agent --help')"},
+		{[]string{"start", "--bogus"}, exitcode.Usage, "(see 'edge-agent start --help')"},
+		{[]string{"config", "chek"}, exitcode.Usage, `unknown command "chek"; did you mean check? (see 'edge-agent config --help')`},
+		{[]string{"config", "--bogus"}, exitcode.Usage, "(see 'edge-agent config --help')"},
+		{[]string{"config", "check", "--bogus"}, exitcode.Usage, "(see 'edge-agent config check --help')"},
+		{[]string{"config", "check", "--config", "a", "b"}, exitcode.Usage, `takes one config path (--config FILE or FILE), got ["a" "b"]`},
+		{[]string{"db", "wal-sumary"}, exitcode.Usage, `unknown command "wal-sumary"; did you mean wal-summary? (see 'edge-agent db --help')`},
+		{[]string{"db", "frobnicate"}, exitcode.Usage, `unknown command "frobnicate" (see 'edge-agent db --help')`},
+		{[]string{"db", "--bogus"}, exitcode.Usage, "(see 'edge-agent db --help')"},
+		{[]string{"db", "wal-summary", "--bogus"}, exitcode.Usage, "(see 'edge-agent db wal-summary --help')"},
+		{[]string{"help", "strat"}, exitcode.Usage, "strat"},
+		{[]string{"config", "help", "chek"}, exitcode.Usage, "chek"},
 		{[]string{"start", "a.yaml", "b.yaml"}, exitcode.Usage, "one config path"},
 		{[]string{"start", "--config", "a.yaml", "b.yaml"}, exitcode.Usage, "one config path"},
 		{[]string{"start", "--log-level", "loud"}, exitcode.Usage, "--log-level"},
-		{[]string{"config", "check", "a", "b"}, exitcode.Usage, "one file"},
+		{[]string{"config", "check", "a", "b"}, exitcode.Usage, "edge-agent config check takes one config path"},
 		{[]string{"stop", "--timeout", "soon"}, exitcode.Usage, "timeout"},
 	}
 	for _, tt := range tests {
@@ -119,6 +131,17 @@ func TestUsageErrors(t *testing.T) {
 		}
 		if tt.msg != "" && !strings.Contains(e.stderr.String(), tt.msg) {
 			t.Errorf("%v: stderr %q lacks %q", tt.args, e.stderr.String(), tt.msg)
+		}
+		// A usage error is one line naming the program once (in the prefix
+		// and once in the hint); the help text it points at is not dumped
+		// after it.
+		if tt.code == exitcode.Usage {
+			if n := strings.Count(e.stderr.String(), "edge-agent"); n > 2 || strings.Contains(e.stderr.String(), "edge-agent edge-agent") {
+				t.Errorf("%v: stderr repeats the program name: %q", tt.args, e.stderr.String())
+			}
+			if strings.Count(e.stderr.String(), "\n") != 1 || e.stdout.Len() != 0 {
+				t.Errorf("%v: want one line on stderr and nothing on stdout, got %q and %q", tt.args, e.stderr.String(), e.stdout.String())
+			}
 		}
 	}
 }
@@ -181,6 +204,13 @@ func TestConfigCheck(t *testing.T) {
 	}
 	if !strings.Contains(e.stdout.String(), "OK") {
 		t.Errorf("no OK: %q", e.stdout.String())
+	}
+	// --config names the file as start's flag does.
+	if code := e.run("config", "check", "--config", good); code != 0 || !strings.Contains(e.stdout.String(), good+": OK") {
+		t.Fatalf("--config: exit %d, stdout %q, stderr %s", code, e.stdout.String(), e.stderr.String())
+	}
+	if code := e.run("config", "check", "--config", good, good); code != exitcode.Usage {
+		t.Fatalf("--config and a positional file: exit %d, want %d", code, exitcode.Usage)
 	}
 	// Without an argument: the config start would use.
 	if code := e.run("config", "check"); code != 0 {

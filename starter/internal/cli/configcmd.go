@@ -6,7 +6,6 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/edge-agent/edge-agent/starter/internal/config"
-	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
 
@@ -14,19 +13,21 @@ func (a *agentCLI) configCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:      "config",
 		Usage:     "configuration tools",
-		UsageText: "edge-agent config check [FILE]",
+		UsageText: "edge-agent config check [--config FILE | FILE]",
 		Subcommands: []*ucli.Command{{
 			Name:      "check",
 			Usage:     "load and validate agent.yaml; print OK or every problem",
-			UsageText: "edge-agent config check [FILE]",
-			Description: `Loads FILE (default: the config start would use) exactly as start does,
-including ${ENV} expansion and token/key files, and reports every problem at
-once, each with its key and line:column. Exit 0 valid, 78 (EX_CONFIG) invalid or missing.
+			UsageText: "edge-agent config check [--config FILE | FILE]",
+			Description: `Loads the file named by --config or FILE (default: the config start would
+use) exactly as start does, including ${ENV} expansion and token/key files,
+and reports every problem at once, each with its key and line:column. Exit 0 valid, 78 (EX_CONFIG) invalid or missing.
 Secrets are never printed.
 
 Examples:
    edge-agent config check
-   edge-agent config check /etc/edge-agent/agent.yaml`,
+   edge-agent config check --config /etc/edge-agent/agent.yaml
+   edge-agent config check config/agent.yaml`,
+			Flags:        []ucli.Flag{configFlag()},
 			OnUsageError: usageError,
 			Action:       a.configCheck,
 		}},
@@ -35,12 +36,13 @@ Examples:
 }
 
 func (a *agentCLI) configCheck(c *ucli.Context) error {
-	if c.Args().Len() > 1 {
-		return withCode(exitcode.Usage, fmt.Errorf("config check takes one file, got %q", c.Args().Slice()))
+	explicit, err := explicitConfig(c)
+	if err != nil {
+		return err
 	}
 	// Checking builds no sender, so the console output needs no writer.
 	outputs := output.NewRegistry(output.NewConsoleFactory(nil), output.NewTransportFactory())
-	_, path, err := a.loadConfig(c.Args().First(), outputs)
+	_, path, err := a.loadConfig(explicit, outputs)
 	if err != nil {
 		return err
 	}

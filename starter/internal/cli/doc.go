@@ -9,6 +9,10 @@
 // paths), and maps errors to the exit codes of package exitcode (the
 // table lives there, once).
 //
+// Every command, the db tools included, answers a bad flag or a mistyped
+// subcommand alike: one line on stderr naming the nearest command and the
+// --help to read, and exitcode.Usage.
+//
 // Run is driven entirely by its Env (arguments, environment, standard
 // streams, executable path), so tests run commands in-process against temp
 // install roots without touching the real environment.

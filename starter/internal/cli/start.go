@@ -71,7 +71,7 @@ Examples:
    edge-agent start --config console.yaml | jq .payload
    edge-agent start --background && edge-agent status`,
 		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "agent.yaml to load", TakesFile: true},
+			configFlag(),
 			&ucli.BoolFlag{Name: "background", Aliases: []string{"d"}, Usage: "detach, wait for readiness, then return"},
 			&ucli.StringFlag{Name: "log-level", Usage: "debug, info, warn or error (overrides log.level)"},
 			&ucli.IntFlag{Name: notifyFDFlag, Hidden: true, Usage: "internal: readiness pipe of start --background"},
@@ -79,6 +79,29 @@ Examples:
 		OnUsageError: usageError,
 		Action:       a.start,
 	}
+}
+
+// configFlag is the --config flag of every command that reads agent.yaml,
+// so that one spelling works everywhere.
+func configFlag() ucli.Flag {
+	return &ucli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "agent.yaml to load", TakesFile: true}
+}
+
+// explicitConfig returns the config path the command line names, by
+// --config or as the one positional argument ("" when neither). Naming it
+// twice is a usage error rather than a silent choice between the two.
+func explicitConfig(c *ucli.Context) (string, error) {
+	given := c.Args().Slice()
+	if f := c.String("config"); f != "" {
+		given = append([]string{f}, given...)
+	}
+	if len(given) > 1 {
+		return "", withCode(exitcode.Usage, fmt.Errorf("%s takes one config path (--config FILE or FILE), got %q", commandPath(c), given))
+	}
+	if len(given) == 1 {
+		return given[0], nil
+	}
+	return "", nil
 }
 
 // startRequest is what start resolved from its flags.
@@ -90,13 +113,11 @@ type startRequest struct {
 }
 
 func (a *agentCLI) start(c *ucli.Context) error {
-	if c.Args().Len() > 1 || (c.Args().Len() == 1 && c.String("config") != "") {
-		return withCode(exitcode.Usage, fmt.Errorf("start takes one config path, got %q", c.Args().Slice()))
+	explicit, err := explicitConfig(c)
+	if err != nil {
+		return err
 	}
-	req := startRequest{explicit: c.String("config"), logLevel: c.String("log-level")}
-	if req.explicit == "" {
-		req.explicit = c.Args().First()
-	}
+	req := startRequest{explicit: explicit, logLevel: c.String("log-level")}
 	if req.logLevel != "" {
 		if _, err := logging.ParseLevel(req.logLevel); err != nil {
 			return withCode(exitcode.Usage, fmt.Errorf("--log-level: %w", err))

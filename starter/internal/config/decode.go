@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/edge-agent/edge-agent/starter/internal/suggest"
 )
 
 // decoder overlays a YAML AST onto config structs, field by field, using
@@ -167,7 +169,7 @@ func (d *decoder) unknownKey(canonical, display, name string, known []string, se
 	if section == "" {
 		msg = "unknown section"
 	}
-	if s := closest(name, known); s != "" {
+	if s := suggest.Closest(name, known); s != "" {
 		d.failf(canonical, "%s; did you mean %s?", msg, join(section, s))
 		return
 	}

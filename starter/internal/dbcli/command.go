@@ -68,12 +68,8 @@ func Command(env Env) *cli.Command {
 			"--yes, or --dry-run to only print what would change. salvage (for a WAL that start or verify\n" +
 			"report as damaged) needs the agent stopped and writes only the new file given by --out.",
 		Flags: []cli.Flag{pathFlag()},
-		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return fmt.Errorf("unknown db subcommand %q; run `edge-agent db help` for the list", c.Args().First())
-			}
-			return cli.ShowSubcommandHelp(c)
-		},
+		// No Action: a mistyped subcommand is the mounting CLI's to report,
+		// so that it reads and exits like one at any other level.
 		Subcommands: []*cli.Command{
 			{
 				Name: "info", Usage: "WAL path, size, schema, row counts and whether the agent runs",

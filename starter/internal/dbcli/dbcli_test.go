@@ -141,7 +141,6 @@ func TestErrors(t *testing.T) {
 	}{
 		{[]string{"wal-show"}, "--id"},
 		{[]string{"wal-show", "--id", "99"}, "no row with id(pk) 99"},
-		{[]string{"frobnicate"}, "unknown db subcommand"},
 		{[]string{"wal-list", "--status", "RECEIVED"}, "--status"},
 		{[]string{"wal-purge-dead"}, "write operations require --yes (or use --dry-run)"},
 		{[]string{"--db-path", "nope/wal.db", "info"}, "no WAL at " + filepath.Join(f.home, "nope", "wal.db")},

@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/edge-agent/edge-agent/transport"
 	"github.com/edge-agent/edge-agent/transport/client"
 	"github.com/edge-agent/edge-agent/transport/codec"
+	"github.com/edge-agent/edge-agent/transport/ingress"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -168,26 +171,157 @@ func TestReceiverFaultFlags(t *testing.T) {
 	}
 }
 
+const testKeyB64 = "BAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQ=" // 32 bytes of 4
+
 func TestReceiverUsage(t *testing.T) {
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "aes.key")
+	shortKeyFile := filepath.Join(dir, "short.key")
+	emptyTokenFile := filepath.Join(dir, "token")
+	for f, content := range map[string]string{keyFile: testKeyB64 + "\n", shortKeyFile: "c2hvcnQ=\n", emptyTokenFile: "\n"} {
+		if err := os.WriteFile(f, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tt := range []struct {
 		args []string
 		code int
 		want string
 	}{
-		{[]string{"--help"}, 0, "Examples:"},
 		{[]string{}, 2, "a token is required"},
+		{[]string{"--token", "t", "--bogus"}, 2, "flag provided but not defined: -bogus"},
 		{[]string{"--token", "t", "--packet-mode", "json"}, 2, `unknown packet mode "json"`},
 		{[]string{"--token", "t", "--secret-key", "c2hvcnQ="}, 2, "exactly 32 bytes"},
 		{[]string{"--token", "t", "--format", "xml"}, 2, `--format "xml"`},
 		{[]string{"--token", "t", "--fault-cut-after", "-1"}, 2, "must not be negative"},
 		{[]string{"--token", "t", "extra"}, 2, "unexpected argument"},
 		{[]string{"--token-file", "/nonexistent/token"}, 2, "--token-file"},
+		{[]string{"--token-file", emptyTokenFile}, 2, "empty"},
 		{[]string{"--token", "t", "--listen", "256.1.1.1:1"}, 1, "listen"},
+		{[]string{"--token", "t", "--secret-key", testKeyB64, "--secret-key-file", keyFile}, 2, "--secret-key and --secret-key-file exclude each other"},
+		{[]string{"--token", "t", "--secret-key-file", filepath.Join(dir, "missing.key")}, 2, "--secret-key-file: open"},
+		{[]string{"--token", "t", "--secret-key-file", shortKeyFile}, 2, "--secret-key-file: "},
 	} {
-		var stderr syncBuffer
-		code := run(context.Background(), tt.args, &syncBuffer{}, &stderr)
+		var stdout, stderr syncBuffer
+		code := run(context.Background(), tt.args, &stdout, &stderr)
 		if code != tt.code || !strings.Contains(stderr.String(), tt.want) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tt.args, code, stderr.String(), tt.code, tt.want)
+		}
+		// A usage error is reported once, by run, without the help text
+		// (which the flag package would dump on its own).
+		if tt.code == 2 && (strings.Count(stderr.String(), tt.want) != 1 || strings.Contains(stderr.String(), "Usage:") || stdout.String() != "") {
+			t.Errorf("%v: want the error once and no help, got stderr %q and stdout %q", tt.args, stderr.String(), stdout.String())
+		}
+	}
+}
+
+// --help is asked for, so it is output (stdout, exit 0), not an error:
+// `edgesocket-receiver --help | less` must show it.
+func TestReceiverHelpOnStdout(t *testing.T) {
+	for _, arg := range []string{"--help", "-h"} {
+		var stdout, stderr syncBuffer
+		if code := run(context.Background(), []string{arg}, &stdout, &stderr); code != 0 {
+			t.Fatalf("%s: exit %d, stderr %q", arg, code, stderr.String())
+		}
+		for _, want := range []string{"Examples:", "-secret-key-file", "-version"} {
+			if !strings.Contains(stdout.String(), want) {
+				t.Errorf("%s: stdout lacks %q:\n%s", arg, want, stdout.String())
+			}
+		}
+		if stderr.String() != "" {
+			t.Errorf("%s: stderr %q, want nothing", arg, stderr.String())
+		}
+	}
+}
+
+func TestReceiverVersion(t *testing.T) {
+	// Unstamped (go test, go run): the build info's module version.
+	var stdout, stderr syncBuffer
+	if code := run(context.Background(), []string{"--version"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		t.Fatal("no build info in the test binary")
+	}
+	want := "edgesocket-receiver " + bi.Main.Version + " (" + runtime.Version()
+	if bi.Main.Version == "" {
+		want = "edgesocket-receiver unknown ("
+	}
+	if !strings.HasPrefix(stdout.String(), want) {
+		t.Errorf("unstamped: stdout %q, want it to start with %q", stdout.String(), want)
+	}
+	// Stamped at link time (make build, the dist builder): the stamp wins,
+	// and no token is needed just to ask.
+	defer func(v string) { version = v }(version)
+	version = "v9.8.7"
+	stdout = syncBuffer{}
+	if code := run(context.Background(), []string{"--version"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	if !strings.HasPrefix(stdout.String(), "edgesocket-receiver v9.8.7 (") {
+		t.Errorf("stamped: stdout %q", stdout.String())
+	}
+}
+
+// The key read from a file (trailing newline and spaces trimmed) decrypts
+// what the agent encrypted with it.
+func TestSecretKeyFile(t *testing.T) {
+	key := bytes.Repeat([]byte{4}, codec.KeySize)
+	f := filepath.Join(t.TempDir(), "aes.key")
+	if err := os.WriteFile(f, []byte("  "+testKeyB64+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr, stdout, stderr, wait := startReceiver(t, context.Background(), "--token", "tok", "--packet-mode", "packet",
+		"--secret-key-file", f, "--exit-after", "1")
+	enc, err := codec.NewEncoder(codec.Options{Mode: codec.ModePacket, Encryption: codec.EncryptionAESGCM, Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := enc.Encode(nil, []byte(`{"k":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(t, addr, transport.Batch{ID: 1, Payload: p})
+	if code := wait(); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if got := stdout.String(); got != "{\"k\":1}\n" {
+		t.Fatalf("stdout %q", got)
+	}
+}
+
+func TestStatsSkipsIdleIntervals(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	r := newStatsReporter(t0)
+	tick := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Second) }
+	steps := []struct {
+		at   time.Time
+		snap statsSnapshot
+		want string // "" = no line
+	}{
+		// Nothing has happened yet: an idle receiver prints nothing.
+		{tick(1), statsSnapshot{}, ""},
+		// A collector connected: worth a line though no record came.
+		{tick(2), statsSnapshot{server: ingress.Stats{Connections: 1, Sessions: 1}},
+			"edgesocket-receiver: records=0 rate=0/s unique_batch_ids=0 duplicate_batch_ids=0 sessions=1 rejected=0 decode_failed=0 decrypt_failed=0\n"},
+		{tick(3), statsSnapshot{records: 10, unique: 2, server: ingress.Stats{Connections: 1, Sessions: 1, Records: 10}},
+			"edgesocket-receiver: records=10 rate=10/s unique_batch_ids=2 duplicate_batch_ids=0 sessions=1 rejected=0 decode_failed=0 decrypt_failed=0\n"},
+		// Unchanged: skipped.
+		{tick(4), statsSnapshot{records: 10, unique: 2, server: ingress.Stats{Connections: 1, Sessions: 1, Records: 10}}, ""},
+		{tick(5), statsSnapshot{records: 10, unique: 2, server: ingress.Stats{Connections: 1, Sessions: 1, Records: 10}}, ""},
+		// The rate covers the last interval, not the idle ones before it.
+		{tick(6), statsSnapshot{records: 30, unique: 4, dups: 1, server: ingress.Stats{Connections: 1, Sessions: 1, Records: 30}},
+			"edgesocket-receiver: records=30 rate=20/s unique_batch_ids=4 duplicate_batch_ids=1 sessions=1 rejected=0 decode_failed=0 decrypt_failed=0\n"},
+		// A refused connection alone changes the picture.
+		{tick(7), statsSnapshot{records: 30, unique: 4, dups: 1, server: ingress.Stats{Connections: 2, Sessions: 1, Rejected: 1, Records: 30}},
+			"edgesocket-receiver: records=30 rate=0/s unique_batch_ids=4 duplicate_batch_ids=1 sessions=1 rejected=1 decode_failed=0 decrypt_failed=0\n"},
+	}
+	for i, st := range steps {
+		var out bytes.Buffer
+		r.report(&out, st.at, st.snap)
+		if out.String() != st.want {
+			t.Errorf("step %d: got %q, want %q", i, out.String(), st.want)
 		}
 	}
 }

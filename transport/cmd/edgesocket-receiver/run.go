@@ -29,13 +29,17 @@ const flushInterval = 100 * time.Millisecond
 
 // run is main without the process: it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	o, err := parseFlags(args, stderr)
+	o, err := parseFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "edgesocket-receiver: %v\n", err)
+		fmt.Fprintf(stderr, "edgesocket-receiver: %v (see --help)\n", err)
 		return exitUsage
+	}
+	if o.showVersion {
+		printVersion(stdout)
+		return exitOK
 	}
 	level := slog.LevelInfo
 	if o.quiet {
@@ -105,7 +109,7 @@ func serveUntilDone(ctx context.Context, o *options, srv *ingress.Server, sk *si
 		defer t.Stop()
 		statsC = t.C
 	}
-	last, lastAt := 0, time.Now()
+	stats := newStatsReporter(time.Now())
 	for {
 		select {
 		case <-ctx.Done():
@@ -118,12 +122,10 @@ func serveUntilDone(ctx context.Context, o *options, srv *ingress.Server, sk *si
 				return exitError
 			}
 		case now := <-statsC:
-			records, unique, dups := sk.counts()
-			st := srv.Stats()
-			rate := float64(records-last) / now.Sub(lastAt).Seconds()
-			fmt.Fprintf(stderr, "edgesocket-receiver: records=%d rate=%.0f/s unique_batch_ids=%d duplicate_batch_ids=%d sessions=%d rejected=%d decode_failed=%d decrypt_failed=%d\n",
-				records, rate, unique, dups, st.Sessions, st.Rejected, st.DecodeFailures, st.DecryptFailures)
-			last, lastAt = records, now
+			var snap statsSnapshot
+			snap.records, snap.unique, snap.dups = sk.counts()
+			snap.server = srv.Stats()
+			stats.report(stderr, now, snap)
 		}
 	}
 }
