@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"os"
@@ -219,6 +220,24 @@ func TestStartConfigErrorsExitConfig(t *testing.T) {
 	}
 	if !strings.Contains(e.stderr.String(), "agent.yaml:1:1") {
 		t.Errorf("no line:column in %q", e.stderr.String())
+	}
+	// stderr is not a terminal here: the agent's stderr is a stream of JSON
+	// records, the failure one of them, said once.
+	var failed int
+	for _, line := range strings.Split(strings.TrimSpace(e.stderr.String()), "\n") {
+		var rec struct {
+			Msg      string `json:"msg"`
+			ExitCode int    `json:"exit_code"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("stderr line is not JSON: %q: %v", line, err)
+		}
+		if strings.HasPrefix(rec.Msg, "BOOTSTRAP_FAILED") && rec.ExitCode == exitcode.Config {
+			failed++
+		}
+	}
+	if failed != 1 {
+		t.Errorf("%d BOOTSTRAP_FAILED records with exit_code 78 on stderr, want 1: %q", failed, e.stderr.String())
 	}
 	// The failure also reaches the default log file.
 	b, _ := os.ReadFile(filepath.Join(e.home, "log", "edge-agent.log"))

@@ -83,6 +83,10 @@ type startRequest struct {
 	notify   *readyPipe // nil unless run by start --background
 }
 
+// detached is true in the agent that start --background started: it logs
+// to the file only, its stderr being edge-agent.out.
+func (r startRequest) detached() bool { return r.notify != nil }
+
 func (a *agentCLI) start(c *ucli.Context) error {
 	if c.Args().Len() > 1 || (c.Args().Len() == 1 && c.String("config") != "") {
 		return withCode(exitcode.Usage, fmt.Errorf("start takes one config path, got %q", c.Args().Slice()))
@@ -120,13 +124,13 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 	fail := func(code int, err error) error {
 		req.notify.failed(code, err)
 		if logger == nil {
-			a.bootstrapFailed(req.home, terminal, code, err)
+			a.bootstrapFailed(req, terminal, code, err)
 			return quietCode(code)
 		}
 		logger.Error(msgFailed+err.Error(), "exit_code", code)
-		if !terminal {
-			// The log file is not where someone at a shell or a service
-			// manager looks first: say it on stderr too.
+		if req.detached() {
+			// The logger wrote the file only; edge-agent.out keeps the
+			// one line a crash report would look for.
 			a.errorf("%v", err)
 		}
 		return quietCode(code)
@@ -229,7 +233,7 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 		return fail(code, runErr)
 	}
 	logger.Error("edge-agent stopped on error: "+runErr.Error(), "exit_code", code)
-	if !terminal {
+	if req.detached() {
 		a.errorf("%v", runErr)
 	}
 	return quietCode(code)
