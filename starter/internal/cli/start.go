@@ -53,6 +53,11 @@ $EDGE_AGENT_LOG_FILE) and this command waits up to
 $EDGE_AGENT_STARTUP_READY_TIMEOUT_S seconds (default 10) for readiness.
 Under systemd Type=notify, READY=1 and STOPPING=1 are sent to $NOTIFY_SOCKET.
 
+Logs: in the foreground every record goes to stderr (coloured text on a
+terminal, JSON lines otherwise: journald, containers, pipes) and to log.file
+(default log/edge-agent.log, rotated). With --background they go to log.file
+only; edge-agent.out keeps what the Go runtime prints on a crash.
+
 Exit codes: 0 clean stop, 1 failure (worth a restart), 4 AUTH_FAILED (fix
 output.token), 5 DECRYPT_FAILED (fix the AES key), 6 another agent holds the
 data dir, 64 bad flags or arguments, 65 damaged WAL (run the db salvage
