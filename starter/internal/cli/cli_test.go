@@ -249,6 +249,37 @@ func TestStartConfigErrorsExitConfig(t *testing.T) {
 	}
 }
 
+// A failure after the log is open (here the pid file is held) reaches a
+// non-terminal stderr as one JSON record, not a record plus a plain line.
+func TestStartFailureAfterLogOpenIsOneJSONRecord(t *testing.T) {
+	e := newTestEnv(t)
+	e.write("config/agent.yaml", goodConfig)
+	held, err := process.AcquirePID(filepath.Join(e.home, "edge-agent.pid"), os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	if code := e.run("start"); code != exitcode.InUse {
+		t.Fatalf("start on a held pid file: exit %d, want %d; stderr %s", code, exitcode.InUse, e.stderr.String())
+	}
+	var failed int
+	for _, line := range strings.Split(strings.TrimSpace(e.stderr.String()), "\n") {
+		var rec struct {
+			Msg      string `json:"msg"`
+			ExitCode int    `json:"exit_code"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("stderr line is not JSON: %q: %v", line, err)
+		}
+		if strings.Contains(rec.Msg, "another edge-agent is using") && rec.ExitCode == exitcode.InUse {
+			failed++
+		}
+	}
+	if failed != 1 {
+		t.Errorf("%d records naming the other agent on stderr, want 1: %q", failed, e.stderr.String())
+	}
+}
+
 func TestFlatten(t *testing.T) {
 	fe1 := &config.FieldError{File: "a.yaml", Key: "x", Line: 1, Column: 1, Err: errors.New("bad")}
 	fe2 := &config.FieldError{File: "a.yaml", Key: "y", Line: 2, Column: 1, Err: errors.New("worse")}
