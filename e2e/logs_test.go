@@ -29,7 +29,12 @@ func TestStderrJSONWithoutTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := cmd.Process.Pid
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	t.Cleanup(func() {
+		// A failed test leaves the agent running: kill it by pid and reap
+		// it (Wait again after a clean stop only returns an error).
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
 
 	type record struct {
 		line string

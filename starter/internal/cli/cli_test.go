@@ -223,20 +223,7 @@ func TestStartConfigErrorsExitConfig(t *testing.T) {
 	}
 	// stderr is not a terminal here: the agent's stderr is a stream of JSON
 	// records, the failure one of them, said once.
-	var failed int
-	for _, line := range strings.Split(strings.TrimSpace(e.stderr.String()), "\n") {
-		var rec struct {
-			Msg      string `json:"msg"`
-			ExitCode int    `json:"exit_code"`
-		}
-		if err := json.Unmarshal([]byte(line), &rec); err != nil {
-			t.Fatalf("stderr line is not JSON: %q: %v", line, err)
-		}
-		if strings.HasPrefix(rec.Msg, "BOOTSTRAP_FAILED") && rec.ExitCode == exitcode.Config {
-			failed++
-		}
-	}
-	if failed != 1 {
+	if failed := countFailures(t, e.stderr.String(), "BOOTSTRAP_FAILED", exitcode.Config); failed != 1 {
 		t.Errorf("%d BOOTSTRAP_FAILED records with exit_code 78 on stderr, want 1: %q", failed, e.stderr.String())
 	}
 	// The failure also reaches the default log file.
@@ -262,8 +249,18 @@ func TestStartFailureAfterLogOpenIsOneJSONRecord(t *testing.T) {
 	if code := e.run("start"); code != exitcode.InUse {
 		t.Fatalf("start on a held pid file: exit %d, want %d; stderr %s", code, exitcode.InUse, e.stderr.String())
 	}
-	var failed int
-	for _, line := range strings.Split(strings.TrimSpace(e.stderr.String()), "\n") {
+	if failed := countFailures(t, e.stderr.String(), "another edge-agent is using", exitcode.InUse); failed != 1 {
+		t.Errorf("%d records naming the other agent on stderr, want 1: %q", failed, e.stderr.String())
+	}
+}
+
+// countFailures decodes stderr as JSON lines, failing the test on any line
+// that is not one, and counts the records whose message contains msg and
+// whose exit_code is code.
+func countFailures(t *testing.T, stderr, msg string, code int) int {
+	t.Helper()
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
 		var rec struct {
 			Msg      string `json:"msg"`
 			ExitCode int    `json:"exit_code"`
@@ -271,13 +268,11 @@ func TestStartFailureAfterLogOpenIsOneJSONRecord(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatalf("stderr line is not JSON: %q: %v", line, err)
 		}
-		if strings.Contains(rec.Msg, "another edge-agent is using") && rec.ExitCode == exitcode.InUse {
-			failed++
+		if strings.Contains(rec.Msg, msg) && rec.ExitCode == code {
+			n++
 		}
 	}
-	if failed != 1 {
-		t.Errorf("%d records naming the other agent on stderr, want 1: %q", failed, e.stderr.String())
-	}
+	return n
 }
 
 func TestFlatten(t *testing.T) {
