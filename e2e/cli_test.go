@@ -106,6 +106,11 @@ func TestBackgroundStartStop(t *testing.T) {
 	if _, err := os.Stat(root.path("edge-agent.pid")); !os.IsNotExist(err) {
 		t.Errorf("pid file left after stop: %v", err)
 	}
+	// Detached, the agent logs to the file only: edge-agent.out is kept
+	// for what only the Go runtime writes (a panic).
+	if out := readText(root.path("edge-agent.out")); strings.Contains(out, "BOOTSTRAP_READY") {
+		t.Errorf("the detached agent logged to edge-agent.out: %s", out)
+	}
 	if !strings.Contains(root.logText(), "Shutdown signal received") {
 		t.Error("graceful stop not logged")
 	}

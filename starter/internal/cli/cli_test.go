@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"os"
@@ -250,6 +251,11 @@ func TestStartConfigErrorsExitConfig(t *testing.T) {
 	if !strings.Contains(e.stderr.String(), "agent.yaml:1:1") {
 		t.Errorf("no line:column in %q", e.stderr.String())
 	}
+	// stderr is not a terminal here: the agent's stderr is a stream of JSON
+	// records, the failure one of them, said once.
+	if failed := countFailures(t, e.stderr.String(), "BOOTSTRAP_FAILED", exitcode.Config); failed != 1 {
+		t.Errorf("%d BOOTSTRAP_FAILED records with exit_code 78 on stderr, want 1: %q", failed, e.stderr.String())
+	}
 	// The failure also reaches the default log file.
 	b, _ := os.ReadFile(filepath.Join(e.home, "log", "edge-agent.log"))
 	if !strings.Contains(string(b), "BOOTSTRAP_FAILED") {
@@ -258,6 +264,45 @@ func TestStartConfigErrorsExitConfig(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.home, "edge-agent.pid")); !os.IsNotExist(err) {
 		t.Error("a refused start left a pid file")
 	}
+}
+
+// A failure after the log is open (here the pid file is held) reaches a
+// non-terminal stderr as one JSON record, not a record plus a plain line.
+func TestStartFailureAfterLogOpenIsOneJSONRecord(t *testing.T) {
+	e := newTestEnv(t)
+	e.write("config/agent.yaml", goodConfig)
+	held, err := process.AcquirePID(filepath.Join(e.home, "edge-agent.pid"), os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	if code := e.run("start"); code != exitcode.InUse {
+		t.Fatalf("start on a held pid file: exit %d, want %d; stderr %s", code, exitcode.InUse, e.stderr.String())
+	}
+	if failed := countFailures(t, e.stderr.String(), "another edge-agent is using", exitcode.InUse); failed != 1 {
+		t.Errorf("%d records naming the other agent on stderr, want 1: %q", failed, e.stderr.String())
+	}
+}
+
+// countFailures decodes stderr as JSON lines, failing the test on any line
+// that is not one, and counts the records whose message contains msg and
+// whose exit_code is code.
+func countFailures(t *testing.T, stderr, msg string, code int) int {
+	t.Helper()
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		var rec struct {
+			Msg      string `json:"msg"`
+			ExitCode int    `json:"exit_code"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("stderr line is not JSON: %q: %v", line, err)
+		}
+		if strings.Contains(rec.Msg, msg) && rec.ExitCode == code {
+			n++
+		}
+	}
+	return n
 }
 
 func TestFlatten(t *testing.T) {

@@ -12,16 +12,18 @@ import (
 )
 
 // bootstrapFailed reports a failure that happened before the config named
-// the log file: on stderr (tint on a terminal, one plain line otherwise) and
-// in the default log file, where operators look for BOOTSTRAP_FAILED.
-func (a *agentCLI) bootstrapFailed(home string, terminal bool, code int, err error) {
-	if terminal {
-		logging.Console(a.env.Stderr, true, slog.LevelInfo).Error(msgFailed+err.Error(), "exit_code", code)
-	} else {
+// the log file: on stderr and in the default log file, where operators look
+// for BOOTSTRAP_FAILED. In the foreground stderr gets a record like every
+// other (tint on a terminal, JSON otherwise); a detached agent's stderr is
+// edge-agent.out, which gets the plain error line the parent also prints.
+func (a *agentCLI) bootstrapFailed(req startRequest, terminal bool, code int, err error) {
+	if req.detached() {
 		a.errorf("%s%v", msgFailed, err)
+	} else {
+		logging.Console(a.env.Stderr, terminal, slog.LevelInfo).Error(msgFailed+err.Error(), "exit_code", code)
 	}
 	s := logging.DefaultSettings()
-	s.File = a.logFile(s.File, home)
+	s.File = a.logFile(s.File, req.home)
 	logger, closer, lerr := logging.New(logging.Options{Settings: s})
 	if lerr != nil {
 		return // stderr already has it
@@ -30,8 +32,9 @@ func (a *agentCLI) bootstrapFailed(home string, terminal bool, code int, err err
 	_ = closer.Close()
 }
 
-// openLog builds the agent logger from the log.* section: tint on a
-// terminal plus the file, the file alone otherwise.
+// openLog builds the agent logger from the log.* section: stderr (tint on a
+// terminal, JSON otherwise) plus the file in the foreground, the file alone
+// when detached.
 func (a *agentCLI) openLog(cfg *config.Config, req startRequest, terminal bool) (*slog.Logger, io.Closer, error) {
 	s := cfg.Log
 	if req.logLevel != "" {
@@ -40,7 +43,11 @@ func (a *agentCLI) openLog(cfg *config.Config, req startRequest, terminal bool) 
 		}
 	}
 	s.File = a.logFile(s.File, req.home)
-	logger, closer, err := logging.New(logging.Options{Settings: s, Stderr: a.env.Stderr, Terminal: terminal})
+	o := logging.Options{Settings: s}
+	if !req.detached() {
+		o.Stderr, o.Terminal = a.env.Stderr, terminal
+	}
+	logger, closer, err := logging.New(o)
 	if err != nil {
 		return nil, nil, fmt.Errorf("log.file: %w", err)
 	}

@@ -58,6 +58,11 @@ stdout (NDJSON, terminal or not) and nothing else goes there, so it pipes
 into jq. If the reader goes away the agent keeps running: the rows stay in
 the WAL and are written again once stdout takes them.
 
+Logs: in the foreground every record goes to stderr (coloured text on a
+terminal, JSON lines otherwise: journald, containers, pipes) and to log.file
+(default log/edge-agent.log, rotated). With --background they go to log.file
+only; edge-agent.out keeps what the Go runtime prints on a crash.
+
 Exit codes: 0 clean stop, 1 failure (worth a restart), 4 AUTH_FAILED (fix
 output.token), 5 DECRYPT_FAILED (fix the AES key), 6 another agent holds the
 data dir, 64 bad flags or arguments, 65 damaged WAL (run the db salvage
@@ -112,6 +117,10 @@ type startRequest struct {
 	notify   *readyPipe // nil unless run by start --background
 }
 
+// detached is true in the agent that start --background started: it logs
+// to the file only, its stderr being edge-agent.out.
+func (r startRequest) detached() bool { return r.notify != nil }
+
 func (a *agentCLI) start(c *ucli.Context) error {
 	explicit, err := explicitConfig(c)
 	if err != nil {
@@ -147,13 +156,13 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 	fail := func(code int, err error) error {
 		req.notify.failed(code, err)
 		if logger == nil {
-			a.bootstrapFailed(req.home, terminal, code, err)
+			a.bootstrapFailed(req, terminal, code, err)
 			return quietCode(code)
 		}
 		logger.Error(msgFailed+err.Error(), "exit_code", code)
-		if !terminal {
-			// The log file is not where someone at a shell or a service
-			// manager looks first: say it on stderr too.
+		if req.detached() {
+			// The logger wrote the file only; edge-agent.out keeps the
+			// one line a crash report would look for.
 			a.errorf("%v", err)
 		}
 		return quietCode(code)
@@ -258,7 +267,7 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 		return fail(code, runErr)
 	}
 	logger.Error("edge-agent stopped on error: "+runErr.Error(), "exit_code", code)
-	if !terminal {
+	if req.detached() {
 		a.errorf("%v", runErr)
 	}
 	return quietCode(code)

@@ -17,7 +17,10 @@ import (
 // File absolute (empty disables the file), and the process's stderr.
 type Options struct {
 	Settings
-	// Stderr receives tint output when Terminal is true.
+	// Stderr receives every record besides the file: tint when Terminal,
+	// JSON lines otherwise (what journald and container runtimes collect).
+	// Nil logs to the file alone, as a --background agent does: its stderr
+	// is edge-agent.out, kept for what only the Go runtime can say.
 	Stderr io.Writer
 	// Terminal is true when Stderr is an interactive terminal.
 	Terminal bool
@@ -29,8 +32,8 @@ type Options struct {
 func New(o Options) (*slog.Logger, io.Closer, error) {
 	var handlers []slog.Handler
 	var closer io.Closer = nopCloser{}
-	if o.Terminal && o.Stderr != nil {
-		handlers = append(handlers, newTint(o.Stderr, slog.Level(o.Level)))
+	if o.Stderr != nil {
+		handlers = append(handlers, stderrHandler(o.Stderr, o.Terminal, slog.Level(o.Level)))
 	}
 	if o.File != "" {
 		if err := probeFile(o.File); err != nil {
@@ -59,14 +62,34 @@ func New(o Options) (*slog.Logger, io.Closer, error) {
 	return slog.New(slog.NewMultiHandler(handlers...)), closer, nil
 }
 
-// Console returns a logger that writes to w only: tint on a terminal,
-// logfmt-style text otherwise. It serves the moments before the config (and
-// so the log file) is known, and commands that never open the log file.
+// Console returns a logger that writes to w only, as New writes stderr:
+// tint on a terminal, JSON lines otherwise. It serves the moments before the
+// config (and so the log file) is known, and commands that never open the
+// log file.
 func Console(w io.Writer, terminal bool, level slog.Level) *slog.Logger {
+	return slog.New(stderrHandler(w, terminal, level))
+}
+
+func stderrHandler(w io.Writer, terminal bool, level slog.Level) slog.Handler {
 	if terminal {
-		return slog.New(newTint(w, level))
+		return newTint(w, level)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	return slog.NewJSONHandler(w, handlerOptions(level))
+}
+
+// handlerOptions are the options of every slog handler New and Console build.
+func handlerOptions(level slog.Level) *slog.HandlerOptions {
+	return &slog.HandlerOptions{Level: level, ReplaceAttr: durationWithUnit}
+}
+
+// durationWithUnit renders a time.Duration as "17ms" in every handler: the
+// JSON handler would write its nanoseconds as a bare integer, which nobody
+// reading a log or a dashboard can tell from a byte count.
+func durationWithUnit(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }
 
 // ParseLevel maps debug|info|warn|warning|error (any case) to a level.
@@ -97,11 +120,11 @@ func IsTerminal(f *os.File) bool {
 }
 
 func newTint(w io.Writer, level slog.Level) slog.Handler {
-	return tint.NewTextHandler(w, &tint.Options{Level: level, TimeFormat: time.DateTime + ".000"})
+	return tint.NewTextHandler(w, &tint.Options{Level: level, TimeFormat: time.DateTime + ".000", ReplaceAttr: durationWithUnit})
 }
 
 func fileHandler(w io.Writer, format Format, level slog.Level) (slog.Handler, error) {
-	opts := &slog.HandlerOptions{Level: level}
+	opts := handlerOptions(level)
 	switch format {
 	case "", FormatJSON:
 		return slog.NewJSONHandler(w, opts), nil

@@ -53,7 +53,8 @@ const DefaultFile = "log/edge-agent.log"
 type Settings struct {
 	// Level is the minimum level written.
 	Level Level `yaml:"level"`
-	// Format of the file: json or text (a terminal always gets tint).
+	// Format of the file: json or text (stderr is tint on a terminal,
+	// JSON otherwise, whatever this says).
 	Format Format `yaml:"format"`
 	// File is the log file; New wants it absolute.
 	File string `yaml:"file"`
