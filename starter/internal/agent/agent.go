@@ -19,6 +19,11 @@ const (
 	keyError = "error"
 )
 
+// durationAttr logs d with its unit ("17ms"): slog.Duration prints
+// nanoseconds as a bare number with the JSON handler, which the log file
+// and journald use.
+func durationAttr(key string, d time.Duration) slog.Attr { return slog.String(key, d.String()) }
+
 // IDs are the agent's identities. Input is the WAL source id under which
 // rows and positions are stored.
 type IDs struct {
@@ -145,9 +150,13 @@ func (r *Agent) Run(ctx context.Context) error {
 		defer close(senderDone)
 		l.sender.run(sendCtx, l.jobs, l.results)
 	}()
+	stopSummary := r.startSummary()
 	r.ready(l)
 
 	cause := l.run(ctx)
+	// The shutdown logs its own totals; a periodic line in the middle of
+	// it would only repeat part of them.
+	stopSummary()
 	return r.shutdown(l, cause, cancelSend, senderDone)
 }
 

@@ -127,10 +127,10 @@ func (l *loop) accept(res *jobResult) {
 		}
 	case isRejected(err):
 		l.log.Error("engine rejected the connection; another collector holds the EdgeSocket ingress, retrying at the maximum backoff",
-			slog.String(keyError, err.Error()), slog.Duration("retry_in", res.retryAt.Sub(now).Round(time.Millisecond)))
+			slog.String(keyError, err.Error()), durationAttr("retry_in", res.retryAt.Sub(now).Round(time.Millisecond)))
 	default:
 		l.log.Warn("engine unavailable; rows stay queued and input keeps being read",
-			slog.String(keyError, err.Error()), slog.Duration("retry_in", res.retryAt.Sub(now).Round(time.Millisecond)))
+			slog.String(keyError, err.Error()), durationAttr("retry_in", res.retryAt.Sub(now).Round(time.Millisecond)))
 	}
 }
 

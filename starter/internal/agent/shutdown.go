@@ -129,7 +129,7 @@ func waitUntil(done <-chan struct{}, deadline time.Time) bool {
 func (r *Agent) logSummary(l *loop, start time.Time, flushErr error, closeErrs []error) {
 	st := r.Snapshot()
 	attrs := []any{
-		slog.Duration("took", r.now().Sub(start).Round(time.Millisecond)),
+		durationAttr("took", r.now().Sub(start).Round(time.Millisecond)),
 		slog.Uint64("events_read", st.EventsRead),
 		slog.Uint64("rows_appended", st.RowsAppended),
 		slog.Uint64("acked", st.Acked),
