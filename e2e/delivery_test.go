@@ -211,6 +211,18 @@ func TestRotation(t *testing.T) {
 			if code := root.stop(agent); code != 0 {
 				t.Errorf("stop exit code %d", code)
 			}
+			// Operators follow rotations in the agent's log: one line per
+			// rotation (the old name now holds another file) or rename
+			// within the globs, never one per line read. Back-to-back
+			// renames may all fall between two scans: then one is seen.
+			logText := root.logText()
+			msg, atLeast := `"msg":"file renamed"`, 1
+			if tc.settle {
+				msg, atLeast = `"msg":"file rotated: its path now names another file"`, tc.rounds
+			}
+			if got := strings.Count(logText, msg); got < atLeast || strings.Count(logText, `"msg":"file `) > 100 {
+				t.Errorf("%d %s lines for %d rotations (want at least %d, and no line per event read); log:\n%s", got, msg, tc.rounds, atLeast, tail(root.path("log/edge-agent.log"), 40))
+			}
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
@@ -38,7 +39,7 @@ func (in *Input) discover(c candidate, now time.Time) error {
 	in.fileOK(c.path)
 
 	var key string
-	var offset, line int64
+	var offset, line, savedOffset int64
 	tailed, truncated := false, false
 	if ss := in.saved[c.id]; len(ss) > 0 {
 		delete(in.saved, c.id)
@@ -49,7 +50,7 @@ func (in *Input) discover(c candidate, now time.Time) error {
 				if c.size >= s.Offset {
 					offset, line = s.Offset, s.Line
 				} else {
-					truncated = true
+					truncated, savedOffset = true, s.Offset
 				}
 				continue
 			}
@@ -69,7 +70,8 @@ func (in *Input) discover(c candidate, now time.Time) error {
 		}
 		offset, tailed = end, true
 	}
-	if in.byPath[c.path] != nil {
+	prev := in.byPath[c.path]
+	if prev != nil {
 		in.local.rotations++ // the name now holds a different file
 	}
 	t := in.track(key, c.path, c.id, cur)
@@ -78,15 +80,29 @@ func (in *Input) discover(c candidate, now time.Time) error {
 	t.lastSize, t.lastMod = c.size, c.mod
 	t.lastData = now
 	t.seenScan = in.scanGen
-	if len(in.openFiles) < in.cfg.MaxOpenFiles {
+	opened := len(in.openFiles) < in.cfg.MaxOpenFiles
+	if opened {
 		in.attach(t, f)
 	} else {
 		_ = f.Close()
 		t.needsRead = true
 	}
 	switch {
+	case prev != nil:
+		in.logFile(slog.LevelInfo, "file rotated: its path now names another file", t, offset,
+			"previous_dev", prev.id.dev, "previous_inode", prev.id.ino)
+	case opened:
+		in.logFile(slog.LevelInfo, "file opened", t, offset)
+	default:
+		// Only when more files match than max-open-files: one line per
+		// file found would flood the log of a large tree.
+		in.logFile(slog.LevelDebug, "file found; it is opened when a descriptor is free (max-open-files)", t, offset)
+	}
+	switch {
 	case truncated:
 		in.local.truncations++
+		in.logFile(slog.LevelInfo, "file truncated while the agent was stopped; reading it again from the start", t, 0,
+			"previous_offset", savedOffset)
 		in.emitPosition(t)
 	case tailed && offset > 0:
 		in.emitPosition(t)

@@ -37,6 +37,17 @@
 // stops when Open's context is done. max-open-files is lowered to the
 // process's open-files limit less a reserve (see Config.MaxOpenFiles).
 //
+// Each file's lifecycle is logged at INFO, one line per event (never per
+// line read), with "path", "dev", "inode" and "offset": opened, renamed
+// (within the globs, with "old_path"), rotated (its path now names another
+// file, with "previous_dev" and "previous_inode"), truncated or rewritten
+// (reading restarts at offset 0, with "previous_offset"), renamed out of
+// the globs, deleted, closed after close-inactive, reopened, and forgotten
+// (with why). A file that went away while closed with bytes beyond what
+// was read, as far as the last scan saw its size, is a WARN with
+// "lost_bytes". Closing and reopening to stay under max-open-files is
+// logged at DEBUG: with more files than descriptors it happens constantly.
+//
 // Limits: directories more than 64 levels below a pattern's base are not
 // walked (logged once per directory); content rewritten in place with
 // identical first bytes and a size that did not shrink cannot be told

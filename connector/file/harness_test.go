@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -41,6 +42,7 @@ type harness struct {
 	saved map[string][]byte
 	first bool
 	step  time.Duration
+	log   *slog.Logger // the input's logger; nil discards
 }
 
 func newHarness(t testing.TB, mutate func(c *Config)) *harness {
@@ -67,7 +69,7 @@ func (h *harness) path(name string) string { return filepath.Join(h.dir, name) }
 
 func (h *harness) open() {
 	h.t.Helper()
-	in, err := New(h.cfg, input.Settings{ID: "test"})
+	in, err := New(h.cfg, input.Settings{ID: "test", Logger: h.log})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -111,7 +111,7 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 	}
 	in := &Input{
 		cfg:        *cfg,
-		log:        log.With("input", set.ID),
+		log:        log,
 		id:         set.ID,
 		now:        time.Now,
 		openFile:   os.Open,

@@ -1,6 +1,7 @@
 package file
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 // under the same identity. Lines assembled before are delivered first.
 func (in *Input) truncate(t *tracked, cur []byte) {
 	in.flushGroups(t, true)
+	in.logFile(slog.LevelInfo, "file truncated; reading it again from the start", t, 0, "previous_offset", t.offset)
 	t.resetTo0()
 	t.fp.Set(cur)
 	n, be := in.fmt.codec.bom(cur)
@@ -25,12 +27,16 @@ func (in *Input) truncate(t *tracked, cur []byte) {
 }
 
 // retire delivers what t still holds, closes it and forgets its position.
-func (in *Input) retire(t *tracked) {
+// why, when not empty, is logged as the reason, with the final offset.
+func (in *Input) retire(t *tracked, why string) {
 	if t.dead {
 		return
 	}
 	in.flushGroups(t, true)
 	in.closeFile(t)
+	if why != "" {
+		in.logFile(slog.LevelInfo, "file forgotten: "+why, t, t.offset)
+	}
 	t.dead = true
 	delete(in.files, t.key)
 	if in.byID[t.id] == t {

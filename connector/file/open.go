@@ -3,6 +3,7 @@ package file
 import (
 	"errors"
 	"io/fs"
+	"log/slog"
 	"os"
 	"time"
 
@@ -23,7 +24,8 @@ func (in *Input) housekeep(now time.Time) {
 			in.emitReady(t, false)
 		}
 		if t.f != nil && t.away && t.atEOF && now.Sub(t.lastData) >= in.closeAfter && !in.grew(t) {
-			in.retire(t) // its last lines are read: forget it
+			// Its last lines are read.
+			in.retire(t, "renamed out of the globs and read to its end (quiet for close-inactive)")
 			continue
 		}
 		if t.f != nil && t.atEOF && t.missing == 0 && now.Sub(t.lastData) >= in.closeAfter && !in.grew(t) && in.stillNamed(t) {
@@ -31,6 +33,8 @@ func (in *Input) housekeep(now time.Time) {
 			// agent drops it here), then free the descriptor.
 			in.flushGroups(t, true)
 			in.closeFile(t)
+			in.logFile(slog.LevelInfo, "file closed after close-inactive", t, t.offset,
+				"close_inactive", in.closeAfter.String())
 		}
 	}
 }
@@ -103,14 +107,23 @@ func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
 		// Rewritten while closed, or a new file that reused the inode:
 		// the old content is gone either way. Keep the descriptor, start
 		// a new identity from 0.
-		path, id := t.path, t.id
+		path, id, had := t.path, t.id, t.offset
 		in.detach(t)
-		in.retire(t)
+		in.retire(t, "")
 		nt := in.track("", path, id, cur)
 		in.attach(nt, f)
 		nt.lastData, nt.lastSize, nt.seenScan = now, fi.Size(), in.scanGen
+		in.logFile(slog.LevelInfo, "file rewritten while closed; reading it again from the start", nt, 0, "previous_offset", had)
 		return false, nil
 	}
+	// A file closed to make room for another is reopened constantly when
+	// more files match than max-open-files: that churn is not news.
+	level := slog.LevelInfo
+	if t.evicted {
+		level = slog.LevelDebug
+	}
+	t.evicted = false
+	in.logFile(level, "file reopened", t, t.readPos)
 	if fi.Size() < t.readPos {
 		in.truncate(t, cur)
 	}
@@ -152,7 +165,8 @@ func (in *Input) evict(except *tracked) bool {
 		}
 		unread := !victim.atEOF || in.grew(victim)
 		in.closeFile(victim)
-		victim.needsRead = unread
+		victim.needsRead, victim.evicted = unread, true
+		in.logFile(slog.LevelDebug, "file closed to stay under max-open-files", victim, victim.offset)
 		return true
 	}
 	return false

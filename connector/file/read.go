@@ -173,7 +173,7 @@ func (in *Input) reachedEOF(t *tracked, poll uint64) {
 		t.eofPoll = 0 // read it again in this poll
 		return
 	}
-	in.retire(t)
+	in.retire(t, "deleted and read to its end")
 }
 
 // handleLine turns one complete raw line into an event (or feeds it to

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -154,6 +155,8 @@ func (in *Input) scan(ctx context.Context, now time.Time) error {
 						continue
 					}
 					delete(in.savedKeys, s.key)
+					in.log.Info("file position forgotten: the file was not found since the start",
+						"path", s.Path, "dev", s.Dev, "inode", s.Ino, "offset", s.Offset)
 					in.emitForget(s.key)
 				}
 				if len(kept) == 0 {
@@ -240,7 +243,9 @@ func (in *Input) excluded(path string) bool {
 func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 	t.seenScan, t.missing, t.gone, t.away = gen, 0, false, false
 	if t.path != path {
+		old := t.path
 		in.setPath(t, path) // renamed within the globs: same identity
+		in.logFile(slog.LevelInfo, "file renamed", t, t.offset, "old_path", old)
 	}
 	size, mod := fi.Size(), fi.ModTime()
 	changed := size != t.lastSize || !mod.Equal(t.lastMod)
@@ -276,30 +281,48 @@ func (in *Input) unseen(t *tracked) error {
 	}
 	if t.f == nil {
 		if t.missing >= 2 {
-			in.retire(t)
+			// Without a descriptor nothing more can be read: bytes
+			// written after the last read are lost, and the operator
+			// must hear about it.
+			if lost := unreadBytes(t); lost > 0 {
+				in.logFile(slog.LevelWarn, "file deleted or rotated away while closed; its unread bytes are lost", t, t.offset,
+					"lost_bytes", lost)
+			}
+			in.retire(t, "deleted or renamed out of the globs while closed")
 		}
 		return nil
 	}
 	fi, err := t.f.Stat()
 	if err != nil {
 		if t.missing >= 2 {
-			t.gone = true
+			in.markGone(t)
 		}
 		return nil
 	}
 	switch _, nlink, ok := idOf(t.path, fi); {
 	case ok && nlink == 0:
-		t.gone = true // deleted: nothing can write to its name any more
-	case t.missing >= 2:
+		in.markGone(t) // deleted: nothing can write to its name any more
+	case t.missing >= 2 && !t.away:
 		// Renamed out of the globs (rename rotation to a name they do not
 		// cover): the application writes on through its descriptor until
 		// it reopens its log, which can be minutes later. Finishing the
 		// file at its first EOF would lose those lines; it is read until
 		// close-inactive instead, as for any quiet file.
 		t.away = true
+		in.logFile(slog.LevelInfo, "file renamed out of the globs; reading it until quiet for close-inactive", t, t.offset)
 	}
 	in.checkShrunk(t, fi.Size())
 	return nil
+}
+
+// markGone records that t was deleted: it is read to its end, then
+// forgotten. Logged once, when it is first noticed.
+func (in *Input) markGone(t *tracked) {
+	if t.gone {
+		return
+	}
+	t.gone = true
+	in.logFile(slog.LevelInfo, "file deleted; reading it to its end", t, t.offset)
 }
 
 // checkRewritten restarts an open file at 0 when its first bytes no

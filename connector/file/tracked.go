@@ -50,6 +50,7 @@ type tracked struct {
 	away      bool      // renamed out of the globs: read until close-inactive, then forget
 	needsRead bool      // closed but known to have data (or to need a check)
 	failed    bool      // the last open/read failed (on-error: skip)
+	evicted   bool      // closed for max-open-files, not for inactivity
 	dead      bool      // retired: position forgotten
 	eofPoll   uint64    // poll in which the last read found EOF
 	lastSize  int64     // size at the last scan

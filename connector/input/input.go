@@ -102,7 +102,10 @@ type Config interface {
 type Settings struct {
 	// ID is the input id (WAL source id): input.id, or the one the agent
 	// keeps in its identity file.
-	ID     string
+	ID string
+	// Logger is the input's logger. The agent's already names the input
+	// ("input_id"), so inputs add no id of their own: every line would
+	// carry it twice.
 	Logger *slog.Logger
 }
 

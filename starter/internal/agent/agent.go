@@ -145,9 +145,13 @@ func (r *Agent) Run(ctx context.Context) error {
 		defer close(senderDone)
 		l.sender.run(sendCtx, l.jobs, l.results)
 	}()
+	stopSummary := r.startSummary()
 	r.ready(l)
 
 	cause := l.run(ctx)
+	// The shutdown logs its own totals; a periodic line in the middle of
+	// it would only repeat part of them.
+	stopSummary()
 	return r.shutdown(l, cause, cancelSend, senderDone)
 }
 

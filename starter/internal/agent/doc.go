@@ -4,7 +4,8 @@
 //
 // # Ownership
 //
-// Run starts exactly two goroutines and owns both:
+// Run uses exactly three goroutines (its own and two it starts) and owns
+// them all:
 //
 //   - the loop (the goroutine that called Run) owns the input, the queue
 //     (WAL) and the in-memory event buffer. Nothing else touches them; none
@@ -12,6 +13,7 @@
 //     queue transaction (group commit): it appends the buffered events with
 //     their input positions, applies send results (ack, fail, release),
 //     claims the next rows for the sender and cleans up ACKED rows.
+//
 //   - the sender goroutine owns the transport.Sender and every network
 //     wait. The loop hands it jobs (claimed rows) over a channel, at most
 //     maxJobs at a time, and gets one jobResult back per job. Connecting,
@@ -19,8 +21,20 @@
 //     all happen there, so a slow or absent engine never stops the loop
 //     from reading input into the WAL.
 //
+//   - the summary goroutine reads Snapshot every 30 s and logs one INFO
+//     line, "non-zero metrics since the last summary", with the counters
+//     that moved (as deltas: events_read, rows_appended, acked, failed,
+//     dead, dropped, retries, send_errors, reconnects, commits and the
+//     input's input_lines, input_bytes, truncated_lines, file_rotations,
+//     file_truncations, input_errors) and the gauges wal_pending,
+//     wal_sending and backpressure when non-zero or changed. Nothing is
+//     logged while nothing moves. It touches no state of the loop.
+//
 // Snapshot is the only method safe from other goroutines: it reads atomic
 // counters and a mutex-guarded copy of what the loop last published.
+//
+// Durations in log lines are strings with their unit ("took=17ms",
+// "retry_in=1.5s"), in the JSON log as in the text one.
 //
 // # Delivery
 //
