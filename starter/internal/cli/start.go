@@ -54,9 +54,11 @@ $EDGE_AGENT_STARTUP_READY_TIMEOUT_S seconds (default 10) for readiness.
 Under systemd Type=notify, READY=1 and STOPPING=1 are sent to $NOTIFY_SOCKET.
 
 Exit codes: 0 clean stop, 1 failure (worth a restart), 4 AUTH_FAILED (fix
-output.token), 5 DECRYPT_FAILED (fix the AES key), 6 another agent holds the
-data dir, 64 bad flags or arguments, 65 damaged WAL (run the db salvage
-command the message gives), 78 missing or invalid config. A crash exits 2
+output.token), 5 DECRYPT_FAILED (fix the AES key), both only with
+output.on-refusal: exit (by default the agent keeps reading and retries),
+6 another agent holds the data dir, 64 bad flags or arguments, 65 damaged
+WAL (run the db salvage command the message gives), 78 missing or invalid
+config. A crash exits 2
 (the Go runtime's code), which no decision of the agent's uses.
 
 Examples:
