@@ -30,7 +30,7 @@ type Status struct {
 	Dead         uint64 // rows moved to DEAD (BEST_EFFORT)
 	Dropped      uint64 // rows dropped after a failure (NON)
 	Retries      uint64 // rows sent again after an earlier charged attempt
-	SendErrors   uint64 // Send calls that stopped early (engine unavailable, rejected, …)
+	SendErrors   uint64 // Send calls that stopped early (engine unavailable, rejected, refusing our token or key, …)
 	Reconnects   uint64 // from the transport when it reports it
 	Commits      uint64 // queue transactions committed (one fsync each for the WAL)
 
