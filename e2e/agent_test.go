@@ -22,6 +22,7 @@ type options struct {
 	encryption  string
 	keyB64      string
 	queuePath   string // default data/wal.db
+	onRefusal   string // output.on-refusal; default: the agent's (retry)
 	extra       string // appended YAML (must keep the section structure valid)
 }
 
@@ -112,6 +113,9 @@ output:
 	}
 	if o.keyB64 != "" {
 		fmt.Fprintf(&b, "  aes-secret-key-base64: %s\n", strconv.Quote(o.keyB64))
+	}
+	if o.onRefusal != "" {
+		fmt.Fprintf(&b, "  on-refusal: %s\n", o.onRefusal)
 	}
 	b.WriteString("log:\n  level: debug\n")
 	b.WriteString(o.extra)

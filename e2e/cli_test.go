@@ -6,10 +6,20 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
+
+func containsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
 
 func containsAny(s string, subs ...string) bool {
 	for _, sub := range subs {
@@ -229,47 +239,152 @@ output:
 	}
 }
 
-// A wrong token: the engine answers AUTH_FAILED and the agent stops with
-// exit 4 and a message naming output.token.
+// A wrong token: the engine answers AUTH_FAILED. By default the agent keeps
+// tailing into its WAL, logs an ERROR naming output.token at each try and
+// charges no row; restarted with the right token it delivers everything,
+// once. With output.on-refusal: exit it stops with exit 4 instead.
 func TestAuthFailed(t *testing.T) {
 	skipShort(t)
-	port := freePort(t)
-	root := newRoot(t, options{port: port, token: "wrong-token-000000"})
-	startReceiver(t, port, "e2e-token-0123456789")
-	root.createFile("in/app.log").lines(makeLines(t.Name(), 0, 10))
-	p := root.start()
-	code := p.wait(t, 30*time.Second)
-	if code != 4 {
-		t.Fatalf("exit %d, want 4; stderr: %s", code, p.stderrText())
-	}
-	msg := p.stderrText()
-	if !strings.Contains(msg, "output.token") {
-		t.Fatalf("message does not name output.token: %s", msg)
-	}
-	if containsAny(msg+root.logText(), "wrong-token-000000", "e2e-token-0123456789") {
-		t.Error("a token appears in the output or the log")
-	}
+	const wrong, right = "wrong-token-000000", "e2e-token-0123456789"
+	t.Run("retry", func(t *testing.T) {
+		port := freePort(t)
+		root := newRoot(t, options{port: port, token: wrong})
+		rc := startReceiver(t, port, right)
+		want := makeLines(t.Name(), 0, 20)
+		refusedThenFixed(t, root, rc, want, "engine refused the token (AUTH_FAILED)", "output.token", func() {
+			root.opts.token = right
+		})
+		if containsAny(root.logText(), wrong, right) {
+			t.Error("a token appears in the log")
+		}
+	})
+	t.Run("exit", func(t *testing.T) {
+		port := freePort(t)
+		root := newRoot(t, options{port: port, token: wrong, onRefusal: "exit"})
+		startReceiver(t, port, right)
+		root.createFile("in/app.log").lines(makeLines(t.Name(), 0, 10))
+		p := root.start()
+		code := p.wait(t, 30*time.Second)
+		if code != 4 {
+			t.Fatalf("exit %d, want 4; stderr: %s", code, p.stderrText())
+		}
+		msg := p.stderrText()
+		if !strings.Contains(msg, "output.token") {
+			t.Fatalf("message does not name output.token: %s", msg)
+		}
+		if containsAny(msg+root.logText(), wrong, right) {
+			t.Error("a token appears in the output or the log")
+		}
+	})
 }
 
-// The engine holds another AES key: it answers DECRYPT_FAILED and the agent
-// stops with exit 5 and a message naming the key setting.
+// The engine holds another AES key: it answers DECRYPT_FAILED. By default
+// the agent keeps running and delivers everything once restarted with the
+// engine's key; with output.on-refusal: exit it stops with exit 5.
 func TestDecryptFailed(t *testing.T) {
 	skipShort(t)
-	port := freePort(t)
 	agentKey := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32))
 	engineKey := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{2}, 32))
-	root := newRoot(t, options{port: port, packetMode: "PACKET", compression: "gzip", encryption: "aes_gcm", keyB64: agentKey})
-	startReceiver(t, port, "e2e-token-0123456789", "--packet-mode", "packet", "--secret-key", engineKey)
-	root.createFile("in/app.log").lines(makeLines(t.Name(), 0, 10))
-	p := root.start()
-	if code := p.wait(t, 30*time.Second); code != 5 {
-		t.Fatalf("exit %d, want 5; stderr: %s", code, p.stderrText())
+	packet := func(port int, onRefusal string) options {
+		return options{port: port, packetMode: "PACKET", compression: "gzip", encryption: "aes_gcm", keyB64: agentKey, onRefusal: onRefusal}
 	}
-	if msg := p.stderrText(); !strings.Contains(msg, "aes-secret-key") {
-		t.Fatalf("message does not name the key setting: %s", msg)
+	t.Run("retry", func(t *testing.T) {
+		port := freePort(t)
+		root := newRoot(t, packet(port, ""))
+		rc := startReceiver(t, port, "e2e-token-0123456789", "--packet-mode", "packet", "--secret-key", engineKey)
+		want := makeLines(t.Name(), 0, 20)
+		refusedThenFixed(t, root, rc, want, "engine could not decrypt the payload (DECRYPT_FAILED)", "aes-secret-key", func() {
+			root.opts.keyB64 = engineKey
+		})
+		if containsAny(root.logText(), agentKey, engineKey) {
+			t.Error("an AES key appears in the log")
+		}
+	})
+	t.Run("exit", func(t *testing.T) {
+		port := freePort(t)
+		root := newRoot(t, packet(port, "exit"))
+		startReceiver(t, port, "e2e-token-0123456789", "--packet-mode", "packet", "--secret-key", engineKey)
+		root.createFile("in/app.log").lines(makeLines(t.Name(), 0, 10))
+		p := root.start()
+		if code := p.wait(t, 30*time.Second); code != 5 {
+			t.Fatalf("exit %d, want 5; stderr: %s", code, p.stderrText())
+		}
+		if msg := p.stderrText(); !strings.Contains(msg, "aes-secret-key") {
+			t.Fatalf("message does not name the key setting: %s", msg)
+		}
+		if containsAny(p.stderrText()+root.logText(), agentKey, engineKey) {
+			t.Error("an AES key appears in the output or the log")
+		}
+	})
+}
+
+// refusedThenFixed runs an agent the engine refuses: it must keep running
+// and reading, log refused (naming key) at each try, and leave every row
+// PENDING with no attempt charged; then fix corrects the config and a
+// restart delivers every line exactly once.
+func refusedThenFixed(t *testing.T, root *agentRoot, rc *receiver, want []string, refused, key string, fix func()) {
+	t.Helper()
+	w := root.createFile("in/app.log")
+	w.lines(want[:10])
+	agent := root.startReady()
+	eventually(t, 30*time.Second, "two refused tries logged", func() bool {
+		n := 0
+		for line := range strings.Lines(root.logText()) {
+			// The client's own ERROR quotes the refusal too; the agent's
+			// is the one that says it retries.
+			if containsAll(line, refused, "retried at the maximum backoff", key) {
+				n++
+			}
+		}
+		return n >= 2
+	})
+	w.lines(want[10:])
+	eventually(t, 30*time.Second, "every line in the WAL", func() bool {
+		out, _, code := root.cli("db", "wal-summary")
+		for line := range strings.Lines(out) {
+			if f := strings.Fields(line); code == 0 && len(f) >= 2 && f[0] == "total" {
+				return f[1] == strconv.Itoa(len(want))
+			}
+		}
+		return false
+	})
+	if !agent.running() {
+		t.Fatalf("agent exited on a refusal: %s", agent.stderrText())
 	}
-	if containsAny(p.stderrText()+root.logText(), agentKey, engineKey) {
-		t.Error("an AES key appears in the output or the log")
+	if code := root.stop(agent); code != 0 {
+		t.Fatalf("stop exit %d, want 0", code)
+	}
+	out, errOut, code := root.cli("db", "wal-list", "--limit", "0")
+	if code != 0 {
+		t.Fatalf("db wal-list: exit %d %s", code, errOut)
+	}
+	rows := 0
+	for line := range strings.Lines(out) {
+		f := strings.Fields(line)
+		if len(f) < 4 {
+			continue
+		}
+		if _, err := strconv.ParseUint(f[0], 10, 64); err != nil {
+			continue // the header and the hints
+		}
+		rows++
+		if f[2] != "PENDING" || f[3] != "0" {
+			t.Fatalf("row %s is %s with %s attempts, want PENDING with 0:\n%s", f[0], f[2], f[3], out)
+		}
+	}
+	if rows != len(want) {
+		t.Fatalf("WAL holds %d rows, want %d:\n%s", rows, len(want), out)
+	}
+
+	fix()
+	root.writeConfig()
+	agent = root.startReady()
+	d := rc.waitDelivered(want, deliverTimeout)
+	if d.duplicates != 0 {
+		t.Errorf("%s after the fix", d)
+	}
+	if code := root.stop(agent); code != 0 {
+		t.Fatalf("stop exit %d", code)
 	}
 }
 

@@ -118,8 +118,9 @@ func New(opts Options) (*Agent, error) {
 }
 
 // Run starts the agent and blocks until ctx is done (graceful stop, nil
-// error) or a fatal error (AUTH_FAILED, DECRYPT_FAILED, an input failing
-// with on-error: fail, a start-up failure). See doc.go for the shutdown.
+// error) or a fatal error (AUTH_FAILED or DECRYPT_FAILED under
+// output.on-refusal: exit, an input failing with on-error: fail, a start-up
+// failure). See doc.go for the shutdown.
 func (r *Agent) Run(ctx context.Context) error {
 	if !r.ran.CompareAndSwap(false, true) {
 		return errors.New("run edge agent: Run called twice")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 	"github.com/edge-agent/edge-agent/transport"
 )
@@ -121,7 +122,9 @@ func TestGracefulShutdownFlushesTheBuffer(t *testing.T) {
 	})
 }
 
-func TestFatalSendErrorsStopTheAgent(t *testing.T) {
+// With output.on-refusal: exit a refusal stops the agent (the default
+// retries: TestRefusalsKeepTheAgentReading).
+func TestRefusalsStopTheAgentAfterFlushing(t *testing.T) {
 	for _, tc := range []struct {
 		err  error
 		code int
@@ -134,6 +137,7 @@ func TestFatalSendErrorsStopTheAgent(t *testing.T) {
 			cfg := testConfig(t)
 			cfg.Agent.FlushInterval = 3_600_000 * time.Millisecond
 			cfg.Agent.BulkMaxSize = 5
+			onRefusal(t, cfg, output.RefusalExit)
 			in := &fakeInput{}
 			in.push(lineEvents("a.log", 0, 7)...)
 			snd := newFakeSender(nil)

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -24,14 +25,18 @@ func TestSenderHoldsFollowTheBackoff(t *testing.T) {
 	for i, step := range []struct {
 		err  error
 		want time.Duration // hold after this Send; 0: none
+		conn string        // Snapshot's Connection after it
 	}{
-		{transport.ErrUnavailable, 500 * time.Millisecond},
-		{transport.ErrUnavailable, time.Second},
-		{transport.ErrUnavailable, 1500 * time.Millisecond},
-		{transport.ErrUnavailable, 1500 * time.Millisecond}, // capped
-		{transport.ErrRejected, 5 * time.Second},            // always the maximum, jittered
-		{nil, 0},                                            // success resets the streak
-		{transport.ErrUnavailable, 500 * time.Millisecond},
+		{transport.ErrUnavailable, 500 * time.Millisecond, "unavailable"},
+		{transport.ErrUnavailable, time.Second, "unavailable"},
+		{transport.ErrUnavailable, 1500 * time.Millisecond, "unavailable"},
+		{transport.ErrUnavailable, 1500 * time.Millisecond, "unavailable"}, // capped
+		{transport.ErrRejected, 5 * time.Second, "rejected"},               // always the maximum, jittered
+		// Refusals of our settings take the REJECTED path (output.on-refusal: retry).
+		{fmt.Errorf("authenticate: %w", transport.ErrAuthFailed), 5 * time.Second, "auth_failed"},
+		{fmt.Errorf("batch 7: %w", transport.ErrDecryptFailed), 5 * time.Second, "decrypt_failed"},
+		{nil, 0, "connected"}, // success resets the streak
+		{transport.ErrUnavailable, 500 * time.Millisecond, "unavailable"},
 	} {
 		res := &jobResult{err: step.err}
 		s.afterSend(t.Context(), res)
@@ -42,6 +47,26 @@ func TestSenderHoldsFollowTheBackoff(t *testing.T) {
 		if got != step.want {
 			t.Fatalf("step %d (%v): hold %v, want %v", i, step.err, got, step.want)
 		}
+		if c := s.pub.connection; c != step.conn {
+			t.Fatalf("step %d (%v): connection %q, want %q", i, step.err, c, step.conn)
+		}
+	}
+}
+
+// With output.on-refusal: exit the loop stops the agent: the sender sets
+// no hold, only the state.
+func TestSenderSetsNoHoldWhenRefusalsExit(t *testing.T) {
+	s := &sendLoop{
+		now:           time.Now,
+		rejectWait:    backoff.Policy{Max: 10 * time.Second},
+		ctr:           &counters{},
+		pub:           &published{},
+		exitOnRefusal: true,
+	}
+	res := &jobResult{err: transport.ErrAuthFailed}
+	s.afterSend(t.Context(), res)
+	if !res.retryAt.IsZero() || !s.holdUntil.IsZero() || s.pub.connection != "auth_failed" {
+		t.Fatalf("retryAt %v hold %v connection %q, want no hold and auth_failed", res.retryAt, s.holdUntil, s.pub.connection)
 	}
 }
 

@@ -82,6 +82,14 @@ func (l *loop) planResults(p *plan, now time.Time) {
 				p.acks = append(p.acks, r.ID)
 				received = true
 			case transport.Failed:
+				if isRefusal(out.Err) {
+					// The engine refused our token or key, not this
+					// row (a Sender may still report the batch it
+					// answered so as Failed): charging it would make
+					// rows DEAD while an operator fixes the setting.
+					p.releases = append(p.releases, r.ID)
+					continue
+				}
 				if p.fails == nil {
 					p.fails = make(map[string][]uint64)
 				}

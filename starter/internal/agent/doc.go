@@ -44,9 +44,13 @@
 // refused (Failed) is charged one attempt and may be sent again after the
 // retry backoff, min(retry.backoff-max-ms, retry.backoff-ms·2^n) jittered,
 // n = consecutive failed jobs; at retry.max-attempts it is DEAD. A row that
-// never reached the engine (NotSent) is released uncharged. An unreachable
-// engine pauses sending for the retry backoff, a REJECTED one for
-// output.max-backoff-ms; AUTH_FAILED and DECRYPT_FAILED stop the agent.
+// never reached the engine (NotSent) is released uncharged, and so is one
+// refused with AUTH_FAILED or DECRYPT_FAILED: those refuse our settings,
+// not the row. An unreachable engine pauses sending for the retry backoff;
+// a REJECTED one, and one answering AUTH_FAILED or DECRYPT_FAILED, for
+// output.max-backoff-ms, while input is still read into the WAL and an
+// ERROR names what to fix at each try (output.on-refusal: exit stops the
+// agent instead, exit code 4 or 5, as the Java agent does).
 // Each of these pauses is shortened at random by up to half, never
 // lengthened (transport/backoff), so agents cut off together spread out.
 //

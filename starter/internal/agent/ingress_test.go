@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
+	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
+	"github.com/edge-agent/edge-agent/starter/internal/wal"
 	"github.com/edge-agent/edge-agent/transport"
 	"github.com/edge-agent/edge-agent/transport/codec"
 	"github.com/edge-agent/edge-agent/transport/ingress"
@@ -141,33 +145,133 @@ func TestDeliveryThroughIngressFaults(t *testing.T) {
 	}
 }
 
-func TestFatalRepliesFromIngress(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		faults ingress.Faults
-		want   error
-		code   int
-	}{
-		{"AUTH_FAILED", ingress.Faults{AuthReply: "AUTH_FAILED"}, transport.ErrAuthFailed, 4},
-		{"DECRYPT_FAILED", ingress.Faults{BatchReply: "DECRYPT_FAILED"}, transport.ErrDecryptFailed, 5},
-	} {
+// refusals are the engine's answers that a setting of ours is wrong.
+var refusals = []struct {
+	name       string
+	faults     ingress.Faults
+	want       error
+	connection string
+	code       int
+	logged     string // the start of the ERROR logged at each refused try
+}{
+	{"AUTH_FAILED", ingress.Faults{AuthReply: "AUTH_FAILED"}, transport.ErrAuthFailed, "auth_failed", exitcode.AuthFailed,
+		"engine refused the token (AUTH_FAILED)"},
+	{"DECRYPT_FAILED", ingress.Faults{BatchReply: "DECRYPT_FAILED"}, transport.ErrDecryptFailed, "decrypt_failed", exitcode.DecryptFailed,
+		"engine could not decrypt the payload (DECRYPT_FAILED)"},
+}
+
+func onRefusal(t testing.TB, cfg *testCfg, p output.RefusalPolicy) {
+	t.Helper()
+	switch o := cfg.Output.Options.(type) {
+	case *output.ConsoleConfig:
+		o.Transport.OnRefusal = p
+	case *output.TransportConfig:
+		o.OnRefusal = p
+	default:
+		t.Fatalf("output options are %T", cfg.Output.Options)
+	}
+}
+
+// By default a refusal stops nothing: reading goes on into the WAL, no row
+// is charged, the status says what is wrong, and once the engine accepts
+// the agent (after a restart, or at a later try) every row arrives once.
+func TestRefusalsKeepTheAgentReading(t *testing.T) {
+	for _, tc := range refusals {
 		t.Run(tc.name, func(t *testing.T) {
 			eng := startEngine(t, "127.0.0.1:0", tc.faults, nil)
+			cfg := transportConfig(t, eng.srv.Addr())
+			clientOptions(t, cfg).MaxBackoff = 50 * time.Millisecond
 			home := t.TempDir()
 			in := &fakeInput{}
 			in.push(lineEvents("a.log", 0, 10)...)
-			h := startRuntime(t, ingressOptions(t, transportConfig(t, eng.srv.Addr()), home, in))
-			err := h.wait(10 * time.Second)
-			if exitcode.For(err) != tc.code {
-				t.Fatalf("Run = %v (exit %d), want exit %d", err, exitcode.For(err), tc.code)
+			lines := newLineCounter()
+			opts := ingressOptions(t, cfg, home, in)
+			opts.Logger = slog.New(lines)
+			h := startRuntime(t, opts)
+			eventually(t, 10*time.Second, "three refused sends", func() bool { return h.rt.Snapshot().SendErrors >= 3 })
+			eventually(t, 10*time.Second, "an ERROR naming the fix at each try", func() bool { return lines.count(tc.logged) >= 3 })
+			in.push(lineEvents("a.log", 10, 20)...)
+			eventually(t, 10*time.Second, "reading goes on", func() bool { return h.rt.Snapshot().RowsAppended == 20 })
+			st := h.rt.Snapshot()
+			if st.State != "running" || st.Connection != tc.connection || !strings.Contains(st.LastError, "must equal") {
+				t.Fatalf("state %q connection %q last error %q, want running, %q and what to fix",
+					st.State, st.Connection, st.LastError, tc.connection)
 			}
-			if !bytes.Contains([]byte(err.Error()), []byte("must equal")) {
-				t.Fatalf("error %q does not say what to fix", err)
+			if st.Failed != 0 || st.Dead != 0 || st.Acked != 0 {
+				t.Fatalf("failed %d dead %d acked %d while refused", st.Failed, st.Dead, st.Acked)
 			}
-			if c := readCounts(t, home); c.Pending != 10 || c.Dead != 0 {
-				t.Fatalf("WAL after the fatal stop: %+v, want 10 PENDING", c)
+			if err := h.stop(); err != nil {
+				t.Fatalf("stop after refusals: %v", err)
+			}
+			checkRows(t, home, 20, func(r wal.Row) bool { return r.Status == wal.StatusPending && r.Attempts == 0 },
+				"PENDING with 0 attempts: a refusal is no fault of the rows")
+
+			// Restarted on the same WAL: still refused at first, then the
+			// engine takes the setting and everything arrives, once.
+			in = &fakeInput{}
+			in.push(lineEvents("a.log", 20, 30)...)
+			h = startRuntime(t, ingressOptions(t, cfg, home, in))
+			eventually(t, 10*time.Second, "refused again", func() bool { return h.rt.Snapshot().Connection == tc.connection })
+			eng.srv.SetFaults(ingress.Faults{})
+			eventually(t, 10*time.Second, "30 acks", func() bool { return h.rt.Snapshot().Acked == 30 })
+			if st := h.rt.Snapshot(); st.Connection != "connected" {
+				t.Fatalf("connection %q after the engine accepted", st.Connection)
+			}
+			if err := h.stop(); err != nil {
+				t.Fatal(err)
+			}
+			if dups := eng.checkAll(payloadsOf(0, 30)); dups != 0 {
+				t.Fatalf("%d duplicates", dups)
 			}
 		})
+	}
+}
+
+// output.on-refusal: exit keeps the Java agent's behaviour: the agent stops
+// with the refusal's exit code, and the rows wait, uncharged, in the WAL.
+func TestRefusalsStopTheAgentWithOnRefusalExit(t *testing.T) {
+	for _, tc := range refusals {
+		t.Run(tc.name, func(t *testing.T) {
+			eng := startEngine(t, "127.0.0.1:0", tc.faults, nil)
+			cfg := transportConfig(t, eng.srv.Addr())
+			onRefusal(t, cfg, output.RefusalExit)
+			home := t.TempDir()
+			in := &fakeInput{}
+			in.push(lineEvents("a.log", 0, 10)...)
+			h := startRuntime(t, ingressOptions(t, cfg, home, in))
+			err := h.wait(10 * time.Second)
+			if !errors.Is(err, tc.want) || exitcode.For(err) != tc.code {
+				t.Fatalf("Run = %v (exit %d), want %v (exit %d)", err, exitcode.For(err), tc.want, tc.code)
+			}
+			if !strings.Contains(err.Error(), "must equal") {
+				t.Fatalf("error %q does not say what to fix", err)
+			}
+			checkRows(t, home, 10, func(r wal.Row) bool { return r.Status == wal.StatusPending && r.Attempts == 0 },
+				"PENDING with 0 attempts after the stop")
+		})
+	}
+}
+
+// checkRows asserts that the stopped agent's WAL holds n rows, each as ok
+// says, and closes it again.
+func checkRows(t *testing.T, home string, n int, ok func(wal.Row) bool, want string) {
+	t.Helper()
+	w, err := wal.Open(wal.Options{Path: home + "/data/wal.db", ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var rows []wal.Row
+	if err := w.View(func(tx *wal.ReadTx) (err error) { rows, err = tx.List(nil, 0, 0); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != n {
+		t.Fatalf("WAL holds %d rows, want %d", len(rows), n)
+	}
+	for _, r := range rows {
+		if !ok(r) {
+			t.Fatalf("row %d: status %v attempts %d (%s), want %s", r.ID, r.Status, r.Attempts, r.Reason, want)
+		}
 	}
 }
 

@@ -73,7 +73,10 @@ type loop struct {
 	// appends; until walRetryAt only such transactions run.
 	onlyAppendsFail bool
 
-	fatal error // a fatal send error: stop the agent
+	// exitOnRefusal: output.on-refusal is exit, so AUTH_FAILED and
+	// DECRYPT_FAILED stop the agent instead of pausing sending.
+	exitOnRefusal bool
+	fatal         error // a refusal under exitOnRefusal: stop the agent
 }
 
 // turn does one scheduler iteration and reports whether anything moved.
@@ -121,10 +124,14 @@ func (l *loop) accept(res *jobResult) {
 	now := l.r.now()
 	l.r.pub.setError(err, now)
 	switch {
-	case isFatal(err):
+	case isRefusal(err) && l.exitOnRefusal:
 		if l.fatal == nil {
 			l.fatal = fatalError(err)
 		}
+	case isRefusal(err):
+		msg, fix := refusalAdvice(err)
+		l.log.Error(msg, slog.String("fix", fix),
+			slog.String(keyError, err.Error()), slog.Duration("retry_in", res.retryAt.Sub(now).Round(time.Millisecond)))
 	case isRejected(err):
 		l.log.Error("engine rejected the connection; another collector holds the EdgeSocket ingress, retrying at the maximum backoff",
 			slog.String(keyError, err.Error()), slog.Duration("retry_in", res.retryAt.Sub(now).Round(time.Millisecond)))

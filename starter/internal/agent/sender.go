@@ -38,8 +38,9 @@ type jobResult struct {
 // sendLoop is the sender goroutine. It owns the transport.Sender and the
 // connection-level backoff: after ErrUnavailable it waits the retry
 // backoff (retry.backoff-ms·2^n, capped at retry.backoff-max-ms), after
-// ErrRejected the maximum backoff (output.max-backoff-ms), so a busy
-// ingress never sees a reconnect storm.
+// ErrRejected, and after ErrAuthFailed or ErrDecryptFailed unless
+// output.on-refusal is exit, the maximum backoff (output.max-backoff-ms):
+// neither a busy ingress nor one refusing our settings sees a storm.
 type sendLoop struct {
 	snd        transport.Sender
 	enc        encoder
@@ -49,6 +50,9 @@ type sendLoop struct {
 	rejectWait backoff.Policy
 	ctr        *counters
 	pub        *published
+	// exitOnRefusal: output.on-refusal is exit; the loop stops the agent,
+	// so a refusal sets no pause.
+	exitOnRefusal bool
 
 	streak    int       // consecutive Send calls that stopped on a connection error
 	holdUntil time.Time // no Send before this
@@ -159,14 +163,18 @@ func (s *sendLoop) afterSend(ctx context.Context, res *jobResult) {
 		s.pub.set(func(p *published) { p.connection = "connected" })
 	case ctx.Err() != nil, errors.Is(err, transport.ErrClosed):
 		// Shutting down: the loop releases what was not sent.
-	case transport.IsFatal(err):
-		s.pub.set(func(p *published) { p.connection = "failed" })
-	case errors.Is(err, transport.ErrRejected):
+	case isRefusal(err) && s.exitOnRefusal:
+		state := connectionState(err)
+		s.pub.set(func(p *published) { p.connection = state })
+	case isRejected(err), isRefusal(err):
+		// The engine turned us away, not the rows: only a change on one
+		// side ends it, so ask again only at the maximum backoff.
 		s.ctr.sendErrors.Add(1)
 		s.holdErr = err
 		s.holdUntil = s.now().Add(s.rejectWait.Jittered(0))
 		res.retryAt = s.holdUntil
-		s.pub.set(func(p *published) { p.connection = "rejected" })
+		state := connectionState(err)
+		s.pub.set(func(p *published) { p.connection = state })
 	default:
 		// ErrUnavailable, or anything unexpected: both mean "try later".
 		s.ctr.sendErrors.Add(1)

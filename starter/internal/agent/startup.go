@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/transport"
 	"github.com/edge-agent/edge-agent/transport/backoff"
 )
@@ -26,15 +27,16 @@ const (
 // a failure closes what was opened and names what failed.
 func (r *Agent) start(ctx context.Context) (*loop, error) {
 	l := &loop{
-		r:           r,
-		log:         r.log,
-		nonMode:     r.opts.Agent.Delivery == DeliveryNon,
-		rowRetry:    backoff.Policy{Initial: r.opts.Retry.Backoff, Max: r.opts.Retry.BackoffMax},
-		maxJobs:     maxJobs,
-		jobSize:     jobSize(r.opts),
-		outstanding: make(map[uint64]*job),
-		claimHint:   true,
-		markStarted: true,
+		r:             r,
+		log:           r.log,
+		nonMode:       r.opts.Agent.Delivery == DeliveryNon,
+		rowRetry:      backoff.Policy{Initial: r.opts.Retry.Backoff, Max: r.opts.Retry.BackoffMax},
+		maxJobs:       maxJobs,
+		jobSize:       jobSize(r.opts),
+		outstanding:   make(map[uint64]*job),
+		claimHint:     true,
+		markStarted:   true,
+		exitOnRefusal: r.exitOnRefusal(),
 	}
 	l.jobs = make(chan *job, l.maxJobs)
 	l.results = make(chan *jobResult, l.maxJobs)
@@ -138,7 +140,14 @@ func (r *Agent) newSendLoop(snd transport.Sender, enc encoder, nonMode bool) *se
 		rejectWait: backoff.Policy{Max: pace.MaxBackoff}, // no Initial: always the maximum
 		ctr:        &r.ctr,
 		pub:        &r.pub,
+
+		exitOnRefusal: r.exitOnRefusal(),
 	}
+}
+
+// exitOnRefusal reads output.on-refusal for the loop and the sender alike.
+func (r *Agent) exitOnRefusal() bool {
+	return r.opts.Output.Pacing().OnRefusal == output.RefusalExit
 }
 
 // publishExt exposes the input's and the transport's own statistics when

@@ -26,19 +26,23 @@ type Status struct {
 	Sent         uint64 // rows handed to the transport (each resend counts)
 	Acked        uint64 // rows the engine RECEIVED
 	Failed       uint64 // rows the engine refused or left unanswered (attempt charged)
-	Released     uint64 // rows that never reached the engine (no attempt charged)
+	Released     uint64 // rows that never reached the engine or were refused for our settings (no attempt charged)
 	Dead         uint64 // rows moved to DEAD (BEST_EFFORT)
 	Dropped      uint64 // rows dropped after a failure (NON)
 	Retries      uint64 // rows sent again after an earlier charged attempt
-	SendErrors   uint64 // Send calls that stopped early (engine unavailable, rejected, …)
+	SendErrors   uint64 // Send calls that stopped early (engine unavailable, rejected, refusing our token or key, …)
 	Reconnects   uint64 // from the transport when it reports it
 	Commits      uint64 // queue transactions committed (one fsync each for the WAL)
 
 	Queue        QueueStatus
-	Backpressure bool   // input reading paused: queue above queue.max-bytes
-	Connection   string // idle, connected, unavailable, rejected, failed
-	LastError    string
-	LastErrorAt  time.Time
+	Backpressure bool // input reading paused: queue above queue.max-bytes
+	// Connection is what the last Send found: idle (none yet), connected,
+	// unavailable, rejected (another collector holds the ingress),
+	// auth_failed or decrypt_failed (the engine refuses output.token or
+	// the key: nothing is delivered until an operator fixes it).
+	Connection  string
+	LastError   string
+	LastErrorAt time.Time
 	// Input holds the input's own counters when it reports them
 	// (input.StatsReporter); nil otherwise.
 	Input *input.Stats

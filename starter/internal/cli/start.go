@@ -64,9 +64,11 @@ terminal, JSON lines otherwise: journald, containers, pipes) and to log.file
 only; edge-agent.out keeps what the Go runtime prints on a crash.
 
 Exit codes: 0 clean stop, 1 failure (worth a restart), 4 AUTH_FAILED (fix
-output.token), 5 DECRYPT_FAILED (fix the AES key), 6 another agent holds the
-data dir, 64 bad flags or arguments, 65 damaged WAL (run the db salvage
-command the message gives), 78 missing or invalid config. A crash exits 2
+output.token), 5 DECRYPT_FAILED (fix the AES key), both only with
+output.on-refusal: exit (by default the agent keeps reading and retries),
+6 another agent holds the data dir, 64 bad flags or arguments, 65 damaged
+WAL (run the db salvage command the message gives), 78 missing or invalid
+config. A crash exits 2
 (the Go runtime's code), which no decision of the agent's uses.
 
 Examples:

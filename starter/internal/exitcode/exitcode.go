@@ -21,9 +21,12 @@ const (
 	OK      = 0 // clean stop, or the command did what was asked
 	Failure = 1 // runtime or start-up failure; retrying may help
 	// 2 is left to the Go runtime: an unrecovered panic.
-	NotRunning    = 3  // status: the agent is not running (as LSB init scripts expect)
-	AuthFailed    = 4  // the engine answered AUTH_FAILED: fix output.token
-	DecryptFailed = 5  // the engine answered DECRYPT_FAILED: fix the AES key
+	NotRunning = 3 // status: the agent is not running (as LSB init scripts expect)
+	// AuthFailed and DecryptFailed: the engine answered AUTH_FAILED (fix
+	// output.token) or DECRYPT_FAILED (fix the AES key), and
+	// output.on-refusal is exit; by default the agent keeps running.
+	AuthFailed    = 4
+	DecryptFailed = 5
 	InUse         = 6  // another edge-agent holds the pid file or the WAL
 	Usage         = 64 // EX_USAGE: bad flags or arguments
 	// Damaged is EX_DATAERR: the WAL is damaged; the message gives the
@@ -35,8 +38,9 @@ const (
 )
 
 // NoRestart lists the codes a service manager must not restart on: each
-// names a setting an operator has to change first. Everything else,
-// crashes included, is worth a restart.
+// names a setting an operator has to change first (4 and 5 occur only
+// with output.on-refusal: exit, which asks for exactly that stop).
+// Everything else, crashes included, is worth a restart.
 var NoRestart = []int{Config, AuthFailed, DecryptFailed}
 
 // For maps an error returned by the agent's start-up or run to its code.

@@ -31,7 +31,7 @@ func (c *ConsoleConfig) Validate() error { return c.Transport.Client.ValidateTun
 
 // Pacing is the transport's, as it would be if output.type were switched
 // back: the scheduler behaves the same whichever output is configured.
-func (c *ConsoleConfig) Pacing() Pacing { return pacingOf(&c.Transport.Client) }
+func (c *ConsoleConfig) Pacing() Pacing { return c.Transport.Pacing() }
 
 // Redacted hides the transport keys' secrets, which a console config may
 // still hold.

@@ -43,9 +43,14 @@ type Pacing struct {
 	MaxInFlight int
 	// InitialBackoff and MaxBackoff bound the pause after the destination
 	// was unreachable when the agent keeps no WAL (retry.* is then
-	// ignored); MaxBackoff is also the pause after REJECTED.
+	// ignored); MaxBackoff is also the pause after REJECTED, AUTH_FAILED
+	// and DECRYPT_FAILED.
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
+	// OnRefusal is what to do when the engine refuses the token or cannot
+	// decrypt: RefusalExit stops the agent; anything else pauses sending
+	// for MaxBackoff, as after REJECTED, and tries again.
+	OnRefusal RefusalPolicy
 }
 
 // Settings is what every output gets beside its config.

@@ -83,6 +83,9 @@ func TestTransportConfigValidate(t *testing.T) {
 		{"tls keys under tls", func(_ *testing.T, c *TransportConfig) {
 			c.TLS = client.TLSOptions{Enabled: true, CertFile: "c.pem"}
 		}, "tls.key-file"},
+		{"on-refusal exit, any case", func(t *testing.T, c *TransportConfig) { parse(t, &c.OnRefusal, " EXIT ") }, ""},
+		{"unknown on-refusal", func(t *testing.T, c *TransportConfig) { parse(t, &c.OnRefusal, "ignore") }, "on-refusal"},
+		{"on-refusal left empty in code", func(_ *testing.T, c *TransportConfig) { c.OnRefusal = "" }, "on-refusal"},
 		{"tls off ignores its files", func(_ *testing.T, c *TransportConfig) { c.TLS.CertFile = "c.pem" }, ""},
 		{"unknown packet mode", func(t *testing.T, c *TransportConfig) { parse(t, &c.PacketMode, "udp") }, "packet-mode"},
 		{"RAW ignores compression, encryption and key", func(t *testing.T, c *TransportConfig) {
@@ -150,14 +153,14 @@ func TestConsoleConfig(t *testing.T) {
 func TestPacing(t *testing.T) {
 	for _, cfg := range []Config{NewTransportConfig(), NewConsoleConfig()} {
 		d := client.DefaultConfig()
-		want := Pacing{MaxInFlight: d.MaxInFlight, InitialBackoff: d.InitialBackoff, MaxBackoff: d.MaxBackoff}
+		want := Pacing{MaxInFlight: d.MaxInFlight, InitialBackoff: d.InitialBackoff, MaxBackoff: d.MaxBackoff, OnRefusal: RefusalRetry}
 		if got := cfg.Pacing(); got != want {
 			t.Errorf("%T: Pacing = %+v, want %+v", cfg, got, want)
 		}
 	}
 	c := NewTransportConfig()
-	c.Client.MaxInFlight, c.Client.MaxBackoff = 1, time.Second
-	if p := c.Pacing(); p.MaxInFlight != 1 || p.MaxBackoff != time.Second {
+	c.Client.MaxInFlight, c.Client.MaxBackoff, c.OnRefusal = 1, time.Second, RefusalExit
+	if p := c.Pacing(); p.MaxInFlight != 1 || p.MaxBackoff != time.Second || p.OnRefusal != RefusalExit {
 		t.Errorf("Pacing = %+v", p)
 	}
 }

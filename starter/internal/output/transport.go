@@ -37,12 +37,34 @@ type TransportConfig struct {
 	// AESSecretKeyFile names a file holding the base64 key; it wins.
 	AESSecretKeyFile string            `yaml:"aes-secret-key-file"`
 	TLS              client.TLSOptions `yaml:"tls"`
+	// OnRefusal is what the scheduler does when the engine answers
+	// AUTH_FAILED or DECRYPT_FAILED (Pacing.OnRefusal).
+	OnRefusal RefusalPolicy `yaml:"on-refusal"`
+}
+
+// RefusalPolicy is output.on-refusal: retry or exit.
+type RefusalPolicy string
+
+const (
+	// RefusalRetry keeps reading into the WAL and retries at
+	// output.max-backoff-ms until the engine accepts the agent again, so
+	// a wrong token or key costs no data while an operator fixes it.
+	RefusalRetry RefusalPolicy = "retry"
+	// RefusalExit stops the agent (exit 4 or 5), as the Java agent does.
+	RefusalExit RefusalPolicy = "exit"
+)
+
+// UnmarshalText accepts any case; an unknown value is kept for Validate
+// to report, as every other name of this section is.
+func (r *RefusalPolicy) UnmarshalText(b []byte) error {
+	*r = RefusalPolicy(strings.ToLower(strings.TrimSpace(string(b))))
+	return nil
 }
 
 // NewTransportConfig holds the client's and the codec's defaults.
 func NewTransportConfig() *TransportConfig {
 	s := codec.DefaultSettings()
-	c := &TransportConfig{Client: client.DefaultConfig(), AuthType: "token"}
+	c := &TransportConfig{Client: client.DefaultConfig(), AuthType: "token", OnRefusal: RefusalRetry}
 	c.PacketMode.Value, c.Compression.Value, c.Encryption.Value = s.Mode, s.Compression, s.Encryption
 	return c
 }
@@ -80,7 +102,7 @@ func (c *TransportConfig) Codec() codec.Settings {
 }
 
 // Validate runs the client's, the TLS options' and (in PACKET mode) the
-// codec's checks, and checks auth-type. A problem with a secret read from
+// codec's checks, and checks auth-type and on-refusal. A problem with a secret read from
 // a file is filed under the file's key.
 func (c *TransportConfig) Validate() error {
 	var errs []error
@@ -89,6 +111,9 @@ func (c *TransportConfig) Validate() error {
 		errs = append(errs, transport.Errorf("auth-type", "must be \"token\" when set; %q is not supported", c.AuthType))
 	}
 	errs = append(errs, under("tls", c.TLS.Validate()))
+	if c.OnRefusal != RefusalRetry && c.OnRefusal != RefusalExit {
+		errs = append(errs, transport.Errorf("on-refusal", "must be retry or exit, got %q", string(c.OnRefusal)))
+	}
 	if err := c.PacketMode.check("packet-mode"); err != nil {
 		return errors.Join(append(errs, err)...)
 	}
@@ -141,13 +166,11 @@ func (c *TransportConfig) encrypted() bool {
 		c.Encryption.err == nil && c.Encryption.Value != codec.EncryptionNone
 }
 
-// Pacing is the client's.
+// Pacing is the client's, with on-refusal.
 func (c *TransportConfig) Pacing() Pacing {
-	return pacingOf(&c.Client)
-}
-
-func pacingOf(cc *client.Config) Pacing {
-	return Pacing{MaxInFlight: cc.MaxInFlight, InitialBackoff: cc.InitialBackoff, MaxBackoff: cc.MaxBackoff}
+	cc := &c.Client
+	return Pacing{MaxInFlight: cc.MaxInFlight, InitialBackoff: cc.InitialBackoff, MaxBackoff: cc.MaxBackoff,
+		OnRefusal: c.OnRefusal}
 }
 
 // Redacted hides the token and the key.
