@@ -154,6 +154,7 @@ func (r *Agent) Run(ctx context.Context) error {
 // run turns the loop until ctx is done or a fatal error.
 func (l *loop) run(ctx context.Context) error {
 	for ctx.Err() == nil {
+		l.r.ctr.lastTurn.Store(l.r.now().UnixNano())
 		progressed, err := l.turn(ctx)
 		if err != nil {
 			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
