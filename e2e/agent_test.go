@@ -23,6 +23,9 @@ type options struct {
 	keyB64      string
 	queuePath   string // default data/wal.db
 	extra       string // appended YAML (must keep the section structure valid)
+	// httpListen is http.listen; default off, so agents of parallel tests
+	// never race for the default port.
+	httpListen string
 }
 
 // agentRoot is one install root: config/, in/ (watched files), data/, log/.
@@ -113,6 +116,10 @@ output:
 	if o.keyB64 != "" {
 		fmt.Fprintf(&b, "  aes-secret-key-base64: %s\n", strconv.Quote(o.keyB64))
 	}
+	if o.httpListen == "" {
+		o.httpListen = "off"
+	}
+	fmt.Fprintf(&b, "http:\n  listen: %s\n", strconv.Quote(o.httpListen))
 	b.WriteString("log:\n  level: debug\n")
 	b.WriteString(o.extra)
 	if err := os.WriteFile(r.configPath(), []byte(b.String()), 0o644); err != nil {

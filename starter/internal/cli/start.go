@@ -10,12 +10,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/edge-agent/edge-agent/connector/file"
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
+	"github.com/edge-agent/edge-agent/starter/internal/api"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"github.com/edge-agent/edge-agent/starter/internal/identity"
@@ -219,7 +221,14 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 	if err != nil {
 		return fail(exitcode.For(err), err)
 	}
+	stopAPI, err := a.startAPI(cfg, rt, logger)
+	if err != nil {
+		return fail(exitcode.Failure, err)
+	}
 	runErr := rt.Run(runCtx)
+	// After Run: /readyz and /healthz answer 503 while the agent stops,
+	// which is what a load balancer or a probe should see.
+	stopAPI()
 	notifyStopping() // also when a fatal error, not a signal, ended the run
 	code := exitcode.For(runErr)
 	if code == exitcode.OK {
@@ -233,6 +242,28 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 		a.errorf("%v", runErr)
 	}
 	return quietCode(code)
+}
+
+// startAPI serves http.* (nothing when http.listen is off); the returned
+// function stops it.
+func (a *agentCLI) startAPI(cfg *config.Config, rt *agent.Agent, logger *slog.Logger) (stop func(), err error) {
+	if !cfg.HTTP.Enabled() {
+		return func() {}, nil
+	}
+	srv, err := api.Start(api.Options{
+		Settings: cfg.HTTP, Source: rt, Logger: logger,
+		Version: a.env.Build.Version, Commit: a.env.Build.Commit, ConfigHash: cfg.Hash,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Close(ctx); err != nil {
+			logger.Warn("HTTP API did not stop cleanly", "error", err)
+		}
+	}, nil
 }
 
 // handleSignals cancels the run on the first SIGTERM/SIGINT and exits at
