@@ -54,6 +54,9 @@ at exit. With --background the agent detaches (output to edge-agent.out or
 $EDGE_AGENT_LOG_FILE) and this command waits up to
 $EDGE_AGENT_STARTUP_READY_TIMEOUT_S seconds (default 10) for readiness.
 Under systemd Type=notify, READY=1 and STOPPING=1 are sent to $NOTIFY_SOCKET.
+While it runs, the agent serves /metrics, /healthz, /readyz and /debug/status
+on http.listen (default 127.0.0.1:9466; off disables; docs/metrics.md); a port
+that cannot be bound fails the start (exit 1).
 
 Exit codes: 0 clean stop, 1 failure (worth a restart), 4 AUTH_FAILED (fix
 output.token), 5 DECRYPT_FAILED (fix the AES key), 6 another agent holds the
