@@ -65,6 +65,12 @@ type statusDoc struct {
 	Counters *struct {
 		Acked uint64 `json:"acked"`
 	} `json:"counters"`
+	Files []struct {
+		Path     string `json:"path"`
+		Identity string `json:"identity"`
+		Offset   int64  `json:"offset"`
+		Lag      int64  `json:"lag_bytes"`
+	} `json:"files"`
 	DetailError string `json:"detail_error"`
 }
 
@@ -112,6 +118,16 @@ func TestHTTPAPI(t *testing.T) {
 		doc.Connection != "connected" || doc.Counters == nil || doc.Counters.Acked != uint64(len(want)) {
 		t.Errorf("/debug/status:\n%s", body)
 	}
+	// The input refreshes its file list once a second.
+	eventually(t, deliverTimeout, "/debug/status to list in/app.log fully read", func() bool {
+		_, body := httpGet(t, base+"/debug/status")
+		var d statusDoc
+		if err := json.Unmarshal([]byte(body), &d); err != nil {
+			t.Fatal(err)
+		}
+		return len(d.Files) == 1 && d.Files[0].Path == root.path("in/app.log") && d.Files[0].Identity != "" &&
+			d.Files[0].Offset > 0 && d.Files[0].Lag == 0
+	})
 	if strings.Contains(body, "e2e-token-0123456789") {
 		t.Error("/debug/status shows the token")
 	}

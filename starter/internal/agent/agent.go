@@ -85,6 +85,7 @@ type Agent struct {
 // Snapshot from any goroutine; the providers must be safe for that.
 type extStats struct {
 	input      func() input.Stats
+	files      func() []input.FileStatus
 	reconnects func() uint64
 }
 

@@ -52,6 +52,9 @@ type Status struct {
 	// Input holds the input's own counters when it reports them
 	// (input.StatsReporter); nil otherwise.
 	Input *input.Stats
+	// Files lists the files the input tracks (input.FilesReporter); nil
+	// when it cannot say.
+	Files []input.FileStatus
 }
 
 // QueueStatus is the queue as of the last loop transaction.
@@ -145,6 +148,9 @@ func (r *Agent) Snapshot() Status {
 		if e.input != nil {
 			s := e.input()
 			st.Input = &s
+		}
+		if e.files != nil {
+			st.Files = e.files()
 		}
 	}
 	return st

@@ -44,6 +44,7 @@ func running() agent.Status {
 		Connection:  "connected",
 		SendLatency: agent.Histogram{Bounds: []time.Duration{time.Millisecond, time.Second}, Counts: []uint64{1, 3}, Count: 4, Sum: 1500 * time.Millisecond},
 		Input:       &input.Stats{BytesRead: 999, FilesOpen: 3, TruncatedLines: 1},
+		Files:       []input.FileStatus{{Path: "/var/log/a.log", Identity: "1:2:ab", Offset: 10, Size: 25, Lag: 15, Open: true}},
 	}
 }
 
@@ -187,6 +188,9 @@ func TestDebugStatusJSON(t *testing.T) {
 	}
 	if got.WAL != (WALStatus{Pending: 5, Sending: 4, Dead: 2, Bytes: 1234, FileBytes: 65536, OldestPendingAgeSeconds: 42}) {
 		t.Errorf("wal: %+v", got.WAL)
+	}
+	if len(got.Files) != 1 || got.Files[0] != (File{Path: "/var/log/a.log", Identity: "1:2:ab", Offset: 10, Size: 25, Lag: 15, Open: true}) {
+		t.Errorf("files: %+v", got.Files)
 	}
 	if got.Counters == nil || got.Counters.Acked != 7 || got.Input == nil || got.Input.FilesOpen != 3 {
 		t.Errorf("counters %+v input %+v", got.Counters, got.Input)

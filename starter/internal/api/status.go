@@ -33,6 +33,18 @@ type Status struct {
 	WAL      WALStatus `json:"wal"`
 	Counters *Counters `json:"counters,omitempty"`
 	Input    *Input    `json:"input,omitempty"`
+	// Files are the input's tracked files, when it can list them.
+	Files []File `json:"files,omitempty"`
+}
+
+// File is one tracked file.
+type File struct {
+	Path     string `json:"path"`
+	Identity string `json:"identity"`
+	Offset   int64  `json:"offset"`
+	Size     int64  `json:"size"`
+	Lag      int64  `json:"lag_bytes"`
+	Open     bool   `json:"open"`
 }
 
 // WALStatus is the queue's content.
@@ -111,6 +123,9 @@ func statusOf(st agent.Status, o *Options, now time.Time) Status {
 			TruncatedLines: s.TruncatedLines, FilesOpen: s.FilesOpen, FilesTracked: s.FilesTracked,
 			Rotations: s.Rotations, Truncations: s.Truncations, Errors: s.Errors,
 		}
+	}
+	for _, f := range st.Files {
+		out.Files = append(out.Files, File{Path: f.Path, Identity: f.Identity, Offset: f.Offset, Size: f.Size, Lag: f.Lag, Open: f.Open})
 	}
 	return out
 }

@@ -155,6 +155,9 @@ func writeStatusJSON(w io.Writer, st api.Status, detailErr error) error {
 	return nil
 }
 
+// maxLaggingShown keeps the summary short on hosts tailing many files.
+const maxLaggingShown = 5
+
 func writeStatusText(w io.Writer, st api.Status, pidFile string, detailErr error) {
 	if st.Running {
 		fmt.Fprintf(w, "edge-agent is running (pid %d)\n", st.PID)
@@ -180,6 +183,21 @@ func writeStatusText(w io.Writer, st api.Status, pidFile string, detailErr error
 		fmt.Fprintf(out, "oldest pending:\t%s ago\n", (time.Duration(st.WAL.OldestPendingAgeSeconds) * time.Second).String())
 	} else {
 		fmt.Fprintf(out, "oldest pending:\t-\n")
+	}
+	if st.Input != nil {
+		fmt.Fprintf(out, "files:\t%d tracked, %d open\n", st.Input.FilesTracked, st.Input.FilesOpen)
+	}
+	shown := 0
+	for _, f := range st.Files {
+		if f.Lag <= 0 {
+			continue
+		}
+		if shown == maxLaggingShown {
+			fmt.Fprintf(out, "\t… (status --json lists every file)\n")
+			break
+		}
+		fmt.Fprintf(out, "lagging:\t%s: %d bytes unread (offset %d of %d)\n", f.Path, f.Lag, f.Offset, f.Size)
+		shown++
 	}
 	if st.Backpressure {
 		fmt.Fprintf(out, "backpressure:\treading paused (queue above queue.max-bytes)\n")
