@@ -216,6 +216,18 @@ func TestTokenRequired(t *testing.T) {
 	}
 }
 
+// TestPprofOnlyWhenAsked: the profiler is not reachable by default.
+func TestPprofOnlyWhenAsked(t *testing.T) {
+	off := serve(t, Options{Source: &fakeSource{st: running()}})
+	if code, _ := get(t, off.URL+"/debug/pprof/", ""); code != http.StatusNotFound {
+		t.Errorf("pprof without http.pprof: %d, want 404", code)
+	}
+	on := serve(t, Options{Source: &fakeSource{st: running()}, Settings: Settings{Pprof: true}})
+	if code, body := get(t, on.URL+"/debug/pprof/", ""); code != http.StatusOK || !strings.Contains(body, "goroutine") {
+		t.Errorf("pprof with http.pprof: %d", code)
+	}
+}
+
 func TestClientReadsStatus(t *testing.T) {
 	srv := serve(t, Options{Source: &fakeSource{st: running()}, Settings: Settings{Token: "tok"}})
 	c, err := NewClient(Settings{Listen: strings.TrimPrefix(srv.URL, "http://"), Token: "tok"})

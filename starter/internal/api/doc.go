@@ -7,6 +7,7 @@
 //	/healthz       200 while the loop turns, the WAL is writable and the engine accepts us; 503 and the reason otherwise
 //	/readyz        200 once the agent is ready (BOOTSTRAP_READY), 503 before and while stopping
 //	/debug/status  the Status document as JSON (no secrets)
+//	/debug/pprof/  Go's profiler, only with http.pprof: true
 //
 // The server only reads: it calls the agent's Snapshot at each request,
 // so nothing on the agent's hot path knows it exists. When http.token is

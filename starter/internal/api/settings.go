@@ -21,6 +21,9 @@ type Settings struct {
 	// Token, when set, is the bearer token every request must carry. It
 	// is required when Listen is not a loopback address.
 	Token string `yaml:"token"`
+	// Pprof serves Go's profiler under /debug/pprof/. Off by default: a
+	// profile costs CPU and shows the program's internals.
+	Pprof bool `yaml:"pprof"`
 }
 
 // DefaultSettings are the server's defaults.
