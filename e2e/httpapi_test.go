@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"regexp"
@@ -158,4 +159,29 @@ func TestHTTPAPI(t *testing.T) {
 		t.Errorf("status --json after stop:\n%s", out)
 	}
 	t.Logf("status --json after stop:\n%s", out)
+}
+
+// A taken http.listen port fails the start with an error naming the key,
+// and a non-loopback address without a token is a config error (78).
+func TestHTTPListenErrors(t *testing.T) {
+	skipShort(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	root := newRoot(t, options{port: freePort(t), httpListen: taken.Addr().String()})
+	p := root.start()
+	if code := p.wait(t, 30*time.Second); code != 1 {
+		t.Fatalf("start on a taken port: exit %d, want 1", code)
+	}
+	if msg := p.stderrText() + root.logText(); !strings.Contains(msg, "http.listen") {
+		t.Errorf("the failure does not name http.listen:\n%s", msg)
+	}
+
+	root = newRoot(t, options{port: freePort(t), httpListen: "0.0.0.0:0"})
+	_, stderr, code := root.cli("config", "check", root.configPath())
+	if code != 78 || !strings.Contains(stderr, "http.listen") || !strings.Contains(stderr, "http.token") {
+		t.Errorf("config check of 0.0.0.0 without a token: exit %d\n%s", code, stderr)
+	}
 }
