@@ -24,6 +24,9 @@ type options struct {
 	queuePath   string // default data/wal.db
 	onRefusal   string // output.on-refusal; default: the agent's (retry)
 	extra       string // appended YAML (must keep the section structure valid)
+	// httpListen is http.listen; default off, so agents of parallel tests
+	// never race for the default port.
+	httpListen string
 }
 
 // agentRoot is one install root: config/, in/ (watched files), data/, log/.
@@ -117,6 +120,10 @@ output:
 	if o.onRefusal != "" {
 		fmt.Fprintf(&b, "  on-refusal: %s\n", o.onRefusal)
 	}
+	if o.httpListen == "" {
+		o.httpListen = "off"
+	}
+	fmt.Fprintf(&b, "http:\n  listen: %s\n", strconv.Quote(o.httpListen))
 	b.WriteString("log:\n  level: debug\n")
 	b.WriteString(o.extra)
 	if err := os.WriteFile(r.configPath(), []byte(b.String()), 0o644); err != nil {

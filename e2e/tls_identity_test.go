@@ -125,10 +125,10 @@ func (r *agentRoot) editConfig(oldNew ...string) {
 
 // enableTLS adds output.tls to agent.yaml: verify the engine with caFile
 // and expect 127.0.0.1 in its certificate. The output section is the one
-// right before log: in the generated file.
+// right before http: in the generated file.
 func (r *agentRoot) enableTLS(caFile string) {
 	r.t.Helper()
-	r.editConfig("\nlog:\n", "\n  tls:\n    enabled: true\n    ca-file: "+strconv.Quote(caFile)+"\n    server-name: 127.0.0.1\nlog:\n")
+	r.editConfig("\nhttp:\n", "\n  tls:\n    enabled: true\n    ca-file: "+strconv.Quote(caFile)+"\n    server-name: 127.0.0.1\nhttp:\n")
 }
 
 // walStatusCounts parses `edge-agent db wal-summary`: status -> row count.

@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 DEMO=${DEMO_DIR:-$ROOT/build/demo}
 PORT=${DEMO_PORT:-19999}
+HTTP_PORT=${DEMO_HTTP_PORT:-19466}
 TOKEN=demo-token
 rm -rf "$DEMO"
 mkdir -p "$DEMO/bin" "$DEMO/config" "$DEMO/logs"
@@ -41,6 +42,8 @@ output:
   endpoint: 127.0.0.1:$PORT
   token: \${EDGE_AGENT_TOKEN}
   max-in-flight: 64
+http:
+  listen: 127.0.0.1:$HTTP_PORT
 YAML
 
 # 1000 single-line events and one 4-line stack trace = 1001 events.
@@ -74,6 +77,8 @@ for _ in $(seq 1 300); do
 	sleep 0.1
 done
 got=$(wc -l <"$DEMO/received.ndjson")
+echo "demo: edge-agent status while it runs (the API on 127.0.0.1:$HTTP_PORT also serves /metrics):"
+EDGE_AGENT_HOME="$DEMO" EDGE_AGENT_TOKEN="$TOKEN" "$DEMO/bin/edge-agent" status || true
 kill -TERM "$agent"
 wait "$agent" || true
 echo "demo: receiver got $got records (want $want); first two and the stack trace:"

@@ -78,6 +78,7 @@ func (in *Input) publish() {
 	in.fmt.invalid = 0
 	s.filesOpen.Store(int64(len(in.openFiles)))
 	s.filesTracked.Store(int64(len(in.files)))
+	in.publishFiles()
 }
 
 // fileErr applies on-error to a problem with one file: with fail it

@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/glob"
@@ -77,9 +78,12 @@ type Input struct {
 	tsTail   []byte // `,"_ts":<ms>,"payload":` for the current read time
 	tsCached int64
 	arena    arena
-	errSeen  map[string]string   // path → last logged error, to log once
-	listErrs map[string]struct{} // directories in a listing failure streak
-	deepSeen map[string]struct{} // directories logged as too deep to walk
+	errSeen  map[string]string // path → last logged error, to log once
+	// filesList is what Files returns, copied by publishFiles at filesAt.
+	filesList atomic.Pointer[[]input.FileStatus]
+	filesAt   time.Time
+	listErrs  map[string]struct{} // directories in a listing failure streak
+	deepSeen  map[string]struct{} // directories logged as too deep to walk
 
 	watch *watcher
 	wake  <-chan struct{} // the watcher's wake channel; kept after Close

@@ -1,7 +1,9 @@
 package file
 
 import (
+	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
 )
@@ -11,6 +13,42 @@ import (
 type counters struct {
 	linesRead, bytesRead, events, truncatedLines, invalid   atomic.Int64
 	filesOpen, filesTracked, rotations, truncations, errors atomic.Int64
+}
+
+// filesEvery bounds how often the poll copies its file list for Files: a
+// status request may see it a second late, the read path allocates once
+// a second at most.
+const filesEvery = time.Second
+
+// Files lists the tracked files, in read order, as of the last copy.
+// Safe for concurrent use.
+func (in *Input) Files() []input.FileStatus {
+	if p := in.filesList.Load(); p != nil {
+		return slices.Clone(*p)
+	}
+	return nil
+}
+
+// publishFiles copies the file list for Files, at most every filesEvery.
+// It runs on the goroutine that drives the input, which owns in.ring.
+func (in *Input) publishFiles() {
+	now := in.now()
+	if !in.filesAt.IsZero() && now.Sub(in.filesAt) < filesEvery {
+		return
+	}
+	in.filesAt = now
+	list := make([]input.FileStatus, 0, len(in.ring))
+	for _, t := range in.ring {
+		if t.dead {
+			continue
+		}
+		size := max(t.lastSize, t.readPos)
+		list = append(list, input.FileStatus{
+			Path: t.path, Identity: t.key, Offset: t.offset, Size: size,
+			Lag: max(0, size-t.offset), Open: t.f != nil,
+		})
+	}
+	in.filesList.Store(&list)
 }
 
 // Stats returns a snapshot of the counters. Safe for concurrent use.

@@ -72,6 +72,30 @@ type StatsReporter interface {
 	Stats() Stats
 }
 
+// FilesReporter is implemented by inputs that read files and can list them
+// cheaply. Files is called from other goroutines than the one driving the
+// input, so it must be safe for concurrent use; the list may be a little
+// behind the input (the file input refreshes it at most once a second).
+type FilesReporter interface {
+	Files() []FileStatus
+}
+
+// FileStatus is one file an input tracks.
+type FileStatus struct {
+	Path string
+	// Identity is the key its position is saved under (for the file
+	// input: device, inode and a fingerprint of the first bytes).
+	Identity string
+	// Offset is just past the last byte delivered in an event.
+	Offset int64
+	// Size is the file's size as last seen (the input stats files at each
+	// scan and learns more as it reads).
+	Size int64
+	// Lag is Size - Offset: bytes written but not delivered yet.
+	Lag  int64
+	Open bool
+}
+
 // Stats are an input's counters since Create. Every field is monotonic
 // except FilesOpen and FilesTracked, which are gauges. The file fields
 // name what a file input counts; an input without files leaves them 0.

@@ -85,6 +85,7 @@ type Agent struct {
 // Snapshot from any goroutine; the providers must be safe for that.
 type extStats struct {
 	input      func() input.Stats
+	files      func() []input.FileStatus
 	reconnects func() uint64
 }
 
@@ -159,6 +160,7 @@ func (r *Agent) Run(ctx context.Context) error {
 // run turns the loop until ctx is done or a fatal error.
 func (l *loop) run(ctx context.Context) error {
 	for ctx.Err() == nil {
+		l.r.ctr.lastTurn.Store(l.r.now().UnixNano())
 		progressed, err := l.turn(ctx)
 		if err != nil {
 			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {

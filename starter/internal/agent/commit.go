@@ -328,6 +328,7 @@ func (l *loop) walFailed(now time.Time, err error, onlyAppends bool) {
 	// Not jittered: a disk problem is this host's own, no herd to spread.
 	l.walRetryAt = now.Add(backoff.Policy{Initial: 100 * time.Millisecond, Max: 5 * time.Second}.Delay(l.walErrs - 1))
 	l.r.pub.setError(err, now)
+	l.r.pub.set(func(p *published) { p.walErr = err.Error() })
 	// Log the first failure and then every 20th: a full disk lasts.
 	if l.walErrs != 1 && l.walErrs%20 != 0 {
 		return
@@ -345,6 +346,7 @@ func (l *loop) walFailed(now time.Time, err error, onlyAppends bool) {
 func (l *loop) walRecovered() {
 	if l.walErrs > 0 {
 		l.log.Info("WAL writable again", slog.Int("failures", l.walErrs))
+		l.r.pub.set(func(p *published) { p.walErr = "" })
 	}
 	l.walErrs, l.walRetryAt, l.onlyAppendsFail = 0, time.Time{}, false
 }

@@ -97,6 +97,9 @@ func TestFullDiskAcksCommitAndBacklogDrains(t *testing.T) {
 	eventually(t, 10*time.Second, "the append failing", func() bool {
 		return strings.Contains(h.rt.Snapshot().LastError, "no space left")
 	})
+	if st := h.rt.Snapshot(); !strings.Contains(st.WALError, "no space left") {
+		t.Fatalf("WALError %q while appends fail, want the disk's error (health checks read it)", st.WALError)
+	}
 	// Free pages left in the file by earlier commits may take a few
 	// groups; the rest waits in the buffer and the input.
 	if st := h.rt.Snapshot(); st.RowsAppended >= 2600 || st.Acked != 0 {
@@ -118,6 +121,9 @@ func TestFullDiskAcksCommitAndBacklogDrains(t *testing.T) {
 	})
 	if left := in.left(); left != 0 {
 		t.Fatalf("input not resumed: %d events never read", left)
+	}
+	if st.WALError != "" {
+		t.Fatalf("WALError %q after every append committed, want empty", st.WALError)
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)

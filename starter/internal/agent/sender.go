@@ -90,7 +90,9 @@ func (s *sendLoop) do(ctx context.Context, j *job) *jobResult {
 	var err error
 	if len(batches) > 0 {
 		s.ctr.sent.Add(uint64(len(batches)))
+		start := s.now()
 		sent, err = s.snd.Send(ctx, batches)
+		s.ctr.sendLatency.observe(s.now().Sub(start))
 	}
 	res.results = s.merge(j, batches, sent, encFailed)
 	res.err = err

@@ -157,6 +157,9 @@ func (r *Agent) publishExt(in input.Input, snd transport.Sender) {
 	if s, ok := in.(input.StatsReporter); ok {
 		e.input = s.Stats
 	}
+	if f, ok := in.(input.FilesReporter); ok {
+		e.files = f.Files
+	}
 	if s, ok := snd.(clientStats); ok {
 		e.reconnects = func() uint64 { return s.Stats().Reconnects }
 	}

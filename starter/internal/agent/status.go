@@ -34,6 +34,13 @@ type Status struct {
 	Reconnects   uint64 // from the transport when it reports it
 	Commits      uint64 // queue transactions committed (one fsync each for the WAL)
 
+	// SendLatency is the duration of each Send call (one job: up to
+	// agent.bulk-max-size batches, until every result is in).
+	SendLatency Histogram
+	// LastTurn is when the scheduler loop last began a turn; a loop that
+	// stopped turning leaves it behind (health checks compare it with now).
+	LastTurn time.Time
+
 	Queue        QueueStatus
 	Backpressure bool // input reading paused: queue above queue.max-bytes
 	// Connection is what the last Send found: idle (none yet), connected,
@@ -43,9 +50,15 @@ type Status struct {
 	Connection  string
 	LastError   string
 	LastErrorAt time.Time
+	// WALError is why the last queue transaction failed; empty once one
+	// commits again (the WAL is writable).
+	WALError string
 	// Input holds the input's own counters when it reports them
 	// (input.StatsReporter); nil otherwise.
 	Input *input.Stats
+	// Files lists the files the input tracks (input.FilesReporter); nil
+	// when it cannot say.
+	Files []input.FileStatus
 }
 
 // QueueStatus is the queue as of the last loop transaction.
@@ -64,6 +77,8 @@ type QueueStatus struct {
 type counters struct {
 	eventsRead, rowsAppended, sent, acked, failed, released atomic.Uint64
 	dead, dropped, retries, sendErrors, commits             atomic.Uint64
+	lastTurn                                                atomic.Int64 // unix nanoseconds
+	sendLatency                                             histogram
 }
 
 // published is the part of Status that is not a counter.
@@ -77,6 +92,7 @@ type published struct {
 	connection   string
 	lastErr      string
 	lastErrAt    time.Time
+	walErr       string
 	ids          resolvedIDs
 }
 
@@ -112,6 +128,10 @@ func (r *Agent) Snapshot() Status {
 		Retries:           r.ctr.retries.Load(),
 		SendErrors:        r.ctr.sendErrors.Load(),
 		Commits:           r.ctr.commits.Load(),
+		SendLatency:       r.ctr.sendLatency.snapshot(),
+	}
+	if t := r.ctr.lastTurn.Load(); t != 0 {
+		st.LastTurn = time.Unix(0, t)
 	}
 	p := &r.pub
 	p.mu.Lock()
@@ -119,6 +139,7 @@ func (r *Agent) Snapshot() Status {
 	st.State, st.StartedAt = p.state, p.startedAt
 	st.Queue, st.Backpressure = p.queue, p.backpressure
 	st.Connection, st.LastError, st.LastErrorAt = p.connection, p.lastErr, p.lastErrAt
+	st.WALError = p.walErr
 	oldest := p.oldest
 	p.mu.Unlock()
 	if !oldest.IsZero() {
@@ -131,6 +152,9 @@ func (r *Agent) Snapshot() Status {
 		if e.input != nil {
 			s := e.input()
 			st.Input = &s
+		}
+		if e.files != nil {
+			st.Files = e.files()
 		}
 	}
 	return st

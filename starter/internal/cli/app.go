@@ -150,6 +150,7 @@ Examples:
    edge-agent start                          run in the foreground with config/agent.yaml
    edge-agent start --background             detach, wait for readiness, return
    edge-agent status; echo $?                0 running, 3 not running
+   edge-agent status --json                  the same for scripts
    edge-agent stop
    edge-agent config check config/agent.yaml
    edge-agent check output                   connect and authenticate to the engine, send nothing

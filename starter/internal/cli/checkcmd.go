@@ -72,8 +72,8 @@ func (a *agentCLI) checkOutput(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	outputs := output.NewRegistry(output.NewConsoleFactory(a.env.Stdout), output.NewTransportFactory())
-	cfg, path, err := a.loadConfig(explicit, outputs)
+	inputs, outputs := registries(a.env.Stdout)
+	cfg, path, err := a.loadConfig(explicit, inputs, outputs)
 	if err != nil {
 		return err
 	}
@@ -109,17 +109,33 @@ func (a *agentCLI) checkOutput(c *ucli.Context) error {
 	return nil
 }
 
+// registries are the input and output types this build knows. The
+// console output writes to stdout; nil where no sender is built.
+func registries(stdout io.Writer) (*input.Registry, *output.Registry) {
+	return input.NewRegistry(file.NewFactory()),
+		output.NewRegistry(output.NewConsoleFactory(stdout), output.NewTransportFactory())
+}
+
+// readConfig finds and loads the config the way every command does: the
+// path (--config, EDGE_AGENT_CONFIG, the install root), the registries,
+// the environment and the install root. path is "" when no file was found.
+func (a *agentCLI) readConfig(explicit, home string, inputs *input.Registry, outputs *output.Registry) (cfg *config.Config, warnings []config.Warning, path string, err error) {
+	path, err = paths.ConfigPath(explicit, a.env.Getenv, home)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	cfg, warnings, err = config.Load(path, config.LoadOptions{Registry: inputs, Outputs: outputs, Getenv: a.env.Getenv, Home: home})
+	return cfg, warnings, path, err
+}
+
 // loadConfig loads the config start would use, prints its warnings and,
 // when it is invalid, every problem; the error then carries
 // exitcode.Config and needs no more printing.
-func (a *agentCLI) loadConfig(explicit string, outputs *output.Registry) (*config.Config, string, error) {
-	home := a.home()
-	path, err := paths.ConfigPath(explicit, a.env.Getenv, home)
-	if err != nil {
+func (a *agentCLI) loadConfig(explicit string, inputs *input.Registry, outputs *output.Registry) (*config.Config, string, error) {
+	cfg, warnings, path, err := a.readConfig(explicit, a.home(), inputs, outputs)
+	if path == "" {
 		return nil, "", withCode(exitcode.Config, err)
 	}
-	registry := input.NewRegistry(file.NewFactory())
-	cfg, warnings, err := config.Load(path, config.LoadOptions{Registry: registry, Outputs: outputs, Getenv: a.env.Getenv, Home: home})
 	for _, w := range warnings {
 		fmt.Fprintf(a.env.Stderr, "warning: %s\n", w.String())
 	}

@@ -6,7 +6,6 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/edge-agent/edge-agent/starter/internal/config"
-	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
 
 func (a *agentCLI) configCommand() *ucli.Command {
@@ -41,8 +40,8 @@ func (a *agentCLI) configCheck(c *ucli.Context) error {
 		return err
 	}
 	// Checking builds no sender, so the console output needs no writer.
-	outputs := output.NewRegistry(output.NewConsoleFactory(nil), output.NewTransportFactory())
-	_, path, err := a.loadConfig(explicit, outputs)
+	inputs, outputs := registries(nil)
+	_, path, err := a.loadConfig(explicit, inputs, outputs)
 	if err != nil {
 		return err
 	}

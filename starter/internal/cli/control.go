@@ -8,7 +8,6 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"github.com/edge-agent/edge-agent/starter/internal/paths"
 	"github.com/edge-agent/edge-agent/starter/internal/process"
 )
@@ -86,37 +85,6 @@ func waitGone(pidFile string, d time.Duration) bool {
 			return false
 		}
 		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func (a *agentCLI) statusCommand() *ucli.Command {
-	return &ucli.Command{
-		Name:      "status",
-		Usage:     "tell whether the agent runs (exit 0 running, 3 not running)",
-		UsageText: "edge-agent status",
-		Description: `Checks whether a process holds the lock on the pid file (the running
-agent holds it for its whole life; the kernel releases it when the agent
-ends, even by kill -9). Exit codes follow LSB init scripts: 0 running, 3 not
-running (no pid file, or one nobody holds), 1 when it cannot tell. Prints no configuration and no secrets.
-
-Examples:
-   edge-agent status
-   edge-agent status >/dev/null || systemctl start edge-agent`,
-		OnUsageError: usageError,
-		Action: func(c *ucli.Context) error {
-			home := a.home()
-			pidFile := paths.PIDFile(a.env.Getenv, home)
-			st, err := process.Probe(pidFile)
-			if err != nil {
-				return err
-			}
-			if !st.Running {
-				fmt.Fprintln(a.env.Stdout, "edge-agent is not running")
-				return quietCode(exitcode.NotRunning)
-			}
-			fmt.Fprintf(a.env.Stdout, "edge-agent is running (pid %d)\npid file: %s\ninstall root: %s\n", st.PID, pidFile, home)
-			return nil
-		},
 	}
 }
 

@@ -10,17 +10,16 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/edge-agent/edge-agent/connector/file"
-	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
+	"github.com/edge-agent/edge-agent/starter/internal/api"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"github.com/edge-agent/edge-agent/starter/internal/identity"
 	"github.com/edge-agent/edge-agent/starter/internal/logging"
-	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/starter/internal/paths"
 	"github.com/edge-agent/edge-agent/starter/internal/process"
 )
@@ -52,6 +51,9 @@ at exit. With --background the agent detaches (output to edge-agent.out or
 $EDGE_AGENT_LOG_FILE) and this command waits up to
 $EDGE_AGENT_STARTUP_READY_TIMEOUT_S seconds (default 10) for readiness.
 Under systemd Type=notify, READY=1 and STOPPING=1 are sent to $NOTIFY_SOCKET.
+While it runs, the agent serves /metrics, /healthz, /readyz and /debug/status
+on http.listen (default 127.0.0.1:9466; off disables; docs/metrics.md); a port
+that cannot be bound fails the start (exit 1).
 
 With output.type console the agent writes each event as one line of JSON on
 stdout (NDJSON, terminal or not) and nothing else goes there, so it pipes
@@ -170,14 +172,9 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 		return quietCode(code)
 	}
 
-	registry := input.NewRegistry(file.NewFactory())
 	// output.type console writes events to stdout; logs never go there.
-	outputs := output.NewRegistry(output.NewConsoleFactory(a.env.Stdout), output.NewTransportFactory())
-	cfgPath, err := paths.ConfigPath(req.explicit, a.env.Getenv, req.home)
-	if err != nil {
-		return fail(exitcode.Config, err)
-	}
-	cfg, warnings, err := config.Load(cfgPath, config.LoadOptions{Registry: registry, Outputs: outputs, Getenv: a.env.Getenv, Home: req.home})
+	registry, outputs := registries(a.env.Stdout)
+	cfg, warnings, cfgPath, err := a.readConfig(req.explicit, req.home, registry, outputs)
 	if err != nil {
 		return fail(exitcode.Config, err) // Load's errors name the file
 	}
@@ -259,7 +256,14 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 	if err != nil {
 		return fail(exitcode.For(err), err)
 	}
+	stopAPI, err := a.startAPI(cfg, rt, logger)
+	if err != nil {
+		return fail(exitcode.Failure, err)
+	}
 	runErr := rt.Run(runCtx)
+	// After Run: /readyz and /healthz answer 503 while the agent stops,
+	// which is what a load balancer or a probe should see.
+	stopAPI()
 	notifyStopping() // also when a fatal error, not a signal, ended the run
 	code := exitcode.For(runErr)
 	if code == exitcode.OK {
@@ -273,6 +277,28 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 		a.errorf("%v", runErr)
 	}
 	return quietCode(code)
+}
+
+// startAPI serves http.* (nothing when http.listen is off); the returned
+// function stops it.
+func (a *agentCLI) startAPI(cfg *config.Config, rt *agent.Agent, logger *slog.Logger) (stop func(), err error) {
+	if !cfg.HTTP.Enabled() {
+		return func() {}, nil
+	}
+	srv, err := api.Start(api.Options{
+		Settings: cfg.HTTP, Source: rt, Logger: logger,
+		Version: a.env.Build.Version, Commit: a.env.Build.Commit, ConfigHash: cfg.Hash,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Close(ctx); err != nil {
+			logger.Warn("HTTP API did not stop cleanly", "error", err)
+		}
+	}, nil
 }
 
 // handleSignals cancels the run on the first SIGTERM/SIGINT and exits at

@@ -38,6 +38,7 @@ func secretKeys() map[string]bool {
 	return map[string]bool{
 		"output.token":                 true,
 		"output.aes-secret-key-base64": true,
+		"http.token":                   true,
 	}
 }
 

@@ -2,6 +2,7 @@ package config
 
 import (
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
+	"github.com/edge-agent/edge-agent/starter/internal/api"
 	"github.com/edge-agent/edge-agent/starter/internal/logging"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
@@ -18,6 +19,7 @@ func NewDefaultConfig() *Config {
 			Type: defaultOutputType,
 		},
 		Log:       logging.DefaultSettings(),
+		HTTP:      api.DefaultSettings(),
 		InputType: defaultInputType,
 	}
 }

@@ -52,7 +52,7 @@ func TestExampleConfigShowsDefaults(t *testing.T) {
 	want.Output.Type, want.Output.Options = output.TypeTransport, wantOut
 	if !reflect.DeepEqual(cfg.Agent, want.Agent) || !reflect.DeepEqual(cfg.Queue, want.Queue) ||
 		!reflect.DeepEqual(cfg.Retry, want.Retry) || !reflect.DeepEqual(cfg.Output, want.Output) ||
-		!reflect.DeepEqual(cfg.Log, want.Log) {
+		!reflect.DeepEqual(cfg.Log, want.Log) || !reflect.DeepEqual(cfg.HTTP, want.HTTP) {
 		t.Errorf("example values differ from the defaults:\n%+v\nwant\n%+v", cfg, want)
 	}
 	wantIn := file.NewDefaultConfig()

@@ -46,7 +46,7 @@ func TestLoadRejects(t *testing.T) {
 		{"paths element is a mapping", "input:\n  paths:\n    - a\n    - {b: 1}\n", "agent.yaml:4:7: input.paths[1]: expected a string, got a mapping"},
 		{"string from list", "output:\n  endpoint: [a]" + validInput, "agent.yaml:2:3: output.endpoint: expected a string, got a list"},
 		{"input.file is a scalar", "input:\n  paths: [a]\n  file: 5\n", `agent.yaml:3:3: input.file: expected a mapping, got an integer "5"`},
-		{"top level is a scalar", "just text", `agent.yaml:1:1: expected a mapping of sections (agent, input, queue, retry, output, log), got "just text"`},
+		{"top level is a scalar", "just text", `agent.yaml:1:1: expected a mapping of sections (agent, input, queue, retry, output, log, http), got "just text"`},
 
 		// YAML itself.
 		{"syntax error", "agent:\n  id: \"abc\n" + validInput, "agent.yaml:2:7: invalid YAML: could not find end character of double-quoted text"},
@@ -128,6 +128,9 @@ func TestLoadRejects(t *testing.T) {
 		{"log format", "log:\n  format: xml" + validInput, `agent.yaml:2:3: log.format: must be json or text, got "xml"`},
 		{"log max-size-mb", "log:\n  max-size-mb: 0" + validInput, "agent.yaml:2:3: log.max-size-mb: must be > 0, got 0"},
 		{"log max-backups", "log:\n  max-backups: -1" + validInput, "agent.yaml:2:3: log.max-backups: must be >= 0, got -1"},
+		{"http on every interface without a token", "http:\n  listen: 0.0.0.0:9466" + validInput, `agent.yaml:2:3: http.listen: "0.0.0.0:9466" is reachable from other hosts: set http.token (a bearer token) or listen on 127.0.0.1`},
+		{"http listen without a port", "http:\n  listen: localhost" + validInput, `agent.yaml:2:3: http.listen: must be host:port or "off", got "localhost"`},
+		{"typo in http", "http:\n  lisen: off" + validInput, "agent.yaml:2:3: http.lisen: unknown key; did you mean http.listen?"},
 
 		// Environment.
 		{"unset variable", "output:\n  token: ${NOPE}" + validInput, "agent.yaml:2:3: output.token: environment variable NOPE is not set or empty (write ${NOPE:-default} to give a default)"},

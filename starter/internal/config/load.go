@@ -180,9 +180,9 @@ func knownKeys(reg *input.Registry, outs *output.Registry) []string {
 	return keys
 }
 
-// sectionNames are the only top-level keys (Java's five, plus log).
+// sectionNames are the only top-level keys (Java's five, plus log and http).
 func sectionNames() []string {
-	return []string{"agent", "input", "queue", "retry", "output", "log"}
+	return []string{"agent", "input", "queue", "retry", "output", "log", "http"}
 }
 
 func (d *decoder) decodeRoot(root ast.Node, cfg *Config, reg *input.Registry, outs *output.Registry) {

@@ -358,3 +358,17 @@ func TestValidateWithoutFile(t *testing.T) {
 		t.Errorf("FieldError = %+v", fe)
 	}
 }
+
+// TestHTTPListenOff: "off" (a YAML 1.1 boolean) reads as the word, which
+// disables the server.
+func TestHTTPListenOff(t *testing.T) {
+	for _, v := range []string{"off", "OFF", `"off"`} {
+		cfg, _ := mustLoad(t, "http:\n  listen: "+v+"\n"+minimal)
+		if cfg.HTTP.Enabled() {
+			t.Errorf("listen: %s: server still enabled (%q)", v, cfg.HTTP.Listen)
+		}
+	}
+	if cfg, _ := mustLoad(t, minimal); cfg.HTTP.Listen != "127.0.0.1:9466" || !cfg.HTTP.Enabled() {
+		t.Errorf("default http.listen %q", cfg.HTTP.Listen)
+	}
+}

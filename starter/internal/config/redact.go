@@ -11,11 +11,15 @@ const RedactedValue = output.RedactedValue
 
 // Redacted returns a copy safe to log or show in status: the output's
 // secrets (the token, the encryption key) are replaced by a placeholder by
-// the output's own config, which knows which of its keys are secret (empty
+// the output's own config, which knows which of its keys are secret, and so
+// is http.token (empty
 // stays empty, so "not set" is still visible). File paths are kept: they
 // are not secrets.
 func (c *Config) Redacted() *Config {
 	r := *c
+	if r.HTTP.Token != "" {
+		r.HTTP.Token = RedactedValue
+	}
 	if r.Output.Options != nil {
 		r.Output.Options = r.Output.Options.Redacted()
 	}

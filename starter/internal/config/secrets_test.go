@@ -231,3 +231,14 @@ func TestRelativeInputPathsAnchorAtHome(t *testing.T) {
 		t.Errorf("exclude[0] = %q, want %q", fc.Exclude[0], want)
 	}
 }
+
+// TestHTTPTokenRedacted: http.token is a secret like output.token.
+func TestHTTPTokenRedacted(t *testing.T) {
+	cfg, _ := mustLoad(t, "http:\n  listen: 0.0.0.0:9466\n  token: "+testToken+"\n"+minimal)
+	if r := cfg.Redacted(); r.HTTP.Token != RedactedValue || strings.Contains(fmt.Sprintf("%+v", *r), testToken) {
+		t.Errorf("http.token not redacted: %+v", r.HTTP)
+	}
+	if cfg.HTTP.Token != testToken {
+		t.Error("Redacted changed the original")
+	}
+}

@@ -3,6 +3,7 @@ package config
 import (
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
+	"github.com/edge-agent/edge-agent/starter/internal/api"
 	"github.com/edge-agent/edge-agent/starter/internal/logging"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
@@ -18,6 +19,7 @@ type Config struct {
 	Retry  RetryConfig      `yaml:"retry"`
 	Output OutputConfig     `yaml:"output"`
 	Log    logging.Settings `yaml:"log"`
+	HTTP   api.Settings     `yaml:"http"`
 
 	// InputType is input.type, lower-cased ("file").
 	InputType string `yaml:"-"`

@@ -40,6 +40,7 @@ func (c *Config) validate(p *problems) {
 	c.validateQueue(k)
 	c.validateOutput(k)
 	c.validateLog(k)
+	k.component("http", c.HTTP.Validate())
 }
 
 func (c *Config) validateAgent(k checker) {

@@ -1,0 +1,187 @@
+package e2e
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// httpGet fetches url from the agent's API.
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+var ackedRe = regexp.MustCompile(`(?m)^edge_agent_events_acked_total (\S+)$`)
+
+func ackedMetric(t *testing.T, base string) float64 {
+	t.Helper()
+	code, body := httpGet(t, base+"/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("/metrics: %d", code)
+	}
+	m := ackedRe.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("/metrics has no edge_agent_events_acked_total:\n%s", body)
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// statusDoc is the part of status --json and /debug/status checked here.
+type statusDoc struct {
+	Running    bool   `json:"running"`
+	PID        int    `json:"pid"`
+	Source     string `json:"source"`
+	State      string `json:"state"`
+	AgentID    string `json:"agent_id"`
+	ConfigHash string `json:"config_hash"`
+	Connection string `json:"connection"`
+	WAL        struct {
+		Pending *int64 `json:"pending"`
+		Dead    *int64 `json:"dead"`
+	} `json:"wal"`
+	Counters *struct {
+		Acked uint64 `json:"acked"`
+	} `json:"counters"`
+	Files []struct {
+		Path     string `json:"path"`
+		Identity string `json:"identity"`
+		Offset   int64  `json:"offset"`
+		Lag      int64  `json:"lag_bytes"`
+	} `json:"files"`
+	DetailError string `json:"detail_error"`
+}
+
+// The agent serves its API on http.listen: counters move on /metrics as
+// lines are delivered, /healthz and /readyz answer 200, /debug/status and
+// `status --json` describe it while it runs, and `status --json` reads the
+// WAL once it is stopped.
+func TestHTTPAPI(t *testing.T) {
+	skipShort(t)
+	port := freePort(t)
+	listen := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	base := "http://" + listen
+	root := newRoot(t, options{port: port, httpListen: listen})
+	rc := startReceiver(t, port, "e2e-token-0123456789")
+	agent := root.startReady()
+
+	if got := ackedMetric(t, base); got != 0 {
+		t.Fatalf("acked before any line: %v", got)
+	}
+	want := makeLines(t.Name(), 0, 300)
+	root.createFile("in/app.log").lines(want)
+	rc.waitDelivered(want, deliverTimeout)
+	eventually(t, deliverTimeout, "edge_agent_events_acked_total to reach 300", func() bool {
+		return ackedMetric(t, base) == float64(len(want))
+	})
+
+	if code, body := httpGet(t, base+"/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	if code, body := httpGet(t, base+"/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz: %d %q", code, body)
+	}
+
+	cfgBytes, err := os.ReadFile(root.configPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(cfgBytes)
+	code, body := httpGet(t, base+"/debug/status")
+	var doc statusDoc
+	if err := json.Unmarshal([]byte(body), &doc); code != http.StatusOK || err != nil {
+		t.Fatalf("/debug/status: %d %v\n%s", code, err, body)
+	}
+	if doc.State != "running" || doc.AgentID == "" || doc.ConfigHash != hex.EncodeToString(sum[:]) ||
+		doc.Connection != "connected" || doc.Counters == nil || doc.Counters.Acked != uint64(len(want)) {
+		t.Errorf("/debug/status:\n%s", body)
+	}
+	// The input refreshes its file list once a second.
+	eventually(t, deliverTimeout, "/debug/status to list in/app.log fully read", func() bool {
+		_, body := httpGet(t, base+"/debug/status")
+		var d statusDoc
+		if err := json.Unmarshal([]byte(body), &d); err != nil {
+			t.Fatal(err)
+		}
+		return len(d.Files) == 1 && d.Files[0].Path == root.path("in/app.log") && d.Files[0].Identity != "" &&
+			d.Files[0].Offset > 0 && d.Files[0].Lag == 0
+	})
+	if strings.Contains(body, "e2e-token-0123456789") {
+		t.Error("/debug/status shows the token")
+	}
+
+	out, _, code := root.cli("status", "--json")
+	doc = statusDoc{}
+	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil {
+		t.Fatalf("status --json while running: exit %d, %v\n%s", code, err, out)
+	}
+	if !doc.Running || doc.PID != agent.pid() || doc.Source != "api" || doc.State != "running" || doc.DetailError != "" {
+		t.Errorf("status --json while running:\n%s", out)
+	}
+	out, _, code = root.cli("status")
+	if code != 0 || !regexp.MustCompile(`connection:\s+connected`).MatchString(out) || !strings.Contains(out, "backlog:") {
+		t.Errorf("status while running: exit %d\n%s", code, out)
+	}
+	t.Logf("status while running:\n%s", out)
+
+	if code := root.stop(agent); code != 0 {
+		t.Fatalf("stop exit %d", code)
+	}
+	out, _, code = root.cli("status", "--json")
+	doc = statusDoc{}
+	if err := json.Unmarshal([]byte(out), &doc); code != 3 || err != nil {
+		t.Fatalf("status --json after stop: exit %d, %v\n%s", code, err, out)
+	}
+	if doc.Running || doc.Source != "wal" || doc.State != "stopped" || doc.WAL.Pending == nil || *doc.WAL.Pending != 0 || doc.DetailError != "" {
+		t.Errorf("status --json after stop:\n%s", out)
+	}
+	t.Logf("status --json after stop:\n%s", out)
+}
+
+// A taken http.listen port fails the start with an error naming the key,
+// and a non-loopback address without a token is a config error (78).
+func TestHTTPListenErrors(t *testing.T) {
+	skipShort(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	root := newRoot(t, options{port: freePort(t), httpListen: taken.Addr().String()})
+	p := root.start()
+	if code := p.wait(t, 30*time.Second); code != 1 {
+		t.Fatalf("start on a taken port: exit %d, want 1", code)
+	}
+	if msg := p.stderrText() + root.logText(); !strings.Contains(msg, "http.listen") {
+		t.Errorf("the failure does not name http.listen:\n%s", msg)
+	}
+
+	root = newRoot(t, options{port: freePort(t), httpListen: "0.0.0.0:0"})
+	_, stderr, code := root.cli("config", "check", root.configPath())
+	if code != 78 || !strings.Contains(stderr, "http.listen") || !strings.Contains(stderr, "http.token") {
+		t.Errorf("config check of 0.0.0.0 without a token: exit %d\n%s", code, stderr)
+	}
+}

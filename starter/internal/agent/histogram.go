@@ -1,0 +1,61 @@
+package agent
+
+import (
+	"slices"
+	"sync/atomic"
+	"time"
+)
+
+// latencyBuckets are the upper bounds of the send-latency histogram, from
+// a loopback round trip to a Send held up by a slow engine.
+var latencyBuckets = [...]time.Duration{
+	time.Millisecond, 2500 * time.Microsecond, 5 * time.Millisecond,
+	10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond,
+	100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond,
+	time.Second, 2500 * time.Millisecond, 5 * time.Second, 10 * time.Second,
+}
+
+// Histogram is a cumulative latency histogram, as Prometheus exposes it.
+type Histogram struct {
+	// Bounds are the buckets' upper bounds; Counts[i] is the number of
+	// observations <= Bounds[i] (cumulative).
+	Bounds []time.Duration
+	Counts []uint64
+	Count  uint64
+	Sum    time.Duration
+}
+
+// histogram is written by the sender alone and read by Snapshot: plain
+// atomics, no lock on the send path. A reader may see an observation in
+// a bucket before it is in Count; the next scrape is consistent again.
+type histogram struct {
+	buckets [len(latencyBuckets)]atomic.Uint64 // per bucket, not cumulative
+	count   atomic.Uint64
+	sum     atomic.Int64 // nanoseconds
+}
+
+func (h *histogram) observe(d time.Duration) {
+	for i, b := range latencyBuckets {
+		if d <= b {
+			h.buckets[i].Add(1)
+			break
+		}
+	}
+	h.sum.Add(int64(d))
+	h.count.Add(1)
+}
+
+func (h *histogram) snapshot() Histogram {
+	out := Histogram{
+		Bounds: slices.Clone(latencyBuckets[:]),
+		Counts: make([]uint64, len(latencyBuckets)),
+		Count:  h.count.Load(),
+		Sum:    time.Duration(h.sum.Load()),
+	}
+	var cum uint64
+	for i := range h.buckets {
+		cum += h.buckets[i].Load()
+		out.Counts[i] = cum
+	}
+	return out
+}

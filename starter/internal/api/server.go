@@ -1,0 +1,180 @@
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/edge-agent/edge-agent/starter/internal/agent"
+)
+
+// Source is what the server observes; *agent.Agent is one.
+type Source interface {
+	Snapshot() agent.Status
+}
+
+// DefaultStallAfter is how long the scheduler loop may go without a turn
+// before /healthz fails. The loop turns at least every agent.idle-sleep-ms
+// even when idle; a minute leaves room for a slow fsync.
+const DefaultStallAfter = time.Minute
+
+// Options configure the server.
+type Options struct {
+	Settings Settings
+	Source   Source
+	// Version, Commit and ConfigHash are shown in /debug/status and
+	// edge_agent_build_info.
+	Version, Commit, ConfigHash string
+	// StallAfter defaults to DefaultStallAfter.
+	StallAfter time.Duration
+	Logger     *slog.Logger
+	// Now defaults to time.Now.
+	Now func() time.Time
+}
+
+// Handler serves the endpoints (tests use it with httptest).
+func Handler(o Options) http.Handler {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.StallAfter <= 0 {
+		o.StallAfter = DefaultStallAfter
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(newRegistry(&o), promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		if ok, reason := healthy(o.Source.Snapshot(), o.Now(), o.StallAfter); !ok {
+			http.Error(w, reason, http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if st := o.Source.Snapshot(); st.State != "running" {
+			http.Error(w, "not ready: agent is "+st.State, http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	mux.HandleFunc("GET /debug/status", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(statusOf(o.Source.Snapshot(), &o, o.Now())); err != nil {
+			o.Logger.Debug("write /debug/status", "error", err)
+		}
+	})
+	if o.Settings.Pprof {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
+	return authorize(o.Settings.Token, mux)
+}
+
+// healthy: the process is worth keeping only while the loop turns, the WAL
+// takes writes and the engine accepts this agent; a connection that is
+// merely unavailable is the engine's problem, retried, not ours.
+func healthy(st agent.Status, now time.Time, stallAfter time.Duration) (bool, string) {
+	switch {
+	case st.State == "stopping" || st.State == "stopped":
+		return false, "agent is " + st.State
+	case st.WALError != "":
+		return false, "WAL not writable: " + st.WALError
+	case st.State == "running" && !st.LastTurn.IsZero() && now.Sub(st.LastTurn) > stallAfter:
+		return false, fmt.Sprintf("scheduler loop has not turned for %s", now.Sub(st.LastTurn).Round(time.Second))
+	case st.Connection == "auth_failed" || st.Connection == "decrypt_failed":
+		return false, "engine refused the agent (" + st.Connection + "): " + st.LastError
+	case st.Connection == "rejected":
+		return false, "engine rejected the connection: " + st.LastError
+	}
+	return true, ""
+}
+
+// authorize requires the bearer token when one is set. The comparison
+// takes the same time whatever the guess, so the token cannot be found
+// byte by byte.
+func authorize(token string, next http.Handler) http.Handler {
+	token = strings.TrimSpace(token)
+	if token == "" {
+		return next
+	}
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="edge-agent"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Server is the running HTTP server.
+type Server struct {
+	srv  *http.Server
+	ln   net.Listener
+	done chan struct{}
+}
+
+// Start binds http.listen and serves in the background. A bind failure is
+// returned naming the key, so the operator knows which setting to change.
+func Start(o Options) (*Server, error) {
+	ln, err := net.Listen("tcp", strings.TrimSpace(o.Settings.Listen))
+	if err != nil {
+		return nil, fmt.Errorf("http.listen %q: %w", o.Settings.Listen, err)
+	}
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{
+		srv: &http.Server{
+			Handler:           Handler(o),
+			ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
+		},
+		ln:   ln,
+		done: make(chan struct{}),
+	}
+	go func() {
+		defer close(s.done)
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("HTTP API stopped", "error", err)
+		}
+	}()
+	logger.Info("HTTP API listening", "address", ln.Addr().String())
+	return s, nil
+}
+
+// Addr is the address bound (with the port chosen when listen had :0).
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Close stops accepting, lets requests in flight finish until ctx ends,
+// then closes what is left.
+func (s *Server) Close(ctx context.Context) error {
+	err := s.srv.Shutdown(ctx)
+	if err != nil {
+		err = errors.Join(err, s.srv.Close())
+	}
+	<-s.done
+	if err != nil {
+		return fmt.Errorf("stop HTTP API: %w", err)
+	}
+	return nil
+}

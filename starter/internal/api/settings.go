@@ -1,0 +1,65 @@
+package api
+
+import (
+	"net"
+	"strings"
+
+	"github.com/edge-agent/edge-agent/starter/internal/check"
+)
+
+// DefaultListen is http.listen's default: loopback only, so nothing is
+// reachable from the network until an operator decides otherwise.
+const DefaultListen = "127.0.0.1:9466"
+
+// Off is the http.listen value that disables the server.
+const Off = "off"
+
+// Settings are agent.yaml's http.* keys.
+type Settings struct {
+	// Listen is host:port, or "off".
+	Listen string `yaml:"listen"`
+	// Token, when set, is the bearer token every request must carry. It
+	// is required when Listen is not a loopback address.
+	Token string `yaml:"token"`
+	// Pprof serves Go's profiler under /debug/pprof/. Off by default: a
+	// profile costs CPU and shows the program's internals.
+	Pprof bool `yaml:"pprof"`
+}
+
+// DefaultSettings are the server's defaults.
+func DefaultSettings() Settings { return Settings{Listen: DefaultListen} }
+
+// Enabled reports whether the server runs.
+func (s Settings) Enabled() bool { return !strings.EqualFold(strings.TrimSpace(s.Listen), Off) }
+
+// Validate names keys relative to the http section. The status and the
+// metrics tell an observer where the agent reads and what it holds, so an
+// address others can reach needs the token.
+func (s Settings) Validate() error {
+	var p check.Problems
+	if !s.Enabled() {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(strings.TrimSpace(s.Listen))
+	if err != nil {
+		p.Add("listen", "must be host:port or %q, got %q", Off, s.Listen)
+		return p.Err()
+	}
+	if port == "" {
+		p.Add("listen", "needs a port, got %q", s.Listen)
+	}
+	if !isLoopback(host) && strings.TrimSpace(s.Token) == "" {
+		p.Add("listen", "%q is reachable from other hosts: set http.token (a bearer token) or listen on 127.0.0.1", s.Listen)
+	}
+	return p.Err()
+}
+
+// isLoopback: "localhost" and loopback IPs. An empty host means every
+// interface, and a name other than localhost may resolve anywhere.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,131 @@
+package api
+
+import (
+	"time"
+
+	"github.com/edge-agent/edge-agent/starter/internal/agent"
+)
+
+// Status is /debug/status and `edge-agent status --json`. From a stopped
+// agent (Source "wal") only the WAL's fields are filled.
+type Status struct {
+	Running bool   `json:"running"`
+	PID     int    `json:"pid,omitempty"`
+	Source  string `json:"source"` // "api" (the running agent) or "wal" (the file of a stopped one)
+	State   string `json:"state"`  // starting, running, stopping, stopped
+
+	AgentID    string `json:"agent_id,omitempty"`
+	InputID    string `json:"input_id,omitempty"`
+	OutputID   string `json:"output_id,omitempty"`
+	Version    string `json:"version,omitempty"`
+	Commit     string `json:"commit,omitempty"`
+	ConfigHash string `json:"config_hash,omitempty"`
+
+	StartedAt     *time.Time `json:"started_at,omitempty"`
+	UptimeSeconds float64    `json:"uptime_seconds"`
+
+	Connection   string     `json:"connection,omitempty"`
+	LastError    string     `json:"last_error,omitempty"`
+	LastErrorAt  *time.Time `json:"last_error_at,omitempty"`
+	WALError     string     `json:"wal_error,omitempty"`
+	Backpressure bool       `json:"backpressure"`
+
+	WAL      WALStatus `json:"wal"`
+	Counters *Counters `json:"counters,omitempty"`
+	Input    *Input    `json:"input,omitempty"`
+	// Files are the input's tracked files, when it can list them.
+	Files []File `json:"files,omitempty"`
+}
+
+// File is one tracked file.
+type File struct {
+	Path     string `json:"path"`
+	Identity string `json:"identity"`
+	Offset   int64  `json:"offset"`
+	Size     int64  `json:"size"`
+	Lag      int64  `json:"lag_bytes"`
+	Open     bool   `json:"open"`
+}
+
+// WALStatus is the queue's content.
+type WALStatus struct {
+	Pending int64 `json:"pending"`
+	Sending int64 `json:"sending"`
+	Acked   int64 `json:"acked"`
+	Dead    int64 `json:"dead"`
+	// Bytes is the payload queued, the figure compared with queue.max-bytes.
+	Bytes int64 `json:"bytes"`
+	// FileBytes is the WAL file's size (bbolt never shrinks it).
+	FileBytes               int64   `json:"file_bytes"`
+	OldestPendingAgeSeconds float64 `json:"oldest_pending_age_seconds"`
+}
+
+// Counters are the agent's totals since start.
+type Counters struct {
+	EventsRead   uint64 `json:"events_read"`
+	RowsAppended uint64 `json:"rows_appended"`
+	Sent         uint64 `json:"sent"`
+	Acked        uint64 `json:"acked"`
+	Failed       uint64 `json:"failed"`
+	Released     uint64 `json:"released"`
+	Dead         uint64 `json:"dead"`
+	Dropped      uint64 `json:"dropped"`
+	Retries      uint64 `json:"retries"`
+	SendErrors   uint64 `json:"send_errors"`
+	Reconnects   uint64 `json:"reconnects"`
+}
+
+// Input is what the input reports about itself.
+type Input struct {
+	Type           string `json:"type"`
+	LinesRead      int64  `json:"lines_read"`
+	BytesRead      int64  `json:"bytes_read"`
+	Events         int64  `json:"events"`
+	TruncatedLines int64  `json:"truncated_lines"`
+	FilesOpen      int64  `json:"files_open"`
+	FilesTracked   int64  `json:"files_tracked"`
+	Rotations      int64  `json:"rotations"`
+	Truncations    int64  `json:"truncations"`
+	Errors         int64  `json:"errors"`
+}
+
+// statusOf builds the document of a running agent.
+func statusOf(st agent.Status, o *Options, now time.Time) Status {
+	out := Status{
+		Running: true, Source: "api", State: st.State,
+		AgentID: st.AgentID, InputID: st.InputID, OutputID: st.OutputID,
+		Version: o.Version, Commit: o.Commit, ConfigHash: o.ConfigHash,
+		Connection: st.Connection, LastError: st.LastError, WALError: st.WALError,
+		Backpressure: st.Backpressure,
+		WAL: WALStatus{
+			Pending: st.Queue.Pending, Sending: st.Queue.Sending, Acked: st.Queue.Acked, Dead: st.Queue.Dead,
+			Bytes: st.Queue.SizeBytes, FileBytes: st.Queue.FileBytes,
+			OldestPendingAgeSeconds: st.Queue.OldestPendingAge.Seconds(),
+		},
+		Counters: &Counters{
+			EventsRead: st.EventsRead, RowsAppended: st.RowsAppended, Sent: st.Sent, Acked: st.Acked,
+			Failed: st.Failed, Released: st.Released, Dead: st.Dead, Dropped: st.Dropped,
+			Retries: st.Retries, SendErrors: st.SendErrors, Reconnects: st.Reconnects,
+		},
+	}
+	if !st.StartedAt.IsZero() {
+		t := st.StartedAt
+		out.StartedAt = &t
+		out.UptimeSeconds = max(0, now.Sub(t).Seconds())
+	}
+	if !st.LastErrorAt.IsZero() {
+		t := st.LastErrorAt
+		out.LastErrorAt = &t
+	}
+	if s := st.Input; s != nil {
+		out.Input = &Input{
+			Type: st.InputType, LinesRead: s.LinesRead, BytesRead: s.BytesRead, Events: s.Events,
+			TruncatedLines: s.TruncatedLines, FilesOpen: s.FilesOpen, FilesTracked: s.FilesTracked,
+			Rotations: s.Rotations, Truncations: s.Truncations, Errors: s.Errors,
+		}
+	}
+	for _, f := range st.Files {
+		out.Files = append(out.Files, File{Path: f.Path, Identity: f.Identity, Offset: f.Offset, Size: f.Size, Lag: f.Lag, Open: f.Open})
+	}
+	return out
+}

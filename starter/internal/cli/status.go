@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/edge-agent/edge-agent/starter/internal/api"
+	"github.com/edge-agent/edge-agent/starter/internal/config"
+	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
+	"github.com/edge-agent/edge-agent/starter/internal/paths"
+	"github.com/edge-agent/edge-agent/starter/internal/process"
+	"github.com/edge-agent/edge-agent/starter/internal/wal"
+)
+
+func (a *agentCLI) statusCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "status",
+		Usage:     "show the agent's state and backlog (exit 0 running, 3 not running)",
+		UsageText: "edge-agent status [--config FILE] [--json]",
+		Description: `Whether the agent runs comes from the lock on the pid file (the running agent
+holds it for its whole life; the kernel releases it when the agent ends, even
+by kill -9). While it runs, the rest comes from its HTTP API (http.listen):
+state, uptime, connection, backlog per status, oldest pending row, last
+error. When it is stopped, the backlog is read from the WAL file (queue.path)
+opened read-only. --json prints the same as /debug/status, for scripts.
+
+Exit codes follow LSB init scripts: 0 running, 3 not running (no pid file,
+or one nobody holds), 1 when it cannot tell. Prints no secrets.
+
+Examples:
+   edge-agent status
+   edge-agent status --json | jq .wal.pending
+   edge-agent status >/dev/null || systemctl start edge-agent`,
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "agent.yaml (for http.listen and queue.path)", TakesFile: true},
+			&ucli.BoolFlag{Name: "json", Usage: "print JSON"},
+		},
+		OnUsageError: usageError,
+		Action:       a.status,
+	}
+}
+
+func (a *agentCLI) status(c *ucli.Context) error {
+	home := a.home()
+	pidFile := paths.PIDFile(a.env.Getenv, home)
+	probe, err := process.Probe(pidFile)
+	if err != nil {
+		return err
+	}
+	// The config only adds detail: without it the answer to "does it
+	// run" still stands, with the reason the rest is missing.
+	cfg, cfgErr := a.statusConfig(c.String("config"), home)
+	var st api.Status
+	var detailErr error
+	switch {
+	case cfgErr != nil:
+		detailErr = cfgErr
+	case probe.Running:
+		st, detailErr = runningStatus(c.Context, cfg.HTTP)
+	default:
+		st, detailErr = stoppedStatus(cfg.Queue.Path, time.Now())
+	}
+	st.Running, st.PID = probe.Running, probe.PID
+	if st.State == "" {
+		st.State = "stopped"
+		if probe.Running {
+			st.State = "unknown"
+		}
+	}
+	if c.Bool("json") {
+		if err := writeStatusJSON(a.env.Stdout, st, detailErr); err != nil {
+			return err
+		}
+	} else {
+		writeStatusText(a.env.Stdout, st, pidFile, detailErr)
+	}
+	if !probe.Running {
+		return quietCode(exitcode.NotRunning)
+	}
+	return nil
+}
+
+func (a *agentCLI) statusConfig(explicit, home string) (*config.Config, error) {
+	// Reading the config builds no sender: the console output needs no writer.
+	inputs, outputs := registries(nil)
+	cfg, _, _, err := a.readConfig(explicit, home, inputs, outputs)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return cfg, nil
+}
+
+func runningStatus(ctx context.Context, s api.Settings) (api.Status, error) {
+	client, err := api.NewClient(s)
+	if err != nil {
+		return api.Status{}, err
+	}
+	return client.Status(ctx)
+}
+
+// stoppedStatus reads the backlog of a stopped agent from its WAL.
+func stoppedStatus(path string, now time.Time) (api.Status, error) {
+	st := api.Status{Source: "wal", State: "stopped"}
+	w, err := wal.Open(wal.Options{Path: path, ReadOnly: true, Fsync: true})
+	if errors.Is(err, wal.ErrNotFound) {
+		return st, fmt.Errorf("no WAL at %s yet", path)
+	}
+	if err != nil {
+		return st, err
+	}
+	defer w.Close()
+	var c wal.Counts
+	if err := w.View(func(tx *wal.ReadTx) error { c = tx.Counts(); return nil }); err != nil {
+		return st, err
+	}
+	st.WAL = api.WALStatus{
+		Pending: int64(c.Pending), Sending: int64(c.Sending), Acked: int64(c.Acked), Dead: int64(c.Dead),
+		Bytes: c.PayloadBytes, FileBytes: w.Size(),
+	}
+	if c.OldestPending > 0 {
+		st.WAL.OldestPendingAgeSeconds = max(0, now.Sub(time.UnixMilli(c.OldestPending)).Seconds())
+	}
+	return st, nil
+}
+
+func writeStatusJSON(w io.Writer, st api.Status, detailErr error) error {
+	doc := struct {
+		api.Status
+		// DetailError says why only part of the document is filled.
+		DetailError string `json:"detail_error,omitempty"`
+	}{Status: st}
+	if detailErr != nil {
+		doc.DetailError = detailErr.Error()
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("write status: %w", err)
+	}
+	return nil
+}
+
+// maxLaggingShown keeps the summary short on hosts tailing many files.
+const maxLaggingShown = 5
+
+func writeStatusText(w io.Writer, st api.Status, pidFile string, detailErr error) {
+	if st.Running {
+		fmt.Fprintf(w, "edge-agent is running (pid %d)\n", st.PID)
+	} else {
+		fmt.Fprintln(w, "edge-agent is not running")
+	}
+	out := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	defer out.Flush()
+	fmt.Fprintf(out, "pid file:\t%s\n", pidFile)
+	if detailErr != nil {
+		fmt.Fprintf(out, "details:\tunavailable: %s\n", oneLine(detailErr.Error()))
+		return
+	}
+	if st.Running {
+		fmt.Fprintf(out, "state:\t%s\n", st.State)
+		fmt.Fprintf(out, "uptime:\t%s\n", (time.Duration(st.UptimeSeconds) * time.Second).String())
+		fmt.Fprintf(out, "agent id:\t%s\n", st.AgentID)
+		fmt.Fprintf(out, "version:\t%s\n", st.Version)
+		fmt.Fprintf(out, "connection:\t%s\n", st.Connection)
+	}
+	fmt.Fprintf(out, "backlog:\tPENDING %d, SENDING %d, DEAD %d (%d bytes)\n", st.WAL.Pending, st.WAL.Sending, st.WAL.Dead, st.WAL.Bytes)
+	if st.WAL.OldestPendingAgeSeconds > 0 {
+		fmt.Fprintf(out, "oldest pending:\t%s ago\n", (time.Duration(st.WAL.OldestPendingAgeSeconds) * time.Second).String())
+	} else {
+		fmt.Fprintf(out, "oldest pending:\t-\n")
+	}
+	if st.Input != nil {
+		fmt.Fprintf(out, "files:\t%d tracked, %d open\n", st.Input.FilesTracked, st.Input.FilesOpen)
+	}
+	shown := 0
+	for _, f := range st.Files {
+		if f.Lag <= 0 {
+			continue
+		}
+		if shown == maxLaggingShown {
+			fmt.Fprintf(out, "\t… (status --json lists every file)\n")
+			break
+		}
+		fmt.Fprintf(out, "lagging:\t%s: %d bytes unread (offset %d of %d)\n", f.Path, f.Lag, f.Offset, f.Size)
+		shown++
+	}
+	if st.Backpressure {
+		fmt.Fprintf(out, "backpressure:\treading paused (queue above queue.max-bytes)\n")
+	}
+	if st.WALError != "" {
+		fmt.Fprintf(out, "WAL error:\t%s\n", oneLine(st.WALError))
+	}
+	if st.LastError != "" {
+		at := ""
+		if st.LastErrorAt != nil {
+			at = " (at " + st.LastErrorAt.Local().Format(time.RFC3339) + ")"
+		}
+		fmt.Fprintf(out, "last error:\t%s%s\n", oneLine(st.LastError), at)
+	}
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", "; ") }
