@@ -43,10 +43,19 @@ type Status struct {
 	Connection  string
 	LastError   string
 	LastErrorAt time.Time
+	// ConfigHash is the hash of the config in force (Options.ConfigHash,
+	// then that of the last reload applied).
+	ConfigHash string
+	// ConfigReloads counts reloads: OK applied, Failed rejected (invalid
+	// file, or an input or output that could not be built).
+	ConfigReloads ReloadCounts
 	// Input holds the input's own counters when it reports them
 	// (input.StatsReporter); nil otherwise.
 	Input *input.Stats
 }
+
+// ReloadCounts are config reloads by outcome.
+type ReloadCounts struct{ OK, Failed uint64 }
 
 // QueueStatus is the queue as of the last loop transaction.
 type QueueStatus struct {
@@ -64,6 +73,7 @@ type QueueStatus struct {
 type counters struct {
 	eventsRead, rowsAppended, sent, acked, failed, released atomic.Uint64
 	dead, dropped, retries, sendErrors, commits             atomic.Uint64
+	reloadsOK, reloadsFailed                                atomic.Uint64
 }
 
 // published is the part of Status that is not a counter.
@@ -78,6 +88,8 @@ type published struct {
 	lastErr      string
 	lastErrAt    time.Time
 	ids          resolvedIDs
+	// What a reload may change.
+	inputType, outputType, configHash string
 }
 
 type resolvedIDs struct{ agent, input, output string }
@@ -98,8 +110,6 @@ func (p *published) setError(err error, at time.Time) {
 // Snapshot returns the current status. It is safe from any goroutine.
 func (r *Agent) Snapshot() Status {
 	st := Status{
-		InputType:         r.opts.InputType,
-		OutputType:        r.opts.OutputType,
 		DeliveryGuarantee: r.opts.Agent.Delivery.String(),
 		EventsRead:        r.ctr.eventsRead.Load(),
 		RowsAppended:      r.ctr.rowsAppended.Load(),
@@ -112,11 +122,13 @@ func (r *Agent) Snapshot() Status {
 		Retries:           r.ctr.retries.Load(),
 		SendErrors:        r.ctr.sendErrors.Load(),
 		Commits:           r.ctr.commits.Load(),
+		ConfigReloads:     ReloadCounts{OK: r.ctr.reloadsOK.Load(), Failed: r.ctr.reloadsFailed.Load()},
 	}
 	p := &r.pub
 	p.mu.Lock()
 	st.AgentID, st.InputID, st.OutputID = p.ids.agent, p.ids.input, p.ids.output
 	st.State, st.StartedAt = p.state, p.startedAt
+	st.InputType, st.OutputType, st.ConfigHash = p.inputType, p.outputType, p.configHash
 	st.Queue, st.Backpressure = p.queue, p.backpressure
 	st.Connection, st.LastError, st.LastErrorAt = p.connection, p.lastErr, p.lastErrAt
 	oldest := p.oldest

@@ -1,0 +1,165 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/edge-agent/edge-agent/connector/file"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
+	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/ingress"
+)
+
+// brokenOutputFactory is output type "broken": its Create always fails, as
+// a TLS file that cannot be read would.
+type brokenOutputFactory struct{}
+
+func (brokenOutputFactory) Type() string                    { return "broken" }
+func (brokenOutputFactory) NewDefaultConfig() output.Config { return output.NewConsoleConfig() }
+func (brokenOutputFactory) Create(output.Config, output.Settings) (transport.Sender, output.Encoder, error) {
+	return nil, nil, errors.New("read output.tls.ca-file: permission denied")
+}
+
+// Reloads while events flow lose and duplicate nothing, and each one is
+// counted with the hash it put in force.
+func TestReloadWhileEventsFlowLosesAndDuplicatesNothing(t *testing.T) {
+	in := &fakeInput{}
+	snd := newFakeSender(nil)
+	cfg := testConfig(t)
+	opts := newOptions(t, cfg, t.TempDir(), in, snd)
+	opts.ConfigHash = "hash-0"
+	h := startRuntime(t, opts)
+
+	const total = 3000
+	for i := 0; i < total; i += 100 {
+		in.push(lineEvents("a.log", i, i+100)...)
+		if i%500 == 0 {
+			next := opts
+			next.Retry.Backoff += time.Millisecond // a change the loop must apply
+			next.ConfigHash = "hash-" + strconv.Itoa(i)
+			if err := h.rt.Reload(context.Background(), next); err != nil {
+				t.Fatalf("reload at %d: %v", i, err)
+			}
+		}
+	}
+	eventually(t, 20*time.Second, "every event acked", func() bool {
+		st := h.rt.Snapshot()
+		return st.Acked == total && st.Queue.Pending == 0 && st.Queue.Sending == 0
+	})
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	got := snd.payloads()
+	for _, p := range payloadsOf(0, total) {
+		if got[p] != 1 {
+			t.Fatalf("payload %s delivered %d times, want once", p, got[p])
+		}
+	}
+	st := h.rt.Snapshot()
+	if st.ConfigReloads != (ReloadCounts{OK: 6}) || st.ConfigHash != "hash-2500" {
+		t.Fatalf("reloads = %+v, hash %q; want 6 ok and the last hash", st.ConfigReloads, st.ConfigHash)
+	}
+}
+
+// A reload whose output cannot be built keeps the old output delivering
+// and is counted as failed.
+func TestReloadWithBrokenOutputKeepsTheOldOne(t *testing.T) {
+	in := &fakeInput{}
+	snd := newFakeSender(nil)
+	cfg := testConfig(t)
+	opts := newOptions(t, cfg, t.TempDir(), in, snd)
+	opts.Outputs = output.NewRegistry(fakeOutputFactory{snd: snd}, brokenOutputFactory{})
+	opts.ConfigHash = "old"
+	h := startRuntime(t, opts)
+	in.push(lineEvents("a.log", 0, 100)...)
+	eventually(t, 10*time.Second, "first events acked", func() bool { return h.rt.Snapshot().Acked == 100 })
+
+	next := opts
+	next.OutputType = "broken"
+	next.ConfigHash = "new"
+	err := h.rt.Reload(context.Background(), next)
+	if err == nil {
+		t.Fatal("reload to an output that cannot be built succeeded")
+	}
+	in.push(lineEvents("a.log", 100, 200)...)
+	eventually(t, 10*time.Second, "events after the failed reload acked", func() bool { return h.rt.Snapshot().Acked == 200 })
+	st := h.rt.Snapshot()
+	if st.State != "running" || st.ConfigHash != "old" || st.OutputType != "fake" || st.ConfigReloads != (ReloadCounts{Failed: 1}) {
+		t.Fatalf("after a failed reload: state %s, hash %q, output %s, reloads %+v", st.State, st.ConfigHash, st.OutputType, st.ConfigReloads)
+	}
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(h.rt.Reload(context.Background(), opts), ErrNotRunning) {
+		t.Fatal("reload of a stopped agent did not report ErrNotRunning")
+	}
+}
+
+// fileLineCounts maps "file:payload" of each delivered record to how often
+// it arrived.
+func (e *engine) fileLineCounts(t testing.TB) map[string]int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := map[string]int{}
+	for rec, n := range e.got {
+		var ev struct {
+			Payload string `json:"payload"`
+			File    string `json:"_file"`
+		}
+		if err := json.Unmarshal([]byte(rec), &ev); err != nil {
+			t.Fatalf("record %q is not the event JSON: %v", rec, err)
+		}
+		out[filepath.Base(ev.File)+":"+ev.Payload] += n
+	}
+	return out
+}
+
+// A reload that widens the input's paths starts shipping the newly matched
+// file and goes on with the file both configs match at its offset.
+func TestReloadNewPathStartsShippingKeptPathKeepsOffset(t *testing.T) {
+	eng := startEngine(t, "127.0.0.1:0", ingress.Faults{}, nil)
+	dir, home := t.TempDir(), t.TempDir()
+	aLog, bLog := filepath.Join(dir, "a.log"), filepath.Join(dir, "b.log")
+	appendLines(t, aLog, 0, 500)
+	appendLines(t, bLog, 0, 300)
+	cfg := transportConfig(t, eng.srv.Addr())
+	fileConfig(t, cfg, dir)
+	cfg.Input.(*file.Config).Paths = []string{aLog}
+	opts := fileOptions(t, cfg, home)
+	h := startRuntime(t, opts)
+	eventually(t, 20*time.Second, "a.log shipped", func() bool { return eng.distinct() == 500 })
+
+	wide := file.NewDefaultConfig()
+	*wide = *cfg.Input.(*file.Config)
+	wide.Paths = []string{filepath.Join(dir, "*.log")}
+	next := opts
+	next.Input = wide
+	if err := h.rt.Reload(context.Background(), next); err != nil {
+		t.Fatal(err)
+	}
+	appendLines(t, aLog, 500, 600)
+	eventually(t, 20*time.Second, "a.log's new lines and b.log shipped", func() bool { return eng.distinct() == 900 })
+	eventually(t, 5*time.Second, "all acked", func() bool {
+		st := h.rt.Snapshot()
+		return st.Queue.Pending == 0 && st.Queue.Sending == 0 && st.RowsAppended == 900
+	})
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	got := eng.fileLineCounts(t)
+	for _, l := range wantLines(0, 600) {
+		if got["a.log:"+l] != 1 {
+			t.Fatalf("a.log %q delivered %d times, want once", l, got["a.log:"+l])
+		}
+	}
+	for _, l := range wantLines(0, 300) {
+		if got["b.log:"+l] != 1 {
+			t.Fatalf("b.log %q delivered %d times, want once", l, got["b.log:"+l])
+		}
+	}
+}
