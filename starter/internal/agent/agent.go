@@ -69,9 +69,14 @@ type Options struct {
 // Agent runs one agent: input → queue → sender. Create it with New and
 // call Run once.
 type Agent struct {
+	// opts belongs to the loop goroutine once Run started (a reload
+	// replaces it); other goroutines read published copies.
 	opts Options
 	log  *slog.Logger
 	now  func() time.Time
+	// delivery is opts.Agent.Delivery, which no reload changes, for
+	// Snapshot.
+	delivery string
 
 	ctr counters
 	pub published
@@ -117,7 +122,7 @@ func New(opts Options) (*Agent, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	r := &Agent{opts: opts, log: opts.Logger, now: opts.Now,
+	r := &Agent{opts: opts, log: opts.Logger, now: opts.Now, delivery: opts.Agent.Delivery.String(),
 		reloads: make(chan *reloadRequest), loopDone: make(chan struct{})}
 	r.pub.state = "starting"
 	r.pub.inputType, r.pub.outputType, r.pub.configHash = opts.InputType, opts.OutputType, opts.ConfigHash

@@ -35,6 +35,21 @@ func TestReloadWhileEventsFlowLosesAndDuplicatesNothing(t *testing.T) {
 	opts.ConfigHash = "hash-0"
 	h := startRuntime(t, opts)
 
+	// Status readers (metrics, the summary) run while reloads replace the
+	// loop's options: the race detector checks they share nothing.
+	stopReading := make(chan struct{})
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		for {
+			select {
+			case <-stopReading:
+				return
+			default:
+				_ = h.rt.Snapshot()
+			}
+		}
+	}()
 	const total = 3000
 	for i := 0; i < total; i += 100 {
 		in.push(lineEvents("a.log", i, i+100)...)
@@ -47,6 +62,8 @@ func TestReloadWhileEventsFlowLosesAndDuplicatesNothing(t *testing.T) {
 			}
 		}
 	}
+	close(stopReading)
+	<-readerDone
 	eventually(t, 20*time.Second, "every event acked", func() bool {
 		st := h.rt.Snapshot()
 		return st.Acked == total && st.Queue.Pending == 0 && st.Queue.Sending == 0

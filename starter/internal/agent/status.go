@@ -110,7 +110,7 @@ func (p *published) setError(err error, at time.Time) {
 // Snapshot returns the current status. It is safe from any goroutine.
 func (r *Agent) Snapshot() Status {
 	st := Status{
-		DeliveryGuarantee: r.opts.Agent.Delivery.String(),
+		DeliveryGuarantee: r.delivery,
 		EventsRead:        r.ctr.eventsRead.Load(),
 		RowsAppended:      r.ctr.rowsAppended.Load(),
 		Sent:              r.ctr.sent.Load(),
