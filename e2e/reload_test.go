@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"regexp"
 	"strings"
 	"syscall"
@@ -71,6 +72,24 @@ func TestReload(t *testing.T) {
 	all = append(all, last...)
 	if d := rc.waitDelivered(all, deliverTimeout); d.duplicates != 0 {
 		t.Fatalf("after the rejected reload: %s", d)
+	}
+
+	// A key only a restart applies: logged at WARN, the running WAL kept.
+	root.opts.extra = ""
+	root.opts.queuePath = "data/other.db"
+	root.writeConfig()
+	agent.signal(t, syscall.SIGHUP)
+	eventually(t, 10*time.Second, "queue.path reported as needing a restart", func() bool {
+		return regexp.MustCompile(`"level":"WARN","msg":"config reload: this key only changes at a restart; the running value is kept","key":"queue.path"`).MatchString(root.logText())
+	})
+	final := makeLines(t.Name()+"-a", 1500, 100)
+	a.lines(final)
+	all = append(all, final...)
+	if d := rc.waitDelivered(all, deliverTimeout); d.duplicates != 0 {
+		t.Fatalf("after a reload that needs a restart: %s", d)
+	}
+	if _, err := os.Stat(root.path("data/other.db")); !os.IsNotExist(err) {
+		t.Fatalf("the new queue.path was opened without a restart: %v", err)
 	}
 
 	if code := root.stop(agent); code != 0 {

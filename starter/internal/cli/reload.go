@@ -91,7 +91,7 @@ func (rl *reloader) reload(ctx context.Context) {
 	if err != nil {
 		rl.rt.RejectReload()
 		for _, p := range configProblems(err) {
-			rl.logger.Error("config reload rejected; the running config is kept", "error", p.Error())
+			rl.logger.Error("config reload rejected; the running config is kept", "error", p.Error(), "config_hash", rl.cur.Hash)
 		}
 		return
 	}
