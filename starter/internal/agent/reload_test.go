@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file"
+	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/transport"
 	"github.com/edge-agent/edge-agent/transport/ingress"
@@ -178,5 +179,88 @@ func TestReloadNewPathStartsShippingKeptPathKeepsOffset(t *testing.T) {
 		if got["b.log:"+l] != 1 {
 			t.Fatalf("b.log %q delivered %d times, want once", l, got["b.log:"+l])
 		}
+	}
+}
+
+// namedOutputFactory is a fake output under another type name.
+type namedOutputFactory struct {
+	name string
+	snd  transport.Sender
+}
+
+func (f namedOutputFactory) Type() string                  { return f.name }
+func (namedOutputFactory) NewDefaultConfig() output.Config { return output.NewConsoleConfig() }
+func (f namedOutputFactory) Create(output.Config, output.Settings) (transport.Sender, output.Encoder, error) {
+	return f.snd, nil, nil
+}
+
+// namedInputFactory is a fake input under another type name.
+type namedInputFactory struct {
+	name string
+	in   input.Input
+}
+
+func (f namedInputFactory) Type() string                 { return f.name }
+func (namedInputFactory) NewDefaultConfig() input.Config { return fakeInputConfig{} }
+func (f namedInputFactory) Create(input.Config, input.Settings) (input.Input, error) {
+	return f.in, nil
+}
+
+// A reload that changes the output sends what follows through the new one
+// and closes the old one; one that changes the input closes the old input
+// (its held-back group delivered first) and opens the new one from the
+// positions saved so far, also in NON mode where they live in memory only.
+func TestReloadReplacesInputAndOutput(t *testing.T) {
+	for _, delivery := range []Delivery{DeliveryBestEffort, DeliveryNon} {
+		t.Run(delivery.String(), func(t *testing.T) {
+			in1, in2 := &fakeInput{}, &fakeInput{}
+			snd1, snd2 := newFakeSender(nil), newFakeSender(nil)
+			cfg := testConfig(t)
+			cfg.Agent.Delivery = delivery
+			opts := newOptions(t, cfg, t.TempDir(), in1, snd1)
+			opts.Inputs = input.NewRegistry(fakeFactory{in: in1}, namedInputFactory{name: "fake2", in: in2})
+			opts.Outputs = output.NewRegistry(fakeOutputFactory{snd: snd1}, namedOutputFactory{name: "fake2", snd: snd2})
+			h := startRuntime(t, opts)
+			in1.push(lineEvents("a.log", 0, 100)...)
+			eventually(t, 10*time.Second, "first events acked", func() bool { return h.rt.Snapshot().Acked == 100 })
+			in1.mu.Lock()
+			in1.held = lineEvents("a.log", 100, 101) // a multiline group still open
+			in1.mu.Unlock()
+
+			next := opts
+			next.InputType, next.OutputType = "fake2", "fake2"
+			if err := h.rt.Reload(context.Background(), next); err != nil {
+				t.Fatal(err)
+			}
+			in2.push(lineEvents("a.log", 101, 200)...)
+			eventually(t, 10*time.Second, "events after the reload acked", func() bool { return h.rt.Snapshot().Acked == 200 })
+			if err := h.stop(); err != nil {
+				t.Fatal(err)
+			}
+			if got := in2.openOptions().Saved["a.log"]; string(got) != "100" {
+				t.Fatalf("new input opened at position %q, want the old input's last, 100", got)
+			}
+			in1.mu.Lock()
+			closed := in1.closed
+			in1.mu.Unlock()
+			snd1.mu.Lock()
+			sndClosed := snd1.closed
+			snd1.mu.Unlock()
+			if !closed || !sndClosed {
+				t.Fatalf("old input closed %v, old output closed %v; want both", closed, sndClosed)
+			}
+			p1, p2 := snd1.payloads(), snd2.payloads()
+			for _, p := range payloadsOf(0, 200) {
+				if p1[p]+p2[p] != 1 {
+					t.Fatalf("payload %s delivered %d times, want once", p, p1[p]+p2[p])
+				}
+			}
+			if len(p2) < 99 {
+				t.Fatalf("the new output got %d payloads, want at least the 99 read after the reload", len(p2))
+			}
+			if st := h.rt.Snapshot(); st.InputType != "fake2" || st.OutputType != "fake2" {
+				t.Fatalf("status shows input %s, output %s after the reload", st.InputType, st.OutputType)
+			}
+		})
 	}
 }
