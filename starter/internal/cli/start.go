@@ -148,6 +148,9 @@ func (a *agentCLI) start(c *ucli.Context) error {
 // runForeground is the agent process itself: config, logger, pid file,
 // identity, runtime, signals.
 func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
+	// Until handleSignals catches it, a SIGHUP (a reload sent too early)
+	// must not kill the agent and leave its pid file behind.
+	signal.Ignore(syscall.SIGHUP)
 	// Before anything opens a file: the input sizes max-open-files from
 	// the limit in force when it is created.
 	fdSoft, fdHard, fdErr := process.RaiseOpenFilesLimit()
