@@ -59,6 +59,9 @@ type Options struct {
 	Logger *slog.Logger
 	// OnReady is called once, after the readiness log line.
 	OnReady func()
+	// ConfigHash names the config these options came from (config.Config
+	// Hash); Snapshot shows the one in force.
+	ConfigHash string
 	// Now defaults to time.Now.
 	Now func() time.Time
 }
@@ -66,15 +69,24 @@ type Options struct {
 // Agent runs one agent: input → queue → sender. Create it with New and
 // call Run once.
 type Agent struct {
+	// opts belongs to the loop goroutine once Run started (a reload
+	// replaces it); other goroutines read published copies.
 	opts Options
 	log  *slog.Logger
 	now  func() time.Time
+	// delivery is opts.Agent.Delivery, which no reload changes, for
+	// Snapshot.
+	delivery string
 
 	ctr counters
 	pub published
 	ext atomic.Pointer[extStats]
 
 	ran atomic.Bool
+	// reloads hands Reload's requests to the loop, which owns what a
+	// reload replaces; loopDone is closed once the loop stopped turning.
+	reloads  chan *reloadRequest
+	loopDone chan struct{}
 
 	// wrapQueue, set by tests only, wraps the queue once it is open (to
 	// inject storage failures such as a full disk).
@@ -111,8 +123,10 @@ func New(opts Options) (*Agent, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	r := &Agent{opts: opts, log: opts.Logger, now: opts.Now}
+	r := &Agent{opts: opts, log: opts.Logger, now: opts.Now, delivery: opts.Agent.Delivery.String(),
+		reloads: make(chan *reloadRequest), loopDone: make(chan struct{})}
 	r.pub.state = "starting"
+	r.pub.inputType, r.pub.outputType, r.pub.configHash = opts.InputType, opts.OutputType, opts.ConfigHash
 	r.pub.connection = "idle"
 	r.pub.ids = resolvedIDs{agent: opts.IDs.Agent, input: opts.IDs.Input, output: opts.IDs.Output}
 	return r, nil
@@ -129,6 +143,7 @@ func (r *Agent) Run(ctx context.Context) error {
 	l, err := r.start(ctx)
 	if err != nil {
 		r.pub.set(func(p *published) { p.state = "stopped" })
+		close(r.loopDone)
 		if ctx.Err() != nil {
 			// Asked to stop while starting (SIGTERM during a slow input
 			// Open): what was opened is released, and that is a clean stop.
@@ -140,27 +155,26 @@ func (r *Agent) Run(ctx context.Context) error {
 	}
 	// The sender's context is not ctx: in-flight sends may finish while the
 	// loop flushes at shutdown; shutdown cancels it explicitly.
-	sendCtx, cancelSend := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelSend()
-	senderDone := make(chan struct{})
-	go func() {
-		defer close(senderDone)
-		l.sender.run(sendCtx, l.jobs, l.results)
-	}()
+	l.sendBase = context.WithoutCancel(ctx)
+	l.startSender()
 	stopSummary := r.startSummary()
 	r.ready(l)
 
 	cause := l.run(ctx)
+	close(r.loopDone) // Reload calls from now on find no loop
 	// The shutdown logs its own totals; a periodic line in the middle of
 	// it would only repeat part of them.
 	stopSummary()
-	return r.shutdown(l, cause, cancelSend, senderDone)
+	return r.shutdown(l, cause)
 }
 
 // run turns the loop until ctx is done or a fatal error.
 func (l *loop) run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		l.r.ctr.lastTurn.Store(l.r.now().UnixNano())
+		if req := l.takeReload(); req != nil {
+			req.done <- l.reload(ctx, req.opts, req.replace)
+		}
 		progressed, err := l.turn(ctx)
 		if err != nil {
 			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {

@@ -30,8 +30,11 @@
 //     wal_sending and backpressure when non-zero or changed. Nothing is
 //     logged while nothing moves. It touches no state of the loop.
 //
-// Snapshot is the only method safe from other goroutines: it reads atomic
-// counters and a mutex-guarded copy of what the loop last published.
+// Snapshot, Reload and RejectReload are the only methods safe from other
+// goroutines. Snapshot reads atomic counters and a mutex-guarded copy of
+// what the loop last published. Reload hands its options to the loop over
+// a channel and waits for the loop's answer: the loop alone replaces the
+// input, the sender and its own settings (see Reload below).
 //
 // Durations in log lines are strings with their unit ("took=17ms",
 // "retry_in=1.5s"), in the JSON log as in the text one.
@@ -78,6 +81,22 @@
 // committing on their own while the appends wait: on a full disk that is
 // what frees room (the WAL keeps a reserve for it, see package wal), and
 // the held-back events go in as soon as acks have freed pages.
+//
+// # Reload
+//
+// Reload (SIGHUP, edge-agent reload) is applied by the loop between two
+// turns, along the shutdown's path short of closing: no new jobs; the jobs
+// in flight come back (waited for up to agent.shutdown-timeout-ms, then
+// the sender is stopped and they are released uncharged); a replaced
+// input is drained; the buffer and the send results are written to the
+// queue. Then the new output and input are built, the input opened from
+// the positions the queue holds for the input id (a file still matched
+// goes on at its offset; one newly matched is read from its start), and a
+// new sender goroutine starts with the new retry settings. An input or
+// output left unchanged is kept as it is. If the buffer cannot be written,
+// or the new input or output cannot be built, the old ones go on and
+// Reload returns the error. NON mode keeps the positions in memory for
+// this (none survive a restart).
 //
 // # Shutdown
 //

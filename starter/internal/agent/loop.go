@@ -40,8 +40,14 @@ type loop struct {
 	bufSince time.Time
 	wakeup   <-chan struct{} // the input's "new data" signal; nil if none
 
-	jobs        chan *job
-	results     chan *jobResult
+	jobs    chan *job
+	results chan *jobResult
+	// sendBase is the sender's context before cancelSend; a reload stops
+	// the sender (cancelSend, then senderDone) and starts another.
+	sendBase    context.Context
+	cancelSend  context.CancelFunc
+	senderDone  <-chan struct{}
+	reloadReq   *reloadRequest // taken by wait, applied by run
 	outstanding map[uint64]*job
 	nextSeq     uint64
 	maxJobs     int
@@ -228,6 +234,8 @@ func (l *loop) wait(ctx context.Context) {
 	case res := <-l.results:
 		l.accept(res)
 	case <-wakeup:
+	case req := <-l.r.reloads:
+		l.reloadReq = req
 	}
 }
 

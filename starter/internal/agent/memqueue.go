@@ -2,6 +2,7 @@ package agent
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"time"
 
@@ -23,6 +24,7 @@ type memQueue struct {
 	pending   []row // sorted by ID
 	sending   map[uint64]row
 	bytes     int64
+	positions map[string][]byte // see SavePositions
 }
 
 var _ queue = (*memQueue)(nil)
@@ -65,8 +67,27 @@ func (q *memQueue) Append(_ string, payloads [][]byte) error {
 	return nil
 }
 
-func (q *memQueue) SavePositions(string, []input.Position) error { return nil }
-func (q *memQueue) MarkStarted(string) error                     { return nil }
+// SavePositions keeps the positions in memory only: nothing survives a
+// restart in NON mode, but an input a reload reopens goes on where the
+// old one stopped instead of starting over.
+func (q *memQueue) SavePositions(_ string, pos []input.Position) error {
+	if q.positions == nil {
+		q.positions = make(map[string][]byte)
+	}
+	for _, p := range pos {
+		if p.State == nil {
+			delete(q.positions, p.Key)
+			continue
+		}
+		q.positions[p.Key] = p.State
+	}
+	return nil
+}
+
+func (q *memQueue) Positions(string) (map[string][]byte, error) {
+	return maps.Clone(q.positions), nil
+}
+func (q *memQueue) MarkStarted(string) error { return nil }
 
 func (q *memQueue) Claim(max int, _ time.Time) ([]row, error) {
 	n := min(max, len(q.pending))

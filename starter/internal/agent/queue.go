@@ -21,6 +21,9 @@ type queue interface {
 	Full(paused bool) (bool, int64)
 	// FileBytes is the size of the queue on disk (0 in memory).
 	FileBytes() int64
+	// Positions returns the input positions last committed for sourceID,
+	// for an input reopened by a reload.
+	Positions(sourceID string) (map[string][]byte, error)
 	Close() error
 }
 

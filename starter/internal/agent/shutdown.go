@@ -18,7 +18,7 @@ const shutdownRetry = 50 * time.Millisecond
 // the buffer and the send results to the WAL, stop the sender, record what
 // it returned, close input, sender and WAL. cause is why the loop ended
 // (nil: ctx done); it is returned, or a shutdown failure when cause is nil.
-func (r *Agent) shutdown(l *loop, cause error, cancelSend context.CancelFunc, senderDone <-chan struct{}) error {
+func (r *Agent) shutdown(l *loop, cause error) error {
 	start := r.now()
 	timeout := r.opts.Agent.ShutdownTimeout
 	if timeout <= 0 {
@@ -34,32 +34,10 @@ func (r *Agent) shutdown(l *loop, cause error, cancelSend context.CancelFunc, se
 
 	// No new jobs from here on: the rest of the loop only records.
 	l.maxJobs = 0
-	before := len(l.buf)
-	l.buf = l.in.Drain(l.buf)
-	if n := len(l.buf) - before; n > 0 {
-		if before == 0 {
-			l.bufSince = r.now()
-		}
-		l.countRead(l.buf[before:])
-	}
+	l.drainInput()
 	flushErr := l.flushUntil(deadline)
 
-	// Stop the sender; in-flight sends end NotSent (released below) or
-	// with whatever reply already came back.
-	cancelSend()
-	senderStuck := false
-	if !waitUntil(senderDone, deadline) {
-		// Close unblocks a Send that ignores its context.
-		_ = l.sender.snd.Close()
-		senderStuck = !waitUntil(senderDone, time.Now().Add(time.Second))
-	}
-	if !senderStuck {
-		l.collect()
-		for _, j := range l.outstanding {
-			l.uncommitted = append(l.uncommitted, &jobResult{job: j, results: notSent(j, transport.ErrClosed)})
-		}
-		clear(l.outstanding)
-	}
+	senderStuck := l.stopSender(deadline)
 	if err := l.flushUntil(deadline); err != nil && flushErr == nil {
 		flushErr = err
 	}
@@ -86,6 +64,55 @@ func (r *Agent) shutdown(l *loop, cause error, cancelSend context.CancelFunc, se
 		return fmt.Errorf("stop edge agent: %w", err)
 	}
 	return nil
+}
+
+// drainInput moves the input's held-back groups (multiline) into the
+// buffer: the input is about to be closed.
+func (l *loop) drainInput() {
+	before := len(l.buf)
+	l.buf = l.in.Drain(l.buf)
+	if n := len(l.buf) - before; n > 0 {
+		if before == 0 {
+			l.bufSince = l.r.now()
+		}
+		l.countRead(l.buf[before:])
+	}
+}
+
+// startSender runs the sender loop on its own goroutine, with fresh job
+// channels (a stopped sender may have left jobs in the old one).
+func (l *loop) startSender() {
+	l.jobs = make(chan *job, maxJobs)
+	l.results = make(chan *jobResult, maxJobs)
+	ctx, cancel := context.WithCancel(l.sendBase)
+	done := make(chan struct{})
+	l.cancelSend, l.senderDone = cancel, done
+	go func(s *sendLoop, jobs <-chan *job, results chan<- *jobResult) {
+		defer close(done)
+		s.run(ctx, jobs, results)
+	}(l.sender, l.jobs, l.results)
+}
+
+// stopSender stops the sender goroutine: in-flight sends end NotSent
+// (released uncharged at the next commit) or with whatever reply already
+// came back. It reports whether the sender was stuck in a Send that
+// ignored both its context and Close; its jobs' results are then unknown.
+func (l *loop) stopSender(deadline time.Time) (stuck bool) {
+	l.cancelSend()
+	if !waitUntil(l.senderDone, deadline) {
+		// Close unblocks a Send that ignores its context.
+		_ = l.sender.snd.Close()
+		stuck = !waitUntil(l.senderDone, time.Now().Add(time.Second))
+	}
+	if stuck {
+		return true
+	}
+	l.collect()
+	for _, j := range l.outstanding {
+		l.uncommitted = append(l.uncommitted, &jobResult{job: j, results: notSent(j, transport.ErrClosed)})
+	}
+	clear(l.outstanding)
+	return false
 }
 
 // flushUntil writes the buffer and the uncommitted results to the queue,

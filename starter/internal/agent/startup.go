@@ -38,8 +38,6 @@ func (r *Agent) start(ctx context.Context) (*loop, error) {
 		markStarted:   true,
 		exitOnRefusal: r.exitOnRefusal(),
 	}
-	l.jobs = make(chan *job, l.maxJobs)
-	l.results = make(chan *jobResult, l.maxJobs)
 
 	var open input.OpenOptions
 	if l.nonMode {

@@ -53,6 +53,12 @@ type Status struct {
 	// WALError is why the last queue transaction failed; empty once one
 	// commits again (the WAL is writable).
 	WALError string
+	// ConfigHash is the hash of the config in force (Options.ConfigHash,
+	// then that of the last reload applied).
+	ConfigHash string
+	// ConfigReloads counts reloads: OK applied, Failed rejected (invalid
+	// file, or an input or output that could not be built).
+	ConfigReloads ReloadCounts
 	// Input holds the input's own counters when it reports them
 	// (input.StatsReporter); nil otherwise.
 	Input *input.Stats
@@ -60,6 +66,9 @@ type Status struct {
 	// when it cannot say.
 	Files []input.FileStatus
 }
+
+// ReloadCounts are config reloads by outcome.
+type ReloadCounts struct{ OK, Failed uint64 }
 
 // QueueStatus is the queue as of the last loop transaction.
 type QueueStatus struct {
@@ -79,6 +88,7 @@ type counters struct {
 	dead, dropped, retries, sendErrors, commits             atomic.Uint64
 	lastTurn                                                atomic.Int64 // unix nanoseconds
 	sendLatency                                             histogram
+	reloadsOK, reloadsFailed                                atomic.Uint64
 }
 
 // published is the part of Status that is not a counter.
@@ -94,6 +104,8 @@ type published struct {
 	lastErrAt    time.Time
 	walErr       string
 	ids          resolvedIDs
+	// What a reload may change.
+	inputType, outputType, configHash string
 }
 
 type resolvedIDs struct{ agent, input, output string }
@@ -114,9 +126,7 @@ func (p *published) setError(err error, at time.Time) {
 // Snapshot returns the current status. It is safe from any goroutine.
 func (r *Agent) Snapshot() Status {
 	st := Status{
-		InputType:         r.opts.InputType,
-		OutputType:        r.opts.OutputType,
-		DeliveryGuarantee: r.opts.Agent.Delivery.String(),
+		DeliveryGuarantee: r.delivery,
 		EventsRead:        r.ctr.eventsRead.Load(),
 		RowsAppended:      r.ctr.rowsAppended.Load(),
 		Sent:              r.ctr.sent.Load(),
@@ -129,6 +139,7 @@ func (r *Agent) Snapshot() Status {
 		SendErrors:        r.ctr.sendErrors.Load(),
 		Commits:           r.ctr.commits.Load(),
 		SendLatency:       r.ctr.sendLatency.snapshot(),
+		ConfigReloads:     ReloadCounts{OK: r.ctr.reloadsOK.Load(), Failed: r.ctr.reloadsFailed.Load()},
 	}
 	if t := r.ctr.lastTurn.Load(); t != 0 {
 		st.LastTurn = time.Unix(0, t)
@@ -137,6 +148,7 @@ func (r *Agent) Snapshot() Status {
 	p.mu.Lock()
 	st.AgentID, st.InputID, st.OutputID = p.ids.agent, p.ids.input, p.ids.output
 	st.State, st.StartedAt = p.state, p.startedAt
+	st.InputType, st.OutputType, st.ConfigHash = p.inputType, p.outputType, p.configHash
 	st.Queue, st.Backpressure = p.queue, p.backpressure
 	st.Connection, st.LastError, st.LastErrorAt = p.connection, p.lastErr, p.lastErrAt
 	st.WALError = p.walErr

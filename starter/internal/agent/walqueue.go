@@ -193,6 +193,19 @@ func (q *walQueue) FileBytes() int64 { return q.w.Size() }
 
 func (q *walQueue) Close() error { return q.w.Close() }
 
+func (q *walQueue) Positions(sourceID string) (map[string][]byte, error) {
+	var saved map[string][]byte
+	err := q.w.View(func(tx *wal.ReadTx) error {
+		var err error
+		saved, err = tx.Positions(sourceID)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read positions of input %s: %w", sourceID, err)
+	}
+	return saved, nil
+}
+
 // walTx adapts one wal.Tx.
 type walTx struct {
 	q  *walQueue

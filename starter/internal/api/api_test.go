@@ -118,9 +118,14 @@ func TestMetricsFromSnapshot(t *testing.T) {
 	}
 
 	// Read at scrape time: a later snapshot shows in the next scrape.
-	src.set(func(s *agent.Status) { s.Acked, s.Backpressure, s.Input = 8, true, nil })
+	src.set(func(s *agent.Status) {
+		s.Acked, s.Backpressure, s.Input = 8, true, nil
+		s.ConfigReloads = agent.ReloadCounts{OK: 2, Failed: 1}
+	})
 	_, body = get(t, srv.URL+"/metrics", "")
-	if !strings.Contains(body, "edge_agent_events_acked_total 8\n") || !strings.Contains(body, "edge_agent_backpressure_active 1\n") {
+	if !strings.Contains(body, "edge_agent_events_acked_total 8\n") || !strings.Contains(body, "edge_agent_backpressure_active 1\n") ||
+		!strings.Contains(body, `edge_agent_config_reloads_total{result="success"} 2`+"\n") ||
+		!strings.Contains(body, `edge_agent_config_reloads_total{result="failure"} 1`+"\n") {
 		t.Errorf("second scrape does not follow the snapshot:\n%s", body)
 	}
 	if strings.Contains(body, "edge_agent_files_open") {

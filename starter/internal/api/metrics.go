@@ -5,9 +5,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
-// Reload results of edge_agent_config_reloads_total.
-var reloadResults = []string{"success", "failure"}
-
 func desc(name, help string, labels ...string) *prometheus.Desc {
 	return prometheus.NewDesc("edge_agent_"+name, help, labels, nil)
 }
@@ -62,11 +59,8 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter(dBatches, float64(st.Released), "not_sent")
 	counter(dReconnects, float64(st.Reconnects))
 	gauge(dBackpressure, b2f(st.Backpressure))
-	// No reload exists yet: the series are there, at their true 0, so
-	// dashboards and alerts can be built before it does.
-	for _, r := range reloadResults {
-		counter(dReloads, 0, r)
-	}
+	counter(dReloads, float64(st.ConfigReloads.OK), "success")
+	counter(dReloads, float64(st.ConfigReloads.Failed), "failure")
 	gauge(dBuildInfo, 1, c.o.Version, c.o.Commit)
 
 	h := st.SendLatency

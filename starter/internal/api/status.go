@@ -89,12 +89,21 @@ type Input struct {
 	Errors         int64  `json:"errors"`
 }
 
+// configHash is the hash of the config in force: the last reload's, else
+// the one the agent started with.
+func configHash(st agent.Status, o *Options) string {
+	if st.ConfigHash != "" {
+		return st.ConfigHash
+	}
+	return o.ConfigHash
+}
+
 // statusOf builds the document of a running agent.
 func statusOf(st agent.Status, o *Options, now time.Time) Status {
 	out := Status{
 		Running: true, Source: "api", State: st.State,
 		AgentID: st.AgentID, InputID: st.InputID, OutputID: st.OutputID,
-		Version: o.Version, Commit: o.Commit, ConfigHash: o.ConfigHash,
+		Version: o.Version, Commit: o.Commit, ConfigHash: configHash(st, o),
 		Connection: st.Connection, LastError: st.LastError, WALError: st.WALError,
 		Backpressure: st.Backpressure,
 		WAL: WALStatus{

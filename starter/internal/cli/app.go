@@ -158,6 +158,7 @@ Examples:
 		Commands: []*ucli.Command{
 			a.startCommand(),
 			a.stopCommand(),
+			a.reloadCommand(),
 			a.statusCommand(),
 			a.versionCommand(),
 			a.configCommand(),

@@ -124,8 +124,13 @@ func (a *agentCLI) readConfig(explicit, home string, inputs *input.Registry, out
 	if err != nil {
 		return nil, nil, "", err
 	}
-	cfg, warnings, err = config.Load(path, config.LoadOptions{Registry: inputs, Outputs: outputs, Getenv: a.env.Getenv, Home: home})
+	cfg, warnings, err = config.Load(path, a.loadOptions(home, inputs, outputs))
 	return cfg, warnings, path, err
+}
+
+// loadOptions are what every load of the config, and every reload, takes.
+func (a *agentCLI) loadOptions(home string, inputs *input.Registry, outputs *output.Registry) config.LoadOptions {
+	return config.LoadOptions{Registry: inputs, Outputs: outputs, Getenv: a.env.Getenv, Home: home}
 }
 
 // loadConfig loads the config start would use, prints its warnings and,

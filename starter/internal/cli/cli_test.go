@@ -373,8 +373,9 @@ func TestReadyPipeProtocol(t *testing.T) {
 	}
 }
 
-// The first SIGINT cancels the run; the second forces an exit after
-// cleaning up. Signals go to this test process, which has them captured.
+// SIGHUP reloads and neither stops nor kills; the first SIGINT cancels the
+// run; the second forces an exit after cleaning up. Signals go to this
+// test process, which has them captured.
 func TestSignals(t *testing.T) {
 	exited := make(chan int, 1)
 	cleaned := make(chan struct{}, 1)
@@ -385,8 +386,28 @@ func TestSignals(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	logger := slog.New(slog.DiscardHandler)
-	stop := a.handleSignals(logger, cancel, func() { cleaned <- struct{}{} })
+	reloaded := make(chan struct{}, 2)
+	stop := a.handleSignals(logger, cancel, func() { reloaded <- struct{}{} }, func() { cleaned <- struct{}{} })
 	defer stop()
+
+	for range 2 {
+		if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-reloaded:
+		case <-time.After(5 * time.Second):
+			t.Fatal("SIGHUP did not reload")
+		}
+	}
+	if ctx.Err() != nil {
+		t.Fatal("SIGHUP cancelled the run")
+	}
+	select {
+	case code := <-exited:
+		t.Fatalf("SIGHUP forced an exit (%d)", code)
+	default:
+	}
 
 	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
 		t.Fatal(err)

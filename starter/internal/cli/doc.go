@@ -1,5 +1,6 @@
 // Package cli is the edge-agent command line: start (foreground or
-// --background), stop, status, version, config check, check output (a
+// --background), stop, reload (SIGHUP: re-read and apply the config
+// without a restart), status, version, config check, check output (a
 // handshake with the engine through the output's own client) and the db
 // tools.
 //

@@ -35,7 +35,8 @@ func (a *agentCLI) bootstrapFailed(req startRequest, terminal bool, code int, er
 // openLog builds the agent logger from the log.* section: stderr (tint on a
 // terminal, JSON otherwise) plus the file in the foreground, the file alone
 // when detached.
-func (a *agentCLI) openLog(cfg *config.Config, req startRequest, terminal bool) (*slog.Logger, io.Closer, error) {
+// level is the LevelVar a reload sets log.level through.
+func (a *agentCLI) openLog(cfg *config.Config, req startRequest, terminal bool, level *slog.LevelVar) (*slog.Logger, io.Closer, error) {
 	s := cfg.Log
 	if req.logLevel != "" {
 		if err := s.Level.UnmarshalText([]byte(req.logLevel)); err != nil {
@@ -43,7 +44,7 @@ func (a *agentCLI) openLog(cfg *config.Config, req startRequest, terminal bool) 
 		}
 	}
 	s.File = a.logFile(s.File, req.home)
-	o := logging.Options{Settings: s}
+	o := logging.Options{Settings: s, LevelVar: level}
 	if !req.detached() {
 		o.Stderr, o.Terminal = a.env.Stderr, terminal
 	}

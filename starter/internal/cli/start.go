@@ -42,7 +42,8 @@ func (a *agentCLI) startCommand() *ucli.Command {
 		Description: `Runs the agent until SIGTERM or SIGINT, then stops gracefully: input stops,
 events held in memory are flushed to the WAL, the WAL is closed. A second
 signal forces an immediate exit (nothing stored is lost; unsent rows are sent
-after the next start).
+after the next start). SIGHUP re-reads and applies the config without a
+restart (see edge-agent reload --help); it never stops the agent.
 
 The config is, in order: --config or the positional FILE, $EDGE_AGENT_CONFIG,
 $EDGE_AGENT_HOME/config/agent.yaml. The pid file ($EDGE_AGENT_PID_FILE,
@@ -149,6 +150,9 @@ func (a *agentCLI) start(c *ucli.Context) error {
 // runForeground is the agent process itself: config, logger, pid file,
 // identity, runtime, signals.
 func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
+	// Until handleSignals catches it, a SIGHUP (a reload sent too early)
+	// must not kill the agent and leave its pid file behind.
+	signal.Ignore(syscall.SIGHUP)
 	// Before anything opens a file: the input sizes max-open-files from
 	// the limit in force when it is created.
 	fdSoft, fdHard, fdErr := process.RaiseOpenFilesLimit()
@@ -174,12 +178,15 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 
 	// output.type console writes events to stdout; logs never go there.
 	registry, outputs := registries(a.env.Stdout)
+	// A reload loads the file again exactly so.
+	loadOpts := a.loadOptions(req.home, registry, outputs)
 	cfg, warnings, cfgPath, err := a.readConfig(req.explicit, req.home, registry, outputs)
 	if err != nil {
 		return fail(exitcode.Config, err) // Load's errors name the file
 	}
 
-	fileLogger, closeLog, err := a.openLog(cfg, req, terminal)
+	level := new(slog.LevelVar)
+	fileLogger, closeLog, err := a.openLog(cfg, req, terminal, level)
 	if err != nil {
 		return fail(exitcode.Failure, err)
 	}
@@ -228,7 +235,16 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 		notifyStopping()
 		cancelRun()
 	}
-	stopSignals := a.handleSignals(logger, cancel, func() { _ = pidLock.Release() })
+	var reloads atomic.Pointer[reloader]
+	onHangup := func() {
+		rl := reloads.Load()
+		if rl == nil {
+			logger.Warn("SIGHUP before the agent was set up; nothing reloaded, send it again once started")
+			return
+		}
+		rl.reload(runCtx)
+	}
+	stopSignals := a.handleSignals(logger, cancel, onHangup, func() { _ = pidLock.Release() })
 	defer stopSignals()
 	defer survivePipeClose()()
 
@@ -242,6 +258,7 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 		InputExplicit: explicit.Input != "",
 	}
 	opts.Logger = logger
+	opts.ConfigHash = cfg.Hash
 	opts.OnReady = func() {
 		readyOnce.Do(func() {
 			ready.Store(true)
@@ -260,6 +277,8 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 	if err != nil {
 		return fail(exitcode.Failure, err)
 	}
+	reloads.Store(&reloader{path: cfgPath, load: loadOpts, logLevel: req.logLevel, level: level,
+		logger: logger, rt: rt, base: opts, cur: cfg})
 	runErr := rt.Run(runCtx)
 	// After Run: /readyz and /healthz answer 503 while the agent stops,
 	// which is what a load balancer or a probe should see.
@@ -303,11 +322,28 @@ func (a *agentCLI) startAPI(cfg *config.Config, rt *agent.Agent, logger *slog.Lo
 
 // handleSignals cancels the run on the first SIGTERM/SIGINT and exits at
 // once on the second: an operator who presses Ctrl-C twice means it, and
-// the WAL makes an abrupt exit safe.
-func (a *agentCLI) handleSignals(logger *slog.Logger, cancel func(), beforeExit func()) (stop func()) {
+// the WAL makes an abrupt exit safe. SIGHUP calls reload, one at a time, on
+// a goroutine of its own: it never stops the agent (its default action
+// would, leaving the pid file behind), and a slow reload never holds up a
+// SIGTERM.
+func (a *agentCLI) handleSignals(logger *slog.Logger, cancel func(), reload func(), beforeExit func()) (stop func()) {
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
+	// One pending SIGHUP is enough: a reload reads the file as it is then.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
 	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-hup:
+				logger.Info("SIGHUP received; reloading the config")
+				reload()
+			case <-done:
+				return
+			}
+		}
+	}()
 	go func() {
 		select {
 		case s := <-ch:
@@ -327,6 +363,8 @@ func (a *agentCLI) handleSignals(logger *slog.Logger, cancel func(), beforeExit 
 	}()
 	return func() {
 		signal.Stop(ch)
+		// SIGHUP stays caught until the process exits: a late one must
+		// not kill an agent that is flushing its WAL.
 		close(done)
 	}
 }

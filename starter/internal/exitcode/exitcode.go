@@ -21,7 +21,7 @@ const (
 	OK      = 0 // clean stop, or the command did what was asked
 	Failure = 1 // runtime or start-up failure; retrying may help
 	// 2 is left to the Go runtime: an unrecovered panic.
-	NotRunning = 3 // status: the agent is not running (as LSB init scripts expect)
+	NotRunning = 3 // status, reload: the agent is not running (as LSB init scripts expect)
 	// AuthFailed and DecryptFailed: the engine answered AUTH_FAILED (fix
 	// output.token) or DECRYPT_FAILED (fix the AES key), and
 	// output.on-refusal is exit; by default the agent keeps running.

@@ -24,6 +24,10 @@ type Options struct {
 	Stderr io.Writer
 	// Terminal is true when Stderr is an interactive terminal.
 	Terminal bool
+	// LevelVar, when set, is the level every handler reads: New sets it to
+	// Level, and setting it later changes the level at once (a config
+	// reload) without rebuilding the handlers.
+	LevelVar *slog.LevelVar
 }
 
 // New returns the logger described by o and a Closer that releases the log
@@ -32,8 +36,13 @@ type Options struct {
 func New(o Options) (*slog.Logger, io.Closer, error) {
 	var handlers []slog.Handler
 	var closer io.Closer = nopCloser{}
+	level := o.LevelVar
+	if level == nil {
+		level = new(slog.LevelVar)
+	}
+	level.Set(slog.Level(o.Level))
 	if o.Stderr != nil {
-		handlers = append(handlers, stderrHandler(o.Stderr, o.Terminal, slog.Level(o.Level)))
+		handlers = append(handlers, stderrHandler(o.Stderr, o.Terminal, level))
 	}
 	if o.File != "" {
 		if err := probeFile(o.File); err != nil {
@@ -47,7 +56,7 @@ func New(o Options) (*slog.Logger, io.Closer, error) {
 			LocalTime:  true,
 		}
 		closer = lj
-		h, err := fileHandler(lj, o.Format, slog.Level(o.Level))
+		h, err := fileHandler(lj, o.Format, level)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -70,7 +79,7 @@ func Console(w io.Writer, terminal bool, level slog.Level) *slog.Logger {
 	return slog.New(stderrHandler(w, terminal, level))
 }
 
-func stderrHandler(w io.Writer, terminal bool, level slog.Level) slog.Handler {
+func stderrHandler(w io.Writer, terminal bool, level slog.Leveler) slog.Handler {
 	if terminal {
 		return newTint(w, level)
 	}
@@ -78,7 +87,7 @@ func stderrHandler(w io.Writer, terminal bool, level slog.Level) slog.Handler {
 }
 
 // handlerOptions are the options of every slog handler New and Console build.
-func handlerOptions(level slog.Level) *slog.HandlerOptions {
+func handlerOptions(level slog.Leveler) *slog.HandlerOptions {
 	return &slog.HandlerOptions{Level: level, ReplaceAttr: durationWithUnit}
 }
 
@@ -119,11 +128,11 @@ func IsTerminal(f *os.File) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-func newTint(w io.Writer, level slog.Level) slog.Handler {
+func newTint(w io.Writer, level slog.Leveler) slog.Handler {
 	return tint.NewTextHandler(w, &tint.Options{Level: level, TimeFormat: time.DateTime + ".000", ReplaceAttr: durationWithUnit})
 }
 
-func fileHandler(w io.Writer, format Format, level slog.Level) (slog.Handler, error) {
+func fileHandler(w io.Writer, format Format, level slog.Leveler) (slog.Handler, error) {
 	opts := handlerOptions(level)
 	switch format {
 	case "", FormatJSON:

@@ -290,3 +290,30 @@ func TestRotation(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// Setting the LevelVar changes what every handler writes at once, as a
+// config reload of log.level does.
+func TestLevelVarChangesLevelOfEveryHandler(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "edge-agent.log")
+	var stderr bytes.Buffer
+	lv := new(slog.LevelVar)
+	logger, closer, err := New(Options{Settings: Settings{Level: Level(slog.LevelWarn), Format: FormatJSON, File: file}, Stderr: &stderr, LevelVar: lv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lv.Level() != slog.LevelWarn {
+		t.Fatalf("New left the LevelVar at %v, want WARN", lv.Level())
+	}
+	logger.Info("before")
+	lv.Set(slog.LevelDebug)
+	logger.Debug("after")
+	closer.Close()
+	recs := decodeLines(t, stderr.String())
+	if len(recs) != 1 || recs[0]["msg"] != "after" {
+		t.Fatalf("stderr records = %v, want only the debug one written after the change", recs)
+	}
+	b, _ := os.ReadFile(file)
+	if frecs := decodeLines(t, string(b)); len(frecs) != 1 || frecs[0]["msg"] != "after" {
+		t.Fatalf("file records = %v, want only the debug one written after the change", frecs)
+	}
+}

@@ -1,0 +1,252 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/check"
+	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/backoff"
+)
+
+// ErrNotRunning is returned by Reload when no loop runs (Run has not
+// started it yet, or it stopped).
+var ErrNotRunning = errors.New("edge agent is not running")
+
+// reloadRequest carries Reload's options to the loop; done gets the one
+// outcome.
+type reloadRequest struct {
+	opts    Options
+	replace Replace
+	done    chan error
+}
+
+// Replace says which plug-ins a reload rebuilds. The caller compares the
+// old and the new config (config.Config.Changes): the scheduler does not
+// look inside plug-in configs. A changed type always rebuilds.
+type Replace struct{ Input, Output bool }
+
+// Reload applies new options to the running agent without dropping what
+// it buffered: the loop, at its next turn, writes the buffer to the queue,
+// lets the sender finish (or release) its in-flight rows, and replaces the
+// input and the output when their options changed. A replaced input
+// continues from the positions saved in the queue, so a file matched by
+// both configs goes on at its offset.
+//
+// Reload applies Agent (but Delivery), Queue (but what only the WAL's
+// Open reads), Retry, InputType/Input, OutputType/Output and ConfigHash.
+// WAL, Agent.Delivery, IDs, Home, the registries, Logger, OnReady and Now
+// stay as New got them: changing them needs a restart, which the caller
+// reports. When the new input or output cannot be built the old ones keep
+// running and the error is returned; the agent runs on either way.
+//
+// It is safe from any goroutine and blocks until the loop applied or
+// rejected the options, or ctx is done (the loop then still applies them).
+func (r *Agent) Reload(ctx context.Context, opts Options, replace Replace) error {
+	if err := errors.Join(opts.Agent.Validate(), opts.Queue.Validate(), opts.Retry.Validate()); err != nil {
+		r.ctr.reloadsFailed.Add(1)
+		return fmt.Errorf("reload: %w: %w", check.ErrInvalid, err)
+	}
+	if opts.Output == nil {
+		r.ctr.reloadsFailed.Add(1)
+		return fmt.Errorf("reload: output %q has no options: %w", opts.OutputType, check.ErrInvalid)
+	}
+	req := &reloadRequest{opts: opts, replace: replace, done: make(chan error, 1)}
+	select {
+	case r.reloads <- req:
+	case <-r.loopDone:
+		return fmt.Errorf("reload: %w", ErrNotRunning)
+	case <-ctx.Done():
+		return fmt.Errorf("reload: %w", ctx.Err())
+	}
+	select {
+	case err := <-req.done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("reload: %w", ctx.Err())
+	}
+}
+
+// RejectReload counts a reload refused before it reached Reload (an
+// invalid config file), so Snapshot's ConfigReloads covers every attempt.
+func (r *Agent) RejectReload() { r.ctr.reloadsFailed.Add(1) }
+
+// takeReload returns a reload request wait received, or one waiting now.
+func (l *loop) takeReload() *reloadRequest {
+	if req := l.reloadReq; req != nil {
+		l.reloadReq = nil
+		return req
+	}
+	select {
+	case req := <-l.r.reloads:
+		return req
+	default:
+		return nil
+	}
+}
+
+// reload runs on the loop goroutine; see Reload.
+func (l *loop) reload(ctx context.Context, next Options, replace Replace) error {
+	r := l.r
+	old := r.opts
+	next = keepFixed(old, next)
+	inputChanged := replace.Input || next.InputType != old.InputType
+	outputChanged := replace.Output || next.OutputType != old.OutputType
+	start := r.now()
+	timeout := old.Agent.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	deadline := time.Now().Add(timeout)
+
+	// The graceful stop's path, short of closing: no new jobs, in-flight
+	// ones come back (or are released uncharged), the buffer goes to the
+	// queue with its positions.
+	maxJobsBefore := l.maxJobs
+	l.maxJobs = 0
+	l.settleJobs(deadline)
+	if l.stopSender(deadline) {
+		// The Send ignored its context and Close: its rows stay SENDING
+		// until returned to PENDING like those of a crashed run, and the
+		// closed output must be replaced.
+		for _, j := range l.outstanding {
+			for _, row := range j.rows {
+				l.resurrect = append(l.resurrect, row.ID)
+			}
+		}
+		clear(l.outstanding)
+		outputChanged = true
+		l.log.Error("reload: the output did not stop; its in-flight rows are sent again")
+	}
+	l.maxJobs = maxJobsBefore
+	if inputChanged {
+		l.drainInput()
+	}
+	if err := l.flushUntil(deadline); err != nil {
+		// What the old input read is not all in the queue: a new input
+		// would read it again from the saved positions. Keep the old one.
+		l.resume(old)
+		return l.reloadFailed(fmt.Errorf("reload: %w", err))
+	}
+
+	r.opts = next
+	var newSnd transport.Sender
+	var newEnc encoder
+	if outputChanged {
+		snd, enc, err := r.openSender()
+		if err != nil {
+			r.opts = old
+			l.resume(old)
+			return l.reloadFailed(fmt.Errorf("reload: %w", err))
+		}
+		newSnd, newEnc = snd, enc
+	}
+	newIn := l.in
+	if inputChanged {
+		in, err := l.reopenInput(ctx)
+		if err != nil {
+			if newSnd != nil {
+				_ = newSnd.Close()
+			}
+			r.opts = old
+			l.resume(old)
+			return l.reloadFailed(fmt.Errorf("reload: %w", err))
+		}
+		newIn = in
+	}
+
+	// Committed to the new options from here on.
+	if inputChanged {
+		if err := l.in.Close(); err != nil {
+			l.log.Warn("reload: close the previous input", slog.String(keyError, err.Error()))
+		}
+		l.in = newIn
+		l.wakeup = nil
+		if w, ok := newIn.(input.Waker); ok {
+			l.wakeup = w.Wakeup()
+		}
+	}
+	if outputChanged {
+		if err := l.sender.snd.Close(); err != nil {
+			l.log.Warn("reload: close the previous output", slog.String(keyError, err.Error()))
+		}
+		l.sender.snd, l.sender.enc = newSnd, newEnc
+	}
+	l.resume(next)
+	r.publishExt(l.in, l.sender.snd)
+	r.pub.set(func(p *published) {
+		p.inputType, p.outputType, p.configHash = next.InputType, next.OutputType, next.ConfigHash
+	})
+	r.ctr.reloadsOK.Add(1)
+	l.log.Info("reload applied",
+		slog.Bool("input_replaced", inputChanged), slog.Bool("output_replaced", outputChanged),
+		slog.Duration("took", r.now().Sub(start).Round(time.Millisecond)))
+	return nil
+}
+
+// keepFixed returns next with what a reload does not change taken from
+// old (see Reload).
+func keepFixed(old, next Options) Options {
+	next.Agent.Delivery = old.Agent.Delivery
+	next.WAL = old.WAL
+	next.Inputs, next.Outputs = old.Inputs, old.Outputs
+	next.Home, next.IDs = old.Home, old.IDs
+	next.Logger, next.OnReady, next.Now = old.Logger, old.OnReady, old.Now
+	return next
+}
+
+// settleJobs waits, until deadline, for the jobs already handed to the
+// sender to come back, so a reload does not cut sends short (a cut send
+// may have reached the engine: it would be sent twice).
+func (l *loop) settleJobs(deadline time.Time) {
+	t := time.NewTimer(max(0, time.Until(deadline)))
+	defer t.Stop()
+	for len(l.outstanding) > 0 {
+		select {
+		case res := <-l.results:
+			l.accept(res)
+		case <-t.C:
+			return
+		}
+	}
+}
+
+// reopenInput opens the new input (r.opts) from the positions the queue
+// holds for the input id: the buffer was just written there.
+func (l *loop) reopenInput(ctx context.Context) (input.Input, error) {
+	saved, err := l.q.Positions(l.inputID)
+	if err != nil {
+		return nil, err
+	}
+	return l.r.openInput(ctx, l.inputID, input.OpenOptions{Saved: saved})
+}
+
+// resume applies o's settings to the loop and the queue and starts a new
+// sender loop (o's retry) around the current Sender.
+func (l *loop) resume(o Options) {
+	r := l.r
+	l.rowRetry = backoff.Policy{Initial: o.Retry.Backoff, Max: o.Retry.BackoffMax}
+	l.jobSize = jobSize(o)
+	l.exitOnRefusal = r.exitOnRefusal()
+	if q, ok := l.q.(*walQueue); ok {
+		q.retention, q.maxAttempts = o.Queue.AckedRetention, o.Retry.MaxAttempts
+		q.cleanupMax, q.maxBytes = max(1, o.Queue.CleanupBatchSize), o.Queue.MaxBytes
+	}
+	s := l.sender
+	fresh := r.newSendLoop(s.snd, s.enc, l.nonMode)
+	// A pause the engine imposed still holds after a reload.
+	fresh.streak, fresh.holdErr, fresh.holdUntil = s.streak, s.holdErr, s.holdUntil
+	l.sender = fresh
+	l.claimHint = true
+	l.startSender()
+}
+
+func (l *loop) reloadFailed(err error) error {
+	l.r.ctr.reloadsFailed.Add(1)
+	l.r.pub.setError(err, l.r.now())
+	return err
+}

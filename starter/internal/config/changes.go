@@ -1,0 +1,59 @@
+package config
+
+import "reflect"
+
+// Changes is what differs between the config in force and a reloaded one.
+type Changes struct {
+	// Sections are the top-level sections whose values differ.
+	Sections []string
+	// RestartKeys are changed keys a running agent cannot apply: the WAL
+	// is opened once (queue.path, queue.fsync), the delivery guarantee
+	// decides whether there is a WAL at all, the ids key the saved
+	// positions and the engine's view of the agent, the log file is opened
+	// once (log.level alone applies at once) and the HTTP API listens once.
+	RestartKeys []string
+	// Input and Output say the input's or the output's type or settings
+	// differ, so a reload rebuilds it.
+	Input, Output bool
+}
+
+// Changes compares c with next. It lives here, with the decoder, because
+// only the config layer may look inside the plug-ins' configs by
+// reflection; the scheduler is told what to rebuild.
+func (c *Config) Changes(next *Config) Changes {
+	var ch Changes
+	ch.Input = c.InputType != next.InputType || c.InputID != next.InputID || !reflect.DeepEqual(c.Input, next.Input)
+	ch.Output = c.Output.Type != next.Output.Type || !reflect.DeepEqual(c.Output, next.Output)
+	section := func(name string, differs bool) {
+		if differs {
+			ch.Sections = append(ch.Sections, name)
+		}
+	}
+	section("agent", !reflect.DeepEqual(c.Agent, next.Agent))
+	section("queue", !reflect.DeepEqual(c.Queue, next.Queue))
+	section("retry", c.Retry != next.Retry)
+	section("input", ch.Input)
+	section("output", ch.Output)
+	section("log", c.Log != next.Log)
+	section("http", c.HTTP != next.HTTP)
+	key := func(name string, differs bool) {
+		if differs {
+			ch.RestartKeys = append(ch.RestartKeys, name)
+		}
+	}
+	key("queue.path", c.Queue.Path != next.Queue.Path)
+	key("queue.fsync", c.Queue.Fsync != next.Queue.Fsync)
+	key("agent.delivery-guarantee", c.Agent.Delivery != next.Agent.Delivery)
+	key("agent.id", c.Agent.ID != next.Agent.ID)
+	key("input.id", c.InputID != next.InputID)
+	key("output.id", c.Output.ID != next.Output.ID)
+	key("log.file", c.Log.File != next.Log.File)
+	key("log.format", c.Log.Format != next.Log.Format)
+	key("log.max-size-mb", c.Log.MaxSizeMB != next.Log.MaxSizeMB)
+	key("log.max-backups", c.Log.MaxBackups != next.Log.MaxBackups)
+	key("log.max-age-days", c.Log.MaxAgeDays != next.Log.MaxAgeDays)
+	key("http.listen", c.HTTP.Listen != next.HTTP.Listen)
+	key("http.token", c.HTTP.Token != next.HTTP.Token)
+	key("http.pprof", c.HTTP.Pprof != next.HTTP.Pprof)
+	return ch
+}

@@ -1,0 +1,55 @@
+package config
+
+import (
+	"slices"
+	"testing"
+)
+
+// A reload names the sections that changed and, apart, each changed key
+// the running agent cannot apply; log.level is not one of them. It also
+// says which plug-ins to rebuild.
+func TestChangesNameSectionsAndRestartKeys(t *testing.T) {
+	load := func(text string) *Config {
+		t.Helper()
+		cfg, _, err := loadText(t, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	cur := load("input:\n  type: file\n  paths: [\"in/*.log\"]\nqueue:\n  path: data/wal.db\nlog:\n  level: info\n")
+	next := load(`input:
+  type: file
+  paths: ["in/*.log", "more/*.log"]
+queue:
+  path: data/other.db
+  fsync: false
+agent:
+  delivery-guarantee: NON
+log:
+  level: debug
+  file: log/other.log
+http:
+  listen: 127.0.0.1:9467
+`)
+	ch := cur.Changes(next)
+	if want := []string{"agent", "queue", "input", "log", "http"}; !slices.Equal(ch.Sections, want) {
+		t.Errorf("changed sections = %q, want %q", ch.Sections, want)
+	}
+	if want := []string{"queue.path", "queue.fsync", "agent.delivery-guarantee", "log.file", "http.listen"}; !slices.Equal(ch.RestartKeys, want) {
+		t.Errorf("restart keys = %q, want %q", ch.RestartKeys, want)
+	}
+	if !ch.Input || ch.Output {
+		t.Errorf("rebuild input %v output %v, want the input only", ch.Input, ch.Output)
+	}
+	if same := cur.Changes(cur); len(same.Sections) != 0 || len(same.RestartKeys) != 0 || same.Input || same.Output {
+		t.Errorf("an unchanged config reports %+v", same)
+	}
+	// A token read from output.token-file counts, so a reload after the
+	// file changed rebuilds the output (the cure for AUTH_FAILED).
+	a := load("output:\n  type: transport\n  endpoint: h:1\n  token: one\n" + minimal)
+	b := load("output:\n  type: transport\n  endpoint: h:1\n  token: two\n" + minimal)
+	if ch := a.Changes(b); !ch.Output || ch.Input || !slices.Equal(ch.Sections, []string{"output"}) {
+		t.Errorf("token change: %+v, want the output rebuilt", ch)
+	}
+}
