@@ -185,3 +185,43 @@ func TestHTTPListenErrors(t *testing.T) {
 		t.Errorf("config check of 0.0.0.0 without a token: exit %d\n%s", code, stderr)
 	}
 }
+
+// The engine refuses the token: the agent keeps reading into the WAL,
+// /healthz answers 503 with the reason; `edge-agent reload` after the
+// token is fixed resumes delivery, /healthz is 200 again, and no line is
+// lost or sent twice.
+func TestHealthzFollowsARefusedTokenAndItsReload(t *testing.T) {
+	skipShort(t)
+	port := freePort(t)
+	listen := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	base := "http://" + listen
+	root := newRoot(t, options{port: port, httpListen: listen, token: "wrong-token-000"})
+	rc := startReceiver(t, port, "e2e-token-0123456789")
+	agent := root.startReady()
+
+	want := makeLines(t.Name(), 0, 200)
+	root.createFile("in/app.log").lines(want)
+	eventually(t, deliverTimeout, "/healthz to report the refused token", func() bool {
+		code, body := httpGet(t, base+"/healthz")
+		return code == http.StatusServiceUnavailable && strings.Contains(body, "auth_failed")
+	})
+	if got := len(rc.received()); got != 0 {
+		t.Fatalf("%d lines delivered with a wrong token", got)
+	}
+
+	root.opts.token = "e2e-token-0123456789"
+	root.writeConfig()
+	if out, errOut, code := root.cli("reload"); code != 0 {
+		t.Fatalf("reload: exit %d %s %s", code, out, errOut)
+	}
+	if d := rc.waitDelivered(want, deliverTimeout); d.duplicates != 0 {
+		t.Fatalf("after the reload: %s", d)
+	}
+	eventually(t, deliverTimeout, "/healthz to be 200 after the reload", func() bool {
+		code, _ := httpGet(t, base+"/healthz")
+		return code == http.StatusOK
+	})
+	if code := root.stop(agent); code != 0 {
+		t.Fatalf("stop exit %d", code)
+	}
+}

@@ -33,10 +33,10 @@ func connectionState(err error) string {
 func refusalAdvice(err error) (msg, fix string) {
 	if errors.Is(err, transport.ErrDecryptFailed) {
 		return "engine could not decrypt the payload (DECRYPT_FAILED); input keeps being read into the WAL, sending is retried at the maximum backoff",
-			"output.packet-mode, output.encryption and the key (output.aes-secret-key-base64 or aes-secret-key-file) must match the EdgeSocket source's; then restart the agent"
+			"output.packet-mode, output.encryption and the key (output.aes-secret-key-base64 or aes-secret-key-file) must match the EdgeSocket source's; then run edge-agent reload (or send SIGHUP)"
 	}
 	return "engine refused the token (AUTH_FAILED); input keeps being read into the WAL, sending is retried at the maximum backoff",
-		"output.token (or output.token-file) must equal the EdgeSocket source's token; then restart the agent"
+		"output.token (or output.token-file) must equal the EdgeSocket source's token; then run edge-agent reload (or send SIGHUP)"
 }
 
 // fatalError wraps a refusal for Run when output.on-refusal is exit. The
