@@ -67,6 +67,24 @@ func TestReload(t *testing.T) {
 	if !agent.running() {
 		t.Fatal("SIGHUP with an invalid config stopped the agent")
 	}
+	// Not even YAML: one ERROR line with the position, not a bare
+	// "invalid configuration" and a message without it.
+	root.opts.extra = "  level: [debug\n"
+	root.writeConfig()
+	before := strings.Count(root.logText(), "config reload rejected")
+	agent.signal(t, syscall.SIGHUP)
+	eventually(t, 10*time.Second, "the YAML error logged with its line:column", func() bool {
+		return strings.Count(root.logText(), "config reload rejected") > before
+	})
+	for _, line := range strings.Split(root.logText(), "\n") {
+		if strings.Contains(line, "config reload rejected") && strings.Contains(line, "invalid YAML") &&
+			!regexp.MustCompile(`agent\.yaml:\d+:\d+: invalid YAML`).MatchString(line) {
+			t.Fatalf("YAML error logged without its position: %s", line)
+		}
+		if strings.Contains(line, "config reload rejected") && strings.Contains(line, `"error":"invalid configuration"`) {
+			t.Fatalf("a bare sentinel logged as a problem: %s", line)
+		}
+	}
 	last := makeLines(t.Name()+"-b", 500, 200)
 	b.lines(last)
 	all = append(all, last...)

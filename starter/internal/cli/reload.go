@@ -89,7 +89,7 @@ func (rl *reloader) reload(ctx context.Context) {
 	next, warnings, err := config.Load(rl.path, rl.load)
 	if err != nil {
 		rl.rt.RejectReload()
-		for _, p := range configProblems(err) {
+		for _, p := range flatten(err) {
 			rl.logger.Error("config reload rejected; the running config is kept", "error", p.Error(), "config_hash", rl.cur.Hash)
 		}
 		return
@@ -114,16 +114,6 @@ func (rl *reloader) reload(ctx context.Context) {
 	}
 	rl.cur = next
 	rl.logger.Info("config reloaded", "config_hash", next.Hash, "changed", changes.Sections)
-}
-
-// configProblems splits Load's joined error into its problems, so each is
-// logged on its own line with its line:column.
-func configProblems(err error) []error {
-	var j interface{ Unwrap() []error }
-	if errors.As(err, &j) {
-		return j.Unwrap()
-	}
-	return []error{err}
 }
 
 // effectiveLevel is log.level unless --log-level overrides it.
