@@ -76,6 +76,12 @@ type Agent struct {
 
 	ran atomic.Bool
 
+	// wal is the WAL while the loop has it open (WAL); admin carries
+	// UpdateWAL's requests to the loop; stopped is closed when Run returns.
+	wal     atomic.Pointer[wal.WAL]
+	admin   chan *adminReq
+	stopped chan struct{}
+
 	// wrapQueue, set by tests only, wraps the queue once it is open (to
 	// inject storage failures such as a full disk).
 	wrapQueue func(queue) queue
@@ -111,7 +117,7 @@ func New(opts Options) (*Agent, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	r := &Agent{opts: opts, log: opts.Logger, now: opts.Now}
+	r := &Agent{opts: opts, log: opts.Logger, now: opts.Now, admin: make(chan *adminReq), stopped: make(chan struct{})}
 	r.pub.state = "starting"
 	r.pub.connection = "idle"
 	r.pub.ids = resolvedIDs{agent: opts.IDs.Agent, input: opts.IDs.Input, output: opts.IDs.Output}
@@ -126,6 +132,7 @@ func (r *Agent) Run(ctx context.Context) error {
 	if !r.ran.CompareAndSwap(false, true) {
 		return errors.New("run edge agent: Run called twice")
 	}
+	defer close(r.stopped)
 	l, err := r.start(ctx)
 	if err != nil {
 		r.pub.set(func(p *published) { p.state = "stopped" })
@@ -148,6 +155,9 @@ func (r *Agent) Run(ctx context.Context) error {
 		l.sender.run(sendCtx, l.jobs, l.results)
 	}()
 	stopSummary := r.startSummary()
+	if l.walq != nil {
+		r.wal.Store(l.walq.w)
+	}
 	r.ready(l)
 
 	cause := l.run(ctx)
