@@ -28,10 +28,6 @@ var (
 	// The agent refuses to write to it; `edge-agent db salvage` copies what
 	// is readable into a new file (SalvageCommand).
 	ErrDamaged = errors.New("wal damaged")
-	// ErrChangedDuringRead: a read-only reader saw the agent commit while it
-	// was reading (the agent waits only Options.ReaderWait for readers); the
-	// result may be inconsistent and was discarded. Retry.
-	ErrChangedDuringRead = errors.New("wal changed during read")
 	// ErrNoSpace: Append refused new rows because the disk is full and the
 	// space held back for acks and deletes (see spaceReserve) would be
 	// touched. The transaction was rolled back; acks, releases and claims
