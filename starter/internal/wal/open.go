@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -89,6 +90,7 @@ func (w *WAL) openReadWrite() error {
 // openBolt is bolt.Open with what bbolt panics on in this goroutine (a
 // file changed between the check and the open) turned into an error.
 func (w *WAL) openBolt(bo *bolt.Options) (db *bolt.DB, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
 			w.log.Error("wal panic recovered", "op", "open", "panic", fmt.Sprint(r))
@@ -103,6 +105,7 @@ func (w *WAL) openBolt(bo *bolt.Options) (db *bolt.DB, err error) {
 }
 
 func (w *WAL) initOrCheck(db *bolt.DB) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
 			w.log.Error("wal panic recovered", "op", "open", "panic", fmt.Sprint(r))

@@ -170,6 +170,7 @@ func (w *WAL) Update(fn func(tx *Tx) error) (err error) {
 	if db == nil {
 		return fmt.Errorf("update wal %s: %w", w.path, ErrClosed)
 	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer w.recoverCorrupt("update", &err)
 	var warnings []warning
 	err = db.Update(func(btx *bolt.Tx) error {
@@ -204,6 +205,7 @@ func (w *WAL) View(fn func(tx *ReadTx) error) (err error) {
 	if db == nil {
 		return fmt.Errorf("view wal %s: %w", w.path, ErrClosed)
 	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer w.recoverCorrupt("view", &err)
 	return db.View(func(btx *bolt.Tx) error {
 		rt, err := w.newReadTx(btx)
@@ -214,9 +216,12 @@ func (w *WAL) View(fn func(tx *ReadTx) error) (err error) {
 	})
 }
 
-// recoverCorrupt turns a panic inside bbolt (it panics on damaged pages)
-// into an error wrapping ErrCorrupt, so a damaged file stops one
-// transaction instead of the agent.
+// recoverCorrupt turns a panic inside bbolt (it panics on damaged pages) or
+// a memory fault on the mapping into an error wrapping ErrCorrupt, so a
+// damaged file stops one transaction instead of the process. Callers
+// enable SetPanicOnFault: a file truncated below its mapping (a torn copy,
+// a full disk during a restore) faults where bbolt reads past its end, and
+// db verify must report that rather than crash.
 func (w *WAL) recoverCorrupt(op string, err *error) {
 	if r := recover(); r != nil {
 		w.log.Error("wal panic recovered", "op", op, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
@@ -263,6 +268,7 @@ func (w *WAL) Compact(dst string) (err error) {
 	if db == nil {
 		return fmt.Errorf("compact wal %s: %w", w.path, ErrClosed)
 	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer w.recoverCorrupt("compact", &err)
 	return run(db)
 }
