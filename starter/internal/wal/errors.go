@@ -6,7 +6,8 @@ import "errors"
 // wraps one of these (or an I/O error) and names the WAL path.
 var (
 	// ErrLocked: another process holds the WAL file lock (a second agent on
-	// the same data dir, or a db write command while the agent runs).
+	// the same data dir, a db command opening the file while the agent
+	// runs, or an agent starting while a db command has the file open).
 	ErrLocked = errors.New("wal locked")
 	// ErrNotWAL: the file exists but is not a bbolt file, or is a bbolt file
 	// written by something other than edge-agent.
