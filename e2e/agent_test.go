@@ -27,6 +27,10 @@ type options struct {
 	// httpListen is http.listen; default off, so agents of parallel tests
 	// never race for the default port.
 	httpListen string
+	// maxAttempts is retry.max-attempts (default 1000), sendAttempts
+	// output.max-batch-send-attempts (default the agent's), retentionMs
+	// queue.acked-retention-ms (default the agent's).
+	maxAttempts, sendAttempts, retentionMs int
 }
 
 // agentRoot is one install root: config/, in/ (watched files), data/, log/.
@@ -35,6 +39,11 @@ type agentRoot struct {
 	dir  string
 	opts options
 }
+
+// apiListen is an http.listen of its own on loopback, for tests that run
+// db commands while the agent runs: db reaches a running agent's WAL only
+// through its API.
+func apiListen(t *testing.T) string { return "127.0.0.1:" + strconv.Itoa(freePort(t)) }
 
 func newRoot(t *testing.T, opts options) *agentRoot {
 	t.Helper()
@@ -73,6 +82,13 @@ func (r *agentRoot) writeConfig() {
 	if o.queuePath == "" {
 		o.queuePath = "data/wal.db"
 	}
+	if o.maxAttempts == 0 {
+		o.maxAttempts = 1000
+	}
+	retention := ""
+	if o.retentionMs != 0 {
+		retention = fmt.Sprintf("  acked-retention-ms: %d\n", o.retentionMs)
+	}
 	var globs []string
 	for _, p := range o.paths {
 		if !filepath.IsAbs(p) {
@@ -94,8 +110,8 @@ input:
   glob-scan-interval-ms: 200
 queue:
   path: %s
-retry:
-  max-attempts: 1000
+%sretry:
+  max-attempts: %d
   backoff-ms: 50
   backoff-max-ms: 500
 output:
@@ -107,7 +123,7 @@ output:
   initial-backoff-ms: 50
   max-backoff-ms: 500
   packet-mode: %s
-`, strings.Join(globs, ", "), strconv.Quote(o.queuePath), o.port, strconv.Quote(o.token), o.packetMode)
+`, strings.Join(globs, ", "), strconv.Quote(o.queuePath), retention, o.maxAttempts, o.port, strconv.Quote(o.token), o.packetMode)
 	if o.compression != "" {
 		fmt.Fprintf(&b, "  compression: %s\n", o.compression)
 	}
@@ -119,6 +135,9 @@ output:
 	}
 	if o.onRefusal != "" {
 		fmt.Fprintf(&b, "  on-refusal: %s\n", o.onRefusal)
+	}
+	if o.sendAttempts != 0 {
+		fmt.Fprintf(&b, "  max-batch-send-attempts: %d\n", o.sendAttempts)
 	}
 	if o.httpListen == "" {
 		o.httpListen = "off"

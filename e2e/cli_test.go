@@ -324,6 +324,8 @@ func TestDecryptFailed(t *testing.T) {
 // restart delivers every line exactly once.
 func refusedThenFixed(t *testing.T, root *agentRoot, rc *receiver, want []string, refused, key string, fix func()) {
 	t.Helper()
+	root.opts.httpListen = apiListen(t) // db wal-summary while it runs
+	root.writeConfig()
 	w := root.createFile("in/app.log")
 	w.lines(want[:10])
 	agent := root.startReady()
@@ -388,33 +390,35 @@ func refusedThenFixed(t *testing.T, root *agentRoot, rc *receiver, want []string
 	}
 }
 
-// db read commands work while the agent runs; write commands refuse
-// without --yes.
-func TestDBWhileRunning(t *testing.T) {
+// With http.listen off, db cannot reach a running agent's WAL: the read
+// and write commands fail saying so (never opening the file beside the
+// agent); write commands still refuse without --yes first. Once the agent
+// stopped, they read the file.
+func TestDBWhileRunningWithoutAPI(t *testing.T) {
 	skipShort(t)
 	root := newRoot(t, options{port: freePort(t)}) // no engine: rows stay PENDING
 	want := makeLines(t.Name(), 0, 300)
 	root.createFile("in/app.log").lines(want)
 	agent := root.startReady()
-	time.Sleep(time.Second) // a few flushes into the WAL
-	out, errOut, code := root.cli("db", "wal-summary")
-	if code != 0 || !strings.Contains(out, "PENDING") {
-		t.Fatalf("db wal-summary while running: exit %d\n%s%s", code, out, errOut)
+	for _, args := range [][]string{{"db", "wal-summary"}, {"db", "info"}, {"db", "wal-retry-dead", "--yes"}} {
+		out, errOut, code := root.cli(args...)
+		if code == 0 || !strings.Contains(errOut, "http.listen: off") {
+			t.Errorf("%v while running without API: exit %d\n%s%s", args, code, out, errOut)
+		}
 	}
-	t.Logf("db wal-summary while running:\n%s", out)
-
-	out, errOut, code = root.cli("db", "wal-purge-dead")
-	if code == 0 {
-		t.Fatalf("wal-purge-dead without --yes succeeded: %s", out)
-	}
-	if !strings.Contains(out+errOut, "--yes") {
-		t.Errorf("refusal does not mention --yes: %s %s", out, errOut)
+	out, errOut, code := root.cli("db", "wal-purge-dead")
+	if code == 0 || !strings.Contains(out+errOut, "--yes") {
+		t.Errorf("wal-purge-dead without --yes: exit %d %s %s", code, out, errOut)
 	}
 	if !agent.running() {
 		t.Fatal("agent died during db commands")
 	}
 	if code := root.stop(agent); code != 0 {
 		t.Errorf("stop exit %d", code)
+	}
+	out, errOut, code = root.cli("db", "wal-summary")
+	if code != 0 || !strings.Contains(out, "PENDING") {
+		t.Fatalf("db wal-summary on the stopped agent: exit %d\n%s%s", code, out, errOut)
 	}
 }
 

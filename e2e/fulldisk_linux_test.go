@@ -52,7 +52,8 @@ func fillDisk(t *testing.T, dir string) {
 
 var summaryCount = regexp.MustCompile(`(?m)^\s*(PENDING|SENDING|total)\s+(\d+)`)
 
-// walCounts reads `db wal-summary` (read-only, works while the agent runs).
+// walCounts reads `db wal-summary`: through the agent's API while it runs,
+// from the file once it is killed.
 func walCounts(t *testing.T, root *agentRoot) map[string]int {
 	t.Helper()
 	out, errOut, code := root.cli("db", "wal-summary", "--db-path", root.opts.queuePath)
@@ -73,7 +74,7 @@ func TestStartOnFullDisk(t *testing.T) {
 	skipShort(t)
 	disk := smallDisk(t, 8<<20)
 	port := freePort(t)
-	root := newRoot(t, options{port: port, queuePath: filepath.Join(disk, "wal.db")})
+	root := newRoot(t, options{port: port, queuePath: filepath.Join(disk, "wal.db"), httpListen: apiListen(t)})
 	// An engine that takes the batches and never answers in time: rows
 	// stay SENDING until the read timeout.
 	slow := startReceiver(t, port, "e2e-token-0123456789", "--fault-delay-ms", "600000")

@@ -199,7 +199,7 @@ func TestTLSDelivery(t *testing.T) {
 		t.Parallel()
 		other := newTestCA(t, t.TempDir(), "other-ca")
 		port := freePort(t)
-		root := newRoot(t, options{port: port})
+		root := newRoot(t, options{port: port, httpListen: apiListen(t)})
 		root.enableTLS(other.pem)
 		root.editConfig(
 			// One charged failure would make a row DEAD: a failed handshake

@@ -88,6 +88,12 @@ type Agent struct {
 	reloads  chan *reloadRequest
 	loopDone chan struct{}
 
+	// wal is the WAL while the loop has it open (WAL); admin carries
+	// UpdateWAL's requests to the loop; stopped is closed when Run returns.
+	wal     atomic.Pointer[wal.WAL]
+	admin   chan *adminReq
+	stopped chan struct{}
+
 	// wrapQueue, set by tests only, wraps the queue once it is open (to
 	// inject storage failures such as a full disk).
 	wrapQueue func(queue) queue
@@ -124,7 +130,8 @@ func New(opts Options) (*Agent, error) {
 		opts.Now = time.Now
 	}
 	r := &Agent{opts: opts, log: opts.Logger, now: opts.Now, delivery: opts.Agent.Delivery.String(),
-		reloads: make(chan *reloadRequest), loopDone: make(chan struct{})}
+		reloads: make(chan *reloadRequest), loopDone: make(chan struct{}),
+		admin: make(chan *adminReq), stopped: make(chan struct{})}
 	r.pub.state = "starting"
 	r.pub.inputType, r.pub.outputType, r.pub.configHash = opts.InputType, opts.OutputType, opts.ConfigHash
 	r.pub.connection = "idle"
@@ -140,6 +147,7 @@ func (r *Agent) Run(ctx context.Context) error {
 	if !r.ran.CompareAndSwap(false, true) {
 		return errors.New("run edge agent: Run called twice")
 	}
+	defer close(r.stopped)
 	l, err := r.start(ctx)
 	if err != nil {
 		r.pub.set(func(p *published) { p.state = "stopped" })
@@ -158,6 +166,9 @@ func (r *Agent) Run(ctx context.Context) error {
 	l.sendBase = context.WithoutCancel(ctx)
 	l.startSender()
 	stopSummary := r.startSummary()
+	if l.walq != nil {
+		r.wal.Store(l.walq.w)
+	}
 	r.ready(l)
 
 	cause := l.run(ctx)

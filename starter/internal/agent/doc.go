@@ -13,6 +13,10 @@
 //     queue transaction (group commit): it appends the buffered events with
 //     their input positions, applies send results (ack, fail, release),
 //     claims the next rows for the sender and cleans up ACKED rows.
+//     Between turns it also makes the WAL changes an operator asks for
+//     through the API (UpdateWAL: db wal-retry-dead, wal-purge-dead), so
+//     it stays the WAL's only writer and its counts stay exact; WAL hands
+//     the open WAL to the API for reads (View runs beside commits).
 //
 //   - the sender goroutine owns the transport.Sender and every network
 //     wait. The loop hands it jobs (claimed rows) over a channel, at most
@@ -30,11 +34,12 @@
 //     wal_sending and backpressure when non-zero or changed. Nothing is
 //     logged while nothing moves. It touches no state of the loop.
 //
-// Snapshot, Reload and RejectReload are the only methods safe from other
-// goroutines. Snapshot reads atomic counters and a mutex-guarded copy of
-// what the loop last published. Reload hands its options to the loop over
-// a channel and waits for the loop's answer: the loop alone replaces the
-// input, the sender and its own settings (see Reload below).
+// Snapshot, Reload, RejectReload, WAL and UpdateWAL are the only methods
+// safe from other goroutines. Snapshot reads atomic counters and a
+// mutex-guarded copy of what the loop last published. Reload and
+// UpdateWAL hand their request to the loop over a channel and wait for
+// its answer: the loop alone replaces the input, the sender and its own
+// settings (see Reload below), and alone writes the WAL.
 //
 // Durations in log lines are strings with their unit ("took=17ms",
 // "retry_in=1.5s"), in the JSON log as in the text one.

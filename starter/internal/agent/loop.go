@@ -30,6 +30,7 @@ type loop struct {
 	log     *slog.Logger
 	in      input.Input
 	q       queue
+	walq    *walQueue // the WAL under q; nil in NON mode
 	inputID string
 	nonMode bool
 	sender  *sendLoop // runs on its own goroutine once Run starts it
@@ -87,7 +88,8 @@ type loop struct {
 
 // turn does one scheduler iteration and reports whether anything moved.
 func (l *loop) turn(ctx context.Context) (bool, error) {
-	progressed := l.collect()
+	progressed := l.takeAdmin()
+	progressed = l.collect() || progressed
 	if l.fatal != nil {
 		return progressed, l.fatal
 	}
@@ -233,6 +235,8 @@ func (l *loop) wait(ctx context.Context) {
 	case <-t.C:
 	case res := <-l.results:
 		l.accept(res)
+	case req := <-l.r.admin:
+		l.serveAdmin(req)
 	case <-wakeup:
 	case req := <-l.r.reloads:
 		l.reloadReq = req

@@ -49,6 +49,7 @@ func (r *Agent) shutdown(l *loop, cause error) error {
 	if err := l.sender.snd.Close(); err != nil {
 		closeErrs = append(closeErrs, fmt.Errorf("close output: %w", err))
 	}
+	r.wal.Store(nil)
 	if err := l.q.Close(); err != nil {
 		closeErrs = append(closeErrs, fmt.Errorf("close queue: %w", err))
 	}

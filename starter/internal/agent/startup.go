@@ -50,7 +50,7 @@ func (r *Agent) start(ctx context.Context) (*loop, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.q, l.inputID, open = st.q, st.inputID, input.OpenOptions{Saved: st.saved, FirstStart: st.firstStart}
+		l.q, l.walq, l.inputID, open = st.q, st.q, st.inputID, input.OpenOptions{Saved: st.saved, FirstStart: st.firstStart}
 		l.resurrect = st.sending
 	}
 	if r.wrapQueue != nil {

@@ -265,6 +265,10 @@ func (t walTx) CleanupAcked(now time.Time) (int, bool, error) {
 func (t walTx) Counts() (queueCounts, error) {
 	c := t.tx.Counts()
 	t.q.queued = c.PayloadBytes
+	return walCounts(c), nil
+}
+
+func walCounts(c wal.Counts) queueCounts {
 	qc := queueCounts{
 		Pending: int64(c.Pending), Sending: int64(c.Sending), Acked: int64(c.Acked), Dead: int64(c.Dead),
 		PayloadBytes: c.PayloadBytes,
@@ -272,5 +276,5 @@ func (t walTx) Counts() (queueCounts, error) {
 	if c.OldestPending > 0 {
 		qc.OldestPending = time.UnixMilli(c.OldestPending)
 	}
-	return qc, nil
+	return qc
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -37,31 +38,63 @@ func NewClient(s Settings) (*Client, error) {
 	return &Client{
 		base:  "http://" + net.JoinHostPort(host, port),
 		token: strings.TrimSpace(s.Token),
-		hc:    &http.Client{Timeout: 5 * time.Second},
+		// No overall timeout: verify walks the whole file, which takes
+		// what it takes; Status bounds itself (statusTimeout).
+		hc: &http.Client{},
 	}, nil
 }
 
+// statusTimeout bounds Status: the status comes from memory, so an agent
+// that does not answer in this time is not going to.
+const statusTimeout = 5 * time.Second
+
 // Status fetches /debug/status.
 func (c *Client) Status(ctx context.Context) (Status, error) {
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
 	var st Status
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/debug/status", nil)
+	err := c.do(ctx, http.MethodGet, "/debug/status", nil, &st)
+	return st, err
+}
+
+// do sends one request and decodes the JSON answer into out. A failed
+// /db/ request carries {"error": …}: that text is the error, so the
+// operator reads the agent's words, not a status code.
+func (c *Client) do(ctx context.Context, method, path string, query url.Values, out any) error {
+	u := c.base + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
-		return st, fmt.Errorf("status request: %w", err)
+		return fmt.Errorf("ask the agent: %w", err)
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return st, fmt.Errorf("ask the agent: %w", err)
+		return fmt.Errorf("ask the agent: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return st, fmt.Errorf("ask the agent: %s: %s", resp.Status, strings.TrimSpace(string(msg)))
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		var e apiError
+		if json.Unmarshal(msg, &e) == nil && e.Error != "" {
+			return &ResponseError{Code: resp.StatusCode, Msg: e.Error}
+		}
+		return &ResponseError{Code: resp.StatusCode, Msg: resp.Status + ": " + strings.TrimSpace(string(msg))}
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		return st, fmt.Errorf("read the agent's status: %w", err)
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("read the agent's answer to %s: %w", path, err)
 	}
-	return st, nil
+	return nil
 }
+
+// ResponseError is an answer other than 200.
+type ResponseError struct {
+	Code int
+	Msg  string
+}
+
+func (e *ResponseError) Error() string { return "the agent answered: " + e.Msg }

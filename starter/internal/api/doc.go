@@ -9,8 +9,22 @@
 //	/debug/status  the Status document as JSON (no secrets)
 //	/debug/pprof/  Go's profiler, only with http.pprof: true
 //
-// The server only reads: it calls the agent's Snapshot at each request,
-// so nothing on the agent's hot path knows it exists. When http.token is
+// and, for `edge-agent db` on a running agent (package dbview's documents):
+//
+//	GET  /db/info, /db/summary      the WAL's path, size, counts, row ids; per status count and oldest row
+//	GET  /db/rows                   one page of rows without payloads (?status=DEAD&after_id=N&limit=N, limit 0: all)
+//	GET  /db/rows/{id}              one row with its payload (404 when none)
+//	GET  /db/positions              saved input positions (?source_id=)
+//	GET  /db/verify                 checksums, indexes, counters and pages (?max_problems=N)
+//	POST /db/retry-dead, /db/purge-dead   the change, or with ?dry_run=true what it would touch
+//
+// A failed /db/ request answers {"error": "..."}.
+//
+// The status endpoints only read: they call the agent's Snapshot at each
+// request, so nothing on the agent's hot path knows they exist. /db/ reads
+// run View on the agent's own WAL, beside its commits; the two changes
+// are handed to the scheduler loop, the WAL's only writer, which makes
+// them between two of its own transactions. When http.token is
 // set, every request needs "Authorization: Bearer <token>", compared in
 // constant time.
 package api

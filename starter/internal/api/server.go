@@ -32,6 +32,8 @@ const DefaultStallAfter = time.Minute
 type Options struct {
 	Settings Settings
 	Source   Source
+	// DB serves /db/ (the db commands on a running agent); nil: no /db/.
+	DB DB
 	// Version, Commit and ConfigHash are shown in /debug/status and
 	// edge_agent_build_info.
 	Version, Commit, ConfigHash string
@@ -77,6 +79,9 @@ func Handler(o Options) http.Handler {
 			o.Logger.Debug("write /debug/status", "error", err)
 		}
 	})
+	if o.DB != nil {
+		dbRoutes(mux, &o)
+	}
 	if o.Settings.Pprof {
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)

@@ -7,8 +7,9 @@ import (
 	"github.com/edge-agent/edge-agent/starter/internal/paths"
 )
 
-// dbCommand mounts the db tools. They resolve the install root exactly as
-// start does, so `db` always inspects the WAL the agent writes.
+// dbCommand mounts the db tools. They resolve the install root and the
+// config exactly as start does, so `db` inspects the WAL the agent writes
+// and finds the agent's API.
 func (a *agentCLI) dbCommand() *ucli.Command {
 	home := a.home()
 	cmd := dbcli.Command(dbcli.Env{
@@ -17,6 +18,15 @@ func (a *agentCLI) dbCommand() *ucli.Command {
 		Stdout:  a.env.Stdout,
 		Stderr:  a.env.Stderr,
 		Getenv:  a.env.Getenv,
+		LoadConfig: func(explicit string) (dbcli.Config, error) {
+			// Reading the config builds no sender: the console output needs no writer.
+			inputs, outputs := registries(nil)
+			cfg, _, _, err := a.readConfig(explicit, home, inputs, outputs)
+			if err != nil {
+				return dbcli.Config{}, err
+			}
+			return dbcli.Config{QueuePath: cfg.Queue.Path, HTTP: cfg.HTTP}, nil
+		},
 	})
 	if cmd.OnUsageError == nil {
 		cmd.OnUsageError = usageError

@@ -305,7 +305,7 @@ func (a *agentCLI) startAPI(cfg *config.Config, rt *agent.Agent, logger *slog.Lo
 		return func() {}, nil
 	}
 	srv, err := api.Start(api.Options{
-		Settings: cfg.HTTP, Source: rt, Logger: logger,
+		Settings: cfg.HTTP, Source: rt, DB: rt, Logger: logger,
 		Version: a.env.Build.Version, Commit: a.env.Build.Commit, ConfigHash: cfg.Hash,
 	})
 	if err != nil {

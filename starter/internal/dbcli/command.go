@@ -1,8 +1,6 @@
 package dbcli
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -30,6 +28,10 @@ type Env struct {
 	Now func() time.Time
 	// Logger receives WAL warnings; default discard.
 	Logger *slog.Logger
+	// LoadConfig reads agent.yaml: explicit is --config, empty for the
+	// default place; an error wrapping paths.ErrNoConfig means there is
+	// none. nil: no config (tests).
+	LoadConfig func(explicit string) (Config, error)
 }
 
 // Environment variables naming the WAL, in priority order.
@@ -40,6 +42,7 @@ const (
 )
 
 const (
+	flagConfig = "config"
 	flagDBPath = "db-path"
 	flagYes    = "yes"
 	flagDryRun = "dry-run"
@@ -48,77 +51,87 @@ const (
 // Command returns the `db` command.
 func Command(env Env) *cli.Command {
 	r := &runner{env: env}
-	pathFlag := func() cli.Flag {
-		return &cli.StringFlag{Name: flagDBPath, Aliases: []string{"sqlite-path"},
-			Usage: "WAL file (relative: against the install root); default $" + envDBPath + ", then <install root>/data/wal.db"}
+	pathFlags := func(extra ...cli.Flag) []cli.Flag {
+		return append([]cli.Flag{
+			&cli.StringFlag{Name: flagConfig, Aliases: []string{"c"}, TakesFile: true,
+				Usage: "agent.yaml: its queue.path is the WAL, its http.* how to reach the running agent (default as for start)"},
+			&cli.StringFlag{Name: flagDBPath, Aliases: []string{"sqlite-path"},
+				Usage: "WAL file (relative: against the install root); default $" + envDBPath + ", then queue.path of --config, then <install root>/data/wal.db"},
+		}, extra...)
 	}
 	writeFlags := func(extra ...cli.Flag) []cli.Flag {
-		return append([]cli.Flag{pathFlag(),
-			&cli.BoolFlag{Name: flagYes, Usage: "really change the WAL (the agent must be stopped)"},
+		return pathFlags(append([]cli.Flag{
+			&cli.BoolFlag{Name: flagYes, Usage: "really change the WAL"},
 			&cli.BoolFlag{Name: flagDryRun, Usage: "print what would change and change nothing"},
-		}, extra...)
+		}, extra...)...)
 	}
 	return &cli.Command{
 		Name:  "db",
 		Usage: "inspect and repair the WAL (outbound queue and input positions)",
-		UsageText: "edge-agent db <subcommand> [--db-path data/wal.db] [flags]\n" +
+		UsageText: "edge-agent db <subcommand> [--config agent.yaml] [--db-path data/wal.db] [flags]\n" +
 			"   edge-agent db wal-summary\n   edge-agent db wal-list --status DEAD --limit 20\n" +
 			"   edge-agent db wal-retry-dead --yes",
-		Description: "Read commands work while the agent runs. Write commands need the agent stopped and\n" +
-			"--yes, or --dry-run to only print what would change. salvage (for a WAL that start or verify\n" +
-			"report as damaged) needs the agent stopped and writes only the new file given by --out.",
-		Flags: []cli.Flag{pathFlag()},
+		Description: "The WAL is queue.path of agent.yaml (--config, found as start finds it), unless --db-path\n" +
+			"or EDGE_AGENT_DB_PATH names another file. A bbolt file is open in one process at a time: while\n" +
+			"the agent runs (it holds the lock on its pid file), info, wal-summary, wal-list, wal-show,\n" +
+			"positions, verify, wal-retry-dead and wal-purge-dead ask it through its HTTP API (http.listen,\n" +
+			"with http.token), and fail with a clear error when it runs with http.listen: off. On a stopped\n" +
+			"agent they open the file: read-only for reads, read-write for writes. Write commands need --yes,\n" +
+			"or --dry-run to only print what would change. wal-unstick-sending, wal-purge-acked, compact and\n" +
+			"salvage need the agent stopped; salvage (for a WAL that start or verify report as damaged)\n" +
+			"writes only the new file given by --out.",
+		Flags: pathFlags(),
 		// No Action: a mistyped subcommand is the mounting CLI's to report,
 		// so that it reads and exits like one at any other level.
 		Subcommands: []*cli.Command{
 			{
 				Name: "info", Usage: "WAL path, size, schema, row counts and whether the agent runs",
 				UsageText: "edge-agent db info [--db-path data/wal.db]",
-				Flags:     []cli.Flag{pathFlag()}, Action: r.info,
+				Flags:     pathFlags(), Action: r.info,
 			},
 			{
 				Name: "wal-summary", Usage: "row count and oldest row per status",
 				UsageText: "edge-agent db wal-summary",
-				Flags:     []cli.Flag{pathFlag()}, Action: r.summary,
+				Flags:     pathFlags(), Action: r.summary,
 			},
 			{
 				Name: "wal-list", Usage: "list rows in id order (first column id(pk) is what wal-show --id takes)",
 				UsageText: "edge-agent db wal-list --status PENDING --limit 50 --after-id 1200",
-				Flags: []cli.Flag{pathFlag(),
+				Flags: pathFlags(
 					&cli.StringFlag{Name: "status", Usage: "PENDING, SENDING, ACKED or DEAD (default: all)"},
 					&cli.IntFlag{Name: "limit", Value: 100, Usage: "at most this many rows (0: all)"},
 					&cli.Uint64Flag{Name: "after-id", Usage: "start after this row id (paging)"},
-				}, Action: r.list,
+				), Action: r.list,
 			},
 			{
 				Name: "wal-show", Usage: "one row with its payload, by row id (id(pk), not batch id)",
 				UsageText: "edge-agent db wal-show --id 1234",
-				Flags: []cli.Flag{pathFlag(),
+				Flags: pathFlags(
 					&cli.Uint64Flag{Name: "id", Usage: "row id: the id(pk) column of wal-list"},
-				}, Action: r.show,
+				), Action: r.show,
 			},
 			{
 				Name: "positions", Usage: "saved input positions (per input id and file)",
 				UsageText: "edge-agent db positions --source-id app-logs",
-				Flags: []cli.Flag{pathFlag(),
+				Flags: pathFlags(
 					&cli.StringFlag{Name: "source-id", Usage: "only this input id"},
-				}, Action: r.positions,
+				), Action: r.positions,
 			},
 			{
 				Name: "verify", Usage: "check checksums, indexes, counters and bbolt pages",
 				UsageText: "edge-agent db verify --max-problems 50",
-				Flags: []cli.Flag{pathFlag(),
+				Flags: pathFlags(
 					&cli.IntFlag{Name: "max-problems", Value: 100, Usage: "stop after this many problems (0: all)"},
-				}, Action: r.verify,
+				), Action: r.verify,
 			},
 			{
 				Name:  "compact",
 				Usage: "write a compacted copy of the WAL (the WAL itself is not changed)",
 				UsageText: "edge-agent db compact --out data/wal.compact.db\n" +
 					"   (to use it: stop the agent, move it over data/wal.db, start the agent)",
-				Flags: []cli.Flag{pathFlag(),
+				Flags: pathFlags(
 					&cli.StringFlag{Name: "out", Usage: "new file to write (must not exist; relative: against the install root)"},
-				}, Action: r.compact,
+				), Action: r.compact,
 			},
 			{
 				Name:  "salvage",
@@ -133,11 +146,11 @@ func Command(env Env) *cli.Command {
 					"key is damaged gets a new id(pk) and keeps its batch id. Rows that do not decode or fail their\n" +
 					"checksum, and the parts of the file that cannot be read, are listed, not copied.\n" +
 					"The agent must be stopped. --dry-run reads and reports and writes nothing.",
-				Flags: []cli.Flag{pathFlag(),
+				Flags: pathFlags(
 					&cli.StringFlag{Name: "out", Usage: "new WAL file to write (must not exist; relative: against the install root)"},
 					&cli.BoolFlag{Name: flagDryRun, Usage: "report what would be copied and write nothing"},
 					&cli.IntFlag{Name: "max-problems", Value: 100, Usage: "list at most this many rows and damaged parts of each kind (0: all)"},
-				}, Action: r.salvage,
+				), Action: r.salvage,
 			},
 			{
 				Name: "wal-purge-dead", Usage: "delete every DEAD row",
@@ -194,9 +207,10 @@ func (r *runner) resolve(p string) string {
 	return filepath.Join(r.env.Home, p)
 }
 
-// dbPath applies the priority documented in doc.go. The flag may be given
-// before or after the subcommand name.
-func (r *runner) dbPath(c *cli.Context) string {
+// explicitDBPath is the WAL the operator named (--db-path before or after
+// the subcommand name, else the environment), or "" to take queue.path
+// from the config. Priority: doc.go.
+func (r *runner) explicitDBPath(c *cli.Context) string {
 	for _, lc := range c.Lineage() {
 		for _, n := range lc.LocalFlagNames() {
 			if n == flagDBPath || n == "sqlite-path" {
@@ -209,7 +223,7 @@ func (r *runner) dbPath(c *cli.Context) string {
 			return r.resolve(v)
 		}
 	}
-	return filepath.Join(r.env.Home, wal.DefaultPath)
+	return ""
 }
 
 func (r *runner) pidFile() string {
@@ -238,18 +252,4 @@ func (r *runner) agentPID() (int, bool) {
 
 func (r *runner) walOptions(path string, readOnly bool) wal.Options {
 	return wal.Options{Path: path, ReadOnly: readOnly, Fsync: true, Now: r.env.Now, Logger: r.env.Logger}
-}
-
-// openRead opens the WAL read-only with an error that tells the operator
-// where the path came from when it does not exist.
-func (r *runner) openRead(c *cli.Context) (*wal.WAL, error) {
-	path := r.dbPath(c)
-	w, err := wal.Open(r.walOptions(path, true))
-	if errors.Is(err, wal.ErrNotFound) {
-		return nil, fmt.Errorf("no WAL at %s (set --db-path or %s; the agent creates data/wal.db at its first start): %w", path, envDBPath, err)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return w, nil
 }

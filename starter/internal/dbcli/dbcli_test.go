@@ -3,6 +3,7 @@ package dbcli
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/edge-agent/edge-agent/starter/internal/paths"
 	"github.com/edge-agent/edge-agent/starter/internal/process"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
@@ -22,6 +24,8 @@ type fixture struct {
 	home string
 	pid  string
 	env  map[string]string
+	// cfg, when set, is what LoadConfig returns (else: no agent.yaml).
+	cfg *Config
 }
 
 // newFixture creates an install root whose data/wal.db holds rows 1..6:
@@ -65,7 +69,16 @@ func (f *fixture) run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	env := Env{Home: f.home, PIDFile: func() string { return f.pid }, Stdout: &out, Stderr: &errOut,
-		Getenv: func(k string) string { return f.env[k] }, Now: func() time.Time { return time.UnixMilli(t0 + 10_000) }}
+		Getenv: func(k string) string { return f.env[k] }, Now: func() time.Time { return time.UnixMilli(t0 + 10_000) },
+		LoadConfig: func(explicit string) (Config, error) {
+			if explicit != "" && explicit != "agent.yaml" {
+				return Config{}, fmt.Errorf("config file from --config: %w", os.ErrNotExist)
+			}
+			if f.cfg == nil {
+				return Config{}, fmt.Errorf("no agent.yaml found: %w", paths.ErrNoConfig)
+			}
+			return *f.cfg, nil
+		}}
 	app := &cli.App{Name: "edge-agent", Writer: &out, ErrWriter: &errOut, Commands: []*cli.Command{Command(env)},
 		ExitErrHandler: func(*cli.Context, error) {}}
 	err := app.Run(append([]string{"edge-agent", "db"}, args...))
@@ -198,22 +211,26 @@ func TestWriteCommands(t *testing.T) {
 	if c := f.counts(t); c.Dead != 2 {
 		t.Fatalf("dry run changed the WAL: %+v", c)
 	}
-	// While the agent runs (a lock on the pid file, held here by this
-	// test), writes are refused but dry runs work.
+	// While an agent runs (a lock on the pid file, held here by this
+	// test) and holds the WAL, a write beside it is refused by bbolt's
+	// lock, named as such; the config being unknown, nothing asks an API.
 	lock, err := process.AcquirePID(f.pid, os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.run(t, "wal-retry-dead", "--yes")
-	want := "agent is running (pid file " + f.pid + "); stop the agent before write operations"
-	if err == nil || err.Error() != want {
-		t.Fatalf("err = %v, want %q", err, want)
+	held, err := wal.Open(wal.Options{Path: f.walPath(), LockTimeout: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if out, err := f.run(t, "wal-retry-dead", "--dry-run"); err != nil || !strings.Contains(out, "DRY-RUN") {
-		t.Fatalf("dry run while running: %v", err)
+	_, err = f.run(t, "wal-retry-dead", "--yes", "--db-path", f.walPath())
+	if !errors.Is(err, wal.ErrLocked) || !strings.Contains(err.Error(), "another edge-agent is using") {
+		t.Fatalf("err = %v, want wal.ErrLocked", err)
 	}
-	out, _ = f.run(t, "info")
-	mustContain(t, out, "running (pid "+strconv.Itoa(os.Getpid()))
+	_ = held.Close()
+	// Without a config, a running agent cannot be asked: said so.
+	if _, err := f.run(t, "wal-retry-dead", "--yes"); err == nil || !strings.Contains(err.Error(), "needs the config") {
+		t.Fatalf("err = %v, want the config named", err)
+	}
 	// Released, the same pid file means not running.
 	_ = lock.Release()
 	_ = os.WriteFile(f.pid, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)

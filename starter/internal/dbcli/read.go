@@ -4,53 +4,48 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"sort"
-	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/edge-agent/edge-agent/starter/internal/api"
+	"github.com/edge-agent/edge-agent/starter/internal/dbview"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
 
-// Read commands buffer nothing themselves: they print after the read
-// transaction returned successfully, so a read overtaken by the agent
-// prints an error, never half a table.
+// Read commands print only once the whole answer is in (one read
+// transaction, here or in the running agent), so a failure prints an
+// error, never half a table.
 
 func (r *runner) info(c *cli.Context) error {
-	w, err := r.openRead(c)
+	s, err := r.source(c)
 	if err != nil {
 		return err
 	}
-	defer w.Close()
-	var counts wal.Counts
-	var first, last uint64
-	var next int64
-	if err := w.View(func(tx *wal.ReadTx) error {
-		counts, next = tx.Counts(), tx.NextBatchID()
-		first, last = tx.RowIDRange()
-		return nil
-	}); err != nil {
+	in, err := read(r, s, func(a *api.Client) (dbview.Info, error) { return a.DBInfo(c.Context) }, dbview.ReadInfo)
+	if err != nil {
 		return err
 	}
 	out := tabwriter.NewWriter(r.stdout(c), 0, 4, 2, ' ', 0)
-	fmt.Fprintf(out, "db-path:\t%s\n", w.Path())
-	fmt.Fprintf(out, "file-size:\t%d bytes\n", w.Size())
-	fmt.Fprintf(out, "schema-version:\t%d\n", wal.SchemaVersion)
-	if pid, alive := r.agentPID(); alive {
-		fmt.Fprintf(out, "agent:\trunning (pid %d, pid file %s)\n", pid, r.pidFile())
-	} else {
+	fmt.Fprintf(out, "db-path:\t%s\n", in.Path)
+	fmt.Fprintf(out, "file-size:\t%d bytes\n", in.FileBytes)
+	fmt.Fprintf(out, "schema-version:\t%d\n", in.SchemaVersion)
+	switch {
+	case s.client != nil:
+		fmt.Fprintf(out, "agent:\trunning (pid %d, pid file %s); read through its API\n", s.pid, r.pidFile())
+	case s.running:
+		fmt.Fprintf(out, "agent:\trunning (pid %d, pid file %s)\n", s.pid, r.pidFile())
+	default:
 		fmt.Fprintf(out, "agent:\tnot running (pid file %s)\n", r.pidFile())
 	}
-	fmt.Fprintf(out, "next-batch-id:\t%d\n", next)
-	if last == 0 {
+	fmt.Fprintf(out, "next-batch-id:\t%d\n", in.NextBatchID)
+	if in.LastRowID == 0 {
 		fmt.Fprintf(out, "wal-row-ids:\tnone (the WAL holds no rows)\n")
 	} else {
-		fmt.Fprintf(out, "wal-row-ids:\t%d..%d\n", first, last)
+		fmt.Fprintf(out, "wal-row-ids:\t%d..%d\n", in.FirstRowID, in.LastRowID)
 	}
+	counts := in.Counts
 	fmt.Fprintf(out, "rows:\tPENDING %d (delayed %d), SENDING %d, ACKED %d, DEAD %d\n",
 		counts.Pending, counts.Delayed, counts.Sending, counts.Acked, counts.Dead)
 	fmt.Fprintf(out, "payload-bytes:\t%d\n", counts.PayloadBytes)
@@ -61,41 +56,24 @@ func (r *runner) info(c *cli.Context) error {
 }
 
 func (r *runner) summary(c *cli.Context) error {
-	w, err := r.openRead(c)
+	s, err := r.source(c)
 	if err != nil {
 		return err
 	}
-	defer w.Close()
-	type line struct {
-		s      wal.Status
-		n      int
-		oldest wal.Row
-		ok     bool
-	}
-	var lines []line
-	var counts wal.Counts
-	if err := w.View(func(tx *wal.ReadTx) error {
-		counts = tx.Counts()
-		for _, s := range wal.AllStatuses() {
-			row, ok, err := tx.OldestRow(s)
-			if err != nil {
-				return err
-			}
-			lines = append(lines, line{s, counts.Of(s), row, ok})
-		}
-		return nil
-	}); err != nil {
+	sum, err := read(r, s, func(a *api.Client) (dbview.Summary, error) { return a.DBSummary(c.Context) }, dbview.ReadSummary)
+	if err != nil {
 		return err
 	}
 	out := tabwriter.NewWriter(r.stdout(c), 0, 4, 2, ' ', 0)
 	fmt.Fprintln(out, "status\tcount\toldest id(pk)\toldest created_at\toldest updated_at")
-	for _, l := range lines {
-		if !l.ok {
-			fmt.Fprintf(out, "%s\t%d\t-\t-\t-\n", l.s, l.n)
+	for _, l := range sum.Statuses {
+		if l.Oldest == nil {
+			fmt.Fprintf(out, "%s\t%d\t-\t-\t-\n", l.Status, l.Count)
 			continue
 		}
-		fmt.Fprintf(out, "%s\t%d\t%d\t%s\t%s\n", l.s, l.n, l.oldest.ID, fmtTime(l.oldest.CreatedAt), fmtTime(l.oldest.UpdatedAt))
+		fmt.Fprintf(out, "%s\t%d\t%d\t%s\t%s\n", l.Status, l.Count, l.Oldest.ID, fmtTime(l.Oldest.CreatedAt), fmtTime(l.Oldest.UpdatedAt))
 	}
+	counts := sum.Counts
 	fmt.Fprintf(out, "total\t%d\t\t\t\n", counts.Total())
 	fmt.Fprintf(out, "(PENDING includes %d rows waiting for a retry backoff; %d payload bytes; %d checksum failures)\n",
 		counts.Delayed, counts.PayloadBytes, counts.ChecksumFailures)
@@ -103,51 +81,40 @@ func (r *runner) summary(c *cli.Context) error {
 }
 
 func (r *runner) list(c *cli.Context) error {
-	var status *wal.Status
-	if s := c.String("status"); s != "" {
-		st, err := wal.ParseStatus(s)
+	var q dbview.ListQuery
+	if v := c.String("status"); v != "" {
+		st, err := wal.ParseStatus(v)
 		if err != nil {
 			return fmt.Errorf("--status: %w", err)
 		}
-		status = &st
+		q.Status = &st
 	}
-	limit := c.Int("limit")
-	if limit < 0 {
-		return fmt.Errorf("--limit must be >= 0, got %d", limit)
+	q.Limit, q.AfterID = c.Int("limit"), c.Uint64("after-id")
+	if q.Limit < 0 {
+		return fmt.Errorf("--limit must be >= 0, got %d", q.Limit)
 	}
-	w, err := r.openRead(c)
+	s, err := r.source(c)
 	if err != nil {
 		return err
 	}
-	defer w.Close()
-	var rows []wal.Row
-	var more bool
-	if err := w.View(func(tx *wal.ReadTx) error {
-		q := limit
-		if q > 0 {
-			q++ // one more tells whether there is a next page
-		}
-		rows, err = tx.List(status, c.Uint64("after-id"), q)
-		if limit > 0 && len(rows) > limit {
-			rows, more = rows[:limit], true
-		}
-		return err
-	}); err != nil {
+	page, err := read(r, s, func(a *api.Client) (dbview.List, error) { return a.DBList(c.Context, q) },
+		func(w *wal.WAL) (dbview.List, error) { return dbview.ReadList(w, q) })
+	if err != nil {
 		return err
 	}
 	out := tabwriter.NewWriter(r.stdout(c), 0, 4, 2, ' ', 0)
 	fmt.Fprintln(out, "id(pk)\tbatch_id\tstatus\tattempts\tsource_id\tcreated_at\tupdated_at\tnot_before\tbytes\treason")
-	for _, row := range rows {
+	for _, row := range page.Rows {
 		fmt.Fprintf(out, "%d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\n", row.ID, row.BatchID, row.Status, row.Attempts,
-			dash(row.SourceID), fmtTime(row.CreatedAt), fmtTime(row.UpdatedAt), fmtTime(row.NotBefore), len(row.Payload), dash(oneLine(row.Reason)))
+			dash(row.SourceID), fmtTime(row.CreatedAt), fmtTime(row.UpdatedAt), fmtTime(row.NotBefore), row.PayloadBytes, dash(dbview.OneLine(row.Reason)))
 	}
 	if err := out.Flush(); err != nil {
 		return err
 	}
 	o := r.stdout(c)
-	fmt.Fprintf(o, "(%d rows)", len(rows))
-	if more {
-		fmt.Fprintf(o, " next page: --after-id %d", rows[len(rows)-1].ID)
+	fmt.Fprintf(o, "(%d rows)", len(page.Rows))
+	if page.More {
+		fmt.Fprintf(o, " next page: --after-id %d", page.Rows[len(page.Rows)-1].ID)
 	}
 	fmt.Fprintln(o)
 	fmt.Fprintln(o, "hint: show one row with: edge-agent db wal-show --id <id(pk)>")
@@ -159,21 +126,14 @@ func (r *runner) show(c *cli.Context) error {
 		return fmt.Errorf("wal-show needs --id <row id> (the id(pk) column of wal-list, not the batch id)")
 	}
 	id := c.Uint64("id")
-	w, err := r.openRead(c)
+	s, err := r.source(c)
 	if err != nil {
 		return err
 	}
-	defer w.Close()
-	var row wal.Row
-	var found bool
-	if err := w.View(func(tx *wal.ReadTx) error {
-		row, found, err = tx.Get(id)
+	row, err := read(r, s, func(a *api.Client) (wal.Row, error) { return a.DBRow(c.Context, id) },
+		func(w *wal.WAL) (wal.Row, error) { return dbview.ReadRow(w, id) })
+	if err != nil {
 		return err
-	}); err != nil {
-		return err
-	}
-	if !found {
-		return fmt.Errorf("no row with id(pk) %d in %s (see edge-agent db wal-list): %w", id, w.Path(), wal.ErrNotFound)
 	}
 	out := tabwriter.NewWriter(r.stdout(c), 0, 4, 2, ' ', 0)
 	fmt.Fprintf(out, "id(pk):\t%d\n", row.ID)
@@ -194,67 +154,48 @@ func (r *runner) show(c *cli.Context) error {
 }
 
 func (r *runner) positions(c *cli.Context) error {
-	w, err := r.openRead(c)
+	src := c.String("source-id")
+	s, err := r.source(c)
 	if err != nil {
 		return err
 	}
-	defer w.Close()
-	type entry struct{ src, key, state string }
-	var entries []entry
-	if err := w.View(func(tx *wal.ReadTx) error {
-		sources := []string{c.String("source-id")}
-		if sources[0] == "" {
-			if sources, err = tx.Sources(); err != nil {
-				return err
-			}
-		}
-		for _, s := range sources {
-			pos, err := tx.Positions(s)
-			if err != nil {
-				return err
-			}
-			for k, v := range pos {
-				entries = append(entries, entry{s, k, printable(v)})
-			}
-		}
-		return nil
-	}); err != nil {
+	entries, err := read(r, s, func(a *api.Client) ([]dbview.Position, error) { return a.DBPositions(c.Context, src) },
+		func(w *wal.WAL) ([]dbview.Position, error) { return dbview.ReadPositions(w, src) })
+	if err != nil {
 		return err
 	}
-	sort.Slice(entries, func(i, j int) bool {
-		if entries[i].src != entries[j].src {
-			return entries[i].src < entries[j].src
-		}
-		return entries[i].key < entries[j].key
-	})
 	out := tabwriter.NewWriter(r.stdout(c), 0, 4, 2, ' ', 0)
 	fmt.Fprintln(out, "source_id\tkey\tstate")
 	for _, e := range entries {
-		fmt.Fprintf(out, "%s\t%s\t%s\n", e.src, e.key, e.state)
+		fmt.Fprintf(out, "%s\t%s\t%s\n", e.SourceID, e.Key, e.State)
 	}
 	fmt.Fprintf(out, "(%d positions)\n", len(entries))
 	return out.Flush()
 }
 
 func (r *runner) verify(c *cli.Context) error {
-	w, err := r.openRead(c)
+	max := c.Int("max-problems")
+	if max < 0 {
+		return fmt.Errorf("--max-problems must be >= 0, got %d", max)
+	}
+	s, err := r.source(c)
 	if err != nil {
 		return err
 	}
-	defer w.Close()
-	problems, counts, err := w.Verify(c.Int("max-problems"))
+	v, err := read(r, s, func(a *api.Client) (dbview.Verification, error) { return a.DBVerify(c.Context, max) },
+		func(w *wal.WAL) (dbview.Verification, error) { return dbview.Verify(w, max) })
 	if err != nil {
 		return err
 	}
 	o := r.stdout(c)
-	for _, p := range problems {
+	for _, p := range v.Problems {
 		fmt.Fprintln(o, "PROBLEM:", p)
 	}
-	if len(problems) > 0 {
-		return fmt.Errorf("verify %s: %d problems (listed above)", w.Path(), len(problems))
+	if len(v.Problems) > 0 {
+		return fmt.Errorf("verify %s: %d problems (listed above)", v.Path, len(v.Problems))
 	}
 	fmt.Fprintf(o, "OK: %s: %d rows, checksums, indexes, counters and bbolt pages consistent (%d rows quarantined for bad checksums so far)\n",
-		w.Path(), counts.Total(), counts.ChecksumFailures)
+		v.Path, v.Counts.Total(), v.Counts.ChecksumFailures)
 	return nil
 }
 
@@ -263,7 +204,14 @@ func (r *runner) compact(c *cli.Context) error {
 	if dst == "" {
 		return fmt.Errorf("compact needs --out <new file>")
 	}
-	w, err := r.openRead(c)
+	s, err := r.source(c)
+	if err != nil {
+		return err
+	}
+	if err := s.needStopped("compact"); err != nil {
+		return err
+	}
+	w, err := r.open(s)
 	if err != nil {
 		return err
 	}
@@ -297,29 +245,8 @@ func dash(s string) string {
 	return s
 }
 
-func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
-
-func isText(b []byte) bool {
-	if !utf8.Valid(b) {
-		return false
-	}
-	for _, r := range string(b) {
-		if unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r' {
-			return false
-		}
-	}
-	return true
-}
-
-func printable(b []byte) string {
-	if isText(b) {
-		return oneLine(string(b))
-	}
-	return "hex:" + hex.EncodeToString(b)
-}
-
 func writePayload(w io.Writer, p []byte) {
-	if isText(p) {
+	if dbview.IsText(p) {
 		fmt.Fprintf(w, "%s\n", p)
 		return
 	}

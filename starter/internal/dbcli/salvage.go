@@ -11,7 +11,6 @@ import (
 )
 
 func (r *runner) salvage(c *cli.Context) error {
-	path := r.dbPath(c)
 	dryRun := c.Bool(flagDryRun)
 	dst := r.resolve(c.String("out"))
 	if dst == "" && !dryRun {
@@ -21,13 +20,18 @@ func (r *runner) salvage(c *cli.Context) error {
 	if limit < 0 {
 		return fmt.Errorf("--max-problems must be >= 0, got %d", limit)
 	}
-	// Salvage reads the file below bbolt, outside the reader gate the
-	// agent honours: a running agent could change it under the read.
+	// Salvage reads the file below bbolt, without its lock: a running
+	// agent could change it under the read.
 	if _, alive := r.agentPID(); alive {
 		return fmt.Errorf("agent is running (pid file %s); stop the agent before salvage", r.pidFile())
 	}
+	s, err := r.source(c)
+	if err != nil {
+		return err
+	}
+	path := s.path
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("no WAL at %s (set --db-path or %s): %w", path, envDBPath, wal.ErrNotFound)
+		return fmt.Errorf("no WAL at %s (set --db-path, %s or queue.path in --config): %w", path, envDBPath, wal.ErrNotFound)
 	}
 	rep, err := wal.Salvage(path, dst, wal.SalvageOptions{DryRun: dryRun, Fsync: true, Now: r.env.Now, Logger: r.env.Logger})
 	if err != nil {

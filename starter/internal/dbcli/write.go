@@ -3,10 +3,12 @@ package dbcli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/edge-agent/edge-agent/starter/internal/dbview"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
 
@@ -16,81 +18,105 @@ type writeOp struct {
 	what    string // "delete DEAD rows", for messages
 	dryRun  func(tx *wal.ReadTx) (n int, sample []wal.Row, err error)
 	execute func(tx *wal.Tx) (int, error)
+	// change is set when the running agent makes this change on request
+	// (through its API); the other write commands need it stopped.
+	change dbview.Change
 }
 
-// sampleSize is how many affected rows a dry run lists.
-const sampleSize = 20
-
 func (r *runner) runWrite(c *cli.Context, op writeOp) error {
-	path := r.dbPath(c)
-	if c.Bool(flagDryRun) {
-		// Read-only, so it works while the agent runs.
-		w, err := r.openRead(c)
+	dry := c.Bool(flagDryRun)
+	if !dry && !c.Bool(flagYes) {
+		return errors.New("write operations require --yes (or use --dry-run)")
+	}
+	s, err := r.source(c)
+	if err != nil {
+		return err
+	}
+	if s.client != nil {
+		if op.change == "" {
+			return fmt.Errorf("the agent is running (pid %d, pid file %s); %s needs it stopped: stop the agent before this write operation",
+				s.pid, r.pidFile(), c.Command.Name)
+		}
+		res, err := s.client.DBChange(c.Context, op.change, dry)
+		if err != nil {
+			return err
+		}
+		printResult(r.stdout(c), res, "the running agent")
+		return nil
+	}
+	var res dbview.Result
+	if dry {
+		w, err := r.open(s)
 		if err != nil {
 			return err
 		}
 		defer w.Close()
-		var n int
-		var sample []wal.Row
+		res = dbview.Result{Path: w.Path(), What: op.what, DryRun: true}
 		if err := w.View(func(tx *wal.ReadTx) error {
-			n, sample, err = op.dryRun(tx)
+			res.Rows, res.Sample, err = op.dryRun(tx)
 			return err
 		}); err != nil {
 			return err
 		}
-		o := r.stdout(c)
-		fmt.Fprintf(o, "DRY-RUN: would %s: %d rows in %s; nothing was changed\n", op.what, n, w.Path())
-		for _, row := range sample {
-			fmt.Fprintf(o, "  id(pk) %d batch_id %d %s attempts %d %s\n", row.ID, row.BatchID, row.Status, row.Attempts, dash(oneLine(row.Reason)))
-		}
-		if n > len(sample) {
-			fmt.Fprintf(o, "  ... and %d more\n", n-len(sample))
-		}
+		printResult(r.stdout(c), res, "")
 		return nil
 	}
-	if !c.Bool(flagYes) {
-		return errors.New("write operations require --yes (or use --dry-run)")
-	}
-	if _, alive := r.agentPID(); alive {
-		return fmt.Errorf("agent is running (pid file %s); stop the agent before write operations", r.pidFile())
-	}
 	// A write command must not create a WAL where there was none.
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("no WAL at %s (set --db-path or %s): %w", path, envDBPath, wal.ErrNotFound)
+	if _, err := os.Stat(s.path); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no WAL at %s (set --db-path, %s or queue.path in --config): %w", s.path, envDBPath, wal.ErrNotFound)
 	}
-	w, err := wal.Open(r.walOptions(path, false))
+	// A running agent that holds this file makes the open fail with
+	// wal.ErrLocked ("another edge-agent is using …").
+	w, err := wal.Open(r.walOptions(s.path, false))
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	var n int
+	res = dbview.Result{Path: w.Path(), What: op.what}
 	if err := w.Update(func(tx *wal.Tx) error {
-		n, err = op.execute(tx)
+		res.Rows, err = op.execute(tx)
 		return err
 	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(r.stdout(c), "%s: %d rows in %s\n", op.what, n, w.Path())
-	return w.Close()
+	if err := w.Close(); err != nil {
+		return err
+	}
+	printResult(r.stdout(c), res, "")
+	return nil
+}
+
+// printResult prints the outcome the same way whoever made the change.
+func printResult(o io.Writer, res dbview.Result, by string) {
+	if by != "" {
+		by = " (by " + by + ")"
+	}
+	if !res.DryRun {
+		fmt.Fprintf(o, "%s: %d rows in %s%s\n", res.What, res.Rows, res.Path, by)
+		return
+	}
+	fmt.Fprintf(o, "DRY-RUN: would %s: %d rows in %s%s; nothing was changed\n", res.What, res.Rows, res.Path, by)
+	for _, row := range res.Sample {
+		fmt.Fprintf(o, "  id(pk) %d batch_id %d %s attempts %d %s\n", row.ID, row.BatchID, row.Status, row.Attempts, dash(dbview.OneLine(row.Reason)))
+	}
+	if res.Rows > len(res.Sample) {
+		fmt.Fprintf(o, "  ... and %d more\n", res.Rows-len(res.Sample))
+	}
 }
 
 // statusSample is a dry run over all rows of one status.
 func statusSample(s wal.Status) func(tx *wal.ReadTx) (int, []wal.Row, error) {
-	return func(tx *wal.ReadTx) (int, []wal.Row, error) {
-		rows, err := tx.List(&s, 0, sampleSize)
-		return tx.Counts().Of(s), rows, err
-	}
+	return func(tx *wal.ReadTx) (int, []wal.Row, error) { return dbview.StatusSample(tx, s) }
 }
 
 func (r *runner) purgeDead(c *cli.Context) error {
-	return r.runWrite(c, writeOp{what: "delete DEAD rows", dryRun: statusSample(wal.StatusDead),
-		execute: func(tx *wal.Tx) (int, error) { return tx.PurgeDead() }})
+	return r.runWrite(c, writeOp{what: dbview.PurgeDead.What(), dryRun: statusSample(wal.StatusDead), change: dbview.PurgeDead,
+		execute: func(tx *wal.Tx) (int, error) { return dbview.PurgeDead.Apply(tx, r.now().UnixMilli()) }})
 }
 
 func (r *runner) retryDead(c *cli.Context) error {
-	now := r.now().UnixMilli()
-	return r.runWrite(c, writeOp{what: "move DEAD rows to PENDING", dryRun: statusSample(wal.StatusDead),
-		execute: func(tx *wal.Tx) (int, error) { return tx.RetryDead(now) }})
+	return r.runWrite(c, writeOp{what: dbview.RetryDead.What(), dryRun: statusSample(wal.StatusDead), change: dbview.RetryDead,
+		execute: func(tx *wal.Tx) (int, error) { return dbview.RetryDead.Apply(tx, r.now().UnixMilli()) }})
 }
 
 func (r *runner) unstickSending(c *cli.Context) error {

@@ -73,20 +73,20 @@
 //
 // # Locking and readers
 //
-// A read-write Open takes bbolt's exclusive file lock with
-// Options.LockTimeout; a second agent on the same file fails with an error
-// wrapping ErrLocked: "another edge-agent is using <path>". After opening,
-// the agent downgrades its lock to shared: other read-write openers still
-// fail, while read-only openers (the db read commands) succeed. bbolt does
-// not coordinate readers in other processes with the writer, so readers and
-// writers also meet at two small lock files beside the WAL
-// (<path>-readintent.lock, <path>-readgate.lock): a reader stops new
-// commits from starting, waits for the one in progress, reads one
-// consistent state and lets the agent go on. The agent waits at most
-// Options.ReaderWait (2s) for a reader; a reader overtaken by a commit
-// gets ErrChangedDuringRead rather than an inconsistent answer. Read-only
-// WALs open bbolt for each View only, so they never keep the agent from
-// starting for longer than one read.
+// A bbolt file is open in one process at a time, as bbolt intends. A
+// read-write Open takes bbolt's exclusive file lock with
+// Options.LockTimeout, a read-only Open its shared lock, each for the life
+// of the WAL value; an Open that meets the other kind fails with an error
+// wrapping ErrLocked: "another edge-agent is using <path>". So a second
+// agent cannot start on the file, a db command cannot open the file of a
+// running agent (it asks the agent's API instead, which reads with View
+// on the agent's own WAL), and an agent cannot start while a db command
+// has the file open.
+//
+// Within one process, View runs beside Update: bbolt gives every read
+// transaction one committed state while the writer commits. A read-write
+// Open removes the lock files earlier versions kept beside the WAL for
+// readers in other processes (<path>-readgate.lock, <path>-readintent.lock).
 //
 // # Errors
 //

@@ -6,7 +6,8 @@ import "errors"
 // wraps one of these (or an I/O error) and names the WAL path.
 var (
 	// ErrLocked: another process holds the WAL file lock (a second agent on
-	// the same data dir, or a db write command while the agent runs).
+	// the same data dir, a db command opening the file while the agent
+	// runs, or an agent starting while a db command has the file open).
 	ErrLocked = errors.New("wal locked")
 	// ErrNotWAL: the file exists but is not a bbolt file, or is a bbolt file
 	// written by something other than edge-agent.
@@ -28,10 +29,6 @@ var (
 	// The agent refuses to write to it; `edge-agent db salvage` copies what
 	// is readable into a new file (SalvageCommand).
 	ErrDamaged = errors.New("wal damaged")
-	// ErrChangedDuringRead: a read-only reader saw the agent commit while it
-	// was reading (the agent waits only Options.ReaderWait for readers); the
-	// result may be inconsistent and was discarded. Retry.
-	ErrChangedDuringRead = errors.New("wal changed during read")
 	// ErrNoSpace: Append refused new rows because the disk is full and the
 	// space held back for acks and deletes (see spaceReserve) would be
 	// touched. The transaction was rolled back; acks, releases and claims

@@ -21,9 +21,6 @@ func Open(opts Options) (*WAL, error) {
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = defaultLockTimeout
 	}
-	if opts.ReaderWait <= 0 {
-		opts.ReaderWait = defaultReaderWait
-	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -67,7 +64,7 @@ func (w *WAL) openReadWrite() error {
 	bo.PageSize = pageSize()
 	bo.OpenFile = func(name string, flag int, mode os.FileMode) (*os.File, error) {
 		f, err := os.OpenFile(name, flag, mode)
-		file = f // kept to downgrade bbolt's lock, see doc.go "Readers"
+		file = f // kept for the disk reserve (space.go)
 		return f, err
 	}
 	db, err := w.openBolt(bo)
@@ -81,14 +78,12 @@ func (w *WAL) openReadWrite() error {
 		_ = db.Close()
 		return err
 	}
-	if err := downgradeLock(file); err != nil {
-		_ = db.Close()
-		return fmt.Errorf("open wal %s: another edge-agent is using %s: %w", w.path, w.path, errors.Join(ErrLocked, err))
-	}
 	w.db = db
 	w.file = file
 	w.keepReserve(db)
-	w.gate = openGate(w.path, true, w.opts.ReaderWait, w.log)
+	for _, s := range staleLockSuffixes {
+		_ = os.Remove(w.path + s)
+	}
 	return nil
 }
 
@@ -137,11 +132,18 @@ func (w *WAL) openReadOnly() error {
 	if st.Size() == 0 {
 		return fmt.Errorf("open wal %s: empty file: %w", w.path, ErrNotWAL)
 	}
-	w.gate = openGate(w.path, false, w.opts.LockTimeout, w.log)
+	// bbolt's shared lock: the open fails with ErrLocked while an agent
+	// has the file, and keeps one from starting while this is open.
+	db, err := bolt.Open(w.path, 0o600, w.boltOptions())
+	if err != nil {
+		return w.openError(err)
+	}
+	w.db = db
 	// A first read validates the file now rather than at the first command.
 	// A damaged tree is not an open error: verify and salvage must get to
 	// the file, and every other read reports the damage itself.
 	if err := w.View(func(*ReadTx) error { return nil }); err != nil && !errors.Is(err, ErrCorrupt) {
+		_ = w.Close()
 		return err
 	}
 	return nil

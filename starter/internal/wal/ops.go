@@ -71,8 +71,8 @@ func (tx *Tx) PurgeAcked(olderThan int64) (int, error) { return tx.CleanupAcked(
 
 // Problem is one inconsistency found by Verify.
 type Problem struct {
-	RowID uint64 // 0 when not about one row
-	What  string
+	RowID uint64 `json:"row_id,omitempty"` // 0 when not about one row
+	What  string `json:"what"`
 }
 
 func (p Problem) String() string {

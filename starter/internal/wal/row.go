@@ -6,21 +6,22 @@ import "encoding/binary"
 // Times are unix milliseconds.
 type Row struct {
 	// ID is the local primary key (ack, cleanup, `db wal-show --id`).
-	ID uint64
+	ID uint64 `json:"id"`
 	// BatchID is the wire batch id: allocated at append, > 0, never reused,
 	// and the same on every retry of the row.
-	BatchID  int64
-	SourceID string
-	Payload  []byte
-	Status   Status
+	BatchID  int64  `json:"batch_id"`
+	SourceID string `json:"source_id"`
+	Payload  []byte `json:"payload,omitempty"`
+	Status   Status `json:"status"`
 	// Attempts counts sends the engine refused or left unanswered (Fail
 	// with charge=true), not claims.
-	Attempts             int
-	CreatedAt, UpdatedAt int64
+	Attempts  int   `json:"attempts"`
+	CreatedAt int64 `json:"created_at"`
+	UpdatedAt int64 `json:"updated_at"`
 	// NotBefore: a PENDING row is not claimed before this time (retry backoff).
-	NotBefore int64
+	NotBefore int64 `json:"not_before"`
 	// Reason says why the row failed last or went DEAD.
-	Reason string
+	Reason string `json:"reason,omitempty"`
 }
 
 // NewRow is an event to append.

@@ -167,9 +167,7 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 				err = fmt.Errorf("salvage wal %s: close %s: %w", src, dst, cerr)
 			}
 			if err != nil {
-				for _, p := range []string{dst, dst + gateSuffix, dst + intentSuffix} {
-					_ = os.Remove(p)
-				}
+				_ = os.Remove(dst)
 			}
 		}()
 	}

@@ -43,6 +43,24 @@ func (s Status) String() string {
 	return fmt.Sprintf("UNKNOWN(%d)", uint8(s))
 }
 
+// MarshalText writes the name, so JSON (the db API) carries "DEAD", not 4.
+func (s Status) MarshalText() ([]byte, error) {
+	if !s.Valid() {
+		return nil, fmt.Errorf("marshal status: %s", s)
+	}
+	return []byte(s.String()), nil
+}
+
+// UnmarshalText reads a name written by MarshalText.
+func (s *Status) UnmarshalText(b []byte) error {
+	v, err := ParseStatus(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
 // Valid reports whether s is one of the four statuses.
 func (s Status) Valid() bool { return s >= StatusPending && s <= StatusDead }
 

@@ -99,16 +99,19 @@ func (tx *Tx) flush() error {
 
 // Counts are the row counts per status, maintained in O(1).
 type Counts struct {
-	Pending, Sending, Acked, Dead int
+	Pending int `json:"pending"`
+	Sending int `json:"sending"`
+	Acked   int `json:"acked"`
+	Dead    int `json:"dead"`
 	// Delayed is the part of Pending waiting for its NotBefore.
-	Delayed int
+	Delayed int `json:"delayed"`
 	// PayloadBytes is the sum of payload sizes of all rows in the WAL.
-	PayloadBytes int64
+	PayloadBytes int64 `json:"payload_bytes"`
 	// OldestPending is CreatedAt (unix ms) of the oldest PENDING row, 0 if none.
-	OldestPending int64
+	OldestPending int64 `json:"oldest_pending"`
 	// ChecksumFailures counts rows Claim moved to DEAD for a bad checksum
 	// over the life of the file.
-	ChecksumFailures int64
+	ChecksumFailures int64 `json:"checksum_failures"`
 }
 
 // Total is the number of rows in the WAL.

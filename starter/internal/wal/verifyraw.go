@@ -121,13 +121,11 @@ func (w *WAL) Verify(max int) ([]Problem, Counts, error) {
 		damage, rows, err = rawCheck(w.path, nil, nil, max)
 		return err
 	}
-	if w.opts.ReadOnly {
-		err = w.withReadOnlyDB(func(*bolt.DB) error { return check() })
-	} else {
-		w.wmu.Lock() // no commit of this process during the walk
-		err = check()
-		w.wmu.Unlock()
-	}
+	// No commit of this process during the walk; bbolt's lock keeps
+	// other processes out.
+	w.wmu.Lock()
+	err = check()
+	w.wmu.Unlock()
 	if err != nil {
 		return nil, Counts{}, fmt.Errorf("verify wal %s: %w", w.path, err)
 	}

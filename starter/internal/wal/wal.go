@@ -1,9 +1,7 @@
 package wal
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -34,13 +32,10 @@ type Options struct {
 	// Open fails with an error wrapping ErrLocked whose message is
 	// "another edge-agent is using <path>".
 	LockTimeout time.Duration `yaml:"-"`
-	// ReadOnly opens for the db read commands. It never creates or changes
-	// the file and works while the agent runs (see doc.go, "Readers").
+	// ReadOnly opens for the db read commands of a stopped agent. It never
+	// creates or changes the file; it fails with ErrLocked while another
+	// process (the agent) has the file open (doc.go, "Locking").
 	ReadOnly bool `yaml:"-"`
-	// ReaderWait bounds how long a commit of a read-write WAL waits for a
-	// read-only reader in another process to finish; default 2s. After that
-	// the writer goes on and the reader reports ErrChangedDuringRead.
-	ReaderWait time.Duration `yaml:"-"`
 	// Now is the clock for created/updated times of appended rows and for
 	// seeding next_batch_id; default time.Now.
 	Now func() time.Time `yaml:"-"`
@@ -69,7 +64,6 @@ func (o Options) Validate() error {
 
 const (
 	defaultLockTimeout = time.Second
-	defaultReaderWait  = 2 * time.Second
 	// initialMmapSize skips the first few remaps (which wait for read
 	// transactions). bbolt grows a small file straight to the mapping size,
 	// so it is kept small: a new WAL costs about 1 MiB on disk (most of it
@@ -81,11 +75,9 @@ const (
 	compactTxMaxSize = 64 << 20
 )
 
-// Suffixes of the reader-gate lock files beside the WAL file (gate_unix.go).
-const (
-	gateSuffix   = "-readgate.lock"
-	intentSuffix = "-readintent.lock"
-)
+// staleLockSuffixes name the lock files earlier versions kept beside the
+// WAL for readers in other processes; a read-write open removes them.
+var staleLockSuffixes = []string{"-readgate.lock", "-readintent.lock"}
 
 // WAL is the durable outbound queue plus input positions in one bbolt file.
 // Update and View may be called from several goroutines (bbolt serialises
@@ -96,10 +88,9 @@ type WAL struct {
 	log  *slog.Logger
 	now  func() time.Time
 
-	wmu  sync.Mutex // serialises Update so the reader gate is held once
-	mu   sync.Mutex // guards db/closed
-	db   *bolt.DB   // read-write: open for life; read-only: nil, opened per View
-	gate *gate      // nil when readers cannot be coordinated
+	wmu sync.Mutex // serialises Update and verify's walk of the file
+	mu  sync.Mutex // guards db/closed
+	db  *bolt.DB   // open for life, holding bbolt's file lock
 
 	// file is bbolt's file (read-write only), reservedEnd the end of the
 	// disk reserve allocated in it, reserveShort whether the last attempt
@@ -158,7 +149,6 @@ func (w *WAL) Close() error {
 		err = w.db.Close()
 		w.db = nil
 	}
-	w.gate.close()
 	if err != nil {
 		return fmt.Errorf("close wal %s: %w", w.path, err)
 	}
@@ -180,8 +170,6 @@ func (w *WAL) Update(fn func(tx *Tx) error) (err error) {
 	if db == nil {
 		return fmt.Errorf("update wal %s: %w", w.path, ErrClosed)
 	}
-	w.gate.writerEnter()
-	defer w.gate.writerExit()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer w.recoverCorrupt("update", &err)
 	var warnings []warning
@@ -208,10 +196,9 @@ func (w *WAL) Update(fn func(tx *Tx) error) (err error) {
 }
 
 // View runs fn in a read-only transaction that sees one committed state.
+// It runs beside Update (bbolt allows that within one process), so the
+// agent's API reads the WAL the agent writes.
 func (w *WAL) View(fn func(tx *ReadTx) error) (err error) {
-	if w.opts.ReadOnly {
-		return w.viewReadOnly(fn)
-	}
 	w.mu.Lock()
 	db := w.db
 	w.mu.Unlock()
@@ -229,79 +216,12 @@ func (w *WAL) View(fn func(tx *ReadTx) error) (err error) {
 	})
 }
 
-// viewReadOnly opens bbolt for the duration of one read, inside the reader
-// gate, and checks that no commit landed meanwhile (doc.go, "Readers").
-func (w *WAL) viewReadOnly(fn func(tx *ReadTx) error) (err error) {
-	w.mu.Lock()
-	closed := w.closed
-	w.mu.Unlock()
-	if closed {
-		return fmt.Errorf("view wal %s: %w", w.path, ErrClosed)
-	}
-	return w.withReadOnlyDB(func(db *bolt.DB) error {
-		return db.View(func(btx *bolt.Tx) error {
-			rt, err := w.newReadTx(btx)
-			if err != nil {
-				return err
-			}
-			return fn(rt)
-		})
-	})
-}
-
-func (w *WAL) withReadOnlyDB(fn func(db *bolt.DB) error) (err error) {
-	w.wmu.Lock() // one gate holder per WAL value
-	defer w.wmu.Unlock()
-	w.gate.readerEnter()
-	defer w.gate.readerExit()
-	db, err := bolt.Open(w.path, 0o600, w.boltOptions())
-	if err != nil {
-		return w.openError(err)
-	}
-	defer func() {
-		if cerr := db.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close wal %s: %w", w.path, cerr)
-		}
-	}()
-	before, err := readMetaPages(w.path, db.Info().PageSize)
-	if err != nil {
-		return fmt.Errorf("read wal %s: %w", w.path, err)
-	}
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer w.recoverCorrupt("read", &err)
-	if err := fn(db); err != nil {
-		return err
-	}
-	after, err := readMetaPages(w.path, db.Info().PageSize)
-	if err != nil {
-		return fmt.Errorf("read wal %s: %w", w.path, err)
-	}
-	if string(before) != string(after) {
-		return fmt.Errorf("read wal %s: the running agent committed during the read; retry: %w", w.path, ErrChangedDuringRead)
-	}
-	return nil
-}
-
-// readMetaPages returns bbolt's two meta pages: they change on every
-// commit, so equal bytes before and after a read prove no commit happened.
-func readMetaPages(path string, pageSize int) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	buf := make([]byte, 2*pageSize)
-	n, err := f.ReadAt(buf, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	return buf[:n], nil
-}
-
 // recoverCorrupt turns a panic inside bbolt (it panics on damaged pages) or
-// a memory fault on the mapping (callers enable SetPanicOnFault) into an
-// error wrapping ErrCorrupt, so a damaged file stops one transaction
-// instead of the agent.
+// a memory fault on the mapping into an error wrapping ErrCorrupt, so a
+// damaged file stops one transaction instead of the process. Callers
+// enable SetPanicOnFault: a file truncated below its mapping (a torn copy,
+// a full disk during a restore) faults where bbolt reads past its end, and
+// db verify must report that rather than crash.
 func (w *WAL) recoverCorrupt(op string, err *error) {
 	if r := recover(); r != nil {
 		w.log.Error("wal panic recovered", "op", op, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
@@ -341,9 +261,6 @@ func (w *WAL) Compact(dst string) (err error) {
 			return fmt.Errorf("compact wal %s: close %s: %w", w.path, dst, err)
 		}
 		return nil
-	}
-	if w.opts.ReadOnly {
-		return w.withReadOnlyDB(run)
 	}
 	w.mu.Lock()
 	db := w.db

@@ -1,0 +1,181 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edge-agent/edge-agent/starter/internal/dbview"
+	"github.com/edge-agent/edge-agent/starter/internal/wal"
+)
+
+// walDB is a running agent's WAL: a real one, held read-write.
+type walDB struct {
+	w       *wal.WAL
+	updates int
+}
+
+func (d *walDB) WAL() *wal.WAL { return d.w }
+
+func (d *walDB) UpdateWAL(_ context.Context, fn func(tx *wal.Tx) error) error {
+	d.updates++
+	return d.w.Update(fn)
+}
+
+// newWALDB holds rows 1..5: 1,2 DEAD, 3 ACKED, 4,5 PENDING, and one
+// position.
+func newWALDB(t *testing.T) *walDB {
+	t.Helper()
+	ms := t0.UnixMilli()
+	w, err := wal.Open(wal.Options{Path: filepath.Join(t.TempDir(), "wal.db"), Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close() })
+	err = w.Update(func(tx *wal.Tx) error {
+		var rows []wal.NewRow
+		for _, p := range []string{"a", "b", "c", "d", "e"} {
+			rows = append(rows, wal.NewRow{SourceID: "in-1", Payload: []byte(p)})
+		}
+		if _, _, err := tx.Append(rows); err != nil {
+			return err
+		}
+		if _, err := tx.Claim(3, ms); err != nil {
+			return err
+		}
+		if _, err := tx.Fail([]uint64{1, 2}, true, ms, 1, "DECODE_FAILED", ms); err != nil {
+			return err
+		}
+		if err := tx.Ack([]uint64{3}, time.Hour, ms); err != nil {
+			return err
+		}
+		return tx.SavePositions([]wal.PositionUpdate{{SourceID: "in-1", Key: "/var/log/a.log", State: []byte(`{"offset":7}`)}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &walDB{w: w}
+}
+
+func decode[T any](t *testing.T, body string) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Fatalf("decode %q: %v", body, err)
+	}
+	return v
+}
+
+func TestDBReads(t *testing.T) {
+	db := newWALDB(t)
+	srv := serve(t, Options{Source: &fakeSource{st: running()}, DB: db, Settings: Settings{Token: "tok"}})
+
+	if code, _ := get(t, srv.URL+"/db/summary", ""); code != http.StatusUnauthorized {
+		t.Fatalf("/db/ without the token: %d", code)
+	}
+	code, body := get(t, srv.URL+"/db/summary", "tok")
+	sum := decode[dbview.Summary](t, body)
+	if code != http.StatusOK || sum.Counts.Dead != 2 || sum.Counts.Pending != 2 || sum.Counts.Acked != 1 || len(sum.Statuses) != 4 {
+		t.Fatalf("summary %d: %s", code, body)
+	}
+	if !strings.Contains(body, `"status": "DEAD"`) {
+		t.Errorf("statuses are not named in the JSON: %s", body)
+	}
+	if d := sum.Statuses[3]; d.Status != wal.StatusDead || d.Oldest == nil || d.Oldest.ID != 1 || d.Oldest.Payload != nil {
+		t.Errorf("DEAD line: %+v", d)
+	}
+
+	_, body = get(t, srv.URL+"/db/rows?status=dead&limit=1", "tok")
+	page := decode[dbview.List](t, body)
+	if len(page.Rows) != 1 || page.Rows[0].ID != 1 || !page.More || page.Rows[0].PayloadBytes != 1 || page.Rows[0].Payload != nil {
+		t.Fatalf("list page: %s", body)
+	}
+	_, body = get(t, srv.URL+"/db/rows?after_id=3&limit=0", "tok")
+	if page := decode[dbview.List](t, body); len(page.Rows) != 2 || page.More {
+		t.Fatalf("list after 3: %s", body)
+	}
+
+	_, body = get(t, srv.URL+"/db/rows/4", "tok")
+	if row := decode[wal.Row](t, body); row.ID != 4 || string(row.Payload) != "d" || row.Status != wal.StatusPending {
+		t.Fatalf("row 4: %s", body)
+	}
+	if code, body := get(t, srv.URL+"/db/rows/99", "tok"); code != http.StatusNotFound || !strings.Contains(body, "no row with id(pk) 99") {
+		t.Fatalf("row 99: %d %s", code, body)
+	}
+	for _, bad := range []string{"/db/rows/x", "/db/rows?status=RECEIVED", "/db/rows?limit=-1", "/db/verify?max_problems=z"} {
+		if code, body := get(t, srv.URL+bad, "tok"); code != http.StatusBadRequest || !strings.Contains(body, `"error"`) {
+			t.Errorf("%s: %d %s", bad, code, body)
+		}
+	}
+
+	_, body = get(t, srv.URL+"/db/positions?source_id=in-1", "tok")
+	if pos := decode[[]dbview.Position](t, body); len(pos) != 1 || pos[0].Key != "/var/log/a.log" || pos[0].State != `{"offset":7}` {
+		t.Fatalf("positions: %s", body)
+	}
+	_, body = get(t, srv.URL+"/db/info", "tok")
+	if in := decode[dbview.Info](t, body); in.Path != db.w.Path() || in.FirstRowID != 1 || in.LastRowID != 5 || in.Counts.Total() != 5 {
+		t.Fatalf("info: %s", body)
+	}
+	_, body = get(t, srv.URL+"/db/verify", "tok")
+	if v := decode[dbview.Verification](t, body); len(v.Problems) != 0 || v.Counts.Total() != 5 {
+		t.Fatalf("verify: %s", body)
+	}
+	if db.updates != 0 {
+		t.Fatalf("reads wrote %d times", db.updates)
+	}
+}
+
+func post(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(url, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestDBChangesGoThroughTheAgent(t *testing.T) {
+	db := newWALDB(t)
+	srv := serve(t, Options{Source: &fakeSource{st: running()}, DB: db})
+	counts := func() wal.Counts {
+		var c wal.Counts
+		_ = db.w.View(func(tx *wal.ReadTx) error { c = tx.Counts(); return nil })
+		return c
+	}
+
+	code, body := post(t, srv.URL+"/db/retry-dead?dry_run=true")
+	res := decode[dbview.Result](t, body)
+	if code != http.StatusOK || !res.DryRun || res.Rows != 2 || len(res.Sample) != 2 || db.updates != 0 || counts().Dead != 2 {
+		t.Fatalf("dry run %d: %s (updates %d)", code, body, db.updates)
+	}
+	code, body = post(t, srv.URL+"/db/retry-dead")
+	if res := decode[dbview.Result](t, body); code != http.StatusOK || res.DryRun || res.Rows != 2 || db.updates != 1 {
+		t.Fatalf("retry-dead %d: %s", code, body)
+	}
+	if c := counts(); c.Dead != 0 || c.Pending != 4 {
+		t.Fatalf("after retry-dead: %+v", c)
+	}
+	if code, body := post(t, srv.URL+"/db/unstick-sending"); code != http.StatusNotFound {
+		t.Fatalf("a change the API does not make: %d %s", code, body)
+	}
+	if code, _ := get(t, srv.URL+"/db/retry-dead", ""); code != http.StatusMethodNotAllowed {
+		t.Fatalf("GET of a change: %d", code)
+	}
+}
+
+func TestDBWithoutWAL(t *testing.T) {
+	srv := serve(t, Options{Source: &fakeSource{st: running()}, DB: &walDB{}})
+	if code, body := get(t, srv.URL+"/db/summary", ""); code != http.StatusServiceUnavailable || !strings.Contains(body, "no WAL open") {
+		t.Fatalf("%d %s", code, body)
+	}
+	if code, _ := post(t, srv.URL+"/db/purge-dead"); code != http.StatusServiceUnavailable {
+		t.Fatalf("purge-dead: %d", code)
+	}
+}
