@@ -35,12 +35,21 @@ func NewClient(s Settings) (*Client, error) {
 	case "::":
 		host = "::1"
 	}
+	scheme, hc := "http", &http.Client{}
+	if s.TLS.Enabled() {
+		tc, err := s.TLS.clientConfig()
+		if err != nil {
+			return nil, err
+		}
+		scheme = "https"
+		hc.Transport = &http.Transport{TLSClientConfig: tc}
+	}
 	return &Client{
-		base:  "http://" + net.JoinHostPort(host, port),
+		base:  scheme + "://" + net.JoinHostPort(host, port),
 		token: strings.TrimSpace(s.Token),
 		// No overall timeout: verify walks the whole file, which takes
 		// what it takes; Status bounds itself (statusTimeout).
-		hc: &http.Client{},
+		hc: hc,
 	}, nil
 }
 

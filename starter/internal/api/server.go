@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -140,9 +141,20 @@ type Server struct {
 // Start binds http.listen and serves in the background. A bind failure is
 // returned naming the key, so the operator knows which setting to change.
 func Start(o Options) (*Server, error) {
+	var tlsCfg *tls.Config
+	if o.Settings.TLS.Enabled() {
+		c, err := o.Settings.TLS.serverConfig()
+		if err != nil {
+			return nil, err
+		}
+		tlsCfg = c
+	}
 	ln, err := net.Listen("tcp", strings.TrimSpace(o.Settings.Listen))
 	if err != nil {
 		return nil, fmt.Errorf("http.listen %q: %w", o.Settings.Listen, err)
+	}
+	if tlsCfg != nil {
+		ln = tls.NewListener(ln, tlsCfg)
 	}
 	logger := o.Logger
 	if logger == nil {

@@ -24,6 +24,8 @@ type Settings struct {
 	// Pprof serves Go's profiler under /debug/pprof/. Off by default: a
 	// profile costs CPU and shows the program's internals.
 	Pprof bool `yaml:"pprof"`
+	// TLS makes the API speak HTTPS.
+	TLS TLSSettings `yaml:"tls"`
 }
 
 // DefaultSettings are the server's defaults.
@@ -48,8 +50,11 @@ func (s Settings) Validate() error {
 	if port == "" {
 		p.Add("listen", "needs a port, got %q", s.Listen)
 	}
-	if !isLoopback(host) && strings.TrimSpace(s.Token) == "" {
-		p.Add("listen", "%q is reachable from other hosts: set http.token (a bearer token) or listen on 127.0.0.1", s.Listen)
+	if !isLoopback(host) && strings.TrimSpace(s.Token) == "" && !s.TLS.Enabled() {
+		p.Add("listen", "%q is reachable from other hosts: set http.token (a bearer token) or http.tls, or listen on 127.0.0.1", s.Listen)
+	}
+	if s.TLS.Enabled() != (strings.TrimSpace(s.TLS.KeyFile) != "") {
+		p.Add("tls", "cert-file and key-file go together: set both or neither")
 	}
 	return p.Err()
 }

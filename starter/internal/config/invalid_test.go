@@ -128,7 +128,7 @@ func TestLoadRejects(t *testing.T) {
 		{"log format", "log:\n  format: xml" + validInput, `agent.yaml:2:3: log.format: must be json or text, got "xml"`},
 		{"log max-size-mb", "log:\n  max-size-mb: 0" + validInput, "agent.yaml:2:3: log.max-size-mb: must be > 0, got 0"},
 		{"log max-backups", "log:\n  max-backups: -1" + validInput, "agent.yaml:2:3: log.max-backups: must be >= 0, got -1"},
-		{"http on every interface without a token", "http:\n  listen: 0.0.0.0:9466" + validInput, `agent.yaml:2:3: http.listen: "0.0.0.0:9466" is reachable from other hosts: set http.token (a bearer token) or listen on 127.0.0.1`},
+		{"http on every interface without a token", "http:\n  listen: 0.0.0.0:9466" + validInput, `agent.yaml:2:3: http.listen: "0.0.0.0:9466" is reachable from other hosts: set http.token (a bearer token) or http.tls, or listen on 127.0.0.1`},
 		{"http listen without a port", "http:\n  listen: localhost" + validInput, `agent.yaml:2:3: http.listen: must be host:port or "off", got "localhost"`},
 		{"typo in http", "http:\n  lisen: off" + validInput, "agent.yaml:2:3: http.lisen: unknown key; did you mean http.listen?"},
 

@@ -242,6 +242,7 @@ func (d *decoder) resolvePaths(cfg *Config, home string) {
 		a.AnchorPaths(home)
 	}
 	cfg.Queue.Path = paths.Resolve(home, strings.TrimSpace(cfg.Queue.Path))
+	cfg.HTTP.TLS.AnchorPaths(func(p string) string { return paths.Resolve(home, p) })
 	if a, ok := cfg.Input.(input.PathAnchor); ok {
 		a.AnchorPaths(home)
 	}
