@@ -55,5 +55,6 @@ func (c *Config) Changes(next *Config) Changes {
 	key("http.listen", c.HTTP.Listen != next.HTTP.Listen)
 	key("http.token", c.HTTP.Token != next.HTTP.Token)
 	key("http.pprof", c.HTTP.Pprof != next.HTTP.Pprof)
+	key("http.tls", c.HTTP.TLS != next.HTTP.TLS)
 	return ch
 }
