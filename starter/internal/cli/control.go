@@ -34,18 +34,30 @@ Examples:
 	}
 }
 
-func (a *agentCLI) stop(c *ucli.Context) error {
-	pidFile := paths.PIDFile(a.env.Getenv, a.home())
-	st, err := process.Probe(pidFile)
+// runningAgent finds the running agent through the pid file's lock, for
+// the commands that signal it; running is false when none runs (they say
+// so). An agent that holds the lock but has not written its pid yet is an
+// error to try again.
+func (a *agentCLI) runningAgent() (st process.State, pidFile string, err error) {
+	pidFile = paths.PIDFile(a.env.Getenv, a.home())
+	st, err = process.Probe(pidFile)
 	if err != nil {
-		return err
+		return st, pidFile, err
 	}
 	if !st.Running {
 		fmt.Fprintln(a.env.Stdout, "edge-agent is not running")
-		return nil
+		return st, pidFile, nil
 	}
 	if st.PID == 0 {
-		return fmt.Errorf("edge-agent is starting and has not written its pid to %s yet; try again", pidFile)
+		return st, pidFile, fmt.Errorf("edge-agent is starting and has not written its pid to %s yet; try again", pidFile)
+	}
+	return st, pidFile, nil
+}
+
+func (a *agentCLI) stop(c *ucli.Context) error {
+	st, pidFile, err := a.runningAgent()
+	if err != nil || !st.Running {
+		return err
 	}
 	if err := syscall.Kill(st.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("signal pid %d: %w", st.PID, err)

@@ -13,8 +13,6 @@ import (
 	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"github.com/edge-agent/edge-agent/starter/internal/logging"
-	"github.com/edge-agent/edge-agent/starter/internal/paths"
-	"github.com/edge-agent/edge-agent/starter/internal/process"
 )
 
 func (a *agentCLI) reloadCommand() *ucli.Command {
@@ -47,17 +45,12 @@ Examples:
 }
 
 func (a *agentCLI) reload(*ucli.Context) error {
-	pidFile := paths.PIDFile(a.env.Getenv, a.home())
-	st, err := process.Probe(pidFile)
+	st, _, err := a.runningAgent()
 	if err != nil {
 		return err
 	}
 	if !st.Running {
-		fmt.Fprintln(a.env.Stdout, "edge-agent is not running")
 		return quietCode(exitcode.NotRunning)
-	}
-	if st.PID == 0 {
-		return fmt.Errorf("edge-agent is starting and has not written its pid to %s yet; try again", pidFile)
 	}
 	if err := syscall.Kill(st.PID, syscall.SIGHUP); err != nil {
 		if errors.Is(err, syscall.ESRCH) {
