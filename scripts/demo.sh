@@ -78,14 +78,14 @@ for _ in $(seq 1 300); do
 done
 got=$(wc -l <"$DEMO/received.ndjson")
 echo "demo: edge-agent status while it runs (the API on 127.0.0.1:$HTTP_PORT also serves /metrics):"
-EDGE_AGENT_HOME="$DEMO" EDGE_AGENT_TOKEN="$TOKEN" "$DEMO/bin/edge-agent" status || true
+EDGE_AGENT_HOME="$DEMO" EDGE_AGENT_TOKEN="$TOKEN" "$DEMO/bin/edge-agent" status
 kill -TERM "$agent"
 wait "$agent" || true
 echo "demo: receiver got $got records (want $want); first two and the stack trace:"
 head -n 2 "$DEMO/received.ndjson" | cut -c1-240
 grep -m1 IllegalStateException "$DEMO/received.ndjson" | cut -c1-400 || true
 echo "demo: WAL summary after the run:"
-EDGE_AGENT_HOME="$DEMO" "$DEMO/bin/edge-agent" db wal-summary || true
+EDGE_AGENT_HOME="$DEMO" EDGE_AGENT_TOKEN="$TOKEN" "$DEMO/bin/edge-agent" db wal-summary
 echo "demo: agent log: $DEMO/log/edge-agent.log"
 if [ "$got" -lt "$want" ]; then
 	echo "demo: FAILED: not every record arrived" >&2
