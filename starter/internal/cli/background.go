@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
@@ -42,7 +41,7 @@ func (a *agentCLI) startBackground(ctx context.Context, req startRequest) error 
 	if err != nil {
 		return fmt.Errorf("find own executable: %w", err)
 	}
-	args := []string{"start", "--" + notifyFDFlag, "3"}
+	var args []string
 	if req.explicit != "" {
 		// The child runs in the install root; a path the user typed is
 		// relative to where they typed it.
@@ -75,15 +74,20 @@ func (a *agentCLI) startBackground(ctx context.Context, req startRequest) error 
 	}
 	defer r.Close()
 
-	cmd := exec.Command(exe, args...)
+	cmd := exec.Command(exe)
 	// EDGE_AGENT_HOME pins the child to the install root this command
 	// resolved, whatever its working directory or executable path says.
 	cmd.Env = append(a.env.Environ(), "EDGE_AGENT_HOME="+req.home)
 	cmd.Dir = req.home
 	cmd.Stdout = out
 	cmd.Stderr = out
-	cmd.ExtraFiles = []*os.File{w} // fd 3 in the child
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	fd, err := detach(cmd, w)
+	if err != nil {
+		w.Close()
+		return err
+	}
+	// The pipe's number is known only once detach has placed it.
+	cmd.Args = append([]string{exe, "start", "--" + notifyFDFlag, strconv.Itoa(fd)}, args...)
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		return fmt.Errorf("start background agent: %w", err)

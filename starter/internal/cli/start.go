@@ -246,6 +246,9 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 	}
 	stopSignals := a.handleSignals(logger, cancel, onHangup, func() { _ = pidLock.Release() })
 	defer stopSignals()
+	// Where stop and reload are not signals (Windows), they arrive here.
+	stopControl := watchControl(logger, cancel, onHangup)
+	defer stopControl()
 	defer survivePipeClose()()
 
 	var readyOnce sync.Once
