@@ -55,17 +55,9 @@ func (a *agentCLI) startBackground(ctx context.Context, req startRequest) error 
 		args = append(args, "--log-level", req.logLevel)
 	}
 
-	outPath := a.env.Getenv("EDGE_AGENT_LOG_FILE")
-	if outPath == "" {
-		outPath = "edge-agent.out"
-	}
-	outPath = paths.Resolve(req.home, outPath)
-	if err := os.MkdirAll(filepath.Dir(outPath), 0o750); err != nil {
-		return fmt.Errorf("create %s folder: %w", outPath, err)
-	}
-	out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	out, outPath, err := a.openOutFile(req.home)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", outPath, err)
+		return err
 	}
 	defer out.Close()
 	r, w, err := os.Pipe()
@@ -167,4 +159,24 @@ func exitStatus(err error) int {
 		return ee.ExitCode()
 	}
 	return -1
+}
+
+// openOutFile opens, for appending, the file that takes the stdout and
+// stderr of an agent with no terminal: EDGE_AGENT_LOG_FILE, by default
+// edge-agent.out in the install root. What the agent prints before its
+// log file is open (a config error) ends up there.
+func (a *agentCLI) openOutFile(home string) (*os.File, string, error) {
+	outPath := a.env.Getenv("EDGE_AGENT_LOG_FILE")
+	if outPath == "" {
+		outPath = "edge-agent.out"
+	}
+	outPath = paths.Resolve(home, outPath)
+	if err := os.MkdirAll(filepath.Dir(outPath), 0o750); err != nil {
+		return nil, outPath, fmt.Errorf("create %s folder: %w", outPath, err)
+	}
+	out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	if err != nil {
+		return nil, outPath, fmt.Errorf("open %s: %w", outPath, err)
+	}
+	return out, outPath, nil
 }
