@@ -242,44 +242,34 @@ const stopWaitHint = 30 * time.Second
 // startWaitHint is how long the service manager is told start-up may take.
 const startWaitHint = 2 * time.Minute
 
-// Execute runs the agent until it ends or the manager asks it to stop
-// (a stop or a system shutdown), which cancels the agent's context: the
-// same graceful stop as SIGTERM. The service reads as running once the
-// agent is ready, as start --background waits for. It returns the
-// agent's exit code as the service-specific code, so a config error shows
-// as 78, not as a crash.
+// Execute runs the agent under superviseAgent, translating the manager's
+// requests and states. The service reads as running once the agent is
+// ready, as start --background waits for. The agent's exit code becomes
+// the service-specific code, so a config error shows as 78, not as a
+// crash.
 func (s *agentService) Execute(_ []string, requests <-chan svc.ChangeRequest, status chan<- svc.Status) (bool, uint32) {
 	accepts := svc.AcceptStop | svc.AcceptShutdown
-	// Opening a large WAL can take a while; the hint keeps the manager
-	// from declaring the start hung meanwhile.
-	status <- svc.Status{State: svc.StartPending, Accepts: accepts, WaitHint: uint32(startWaitHint.Milliseconds())}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	ready := make(chan struct{})
-	readyCh := ready
-	go func() { done <- s.run(ctx, func() { close(ready) }) }()
-	for {
-		select {
-		case <-readyCh:
-			readyCh = nil // a nil channel is never ready again
-			if ctx.Err() == nil {
-				status <- svc.Status{State: svc.Running, Accepts: accepts}
-			}
-		case err := <-done:
-			status <- svc.Status{State: svc.StopPending}
-			if code := s.exitCode(err); code != exitcode.OK {
-				return true, uint32(code)
-			}
-			return false, 0
-		case r := <-requests:
-			switch r.Cmd {
-			case svc.Interrogate:
+	err := superviseAgent(s.run, requests,
+		func(r svc.ChangeRequest) bool { return r.Cmd == svc.Stop || r.Cmd == svc.Shutdown },
+		func(r svc.ChangeRequest) {
+			if r.Cmd == svc.Interrogate {
 				status <- r.CurrentStatus
-			case svc.Stop, svc.Shutdown:
-				status <- svc.Status{State: svc.StopPending, WaitHint: uint32(stopWaitHint.Milliseconds())}
-				cancel()
 			}
-		}
+		},
+		func(st serviceState) {
+			switch st {
+			case serviceStartPending:
+				// Opening a large WAL can take a while; the hint keeps
+				// the manager from declaring the start hung meanwhile.
+				status <- svc.Status{State: svc.StartPending, Accepts: accepts, WaitHint: uint32(startWaitHint.Milliseconds())}
+			case serviceRunning:
+				status <- svc.Status{State: svc.Running, Accepts: accepts}
+			case serviceStopPending:
+				status <- svc.Status{State: svc.StopPending, WaitHint: uint32(stopWaitHint.Milliseconds())}
+			}
+		})
+	if code := s.exitCode(err); code != exitcode.OK {
+		return true, uint32(code)
 	}
+	return false, 0
 }
