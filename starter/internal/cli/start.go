@@ -247,8 +247,13 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 		}
 		rl.reload(runCtx)
 	}
-	stopSignals := a.handleSignals(logger, cancel, onHangup, func() { _ = pidLock.Release() })
-	defer stopSignals()
+	// A Windows service is stopped by its manager (superviseAgent) and
+	// must not catch SIGTERM: Go raises it for the console events Windows
+	// sends a service whenever any user logs off.
+	if !req.service {
+		stopSignals := a.handleSignals(logger, cancel, onHangup, func() { _ = pidLock.Release() })
+		defer stopSignals()
+	}
 	// Where stop and reload are not signals (Windows), they arrive here.
 	stopControl := watchControl(logger, cancel, onHangup)
 	defer stopControl()
