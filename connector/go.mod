@@ -6,7 +6,6 @@ require (
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/fsnotify/fsnotify v1.10.1
 	go.uber.org/goleak v1.3.0
+	golang.org/x/sys v0.13.0
 	golang.org/x/text v0.44.0
 )
-
-require golang.org/x/sys v0.13.0 // indirect

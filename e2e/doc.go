@@ -10,4 +10,9 @@
 // `start --background`, found through their pid file).
 //
 // Run with `go test ./...` in this folder; `-short` skips the suite.
+//
+// The suite runs on unix only (every test file says so in its build
+// line): it stops, reloads and kills the agent with signals and reads its
+// exit the way a unix service manager does. On Windows the package still
+// builds and vets, which is what make test checks there.
 package e2e

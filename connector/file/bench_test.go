@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
@@ -132,13 +131,4 @@ func BenchmarkReadMultiline(b *testing.B) {
 
 func BenchmarkReadNDJSONOutput(b *testing.B) {
 	benchRead(b, 100_000, func(c *Config) { c.OutputFormat.Type = "json" })
-}
-
-// cpuTime is the user+system CPU time used by this process so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -29,7 +29,7 @@ func (in *Input) discover(c candidate, now time.Time) error {
 	// The descriptor may name another file than the stat did if the
 	// path was replaced in between; trust the descriptor.
 	if fi, err := f.Stat(); err == nil {
-		if id, _, ok := idOf(c.path, fi); ok && id != c.id {
+		if id, _, ok := idOfOpen(f, fi); ok && id != c.id {
 			_ = f.Close()
 			in.rescan = true
 			return nil

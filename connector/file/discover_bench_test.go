@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/edge-agent/edge-agent/connector/input"
@@ -64,9 +63,8 @@ func BenchmarkDiscover(b *testing.B) {
 				b.ReportMetric(float64(heap)/(1<<20), "heap-MB")
 				// Peak RSS of the whole test process; meaningful when one
 				// sub-benchmark runs alone.
-				var ru syscall.Rusage
-				if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
-					b.ReportMetric(float64(ru.Maxrss)/1024, "maxrss-MB")
+				if mb, ok := peakRSSMB(); ok {
+					b.ReportMetric(mb, "maxrss-MB")
 				}
 			})
 		}

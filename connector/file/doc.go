@@ -3,9 +3,11 @@
 // turns complete lines (or multiline groups) into events whose payload is
 // the event JSON of the EdgeSocket RAW format.
 //
-// Identity is device+inode plus a fingerprint of the first
-// fingerprint-bytes, matched by prefix so a growing file keeps its
-// identity. A position (input.Position) is kept per identity, not per
+// Identity is device+inode (on Windows volume serial number + file index,
+// saved in the same "dev" and "ino" fields) plus a fingerprint of the
+// first fingerprint-bytes, matched by prefix so a growing file keeps its
+// identity. On Windows files are opened sharing delete access, so the
+// application can rename or delete a log the agent is reading. A position (input.Position) is kept per identity, not per
 // path, so a renamed file resumes where it was; its State is JSON, see
 // savedState.
 //

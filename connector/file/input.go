@@ -118,7 +118,7 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 		log:        log,
 		id:         set.ID,
 		now:        time.Now,
-		openFile:   os.Open,
+		openFile:   openShared,
 		fsys:       glob.OS{},
 		scanEvery:  cfg.GlobScanInterval,
 		closeAfter: cfg.CloseInactive,
@@ -196,7 +196,7 @@ func (in *Input) Open(ctx context.Context, opts input.OpenOptions) error {
 			in.pending = append(in.pending, input.Event{Pos: input.Position{Key: key}})
 			continue
 		}
-		id := fileID{dev: s.Dev, ino: s.Ino}
+		id := s.id()
 		in.saved[id] = append(in.saved[id], s)
 		in.savedKeys[key] = struct{}{}
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -243,7 +242,11 @@ func inoOf(t *testing.T, f *os.File) uint64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fi.Sys().(*syscall.Stat_t).Ino
+	id, _, ok := idOfOpen(f, fi)
+	if !ok {
+		t.Fatal("no identity for an open file")
+	}
+	return id.ino
 }
 
 func (m *model) appendRaw(name string, s string) {

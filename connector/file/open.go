@@ -87,7 +87,7 @@ func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
 		t.needsRead, t.failed = false, true
 		return false, in.fileErr("stat", t.path, err)
 	}
-	if id, _, ok := idOf(t.path, fi); !ok || id != t.id {
+	if id, _, ok := idOfOpen(f, fi); !ok || id != t.id {
 		// The name now holds another file; the next scan sorts it out.
 		_ = f.Close()
 		in.rescan = true

@@ -299,7 +299,7 @@ func (in *Input) unseen(t *tracked) error {
 		}
 		return nil
 	}
-	switch _, nlink, ok := idOf(t.path, fi); {
+	switch _, nlink, ok := idOfOpen(t.f, fi); {
 	case ok && nlink == 0:
 		in.markGone(t) // deleted: nothing can write to its name any more
 	case t.missing >= 2 && !t.away:

@@ -35,6 +35,9 @@ type savedState struct {
 	sum fingerprint.Sum
 }
 
+// id is the identity the position was saved for.
+func (s savedState) id() fileID { return fileID{dev: s.Dev, ino: s.Ino} }
+
 func decodeState(key string, b []byte) (savedState, error) {
 	var s savedState
 	if err := json.Unmarshal(b, &s); err != nil {

@@ -164,6 +164,7 @@ Examples:
 			a.configCommand(),
 			a.checkCommand(),
 			a.dbCommand(),
+			a.serviceCommand(),
 		},
 		Writer:    a.env.Stdout,
 		ErrWriter: a.env.Stderr,

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
@@ -42,7 +41,7 @@ func (a *agentCLI) startBackground(ctx context.Context, req startRequest) error 
 	if err != nil {
 		return fmt.Errorf("find own executable: %w", err)
 	}
-	args := []string{"start", "--" + notifyFDFlag, "3"}
+	var args []string
 	if req.explicit != "" {
 		// The child runs in the install root; a path the user typed is
 		// relative to where they typed it.
@@ -56,17 +55,9 @@ func (a *agentCLI) startBackground(ctx context.Context, req startRequest) error 
 		args = append(args, "--log-level", req.logLevel)
 	}
 
-	outPath := a.env.Getenv("EDGE_AGENT_LOG_FILE")
-	if outPath == "" {
-		outPath = "edge-agent.out"
-	}
-	outPath = paths.Resolve(req.home, outPath)
-	if err := os.MkdirAll(filepath.Dir(outPath), 0o750); err != nil {
-		return fmt.Errorf("create %s folder: %w", outPath, err)
-	}
-	out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	out, outPath, err := a.openOutFile(req.home)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", outPath, err)
+		return err
 	}
 	defer out.Close()
 	r, w, err := os.Pipe()
@@ -75,15 +66,20 @@ func (a *agentCLI) startBackground(ctx context.Context, req startRequest) error 
 	}
 	defer r.Close()
 
-	cmd := exec.Command(exe, args...)
+	cmd := exec.Command(exe)
 	// EDGE_AGENT_HOME pins the child to the install root this command
 	// resolved, whatever its working directory or executable path says.
 	cmd.Env = append(a.env.Environ(), "EDGE_AGENT_HOME="+req.home)
 	cmd.Dir = req.home
 	cmd.Stdout = out
 	cmd.Stderr = out
-	cmd.ExtraFiles = []*os.File{w} // fd 3 in the child
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	fd, err := detach(cmd, w)
+	if err != nil {
+		w.Close()
+		return err
+	}
+	// The pipe's number is known only once detach has placed it.
+	cmd.Args = append([]string{exe, "start", "--" + notifyFDFlag, strconv.Itoa(fd)}, args...)
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		return fmt.Errorf("start background agent: %w", err)
@@ -163,4 +159,24 @@ func exitStatus(err error) int {
 		return ee.ExitCode()
 	}
 	return -1
+}
+
+// openOutFile opens, for appending, the file that takes the stdout and
+// stderr of an agent with no terminal: EDGE_AGENT_LOG_FILE, by default
+// edge-agent.out in the install root. What the agent prints before its
+// log file is open (a config error) ends up there.
+func (a *agentCLI) openOutFile(home string) (*os.File, string, error) {
+	outPath := a.env.Getenv("EDGE_AGENT_LOG_FILE")
+	if outPath == "" {
+		outPath = "edge-agent.out"
+	}
+	outPath = paths.Resolve(home, outPath)
+	if err := os.MkdirAll(filepath.Dir(outPath), 0o750); err != nil {
+		return nil, outPath, fmt.Errorf("create %s folder: %w", outPath, err)
+	}
+	out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	if err != nil {
+		return nil, outPath, fmt.Errorf("open %s: %w", outPath, err)
+	}
+	return out, outPath, nil
 }

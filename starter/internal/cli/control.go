@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
-	"syscall"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
@@ -15,19 +13,24 @@ import (
 func (a *agentCLI) stopCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:      "stop",
-		Usage:     "stop a running agent gracefully (SIGTERM, then wait)",
+		Usage:     "stop a running agent gracefully (" + stopHow + ", then wait)",
 		UsageText: "edge-agent stop [--timeout DURATION] [--kill=false]",
 		Description: `Sends SIGTERM to the pid in the pid file and waits until the process is
 gone: the agent stops reading, flushes memory to the WAL and closes it. If it
 is still running after --timeout, SIGKILL follows (nothing stored is lost;
 --kill=false only reports and exits 1). Exits 0 when the agent is not running.
 
+On Windows there is no SIGTERM: stop sets a named event the agent creates
+at start (edge-agent-<pid>-stop) and the agent stops as on SIGTERM; --kill
+ends it with TerminateProcess. An agent running as a Windows service is
+stopped with edge-agent service stop instead.
+
 Examples:
    edge-agent stop
    edge-agent stop --timeout 2m --kill=false`,
 		Flags: []ucli.Flag{
 			&ucli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "how long to wait for a graceful stop"},
-			&ucli.BoolFlag{Name: "kill", Value: true, Usage: "send SIGKILL when --timeout runs out"},
+			&ucli.BoolFlag{Name: "kill", Value: true, Usage: "kill it (" + killHow + ") when --timeout runs out"},
 		},
 		OnUsageError: usageError,
 		Action:       a.stop,
@@ -59,8 +62,8 @@ func (a *agentCLI) stop(c *ucli.Context) error {
 	if err != nil || !st.Running {
 		return err
 	}
-	if err := syscall.Kill(st.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("signal pid %d: %w", st.PID, err)
+	if err := requestStop(st.PID); err != nil {
+		return err
 	}
 	fmt.Fprintf(a.env.Stdout, "stopping edge-agent (pid %d)", st.PID)
 	if waitGone(pidFile, c.Duration("timeout")) {
@@ -71,12 +74,12 @@ func (a *agentCLI) stop(c *ucli.Context) error {
 		fmt.Fprintln(a.env.Stdout)
 		return fmt.Errorf("edge-agent (pid %d) still running after %s", st.PID, c.Duration("timeout"))
 	}
-	fmt.Fprintf(a.env.Stdout, "\nstill running after %s: sending SIGKILL\n", c.Duration("timeout"))
-	if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("kill pid %d: %w", st.PID, err)
+	fmt.Fprintf(a.env.Stdout, "\nstill running after %s: killing it (%s)\n", c.Duration("timeout"), killHow)
+	if err := killAgent(st.PID); err != nil {
+		return err
 	}
 	if !waitGone(pidFile, 5*time.Second) {
-		return fmt.Errorf("edge-agent (pid %d) survived SIGKILL", st.PID)
+		return fmt.Errorf("edge-agent (pid %d) survived %s", st.PID, killHow)
 	}
 	// A killed agent cannot remove its own pid file; nobody holds it now,
 	// so it reads as not running, and the next start takes it over.

@@ -1,8 +1,12 @@
 // Package cli is the edge-agent command line: start (foreground or
 // --background), stop, reload (SIGHUP: re-read and apply the config
 // without a restart), status, version, config check, check output (a
-// handshake with the engine through the output's own client) and the db
-// tools.
+// handshake with the engine through the output's own client), the db
+// tools and, on Windows, service (install, start, stop and remove the
+// Windows service; elsewhere it exits 64).
+//
+// What signals do on unix, named events do on Windows (control_windows.go):
+// another process cannot send SIGTERM or SIGHUP there.
 //
 // It is the only place that touches the process as a whole: it builds the
 // logger (package logging), owns the pid file and signals (package process),

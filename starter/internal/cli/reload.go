@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"syscall"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -34,7 +32,9 @@ running.
 
 This command returns once the signal is sent; the outcome is in the
 agent's log. Exit codes: 0 signal sent, 3 the agent is not running.
-Under systemd: ExecReload=/bin/kill -HUP $MAINPID.
+Under systemd: ExecReload=/bin/kill -HUP $MAINPID. On Windows, which has no
+SIGHUP, it sets a named event the agent creates at start
+(edge-agent-<pid>-reload) instead.
 
 Examples:
    edge-agent reload
@@ -52,14 +52,15 @@ func (a *agentCLI) reload(*ucli.Context) error {
 	if !st.Running {
 		return quietCode(exitcode.NotRunning)
 	}
-	if err := syscall.Kill(st.PID, syscall.SIGHUP); err != nil {
-		if errors.Is(err, syscall.ESRCH) {
-			fmt.Fprintln(a.env.Stdout, "edge-agent is not running")
-			return quietCode(exitcode.NotRunning)
-		}
-		return fmt.Errorf("signal pid %d: %w", st.PID, err)
+	gone, err := requestReload(st.PID)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(a.env.Stdout, "reload requested (SIGHUP to pid %d); the agent logs the outcome\n", st.PID)
+	if gone {
+		fmt.Fprintln(a.env.Stdout, "edge-agent is not running")
+		return quietCode(exitcode.NotRunning)
+	}
+	fmt.Fprintf(a.env.Stdout, "reload requested (%s); the agent logs the outcome\n", reloadHow(st.PID))
 	return nil
 }
 

@@ -120,11 +120,14 @@ type startRequest struct {
 	explicit string // --config or positional, as given
 	logLevel string
 	notify   *readyPipe // nil unless run by start --background
+	service  bool       // run by the Windows service manager
+	onReady  func()     // nil, or told once when the agent is ready
 }
 
-// detached is true in the agent that start --background started: it logs
-// to the file only, its stderr being edge-agent.out.
-func (r startRequest) detached() bool { return r.notify != nil }
+// detached is true in the agent that start --background started, and in
+// a Windows service: it logs to the file only, its stderr being
+// edge-agent.out.
+func (r startRequest) detached() bool { return r.notify != nil || r.service }
 
 func (a *agentCLI) start(c *ucli.Context) error {
 	explicit, err := explicitConfig(c)
@@ -244,8 +247,16 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 		}
 		rl.reload(runCtx)
 	}
-	stopSignals := a.handleSignals(logger, cancel, onHangup, func() { _ = pidLock.Release() })
-	defer stopSignals()
+	// A Windows service is stopped by its manager (superviseAgent) and
+	// must not catch SIGTERM: Go raises it for the console events Windows
+	// sends a service whenever any user logs off.
+	if !req.service {
+		stopSignals := a.handleSignals(logger, cancel, onHangup, func() { _ = pidLock.Release() })
+		defer stopSignals()
+	}
+	// Where stop and reload are not signals (Windows), they arrive here.
+	stopControl := watchControl(logger, cancel, onHangup)
+	defer stopControl()
 	defer survivePipeClose()()
 
 	var readyOnce sync.Once
@@ -266,6 +277,9 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 				logger.Warn("systemd readiness notification failed", "error", err)
 			}
 			req.notify.ready()
+			if req.onReady != nil {
+				req.onReady()
+			}
 			recordSettledInputID(rt, ids, paths.IDFile(a.env.Getenv, req.home), logger)
 		})
 	}

@@ -3,8 +3,9 @@
 // `db` write guard, the systemd readiness notification, and raising the
 // open-files limit at start.
 //
-// The running agent holds an advisory lock (flock) on its pid file for its
-// whole life, and the lock is the only answer to "is it running": the
+// The running agent holds a lock on its pid file for its whole life (flock
+// on unix; on Windows a LockFileEx byte-range lock placed past the pid, so
+// that readers can still read it), and the lock is the only answer to "is it running": the
 // kernel drops it when the process ends, whether it stopped, crashed or
 // was killed, so no pid is ever guessed from /proc, and a stale file whose
 // pid was reused by another program never blocks a start or makes `stop`

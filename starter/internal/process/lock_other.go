@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !unix && !windows
 
 package process
 
@@ -15,3 +15,5 @@ func tryLock(*os.File, bool) error {
 }
 
 func unlock(*os.File) error { return nil }
+
+func openFile(path string, flag int) (*os.File, error) { return os.OpenFile(path, flag, 0o640) }

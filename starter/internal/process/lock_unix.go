@@ -24,3 +24,7 @@ func tryLock(f *os.File, exclusive bool) error {
 }
 
 func unlock(f *os.File) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+
+// openFile opens the pid file; unix lets the holder remove it whoever
+// else has it open.
+func openFile(path string, flag int) (*os.File, error) { return os.OpenFile(path, flag, 0o640) }

@@ -3,6 +3,7 @@ package process
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -42,7 +43,7 @@ type State struct {
 // not hold a positive number yields an error wrapping ErrNoPID; other read
 // failures (permissions) are returned as they are.
 func ReadPID(path string) (int, error) {
-	b, err := os.ReadFile(path)
+	b, err := readFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, fmt.Errorf("read pid file %s: %w", path, ErrNoPID)
 	}
@@ -56,6 +57,17 @@ func ReadPID(path string) (int, error) {
 	return pid, nil
 }
 
+// readFile reads the pid file through openFile, so that a read never makes
+// the holder's removal of it fail.
+func readFile(path string) ([]byte, error) {
+	f, err := openFile(path, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
 // Probe tells whether an agent holds the pid file at path. The lock, not
 // the pid in the file, decides: the kernel drops it when the holder exits,
 // however it exits, so a pid file left by a kill -9 (whose pid may since
@@ -63,7 +75,7 @@ func ReadPID(path string) (int, error) {
 // unknown (the file cannot be opened or locked for a reason other than
 // another holder); State then carries what could be read.
 func Probe(path string) (State, error) {
-	f, err := os.Open(path)
+	f, err := openFile(path, os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
 		return State{}, nil
 	}
@@ -105,7 +117,7 @@ func AcquirePID(path string, pid int) (*PIDLock, error) {
 	// the path, so check and try the new file. Three rounds cover two
 	// agents stopping and starting in a row; more means a fight.
 	for range 3 {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o640)
+		f, err := openFile(path, os.O_RDWR|os.O_CREATE)
 		if err != nil {
 			return nil, fmt.Errorf("open pid file: %w", err)
 		}
