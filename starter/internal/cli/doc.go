@@ -1,8 +1,10 @@
 // Package cli is the edge-agent command line: start (foreground or
 // --background), stop, reload (SIGHUP: re-read and apply the config
 // without a restart), status, version, config check, check output (a
-// handshake with the engine through the output's own client) and the db
-// tools.
+// handshake with the engine through the output's own client), the db
+// tools, and completion (bash, zsh, fish) and man, which print a shell
+// completion script and the manual page generated from the command tree
+// itself, so neither can drift from the flags the binary accepts.
 //
 // It is the only place that touches the process as a whole: it builds the
 // logger (package logging), owns the pid file and signals (package process),
