@@ -6,16 +6,28 @@
 #  3. starts bin/edge-agent in the foreground of a background job,
 #  4. appends more lines and rotates the file while the agent runs,
 #  5. waits until the receiver has every record, prints a few, stops both by PID.
+# Settings (environment):
+#   DEMO_PORT       receiver port on 127.0.0.1 (default 19999)
+#   DEMO_HTTP_PORT  the agent's local HTTP API port (default 19466)
+#   DEMO_DIR        demo install root, emptied first (default build/demo)
+#   DEMO_BIN        folder holding edge-agent and edgesocket-receiver (default bin)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 DEMO=${DEMO_DIR:-$ROOT/build/demo}
+BIN=${DEMO_BIN:-$ROOT/bin}
 PORT=${DEMO_PORT:-19999}
 HTTP_PORT=${DEMO_HTTP_PORT:-19466}
 TOKEN=demo-token
+for b in edge-agent edgesocket-receiver; do
+	if [ ! -x "$BIN/$b" ]; then
+		echo "demo: $BIN/$b not found: run 'make build' first, or 'make demo' which does" >&2
+		exit 1
+	fi
+done
 rm -rf "$DEMO"
 mkdir -p "$DEMO/bin" "$DEMO/config" "$DEMO/logs"
-cp bin/edge-agent bin/edgesocket-receiver "$DEMO/bin/"
+cp "$BIN/edge-agent" "$BIN/edgesocket-receiver" "$DEMO/bin/"
 
 pids=()
 cleanup() {
@@ -52,11 +64,27 @@ for i in $(seq 1 1000); do
 done >"$DEMO/logs/app.log"
 printf '2026-11-30 12:00:01 ERROR [demo] request failed\njava.lang.IllegalStateException: boom\n\tat demo.Main.run(Main.java:42)\n\tat demo.Main.main(Main.java:7)\n' >>"$DEMO/logs/app.log"
 
-echo "demo: receiver on 127.0.0.1:$PORT, install root $DEMO"
+echo "demo: install root $DEMO (DEMO_DIR), receiver on 127.0.0.1:$PORT (DEMO_PORT), agent API on 127.0.0.1:$HTTP_PORT (DEMO_HTTP_PORT)"
 "$DEMO/bin/edgesocket-receiver" --listen "127.0.0.1:$PORT" --token "$TOKEN" \
-	--format envelope --out "$DEMO/received.ndjson" 2>"$DEMO/receiver.err" &
-pids+=($!)
-sleep 0.3
+	--format envelope --out "$DEMO/received.ndjson" --addr-file "$DEMO/receiver.addr" 2>"$DEMO/receiver.err" &
+receiver=$!
+pids+=($receiver)
+# The receiver writes its address once it listens; if it exits first (the
+# port is taken, say), its own error says why, and nothing else is started.
+for _ in $(seq 1 100); do
+	[ -s "$DEMO/receiver.addr" ] && break
+	if ! kill -0 "$receiver" 2>/dev/null; then
+		echo "demo: FAILED: the receiver could not start on 127.0.0.1:$PORT (set DEMO_PORT to use another port):" >&2
+		cat "$DEMO/receiver.err" >&2
+		exit 1
+	fi
+	sleep 0.05
+done
+if [ ! -s "$DEMO/receiver.addr" ]; then
+	echo "demo: FAILED: the receiver did not listen within 5s; its output:" >&2
+	cat "$DEMO/receiver.err" >&2
+	exit 1
+fi
 
 EDGE_AGENT_HOME="$DEMO" EDGE_AGENT_TOKEN="$TOKEN" "$DEMO/bin/edge-agent" start --config "$DEMO/config/agent.yaml" \
 	>"$DEMO/agent.out" 2>&1 &
@@ -74,6 +102,11 @@ want=1501
 for _ in $(seq 1 300); do
 	got=$(wc -l <"$DEMO/received.ndjson" 2>/dev/null || echo 0)
 	[ "$got" -ge "$want" ] && break
+	if ! kill -0 "$agent" 2>/dev/null; then
+		echo "demo: FAILED: the agent exited (set DEMO_HTTP_PORT if 127.0.0.1:$HTTP_PORT is taken); its output:" >&2
+		cat "$DEMO/agent.out" >&2
+		exit 1
+	fi
 	sleep 0.1
 done
 got=$(wc -l <"$DEMO/received.ndjson")
@@ -86,9 +119,14 @@ head -n 2 "$DEMO/received.ndjson" | cut -c1-240
 grep -m1 IllegalStateException "$DEMO/received.ndjson" | cut -c1-400 || true
 echo "demo: WAL summary after the run:"
 EDGE_AGENT_HOME="$DEMO" EDGE_AGENT_TOKEN="$TOKEN" "$DEMO/bin/edge-agent" db wal-summary
-echo "demo: agent log: $DEMO/log/edge-agent.log"
+echo "demo: where things are:"
+echo "  received records: $DEMO/received.ndjson ($got records, one JSON envelope per line)"
+echo "  agent log:        $DEMO/log/edge-agent.log"
+echo "  agent stdout:     $DEMO/agent.out"
+echo "  WAL:              $DEMO/data/wal.db"
+echo "  config:           $DEMO/config/agent.yaml"
 if [ "$got" -lt "$want" ]; then
-	echo "demo: FAILED: not every record arrived" >&2
+	echo "demo: FAILED: the receiver got $got of $want records" >&2
 	exit 1
 fi
-echo "demo: OK"
+echo "demo: OK: $got of $want records delivered"

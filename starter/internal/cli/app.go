@@ -154,7 +154,9 @@ Examples:
    edge-agent stop
    edge-agent config check config/agent.yaml
    edge-agent check output                   connect and authenticate to the engine, send nothing
-   edge-agent db wal-summary`,
+   edge-agent db wal-summary
+   source <(edge-agent completion bash)      TAB completion (also zsh, fish)
+   edge-agent man | man -l -                 this help as a manual page`,
 		Commands: []*ucli.Command{
 			a.startCommand(),
 			a.stopCommand(),
@@ -165,6 +167,8 @@ Examples:
 			a.checkCommand(),
 			a.dbCommand(),
 			a.serviceCommand(),
+			a.completionCommand(),
+			a.manCommand(),
 		},
 		Writer:    a.env.Stdout,
 		ErrWriter: a.env.Stderr,

@@ -2,8 +2,11 @@
 // --background), stop, reload (SIGHUP: re-read and apply the config
 // without a restart), status, version, config check, check output (a
 // handshake with the engine through the output's own client), the db
-// tools and, on Windows, service (install, start, stop and remove the
-// Windows service; elsewhere it exits 64).
+// tools, on Windows service (install, start, stop and remove the Windows
+// service; elsewhere it exits 64), and completion (bash, zsh, fish) and
+// man, which print a shell completion script and the manual page generated
+// from the command tree itself, so neither can drift from the flags the
+// binary accepts.
 //
 // What signals do on unix, named events do on Windows (control_windows.go):
 // another process cannot send SIGTERM or SIGHUP there.
