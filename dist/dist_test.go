@@ -565,3 +565,61 @@ func listTar(t *testing.T, path string) []string {
 	}
 	return names
 }
+
+// TestPostinstall runs the package's postinstall twice against recording
+// stand-ins for useradd, getent, chown, chmod and systemctl (first on a
+// host without the user, then with it): the user is created once, in group
+// adm, and the unit is enabled but never started.
+func TestPostinstall(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the package scripts are linux shell scripts")
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	bin := t.TempDir()
+	calls := filepath.Join(t.TempDir(), "calls")
+	userFile := filepath.Join(t.TempDir(), "user-exists")
+	// Builtins only: PATH holds nothing but the stand-ins.
+	record := "#!" + sh + "\necho \"${0##*/} $*\" >> " + strconv.Quote(calls) + "\n"
+	for name, body := range map[string]string{
+		"useradd":   record + ": > " + strconv.Quote(userFile) + "\n",
+		"getent":    record + "test -e " + strconv.Quote(userFile) + "\n",
+		"chown":     record,
+		"chmod":     record,
+		"systemctl": record,
+	} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := filepath.Join(repoRoot(t), "dist", "packaging", "postinstall.sh")
+	for i, args := range [][]string{{"configure"}, {"configure", "0.0.9"}} {
+		cmd := exec.Command(sh, append([]string{script}, args...)...)
+		cmd.Env = []string{"PATH=" + bin}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("run %d: postinstall %v: %v\n%s", i, args, err, out)
+		}
+	}
+	b, err := os.ReadFile(calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(b)
+	if n := strings.Count(log, "useradd "); n != 1 {
+		t.Errorf("useradd ran %d times over two runs, want once:\n%s", n, log)
+	}
+	if !strings.Contains(log, "useradd --system --gid adm ") || !strings.Contains(log, " edge-agent\n") {
+		t.Errorf("useradd does not create the system user edge-agent in adm:\n%s", log)
+	}
+	if !strings.Contains(log, "chown edge-agent:adm /var/lib/edge-agent /var/log/edge-agent\n") {
+		t.Errorf("data and log folders not given to edge-agent:\n%s", log)
+	}
+	if !strings.Contains(log, "systemctl enable edge-agent.service\n") {
+		t.Errorf("unit not enabled:\n%s", log)
+	}
+	if strings.Contains(log, "systemctl start") || strings.Contains(log, "--now") {
+		t.Errorf("postinstall starts the unit:\n%s", log)
+	}
+}
