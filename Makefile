@@ -56,7 +56,7 @@ bench: ## print the benchmark figures (codec, client pipelining, reader, WAL, en
 demo: build ## run the agent end to end on a local demo (receiver + agent + generated log)
 	./scripts/demo.sh
 
-dist: ## build the release tarball and SHA256SUMS into build/dist
+dist: ## build the release (linux tarballs, windows zip, .deb, .rpm) and SHA256SUMS into build/dist
 	cd dist && $(GO) run ./cmd/mkdist -root .. -version $(VERSION)
 
 clean: ## remove build output

@@ -1,19 +1,16 @@
 package dist
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -21,110 +18,276 @@ import (
 
 // Binary is one Go main package to build into bin/.
 type Binary struct {
-	Name string // file name in bin/
+	Name string // file name in bin/ (".exe" is added for Windows)
 	Dir  string // module directory holding the package
 	Pkg  string // package path relative to Dir, e.g. "./cmd/edge-agent"
 }
 
+// Target is one GOOS/GOARCH pair to release.
+type Target struct {
+	GOOS   string
+	GOARCH string
+	// Optional targets whose binaries do not compile are skipped and
+	// reported in Result.Skipped instead of failing the whole release.
+	Optional bool
+}
+
+func (t Target) String() string { return t.GOOS + "/" + t.GOARCH }
+
 // Options describe one release build.
 type Options struct {
 	Root     string    // repository root (go.work lives here)
-	OutDir   string    // where the tarball and SHA256SUMS go
+	OutDir   string    // where the artifacts and SHA256SUMS go
 	Version  string    // e.g. 0.1.0
 	Commit   string    // stamped into the binary
-	Epoch    time.Time // SOURCE_DATE_EPOCH: tar mtimes and the build date
-	GOOS     string
-	GOARCH   string
+	Epoch    time.Time // SOURCE_DATE_EPOCH: archive mtimes and the build date
+	Targets  []Target
 	Binaries []Binary
-	// Files maps a path inside the tarball (below the top folder) to a
+	// Files maps a path inside the archive (below the top folder) to a
 	// source path relative to Root.
 	Files map[string]string
-	// EmptyDirs are created empty inside the tarball (data/, log/).
+	// UnixFiles are added to tarballs only (the systemd unit).
+	UnixFiles map[string]string
+	// EmptyDirs are created empty inside the archive (data/, log/).
 	EmptyDirs []string
+	// Packages builds .deb and .rpm for every linux target.
+	Packages bool
 }
 
-// DefaultOptions returns the edge-agent layout of SPEC §6.
+// DefaultOptions returns the edge-agent release layout: tarballs for
+// linux amd64 and arm64, a zip for windows amd64, and .deb/.rpm packages.
 func DefaultOptions(root string) Options {
 	return Options{
 		Root:   root,
 		OutDir: filepath.Join(root, "build", "dist"),
-		GOOS:   "linux",
-		GOARCH: "amd64",
+		Targets: []Target{
+			{GOOS: "linux", GOARCH: "amd64"},
+			{GOOS: "linux", GOARCH: "arm64"},
+			{GOOS: "windows", GOARCH: "amd64", Optional: true},
+		},
 		Binaries: []Binary{
 			{Name: "edge-agent", Dir: "starter", Pkg: "./cmd/edge-agent"},
 			{Name: "edgesocket-receiver", Dir: "transport", Pkg: "./cmd/edgesocket-receiver"},
 		},
 		Files: map[string]string{
-			"config/agent.yaml":          "config/agent.yaml",
-			"README.md":                  "README.md",
-			"LICENSE":                    "LICENSE",
+			"config/agent.yaml": "config/agent.yaml",
+			"README.md":         operatorGuide,
+			"LICENSE":           "LICENSE",
+		},
+		UnixFiles: map[string]string{
 			"systemd/edge-agent.service": "dist/packaging/edge-agent.service",
 		},
 		EmptyDirs: []string{"data", "log"},
+		Packages:  true,
 	}
+}
+
+// operatorGuide is shipped as README.md in every artifact; the developer
+// README stays in the repository.
+const operatorGuide = "dist/packaging/README.operator.md"
+
+// Artifact is one file Build wrote.
+type Artifact struct {
+	Path   string
+	SHA256 string
 }
 
 // Result names what Build wrote.
 type Result struct {
-	Tarball string
-	SHA256  string
-	Sums    string // path of SHA256SUMS
+	Artifacts []Artifact
+	Sums      string   // path of SHA256SUMS
+	Skipped   []string // optional targets left out, with the reason
 }
 
-// Build compiles the binaries and writes the tarball and SHA256SUMS.
+// Build compiles the binaries once per target and writes every archive and
+// package, then SHA256SUMS listing them all.
 func Build(ctx context.Context, o Options) (Result, error) {
 	if o.Version == "" {
 		return Result{}, errors.New("dist: version is empty")
 	}
-	top := fmt.Sprintf("edge-agent-%s-%s-%s", o.Version, o.GOOS, o.GOARCH)
 	work, err := os.MkdirTemp("", "edge-agent-dist-")
 	if err != nil {
 		return Result{}, fmt.Errorf("dist: temp dir: %w", err)
 	}
 	defer os.RemoveAll(work)
+	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
+		return Result{}, fmt.Errorf("dist: %w", err)
+	}
 
-	entries := map[string]entry{}
+	docs, err := generateDocs(ctx, o, filepath.Join(work, "docs"))
+	if err != nil {
+		return Result{}, err
+	}
+
+	var res Result
+	var written []string
+	for _, t := range o.Targets {
+		bins, err := buildTarget(ctx, o, t, filepath.Join(work, t.GOOS+"-"+t.GOARCH))
+		if err != nil {
+			if t.Optional && ctx.Err() == nil {
+				res.Skipped = append(res.Skipped, fmt.Sprintf("%s: %v", t, err))
+				continue
+			}
+			return Result{}, err
+		}
+		names, err := writeArtifacts(o, t, bins, docs)
+		if err != nil {
+			return Result{}, err
+		}
+		written = append(written, names...)
+	}
+
+	sort.Strings(written)
+	var sums strings.Builder
+	for _, name := range written {
+		path := filepath.Join(o.OutDir, name)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return Result{}, fmt.Errorf("dist: %w", err)
+		}
+		sum := sha256.Sum256(data)
+		hexSum := hex.EncodeToString(sum[:])
+		fmt.Fprintf(&sums, "%s  %s\n", hexSum, name)
+		res.Artifacts = append(res.Artifacts, Artifact{Path: path, SHA256: hexSum})
+	}
+	res.Sums = filepath.Join(o.OutDir, "SHA256SUMS")
+	if err := os.WriteFile(res.Sums, []byte(sums.String()), 0o644); err != nil {
+		return Result{}, fmt.Errorf("dist: write %s: %w", res.Sums, err)
+	}
+	return res, nil
+}
+
+// writeArtifacts writes the archive of one target and, for linux, its
+// packages; it returns the file names written into o.OutDir.
+func writeArtifacts(o Options, t Target, bins, docs map[string]string) ([]string, error) {
+	top := fmt.Sprintf("edge-agent-%s-%s-%s", o.Version, t.GOOS, t.GOARCH)
+	entries := map[string]entry{"bin/": {dir: true, mode: 0o755}}
 	for _, d := range o.EmptyDirs {
 		entries[d+"/"] = entry{dir: true, mode: 0o755}
 	}
-	entries["bin/"] = entry{dir: true, mode: 0o755}
-	for _, b := range o.Binaries {
-		out := filepath.Join(work, b.Name)
-		if err := goBuild(ctx, o, b, out); err != nil {
-			return Result{}, err
-		}
-		entries["bin/"+b.Name] = entry{src: out, mode: 0o755}
+	for name, path := range bins {
+		entries["bin/"+name] = entry{src: path, mode: 0o755}
 	}
-	for dst, src := range o.Files {
-		abs := filepath.Join(o.Root, src)
-		if _, err := os.Stat(abs); err != nil {
-			return Result{}, fmt.Errorf("dist: %s: %w", src, err)
-		}
+	files := o.Files
+	if t.GOOS != "windows" {
+		files = merge(o.Files, o.UnixFiles)
+	}
+	add := func(dst, abs string) {
 		entries[dst] = entry{src: abs, mode: 0o644}
 		for dir := filepath.Dir(dst); dir != "."; dir = filepath.Dir(dir) {
 			entries[dir+"/"] = entry{dir: true, mode: 0o755}
 		}
 	}
+	for dst, src := range files {
+		abs := filepath.Join(o.Root, src)
+		if _, err := os.Stat(abs); err != nil {
+			return nil, fmt.Errorf("dist: %s: %w", src, err)
+		}
+		add(dst, abs)
+	}
+	if t.GOOS != "windows" {
+		for dst, abs := range docs {
+			add(dst, abs)
+		}
+	}
 
-	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
-		return Result{}, fmt.Errorf("dist: %w", err)
+	var name string
+	var data []byte
+	var err error
+	if t.GOOS == "windows" {
+		name = top + ".zip"
+		data, err = writeZip(top, entries, o.Epoch)
+	} else {
+		name = top + ".tar.gz"
+		data, err = writeTarGz(top, entries, o.Epoch)
 	}
-	name := top + ".tar.gz"
-	data, err := writeTarGz(top, entries, o.Epoch)
 	if err != nil {
-		return Result{}, err
+		return nil, fmt.Errorf("dist: %s: %w", name, err)
 	}
-	tarball := filepath.Join(o.OutDir, name)
-	if err := os.WriteFile(tarball, data, 0o644); err != nil {
-		return Result{}, fmt.Errorf("dist: write %s: %w", tarball, err)
+	if err := os.WriteFile(filepath.Join(o.OutDir, name), data, 0o644); err != nil {
+		return nil, fmt.Errorf("dist: write %s: %w", name, err)
 	}
-	sum := sha256.Sum256(data)
-	hexSum := hex.EncodeToString(sum[:])
-	sums := filepath.Join(o.OutDir, "SHA256SUMS")
-	if err := os.WriteFile(sums, []byte(hexSum+"  "+name+"\n"), 0o644); err != nil {
-		return Result{}, fmt.Errorf("dist: write %s: %w", sums, err)
+	names := []string{name}
+	if o.Packages && t.GOOS == "linux" {
+		pkgs, err := writePackages(o, t, bins, docs)
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, pkgs...)
 	}
-	return Result{Tarball: tarball, SHA256: hexSum, Sums: sums}, nil
+	return names, nil
+}
+
+func merge(a, b map[string]string) map[string]string {
+	m := make(map[string]string, len(a)+len(b))
+	for k, v := range a {
+		m[k] = v
+	}
+	for k, v := range b {
+		m[k] = v
+	}
+	return m
+}
+
+// buildTarget compiles every binary for t into dir, once, so the archive
+// and the packages of one target ship the same bytes. It returns the
+// binaries by their file name in bin/.
+func buildTarget(ctx context.Context, o Options, t Target, dir string) (map[string]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("dist: %w", err)
+	}
+	bins := map[string]string{}
+	for _, b := range o.Binaries {
+		name := b.Name
+		if t.GOOS == "windows" {
+			name += ".exe"
+		}
+		out := filepath.Join(dir, name)
+		if err := goBuild(ctx, o, t, b, out); err != nil {
+			return nil, err
+		}
+		bins[name] = out
+	}
+	return bins, nil
+}
+
+// Shell completions and the man page, generated by the agent itself from
+// its command tree (so they match the flags it accepts), by their path in
+// the archive; the packages install them where the shells and man look.
+var generatedDocs = []struct {
+	archive, pkg string
+	args         []string
+}{
+	{"share/completion/edge-agent.bash", "/usr/share/bash-completion/completions/edge-agent", []string{"completion", "bash"}},
+	{"share/completion/_edge-agent", "/usr/share/zsh/vendor-completions/_edge-agent", []string{"completion", "zsh"}},
+	{"share/completion/edge-agent.fish", "/usr/share/fish/vendor_completions.d/edge-agent.fish", []string{"completion", "fish"}},
+	{"share/man/man8/edge-agent.8", "/usr/share/man/man8/edge-agent.8", []string{"man"}},
+}
+
+// generateDocs builds edge-agent for this host and writes what it prints
+// for each of generatedDocs into dir; it returns archive path → file.
+func generateDocs(ctx context.Context, o Options, dir string) (map[string]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("dist: %w", err)
+	}
+	bin := filepath.Join(dir, "edge-agent")
+	host := Target{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH}
+	if err := goBuild(ctx, o, host, Binary{Name: "edge-agent", Dir: "starter", Pkg: "./cmd/edge-agent"}, bin); err != nil {
+		return nil, err
+	}
+	docs := map[string]string{}
+	for _, d := range generatedDocs {
+		out, err := exec.CommandContext(ctx, bin, d.args...).Output()
+		if err != nil || len(out) == 0 {
+			return nil, fmt.Errorf("dist: edge-agent %s: %v", strings.Join(d.args, " "), err)
+		}
+		path := filepath.Join(dir, filepath.Base(d.archive))
+		if err := os.WriteFile(path, out, 0o644); err != nil {
+			return nil, fmt.Errorf("dist: %w", err)
+		}
+		docs[d.archive] = path
+	}
+	return docs, nil
 }
 
 type entry struct {
@@ -133,84 +296,21 @@ type entry struct {
 	mode int64
 }
 
-func goBuild(ctx context.Context, o Options, b Binary, out string) error {
+func goBuild(ctx context.Context, o Options, t Target, b Binary, out string) error {
 	// Every binary gets every stamp; the linker ignores those naming a
 	// variable the binary lacks (main.version is edgesocket-receiver's).
 	ldflags := fmt.Sprintf("-s -w -buildid= -X github.com/edge-agent/edge-agent/starter/internal/cli.Version=%s -X github.com/edge-agent/edge-agent/starter/internal/cli.Commit=%s -X github.com/edge-agent/edge-agent/starter/internal/cli.BuildDate=%s -X main.version=%s",
 		o.Version, o.Commit, o.Epoch.UTC().Format(time.RFC3339), o.Version)
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", out, b.Pkg)
 	cmd.Dir = filepath.Join(o.Root, b.Dir)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+o.GOOS, "GOARCH="+o.GOARCH, "GOFLAGS=-mod=readonly")
+	// GOWORK=off: a released binary is built from its own module's go.mod
+	// (its replace directives reach the sibling modules), so the packaging
+	// library dist requires can never raise a version in the agent.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+t.GOOS, "GOARCH="+t.GOARCH, "GOFLAGS=-mod=readonly", "GOWORK=off")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("dist: go build %s in %s: %w: %s", b.Pkg, b.Dir, err, strings.TrimSpace(stderr.String()))
-	}
-	return nil
-}
-
-func writeTarGz(top string, entries map[string]entry, epoch time.Time) ([]byte, error) {
-	names := make([]string, 0, len(entries))
-	for n := range entries {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-
-	var buf bytes.Buffer
-	gz, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	if err != nil {
-		return nil, err
-	}
-	// No name and a zero ModTime in the gzip header keep the bytes stable.
-	tw := tar.NewWriter(gz)
-	mtime := epoch.UTC().Truncate(time.Second)
-	if err := tw.WriteHeader(dirHeader(top+"/", mtime)); err != nil {
-		return nil, err
-	}
-	for _, n := range names {
-		e := entries[n]
-		if e.dir {
-			if err := tw.WriteHeader(dirHeader(top+"/"+n, mtime)); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if err := addFile(tw, top+"/"+n, e, mtime); err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	if err := gz.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-func dirHeader(name string, mtime time.Time) *tar.Header {
-	return &tar.Header{Typeflag: tar.TypeDir, Name: name, Mode: 0o755, ModTime: mtime, Format: tar.FormatPAX, Uname: "root", Gname: "root"}
-}
-
-func addFile(tw *tar.Writer, name string, e entry, mtime time.Time) error {
-	f, err := os.Open(e.src)
-	if err != nil {
-		return fmt.Errorf("dist: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("dist: %w", err)
-	}
-	if !st.Mode().IsRegular() {
-		return fmt.Errorf("dist: %s: %w", e.src, fs.ErrInvalid)
-	}
-	hdr := &tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: e.mode, Size: st.Size(), ModTime: mtime, Format: tar.FormatPAX, Uname: "root", Gname: "root"}
-	if err := tw.WriteHeader(hdr); err != nil {
-		return err
-	}
-	if _, err := io.Copy(tw, f); err != nil {
-		return fmt.Errorf("dist: copy %s: %w", e.src, err)
+		return fmt.Errorf("dist: go build %s in %s for %s: %w: %s", b.Pkg, b.Dir, t, err, strings.TrimSpace(stderr.String()))
 	}
 	return nil
 }

@@ -2,14 +2,21 @@ package dist
 
 import (
 	"archive/tar"
+	"archive/zip"
+	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,95 +34,494 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// TestBuildIsReproducible builds the release twice and compares the bytes:
-// a tarball that differs between two builds of one commit cannot be verified
-// by users against SHA256SUMS.
-func TestBuildIsReproducible(t *testing.T) {
+const (
+	testVersion = "0.0.0-test"
+	amd64Top    = "edge-agent-0.0.0-test-linux-amd64"
+	amd64Deb    = "edge-agent_0.0.0~test-1_amd64.deb"
+)
+
+// TestRelease builds the whole release twice with mkdist, as `make dist`
+// does, and compares every artifact: an artifact that differs between two
+// builds of one commit cannot be verified by users against SHA256SUMS. The
+// subtests then inspect the artifacts of the second build. mkdist runs as
+// its own process, built without the race detector: compressing some
+// hundred MiB of binaries under -race would take most of the test budget.
+func TestRelease(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the release twice; skipped in -short mode")
 	}
 	root := repoRoot(t)
-	var sums []string
-	var tarball string
-	for i := 0; i < 2; i++ {
-		o := DefaultOptions(root)
-		o.OutDir = filepath.Join(t.TempDir(), "out")
-		o.Version = "0.0.0-test"
-		o.Commit = "testcommit"
-		o.Epoch = time.Unix(1700000000, 0)
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		res, err := Build(ctx, o)
-		cancel()
-		if err != nil {
-			t.Fatal(err)
-		}
-		sums = append(sums, res.SHA256)
-		tarball = res.Tarball
-		if filepath.Base(res.Tarball) != "edge-agent-0.0.0-test-linux-amd64.tar.gz" {
-			t.Fatalf("tarball name %q", filepath.Base(res.Tarball))
-		}
-		b, err := os.ReadFile(res.Sums)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := res.SHA256 + "  edge-agent-0.0.0-test-linux-amd64.tar.gz\n"; string(b) != want {
-			t.Fatalf("SHA256SUMS = %q, want %q", b, want)
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	mkdist := filepath.Join(t.TempDir(), "mkdist")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", mkdist, "./cmd/mkdist").CombinedOutput(); err != nil {
+		t.Fatalf("go build mkdist: %v\n%s", err, out)
 	}
-	if sums[0] != sums[1] {
-		t.Fatalf("two builds differ: %s vs %s", sums[0], sums[1])
+	type build struct {
+		out     string
+		sums    string
+		skipped string
+	}
+	var builds []build
+	for i := 0; i < 2; i++ {
+		out := filepath.Join(t.TempDir(), "out")
+		cmd := exec.CommandContext(ctx, mkdist, "-root", root, "-out", out, "-version", testVersion, "-commit", "testcommit")
+		cmd.Env = append(os.Environ(), "SOURCE_DATE_EPOCH=1700000000")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("mkdist: %v\n%s", err, stderr.String())
+		}
+		sums, err := os.ReadFile(filepath.Join(out, "SHA256SUMS"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		builds = append(builds, build{out: out, sums: string(sums), skipped: stderr.String()})
+	}
+	skipped := builds[1].skipped
+	if skipped != "" {
+		t.Logf("mkdist said: %s", skipped)
+	}
+	if builds[0].sums != builds[1].sums {
+		t.Errorf("two builds differ:\n%s\n%s", builds[0].sums, builds[1].sums)
 	}
 
-	got := listTar(t, tarball)
 	want := []string{
-		"edge-agent-0.0.0-test-linux-amd64/",
-		"edge-agent-0.0.0-test-linux-amd64/LICENSE",
-		"edge-agent-0.0.0-test-linux-amd64/README.md",
-		"edge-agent-0.0.0-test-linux-amd64/bin/",
-		"edge-agent-0.0.0-test-linux-amd64/bin/edge-agent",
-		"edge-agent-0.0.0-test-linux-amd64/bin/edgesocket-receiver",
-		"edge-agent-0.0.0-test-linux-amd64/config/",
-		"edge-agent-0.0.0-test-linux-amd64/config/agent.yaml",
-		"edge-agent-0.0.0-test-linux-amd64/data/",
-		"edge-agent-0.0.0-test-linux-amd64/log/",
-		"edge-agent-0.0.0-test-linux-amd64/systemd/",
-		"edge-agent-0.0.0-test-linux-amd64/systemd/edge-agent.service",
+		amd64Top + ".tar.gz",
+		"edge-agent-0.0.0-test-linux-arm64.tar.gz",
+		"edge-agent-0.0.0~test-1.aarch64.rpm",
+		"edge-agent-0.0.0~test-1.x86_64.rpm",
+		amd64Deb,
+		"edge-agent_0.0.0~test-1_arm64.deb",
 	}
-	sort.Strings(got)
-	if len(got) != len(want) {
-		t.Fatalf("tarball entries:\n%q\nwant:\n%q", got, want)
+	windowsBuilt := !strings.Contains(skipped, "skipped windows/amd64")
+	if windowsBuilt {
+		want = append(want, "edge-agent-0.0.0-test-windows-amd64.zip")
 	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("tarball entries:\n%q\nwant:\n%q", got, want)
+	sort.Strings(want)
+	out := builds[1].out
+	var got []string
+	for _, line := range strings.Split(strings.TrimSuffix(builds[1].sums, "\n"), "\n") {
+		sum, name, ok := strings.Cut(line, "  ")
+		if !ok {
+			t.Fatalf("SHA256SUMS line %q", line)
+		}
+		got = append(got, name)
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h := sha256.Sum256(b); hex.EncodeToString(h[:]) != sum {
+			t.Errorf("SHA256SUMS says %s for %s, the file hashes to %x", sum, name, h)
 		}
 	}
-	checkVersionStamps(t, tarball)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("SHA256SUMS lists:\n%q\nwant:\n%q", got, want)
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != len(want)+1 {
+		t.Errorf("%d files in the output folder, want the %d artifacts and SHA256SUMS", len(entries), len(want))
+	}
+
+	t.Run("tarball", func(t *testing.T) { checkTarball(t, filepath.Join(out, amd64Top+".tar.gz")) })
+	t.Run("zip", func(t *testing.T) {
+		if !windowsBuilt {
+			t.Skipf("windows build failed, no zip: %s", skipped)
+		}
+		checkZip(t, filepath.Join(out, "edge-agent-0.0.0-test-windows-amd64.zip"))
+	})
+	t.Run("deb", func(t *testing.T) { checkDeb(t, filepath.Join(out, amd64Deb)) })
+	t.Run("rpm", func(t *testing.T) {
+		if _, err := exec.LookPath("rpm"); err != nil {
+			t.Skip("rpm is not installed; the .rpm is built from the same contents as the .deb checked above")
+		}
+		outb, err := exec.Command("rpm", "-qlp", filepath.Join(out, "edge-agent-0.0.0~test-1.x86_64.rpm")).Output()
+		if err != nil {
+			t.Fatalf("rpm -qlp: %v", err)
+		}
+		for _, p := range []string{"/opt/edge-agent/bin/edge-agent", "/etc/edge-agent/agent.yaml", "/usr/lib/systemd/system/edge-agent.service"} {
+			if !strings.Contains(string(outb), p+"\n") {
+				t.Errorf("rpm lacks %s:\n%s", p, outb)
+			}
+		}
+	})
 }
 
-// checkVersionStamps runs both released binaries with their version flag:
-// each must name the release it ships in, not a development build.
-func checkVersionStamps(t *testing.T, tarball string) {
-	t.Helper()
+func checkTarball(t *testing.T, tarball string) {
+	got := listTar(t, tarball)
+	want := []string{
+		amd64Top + "/",
+		amd64Top + "/LICENSE",
+		amd64Top + "/README.md",
+		amd64Top + "/bin/",
+		amd64Top + "/bin/edge-agent",
+		amd64Top + "/bin/edgesocket-receiver",
+		amd64Top + "/config/",
+		amd64Top + "/config/agent.yaml",
+		amd64Top + "/data/",
+		amd64Top + "/log/",
+		amd64Top + "/share/",
+		amd64Top + "/share/completion/",
+		amd64Top + "/share/completion/_edge-agent",
+		amd64Top + "/share/completion/edge-agent.bash",
+		amd64Top + "/share/completion/edge-agent.fish",
+		amd64Top + "/share/man/",
+		amd64Top + "/share/man/man8/",
+		amd64Top + "/share/man/man8/edge-agent.8",
+		amd64Top + "/systemd/",
+		amd64Top + "/systemd/edge-agent.service",
+	}
+	sort.Strings(got)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("tarball entries:\n%q\nwant:\n%q", got, want)
+	}
+	guide, err := os.ReadFile(filepath.Join(repoRoot(t), operatorGuide))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The completions and the man page are the agent's own output.
+	if man := readTarFile(t, tarball, amd64Top+"/share/man/man8/edge-agent.8"); !bytes.Contains(man, []byte(".SH NAME")) {
+		t.Errorf("man page has no NAME section:\n%.200s", man)
+	}
+	if bash := readTarFile(t, tarball, amd64Top+"/share/completion/edge-agent.bash"); !bytes.Contains(bash, []byte("edge-agent")) {
+		t.Errorf("bash completion does not name the command:\n%.200s", bash)
+	}
+	if !bytes.Equal(readTarFile(t, tarball, amd64Top+"/README.md"), guide) {
+		t.Error("README.md in the tarball is not the operator guide")
+	}
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
-		t.Logf("release binaries are linux/amd64; not run on %s/%s", runtime.GOOS, runtime.GOARCH)
-		return
+		t.Skipf("release binaries are linux/amd64; not run on %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
 	dir := t.TempDir()
-	for _, tc := range []struct{ bin, arg, want string }{
-		{"edge-agent", "version", "edge-agent 0.0.0-test\n"},
-		{"edgesocket-receiver", "--version", "edgesocket-receiver 0.0.0-test ("},
+	unpack(t, tarball, dir)
+	home := filepath.Join(dir, amd64Top)
+	for _, tc := range []struct {
+		bin  string
+		args []string
+		want string
+	}{
+		{"edge-agent", []string{"version"}, "edge-agent 0.0.0-test\n"},
+		{"edgesocket-receiver", []string{"--version"}, "edgesocket-receiver 0.0.0-test ("},
+		// Run from the unpacked folder with no flag: the binary must find
+		// config/agent.yaml through the bin/ layout, as an operator's would.
+		{"edge-agent", []string{"config", "check"}, ""},
 	} {
-		path := filepath.Join(dir, tc.bin)
-		if err := os.WriteFile(path, readTarFile(t, tarball, "edge-agent-0.0.0-test-linux-amd64/bin/"+tc.bin), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		out, err := exec.Command(path, tc.arg).Output()
+		cmd := exec.Command(filepath.Join(home, "bin", tc.bin), tc.args...)
+		cmd.Dir = t.TempDir()
+		cmd.Env = append(os.Environ(), "EDGE_AGENT_TOKEN=test-token")
+		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("%s %s: %v", tc.bin, tc.arg, err)
+			t.Fatalf("%s %v: %v\n%s", tc.bin, tc.args, err, out)
 		}
 		if !strings.HasPrefix(string(out), tc.want) {
-			t.Errorf("%s %s printed %q, want it to start with %q", tc.bin, tc.arg, out, tc.want)
+			t.Errorf("%s %v printed %q, want it to start with %q", tc.bin, tc.args, out, tc.want)
+		}
+	}
+	t.Run("delivery", func(t *testing.T) { checkDelivery(t, home) })
+}
+
+// checkDelivery runs the unpacked agent against the unpacked receiver on
+// loopback: three lines written before the start must reach the receiver,
+// which exits by itself once it holds them (--exit-after). The context
+// only bounds a hang; nothing waits on a clock.
+func checkDelivery(t *testing.T, home string) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	out := filepath.Join(dir, "received.ndjson")
+	recv := exec.CommandContext(ctx, filepath.Join(home, "bin", "edgesocket-receiver"),
+		"--listen", "127.0.0.1:0", "--token", "dist-test-token", "--exit-after", "3", "--out", out)
+	stderr, err := recv.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := recv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = recv.Process.Kill(); _ = recv.Wait() }()
+	addr := ""
+	sc := bufio.NewScanner(stderr)
+	for addr == "" && sc.Scan() {
+		if _, a, ok := strings.Cut(sc.Text(), "listening on "); ok {
+			addr = strings.Fields(a)[0]
+		}
+	}
+	if addr == "" {
+		t.Fatalf("receiver never said where it listens: %v", sc.Err())
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+
+	in := filepath.Join(dir, "in.log")
+	if err := os.WriteFile(in, []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "agent.yaml")
+	yaml := "input:\n  type: file\n  paths: [" + strconv.Quote(in) + "]\n  read-from-beginning: true\n" +
+		"queue:\n  path: " + strconv.Quote(filepath.Join(dir, "wal.db")) + "\n" +
+		"output:\n  type: transport\n  endpoint: " + addr + "\n  token: dist-test-token\n" +
+		"http:\n  listen: \"off\"\n" +
+		"log:\n  file: " + strconv.Quote(filepath.Join(dir, "agent.log")) + "\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	agent := exec.CommandContext(ctx, filepath.Join(home, "bin", "edge-agent"), "start", "--config", cfg)
+	agent.Dir = dir
+	agent.Env = append(os.Environ(), "EDGE_AGENT_PID_FILE="+filepath.Join(dir, "edge-agent.pid"), "EDGE_AGENT_ID_FILE="+filepath.Join(dir, "edge-agent.id"))
+	agentOut, err := os.Create(filepath.Join(dir, "agent.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agentOut.Close()
+	agent.Stdout, agent.Stderr = agentOut, agentOut
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = agent.Process.Kill(); _ = agent.Wait() }()
+
+	if err := recv.Wait(); err != nil {
+		said, _ := os.ReadFile(agentOut.Name())
+		t.Fatalf("receiver: %v (agent said:\n%s)", err, said)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"one", "two", "three"} {
+		if !strings.Contains(string(got), w) {
+			t.Errorf("receiver did not get %q:\n%s", w, got)
+		}
+	}
+}
+
+func checkZip(t *testing.T, path string) {
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	var names []string
+	for _, f := range zr.File {
+		names = append(names, f.Name)
+	}
+	top := "edge-agent-0.0.0-test-windows-amd64/"
+	for _, n := range []string{top + "bin/edge-agent.exe", top + "bin/edgesocket-receiver.exe", top + "config/agent.yaml", top + "README.md"} {
+		if !contains(names, n) {
+			t.Errorf("zip lacks %s: %q", n, names)
+		}
+	}
+	if contains(names, top+"systemd/edge-agent.service") {
+		t.Error("zip ships the systemd unit")
+	}
+}
+
+// checkDeb reads the .deb with dpkg-deb: what an operator's apt would see.
+func checkDeb(t *testing.T, deb string) {
+	if _, err := exec.LookPath("dpkg-deb"); err != nil {
+		t.Skip("dpkg-deb is not installed")
+	}
+	run := func(args ...string) string {
+		out, err := exec.Command("dpkg-deb", args...).Output()
+		if err != nil {
+			t.Fatalf("dpkg-deb %v: %v", args, err)
+		}
+		return string(out)
+	}
+	info := run("-I", deb)
+	for _, w := range []string{"Package: edge-agent", "Version: 0.0.0~test-1", "Architecture: amd64", " postinst ", " prerm ", " postrm ", " conffiles "} {
+		if !strings.Contains(info, w) {
+			t.Errorf("dpkg-deb -I lacks %q:\n%s", w, info)
+		}
+	}
+	if got := run("-f", deb, "Package"); got != "edge-agent\n" {
+		t.Errorf("Package field %q", got)
+	}
+	ctrl := t.TempDir()
+	run("-e", deb, ctrl)
+	conffiles, err := os.ReadFile(filepath.Join(ctrl, "conffiles"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(conffiles) != "/etc/edge-agent/agent.yaml\n" {
+		t.Errorf("conffiles = %q, want the config only", conffiles)
+	}
+	postinst, err := os.ReadFile(filepath.Join(ctrl, "postinst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"useradd --system --gid adm", "getent passwd edge-agent", "systemctl enable edge-agent.service"} {
+		if !strings.Contains(string(postinst), w) {
+			t.Errorf("postinst lacks %q", w)
+		}
+	}
+	if strings.Contains(string(postinst), "systemctl start") {
+		t.Error("postinst starts the unit; it must only enable it")
+	}
+
+	rootfs := t.TempDir()
+	run("-x", deb, rootfs)
+	for _, c := range []struct {
+		path string
+		mode fs.FileMode
+	}{
+		{"opt/edge-agent/bin/edge-agent", 0o755},
+		{"opt/edge-agent/bin/edgesocket-receiver", 0o755},
+		{"opt/edge-agent/README.md", 0o644},
+		{"etc/edge-agent/agent.yaml", 0o640},
+		{"usr/lib/systemd/system/edge-agent.service", 0o644},
+		{"usr/share/man/man8/edge-agent.8", 0o644},
+		{"usr/share/bash-completion/completions/edge-agent", 0o644},
+		{"usr/share/zsh/vendor-completions/_edge-agent", 0o644},
+		{"usr/share/fish/vendor_completions.d/edge-agent.fish", 0o644},
+		{"var/lib/edge-agent", fs.ModeDir | 0o750},
+		{"var/log/edge-agent", fs.ModeDir | 0o750},
+	} {
+		st, err := os.Lstat(filepath.Join(rootfs, c.path))
+		if err != nil {
+			t.Errorf("extracted .deb: %v", err)
+			continue
+		}
+		if st.Mode() != c.mode {
+			t.Errorf("%s mode %v, want %v", c.path, st.Mode(), c.mode)
+		}
+	}
+	for link, target := range map[string]string{
+		"opt/edge-agent/config": "/etc/edge-agent",
+		"usr/bin/edge-agent":    "/opt/edge-agent/bin/edge-agent",
+	} {
+		if got, err := os.Readlink(filepath.Join(rootfs, link)); err != nil || got != target {
+			t.Errorf("%s -> %q (%v), want %q", link, got, err, target)
+		}
+	}
+	cfg, err := os.ReadFile(filepath.Join(rootfs, "etc/edge-agent/agent.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"\n  path: /var/lib/edge-agent/wal.db\n", "\n  file: /var/log/edge-agent/edge-agent.log\n"} {
+		if !strings.Contains(string(cfg), w) {
+			t.Errorf("packaged agent.yaml lacks %q", strings.TrimSpace(w))
+		}
+	}
+	unit, err := os.ReadFile(filepath.Join(rootfs, "usr/lib/systemd/system/edge-agent.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"User=edge-agent", "Environment=EDGE_AGENT_HOME=/opt/edge-agent", "Environment=EDGE_AGENT_CONFIG=/etc/edge-agent/agent.yaml"} {
+		if !strings.Contains(string(unit), w+"\n") {
+			t.Errorf("packaged unit lacks %q", w)
+		}
+	}
+	if runtime.GOOS == "linux" && runtime.GOARCH == "amd64" {
+		// The packaged config must be valid as shipped.
+		cmd := exec.Command(filepath.Join(rootfs, "opt/edge-agent/bin/edge-agent"), "config", "check", filepath.Join(rootfs, "etc/edge-agent/agent.yaml"))
+		cmd.Env = append(os.Environ(), "EDGE_AGENT_TOKEN=test-token")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("config check of the packaged agent.yaml: %v\n%s", err, out)
+		}
+	}
+}
+
+// TestPackagedConfig: the packaged agent.yaml keeps the WAL and the log
+// out of /opt, and a config/agent.yaml whose lines moved fails the build
+// instead of shipping a package writing under /opt.
+func TestPackagedConfig(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(repoRoot(t), "config", "agent.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := packagedConfig(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"\n  path: /var/lib/edge-agent/wal.db\n", "\n  file: /var/log/edge-agent/edge-agent.log\n"} {
+		if !bytes.Contains(got, []byte(w)) {
+			t.Errorf("packaged config lacks %q", strings.TrimSpace(w))
+		}
+	}
+	if _, err := packagedConfig(bytes.Replace(src, []byte("path: data/wal.db"), []byte("path: data/other.db"), 1)); err == nil {
+		t.Error("a config without the queue.path line was accepted")
+	}
+}
+
+// TestZipIsReproducible: two zips of files with different mtimes are the
+// same bytes, since every entry carries the epoch.
+func TestZipIsReproducible(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "a.txt")
+	var zips [][]byte
+	for i := 0; i < 2; i++ {
+		if err := os.WriteFile(src, []byte("same"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mt := time.Unix(1600000000+int64(i)*86400, 0)
+		if err := os.Chtimes(src, mt, mt); err != nil {
+			t.Fatal(err)
+		}
+		b, err := writeZip("top", map[string]entry{"a.txt": {src: src, mode: 0o644}, "data/": {dir: true, mode: 0o755}}, time.Unix(1700000000, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		zips = append(zips, b)
+	}
+	if !bytes.Equal(zips[0], zips[1]) {
+		t.Fatal("two zips of the same content differ")
+	}
+	zr, err := zip.NewReader(bytes.NewReader(zips[0]), int64(len(zips[0])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range zr.File {
+		if !f.Modified.Equal(time.Unix(1700000000, 0)) {
+			t.Errorf("%s modified %v, want the epoch", f.Name, f.Modified)
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func unpack(t *testing.T, tarball, dir string) {
+	t.Helper()
+	f, err := os.Open(tarball)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, filepath.FromSlash(h.Name))
+		if h.Typeflag == tar.TypeDir {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, fs.FileMode(h.Mode)); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
@@ -171,10 +577,68 @@ func listTar(t *testing.T, path string) []string {
 		if h.Uid != 0 || h.Gid != 0 {
 			t.Errorf("%s owned by %d:%d, want 0:0", h.Name, h.Uid, h.Gid)
 		}
-		if h.Name == "edge-agent-0.0.0-test-linux-amd64/bin/edge-agent" && h.Mode&0o111 == 0 {
+		if h.Name == amd64Top+"/bin/edge-agent" && h.Mode&0o111 == 0 {
 			t.Errorf("edge-agent is not executable: %o", h.Mode)
 		}
 		names = append(names, h.Name)
 	}
 	return names
+}
+
+// TestPostinstall runs the package's postinstall twice against recording
+// stand-ins for useradd, getent, chown, chmod and systemctl (first on a
+// host without the user, then with it): the user is created once, in group
+// adm, and the unit is enabled but never started.
+func TestPostinstall(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the package scripts are linux shell scripts")
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	bin := t.TempDir()
+	calls := filepath.Join(t.TempDir(), "calls")
+	userFile := filepath.Join(t.TempDir(), "user-exists")
+	// Builtins only: PATH holds nothing but the stand-ins.
+	record := "#!" + sh + "\necho \"${0##*/} $*\" >> " + strconv.Quote(calls) + "\n"
+	for name, body := range map[string]string{
+		"useradd":   record + ": > " + strconv.Quote(userFile) + "\n",
+		"getent":    record + "test -e " + strconv.Quote(userFile) + "\n",
+		"chown":     record,
+		"chmod":     record,
+		"systemctl": record,
+	} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := filepath.Join(repoRoot(t), "dist", "packaging", "postinstall.sh")
+	for i, args := range [][]string{{"configure"}, {"configure", "0.0.9"}} {
+		cmd := exec.Command(sh, append([]string{script}, args...)...)
+		cmd.Env = []string{"PATH=" + bin}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("run %d: postinstall %v: %v\n%s", i, args, err, out)
+		}
+	}
+	b, err := os.ReadFile(calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(b)
+	if n := strings.Count(log, "useradd "); n != 1 {
+		t.Errorf("useradd ran %d times over two runs, want once:\n%s", n, log)
+	}
+	if !strings.Contains(log, "useradd --system --gid adm ") || !strings.Contains(log, " edge-agent\n") {
+		t.Errorf("useradd does not create the system user edge-agent in adm:\n%s", log)
+	}
+	if !strings.Contains(log, "chown edge-agent:adm /var/lib/edge-agent /var/log/edge-agent\n") {
+		t.Errorf("data and log folders not given to edge-agent:\n%s", log)
+	}
+	if !strings.Contains(log, "systemctl enable edge-agent.service\n") {
+		t.Errorf("unit not enabled:\n%s", log)
+	}
+	if strings.Contains(log, "systemctl start") || strings.Contains(log, "--now") {
+		t.Errorf("postinstall starts the unit:\n%s", log)
+	}
 }

@@ -1,6 +1,10 @@
-// Command mkdist builds the edge-agent release tarball and SHA256SUMS.
+// Command mkdist builds the edge-agent release: tarballs for linux amd64
+// and arm64, a zip for windows amd64 (left out, with a warning, while the
+// agent does not compile for Windows), .deb and .rpm packages for linux
+// amd64 and arm64, and SHA256SUMS listing every artifact.
 //
 //	go run ./cmd/mkdist -root .. -version 0.1.0 -out ../build/dist
+//	go run ./cmd/mkdist -root .. -version 0.1.0 -targets linux/amd64 -packages=false
 package main
 
 import (
@@ -22,9 +26,17 @@ func main() {
 	flag.StringVar(&o.OutDir, "out", "", "output folder (default <root>/build/dist)")
 	flag.StringVar(&o.Version, "version", "", "release version, e.g. 0.1.0 (required)")
 	flag.StringVar(&o.Commit, "commit", "", "commit id stamped into the binary (default: git HEAD)")
-	flag.StringVar(&o.GOOS, "goos", "linux", "target OS")
-	flag.StringVar(&o.GOARCH, "goarch", "amd64", "target architecture")
+	targets := flag.String("targets", "", "comma-separated os/arch list (default linux/amd64,linux/arm64,windows/amd64)")
+	flag.BoolVar(&o.Packages, "packages", true, "also build .deb and .rpm for every linux target")
 	flag.Parse()
+	if *targets != "" {
+		ts, err := parseTargets(*targets)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mkdist:", err)
+			os.Exit(2)
+		}
+		o.Targets = ts
+	}
 	if o.OutDir == "" {
 		o.OutDir = o.Root + "/build/dist"
 	}
@@ -42,7 +54,28 @@ func main() {
 		fmt.Fprintln(os.Stderr, "mkdist:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("%s\n%s  sha256=%s\n", res.Tarball, res.Sums, res.SHA256)
+	for _, s := range res.Skipped {
+		fmt.Fprintln(os.Stderr, "mkdist: warning: skipped", s)
+	}
+	for _, a := range res.Artifacts {
+		fmt.Printf("%s  %s\n", a.SHA256, a.Path)
+	}
+	fmt.Println(res.Sums)
+}
+
+// parseTargets reads "linux/amd64,windows/amd64"; targets named on the
+// command line are never optional: asking for one that does not build
+// is an error.
+func parseTargets(s string) ([]dist.Target, error) {
+	var ts []dist.Target
+	for _, f := range strings.Split(s, ",") {
+		goos, goarch, ok := strings.Cut(strings.TrimSpace(f), "/")
+		if !ok || goos == "" || goarch == "" {
+			return nil, fmt.Errorf("-targets: %q is not os/arch", f)
+		}
+		ts = append(ts, dist.Target{GOOS: goos, GOARCH: goarch})
+	}
+	return ts, nil
 }
 
 // sourceDateEpoch honours SOURCE_DATE_EPOCH, else the last commit's time,
