@@ -2,56 +2,26 @@ package api
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
-	"math/big"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
-// writeCert writes a self-signed certificate for name and its key.
-func writeCert(t *testing.T, name string) TLSSettings {
+// With http.tls the API speaks HTTPS; status and db on this host trust
+// exactly the configured certificate (its names are for other hosts: they
+// dial loopback) and nothing else.
+// writeCert is a self-signed certificate and key for the API's TLS.
+func writeCert(t *testing.T) TLSSettings {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name}, DNSNames: []string{name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	s := TLSSettings{CertFile: filepath.Join(dir, "cert.pem"), KeyFile: filepath.Join(dir, "key.pem")}
-	if err := os.WriteFile(s.CertFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(s.KeyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	c := transporttest.SelfSigned(t, time.Hour)
+	return TLSSettings{CertFile: c.CertFile, KeyFile: c.KeyFile}
 }
 
-// With http.tls the API speaks HTTPS; status and db on this host trust
-// exactly the configured certificate (the name is for other hosts, they
-// dial loopback) and nothing else.
 func TestTLSServesHTTPSToAPinnedClient(t *testing.T) {
-	cert := writeCert(t, "edge-host.example")
+	cert := writeCert(t)
 	srv, err := Start(Options{Source: &fakeSource{st: running()}, Settings: Settings{Listen: "127.0.0.1:0", TLS: cert}})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +41,7 @@ func TestTLSServesHTTPSToAPinnedClient(t *testing.T) {
 	}
 
 	// A client pinned to another certificate refuses this server.
-	other := writeCert(t, "edge-host.example")
+	other := writeCert(t)
 	c2, err := NewClient(Settings{Listen: srv.Addr(), TLS: other})
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +57,7 @@ func TestTLSServesHTTPSToAPinnedClient(t *testing.T) {
 }
 
 func TestTLSSettingsValidate(t *testing.T) {
-	cert := writeCert(t, "h")
+	cert := writeCert(t)
 	for _, tc := range []struct {
 		name string
 		s    Settings

@@ -2,16 +2,10 @@ package cli
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,6 +13,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"github.com/edge-agent/edge-agent/transport/ingress"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 func startEngine(t *testing.T, cfg ingress.Config) *ingress.Server {
@@ -111,7 +106,8 @@ func TestCheckOutputClosedPort(t *testing.T) {
 }
 
 func TestCheckOutputTLS(t *testing.T) {
-	cert, caFile := testCertificate(t)
+	tc := transporttest.SelfSigned(t, 365*24*time.Hour)
+	cert, caFile := tc.Pair, tc.CertFile
 	srv := startEngine(t, ingress.Config{Token: "tok", TLS: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}})
 	e := newTestEnv(t)
 	e.write("config/agent.yaml", transportConfig(srv.Addr(), "tok", "  tls:\n    enabled: true\n    ca-file: "+caFile+"\n"))
@@ -119,7 +115,7 @@ func TestCheckOutputTLS(t *testing.T) {
 		t.Fatalf("exit %d, stdout %s, stderr %s", code, e.stdout.String(), e.stderr.String())
 	}
 	out := e.stdout.String()
-	for _, want := range []string{"tls      OK", "TLS 1.3", `peer certificate: subject "CN=check output test"`, "expires "} {
+	for _, want := range []string{"tls      OK", "TLS 1.3", `peer certificate: subject "CN=edgesocket test"`, "expires "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
@@ -162,36 +158,6 @@ func TestCheckOutputInvalidConfig(t *testing.T) {
 	if code := e.run("check", "output", "a.yaml", "b.yaml"); code != exitcode.Usage {
 		t.Fatalf("two files: exit %d", code)
 	}
-}
-
-// testCertificate makes a self-signed certificate for 127.0.0.1 and
-// writes it as the PEM CA file that verifies it.
-func testCertificate(t *testing.T) (tls.Certificate, string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "check output test"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(365 * 24 * time.Hour),
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, caFile
 }
 
 func TestCertLineWarnsOfExpiry(t *testing.T) {
