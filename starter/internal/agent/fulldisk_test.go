@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/disktest"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 	"github.com/edge-agent/edge-agent/transport/ingress"
 )
@@ -78,7 +79,7 @@ func stopBeforeUnmount(t *testing.T, h *harness) func() error {
 // inside the WAL file, the held-back events go in there, and everything is
 // delivered exactly once.
 func TestFullDiskAcksCommitAndBacklogDrains(t *testing.T) {
-	disk := smallDisk(t, 6<<20)
+	disk := disktest.Small(t, 6<<20)
 	addr := freeLoopbackAddr(t)
 	cfg := transportConfig(t, addr)
 	cfg.Agent.BulkMaxSize = 200
@@ -91,7 +92,7 @@ func TestFullDiskAcksCommitAndBacklogDrains(t *testing.T) {
 	stop := stopBeforeUnmount(t, h)
 	eventually(t, 10*time.Second, "the backlog in the WAL", func() bool { return h.rt.Snapshot().RowsAppended == 2000 })
 
-	ballast := fillDisk(t, disk)
+	ballast := disktest.Fill(t, disk)
 	more := bigEvents("a.log", 2000, 2600)
 	in.push(more...)
 	eventually(t, 10*time.Second, "the append failing", func() bool {
@@ -146,7 +147,7 @@ func TestFullDiskAcksCommitAndBacklogDrains(t *testing.T) {
 // disk that is full: start must succeed without the one big transaction
 // that returned them all to PENDING, and deliver everything.
 func TestStartOnFullDiskDrains(t *testing.T) {
-	disk := smallDisk(t, 6<<20)
+	disk := disktest.Small(t, 6<<20)
 	addr := freeLoopbackAddr(t)
 	cfg := transportConfig(t, addr)
 	cfg.Agent.BulkMaxSize = 500
@@ -172,7 +173,7 @@ func TestStartOnFullDiskDrains(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fillDisk(t, disk)
+	disktest.Fill(t, disk)
 
 	eng := startEngine(t, addr, ingress.Faults{}, nil)
 	in2 := &fakeInput{}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
+
+	"github.com/edge-agent/edge-agent/starter/internal/disktest"
 )
 
 // appendUntilFull appends groups of ~1 KiB rows until the WAL refuses one
@@ -33,7 +35,7 @@ func appendUntilFull(t *testing.T, w *WAL) (int, error) {
 // claims the next ones must still commit, and the pages it frees must take
 // new rows again.
 func TestFullDiskAcksCommitAndFreeRoom(t *testing.T) {
-	disk := smallDisk(t, 4<<20)
+	disk := disktest.Small(t, 4<<20)
 	clk := newClock(t0)
 	w := openAt(t, filepath.Join(disk, "wal.db"), clk)
 	n, err := appendUntilFull(t, w)
@@ -41,7 +43,7 @@ func TestFullDiskAcksCommitAndFreeRoom(t *testing.T) {
 		t.Fatalf("append on a full disk: %v, want a no-space error", err)
 	}
 	sent := claim(t, w, 1024, clk.MS())
-	fillDisk(t, disk)
+	disktest.Fill(t, disk)
 	if _, err := appendUntilFull(t, w); !IsNoSpace(err) {
 		t.Fatalf("append with the ballast: %v, want a no-space error", err)
 	}
@@ -72,7 +74,7 @@ func TestFullDiskAcksCommitAndFreeRoom(t *testing.T) {
 // Opening a WAL on a full disk writes nothing that needs new space, and
 // the rows left SENDING can be returned to PENDING a few at a time.
 func TestOpenOnFullDisk(t *testing.T) {
-	disk := smallDisk(t, 6<<20)
+	disk := disktest.Small(t, 6<<20)
 	path := filepath.Join(disk, "wal.db")
 	clk := newClock(t0)
 	w, err := Open(Options{Path: path, Now: clk.Now})
@@ -96,7 +98,7 @@ func TestOpenOnFullDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fillDisk(t, disk)
+	disktest.Fill(t, disk)
 
 	w = openAt(t, path, clk)
 	var sending []uint64
