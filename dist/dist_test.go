@@ -489,7 +489,9 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func unpack(t *testing.T, tarball, dir string) {
+// tarEntries calls fn for each entry of a .tar.gz, with the reader on its
+// content, until fn returns false.
+func tarEntries(t *testing.T, tarball string, fn func(h *tar.Header, r io.Reader) bool) {
 	t.Helper()
 	f, err := os.Open(tarball)
 	if err != nil {
@@ -509,71 +511,58 @@ func unpack(t *testing.T, tarball, dir string) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if !fn(h, tr) {
+			return
+		}
+	}
+}
+
+func unpack(t *testing.T, tarball, dir string) {
+	t.Helper()
+	tarEntries(t, tarball, func(h *tar.Header, r io.Reader) bool {
 		p := filepath.Join(dir, filepath.FromSlash(h.Name))
 		if h.Typeflag == tar.TypeDir {
 			if err := os.MkdirAll(p, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			continue
+			return true
 		}
-		b, err := io.ReadAll(tr)
+		b, err := io.ReadAll(r)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(p, b, fs.FileMode(h.Mode)); err != nil {
 			t.Fatal(err)
 		}
-	}
+		return true
+	})
 }
 
 func readTarFile(t *testing.T, tarball, name string) []byte {
 	t.Helper()
-	f, err := os.Open(tarball)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(gz)
-	for {
-		h, err := tr.Next()
-		if err != nil {
-			t.Fatalf("%s not found in %s: %v", name, tarball, err)
+	var b []byte
+	found := false
+	tarEntries(t, tarball, func(h *tar.Header, r io.Reader) bool {
+		if h.Name != name {
+			return true
 		}
-		if h.Name == name {
-			b, err := io.ReadAll(tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return b
+		var err error
+		if b, err = io.ReadAll(r); err != nil {
+			t.Fatal(err)
 		}
+		found = true
+		return false
+	})
+	if !found {
+		t.Fatalf("%s not found in %s", name, tarball)
 	}
+	return b
 }
 
 func listTar(t *testing.T, path string) []string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(gz)
 	var names []string
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	tarEntries(t, path, func(h *tar.Header, _ io.Reader) bool {
 		if h.Uid != 0 || h.Gid != 0 {
 			t.Errorf("%s owned by %d:%d, want 0:0", h.Name, h.Uid, h.Gid)
 		}
@@ -581,7 +570,8 @@ func listTar(t *testing.T, path string) []string {
 			t.Errorf("edge-agent is not executable: %o", h.Mode)
 		}
 		names = append(names, h.Name)
-	}
+		return true
+	})
 	return names
 }
 

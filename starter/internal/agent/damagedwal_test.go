@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -11,10 +10,9 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
+	"github.com/edge-agent/edge-agent/starter/internal/wal/waltest"
 )
 
 // damagedWAL writes a WAL with a rows tree of several pages at
@@ -38,26 +36,7 @@ func damagedWAL(t *testing.T, home string) string {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var root uint64
-	_ = db.View(func(tx *bolt.Tx) error { root = uint64(tx.Bucket([]byte("rows")).RootPage()); return nil })
-	ps := db.Info().PageSize
-	_ = db.Close()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pg := b[int(root)*ps:]
-	if binary.NativeEndian.Uint16(pg[8:]) != 0x01 || binary.NativeEndian.Uint16(pg[10:]) < 2 {
-		t.Fatal("rows root is not a branch page: fixture too small")
-	}
-	binary.NativeEndian.PutUint64(pg[16+16+8:], binary.NativeEndian.Uint64(pg[16+8:]))
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	waltest.BreakRowsBranch(t, path)
 	return path
 }
 

@@ -2,7 +2,6 @@ package dbcli
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,10 +9,9 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/edge-agent/edge-agent/starter/internal/process"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
+	"github.com/edge-agent/edge-agent/starter/internal/wal/waltest"
 )
 
 // flipPayload flips a byte of the payload of the row whose payload is p,
@@ -56,34 +54,6 @@ func bigWAL(t *testing.T, path string, n int) {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// breakBranch points the second child of the rows tree's root (a branch
-// page) at the first one, below bbolt: the tree references a page twice,
-// which makes bbolt panic when it opens the file for writing.
-func breakBranch(t *testing.T, path string) {
-	t.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var root uint64
-	_ = db.View(func(tx *bolt.Tx) error { root = uint64(tx.Bucket([]byte("rows")).RootPage()); return nil })
-	ps := db.Info().PageSize
-	_ = db.Close()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pg := b[int(root)*ps:]
-	if binary.NativeEndian.Uint16(pg[8:]) != 0x01 || binary.NativeEndian.Uint16(pg[10:]) < 3 {
-		t.Fatal("rows root is not a branch page with 3 children: fixture too small")
-	}
-	child0 := binary.NativeEndian.Uint64(pg[16+8:])
-	binary.NativeEndian.PutUint64(pg[16+16+8:], child0)
-	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -160,7 +130,7 @@ func TestDamagedTree(t *testing.T) {
 	f := &fixture{home: t.TempDir(), env: map[string]string{}}
 	f.pid = filepath.Join(f.home, "edge-agent.pid")
 	bigWAL(t, f.walPath(), 2000)
-	breakBranch(t, f.walPath())
+	waltest.BreakRowsBranch(t, f.walPath())
 
 	out, err := f.run(t, "verify")
 	if err == nil {
