@@ -3,6 +3,7 @@ package file
 import (
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -198,5 +199,37 @@ func TestConfigOverlaps(t *testing.T) {
 		if got := a.Overlaps(b); len(got) != tc.want {
 			t.Errorf("%s: got %v, want %d overlaps", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A file two inputs match is read by the earlier one only; the later one
+// reads the rest of its paths.
+func TestInputsShareFilesFirstWins(t *testing.T) {
+	dir := t.TempDir()
+	claims := input.NewClaims([]string{"first", "second"})
+	open := func(id string, paths ...string) *harness {
+		h := newHarness(t, func(c *Config) { c.Paths = paths })
+		h.dir = dir
+		h.settings = input.Settings{ID: id, Claims: claims}
+		return h
+	}
+	first := open("first", filepath.Join(dir, "app-*.log"))
+	second := open("second", filepath.Join(dir, "*.log"))
+	first.write("app-1.log", "a\n")
+	second.write("db.log", "b\n")
+	first.open()
+	second.open()
+	if got := texts(first.pollAll()); strings.Join(got, ",") != "a" {
+		t.Fatalf("first read %q", got)
+	}
+	if got := texts(second.pollAll()); strings.Join(got, ",") != "b" {
+		t.Fatalf("second read %q, want only db.log's line", got)
+	}
+	// Once the first input is gone, the file is the second's.
+	if err := first.in.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(second.pollAll()); strings.Join(got, ",") != "a" {
+		t.Fatalf("second read %q after the first closed", got)
 	}
 }

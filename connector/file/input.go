@@ -50,6 +50,11 @@ type Input struct {
 	// extra is appended to every event object after its payload (fields,
 	// add-host-fields); nil when neither is set.
 	extra []byte
+	// claims says which input reads a file several match; unclaim
+	// removes this input's matcher from it at Close.
+	claims      *input.Claims
+	unclaim     func()
+	claimLogged map[string]struct{} // paths logged as read by another input
 
 	scanEvery, closeAfter, flushIdle time.Duration
 	failFast                         bool
@@ -178,6 +183,8 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 		return nil, fmt.Errorf("file input: %w", ErrNoHost)
 	}
 	in.extra = extraFields(cfg.Fields, cfg.AddHostFields, set.Host, set.AgentID)
+	in.claims, in.claimLogged = set.Claims, make(map[string]struct{})
+	in.unclaim = set.Claims.Register(set.ID, in.matches)
 	return in, nil
 }
 
@@ -295,6 +302,7 @@ func (in *Input) Close() error {
 		return nil
 	}
 	in.closed = true
+	in.unclaim()
 	var errs []error
 	for _, t := range in.ring {
 		if t.f != nil {

@@ -154,6 +154,9 @@ type Settings struct {
 	// for inputs that tag their events with them (the file input's
 	// add-host-fields).
 	AgentID, Host string
+	// Claims, when set, is shared by every input of the agent: an input
+	// that can find sources several inputs match asks it who reads them.
+	Claims *Claims
 }
 
 // Factory creates inputs of one type.

@@ -83,6 +83,9 @@ type Agent struct {
 	log  *slog.Logger
 	now  func() time.Time
 	host string // Options.Host, or os.Hostname
+	// claims is shared by the inputs: a file several match is read by
+	// the first (the loop keeps its order in step with the inputs).
+	claims *input.Claims
 	// delivery is opts.Agent.Delivery, which no reload changes, for
 	// Snapshot.
 	delivery string
@@ -146,7 +149,7 @@ func New(opts Options) (*Agent, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	r := &Agent{opts: opts, log: opts.Logger, now: opts.Now, host: host, delivery: opts.Agent.Delivery.String(),
+	r := &Agent{opts: opts, log: opts.Logger, now: opts.Now, host: host, claims: input.NewClaims(nil), delivery: opts.Agent.Delivery.String(),
 		reloads: make(chan *reloadRequest), loopDone: make(chan struct{}),
 		admin: make(chan *adminReq), stopped: make(chan struct{})}
 	r.pub.state = "starting"

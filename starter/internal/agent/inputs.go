@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 
 	"github.com/edge-agent/edge-agent/connector/input"
@@ -35,14 +34,20 @@ func (o *Options) specs(singleID string) []InputSpec {
 	return []InputSpec{{ID: singleID, Type: o.InputType, Config: o.Input}}
 }
 
-// inputIDs names the inputs for status and logs: the single input's id,
-// or the list's ids joined by commas.
-func inputIDs(inputs []*source) string {
+func specIDs(specs []InputSpec) []string {
+	ids := make([]string, len(specs))
+	for i, sp := range specs {
+		ids[i] = sp.ID
+	}
+	return ids
+}
+
+func sourceIDs(inputs []*source) []string {
 	ids := make([]string, len(inputs))
 	for i, s := range inputs {
 		ids[i] = s.id
 	}
-	return strings.Join(ids, ",")
+	return ids
 }
 
 // openInputs creates and opens every spec, in order (an earlier input is
@@ -72,7 +77,7 @@ func (r *Agent) openInput(ctx context.Context, sp InputSpec, open input.OpenOpti
 	}
 	in, err := f.Create(sp.Config, input.Settings{
 		ID: sp.ID, Logger: r.log.With(slog.String("input_id", sp.ID)),
-		AgentID: r.opts.IDs.Agent, Host: r.host,
+		AgentID: r.opts.IDs.Agent, Host: r.host, Claims: r.claims,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create input %s (id %s): %w", sp.Type, sp.ID, err)

@@ -185,7 +185,7 @@ func (l *loop) reload(ctx context.Context, next Options, replace Replace) error 
 	l.resume(next)
 	r.publishExt(l.inputs, l.sender.snd)
 	r.pub.set(func(p *published) {
-		p.inputType, p.outputType, p.configHash = next.InputType, next.OutputType, next.ConfigHash
+		p.outputType, p.configHash = next.OutputType, next.ConfigHash
 	})
 	r.ctr.reloadsOK.Add(1)
 	l.log.Info("reload applied",

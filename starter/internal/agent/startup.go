@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
@@ -75,6 +76,9 @@ func (r *Agent) start(ctx context.Context) (*loop, error) {
 	}
 	l.sender = r.newSendLoop(snd, enc, l.nonMode)
 
+	// The config's order decides who reads a file several inputs match,
+	// from the first scan on.
+	r.claims.SetOrder(specIDs(specs))
 	inputs, err := r.openInputs(ctx, specs, opens)
 	if err != nil {
 		_ = snd.Close()
@@ -92,8 +96,18 @@ func (l *loop) setInputs(inputs []*source) {
 	l.wakeup.stop()
 	l.inputs = inputs
 	l.wakeup = newWakeMux(inputs)
-	ids := inputIDs(inputs)
-	l.r.pub.set(func(p *published) { p.ids.input = ids })
+	ids := sourceIDs(inputs)
+	l.r.claims.SetOrder(ids)
+	// The single input's id, or the list's ids joined, for status and logs.
+	joined := strings.Join(ids, ",")
+	var types []string
+	for _, s := range inputs {
+		if !slices.Contains(types, s.typ) {
+			types = append(types, s.typ)
+		}
+	}
+	typ := strings.Join(types, ",")
+	l.r.pub.set(func(p *published) { p.ids.input, p.inputType = joined, typ })
 }
 
 // jobSize is the rows per job: enough to fill the transport's pipeline a
