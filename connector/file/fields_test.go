@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/edge-agent/edge-agent/connector/input"
 )
@@ -232,4 +233,30 @@ func TestInputsShareFilesFirstWins(t *testing.T) {
 	if got := texts(second.pollAll()); strings.Join(got, ",") != "a" {
 		t.Fatalf("second read %q after the first closed", got)
 	}
+}
+
+// FuzzExtraFields: whatever names and values pass Validate, the event
+// object stays valid JSON and carries each field as configured.
+func FuzzExtraFields(f *testing.F) {
+	f.Add("env", "prod", "h1", true)
+	f.Add("a\"b", "line\nbreak\x00", "", false)
+	f.Add("ü", "\xff\xfe", "host", true)
+	f.Fuzz(func(t *testing.T, k, v, host string, hostFields bool) {
+		fields := map[string]string{k: v, "z": v}
+		if len(validateFields(fields)) > 0 {
+			return
+		}
+		obj := append([]byte(`{"payload":"x"`), extraFields(fields, hostFields, host, "agent")...)
+		obj = append(obj, '}')
+		var got map[string]string
+		if err := json.Unmarshal(obj, &got); err != nil {
+			t.Fatalf("%q: %v", obj, err)
+		}
+		if !utf8.ValidString(k) || !utf8.ValidString(v) || !utf8.ValidString(host) {
+			return // replaced by U+FFFD, as in payloads
+		}
+		if got[k] != v || (hostFields && (got["_host"] != host || got["_agent_id"] != "agent")) {
+			t.Fatalf("%q decoded to %v", obj, got)
+		}
+	})
 }
