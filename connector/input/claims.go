@@ -13,14 +13,17 @@ import (
 type Claims struct {
 	mu    sync.RWMutex
 	order []string
-	byID  map[string]*claimant
+	// byID holds every live registration of an input id: a reload opens
+	// an input's new instance before it closes the old one, and keeps the
+	// old one when the reload fails.
+	byID map[string][]*claimant
 }
 
 type claimant struct{ match func(source string) bool }
 
 // NewClaims returns claims for inputs in order (their ids).
 func NewClaims(order []string) *Claims {
-	return &Claims{order: slices.Clone(order), byID: make(map[string]*claimant)}
+	return &Claims{order: slices.Clone(order), byID: make(map[string][]*claimant)}
 }
 
 // SetOrder replaces the order (a reload changed the inputs).
@@ -30,23 +33,25 @@ func (c *Claims) SetOrder(order []string) {
 	c.mu.Unlock()
 }
 
-// Register records what input id matches; the returned func removes this
-// registration only (a reload opens the new instance of an input before it
-// closes the old one, under the same id).
+// Register records what an instance of input id matches; the returned
+// func removes this registration only, leaving other instances of id.
 func (c *Claims) Register(id string, match func(source string) bool) (unregister func()) {
 	if c == nil {
 		return func() {}
 	}
 	cl := &claimant{match: match}
 	c.mu.Lock()
-	c.byID[id] = cl
+	c.byID[id] = append(c.byID[id], cl)
 	c.mu.Unlock()
 	return func() {
 		c.mu.Lock()
-		if c.byID[id] == cl {
+		defer c.mu.Unlock()
+		left := slices.DeleteFunc(c.byID[id], func(x *claimant) bool { return x == cl })
+		if len(left) == 0 {
 			delete(c.byID, id)
+			return
 		}
-		c.mu.Unlock()
+		c.byID[id] = left
 	}
 }
 
@@ -63,8 +68,10 @@ func (c *Claims) Owner(id, source string) string {
 		if other == id {
 			return ""
 		}
-		if cl := c.byID[other]; cl != nil && cl.match(source) {
-			return other
+		for _, cl := range c.byID[other] {
+			if cl.match(source) {
+				return other
+			}
 		}
 	}
 	return ""

@@ -24,13 +24,19 @@ func TestClaimsFirstInOrderWins(t *testing.T) {
 			t.Errorf("Owner(%s, %s) = %q, want %q", tc.id, tc.source, got, tc.want)
 		}
 	}
-	// A newer registration under the same id survives the old one's removal.
+	// Either instance of an id going leaves the other's registration (a
+	// reload's new instance, or the old one kept when the reload failed).
 	unB2 := c.Register("b", prefix("/db/"))
 	unB()
 	if got := c.Owner("c", "/db/x.log"); got != "b" {
 		t.Fatalf("after the old b left, Owner = %q, want b", got)
 	}
+	unB = c.Register("b", prefix("/db/"))
 	unB2()
+	if got := c.Owner("c", "/db/x.log"); got != "b" {
+		t.Fatalf("after the new b left, Owner = %q, want b", got)
+	}
+	unB()
 	if got := c.Owner("c", "/db/x.log"); got != "" {
 		t.Fatalf("after b left, Owner = %q, want none", got)
 	}
