@@ -1,8 +1,10 @@
 package file
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -216,6 +218,8 @@ func TestInputsShareFilesFirstWins(t *testing.T) {
 	}
 	first := open("first", filepath.Join(dir, "app-*.log"))
 	second := open("second", filepath.Join(dir, "*.log"))
+	var logs bytes.Buffer
+	second.log = slog.New(slog.NewTextHandler(&logs, nil))
 	first.write("app-1.log", "a\n")
 	second.write("db.log", "b\n")
 	first.open()
@@ -226,11 +230,17 @@ func TestInputsShareFilesFirstWins(t *testing.T) {
 	if got := texts(second.pollAll()); strings.Join(got, ",") != "b" {
 		t.Fatalf("second read %q, want only db.log's line", got)
 	}
+	second.write("app-1.log", "a2\n") // rescans see it again: still one line logged
+	first.pollAll()
+	second.pollAll()
+	if n := strings.Count(logs.String(), "matched by an earlier input"); n != 1 {
+		t.Fatalf("skipped file logged %d times, want once:\n%s", n, logs.String())
+	}
 	// Once the first input is gone, the file is the second's.
 	if err := first.in.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got := texts(second.pollAll()); strings.Join(got, ",") != "a" {
+	if got := texts(second.pollAll()); strings.Join(got, ",") != "a,a2" {
 		t.Fatalf("second read %q after the first closed", got)
 	}
 }
