@@ -21,7 +21,8 @@ import (
 // own rule, fields appear only on the input that sets them (the other's
 // events keep exactly the Java agent's keys), dropped lines are counted on
 // /metrics per input, and a reload that widens one input's paths and adds
-// a third keeps every position: nothing lost, nothing sent twice.
+// a third keeps every position (nothing lost, nothing sent twice) and
+// leaves the unchanged input running; removing the third stops its reading.
 func TestInputsList(t *testing.T) {
 	skipShort(t)
 	port := freePort(t)
@@ -140,6 +141,27 @@ func TestInputsList(t *testing.T) {
 	want = append(append(append(append(want, more...), extraLines...), plainMore...), appMore...)
 	if d := rc.waitDelivered(want, deliverTimeout); d.duplicates != 0 || d.foreign != 0 {
 		t.Fatalf("after the reload: %s", d)
+	}
+	// app's entry did not change: it kept running, never reopened its file.
+	if n := strings.Count(root.logText(), `"msg":"file opened","input_id":"app"`); n != 1 {
+		t.Fatalf("app.log opened %d times, want once (the reload must leave app untouched)", n)
+	}
+
+	// Reload again without extra: it stops, the others go on.
+	root.opts.inputs = inputsYAML("in/plain*.log", false)
+	root.writeConfig()
+	if stdout, stderr, code := root.cli("reload"); code != 0 {
+		t.Fatalf("second reload exit %d: %s %s", code, stdout, stderr)
+	}
+	eventually(t, 10*time.Second, "the second reload applied", func() bool {
+		return strings.Count(root.logText(), `"msg":"config reloaded"`) == 2
+	})
+	extra.lines(makeLines(t.Name()+"-extra", 100, 50)) // no input reads extra.log now
+	last := makeLines(t.Name()+"-plain", 300, 50)
+	plain.lines(last)
+	want = append(want, last...)
+	if d := rc.waitDelivered(want, deliverTimeout); d.duplicates != 0 || d.foreign != 0 {
+		t.Fatalf("after removing an input: %s", d)
 	}
 	if code := root.stop(agent); code != 0 {
 		t.Fatalf("stop exit %d", code)

@@ -36,6 +36,10 @@
 // Filebeat does); a dropped event is counted in Stats().Filtered and still
 // moves the file's saved position, so its bytes are not read again.
 //
+// With several inputs (agent.yaml inputs:) a file that an earlier input
+// in the config's order also matches is skipped, logged once per path
+// (input.Claims): it is read once, by the first.
+//
 // Poll never waits: it reads at most max events and 16 MiB per call,
 // shares the budget round-robin between files, and returns. Errors come
 // back only with on-error: fail; with skip they are logged once per file
