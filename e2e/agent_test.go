@@ -26,6 +26,9 @@ type options struct {
 	queuePath   string // default data/wal.db
 	onRefusal   string // output.on-refusal; default: the agent's (retry)
 	extra       string // appended YAML (must keep the section structure valid)
+	// inputs, when set, is written instead of the input section (an
+	// `inputs:` list, say); paths are then ignored.
+	inputs string
 	// httpListen is http.listen; default off, so agents of parallel tests
 	// never race for the default port.
 	httpListen string
@@ -98,6 +101,11 @@ func (r *agentRoot) writeConfig() {
 		}
 		globs = append(globs, strconv.Quote(p))
 	}
+	inputSection := o.inputs
+	if inputSection == "" {
+		inputSection = fmt.Sprintf("input:\n  type: file\n  paths: [%s]\n  read-from-beginning: true\n  glob-scan-interval-ms: 200\n",
+			strings.Join(globs, ", "))
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `agent:
   delivery-guarantee: BEST_EFFORT
@@ -105,12 +113,7 @@ func (r *agentRoot) writeConfig() {
   bulk-max-size: 256
   flush-interval-ms: 100
   shutdown-timeout-ms: 5000
-input:
-  type: file
-  paths: [%s]
-  read-from-beginning: true
-  glob-scan-interval-ms: 200
-queue:
+%squeue:
   path: %s
 %sretry:
   max-attempts: %d
@@ -125,7 +128,7 @@ output:
   initial-backoff-ms: 50
   max-backoff-ms: 500
   packet-mode: %s
-`, strings.Join(globs, ", "), strconv.Quote(o.queuePath), retention, o.maxAttempts, o.port, strconv.Quote(o.token), o.packetMode)
+`, inputSection, strconv.Quote(o.queuePath), retention, o.maxAttempts, o.port, strconv.Quote(o.token), o.packetMode)
 	if o.compression != "" {
 		fmt.Fprintf(&b, "  compression: %s\n", o.compression)
 	}

@@ -27,6 +27,19 @@
 //     timeout (from the last line), close-inactive, rotation, skipped
 //     errors and Drain.
 //
+// Events can carry static `fields` and, with add-host-fields, "_host" and
+// "_agent_id", appended after the payload of every object (sorted field
+// names first); names the input writes itself are refused by Validate.
+// Neither is set by default, so events stay byte-identical to the Java
+// agent's. include-lines / exclude-lines are tested against an event's
+// first line after multiline grouping (include first, then exclude, as
+// Filebeat does); a dropped event is counted in Stats().Filtered and still
+// moves the file's saved position, so its bytes are not read again.
+//
+// With several inputs (agent.yaml inputs:) a file that an earlier input
+// in the config's order also matches is skipped, logged once per path
+// (input.Claims): it is read once, by the first.
+//
 // Poll never waits: it reads at most max events and 16 MiB per call,
 // shares the budget round-robin between files, and returns. Errors come
 // back only with on-error: fail; with skip they are logged once per file

@@ -2,6 +2,7 @@ package file
 
 import (
 	"fmt"
+	"github.com/edge-agent/edge-agent/connector/file/internal/multiline"
 
 	"github.com/edge-agent/edge-agent/connector/input"
 )
@@ -52,6 +53,11 @@ func (in *Input) position(t *tracked) input.Position {
 	return input.Position{Key: t.key, State: in.arena.end(buf, start)}
 }
 
+// localCounts are a poll's counters, published to counters at its end.
+type localCounts struct {
+	lines, bytes, events, truncated, rotations, truncations, errors, filtered int64
+}
+
 // emitPosition emits a position-only event for t.
 func (in *Input) emitPosition(t *tracked) {
 	in.emit(input.Event{Pos: in.position(t)})
@@ -74,7 +80,8 @@ func (in *Input) publish() {
 	s.rotations.Add(l.rotations)
 	s.truncations.Add(l.truncations)
 	s.errors.Add(l.errors)
-	*l = struct{ lines, bytes, events, truncated, rotations, truncations, errors int64 }{}
+	s.filtered.Add(l.filtered)
+	*l = localCounts{}
 	in.fmt.invalid = 0
 	s.filesOpen.Store(int64(len(in.openFiles)))
 	s.filesTracked.Store(int64(len(in.files)))
@@ -103,4 +110,25 @@ func (in *Input) fileOK(path string) {
 	if len(in.errSeen) > 0 {
 		delete(in.errSeen, path)
 	}
+}
+
+// dropFiltered accounts for an event the line filters dropped: counted,
+// and its position still saved so its bytes are not read again.
+func (in *Input) dropFiltered(t *tracked) {
+	in.local.filtered++
+	in.emitPosition(t)
+}
+
+// emitGroup emits a completed multiline group, or drops it when the line
+// filters reject its first line.
+func (in *Input) emitGroup(t *tracked, g []multiline.Line) {
+	last := g[len(g)-1]
+	t.offset, t.line = last.End, last.Num
+	if in.filter != nil && !in.filter.keep(g[0].Text) {
+		in.dropFiltered(t)
+		return
+	}
+	s := in.fmt.appendGroup(in.scratch[:0], t.fileJSON, g, t.bigEndian, in.extra)
+	in.scratch = s
+	in.emit(input.Event{Payload: in.arena.copy(s), Pos: in.position(t)})
 }

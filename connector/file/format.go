@@ -156,7 +156,8 @@ func maybeJSON(b []byte) bool {
 
 // appendGroup appends a multiline group: one object for a single line
 // (the same shape as without multiline), else an array with _index 0..n-1.
-func (f *formatter) appendGroup(dst []byte, fileJSON []byte, g []multiline.Line, bigEndian bool) []byte {
+// extra (the configured fields) ends every object.
+func (f *formatter) appendGroup(dst []byte, fileJSON []byte, g []multiline.Line, bigEndian bool, extra []byte) []byte {
 	if len(g) > 1 {
 		dst = append(dst, '[')
 	}
@@ -166,6 +167,7 @@ func (f *formatter) appendGroup(dst []byte, fileJSON []byte, g []multiline.Line,
 		}
 		dst = appendObjectHead(dst, i, fileJSON, l.Num, l.End, l.TS)
 		dst = f.appendPayload(dst, nil, l.Text, bigEndian)
+		dst = append(dst, extra...)
 		dst = append(dst, '}')
 	}
 	if len(g) > 1 {

@@ -43,6 +43,8 @@ type harness struct {
 	first bool
 	step  time.Duration
 	log   *slog.Logger // the input's logger; nil discards
+	// settings are handed to New; the zero value means ID "test".
+	settings input.Settings
 }
 
 func newHarness(t testing.TB, mutate func(c *Config)) *harness {
@@ -69,7 +71,12 @@ func (h *harness) path(name string) string { return filepath.Join(h.dir, name) }
 
 func (h *harness) open() {
 	h.t.Helper()
-	in, err := New(h.cfg, input.Settings{ID: "test", Logger: h.log})
+	set := h.settings
+	if set.ID == "" {
+		set.ID = "test"
+	}
+	set.Logger = h.log
+	in, err := New(h.cfg, set)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -45,6 +45,16 @@ type Input struct {
 	excludes []*glob.Pattern
 	ml       *multiline.Config
 	fmt      formatter
+	// filter is include-lines/exclude-lines; nil when neither is set.
+	filter *lineFilter
+	// extra is appended to every event object after its payload (fields,
+	// add-host-fields); nil when neither is set.
+	extra []byte
+	// claims says which input reads a file several match; unclaim
+	// removes this input's matcher from it at Close.
+	claims      *input.Claims
+	unclaim     func()
+	claimLogged map[string]struct{} // paths logged as read by another input
 
 	scanEvery, closeAfter, flushIdle time.Duration
 	failFast                         bool
@@ -88,7 +98,7 @@ type Input struct {
 	watch *watcher
 	wake  <-chan struct{} // the watcher's wake channel; kept after Close
 	stats counters
-	local struct{ lines, bytes, events, truncated, rotations, truncations, errors int64 }
+	local localCounts
 
 	opened, closed bool
 }
@@ -168,6 +178,13 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 		}
 		in.ml = &multiline.Config{Pattern: re, Mode: mode, Negate: cfg.Multiline.Negate, MaxLines: cfg.Multiline.MaxLines}
 	}
+	in.filter, _ = compileLineFilter(cfg.IncludeLines, cfg.ExcludeLines) // Validate checked them
+	if cfg.AddHostFields && set.Host == "" {
+		return nil, fmt.Errorf("file input: %w", ErrNoHost)
+	}
+	in.extra = extraFields(cfg.Fields, cfg.AddHostFields, set.Host, set.AgentID)
+	in.claims, in.claimLogged = set.Claims, make(map[string]struct{})
+	in.unclaim = set.Claims.Register(set.ID, in.matches)
 	return in, nil
 }
 
@@ -285,6 +302,7 @@ func (in *Input) Close() error {
 		return nil
 	}
 	in.closed = true
+	in.unclaim()
 	var errs []error
 	for _, t := range in.ring {
 		if t.f != nil {

@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-
-	"github.com/edge-agent/edge-agent/connector/input"
 )
 
 // truncate restarts t at offset 0 after its content shrank or changed
@@ -105,12 +103,7 @@ func (in *Input) emitReady(t *tracked, force bool) int {
 		if !force && in.budget == 0 {
 			break
 		}
-		last := g[len(g)-1]
-		t.offset, t.line = last.End, last.Num
-		s := in.fmt.appendGroup(in.scratch[:0], t.fileJSON, g, t.bigEndian)
-		in.scratch = s
-		payload := in.arena.copy(s)
-		in.emit(input.Event{Payload: payload, Pos: in.position(t)})
+		in.emitGroup(t, g)
 		t.asm.Done()
 		n++
 	}

@@ -193,10 +193,17 @@ func (in *Input) handleLine(t *tracked, raw []byte, end int64, truncated bool, t
 	t.consumedLine++
 	if t.asm == nil {
 		t.offset, t.line = end, t.consumedLine
-		buf := in.arena.begin(len(t.fileJSON) + len(raw) + len(in.tsTail) + 80)
+		if in.filter != nil {
+			if txt, _ := in.fmt.text(raw, t.bigEndian); !in.filter.keep(txt) {
+				in.dropFiltered(t)
+				return 1
+			}
+		}
+		buf := in.arena.begin(len(t.fileJSON) + len(raw) + len(in.tsTail) + len(in.extra) + 80)
 		start := len(buf)
 		buf = appendSingleHead(buf, t.fileJSON, t.line, end, in.tsTail)
 		buf = in.fmt.appendPayload(buf, raw, nil, t.bigEndian)
+		buf = append(buf, in.extra...)
 		payload := in.arena.end(append(buf, '}'), start)
 		in.emit(input.Event{Payload: payload, Pos: in.position(t)})
 		return 1

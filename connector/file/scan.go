@@ -77,7 +77,7 @@ func (in *Input) scan(ctx context.Context, now time.Time) error {
 				}
 				visited[path] = struct{}{}
 			}
-			if in.excluded(path) {
+			if in.excluded(path) || in.readElsewhere(path) {
 				return
 			}
 			fi, err := in.fsys.Stat(path) // follows symlinks: identity of the target

@@ -13,6 +13,7 @@ import (
 type counters struct {
 	linesRead, bytesRead, events, truncatedLines, invalid   atomic.Int64
 	filesOpen, filesTracked, rotations, truncations, errors atomic.Int64
+	filtered                                                atomic.Int64
 }
 
 // filesEvery bounds how often the poll copies its file list for Files: a
@@ -65,5 +66,6 @@ func (in *Input) Stats() input.Stats {
 		Rotations:        c.rotations.Load(),
 		Truncations:      c.truncations.Load(),
 		Errors:           c.errors.Load(),
+		Filtered:         c.filtered.Load(),
 	}
 }

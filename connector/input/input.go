@@ -110,6 +110,25 @@ type Stats struct {
 	Rotations        int64 // a path that now names a different file
 	Truncations      int64 // files that shrank or were rewritten (restart at 0)
 	Errors           int64 // errors skipped or returned
+	// Filtered are events dropped by the input's own line filters
+	// (include-lines / exclude-lines); their positions still advance.
+	Filtered int64
+}
+
+// Add returns the sum of s and o, for an agent totalling its inputs.
+func (s Stats) Add(o Stats) Stats {
+	s.LinesRead += o.LinesRead
+	s.BytesRead += o.BytesRead
+	s.Events += o.Events
+	s.TruncatedLines += o.TruncatedLines
+	s.InvalidSequences += o.InvalidSequences
+	s.FilesOpen += o.FilesOpen
+	s.FilesTracked += o.FilesTracked
+	s.Rotations += o.Rotations
+	s.Truncations += o.Truncations
+	s.Errors += o.Errors
+	s.Filtered += o.Filtered
+	return s
 }
 
 // Config is an input type's configuration, decoded from the `input`
@@ -131,6 +150,13 @@ type Settings struct {
 	// ("input_id"), so inputs add no id of their own: every line would
 	// carry it twice.
 	Logger *slog.Logger
+	// AgentID and Host are the agent's id and the machine's host name,
+	// for inputs that tag their events with them (the file input's
+	// add-host-fields).
+	AgentID, Host string
+	// Claims, when set, is shared by every input of the agent: an input
+	// that can find sources several inputs match asks it who reads them.
+	Claims *Claims
 }
 
 // Factory creates inputs of one type.
@@ -195,6 +221,22 @@ func (r *Registry) Types() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Overlap is a source that two inputs' configs both name.
+type Overlap struct {
+	// Key is where the receiving config names it, relative to its
+	// section ("paths[1]").
+	Key string
+	// Source is what both read (a path or glob, as configured).
+	Source string
+}
+
+// Overlapper is implemented by configs that can tell from the configs
+// alone that another config of the same type reads some of the same
+// sources (the agent warns at load: the first input reads them).
+type Overlapper interface {
+	Overlaps(other Config) []Overlap
 }
 
 // PathAnchor is implemented by configs that name files. The agent calls it

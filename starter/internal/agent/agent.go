@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -42,9 +43,13 @@ type Options struct {
 	// Path resolves against Home.
 	WAL wal.Options
 
-	// InputType picks the factory in Inputs, which gets Input (required).
+	// InputType picks the factory in Inputs, which gets Input: the single
+	// `input:` form, whose id is IDs.Input as settled with the WAL.
 	InputType string
 	Input     input.Config
+	// InputList is the `inputs:` form, each with its own id; exclusive
+	// with Input.
+	InputList []InputSpec
 	Inputs    *input.Registry
 	// OutputType picks the factory in Outputs, which gets Output
 	// (required).
@@ -55,6 +60,9 @@ type Options struct {
 	// Home is the install root.
 	Home string
 	IDs  IDs
+	// Host is the host name inputs may tag events with; "" means
+	// os.Hostname.
+	Host string
 	// Logger defaults to a discard handler.
 	Logger *slog.Logger
 	// OnReady is called once, after the readiness log line.
@@ -74,6 +82,10 @@ type Agent struct {
 	opts Options
 	log  *slog.Logger
 	now  func() time.Time
+	host string // Options.Host, or os.Hostname
+	// claims is shared by the inputs: a file several match is read by
+	// the first (the loop keeps its order in step with the inputs).
+	claims *input.Claims
 	// delivery is opts.Agent.Delivery, which no reload changes, for
 	// Snapshot.
 	delivery string
@@ -102,8 +114,7 @@ type Agent struct {
 // extStats are optional statistics of the input and the transport, read by
 // Snapshot from any goroutine; the providers must be safe for that.
 type extStats struct {
-	input      func() input.Stats
-	files      func() []input.FileStatus
+	inputs     []*source
 	reconnects func() uint64
 }
 
@@ -118,6 +129,15 @@ func New(opts Options) (*Agent, error) {
 		// The scheduler sizes its jobs and pauses from them.
 		return nil, fmt.Errorf("new agent: output %q has no options: %w", opts.OutputType, check.ErrInvalid)
 	}
+	if err := opts.checkInputs(); err != nil {
+		return nil, fmt.Errorf("new agent: %w", err)
+	}
+	host := opts.Host
+	if host == "" {
+		// Only inputs with add-host-fields use it; they refuse to start
+		// without one, so a failure here is theirs to report.
+		host, _ = os.Hostname()
+	}
 	// The settings' own checks, which config check ran already: options
 	// built in code (tests, tools) must not reach the loop unchecked.
 	if err := errors.Join(opts.Agent.Validate(), opts.Queue.Validate(), opts.Retry.Validate()); err != nil {
@@ -129,7 +149,7 @@ func New(opts Options) (*Agent, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	r := &Agent{opts: opts, log: opts.Logger, now: opts.Now, delivery: opts.Agent.Delivery.String(),
+	r := &Agent{opts: opts, log: opts.Logger, now: opts.Now, host: host, claims: input.NewClaims(nil), delivery: opts.Agent.Delivery.String(),
 		reloads: make(chan *reloadRequest), loopDone: make(chan struct{}),
 		admin: make(chan *adminReq), stopped: make(chan struct{})}
 	r.pub.state = "starting"

@@ -14,10 +14,11 @@ func (l *loop) afterCommit(now time.Time, p *plan, res commitResult) {
 	if p.flushed > 0 {
 		clear(l.buf[:p.flushed])
 		l.buf = l.buf[:copy(l.buf, l.buf[p.flushed:])]
+		l.bufIDs = l.bufIDs[:copy(l.bufIDs, l.bufIDs[p.flushed:])]
 		if len(l.buf) > 0 {
 			l.bufSince = now
 		}
-		ctr.rowsAppended.Add(uint64(len(p.payloads)))
+		ctr.rowsAppended.Add(uint64(p.rows()))
 	}
 	if p.started {
 		l.markStarted = false

@@ -21,12 +21,11 @@ const resurrectChunk = 64
 // plan is everything one transaction will do; it is computed before the
 // transaction so that a failed commit can be retried unchanged.
 type plan struct {
-	payloads  [][]byte
-	positions []input.Position
-	flushed   int // events taken from the buffer
-	started   bool
-	claimN    int
-	cleanup   bool
+	writes  []sourceWrite // per input, in the order they first appear in the buffer
+	flushed int           // events taken from the buffer
+	started bool
+	claimN  int
+	cleanup bool
 
 	acks      []uint64
 	fails     map[string][]uint64 // reason → row ids
@@ -122,30 +121,62 @@ func reasonOf(err error) string {
 	return s
 }
 
+// sourceWrite is what a transaction writes for one input: its rows and
+// the last position per key, stored under the input's id.
+type sourceWrite struct {
+	id        string
+	payloads  [][]byte
+	positions []input.Position
+	idx       map[string]int // position key → index in positions
+}
+
 // planFlush takes the whole buffer: one row per event with a payload, and
-// the last position per key (position-only events included).
+// the last position per key (position-only events included), per input.
 func (l *loop) planFlush(p *plan) {
 	if len(l.buf) == 0 {
 		return
 	}
 	p.flushed = len(l.buf)
-	p.payloads = make([][]byte, 0, len(l.buf))
-	idx := make(map[string]int)
+	var w *sourceWrite
 	for i := range l.buf {
+		if id := l.bufIDs[i]; w == nil || w.id != id {
+			w = p.write(id, len(l.buf)-i)
+		}
 		ev := &l.buf[i]
 		if ev.Payload != nil {
-			p.payloads = append(p.payloads, ev.Payload)
+			w.payloads = append(w.payloads, ev.Payload)
 		}
 		if ev.Pos.Key == "" {
 			continue
 		}
-		if k, ok := idx[ev.Pos.Key]; ok {
-			p.positions[k] = ev.Pos
+		if k, ok := w.idx[ev.Pos.Key]; ok {
+			w.positions[k] = ev.Pos
 			continue
 		}
-		idx[ev.Pos.Key] = len(p.positions)
-		p.positions = append(p.positions, ev.Pos)
+		w.idx[ev.Pos.Key] = len(w.positions)
+		w.positions = append(w.positions, ev.Pos)
 	}
+}
+
+// write returns the plan's writes for input id, adding them (sized for up
+// to n more events) the first time.
+func (p *plan) write(id string, n int) *sourceWrite {
+	for i := range p.writes {
+		if p.writes[i].id == id {
+			return &p.writes[i]
+		}
+	}
+	p.writes = append(p.writes, sourceWrite{id: id, payloads: make([][]byte, 0, n), idx: make(map[string]int)})
+	return &p.writes[len(p.writes)-1]
+}
+
+// rows is how many rows the plan appends.
+func (p *plan) rows() int {
+	n := 0
+	for i := range p.writes {
+		n += len(p.writes[i].payloads)
+	}
+	return n
 }
 
 // claimWanted returns how many rows to claim: enough to fill the free job
@@ -192,7 +223,7 @@ func (p *plan) appends() bool { return p.flushed > 0 || p.started }
 // positions stay with their rows, so they are dropped together.
 func (p *plan) withoutAppends() *plan {
 	q := *p
-	q.payloads, q.positions, q.flushed, q.started = nil, nil, 0, false
+	q.writes, q.flushed, q.started = nil, 0, false
 	return &q
 }
 
@@ -303,18 +334,25 @@ func (l *loop) applyPlan(tx queueTx, p *plan, now time.Time, dead *int) error {
 			return err
 		}
 	}
-	if len(p.payloads) > 0 {
-		if err := tx.Append(l.inputID, p.payloads); err != nil {
-			return err
+	for i := range p.writes {
+		w := &p.writes[i]
+		if len(w.payloads) > 0 {
+			if err := tx.Append(w.id, w.payloads); err != nil {
+				return err
+			}
 		}
-	}
-	if len(p.positions) > 0 {
-		if err := tx.SavePositions(l.inputID, p.positions); err != nil {
-			return err
+		if len(w.positions) > 0 {
+			if err := tx.SavePositions(w.id, w.positions); err != nil {
+				return err
+			}
 		}
 	}
 	if p.started {
-		return tx.MarkStarted(l.inputID)
+		for _, s := range l.inputs {
+			if err := tx.MarkStarted(s.id); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -4,10 +4,11 @@
 //
 // # Ownership
 //
-// Run uses exactly three goroutines (its own and two it starts) and owns
-// them all:
+// Run uses three goroutines (its own and two it starts), plus, with
+// several inputs that signal new data (input.Waker), one per such input
+// that forwards its signal to the loop, and owns them all:
 //
-//   - the loop (the goroutine that called Run) owns the input, the queue
+//   - the loop (the goroutine that called Run) owns the inputs, the queue
 //     (WAL) and the in-memory event buffer. Nothing else touches them; none
 //     of them is safe for concurrent use. Each loop turn does at most ONE
 //     queue transaction (group commit): it appends the buffered events with
@@ -87,6 +88,19 @@
 // what frees room (the WAL keeps a reserve for it, see package wal), and
 // the held-back events go in as soon as acks have freed pages.
 //
+// # Several inputs
+//
+// Options.InputList (agent.yaml inputs:) runs several inputs; the single
+// Options.Input (input:) is one input under the id settled with the WAL
+// and the id file, exactly as before. Each input's rows, positions and
+// started mark are stored under its own id. The loop polls the inputs
+// round-robin, offering each an equal share of the buffer's room left and
+// starting one input further at every poll, so a flooded input never
+// starves the others; any input's wake-up signal wakes the loop. An
+// input.Claims shared by the inputs settles which one reads a file
+// several match: the first in the config's order. Snapshot sums the
+// inputs' Stats and Files and lists each input in Status.Inputs.
+//
 // # Reload
 //
 // Reload (SIGHUP, edge-agent reload) is applied by the loop between two
@@ -94,11 +108,13 @@
 // in flight come back (waited for up to agent.shutdown-timeout-ms, then
 // the sender is stopped and they are released uncharged); a replaced
 // input is drained; the buffer and the send results are written to the
-// queue. Then the new output and input are built, the input opened from
-// the positions the queue holds for the input id (a file still matched
-// goes on at its offset; one newly matched is read from its start), and a
-// new sender goroutine starts with the new retry settings. An input or
-// output left unchanged is kept as it is. If the buffer cannot be written,
+// queue. Then the new output and inputs are built, each input opened from
+// the positions the queue holds for its id (a file still matched goes on
+// at its offset; one newly matched is read from its start; an input new
+// to inputs: has its first start), and a new sender goroutine starts with
+// the new retry settings. An input or output left unchanged is kept as it
+// is: of an inputs: list only the entries added, removed or changed
+// (Replace.Inputs, from config.Changes) are drained, closed or opened. If the buffer cannot be written,
 // or the new input or output cannot be built, the old ones go on and
 // Reload returns the error. NON mode keeps the positions in memory for
 // this (none survive a restart).

@@ -26,20 +26,26 @@ const (
 // loop is the scheduler goroutine's state. It owns the input, the queue and
 // the event buffer; it is not safe for concurrent use (see doc.go).
 type loop struct {
-	r       *Agent
-	log     *slog.Logger
-	in      input.Input
-	q       queue
-	walq    *walQueue // the WAL under q; nil in NON mode
-	inputID string
-	nonMode bool
-	sender  *sendLoop // runs on its own goroutine once Run starts it
+	r   *Agent
+	log *slog.Logger
+	// inputs are polled round-robin from pollCursor; the single `input:`
+	// form is one of them, under the id settled at start.
+	inputs     []*source
+	singleID   string // the single `input:`'s id as settled at start
+	pollCursor int
+	pollIdle   []bool // scratch for poll: inputs that had nothing this turn
+	q          queue
+	walq       *walQueue // the WAL under q; nil in NON mode
+	nonMode    bool
+	sender     *sendLoop // runs on its own goroutine once Run starts it
 	// rowRetry paces a row the engine refused (retry.*).
 	rowRetry backoff.Policy
 
-	buf      []input.Event
+	buf []input.Event
+	// bufIDs[i] is the id of the input buf[i] came from.
+	bufIDs   []string
 	bufSince time.Time
-	wakeup   <-chan struct{} // the input's "new data" signal; nil if none
+	wakeup   *wakeMux // fans in the inputs' "new data" signals
 
 	jobs    chan *job
 	results chan *jobResult
@@ -149,34 +155,75 @@ func (l *loop) accept(res *jobResult) {
 	}
 }
 
-// poll reads the input into the buffer until the buffer holds bulk-max-size
-// events or the input has nothing more, unless the queue is full.
+// poll reads the inputs into the buffer until the buffer holds
+// bulk-max-size events or no input has anything more, unless the queue is
+// full. Each round offers every input an equal share of the room left,
+// starting one input further each call, so a flooded input cannot starve
+// the others.
 func (l *loop) poll(ctx context.Context, now time.Time) (int, error) {
 	if l.checkBackpressure() {
 		return 0, nil
 	}
-	cfg := &l.r.opts.Agent
+	bulk := l.r.opts.Agent.BulkMaxSize
 	pollMax := max(1, l.r.opts.Queue.PollBatchSize)
+	n := len(l.inputs)
+	if cap(l.pollIdle) < n {
+		l.pollIdle = make([]bool, n)
+	}
+	idle := l.pollIdle[:n]
+	clear(idle)
+	first := l.pollCursor % max(1, n)
+	l.pollCursor = first + 1
 	total := 0
-	for len(l.buf) < cfg.BulkMaxSize {
-		before := len(l.buf)
-		var err error
-		l.buf, err = l.in.Poll(ctx, l.buf, min(pollMax, cfg.BulkMaxSize-before))
-		l.polled = true
-		got := len(l.buf) - before
-		if err != nil {
-			return total + got, fmt.Errorf("read input %s: %w", l.inputID, err)
+	for len(l.buf) < bulk {
+		share := max(1, (bulk-len(l.buf))/n)
+		got := 0
+		for k := 0; k < n && len(l.buf) < bulk; k++ {
+			i := (first + k) % n
+			if idle[i] {
+				continue
+			}
+			m, err := l.pollOne(ctx, now, l.inputs[i], min(pollMax, share, bulk-len(l.buf)))
+			got += m
+			if err != nil {
+				return total + got, err
+			}
+			idle[i] = m == 0
 		}
+		total += got
 		if got == 0 {
 			break
 		}
-		if before == 0 {
-			l.bufSince = now
-		}
-		l.countRead(l.buf[before:])
-		total += got
 	}
 	return total, nil
+}
+
+// pollOne appends up to max events of s to the buffer.
+func (l *loop) pollOne(ctx context.Context, now time.Time, s *source, max int) (int, error) {
+	before := len(l.buf)
+	var err error
+	l.buf, err = s.in.Poll(ctx, l.buf, max)
+	l.polled = true
+	got := len(l.buf) - before
+	l.tagBuffered(s.id, before, now)
+	if err != nil {
+		return got, fmt.Errorf("read input %s: %w", s.id, err)
+	}
+	return got, nil
+}
+
+// tagBuffered records that buf[before:] came from input id.
+func (l *loop) tagBuffered(id string, before int, now time.Time) {
+	if len(l.buf) == before {
+		return
+	}
+	if before == 0 {
+		l.bufSince = now
+	}
+	for range len(l.buf) - before {
+		l.bufIDs = append(l.bufIDs, id)
+	}
+	l.countRead(l.buf[before:])
 }
 
 func (l *loop) countRead(evs []input.Event) {
@@ -224,9 +271,9 @@ func (l *loop) wait(ctx context.Context) {
 		wake(l.pausedUntil)
 		wake(l.nextRetryAt)
 	}
-	wakeup := l.wakeup
+	wakeup := l.wakeup.C()
 	if l.backpressured || len(l.buf) >= l.r.opts.Agent.BulkMaxSize {
-		wakeup = nil // the input would not be polled anyway
+		wakeup = nil // the inputs would not be polled anyway
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()

@@ -24,7 +24,8 @@ type memQueue struct {
 	pending   []row // sorted by ID
 	sending   map[uint64]row
 	bytes     int64
-	positions map[string][]byte // see SavePositions
+	positions map[string]map[string][]byte // by source id, then key; see SavePositions
+	started   map[string]bool              // source ids MarkStarted saw
 }
 
 var _ queue = (*memQueue)(nil)
@@ -70,24 +71,38 @@ func (q *memQueue) Append(_ string, payloads [][]byte) error {
 // SavePositions keeps the positions in memory only: nothing survives a
 // restart in NON mode, but an input a reload reopens goes on where the
 // old one stopped instead of starting over.
-func (q *memQueue) SavePositions(_ string, pos []input.Position) error {
+func (q *memQueue) SavePositions(sourceID string, pos []input.Position) error {
 	if q.positions == nil {
-		q.positions = make(map[string][]byte)
+		q.positions = make(map[string]map[string][]byte)
+	}
+	m := q.positions[sourceID]
+	if m == nil {
+		m = make(map[string][]byte)
+		q.positions[sourceID] = m
 	}
 	for _, p := range pos {
 		if p.State == nil {
-			delete(q.positions, p.Key)
+			delete(m, p.Key)
 			continue
 		}
-		q.positions[p.Key] = p.State
+		m[p.Key] = p.State
 	}
 	return nil
 }
 
-func (q *memQueue) Positions(string) (map[string][]byte, error) {
-	return maps.Clone(q.positions), nil
+func (q *memQueue) Positions(sourceID string) (map[string][]byte, error) {
+	return maps.Clone(q.positions[sourceID]), nil
 }
-func (q *memQueue) MarkStarted(string) error { return nil }
+
+func (q *memQueue) MarkStarted(sourceID string) error {
+	if q.started == nil {
+		q.started = make(map[string]bool)
+	}
+	q.started[sourceID] = true
+	return nil
+}
+
+func (q *memQueue) Started(sourceID string) (bool, error) { return q.started[sourceID], nil }
 
 func (q *memQueue) Claim(max int, _ time.Time) ([]row, error) {
 	n := min(max, len(q.pending))

@@ -24,6 +24,9 @@ type queue interface {
 	// Positions returns the input positions last committed for sourceID,
 	// for an input reopened by a reload.
 	Positions(sourceID string) (map[string][]byte, error)
+	// Started reports whether sourceID has run against this queue
+	// (MarkStarted committed), for an input a reload adds.
+	Started(sourceID string) (bool, error)
 	Close() error
 }
 

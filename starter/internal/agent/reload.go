@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
@@ -28,7 +29,14 @@ type reloadRequest struct {
 // Replace says which plug-ins a reload rebuilds. The caller compares the
 // old and the new config (config.Config.Changes): the scheduler does not
 // look inside plug-in configs. A changed type always rebuilds.
-type Replace struct{ Input, Output bool }
+type Replace struct {
+	// Input rebuilds the single `input:`; Output the output.
+	Input, Output bool
+	// Inputs are the ids of `inputs:` entries whose config changed. An
+	// id new to the list is opened and one gone from it is closed
+	// anyway; the other entries keep running untouched.
+	Inputs []string
+}
 
 // Reload applies new options to the running agent without dropping what
 // it buffered: the loop, at its next turn, writes the buffer to the queue,
@@ -94,7 +102,12 @@ func (l *loop) reload(ctx context.Context, next Options, replace Replace) error 
 	r := l.r
 	old := r.opts
 	next = keepFixed(old, next)
-	inputChanged := replace.Input || next.InputType != old.InputType
+	if err := next.checkInputs(); err != nil {
+		return l.reloadFailed(fmt.Errorf("reload: %w", err))
+	}
+	specs := next.specs(l.singleID)
+	rebuild := l.inputsToRebuild(old, next, specs, replace)
+	inputChanged := len(rebuild) > 0
 	outputChanged := replace.Output || next.OutputType != old.OutputType
 	start := r.now()
 	timeout := old.Agent.ShutdownTimeout
@@ -124,7 +137,7 @@ func (l *loop) reload(ctx context.Context, next Options, replace Replace) error 
 	}
 	l.maxJobs = maxJobsBefore
 	if inputChanged {
-		l.drainInput()
+		l.drainInputs(func(id string) bool { return rebuild[id] })
 	}
 	if err := l.flushUntil(deadline); err != nil {
 		// What the old input read is not all in the queue: a new input
@@ -145,9 +158,10 @@ func (l *loop) reload(ctx context.Context, next Options, replace Replace) error 
 		}
 		newSnd, newEnc = snd, enc
 	}
-	newIn := l.in
+	var opened []*source
 	if inputChanged {
-		in, err := l.reopenInput(ctx)
+		var err error
+		opened, err = l.openChanged(ctx, specs, rebuild)
 		if err != nil {
 			if newSnd != nil {
 				_ = newSnd.Close()
@@ -156,19 +170,11 @@ func (l *loop) reload(ctx context.Context, next Options, replace Replace) error 
 			l.resume(old)
 			return l.reloadFailed(fmt.Errorf("reload: %w", err))
 		}
-		newIn = in
 	}
 
 	// Committed to the new options from here on.
 	if inputChanged {
-		if err := l.in.Close(); err != nil {
-			l.log.Warn("reload: close the previous input", slog.String(keyError, err.Error()))
-		}
-		l.in = newIn
-		l.wakeup = nil
-		if w, ok := newIn.(input.Waker); ok {
-			l.wakeup = w.Wakeup()
-		}
+		l.swapInputs(specs, rebuild, opened)
 	}
 	if outputChanged {
 		if err := l.sender.snd.Close(); err != nil {
@@ -177,9 +183,9 @@ func (l *loop) reload(ctx context.Context, next Options, replace Replace) error 
 		l.sender.snd, l.sender.enc = newSnd, newEnc
 	}
 	l.resume(next)
-	r.publishExt(l.in, l.sender.snd)
+	r.publishExt(l.inputs, l.sender.snd)
 	r.pub.set(func(p *published) {
-		p.inputType, p.outputType, p.configHash = next.InputType, next.OutputType, next.ConfigHash
+		p.outputType, p.configHash = next.OutputType, next.ConfigHash
 	})
 	r.ctr.reloadsOK.Add(1)
 	l.log.Info("reload applied",
@@ -215,14 +221,84 @@ func (l *loop) settleJobs(deadline time.Time) {
 	}
 }
 
-// reopenInput opens the new input (r.opts) from the positions the queue
-// holds for the input id: the buffer was just written there.
-func (l *loop) reopenInput(ctx context.Context) (input.Input, error) {
-	saved, err := l.q.Positions(l.inputID)
-	if err != nil {
-		return nil, err
+// inputsToRebuild returns the ids of the running inputs to close and of
+// the inputs to open: those new to the config, gone from it, of another
+// type, or whose config changed (replace); all of them when the config
+// switched between the `input:` and the `inputs:` forms.
+func (l *loop) inputsToRebuild(old, next Options, specs []InputSpec, replace Replace) map[string]bool {
+	out := make(map[string]bool)
+	running := make(map[string]*source, len(l.inputs))
+	for _, s := range l.inputs {
+		running[s.id] = s
 	}
-	return l.r.openInput(ctx, l.inputID, input.OpenOptions{Saved: saved})
+	formChanged := (len(old.InputList) == 0) != (len(next.InputList) == 0)
+	wanted := make(map[string]bool, len(specs))
+	for _, sp := range specs {
+		wanted[sp.ID] = true
+		cur := running[sp.ID]
+		switch {
+		case cur == nil, formChanged, cur.typ != sp.Type,
+			len(next.InputList) == 0 && replace.Input,
+			slices.Contains(replace.Inputs, sp.ID):
+			out[sp.ID] = true
+		}
+	}
+	for id := range running {
+		if !wanted[id] || formChanged {
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// openChanged opens the specs to rebuild (r.opts are the new options) from
+// the positions the queue holds for their ids: the buffer was just
+// written there, so a file still matched goes on at its offset.
+func (l *loop) openChanged(ctx context.Context, specs []InputSpec, rebuild map[string]bool) ([]*source, error) {
+	var todo []InputSpec
+	opens := make(map[string]input.OpenOptions)
+	for _, sp := range specs {
+		if !rebuild[sp.ID] {
+			continue
+		}
+		saved, err := l.q.Positions(sp.ID)
+		if err != nil {
+			return nil, err
+		}
+		started, err := l.q.Started(sp.ID)
+		if err != nil {
+			return nil, err
+		}
+		todo = append(todo, sp)
+		opens[sp.ID] = input.OpenOptions{Saved: saved, FirstStart: !started}
+	}
+	return l.r.openInputs(ctx, todo, opens)
+}
+
+// swapInputs closes the inputs being rebuilt or removed and installs the
+// new list in config order: kept inputs as they run, opened ones new.
+func (l *loop) swapInputs(specs []InputSpec, rebuild map[string]bool, opened []*source) {
+	byID := make(map[string]*source, len(l.inputs)+len(opened))
+	for _, s := range l.inputs {
+		if rebuild[s.id] {
+			if err := s.in.Close(); err != nil {
+				l.log.Warn("reload: close the previous input", slog.String("input_id", s.id), slog.String(keyError, err.Error()))
+			}
+			continue
+		}
+		byID[s.id] = s
+	}
+	for _, s := range opened {
+		byID[s.id] = s
+	}
+	next := make([]*source, 0, len(specs))
+	for _, sp := range specs {
+		next = append(next, byID[sp.ID])
+	}
+	l.setInputs(next)
+	if len(opened) > 0 {
+		l.markStarted = true // the new inputs' first run is recorded
+	}
 }
 
 // resume applies o's settings to the loop and the queue and starts a new

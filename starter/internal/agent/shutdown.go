@@ -34,7 +34,7 @@ func (r *Agent) shutdown(l *loop, cause error) error {
 
 	// No new jobs from here on: the rest of the loop only records.
 	l.maxJobs = 0
-	l.drainInput()
+	l.drainInputs(allInputs)
 	flushErr := l.flushUntil(deadline)
 
 	senderStuck := l.stopSender(deadline)
@@ -43,8 +43,11 @@ func (r *Agent) shutdown(l *loop, cause error) error {
 	}
 
 	var closeErrs []error
-	if err := l.in.Close(); err != nil {
-		closeErrs = append(closeErrs, fmt.Errorf("close input: %w", err))
+	l.wakeup.stop()
+	for _, s := range l.inputs {
+		if err := s.in.Close(); err != nil {
+			closeErrs = append(closeErrs, fmt.Errorf("close input %s: %w", s.id, err))
+		}
 	}
 	if err := l.sender.snd.Close(); err != nil {
 		closeErrs = append(closeErrs, fmt.Errorf("close output: %w", err))
@@ -67,18 +70,20 @@ func (r *Agent) shutdown(l *loop, cause error) error {
 	return nil
 }
 
-// drainInput moves the input's held-back groups (multiline) into the
-// buffer: the input is about to be closed.
-func (l *loop) drainInput() {
-	before := len(l.buf)
-	l.buf = l.in.Drain(l.buf)
-	if n := len(l.buf) - before; n > 0 {
-		if before == 0 {
-			l.bufSince = l.r.now()
+// drainInputs moves the held-back groups (multiline) of the inputs for
+// which which(id) holds into the buffer: they are about to be closed.
+func (l *loop) drainInputs(which func(id string) bool) {
+	for _, s := range l.inputs {
+		if !which(s.id) {
+			continue
 		}
-		l.countRead(l.buf[before:])
+		before := len(l.buf)
+		l.buf = s.in.Drain(l.buf)
+		l.tagBuffered(s.id, before, l.r.now())
 	}
 }
+
+func allInputs(string) bool { return true }
 
 // startSender runs the sender loop on its own goroutine, with fresh job
 // channels (a stopped sender may have left jobs in the old one).

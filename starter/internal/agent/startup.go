@@ -3,8 +3,8 @@ package agent
 import (
 	"context"
 	"errors"
-	"fmt"
-	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
@@ -39,28 +39,35 @@ func (r *Agent) start(ctx context.Context) (*loop, error) {
 		exitOnRefusal: r.exitOnRefusal(),
 	}
 
-	var open input.OpenOptions
+	var (
+		singleID string
+		opens    map[string]input.OpenOptions
+	)
 	if l.nonMode {
 		// No WAL, no positions: every start is a first start.
 		l.q = newMemQueue(nonQueueJobs*l.jobSize, nonQueueBytes, r.now())
-		l.inputID = r.opts.IDs.Input
-		open.FirstStart = true
+		singleID = r.opts.IDs.Input
+		opens = make(map[string]input.OpenOptions)
+		for _, sp := range r.opts.specs(singleID) {
+			opens[sp.ID] = input.OpenOptions{FirstStart: true}
+		}
 	} else {
 		st, err := r.openWAL()
 		if err != nil {
 			return nil, err
 		}
-		l.q, l.walq, l.inputID, open = st.q, st.q, st.inputID, input.OpenOptions{Saved: st.saved, FirstStart: st.firstStart}
+		l.q, l.walq, singleID, opens = st.q, st.q, st.inputID, st.opens
 		l.resurrect = st.sending
 	}
 	if r.wrapQueue != nil {
 		l.q = r.wrapQueue(l.q)
 	}
-	if l.inputID == "" {
+	if len(r.opts.InputList) == 0 && singleID == "" {
 		_ = l.q.Close()
 		return nil, errors.New("start edge agent: no input id (agent.yaml input.id or the edge-agent.id file)")
 	}
-	r.pub.set(func(p *published) { p.ids.input = l.inputID })
+	l.singleID = singleID
+	specs := r.opts.specs(singleID)
 
 	snd, enc, err := r.openSender()
 	if err != nil {
@@ -69,23 +76,38 @@ func (r *Agent) start(ctx context.Context) (*loop, error) {
 	}
 	l.sender = r.newSendLoop(snd, enc, l.nonMode)
 
-	in, err := r.openInput(ctx, l.inputID, open)
-	if err == nil && ctx.Err() != nil {
-		_ = in.Close()
-		err = fmt.Errorf("start edge agent: %w", ctx.Err())
-	}
+	// The config's order decides who reads a file several inputs match,
+	// from the first scan on.
+	r.claims.SetOrder(specIDs(specs))
+	inputs, err := r.openInputs(ctx, specs, opens)
 	if err != nil {
 		_ = snd.Close()
 		_ = l.q.Close()
 		return nil, err
 	}
-	l.in = in
-	if w, ok := in.(input.Waker); ok {
-		// The input says when files changed: poll then, not after idle-sleep-ms.
-		l.wakeup = w.Wakeup()
-	}
-	r.publishExt(in, snd)
+	l.setInputs(inputs)
+	r.publishExt(inputs, snd)
 	return l, nil
+}
+
+// setInputs makes inputs the loop's and waits on their wake-up signals:
+// poll when files changed, not after idle-sleep-ms.
+func (l *loop) setInputs(inputs []*source) {
+	l.wakeup.stop()
+	l.inputs = inputs
+	l.wakeup = newWakeMux(inputs)
+	ids := sourceIDs(inputs)
+	l.r.claims.SetOrder(ids)
+	// The single input's id, or the list's ids joined, for status and logs.
+	joined := strings.Join(ids, ",")
+	var types []string
+	for _, s := range inputs {
+		if !slices.Contains(types, s.typ) {
+			types = append(types, s.typ)
+		}
+	}
+	typ := strings.Join(types, ",")
+	l.r.pub.set(func(p *published) { p.ids.input, p.inputType = joined, typ })
 }
 
 // jobSize is the rows per job: enough to fill the transport's pipeline a
@@ -104,22 +126,6 @@ func jobSize(o Options) int {
 
 // maxBulkJobSize caps what bulk-max-size adds to jobSize.
 const maxBulkJobSize = 4096
-
-func (r *Agent) openInput(ctx context.Context, id string, open input.OpenOptions) (input.Input, error) {
-	f, err := r.opts.Inputs.Get(r.opts.InputType)
-	if err != nil {
-		return nil, fmt.Errorf("open input: %w", err)
-	}
-	in, err := f.Create(r.opts.Input, input.Settings{ID: id, Logger: r.log.With(slog.String("input_id", id))})
-	if err != nil {
-		return nil, fmt.Errorf("create input %s: %w", r.opts.InputType, err)
-	}
-	if err := in.Open(ctx, open); err != nil {
-		_ = in.Close()
-		return nil, fmt.Errorf("open input %s: %w", r.opts.InputType, err)
-	}
-	return in, nil
-}
 
 func (r *Agent) newSendLoop(snd transport.Sender, enc encoder, nonMode bool) *sendLoop {
 	pace := r.opts.Output.Pacing()
@@ -148,16 +154,10 @@ func (r *Agent) exitOnRefusal() bool {
 	return r.opts.Output.Pacing().OnRefusal == output.RefusalExit
 }
 
-// publishExt exposes the input's and the transport's own statistics when
+// publishExt exposes the inputs' and the transport's own statistics when
 // they offer them.
-func (r *Agent) publishExt(in input.Input, snd transport.Sender) {
-	var e extStats
-	if s, ok := in.(input.StatsReporter); ok {
-		e.input = s.Stats
-	}
-	if f, ok := in.(input.FilesReporter); ok {
-		e.files = f.Files
-	}
+func (r *Agent) publishExt(inputs []*source, snd transport.Sender) {
+	e := extStats{inputs: slices.Clone(inputs)}
 	if s, ok := snd.(clientStats); ok {
 		e.reconnects = func() uint64 { return s.Stats().Reconnects }
 	}

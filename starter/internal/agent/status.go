@@ -59,12 +59,15 @@ type Status struct {
 	// ConfigReloads counts reloads: OK applied, Failed rejected (invalid
 	// file, or an input or output that could not be built).
 	ConfigReloads ReloadCounts
-	// Input holds the input's own counters when it reports them
+	// Input holds the inputs' own counters summed, when any reports them
 	// (input.StatsReporter); nil otherwise.
 	Input *input.Stats
-	// Files lists the files the input tracks (input.FilesReporter); nil
-	// when it cannot say.
+	// Files lists the files every input tracks (input.FilesReporter), in
+	// input order; nil when none can say.
 	Files []input.FileStatus
+	// Inputs is each input on its own, in config order (one for the
+	// single `input:` form).
+	Inputs []InputStatus
 }
 
 // ReloadCounts are config reloads by outcome.
@@ -161,12 +164,16 @@ func (r *Agent) Snapshot() Status {
 		if e.reconnects != nil {
 			st.Reconnects = e.reconnects()
 		}
-		if e.input != nil {
-			s := e.input()
-			st.Input = &s
-		}
-		if e.files != nil {
-			st.Files = e.files()
+		st.Inputs = inputStatuses(e.inputs)
+		for _, in := range st.Inputs {
+			if in.Stats != nil {
+				sum := in.Stats.Add(input.Stats{})
+				if st.Input != nil {
+					sum = st.Input.Add(sum)
+				}
+				st.Input = &sum
+			}
+			st.Files = append(st.Files, in.Files...)
 		}
 	}
 	return st

@@ -34,10 +34,12 @@ type walQueue struct {
 var _ queue = (*walQueue)(nil)
 
 type walStart struct {
-	q          *walQueue
-	inputID    string
-	saved      map[string][]byte
-	firstStart bool
+	q *walQueue
+	// inputID is the single `input:`'s id as settled (empty with inputs:).
+	inputID string
+	// opens are the saved positions and first-start flag of every input,
+	// by id.
+	opens map[string]input.OpenOptions
 	// sending are rows left SENDING by the previous run that are still to
 	// be returned to PENDING (only when the disk was full at start).
 	sending []uint64
@@ -99,24 +101,25 @@ func (r *Agent) startTx(q *walQueue, resurrect bool) (*walStart, error) {
 			st.sending = tx.SendingIDs()
 		}
 		q.queued = tx.Counts().PayloadBytes
+		ids := make([]string, 0, len(r.opts.InputList))
+		for _, sp := range r.opts.InputList {
+			ids = append(ids, sp.ID)
+		}
+		if len(ids) == 0 {
+			// The single input: today's id rules, and its WALs, unchanged.
+			var err error
+			st.inputID, warn, err = settleInputID(tx, r.opts.IDs, r.log)
+			if err != nil {
+				return err
+			}
+			if st.inputID == "" {
+				return nil
+			}
+			ids = append(ids, st.inputID)
+		}
 		var err error
-		st.inputID, warn, err = settleInputID(tx, r.opts.IDs, r.log)
-		if err != nil {
-			return err
-		}
-		if st.inputID == "" {
-			return nil
-		}
-		started, err := tx.Meta(metaStartedPrefix + st.inputID)
-		if err != nil {
-			return fmt.Errorf("read meta: %w", err)
-		}
-		st.firstStart = started == nil
-		st.saved, err = tx.Positions(st.inputID)
-		if err != nil {
-			return fmt.Errorf("read positions of input %s: %w", st.inputID, err)
-		}
-		return nil
+		st.opens, err = openOptions(tx, ids)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -129,6 +132,24 @@ func (r *Agent) startTx(q *walQueue, resurrect bool) (*walStart, error) {
 		r.log.Info("rows left SENDING by the previous run are PENDING again", slog.Int("rows", resurrected))
 	}
 	return st, nil
+}
+
+// openOptions reads, for each input id, whether it ran against this WAL
+// before and its saved positions.
+func openOptions(tx *wal.Tx, ids []string) (map[string]input.OpenOptions, error) {
+	out := make(map[string]input.OpenOptions, len(ids))
+	for _, id := range ids {
+		started, err := tx.Meta(metaStartedPrefix + id)
+		if err != nil {
+			return nil, fmt.Errorf("read meta: %w", err)
+		}
+		saved, err := tx.Positions(id)
+		if err != nil {
+			return nil, fmt.Errorf("read positions of input %s: %w", id, err)
+		}
+		out[id] = input.OpenOptions{Saved: saved, FirstStart: started == nil}
+	}
+	return out, nil
 }
 
 // settleInputID picks the input id: an explicit one from agent.yaml wins;
@@ -204,6 +225,19 @@ func (q *walQueue) Positions(sourceID string) (map[string][]byte, error) {
 		return nil, fmt.Errorf("read positions of input %s: %w", sourceID, err)
 	}
 	return saved, nil
+}
+
+func (q *walQueue) Started(sourceID string) (bool, error) {
+	var started bool
+	err := q.w.View(func(tx *wal.ReadTx) error {
+		v, err := tx.Meta(metaStartedPrefix + sourceID)
+		started = v != nil
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("read meta of input %s: %w", sourceID, err)
+	}
+	return started, nil
 }
 
 // walTx adapts one wal.Tx.

@@ -294,3 +294,37 @@ func TestStartBindFailureNamesKey(t *testing.T) {
 		t.Fatalf("binding a taken port: %v, want an error naming http.listen", err)
 	}
 }
+
+// Several inputs: /debug/status lists each with its figures and files,
+// /metrics counts each one's filtered events under its id.
+func TestPerInputStatusAndMetrics(t *testing.T) {
+	st := running()
+	st.Inputs = []agent.InputStatus{
+		{ID: "app", Type: "file", Stats: &input.Stats{Events: 5, Filtered: 3},
+			Files: []input.FileStatus{{Path: "/var/log/app.log", Identity: "1:3:cd", Offset: 4, Size: 4}}},
+		{ID: "db", Type: "file", Stats: &input.Stats{Events: 6}},
+		{ID: "quiet", Type: "other"}, // reports no stats: no series
+	}
+	srv := serve(t, Options{Source: &fakeSource{st: st}})
+	_, body := get(t, srv.URL+"/metrics", "")
+	for _, want := range []string{
+		`edge_agent_input_events_filtered_total{input="app"} 3` + "\n",
+		`edge_agent_input_events_filtered_total{input="db"} 0` + "\n",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if strings.Contains(body, `input="quiet"`) {
+		t.Error("a series for an input that reports no stats")
+	}
+	_, body = get(t, srv.URL+"/debug/status", "")
+	var got Status
+	if err := json.Unmarshal([]byte(body), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Inputs) != 3 || got.Inputs[0].ID != "app" || got.Inputs[0].Filtered != 3 || got.Inputs[1].Events != 6 ||
+		len(got.Inputs[0].Files) != 1 || got.Inputs[0].Files[0].Path != "/var/log/app.log" || got.Inputs[2].Type != "other" {
+		t.Errorf("inputs: %+v", got.Inputs)
+	}
+}

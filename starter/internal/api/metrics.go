@@ -23,6 +23,7 @@ var (
 	dFilesOpen     = desc("files_open", "File descriptors the input holds open.")
 	dTruncated     = desc("lines_truncated_total", "Lines cut to the input's maximum line size.")
 	dBackpressure  = desc("backpressure_active", "1 while reading is paused because the queue is above queue.max-bytes.")
+	dFiltered      = desc("input_events_filtered_total", "Events an input's include-lines/exclude-lines dropped (their positions still advance).", "input")
 	dReloads       = desc("config_reloads_total", "Configuration reloads by result.", "result")
 	dBuildInfo     = desc("build_info", "Always 1; the labels name the build.", "version", "commit")
 )
@@ -33,7 +34,7 @@ type collector struct{ o *Options }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dEventsRead, dBytesRead, dEventsAcked, dWALRows, dWALBytes, dWALFileBytes,
-		dOldestPending, dBatches, dLatency, dReconnects, dFilesOpen, dTruncated, dBackpressure, dReloads, dBuildInfo} {
+		dOldestPending, dBatches, dLatency, dReconnects, dFilesOpen, dTruncated, dBackpressure, dFiltered, dReloads, dBuildInfo} {
 		ch <- d
 	}
 }
@@ -76,6 +77,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		counter(dBytesRead, float64(in.BytesRead))
 		gauge(dFilesOpen, float64(in.FilesOpen))
 		counter(dTruncated, float64(in.TruncatedLines))
+	}
+	for _, in := range st.Inputs {
+		if in.Stats != nil {
+			counter(dFiltered, float64(in.Stats.Filtered), in.ID)
+		}
 	}
 }
 

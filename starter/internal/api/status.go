@@ -3,6 +3,7 @@ package api
 import (
 	"time"
 
+	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
 )
 
@@ -32,9 +33,13 @@ type Status struct {
 
 	WAL      WALStatus `json:"wal"`
 	Counters *Counters `json:"counters,omitempty"`
-	Input    *Input    `json:"input,omitempty"`
-	// Files are the input's tracked files, when it can list them.
+	// Input is every input's figures summed (and the single input's type).
+	Input *Input `json:"input,omitempty"`
+	// Files are the inputs' tracked files, when they can list them.
 	Files []File `json:"files,omitempty"`
+	// Inputs are each input's own figures and files, in config order
+	// (one entry for the single input: form).
+	Inputs []Input `json:"inputs,omitempty"`
 }
 
 // File is one tracked file.
@@ -77,6 +82,8 @@ type Counters struct {
 
 // Input is what the input reports about itself.
 type Input struct {
+	// ID is set in Status.Inputs only.
+	ID             string `json:"id,omitempty"`
 	Type           string `json:"type"`
 	LinesRead      int64  `json:"lines_read"`
 	BytesRead      int64  `json:"bytes_read"`
@@ -87,6 +94,26 @@ type Input struct {
 	Rotations      int64  `json:"rotations"`
 	Truncations    int64  `json:"truncations"`
 	Errors         int64  `json:"errors"`
+	// Filtered are events include-lines/exclude-lines dropped.
+	Filtered int64 `json:"events_filtered"`
+	// Files are set in Status.Inputs only (Status.Files lists them all).
+	Files []File `json:"files,omitempty"`
+}
+
+func inputDoc(typ string, s input.Stats) *Input {
+	return &Input{
+		Type: typ, LinesRead: s.LinesRead, BytesRead: s.BytesRead, Events: s.Events,
+		TruncatedLines: s.TruncatedLines, FilesOpen: s.FilesOpen, FilesTracked: s.FilesTracked,
+		Rotations: s.Rotations, Truncations: s.Truncations, Errors: s.Errors, Filtered: s.Filtered,
+	}
+}
+
+func fileDocs(fs []input.FileStatus) []File {
+	var out []File
+	for _, f := range fs {
+		out = append(out, File{Path: f.Path, Identity: f.Identity, Offset: f.Offset, Size: f.Size, Lag: f.Lag, Open: f.Open})
+	}
+	return out
 }
 
 // configHash is the hash of the config in force: the last reload's, else
@@ -127,14 +154,16 @@ func statusOf(st agent.Status, o *Options, now time.Time) Status {
 		out.LastErrorAt = &t
 	}
 	if s := st.Input; s != nil {
-		out.Input = &Input{
-			Type: st.InputType, LinesRead: s.LinesRead, BytesRead: s.BytesRead, Events: s.Events,
-			TruncatedLines: s.TruncatedLines, FilesOpen: s.FilesOpen, FilesTracked: s.FilesTracked,
-			Rotations: s.Rotations, Truncations: s.Truncations, Errors: s.Errors,
-		}
+		out.Input = inputDoc(st.InputType, *s)
 	}
-	for _, f := range st.Files {
-		out.Files = append(out.Files, File{Path: f.Path, Identity: f.Identity, Offset: f.Offset, Size: f.Size, Lag: f.Lag, Open: f.Open})
+	out.Files = fileDocs(st.Files)
+	for _, in := range st.Inputs {
+		doc := &Input{Type: in.Type}
+		if in.Stats != nil {
+			doc = inputDoc(in.Type, *in.Stats)
+		}
+		doc.ID, doc.Files = in.ID, fileDocs(in.Files)
+		out.Inputs = append(out.Inputs, *doc)
 	}
 	return out
 }

@@ -99,7 +99,7 @@ func (rl *reloader) reload(ctx context.Context) {
 	opts.Inputs, opts.Outputs, opts.Home = rl.base.Inputs, rl.base.Outputs, rl.base.Home
 	opts.IDs, opts.Logger, opts.OnReady = rl.base.IDs, rl.base.Logger, rl.base.OnReady
 	opts.ConfigHash = next.Hash
-	if err := rl.rt.Reload(ctx, opts, agent.Replace{Input: changes.Input, Output: changes.Output}); err != nil {
+	if err := rl.rt.Reload(ctx, opts, agent.Replace{Input: changes.Input, Output: changes.Output, Inputs: changes.Inputs}); err != nil {
 		rl.logger.Error("config reload failed; the running input and output are kept", "error", err, "config_hash", rl.cur.Hash)
 		return
 	}

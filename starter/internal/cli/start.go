@@ -280,7 +280,11 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 			if req.onReady != nil {
 				req.onReady()
 			}
-			recordSettledInputID(rt, ids, paths.IDFile(a.env.Getenv, req.home), logger)
+			if len(cfg.Inputs) == 0 {
+				// inputs: entries carry their own ids; the id file's is
+				// the single input's only.
+				recordSettledInputID(rt, ids, paths.IDFile(a.env.Getenv, req.home), logger)
+			}
 		})
 	}
 	rt, err = agent.New(opts)

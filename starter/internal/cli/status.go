@@ -180,6 +180,12 @@ func writeStatusText(w io.Writer, st api.Status, pidFile string, detailErr error
 	if st.Input != nil {
 		fmt.Fprintf(out, "files:\t%d tracked, %d open\n", st.Input.FilesTracked, st.Input.FilesOpen)
 	}
+	if len(st.Inputs) > 1 {
+		for _, in := range st.Inputs {
+			fmt.Fprintf(out, "input %s:\t%d files tracked, %d open, %d events, %d filtered\n",
+				in.ID, in.FilesTracked, in.FilesOpen, in.Events, in.Filtered)
+		}
+	}
 	shown := 0
 	for _, f := range st.Files {
 		if f.Lag <= 0 {

@@ -15,6 +15,9 @@ type Changes struct {
 	// Input and Output say the input's or the output's type or settings
 	// differ, so a reload rebuilds it.
 	Input, Output bool
+	// Inputs are the ids of `inputs:` entries added, removed, or whose
+	// type or settings differ; the others keep running untouched.
+	Inputs []string
 }
 
 // Changes compares c with next. It lives here, with the decoder, because
@@ -24,6 +27,7 @@ func (c *Config) Changes(next *Config) Changes {
 	var ch Changes
 	ch.Input = c.InputType != next.InputType || c.InputID != next.InputID || !reflect.DeepEqual(c.Input, next.Input)
 	ch.Output = c.Output.Type != next.Output.Type || !reflect.DeepEqual(c.Output, next.Output)
+	ch.Inputs = changedInputs(c.Inputs, next.Inputs)
 	section := func(name string, differs bool) {
 		if differs {
 			ch.Sections = append(ch.Sections, name)
@@ -33,6 +37,7 @@ func (c *Config) Changes(next *Config) Changes {
 	section("queue", !reflect.DeepEqual(c.Queue, next.Queue))
 	section("retry", c.Retry != next.Retry)
 	section("input", ch.Input)
+	section("inputs", len(ch.Inputs) > 0)
 	section("output", ch.Output)
 	section("log", c.Log != next.Log)
 	section("http", c.HTTP != next.HTTP)
@@ -57,4 +62,27 @@ func (c *Config) Changes(next *Config) Changes {
 	key("http.pprof", c.HTTP.Pprof != next.HTTP.Pprof)
 	key("http.tls", c.HTTP.TLS != next.HTTP.TLS)
 	return ch
+}
+
+// changedInputs lists the ids of entries only one list has, or whose type
+// or config differ, in the order of next then of old.
+func changedInputs(old, next []InputEntry) []string {
+	byID := make(map[string]InputEntry, len(old))
+	for _, e := range old {
+		byID[e.ID] = e
+	}
+	var out []string
+	seen := make(map[string]bool, len(next))
+	for _, e := range next {
+		seen[e.ID] = true
+		if o, ok := byID[e.ID]; !ok || o.Type != e.Type || !reflect.DeepEqual(o.Config, e.Config) {
+			out = append(out, e.ID)
+		}
+	}
+	for _, e := range old {
+		if !seen[e.ID] {
+			out = append(out, e.ID)
+		}
+	}
+	return out
 }

@@ -271,6 +271,12 @@ func (d *decoder) decodeValue(n ast.Node, v reflect.Value, canonical, display st
 		d.decodeUint(n, v, canonical)
 	case reflect.Float32, reflect.Float64:
 		d.decodeFloat(n, v, canonical)
+	case reflect.Map:
+		if v.Type().Key().Kind() == reflect.String && v.Type().Elem().Kind() == reflect.String {
+			d.decodeStringMap(n, v, canonical, display)
+			return
+		}
+		d.decodeOther(n, v, canonical)
 	case reflect.Slice:
 		if v.Type().Elem().Kind() == reflect.String {
 			d.decodeStrings(n, v, canonical, display)
@@ -280,4 +286,33 @@ func (d *decoder) decodeValue(n ast.Node, v reflect.Value, canonical, display st
 	default:
 		d.decodeOther(n, v, canonical)
 	}
+}
+
+// decodeStringMap fills a map[string]string from a mapping (an input's
+// fields), remembering where each key is written so a component's check
+// of one name points at it, with ${ENV} expanded in the values.
+func (d *decoder) decodeStringMap(n ast.Node, v reflect.Value, canonical, display string) {
+	kvs, ok := entries(n)
+	if !ok {
+		d.typeError(canonical, "a mapping of names to strings", n)
+		return
+	}
+	out := reflect.MakeMapWithSize(v.Type(), len(kvs))
+	for _, kv := range kvs {
+		name := keyName(kv.Key)
+		if name == "" {
+			d.badKey(kv, canonical, display)
+			continue
+		}
+		kc, kd := join(canonical, name), join(display, name)
+		d.mark(kc, kd, kv.Key)
+		s := ""
+		if el := d.resolve(kv.Value, kc); el != nil {
+			if s, ok = d.scalar(el, kc, "a string"); !ok {
+				continue
+			}
+		}
+		out.SetMapIndex(reflect.ValueOf(name).Convert(v.Type().Key()), reflect.ValueOf(s).Convert(v.Type().Elem()))
+	}
+	v.Set(out)
 }

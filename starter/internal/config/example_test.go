@@ -58,6 +58,8 @@ func TestExampleConfigShowsDefaults(t *testing.T) {
 	wantIn := file.NewDefaultConfig()
 	wantIn.Paths = []string{"/var/log/app/*.log"}
 	wantIn.Exclude = []string{}
+	wantIn.Fields = map[string]string{}
+	wantIn.IncludeLines, wantIn.ExcludeLines = []string{}, []string{}
 	if got := fileInput(t, cfg); !reflect.DeepEqual(got, wantIn) {
 		t.Errorf("example input differs from the defaults:\n%+v\nwant\n%+v", got, wantIn)
 	}

@@ -25,6 +25,10 @@ func FuzzLoad(f *testing.F) {
 		"input: !!str\n",
 		"agent:\n  bulk-max-size: 99999999999999999999999\n",
 		"input:\n  paths:\n  - !!binary aGVsbG8=\n",
+		twoInputs,
+		"inputs:\n  - id: a\n    paths: [x]\n    fields: {payload: 1, ? [k] : v, e: ${H}}\n  - &e {id: a, file: {id: b}}\n  - *e\n  -\n",
+		"inputs: {id: x}\ninput: {paths: [a]}\n",
+		"inputs:\n  - id: x\n    paths: [a]\n    include-lines: ['(', [1]]\n    exclude-lines: x\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -26,33 +26,80 @@ func (d *decoder) decodeInput(kv *ast.MappingValueNode, reg *input.Registry, cfg
 		d.fail("input", errInputMissing())
 		return
 	}
+	e, ok := d.decodeInputBody(n, reg, "input")
+	if !ok {
+		return
+	}
+	cfg.InputType, cfg.Input, cfg.InputID = e.Type, e.Config, e.ID
+}
+
+// decodeInputs decodes the `inputs` list: each entry takes every key
+// `input` takes, and its own id, which is required.
+func (d *decoder) decodeInputs(kv *ast.MappingValueNode, reg *input.Registry, cfg *Config) {
+	n := d.resolve(kv.Value, "inputs")
+	if n == nil {
+		d.fail("inputs", errors.New("must list at least one input"))
+		return
+	}
+	seq, ok := n.(*ast.SequenceNode)
+	if !ok {
+		d.typeError("inputs", "a list of inputs", n)
+		return
+	}
+	if len(seq.Values) == 0 {
+		d.fail("inputs", errors.New("must list at least one input"))
+		return
+	}
+	cfg.Inputs = make([]InputEntry, 0, len(seq.Values))
+	for i, el := range seq.Values {
+		key := fmt.Sprintf("inputs[%d]", i)
+		d.mark(key, key, el)
+		en := d.resolve(el, key)
+		if kvs, ok := entries(en); ok && len(kvs) > 0 {
+			// Problems of the entry as a whole (a missing id) point at
+			// its first key, not at the list's dash.
+			d.mark(key, key, kvs[0].Key)
+		}
+		if en == nil {
+			d.failf(key, "empty entry: give it at least an id and paths")
+			continue
+		}
+		if e, ok := d.decodeInputBody(en, reg, key); ok {
+			cfg.Inputs = append(cfg.Inputs, e)
+		}
+	}
+}
+
+// decodeInputBody decodes one input mapping whose canonical key is
+// section ("input", "inputs[2]").
+func (d *decoder) decodeInputBody(n ast.Node, reg *input.Registry, section string) (InputEntry, bool) {
 	kvs, ok := entries(n)
 	if !ok {
-		d.typeError("input", "a mapping", n)
-		return
+		d.typeError(section, "a mapping", n)
+		return InputEntry{}, false
 	}
 
 	typ := defaultInputType
 	var flat []*ast.MappingValueNode
-	var id *ast.MappingValueNode // input.id, or input.<type>.id, which wins
+	var id *ast.MappingValueNode // <section>.id, or <section>.<type>.id, which wins
 	nested := map[string]*ast.MappingValueNode{}
 	for _, e := range kvs {
 		switch name := keyName(e.Key); name {
 		case "type":
-			d.mark("input.type", "input.type", e.Key)
-			if v := d.resolve(e.Value, "input.type"); v != nil {
-				if s, ok := d.scalar(v, "input.type", "a string"); ok && strings.TrimSpace(s) != "" {
+			d.mark(section+".type", section+".type", e.Key)
+			if v := d.resolve(e.Value, section+".type"); v != nil {
+				if s, ok := d.scalar(v, section+".type", "a string"); ok && strings.TrimSpace(s) != "" {
 					typ = strings.ToLower(strings.TrimSpace(s))
 				}
 			}
 		case "id":
 			id = e
 		case "queue":
-			d.mark("input.queue", "input.queue", e.Key)
-			d.fail("input.queue", errLegacyInputQueue("input.queue"))
+			d.mark(section+".queue", section+".queue", e.Key)
+			d.fail(section+".queue", errLegacyInputQueue(section+".queue"))
 		default:
 			// Any registered type name may hold a nested block; only
-			// the one matching input.type is used, others are errors.
+			// the one matching the type is used, others are errors.
 			if name != "" && isRegistered(reg, name) {
 				nested[name] = e
 				continue
@@ -63,46 +110,46 @@ func (d *decoder) decodeInput(kv *ast.MappingValueNode, reg *input.Registry, cfg
 
 	f, err := reg.Get(typ)
 	if err != nil {
-		d.fail("input.type", err)
-		return
+		d.fail(section+".type", err)
+		return InputEntry{}, false
 	}
-	idDisplay := "input.id"
+	idDisplay := section + ".id"
 	icfg := f.NewDefaultConfig()
 	rv := reflect.ValueOf(icfg)
 	if icfg == nil || rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
 		// A connector bug, not a user error; still reported, not panicked.
-		d.failf("input", "input type %q: its factory's default config is not a pointer to a struct", typ)
-		return
+		d.failf(section, "input type %q: its factory's default config is not a pointer to a struct", typ)
+		return InputEntry{}, false
 	}
-	d.decodeStruct(flat, rv.Elem(), "input", "input")
+	d.decodeStruct(flat, rv.Elem(), section, section)
 
 	for name, e := range nested {
 		if name != typ {
-			d.mark("input."+name, "input."+name, e.Key)
-			d.failf("input."+name, "block for input type %q, but input.type is %q", name, typ)
+			d.mark(section+"."+name, section+"."+name, e.Key)
+			d.failf(section+"."+name, "block for input type %q, but %s.type is %q", name, section, typ)
 			continue
 		}
-		if nestedID := d.decodeNested(e, rv.Elem(), typ); nestedID != nil {
-			id, idDisplay = nestedID, "input."+typ+".id"
+		if nestedID := d.decodeNested(e, rv.Elem(), typ, section); nestedID != nil {
+			id, idDisplay = nestedID, section+"."+typ+".id"
 		}
 	}
 
-	cfg.InputType = typ
-	cfg.Input = icfg
+	entry := InputEntry{Type: typ, Config: icfg}
 	if id != nil {
-		d.mark("input.id", idDisplay, id.Key)
-		if v := d.resolve(id.Value, "input.id"); v != nil {
-			if s, ok := d.scalar(v, "input.id", "a string"); ok {
-				cfg.InputID = strings.TrimSpace(s)
+		d.mark(section+".id", idDisplay, id.Key)
+		if v := d.resolve(id.Value, section+".id"); v != nil {
+			if s, ok := d.scalar(v, section+".id", "a string"); ok {
+				entry.ID = strings.TrimSpace(s)
 			}
 		}
 	}
+	return entry, true
 }
 
-// decodeNested decodes `input.<type>:` over the flat keys and returns its
-// id entry, if any, for decodeInput.
-func (d *decoder) decodeNested(e *ast.MappingValueNode, v reflect.Value, typ string) (id *ast.MappingValueNode) {
-	display := "input." + typ
+// decodeNested decodes `<section>.<type>:` over the flat keys and returns
+// its id entry, if any, for decodeInputBody.
+func (d *decoder) decodeNested(e *ast.MappingValueNode, v reflect.Value, typ, section string) (id *ast.MappingValueNode) {
+	display := section + "." + typ
 	d.mark(display, display, e.Key)
 	n := d.resolve(e.Value, display)
 	if n == nil {
@@ -121,7 +168,7 @@ func (d *decoder) decodeNested(e *ast.MappingValueNode, v reflect.Value, typ str
 		case "type":
 			kc := display + ".type"
 			d.mark(kc, kc, kv.Key)
-			d.failf(kc, "set the type as input.type, not inside %s", display)
+			d.failf(kc, "set the type as %s.type, not inside %s", section, display)
 		case "queue":
 			kc := display + ".queue"
 			d.mark(kc, kc, kv.Key)
@@ -130,7 +177,7 @@ func (d *decoder) decodeNested(e *ast.MappingValueNode, v reflect.Value, typ str
 			keep = append(keep, kv)
 		}
 	}
-	d.decodeStruct(keep, v, "input", display)
+	d.decodeStruct(keep, v, section, display)
 	return id
 }
 

@@ -19,8 +19,8 @@ func TestLoadRejects(t *testing.T) {
 		want string // substring, starting at the file name
 	}{
 		// Layout, unknown keys (typo protection).
-		{"unknown section", "inputs:\n  paths: [a]\n", "agent.yaml:1:1: inputs: unknown section; did you mean input?"},
-		{"section without suggestion", "metrics: {}" + validInput, "agent.yaml:1:1: metrics: unknown section; the top level accepts: agent, input, queue, retry, output, log"},
+		{"unknown section", "inputz:\n  paths: [a]\n", "agent.yaml:1:1: inputz: unknown section; did you mean input?"},
+		{"section without suggestion", "metrics: {}" + validInput, "agent.yaml:1:1: metrics: unknown section; the top level accepts: agent, input, inputs, queue, retry, output, log"},
 		{"typo in queue", "queue:\n  poll-batch-sise: 3" + validInput, "agent.yaml:2:3: queue.poll-batch-sise: unknown key; did you mean queue.poll-batch-size?"},
 		{"key in wrong section", "agent:\n  poll-batch-size: 3" + validInput, "agent.yaml:2:3: agent.poll-batch-size: unknown key; did you mean queue.poll-batch-size?"},
 		{"section key at top level", "paths: [a]" + validInput, "agent.yaml:1:1: paths: unknown section; did you mean input.paths?"},
@@ -46,7 +46,7 @@ func TestLoadRejects(t *testing.T) {
 		{"paths element is a mapping", "input:\n  paths:\n    - a\n    - {b: 1}\n", "agent.yaml:4:7: input.paths[1]: expected a string, got a mapping"},
 		{"string from list", "output:\n  endpoint: [a]" + validInput, "agent.yaml:2:3: output.endpoint: expected a string, got a list"},
 		{"input.file is a scalar", "input:\n  paths: [a]\n  file: 5\n", `agent.yaml:3:3: input.file: expected a mapping, got an integer "5"`},
-		{"top level is a scalar", "just text", `agent.yaml:1:1: expected a mapping of sections (agent, input, queue, retry, output, log, http), got "just text"`},
+		{"top level is a scalar", "just text", `agent.yaml:1:1: expected a mapping of sections (agent, input, inputs, queue, retry, output, log, http), got "just text"`},
 
 		// YAML itself.
 		{"syntax error", "agent:\n  id: \"abc\n" + validInput, "agent.yaml:2:7: invalid YAML: could not find end character of double-quoted text"},

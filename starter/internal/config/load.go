@@ -182,7 +182,7 @@ func knownKeys(reg *input.Registry, outs *output.Registry) []string {
 
 // sectionNames are the only top-level keys (Java's five, plus log and http).
 func sectionNames() []string {
-	return []string{"agent", "input", "queue", "retry", "output", "log", "http"}
+	return []string{"agent", "input", "inputs", "queue", "retry", "output", "log", "http"}
 }
 
 func (d *decoder) decodeRoot(root ast.Node, cfg *Config, reg *input.Registry, outs *output.Registry) {
@@ -203,7 +203,7 @@ func (d *decoder) decodeRoot(root ast.Node, cfg *Config, reg *input.Registry, ou
 	for _, f := range fieldsOf(v.Type()) {
 		fields[f.name] = f.index
 	}
-	seenInput, seenOutput := false, false
+	seenInput, seenInputs, seenOutput := false, false, false
 	for _, kv := range kvs {
 		name := keyName(kv.Key)
 		if name == "" {
@@ -215,6 +215,9 @@ func (d *decoder) decodeRoot(root ast.Node, cfg *Config, reg *input.Registry, ou
 		case name == "input":
 			seenInput = true
 			d.decodeInput(kv, reg, cfg)
+		case name == "inputs":
+			seenInputs = true
+			d.decodeInputs(kv, reg, cfg)
 		case name == "output":
 			seenOutput = true
 			d.decodeOutput(kv, outs, cfg)
@@ -224,7 +227,10 @@ func (d *decoder) decodeRoot(root ast.Node, cfg *Config, reg *input.Registry, ou
 			d.unknownKey(name, name, name, sectionNames(), "")
 		}
 	}
-	if !seenInput {
+	switch {
+	case seenInput && seenInputs:
+		d.failf("inputs", "input and inputs are both set; keep one: input for one input (Java agent form), inputs for a list of inputs with their own ids")
+	case !seenInput && !seenInputs:
 		d.fail("input", errInputMissing())
 	}
 	if !seenOutput {
@@ -246,6 +252,11 @@ func (d *decoder) resolvePaths(cfg *Config, home string) {
 	if a, ok := cfg.Input.(input.PathAnchor); ok {
 		a.AnchorPaths(home)
 	}
+	for _, e := range cfg.Inputs {
+		if a, ok := e.Config.(input.PathAnchor); ok {
+			a.AnchorPaths(home)
+		}
+	}
 }
 
 func (d *decoder) readSecret(key, path string, readFile func(string) ([]byte, error)) string {
@@ -264,4 +275,5 @@ func (d *decoder) advise(cfg *Config) {
 		d.warn("agent.delivery-guarantee", "NON keeps no WAL: events are dropped when a send fails or the agent stops; queue.* and retry.* are ignored")
 	}
 	d.adviseOutput(cfg)
+	d.adviseInputs(cfg)
 }

@@ -25,6 +25,16 @@ func newSourceMap(file string) *sourceMap {
 
 func (s *sourceMap) set(canonical string, p place) { s.places[canonical] = p }
 
+// has reports whether canonical is written in the file (false for a
+// Config built in code).
+func (s *sourceMap) has(canonical string) bool {
+	if s == nil {
+		return false
+	}
+	_, ok := s.places[canonical]
+	return ok
+}
+
 // fieldError builds the error for a canonical key. A key missing from the
 // file is reported at its nearest ancestor that is present (for example a
 // missing input.paths points at the input section), still under its own

@@ -36,9 +36,24 @@ type Config struct {
 	// identity file). SetIDs fills it and the input config's id.
 	InputID string `yaml:"-"`
 
+	// Inputs is the `inputs:` list, the form for several inputs; empty
+	// when the single `input:` section is used (the two are exclusive).
+	// Every entry has its own id, which keys its saved positions.
+	Inputs []InputEntry `yaml:"-"`
+
 	// where locates keys in the file for Validate's messages; nil for a
 	// Config built in code.
 	where *sourceMap
+}
+
+// InputEntry is one entry of `inputs:`.
+type InputEntry struct {
+	// ID is the entry's id (required, unique): its WAL source id.
+	ID string
+	// Type is the entry's type, lower-cased ("file").
+	Type string
+	// Config is the decoded config of Type's factory.
+	Config input.Config
 }
 
 // AgentConfig is the agent section: the agent's id and the scheduler's
@@ -82,7 +97,21 @@ func (c *Config) AgentOptions() agent.Options {
 		WAL:        c.Queue.Options,
 		InputType:  c.InputType,
 		Input:      c.Input,
+		InputList:  c.inputSpecs(),
 		OutputType: c.Output.Type,
 		Output:     c.Output.Options,
 	}
+}
+
+// inputSpecs is the `inputs:` list as the agent takes it (nil for the
+// single `input:` form).
+func (c *Config) inputSpecs() []agent.InputSpec {
+	if len(c.Inputs) == 0 {
+		return nil
+	}
+	out := make([]agent.InputSpec, len(c.Inputs))
+	for i, e := range c.Inputs {
+		out[i] = agent.InputSpec{ID: e.ID, Type: e.Type, Config: e.Config}
+	}
+	return out
 }

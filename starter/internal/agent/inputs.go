@@ -1,0 +1,215 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/check"
+)
+
+// InputSpec is one entry of agent.yaml's `inputs:` list.
+type InputSpec struct {
+	// ID keys the input's rows and saved positions in the WAL.
+	ID string
+	// Type picks the factory in Options.Inputs, which gets Config.
+	Type   string
+	Config input.Config
+}
+
+// source is one running input.
+type source struct {
+	id, typ string
+	in      input.Input
+}
+
+// specs returns the inputs o configures: the `inputs:` list, or the single
+// `input:` under singleID (the id settled at start).
+func (o *Options) specs(singleID string) []InputSpec {
+	if len(o.InputList) > 0 {
+		return o.InputList
+	}
+	return []InputSpec{{ID: singleID, Type: o.InputType, Config: o.Input}}
+}
+
+func specIDs(specs []InputSpec) []string {
+	ids := make([]string, len(specs))
+	for i, sp := range specs {
+		ids[i] = sp.ID
+	}
+	return ids
+}
+
+func sourceIDs(inputs []*source) []string {
+	ids := make([]string, len(inputs))
+	for i, s := range inputs {
+		ids[i] = s.id
+	}
+	return ids
+}
+
+// openInputs creates and opens every spec, in order (an earlier input is
+// the one that reads a file two inputs match). On a failure the inputs
+// already opened are closed.
+func (r *Agent) openInputs(ctx context.Context, specs []InputSpec, opens map[string]input.OpenOptions) ([]*source, error) {
+	out := make([]*source, 0, len(specs))
+	for _, sp := range specs {
+		in, err := r.openInput(ctx, sp, opens[sp.ID])
+		if err == nil && ctx.Err() != nil {
+			_ = in.Close()
+			err = fmt.Errorf("start edge agent: %w", ctx.Err())
+		}
+		if err != nil {
+			closeSources(out)
+			return nil, err
+		}
+		out = append(out, &source{id: sp.ID, typ: sp.Type, in: in})
+	}
+	return out, nil
+}
+
+func (r *Agent) openInput(ctx context.Context, sp InputSpec, open input.OpenOptions) (input.Input, error) {
+	f, err := r.opts.Inputs.Get(sp.Type)
+	if err != nil {
+		return nil, fmt.Errorf("open input %s: %w", sp.ID, err)
+	}
+	in, err := f.Create(sp.Config, input.Settings{
+		ID: sp.ID, Logger: r.log.With(slog.String("input_id", sp.ID)),
+		AgentID: r.opts.IDs.Agent, Host: r.host, Claims: r.claims,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create input %s (id %s): %w", sp.Type, sp.ID, err)
+	}
+	if err := in.Open(ctx, open); err != nil {
+		_ = in.Close()
+		return nil, fmt.Errorf("open input %s (id %s): %w", sp.Type, sp.ID, err)
+	}
+	return in, nil
+}
+
+func closeSources(ss []*source) {
+	for _, s := range ss {
+		_ = s.in.Close()
+	}
+}
+
+// wakeMux fans the inputs' Wakeup channels into one the loop waits on. A
+// nil *wakeMux has no channel (never ready).
+type wakeMux struct {
+	c    <-chan struct{}
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+// newWakeMux uses the one input's channel as it is; with several it
+// forwards each into a shared one from a goroutine per input, until stop.
+func newWakeMux(inputs []*source) *wakeMux {
+	var chans []<-chan struct{}
+	for _, s := range inputs {
+		if w, ok := s.in.(input.Waker); ok {
+			if c := w.Wakeup(); c != nil {
+				chans = append(chans, c)
+			}
+		}
+	}
+	switch len(chans) {
+	case 0:
+		return nil
+	case 1:
+		return &wakeMux{c: chans[0]}
+	}
+	out := make(chan struct{}, 1)
+	m := &wakeMux{c: out, done: make(chan struct{})}
+	for _, c := range chans {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			for {
+				select {
+				case <-m.done:
+					return
+				case <-c:
+					select {
+					case out <- struct{}{}:
+					default: // a wake-up is pending already
+					}
+				}
+			}
+		}()
+	}
+	return m
+}
+
+// C is the channel that fires when any input may have new data.
+func (m *wakeMux) C() <-chan struct{} {
+	if m == nil {
+		return nil
+	}
+	return m.c
+}
+
+// stop ends the forwarding goroutines; idempotent.
+func (m *wakeMux) stop() {
+	if m == nil || m.done == nil {
+		return
+	}
+	select {
+	case <-m.done:
+	default:
+		close(m.done)
+	}
+	m.wg.Wait()
+}
+
+// InputStatus is one input's view in Status.
+type InputStatus struct {
+	ID, Type string
+	// Stats are the input's own counters (input.StatsReporter); nil
+	// when it does not report them.
+	Stats *input.Stats
+	// Files are the files it tracks (input.FilesReporter); nil when it
+	// cannot say.
+	Files []input.FileStatus
+}
+
+// inputStatuses reads every input's statistics; safe from any goroutine
+// (StatsReporter and FilesReporter are).
+func inputStatuses(inputs []*source) []InputStatus {
+	out := make([]InputStatus, len(inputs))
+	for i, s := range inputs {
+		out[i] = InputStatus{ID: s.id, Type: s.typ}
+		if sr, ok := s.in.(input.StatsReporter); ok {
+			st := sr.Stats()
+			out[i].Stats = &st
+		}
+		if fr, ok := s.in.(input.FilesReporter); ok {
+			out[i].Files = fr.Files()
+		}
+	}
+	return out
+}
+
+// checkInputs refuses options with both input forms, or a list whose ids
+// are missing or repeated (config check reports these with positions;
+// options built in code get the same rule).
+func (o *Options) checkInputs() error {
+	if len(o.InputList) == 0 {
+		return nil
+	}
+	if o.Input != nil {
+		return fmt.Errorf("both Input and InputList are set (agent.yaml input and inputs): %w", check.ErrInvalid)
+	}
+	seen := make(map[string]bool, len(o.InputList))
+	for i, sp := range o.InputList {
+		switch {
+		case sp.ID == "":
+			return fmt.Errorf("inputs[%d] has no id: %w", i, check.ErrInvalid)
+		case seen[sp.ID]:
+			return fmt.Errorf("inputs[%d]: id %q is used twice: %w", i, sp.ID, check.ErrInvalid)
+		}
+		seen[sp.ID] = true
+	}
+	return nil
+}
