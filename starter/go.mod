@@ -24,6 +24,7 @@ require (
 	github.com/edge-agent/edge-agent/connector v0.0.0
 	github.com/edge-agent/edge-agent/transport v0.0.0
 	github.com/goccy/go-yaml v1.19.2
+	github.com/google/uuid v1.6.0
 	github.com/lmittmann/tint v1.2.1
 	github.com/prometheus/client_golang v1.25.0
 	github.com/urfave/cli/v2 v2.27.7
