@@ -39,6 +39,8 @@ func secretKeys() map[string]bool {
 		"output.token":                 true,
 		"output.aes-secret-key-base64": true,
 		"http.token":                   true,
+		// Every header value (decodeStringMap checks each under this key).
+		headersKey: true,
 	}
 }
 
@@ -271,6 +273,12 @@ func (d *decoder) decodeValue(n ast.Node, v reflect.Value, canonical, display st
 		d.decodeUint(n, v, canonical)
 	case reflect.Float32, reflect.Float64:
 		d.decodeFloat(n, v, canonical)
+	case reflect.Map:
+		if v.Type().Key().Kind() == reflect.String && v.Type().Elem().Kind() == reflect.String {
+			d.decodeStringMap(n, v, canonical, display)
+			return
+		}
+		d.decodeOther(n, v, canonical)
 	case reflect.Slice:
 		if v.Type().Elem().Kind() == reflect.String {
 			d.decodeStrings(n, v, canonical, display)

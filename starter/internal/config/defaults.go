@@ -4,6 +4,7 @@ import (
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
 	"github.com/edge-agent/edge-agent/starter/internal/api"
 	"github.com/edge-agent/edge-agent/starter/internal/logging"
+	"github.com/edge-agent/edge-agent/starter/internal/management"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
 
@@ -19,7 +20,8 @@ func NewDefaultConfig() *Config {
 			Type: defaultOutputType,
 		},
 		Log:       logging.DefaultSettings(),
-		HTTP:      api.DefaultSettings(),
+		HTTP:       api.DefaultSettings(),
+		Management: management.DefaultSettings(),
 		InputType: defaultInputType,
 	}
 }

@@ -263,3 +263,31 @@ func (d *decoder) quote(canonical, s string) string {
 	}
 	return strconv.Quote(s)
 }
+
+// decodeStringMap reads a mapping of names to strings (management.opamp's
+// headers). Values are checked under canonical itself, so a secret map
+// (the headers) never has a value quoted back.
+func (d *decoder) decodeStringMap(n ast.Node, v reflect.Value, canonical, display string) {
+	kvs, ok := entries(n)
+	if !ok {
+		d.typeError(canonical, "a mapping of names to strings", n)
+		return
+	}
+	out := reflect.MakeMapWithSize(v.Type(), len(kvs))
+	for _, kv := range kvs {
+		name := keyName(kv.Key)
+		if name == "" {
+			d.badKey(kv, canonical, display)
+			continue
+		}
+		d.mark(canonical+"."+name, display+"."+name, kv.Key)
+		el := d.resolve(kv.Value, canonical)
+		if el == nil {
+			continue
+		}
+		if s, ok := d.scalar(el, canonical, "a string"); ok {
+			out.SetMapIndex(reflect.ValueOf(name), reflect.ValueOf(s))
+		}
+	}
+	v.Set(out)
+}

@@ -5,6 +5,7 @@ import (
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
 	"github.com/edge-agent/edge-agent/starter/internal/api"
 	"github.com/edge-agent/edge-agent/starter/internal/logging"
+	"github.com/edge-agent/edge-agent/starter/internal/management"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
@@ -20,6 +21,9 @@ type Config struct {
 	Output OutputConfig     `yaml:"output"`
 	Log    logging.Settings `yaml:"log"`
 	HTTP   api.Settings     `yaml:"http"`
+	// Management always comes from the local file, even when a remote
+	// config is in force (see LoadRemote).
+	Management management.Settings `yaml:"management"`
 
 	// InputType is input.type, lower-cased ("file").
 	InputType string `yaml:"-"`

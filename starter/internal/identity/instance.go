@@ -35,7 +35,7 @@ func LoadInstanceUID(path string) (InstanceUID, error) {
 	if err != nil {
 		return InstanceUID{}, fmt.Errorf("generate instance uid: %w", err)
 	}
-	if err := writeAtomic(path, []byte(u.String()+"\n")); err != nil {
+	if err := WriteAtomic(path, []byte(u.String()+"\n"), 0o640); err != nil {
 		return InstanceUID{}, fmt.Errorf("instance uid: %w", err)
 	}
 	return InstanceUID(u), nil
