@@ -19,9 +19,9 @@ func NewDefaultConfig() *Config {
 		Output: OutputConfig{
 			Type: defaultOutputType,
 		},
-		Log:       logging.DefaultSettings(),
+		Log:        logging.DefaultSettings(),
 		HTTP:       api.DefaultSettings(),
 		Management: management.DefaultSettings(),
-		InputType: defaultInputType,
+		InputType:  defaultInputType,
 	}
 }

@@ -26,7 +26,7 @@ const (
 	// apart from the WAL so that recreating the WAL keeps both.
 	InstanceUIDFileName  = "edge-agent.instance-uid"
 	RemoteConfigFileName = "edge-agent.remote-config.json"
-	LogDirName  = "log"
+	LogDirName           = "log"
 )
 
 // ErrNoConfig is wrapped by ConfigPath when no agent.yaml is found.
