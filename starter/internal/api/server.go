@@ -37,6 +37,8 @@ type Options struct {
 	// Version, Commit and ConfigHash are shown in /debug/status and
 	// edge_agent_build_info.
 	Version, Commit, ConfigHash string
+	// Management, when set, fills the status' management part.
+	Management func() *Management
 	// StallAfter defaults to DefaultStallAfter.
 	StallAfter time.Duration
 	Logger     *slog.Logger

@@ -35,6 +35,21 @@ type Status struct {
 	Input    *Input    `json:"input,omitempty"`
 	// Files are the input's tracked files, when it can list them.
 	Files []File `json:"files,omitempty"`
+	// Management is the fleet side: the OpAMP instance uid (always) and,
+	// when management.opamp is on, the server and the last remote config.
+	Management *Management `json:"management,omitempty"`
+}
+
+// Management is the OpAMP part of the status.
+type Management struct {
+	InstanceUID string `json:"instance_uid"`
+	// ConfigSource is local (agent.yaml) or remote (from the server).
+	ConfigSource string `json:"config_source"`
+	Endpoint     string `json:"opamp_endpoint,omitempty"`
+	Connected    *bool  `json:"opamp_connected,omitempty"`
+	// RemoteConfig is UNSET, APPLYING, APPLIED or FAILED.
+	RemoteConfig      string `json:"remote_config,omitempty"`
+	RemoteConfigError string `json:"remote_config_error,omitempty"`
 }
 
 // File is one tracked file.
@@ -132,6 +147,9 @@ func statusOf(st agent.Status, o *Options, now time.Time) Status {
 			TruncatedLines: s.TruncatedLines, FilesOpen: s.FilesOpen, FilesTracked: s.FilesTracked,
 			Rotations: s.Rotations, Truncations: s.Truncations, Errors: s.Errors,
 		}
+	}
+	if o.Management != nil {
+		out.Management = o.Management()
 	}
 	for _, f := range st.Files {
 		out.Files = append(out.Files, File{Path: f.Path, Identity: f.Identity, Offset: f.Offset, Size: f.Size, Lag: f.Lag, Open: f.Open})

@@ -39,6 +39,16 @@ type LoadOptions struct {
 	Home string
 }
 
+func (o LoadOptions) withDefaults() LoadOptions {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.ReadFile == nil {
+		o.ReadFile = os.ReadFile
+	}
+	return o
+}
+
 // Load reads agent.yaml at path, overlays it on NewDefaultConfig, reads
 // the secret files it names and validates the result. On success it
 // returns the Config and any warnings (deprecated keys, ignored values).
@@ -53,12 +63,7 @@ func Load(path string, opts LoadOptions) (cfg *Config, warns []Warning, err erro
 	if opts.Outputs == nil {
 		return nil, nil, errors.New("load config: LoadOptions.Outputs is nil")
 	}
-	if opts.Getenv == nil {
-		opts.Getenv = os.Getenv
-	}
-	if opts.ReadFile == nil {
-		opts.ReadFile = os.ReadFile
-	}
+	opts = opts.withDefaults()
 	data, err := opts.ReadFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read config: %w", err)
@@ -92,6 +97,7 @@ func loadBytes(name string, data []byte, opts LoadOptions) (cfg *Config, warns [
 	}
 	sum := sha256.Sum256(data)
 	cfg.Hash = hex.EncodeToString(sum[:])
+	cfg.source = data
 	return cfg, warns, nil
 }
 

@@ -23,9 +23,7 @@ func LoadRemote(local *Config, data []byte, opts LoadOptions) (*Config, []Warnin
 	if opts.Registry == nil || opts.Outputs == nil {
 		return nil, nil, errors.New("load remote config: LoadOptions.Registry and Outputs are required")
 	}
-	if opts.Getenv == nil || opts.ReadFile == nil {
-		return nil, nil, errors.New("load remote config: LoadOptions.Getenv and ReadFile are required")
-	}
+	opts = opts.withDefaults()
 	cfg, warns, err := loadBytes(RemoteName, data, opts)
 	if err != nil {
 		return nil, warns, err
@@ -39,6 +37,7 @@ func LoadRemote(local *Config, data []byte, opts LoadOptions) (*Config, []Warnin
 	cfg.Management = local.Management
 	cfg.Queue.Path = local.Queue.Path
 	cfg.Path = local.Path
+	cfg.remote = true
 	return cfg, warns, nil
 }
 
@@ -90,11 +89,23 @@ func redacted(n ast.Node) ast.Node {
 	return ast.String(token.New(RedactedValue, RedactedValue, pos))
 }
 
-// EffectiveYAML is what the agent reports as its config in force: source
-// (the bytes the Config was loaded from) redacted, under a comment saying
-// where it came from and what the local file overrides.
-func EffectiveYAML(c *Config, source []byte, remote bool) []byte {
-	body, err := RedactYAML(source)
+// Remote reports whether c came from the OpAMP server (LoadRemote).
+func (c *Config) Remote() bool { return c.remote }
+
+// Origin is "remote" or "local", for logs and status.
+func (c *Config) Origin() string {
+	if c.remote {
+		return "remote"
+	}
+	return "local"
+}
+
+// EffectiveYAML is what the agent reports as its config in force: the YAML
+// c was loaded from, redacted, under a comment saying where it came from
+// and what the local file overrides.
+func (c *Config) EffectiveYAML() []byte {
+	remote := c.remote
+	body, err := RedactYAML(c.source)
 	if err != nil {
 		body = []byte("# (the source could not be shown: " + err.Error() + ")\n")
 	}

@@ -40,6 +40,11 @@ type Config struct {
 	// identity file). SetIDs fills it and the input config's id.
 	InputID string `yaml:"-"`
 
+	// source is the YAML this was loaded from, for EffectiveYAML; remote
+	// says it came from the OpAMP server (LoadRemote).
+	source []byte
+	remote bool
+
 	// where locates keys in the file for Validate's messages; nil for a
 	// Config built in code.
 	where *sourceMap

@@ -263,15 +263,16 @@ func (c *Client) startSession(ctx context.Context, events chan<- int) (opamp.OpA
 	if err := cl.SetAgentDescription(c.description()); err != nil {
 		return nil, fmt.Errorf("agent description: %w", err)
 	}
-	caps := c.capabilities()
-	if err := cl.SetCapabilities(&caps); err != nil {
-		return nil, fmt.Errorf("capabilities: %w", err)
-	}
 	c.mu.Lock()
 	health, remote := c.health, c.remote
 	c.mu.Unlock()
+	// Health first: the library refuses ReportsHealth without one.
 	if err := cl.SetHealth(health); err != nil {
 		return nil, fmt.Errorf("health: %w", err)
+	}
+	caps := c.capabilities()
+	if err := cl.SetCapabilities(&caps); err != nil {
+		return nil, fmt.Errorf("capabilities: %w", err)
 	}
 	tlsCfg, err := c.o.Settings.TLS.Build()
 	if err != nil {
