@@ -135,4 +135,3 @@ func restartArgs(args []string) []string {
 	}
 	return out
 }
-
