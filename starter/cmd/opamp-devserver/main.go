@@ -148,7 +148,11 @@ func listing(agents []opampdev.Agent) string {
 			b.WriteString("\n")
 		}
 		if rs := a.RemoteConfig; rs != nil {
-			fmt.Fprintf(&b, "    remote config: %s (hash %x)\n", a.RemoteStatus(), shortHash(rs.GetLastRemoteConfigHash()))
+			fmt.Fprintf(&b, "    remote config: %s", a.RemoteStatus())
+			if h := rs.GetLastRemoteConfigHash(); len(h) > 0 {
+				fmt.Fprintf(&b, " (hash %x)", shortHash(h))
+			}
+			b.WriteString("\n")
 			for _, line := range strings.Split(rs.GetErrorMessage(), "\n") {
 				if line != "" {
 					fmt.Fprintf(&b, "      %s\n", line)

@@ -143,11 +143,11 @@ func (rl *reloader) ApplyRemote(ctx context.Context, yaml []byte) error {
 	}
 	if err != nil {
 		rl.rt.RejectReload()
-		var lines []string
+		var probs configProblems
 		for _, p := range flatten(err) {
-			lines = append(lines, p.Error())
+			probs = append(probs, p.Error())
 		}
-		return fmt.Errorf("%w: %s", check.ErrInvalid, strings.Join(lines, "\n"))
+		return probs
 	}
 	rl.warn(warnings)
 	if err := rl.apply(ctx, next); err != nil {
@@ -201,3 +201,10 @@ func effectiveLevel(cfg *config.Config, flag string) (slog.Level, error) {
 	}
 	return slog.Level(cfg.Log.Level), nil
 }
+
+// configProblems are a refused config's problems, one per line, worded as
+// `config check` prints them (what the OpAMP server shows as FAILED).
+type configProblems []string
+
+func (p configProblems) Error() string { return strings.Join(p, "\n") }
+func (p configProblems) Unwrap() error { return check.ErrInvalid }
