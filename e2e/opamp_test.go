@@ -6,8 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -231,15 +234,45 @@ func TestOpAMPServerDown(t *testing.T) {
 	// The server stays down; the restarted agent runs the fleet's config.
 	before := root.readyLines()
 	agent = root.start()
-	defer root.stop(agent)
+	defer func() { root.stop(agent) }() // the last one started
 	root.waitReady(agent, before)
 	if !strings.Contains(root.logText(), `"msg":"config in effect","config_source":"remote"`) {
 		t.Fatalf("the restarted agent does not say the remote config is in effect:\n%s", tail(root.path("log/edge-agent.log"), 20))
 	}
 	wantB := makeLines(t.Name()+"-b", 0, 100)
-	root.createFile("in/b.log").lines(wantB)
-	if d := rc.waitDelivered(append(append([]string{}, wantA...), wantB...), deliverTimeout); d.duplicates != 0 {
+	b := root.createFile("in/b.log")
+	b.lines(wantB)
+	all := append(append([]string{}, wantA...), wantB...)
+	if d := rc.waitDelivered(all, deliverTimeout); d.duplicates != 0 {
 		t.Fatalf("after the restart: %s", d)
+	}
+
+	// A SIGHUP re-reads the local file but keeps the remote config.
+	agent.signal(t, syscall.SIGHUP)
+	eventually(t, 10*time.Second, "the reload keeping the remote config", func() bool {
+		return regexp.MustCompile(`"msg":"config reloaded",.*"config_source":"remote"`).MatchString(root.logText())
+	})
+	more := makeLines(t.Name()+"-b", 100, 50)
+	b.lines(more)
+	all = append(all, more...)
+	if d := rc.waitDelivered(all, deliverTimeout); d.duplicates != 0 {
+		t.Fatalf("after the SIGHUP: %s", d)
+	}
+
+	// A saved config that cannot be read: the local file, said at ERROR.
+	if code := root.stop(agent); code != 0 {
+		t.Fatalf("stop exit %d", code)
+	}
+	if err := os.WriteFile(root.path("edge-agent.remote-config.json"), []byte("{torn"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before = root.readyLines()
+	agent = root.start()
+	root.waitReady(agent, before)
+	text := root.logText()
+	if !strings.Contains(text, "the saved remote config cannot be read; starting from the local file") ||
+		!strings.Contains(text, `"msg":"config in effect","config_source":"local"`) {
+		t.Fatalf("no fallback to the local file logged:\n%s", tail(root.path("log/edge-agent.log"), 20))
 	}
 }
 
@@ -254,8 +287,7 @@ func TestOpAMPRestartCommand(t *testing.T) {
 	a := root.createFile("in/a.log")
 	want := makeLines(t.Name(), 0, 2000)
 	a.lines(want[:1000])
-	agent := root.startReady()
-	defer root.stop(agent)
+	agent := root.startReady() // stopped below; startProc's cleanup kills it if the test fails first
 	uid := root.instanceUID()
 	waitAgent(t, srv, uid, "registered with the restart capability", func(a opampdev.Agent) bool {
 		return a.Connected && a.Capabilities&protobufs.AgentCapabilities_AgentCapabilities_AcceptsRestartCommand != 0

@@ -242,3 +242,18 @@ func TestRegistersWhenTheServerComesBack(t *testing.T) {
 	f.srv = srv
 	f.wait(t, "registered after the server came up", func(a opampdev.Agent) bool { return a.Connected && a.Identifying != nil })
 }
+
+// Over plain HTTP the agent polls at the heartbeat interval; the same
+// registration and remote config work.
+func TestHTTPPolling(t *testing.T) {
+	f := newFixture(t, nil)
+	f.opts.Settings.Endpoint = "http://" + f.srv.Addr() + opampdev.Path
+	f.start(t)
+	a := f.wait(t, "registered over HTTP", func(a opampdev.Agent) bool { return a.Identifying != nil && a.Health != nil })
+	n := a.Messages
+	f.wait(t, "three more polls", func(a opampdev.Agent) bool { return a.Messages >= n+3 })
+	hash := f.srv.Push([]byte("good: http\n"))
+	f.wait(t, "APPLIED over HTTP", func(a opampdev.Agent) bool {
+		return a.RemoteStatus() == "APPLIED" && bytes.Equal(a.RemoteConfig.GetLastRemoteConfigHash(), hash)
+	})
+}
