@@ -66,13 +66,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	var pushed time.Time
 	var pushedSize int64 = -1
+	lastErr := ""
+	complain := func(err error) {
+		// Once per problem: the file is checked every --poll-ms.
+		if msg := err.Error(); msg != lastErr {
+			fmt.Fprintf(stderr, "opamp-devserver: --push-config: %v (offered once it can be read)\n", err)
+			lastErr = msg
+		}
+	}
 	offer := func() {
 		if *push == "" {
 			return
 		}
 		st, err := os.Stat(*push)
 		if err != nil {
-			fmt.Fprintf(stderr, "opamp-devserver: --push-config: %v\n", err)
+			complain(err)
 			return
 		}
 		if st.ModTime().Equal(pushed) && st.Size() == pushedSize {
@@ -80,9 +88,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		data, err := os.ReadFile(*push)
 		if err != nil {
-			fmt.Fprintf(stderr, "opamp-devserver: --push-config: %v\n", err)
+			complain(err)
 			return
 		}
+		lastErr = ""
 		pushed, pushedSize = st.ModTime(), st.Size()
 		hash := srv.Push(data)
 		fmt.Fprintf(stdout, "offering %s to every agent (config hash %x)\n", *push, hash[:6])

@@ -31,7 +31,9 @@ config_hash and the sections that changed. Keys that only a restart applies
 the other log.* keys but log.level) are logged at WARN as needing a
 restart and keep their old value. An invalid file is rejected: every
 problem is logged at ERROR with its line:column, and the old config keeps
-running.
+running. While a config from the OpAMP server is in force, the file gives
+its management section and queue.path and the remote config keeps the
+rest (the agent logs config_source remote).
 
 This command returns once the signal is sent; the outcome is in the
 agent's log. Exit codes: 0 signal sent, 3 the agent is not running.

@@ -56,6 +56,19 @@ While it runs, the agent serves /metrics, /healthz, /readyz and /debug/status
 on http.listen (default 127.0.0.1:9466; off disables; docs/metrics.md); a port
 that cannot be bound fails the start (exit 1).
 
+With management.opamp.endpoint set, the agent registers with that OpAMP
+server (never waiting for it: a server that is down is retried with backoff
+while the agent ships), reports its description, health and effective
+config (secrets redacted), and applies an agent.yaml the server sends like a
+reload (checked as by config check; reported APPLIED or FAILED). The last
+one applied is kept in edge-agent.remote-config.json next to edge-agent.id
+and used at the next start, over the file but for its management section
+and queue.path; the log line "config in effect" says which (local or
+remote, with its hash). The OpAMP restart command stops the agent
+gracefully (as SIGTERM) and executes the same command again, same pid; not
+on Windows, where the capability is not offered. The instance uid
+(edge-agent.instance-uid, a UUIDv7) is created at the first start.
+
 With output.type console the agent writes each event as one line of JSON on
 stdout (NDJSON, terminal or not) and nothing else goes there, so it pipes
 into jq. If the reader goes away the agent keeps running: the rows stay in

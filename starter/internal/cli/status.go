@@ -32,7 +32,10 @@ holds it for its whole life; the kernel releases it when the agent ends, even
 by kill -9). While it runs, the rest comes from its HTTP API (http.listen):
 state, uptime, connection, backlog per status, oldest pending row, last
 error. When it is stopped, the backlog is read from the WAL file (queue.path)
-opened read-only. --json prints the same as /debug/status, for scripts.
+opened read-only. --json prints the same as /debug/status, for scripts. Both
+show the OpAMP instance uid and, while it runs, whether the config in force
+is the local file or a remote one from the OpAMP server, with the server's
+connection and the last remote config's status (management.opamp).
 
 Exit codes follow LSB init scripts: 0 running, 3 not running (no pid file,
 or one nobody holds), 1 when it cannot tell. Prints no secrets.
