@@ -109,8 +109,22 @@ func (s *Server) Addr() string { return s.addr.String() }
 // Endpoint is the WebSocket URL agents use (management.opamp.endpoint).
 func (s *Server) Endpoint() string { return "ws://" + s.addr.String() + Path }
 
-// Stop closes every connection and the listener.
-func (s *Server) Stop(ctx context.Context) error { return s.srv.Stop(ctx) }
+// Stop closes every connection and the listener. The WebSocket
+// connections are closed here: the HTTP server's shutdown leaves hijacked
+// connections open, and agents would go on talking to a stopped server.
+func (s *Server) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	conns := make([]types.Connection, 0, len(s.conns))
+	for _, c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	err := s.srv.Stop(ctx)
+	for _, c := range conns {
+		_ = c.Disconnect() // already gone or closed now: either way it is closed
+	}
+	return err
+}
 
 // Push offers yaml as agent.yaml to every agent (those connected now over
 // WebSocket at once, the others at their next message). It returns the

@@ -257,3 +257,24 @@ func TestHTTPPolling(t *testing.T) {
 		return a.RemoteStatus() == "APPLIED" && bytes.Equal(a.RemoteConfig.GetLastRemoteConfigHash(), hash)
 	})
 }
+
+// A server that goes away and comes back (a restart of the fleet
+// manager) sees the agent again, with its full state.
+func TestReconnectsAfterTheServerRestarts(t *testing.T) {
+	f := newFixture(t, nil)
+	f.start(t)
+	f.wait(t, "registered", func(a opampdev.Agent) bool { return a.Connected && a.Identifying != nil })
+	addr := f.srv.Addr()
+	if err := f.srv.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := opampdev.Start(addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
+	f.srv = srv
+	f.wait(t, "registered with the new server, description and health included", func(a opampdev.Agent) bool {
+		return a.Connected && a.Identifying != nil && a.Health != nil
+	})
+}
