@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -130,10 +131,21 @@ func (s *Server) Stop(ctx context.Context) error {
 // WebSocket at once, the others at their next message). It returns the
 // config hash agents report back.
 func (s *Server) Push(yaml []byte) []byte {
-	sum := sha256.Sum256(yaml)
-	rc := &protobufs.AgentRemoteConfig{ConfigHash: sum[:], Config: &protobufs.AgentConfigMap{ConfigMap: map[string]*protobufs.AgentConfigFile{
-		"agent.yaml": {Body: yaml, ContentType: "text/yaml"},
-	}}}
+	return s.offerMap(map[string]*protobufs.AgentConfigFile{"agent.yaml": {Body: yaml, ContentType: "text/yaml"}})
+}
+
+// Withdraw offers an empty config map: in OpAMP, the server no longer
+// configures the agent, which goes back to its local file.
+func (s *Server) Withdraw() []byte { return s.offerMap(map[string]*protobufs.AgentConfigFile{}) }
+
+func (s *Server) offerMap(files map[string]*protobufs.AgentConfigFile) []byte {
+	h := sha256.New()
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		h.Write([]byte(name))
+		h.Write([]byte{0})
+		h.Write(files[name].GetBody())
+	}
+	rc := &protobufs.AgentRemoteConfig{ConfigHash: h.Sum(nil), Config: &protobufs.AgentConfigMap{ConfigMap: files}}
 	s.mu.Lock()
 	s.offer = rc
 	conns := make(map[string]types.Connection, len(s.conns))

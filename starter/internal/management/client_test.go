@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -278,3 +279,37 @@ func TestReconnectsAfterTheServerRestarts(t *testing.T) {
 		return a.Connected && a.Identifying != nil && a.Health != nil
 	})
 }
+
+// An empty config map withdraws the remote config: the agent goes back to
+// its local file (Applier gets nil) and forgets the saved one.
+func TestWithdrawnConfigGoesBackToTheLocalFile(t *testing.T) {
+	f := newFixture(t, nil)
+	var withdrawn atomic.Bool
+	applier := applierFunc(func(ctx context.Context, yaml []byte) error {
+		if yaml == nil {
+			withdrawn.Store(true)
+			return nil
+		}
+		return f.fake.ApplyRemote(ctx, yaml)
+	})
+	f.opts.Applier = applier
+	f.start(t)
+	hash := f.srv.Push([]byte("good: 1\n"))
+	f.wait(t, "APPLIED", func(a opampdev.Agent) bool {
+		return a.RemoteStatus() == "APPLIED" && bytes.Equal(a.RemoteConfig.GetLastRemoteConfigHash(), hash)
+	})
+	empty := f.srv.Withdraw()
+	f.wait(t, "the withdrawal APPLIED", func(a opampdev.Agent) bool {
+		return a.RemoteStatus() == "APPLIED" && bytes.Equal(a.RemoteConfig.GetLastRemoteConfigHash(), empty)
+	})
+	if !withdrawn.Load() {
+		t.Fatal("the Applier was not told to go back to the local file")
+	}
+	if saved, err := f.store.Load(); err != nil || saved != nil {
+		t.Fatalf("the saved remote config is still there: %+v %v", saved, err)
+	}
+}
+
+type applierFunc func(context.Context, []byte) error
+
+func (f applierFunc) ApplyRemote(ctx context.Context, yaml []byte) error { return f(ctx, yaml) }
