@@ -21,10 +21,11 @@ BENCH_COUNT ?= 3
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 
-build: ## build bin/edge-agent and bin/edgesocket-receiver
+build: ## build bin/edge-agent, bin/edgesocket-receiver and bin/opamp-devserver
 	mkdir -p bin
 	cd starter && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o ../bin/edge-agent ./cmd/edge-agent
 	cd transport && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X main.version=$(VERSION)' -o ../bin/edgesocket-receiver ./cmd/edgesocket-receiver
+	cd starter && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o ../bin/opamp-devserver ./cmd/opamp-devserver
 
 test: test-standalone test-windows test-unit ## run every test of every module (race detector on), e2e included
 

@@ -389,8 +389,9 @@ func checkDeb(t *testing.T, deb string) {
 		}
 	}
 	for link, target := range map[string]string{
-		"opt/edge-agent/config": "/etc/edge-agent",
-		"usr/bin/edge-agent":    "/opt/edge-agent/bin/edge-agent",
+		"opt/edge-agent/config":                  "/etc/edge-agent",
+		"usr/bin/edge-agent":                     "/opt/edge-agent/bin/edge-agent",
+		"opt/edge-agent/edge-agent.instance-uid": "/var/lib/edge-agent/edge-agent.instance-uid",
 	} {
 		if got, err := os.Readlink(filepath.Join(rootfs, link)); err != nil || got != target {
 			t.Errorf("%s -> %q (%v), want %q", link, got, err, target)

@@ -116,6 +116,7 @@ func packageInfo(o Options, t Target, bins, docs map[string]string, cfgPath stri
 		link(pkgData, pkgHome+"/data"),
 		link(pkgLog, pkgHome+"/log"),
 		link(pkgData+"/edge-agent.id", pkgHome+"/edge-agent.id"),
+		link(pkgData+"/edge-agent.instance-uid", pkgHome+"/edge-agent.instance-uid"),
 		link(pkgRun+"/edge-agent.pid", pkgHome+"/edge-agent.pid"),
 		link(pkgHome+"/bin/edge-agent", "/usr/bin/edge-agent"),
 	}

@@ -74,6 +74,13 @@ func (r *agentRoot) path(rel string) string { return filepath.Join(r.dir, rel) }
 func (r *agentRoot) configPath() string { return r.path("config/agent.yaml") }
 
 func (r *agentRoot) writeConfig() {
+	if err := os.WriteFile(r.configPath(), []byte(r.configText()), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// configText is the agent.yaml that r.opts describe.
+func (r *agentRoot) configText() string {
 	o := r.opts
 	if o.token == "" {
 		o.token = "e2e-token-0123456789"
@@ -150,9 +157,7 @@ output:
 	fmt.Fprintf(&b, "http:\n  listen: %s\n", strconv.Quote(o.httpListen))
 	b.WriteString("log:\n  level: debug\n")
 	b.WriteString(o.extra)
-	if err := os.WriteFile(r.configPath(), []byte(b.String()), 0o644); err != nil {
-		r.t.Fatal(err)
-	}
+	return b.String()
 }
 
 // env is the agent's whole environment: nothing from the test process

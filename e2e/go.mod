@@ -1,3 +1,20 @@
 module github.com/edge-agent/edge-agent/e2e
 
-go 1.26
+go 1.26.0
+
+require (
+	github.com/edge-agent/edge-agent/starter v0.0.0
+	github.com/open-telemetry/opamp-go v0.23.0
+)
+
+require (
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/gorilla/websocket v1.5.3 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+)
+
+replace (
+	github.com/edge-agent/edge-agent/connector => ../connector
+	github.com/edge-agent/edge-agent/starter => ../starter
+	github.com/edge-agent/edge-agent/transport => ../transport
+)

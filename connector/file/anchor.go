@@ -24,3 +24,6 @@ func (c *Config) AnchorPaths(base string) {
 		}
 	}
 }
+
+// Sources lists the globs read (input.Sourcer).
+func (c *Config) Sources() []string { return append([]string(nil), c.Paths...) }

@@ -239,6 +239,13 @@ type Overlapper interface {
 	Overlaps(other Config) []Overlap
 }
 
+// Sourcer is implemented by configs that can say where they read (the
+// file input: its globs), for the agent's description to a fleet manager.
+// Nothing it returns may be a secret.
+type Sourcer interface {
+	Sources() []string
+}
+
 // PathAnchor is implemented by configs that name files. The agent calls it
 // with its install root so relative paths mean the same thing whatever the
 // working directory (systemd starts services in /).

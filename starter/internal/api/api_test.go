@@ -177,7 +177,11 @@ func TestReadyz(t *testing.T) {
 func TestDebugStatusJSON(t *testing.T) {
 	st := running()
 	st.LastError, st.LastErrorAt = "engine unavailable", t0.Add(-time.Minute)
-	srv := serve(t, Options{Source: &fakeSource{st: st}, Version: "v1.2.3", ConfigHash: "cafe"})
+	connected := true
+	mgmt := &Management{InstanceUID: "01932c07-a5a4-7b4e-8f3e-2b9d6a1c0e55", ConfigSource: "remote",
+		Endpoint: "ws://127.0.0.1:4320/v1/opamp", Connected: &connected, RemoteConfig: "APPLIED"}
+	srv := serve(t, Options{Source: &fakeSource{st: st}, Version: "v1.2.3", ConfigHash: "cafe",
+		Management: func() *Management { return mgmt }})
 	code, body := get(t, srv.URL+"/debug/status", "")
 	if code != 200 {
 		t.Fatalf("status %d", code)
@@ -191,6 +195,10 @@ func TestDebugStatusJSON(t *testing.T) {
 		got.Connection != "connected" || got.LastError != "engine unavailable" || got.LastErrorAt == nil ||
 		!got.LastErrorAt.Equal(t0.Add(-time.Minute)) {
 		t.Errorf("status document: %+v", got)
+	}
+	if m := got.Management; m == nil || m.InstanceUID != mgmt.InstanceUID || m.ConfigSource != "remote" ||
+		m.Connected == nil || !*m.Connected || m.RemoteConfig != "APPLIED" {
+		t.Errorf("management: %+v", got.Management)
 	}
 	if got.WAL != (WALStatus{Pending: 5, Sending: 4, Dead: 2, Bytes: 1234, FileBytes: 65536, OldestPendingAgeSeconds: 42}) {
 		t.Errorf("wal: %+v", got.WAL)

@@ -25,9 +25,8 @@ type Source interface {
 }
 
 // DefaultStallAfter is how long the scheduler loop may go without a turn
-// before /healthz fails. The loop turns at least every agent.idle-sleep-ms
-// even when idle; a minute leaves room for a slow fsync.
-const DefaultStallAfter = time.Minute
+// before /healthz fails (agent.Status.Health's judgement).
+const DefaultStallAfter = agent.DefaultStallAfter
 
 // Options configure the server.
 type Options struct {
@@ -38,6 +37,8 @@ type Options struct {
 	// Version, Commit and ConfigHash are shown in /debug/status and
 	// edge_agent_build_info.
 	Version, Commit, ConfigHash string
+	// Management, when set, fills the status' management part.
+	Management func() *Management
 	// StallAfter defaults to DefaultStallAfter.
 	StallAfter time.Duration
 	Logger     *slog.Logger
@@ -93,23 +94,10 @@ func Handler(o Options) http.Handler {
 	return authorize(o.Settings.Token, mux)
 }
 
-// healthy: the process is worth keeping only while the loop turns, the WAL
-// takes writes and the engine accepts this agent; a connection that is
-// merely unavailable is the engine's problem, retried, not ours.
+// healthy is agent.Status.Health: OpAMP reports the same judgement.
 func healthy(st agent.Status, now time.Time, stallAfter time.Duration) (bool, string) {
-	switch {
-	case st.State == "stopping" || st.State == "stopped":
-		return false, "agent is " + st.State
-	case st.WALError != "":
-		return false, "WAL not writable: " + st.WALError
-	case st.State == "running" && !st.LastTurn.IsZero() && now.Sub(st.LastTurn) > stallAfter:
-		return false, fmt.Sprintf("scheduler loop has not turned for %s", now.Sub(st.LastTurn).Round(time.Second))
-	case st.Connection == "auth_failed" || st.Connection == "decrypt_failed":
-		return false, "engine refused the agent (" + st.Connection + "): " + st.LastError
-	case st.Connection == "rejected":
-		return false, "engine rejected the connection: " + st.LastError
-	}
-	return true, ""
+	h := st.Health(now, stallAfter)
+	return h.Healthy, h.Reason
 }
 
 // authorize requires the bearer token when one is set. The comparison

@@ -40,6 +40,22 @@ type Status struct {
 	// Inputs are each input's own figures and files, in config order
 	// (one entry for the single input: form).
 	Inputs []Input `json:"inputs,omitempty"`
+
+	// Management is the fleet side: the OpAMP instance uid (always) and,
+	// when management.opamp is on, the server and the last remote config.
+	Management *Management `json:"management,omitempty"`
+}
+
+// Management is the OpAMP part of the status.
+type Management struct {
+	InstanceUID string `json:"instance_uid"`
+	// ConfigSource is local (agent.yaml) or remote (from the server).
+	ConfigSource string `json:"config_source"`
+	Endpoint     string `json:"opamp_endpoint,omitempty"`
+	Connected    *bool  `json:"opamp_connected,omitempty"`
+	// RemoteConfig is UNSET, APPLYING, APPLIED or FAILED.
+	RemoteConfig      string `json:"remote_config,omitempty"`
+	RemoteConfigError string `json:"remote_config_error,omitempty"`
 }
 
 // File is one tracked file.
@@ -155,6 +171,9 @@ func statusOf(st agent.Status, o *Options, now time.Time) Status {
 	}
 	if s := st.Input; s != nil {
 		out.Input = inputDoc(st.InputType, *s)
+	}
+	if o.Management != nil {
+		out.Management = o.Management()
 	}
 	out.Files = fileDocs(st.Files)
 	for _, in := range st.Inputs {

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
+	"sync"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
+	"github.com/edge-agent/edge-agent/starter/internal/check"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"github.com/edge-agent/edge-agent/starter/internal/logging"
@@ -28,7 +31,9 @@ config_hash and the sections that changed. Keys that only a restart applies
 the other log.* keys but log.level) are logged at WARN as needing a
 restart and keep their old value. An invalid file is rejected: every
 problem is logged at ERROR with its line:column, and the old config keeps
-running.
+running. While a config from the OpAMP server is in force, the file gives
+its management section and queue.path and the remote config keeps the
+rest (the agent logs config_source remote).
 
 This command returns once the signal is sent; the outcome is in the
 agent's log. Exit codes: 0 signal sent, 3 the agent is not running.
@@ -64,8 +69,12 @@ func (a *agentCLI) reload(*ucli.Context) error {
 	return nil
 }
 
-// reloader re-reads the config on SIGHUP and hands what changed to the
-// running agent. Only the signal goroutine calls reload.
+// reloader changes the running agent's config: on SIGHUP it re-reads the
+// local file, and the OpAMP client hands it remote configs (ApplyRemote).
+// While a remote config is in force, a SIGHUP re-reads the local file for
+// what always comes from it (management, queue.path) and keeps the remote
+// rest. One change at a time: mu serialises the signal goroutine and the
+// OpAMP client's.
 type reloader struct {
 	path     string
 	load     config.LoadOptions
@@ -76,11 +85,19 @@ type reloader struct {
 	// base holds what the process provided at start (registries, home,
 	// ids, logger, callbacks); Reload keeps them anyway.
 	base agent.Options
-	cur  *config.Config
+
+	mu sync.Mutex
+	// local is the local file as last loaded; cur the config in force
+	// (local, or a remote one over local).
+	local, cur *config.Config
+	// remote is the remote agent.yaml in force; nil: the local file.
+	remote []byte
 }
 
 func (rl *reloader) reload(ctx context.Context) {
-	next, warnings, err := config.Load(rl.path, rl.load)
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	local, warnings, err := config.Load(rl.path, rl.load)
 	if err != nil {
 		rl.rt.RejectReload()
 		for _, p := range flatten(err) {
@@ -88,9 +105,78 @@ func (rl *reloader) reload(ctx context.Context) {
 		}
 		return
 	}
+	rl.warn(warnings)
+	next := local
+	if rl.remote != nil {
+		remote, warnings, err := config.LoadRemote(local, rl.remote, rl.load)
+		if err != nil {
+			// The local file changed what the remote config relies on
+			// (a secret file, say): nothing changes.
+			rl.rt.RejectReload()
+			for _, p := range flatten(err) {
+				rl.logger.Error("config reload rejected: the remote config in force does not load over the new local file; the running config is kept", "error", p.Error(), "config_hash", rl.cur.Hash)
+			}
+			return
+		}
+		rl.warn(warnings)
+		next = remote
+	}
+	if err := rl.apply(ctx, next); err != nil {
+		rl.logger.Error("config reload failed; the running input and output are kept", "error", err, "config_hash", rl.cur.Hash)
+		return
+	}
+	rl.local = local
+}
+
+// ApplyRemote checks a config from the OpAMP server like `config check`
+// and applies it like a reload (management.Applier). A nil yaml goes back
+// to the local file. On failure nothing changes and the error holds every
+// problem, one per line, worded as `config check` prints them.
+func (rl *reloader) ApplyRemote(ctx context.Context, yaml []byte) error {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	var next *config.Config
+	var warnings []config.Warning
+	var err error
+	if yaml == nil {
+		next, warnings, err = config.Load(rl.path, rl.load)
+	} else {
+		next, warnings, err = config.LoadRemote(rl.local, yaml, rl.load)
+	}
+	if err != nil {
+		rl.rt.RejectReload()
+		var probs configProblems
+		for _, p := range flatten(err) {
+			probs = append(probs, p.Error())
+		}
+		return probs
+	}
+	rl.warn(warnings)
+	if err := rl.apply(ctx, next); err != nil {
+		return err
+	}
+	if yaml == nil {
+		rl.local = next
+	}
+	rl.remote = yaml
+	return nil
+}
+
+// current is the config in force.
+func (rl *reloader) current() *config.Config {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	return rl.cur
+}
+
+func (rl *reloader) warn(warnings []config.Warning) {
 	for _, w := range warnings {
 		rl.logger.Warn("config warning: " + w.String())
 	}
+}
+
+// apply hands next to the running agent; rl.mu is held.
+func (rl *reloader) apply(ctx context.Context, next *config.Config) error {
 	changes := rl.cur.Changes(next)
 	for _, key := range changes.RestartKeys {
 		rl.logger.Warn("config reload: this key only changes at a restart; the running value is kept", "key", key)
@@ -100,14 +186,14 @@ func (rl *reloader) reload(ctx context.Context) {
 	opts.IDs, opts.Logger, opts.OnReady = rl.base.IDs, rl.base.Logger, rl.base.OnReady
 	opts.ConfigHash = next.Hash
 	if err := rl.rt.Reload(ctx, opts, agent.Replace{Input: changes.Input, Output: changes.Output, Inputs: changes.Inputs}); err != nil {
-		rl.logger.Error("config reload failed; the running input and output are kept", "error", err, "config_hash", rl.cur.Hash)
-		return
+		return err
 	}
 	if lvl, err := effectiveLevel(next, rl.logLevel); err == nil {
 		rl.level.Set(lvl)
 	}
 	rl.cur = next
-	rl.logger.Info("config reloaded", "config_hash", next.Hash, "changed", changes.Sections)
+	rl.logger.Info("config reloaded", "config_hash", next.Hash, "changed", changes.Sections, "config_source", next.Origin())
+	return nil
 }
 
 // effectiveLevel is log.level unless --log-level overrides it.
@@ -117,3 +203,10 @@ func effectiveLevel(cfg *config.Config, flag string) (slog.Level, error) {
 	}
 	return slog.Level(cfg.Log.Level), nil
 }
+
+// configProblems are a refused config's problems, one per line, worded as
+// `config check` prints them (what the OpAMP server shows as FAILED).
+type configProblems []string
+
+func (p configProblems) Error() string { return strings.Join(p, "\n") }
+func (p configProblems) Unwrap() error { return check.ErrInvalid }

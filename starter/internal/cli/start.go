@@ -56,6 +56,19 @@ While it runs, the agent serves /metrics, /healthz, /readyz and /debug/status
 on http.listen (default 127.0.0.1:9466; off disables; docs/metrics.md); a port
 that cannot be bound fails the start (exit 1).
 
+With management.opamp.endpoint set, the agent registers with that OpAMP
+server (never waiting for it: a server that is down is retried with backoff
+while the agent ships), reports its description, health and effective
+config (secrets redacted), and applies an agent.yaml the server sends like a
+reload (checked as by config check; reported APPLIED or FAILED). The last
+one applied is kept in edge-agent.remote-config.json next to edge-agent.id
+and used at the next start, over the file but for its management section
+and queue.path; the log line "config in effect" says which (local or
+remote, with its hash). The OpAMP restart command stops the agent
+gracefully (as SIGTERM) and executes the same command again, same pid; not
+on Windows, where the capability is not offered. The instance uid
+(edge-agent.instance-uid, a UUIDv7) is created at the first start.
+
 With output.type console the agent writes each event as one line of JSON on
 stdout (NDJSON, terminal or not) and nothing else goes there, so it pipes
 into jq. If the reader goes away the agent keeps running: the rows stay in
@@ -147,7 +160,12 @@ func (a *agentCLI) start(c *ucli.Context) error {
 	if c.Bool("background") {
 		return a.startBackground(c.Context, req)
 	}
-	return a.runForeground(c.Context, req)
+	err = a.runForeground(c.Context, req)
+	if errors.Is(err, errRestart) {
+		// Every file is closed and the pid file released: start afresh.
+		return a.reexec()
+	}
+	return err
 }
 
 // runForeground is the agent process itself: config, logger, pid file,
@@ -183,10 +201,14 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 	registry, outputs := registries(a.env.Stdout)
 	// A reload loads the file again exactly so.
 	loadOpts := a.loadOptions(req.home, registry, outputs)
-	cfg, warnings, cfgPath, err := a.readConfig(req.explicit, req.home, registry, outputs)
+	local, warnings, cfgPath, err := a.readConfig(req.explicit, req.home, registry, outputs)
 	if err != nil {
 		return fail(exitcode.Config, err) // Load's errors name the file
 	}
+	// The fleet's config, when one was applied before, wins over the
+	// file but for management and queue.path.
+	cfg, remote, remoteWarnings, remoteNotes := a.remoteAtStart(local, req.home, loadOpts)
+	warnings = append(warnings, remoteWarnings...)
 
 	level := new(slog.LevelVar)
 	fileLogger, closeLog, err := a.openLog(cfg, req, terminal, level)
@@ -199,6 +221,10 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 	for _, w := range warnings {
 		logger.Warn("config warning: " + w.String())
 	}
+	for _, note := range remoteNotes {
+		note(logger)
+	}
+	logger.Info("config in effect", "config_source", cfg.Origin(), "config_hash", cfg.Hash, "config_path", cfgPath)
 	if fdErr != nil {
 		logger.Warn("open-files limit left as it was", "error", fdErr, "soft", fdSoft, "hard", fdHard)
 	} else if fdSoft > 0 {
@@ -225,6 +251,10 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 	ids, err := identity.Resolve(paths.IDFile(a.env.Getenv, req.home), explicit)
 	if err != nil {
 		return fail(exitcode.Failure, fmt.Errorf("agent identity: %w", err))
+	}
+	uid, err := identity.LoadInstanceUID(paths.InstanceUIDFile(a.env.Getenv, req.home))
+	if err != nil {
+		return fail(exitcode.Failure, err)
 	}
 
 	notifySocket := a.env.Getenv("NOTIFY_SOCKET")
@@ -291,18 +321,42 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 	if err != nil {
 		return fail(exitcode.For(err), err)
 	}
-	stopAPI, err := a.startAPI(cfg, rt, logger)
+	rl := &reloader{path: cfgPath, load: loadOpts, logLevel: req.logLevel, level: level,
+		logger: logger, rt: rt, base: opts, local: local, cur: cfg}
+	if remote != nil {
+		rl.remote = remote.YAML
+	}
+	// A restart the OpAMP server asks for is a graceful stop (as SIGTERM:
+	// every buffered event goes to the WAL), then exec of the same command.
+	var restartRequested atomic.Bool
+	var restart func()
+	if canRestart {
+		restart = func() {
+			restartRequested.Store(true)
+			cancelRun()
+		}
+	}
+	mgmt, err := a.startManagement(runCtx, rl, rt, uid, ids, remote, req.home, logger, restart)
 	if err != nil {
 		return fail(exitcode.Failure, err)
 	}
-	reloads.Store(&reloader{path: cfgPath, load: loadOpts, logLevel: req.logLevel, level: level,
-		logger: logger, rt: rt, base: opts, cur: cfg})
+	stopAPI, err := a.startAPI(cfg, rt, logger, mgmt.status)
+	if err != nil {
+		mgmt.close()
+		return fail(exitcode.Failure, err)
+	}
+	reloads.Store(rl)
 	runErr := rt.Run(runCtx)
 	// After Run: /readyz and /healthz answer 503 while the agent stops,
 	// which is what a load balancer or a probe should see.
 	stopAPI()
-	notifyStopping() // also when a fatal error, not a signal, ended the run
+	mgmt.close()
 	code := exitcode.For(runErr)
+	if code == exitcode.OK && restartRequested.Load() {
+		logger.Info("restarting: the same binary and arguments start again")
+		return errRestart
+	}
+	notifyStopping() // also when a fatal error, not a signal, ended the run
 	if code == exitcode.OK {
 		return nil // the runtime logged the stop
 	}
@@ -318,13 +372,14 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 
 // startAPI serves http.* (nothing when http.listen is off); the returned
 // function stops it.
-func (a *agentCLI) startAPI(cfg *config.Config, rt *agent.Agent, logger *slog.Logger) (stop func(), err error) {
+func (a *agentCLI) startAPI(cfg *config.Config, rt *agent.Agent, logger *slog.Logger, mgmt func() *api.Management) (stop func(), err error) {
 	if !cfg.HTTP.Enabled() {
 		return func() {}, nil
 	}
 	srv, err := api.Start(api.Options{
 		Settings: cfg.HTTP, Source: rt, DB: rt, Logger: logger,
 		Version: a.env.Build.Version, Commit: a.env.Build.Commit, ConfigHash: cfg.Hash,
+		Management: mgmt,
 	})
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/edge-agent/edge-agent/starter/internal/api"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
+	"github.com/edge-agent/edge-agent/starter/internal/identity"
 	"github.com/edge-agent/edge-agent/starter/internal/paths"
 	"github.com/edge-agent/edge-agent/starter/internal/process"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
@@ -30,7 +32,10 @@ holds it for its whole life; the kernel releases it when the agent ends, even
 by kill -9). While it runs, the rest comes from its HTTP API (http.listen):
 state, uptime, connection, backlog per status, oldest pending row, last
 error. When it is stopped, the backlog is read from the WAL file (queue.path)
-opened read-only. --json prints the same as /debug/status, for scripts.
+opened read-only. --json prints the same as /debug/status, for scripts. Both
+show the OpAMP instance uid and, while it runs, whether the config in force
+is the local file or a remote one from the OpAMP server, with the server's
+connection and the last remote config's status (management.opamp).
 
 Exit codes follow LSB init scripts: 0 running, 3 not running (no pid file,
 or one nobody holds), 1 when it cannot tell. Prints no secrets.
@@ -69,6 +74,15 @@ func (a *agentCLI) status(c *ucli.Context) error {
 		st, detailErr = stoppedStatus(cfg.Queue.Path, time.Now())
 	}
 	st.Running, st.PID = probe.Running, probe.PID
+	if st.Management == nil {
+		// A stopped agent (or one without its API) still has its
+		// instance uid on disk; status never creates one.
+		if raw, err := os.ReadFile(paths.InstanceUIDFile(a.env.Getenv, home)); err == nil {
+			if uid, err := identity.ParseInstanceUID("", raw); err == nil {
+				st.Management = &api.Management{InstanceUID: uid.String()}
+			}
+		}
+	}
 	if st.State == "" {
 		st.State = "stopped"
 		if probe.Running {
@@ -160,6 +174,9 @@ func writeStatusText(w io.Writer, st api.Status, pidFile string, detailErr error
 	out := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	defer out.Flush()
 	fmt.Fprintf(out, "pid file:\t%s\n", pidFile)
+	if m := st.Management; m != nil {
+		fmt.Fprintf(out, "instance uid:\t%s\n", m.InstanceUID)
+	}
 	if detailErr != nil {
 		fmt.Fprintf(out, "details:\tunavailable: %s\n", oneLine(detailErr.Error()))
 		return
@@ -170,6 +187,7 @@ func writeStatusText(w io.Writer, st api.Status, pidFile string, detailErr error
 		fmt.Fprintf(out, "agent id:\t%s\n", st.AgentID)
 		fmt.Fprintf(out, "version:\t%s\n", st.Version)
 		fmt.Fprintf(out, "connection:\t%s\n", st.Connection)
+		writeManagementText(out, st)
 	}
 	fmt.Fprintf(out, "backlog:\tPENDING %d, SENDING %d, DEAD %d (%d bytes)\n", st.WAL.Pending, st.WAL.Sending, st.WAL.Dead, st.WAL.Bytes)
 	if st.WAL.OldestPendingAgeSeconds > 0 {
@@ -214,3 +232,28 @@ func writeStatusText(w io.Writer, st api.Status, pidFile string, detailErr error
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", "; ") }
+
+// writeManagementText shows where the config in force came from and, with
+// OpAMP on, the server and the last remote config.
+func writeManagementText(out io.Writer, st api.Status) {
+	m := st.Management
+	if m == nil {
+		return
+	}
+	fmt.Fprintf(out, "config:\t%s (hash %.12s)\n", m.ConfigSource, st.ConfigHash)
+	if m.Endpoint == "" {
+		return
+	}
+	conn := "not connected"
+	if m.Connected != nil && *m.Connected {
+		conn = "connected"
+	}
+	fmt.Fprintf(out, "opamp:\t%s, %s\n", m.Endpoint, conn)
+	if m.RemoteConfig != "" {
+		line := m.RemoteConfig
+		if m.RemoteConfigError != "" {
+			line += ": " + oneLine(m.RemoteConfigError)
+		}
+		fmt.Fprintf(out, "remote config:\t%s\n", line)
+	}
+}

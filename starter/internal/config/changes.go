@@ -10,7 +10,8 @@ type Changes struct {
 	// is opened once (queue.path, queue.fsync), the delivery guarantee
 	// decides whether there is a WAL at all, the ids key the saved
 	// positions and the engine's view of the agent, the log file is opened
-	// once (log.level alone applies at once) and the HTTP API listens once.
+	// once (log.level alone applies at once), the HTTP API listens once and
+	// the OpAMP client connects once.
 	RestartKeys []string
 	// Input and Output say the input's or the output's type or settings
 	// differ, so a reload rebuilds it.
@@ -41,6 +42,8 @@ func (c *Config) Changes(next *Config) Changes {
 	section("output", ch.Output)
 	section("log", c.Log != next.Log)
 	section("http", c.HTTP != next.HTTP)
+	management := !reflect.DeepEqual(c.Management, next.Management)
+	section("management", management)
 	key := func(name string, differs bool) {
 		if differs {
 			ch.RestartKeys = append(ch.RestartKeys, name)
@@ -61,6 +64,8 @@ func (c *Config) Changes(next *Config) Changes {
 	key("http.token", c.HTTP.Token != next.HTTP.Token)
 	key("http.pprof", c.HTTP.Pprof != next.HTTP.Pprof)
 	key("http.tls", c.HTTP.TLS != next.HTTP.TLS)
+	// The OpAMP client connects once; a remote config never changes it.
+	key("management", management)
 	return ch
 }
 

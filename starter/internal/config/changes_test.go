@@ -31,12 +31,15 @@ log:
   file: log/other.log
 http:
   listen: 127.0.0.1:9467
+management:
+  opamp:
+    endpoint: ws://127.0.0.1:4320/v1/opamp
 `)
 	ch := cur.Changes(next)
-	if want := []string{"agent", "queue", "input", "log", "http"}; !slices.Equal(ch.Sections, want) {
+	if want := []string{"agent", "queue", "input", "log", "http", "management"}; !slices.Equal(ch.Sections, want) {
 		t.Errorf("changed sections = %q, want %q", ch.Sections, want)
 	}
-	if want := []string{"queue.path", "queue.fsync", "agent.delivery-guarantee", "log.file", "http.listen"}; !slices.Equal(ch.RestartKeys, want) {
+	if want := []string{"queue.path", "queue.fsync", "agent.delivery-guarantee", "log.file", "http.listen", "management"}; !slices.Equal(ch.RestartKeys, want) {
 		t.Errorf("restart keys = %q, want %q", ch.RestartKeys, want)
 	}
 	if !ch.Input || ch.Output {

@@ -39,6 +39,8 @@ func secretKeys() map[string]bool {
 		"output.token":                 true,
 		"output.aes-secret-key-base64": true,
 		"http.token":                   true,
+		// Every header value (decodeStringMap checks each under this key).
+		headersKey: true,
 	}
 }
 
@@ -289,8 +291,10 @@ func (d *decoder) decodeValue(n ast.Node, v reflect.Value, canonical, display st
 }
 
 // decodeStringMap fills a map[string]string from a mapping (an input's
-// fields), remembering where each key is written so a component's check
-// of one name points at it, with ${ENV} expanded in the values.
+// fields, management.opamp's headers), remembering where each key is
+// written so a component's check of one name points at it, with ${ENV}
+// expanded in the values. The values of a secret map (the headers) are
+// checked under the map's own key, so none is ever quoted back.
 func (d *decoder) decodeStringMap(n ast.Node, v reflect.Value, canonical, display string) {
 	kvs, ok := entries(n)
 	if !ok {
@@ -306,9 +310,13 @@ func (d *decoder) decodeStringMap(n ast.Node, v reflect.Value, canonical, displa
 		}
 		kc, kd := join(canonical, name), join(display, name)
 		d.mark(kc, kd, kv.Key)
+		vk := kc
+		if d.secrets[canonical] {
+			vk = canonical
+		}
 		s := ""
-		if el := d.resolve(kv.Value, kc); el != nil {
-			if s, ok = d.scalar(el, kc, "a string"); !ok {
+		if el := d.resolve(kv.Value, vk); el != nil {
+			if s, ok = d.scalar(el, vk, "a string"); !ok {
 				continue
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
 	"github.com/edge-agent/edge-agent/starter/internal/api"
 	"github.com/edge-agent/edge-agent/starter/internal/logging"
+	"github.com/edge-agent/edge-agent/starter/internal/management"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
 
@@ -18,8 +19,9 @@ func NewDefaultConfig() *Config {
 		Output: OutputConfig{
 			Type: defaultOutputType,
 		},
-		Log:       logging.DefaultSettings(),
-		HTTP:      api.DefaultSettings(),
-		InputType: defaultInputType,
+		Log:        logging.DefaultSettings(),
+		HTTP:       api.DefaultSettings(),
+		Management: management.DefaultSettings(),
+		InputType:  defaultInputType,
 	}
 }

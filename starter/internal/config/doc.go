@@ -10,8 +10,12 @@
 //     reported at once (errors.Join); each wraps ErrInvalid.
 //   - `${VAR}` and `${VAR:-default}` are expanded inside scalar values
 //     (never in keys) before they are decoded; `$${` writes a literal `${`.
-//   - Secrets (output.token, output.aes-secret-key-base64 and the files
-//     they may come from) never appear in errors, warnings or Redacted.
+//   - Secrets (output.token, output.aes-secret-key-base64, http.token, the
+//     management.opamp.headers values, and the files they may come from)
+//     never appear in errors, warnings, Redacted or RedactYAML.
+//   - The management section is management.Settings; LoadRemote checks a
+//     config from the OpAMP server as Load checks a file and keeps the
+//     local management section and queue.path.
 //   - The `input` section belongs to the input type named by input.type; it
 //     is decoded into the config its connector factory provides, so this
 //     package knows no input keys of its own.

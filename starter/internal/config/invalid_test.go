@@ -46,7 +46,7 @@ func TestLoadRejects(t *testing.T) {
 		{"paths element is a mapping", "input:\n  paths:\n    - a\n    - {b: 1}\n", "agent.yaml:4:7: input.paths[1]: expected a string, got a mapping"},
 		{"string from list", "output:\n  endpoint: [a]" + validInput, "agent.yaml:2:3: output.endpoint: expected a string, got a list"},
 		{"input.file is a scalar", "input:\n  paths: [a]\n  file: 5\n", `agent.yaml:3:3: input.file: expected a mapping, got an integer "5"`},
-		{"top level is a scalar", "just text", `agent.yaml:1:1: expected a mapping of sections (agent, input, inputs, queue, retry, output, log, http), got "just text"`},
+		{"top level is a scalar", "just text", `agent.yaml:1:1: expected a mapping of sections (agent, input, inputs, queue, retry, output, log, http, management), got "just text"`},
 
 		// YAML itself.
 		{"syntax error", "agent:\n  id: \"abc\n" + validInput, "agent.yaml:2:7: invalid YAML: could not find end character of double-quoted text"},

@@ -39,6 +39,16 @@ type LoadOptions struct {
 	Home string
 }
 
+func (o LoadOptions) withDefaults() LoadOptions {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.ReadFile == nil {
+		o.ReadFile = os.ReadFile
+	}
+	return o
+}
+
 // Load reads agent.yaml at path, overlays it on NewDefaultConfig, reads
 // the secret files it names and validates the result. On success it
 // returns the Config and any warnings (deprecated keys, ignored values).
@@ -53,12 +63,7 @@ func Load(path string, opts LoadOptions) (cfg *Config, warns []Warning, err erro
 	if opts.Outputs == nil {
 		return nil, nil, errors.New("load config: LoadOptions.Outputs is nil")
 	}
-	if opts.Getenv == nil {
-		opts.Getenv = os.Getenv
-	}
-	if opts.ReadFile == nil {
-		opts.ReadFile = os.ReadFile
-	}
+	opts = opts.withDefaults()
 	data, err := opts.ReadFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read config: %w", err)
@@ -67,22 +72,32 @@ func Load(path string, opts LoadOptions) (cfg *Config, warns []Warning, err erro
 	if err != nil {
 		abs = path
 	}
+	cfg, warns, err = loadBytes(path, data, opts)
+	if err != nil {
+		return nil, warns, err
+	}
+	cfg.Path = abs
+	return cfg, warns, nil
+}
+
+// loadBytes is Load of data, named name in messages.
+func loadBytes(name string, data []byte, opts LoadOptions) (cfg *Config, warns []Warning, err error) {
 	// The YAML library has panicked on malformed input in past releases;
 	// a bad file must give an error, never take the agent down.
 	defer func() {
 		if r := recover(); r != nil {
 			cfg, warns = nil, nil
 			// Only the panic's type: its value may quote the file (a token).
-			err = &FieldError{File: path, Err: fmt.Errorf("cannot parse the file as YAML (parser failure, %T)", r)}
+			err = &FieldError{File: name, Err: fmt.Errorf("cannot parse the file as YAML (parser failure, %T)", r)}
 		}
 	}()
-	cfg, warns, err = load(path, data, opts)
+	cfg, warns, err = load(name, data, opts)
 	if err != nil {
 		return nil, warns, err
 	}
 	sum := sha256.Sum256(data)
 	cfg.Hash = hex.EncodeToString(sum[:])
-	cfg.Path = abs
+	cfg.source = data
 	return cfg, warns, nil
 }
 
@@ -109,6 +124,7 @@ func load(name string, data []byte, opts LoadOptions) (*Config, []Warning, error
 	cfg.normalize()
 	d.resolvePaths(cfg, opts.Home)
 	d.readSecrets(cfg, opts.ReadFile)
+	d.readHeaderFiles(cfg, opts.ReadFile)
 	d.advise(cfg)
 
 	cfg.validate(&probs)
@@ -180,9 +196,10 @@ func knownKeys(reg *input.Registry, outs *output.Registry) []string {
 	return keys
 }
 
-// sectionNames are the only top-level keys (Java's five, plus log and http).
+// sectionNames are the only top-level keys (Java's five, plus inputs,
+// log, http and management).
 func sectionNames() []string {
-	return []string{"agent", "input", "inputs", "queue", "retry", "output", "log", "http"}
+	return []string{"agent", "input", "inputs", "queue", "retry", "output", "log", "http", "management"}
 }
 
 func (d *decoder) decodeRoot(root ast.Node, cfg *Config, reg *input.Registry, outs *output.Registry) {
@@ -249,6 +266,7 @@ func (d *decoder) resolvePaths(cfg *Config, home string) {
 	}
 	cfg.Queue.Path = paths.Resolve(home, strings.TrimSpace(cfg.Queue.Path))
 	cfg.HTTP.TLS.AnchorPaths(func(p string) string { return paths.Resolve(home, p) })
+	cfg.Management.AnchorPaths(func(p string) string { return paths.Resolve(home, p) })
 	if a, ok := cfg.Input.(input.PathAnchor); ok {
 		a.AnchorPaths(home)
 	}

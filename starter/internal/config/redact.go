@@ -12,7 +12,7 @@ const RedactedValue = output.RedactedValue
 // Redacted returns a copy safe to log or show in status: the output's
 // secrets (the token, the encryption key) are replaced by a placeholder by
 // the output's own config, which knows which of its keys are secret, and so
-// is http.token (empty
+// are http.token and the OpAMP header values (empty
 // stays empty, so "not set" is still visible). File paths are kept: they
 // are not secrets.
 func (c *Config) Redacted() *Config {
@@ -20,6 +20,7 @@ func (c *Config) Redacted() *Config {
 	if r.HTTP.Token != "" {
 		r.HTTP.Token = RedactedValue
 	}
+	r.Management = r.Management.Redacted(RedactedValue)
 	if r.Output.Options != nil {
 		r.Output.Options = r.Output.Options.Redacted()
 	}

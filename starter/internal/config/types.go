@@ -5,6 +5,7 @@ import (
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
 	"github.com/edge-agent/edge-agent/starter/internal/api"
 	"github.com/edge-agent/edge-agent/starter/internal/logging"
+	"github.com/edge-agent/edge-agent/starter/internal/management"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
@@ -20,6 +21,9 @@ type Config struct {
 	Output OutputConfig     `yaml:"output"`
 	Log    logging.Settings `yaml:"log"`
 	HTTP   api.Settings     `yaml:"http"`
+	// Management always comes from the local file, even when a remote
+	// config is in force (see LoadRemote).
+	Management management.Settings `yaml:"management"`
 
 	// InputType is input.type, lower-cased ("file").
 	InputType string `yaml:"-"`
@@ -40,6 +44,11 @@ type Config struct {
 	// when the single `input:` section is used (the two are exclusive).
 	// Every entry has its own id, which keys its saved positions.
 	Inputs []InputEntry `yaml:"-"`
+
+	// source is the YAML this was loaded from, for EffectiveYAML; remote
+	// says it came from the OpAMP server (LoadRemote).
+	source []byte
+	remote bool
 
 	// where locates keys in the file for Validate's messages; nil for a
 	// Config built in code.

@@ -41,6 +41,7 @@ func (c *Config) validate(p *problems) {
 	c.validateOutput(k)
 	c.validateLog(k)
 	k.component("http", c.HTTP.Validate())
+	k.component("management", c.Management.Validate())
 }
 
 func (c *Config) validateAgent(k checker) {

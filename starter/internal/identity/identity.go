@@ -52,7 +52,9 @@ func Resolve(path string, explicit IDs) (IDs, error) {
 		}
 	}
 	if want := Format(ids); !bytes.Equal(raw, want) {
-		if err := writeAtomic(path, want); err != nil {
+		// Group-readable so monitoring in the agent's group can tell
+		// which agent this is; nobody else needs it.
+		if err := WriteAtomic(path, want, 0o640); err != nil {
 			return IDs{}, err
 		}
 	}
@@ -136,17 +138,18 @@ func NewUUID() (string, error) {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]), nil
 }
 
-// writeAtomic replaces path with data so that readers see the old or the
-// new file, never a torn one, even across a power cut: the temp file is
-// synced before the rename and the directory after it.
-func writeAtomic(path string, data []byte) (err error) {
+// WriteAtomic replaces path with data, with permissions perm, so that
+// readers see the old or the new file, never a torn one, even across a
+// power cut: the temp file is synced before the rename and the directory
+// after it. The identity files and the persisted remote config use it.
+func WriteAtomic(path string, data []byte, perm os.FileMode) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return fmt.Errorf("write id file: %w", err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("write id file: %w", err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	defer func() {
 		if err != nil {
@@ -155,21 +158,19 @@ func writeAtomic(path string, data []byte) (err error) {
 		}
 	}()
 	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("write id file %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
-	// Group-readable so monitoring in the agent's group can tell which
-	// agent this is; nobody else needs it.
-	if err = tmp.Chmod(0o640); err != nil {
-		return fmt.Errorf("write id file %s: %w", path, err)
+	if err = tmp.Chmod(perm); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("sync id file %s: %w", path, err)
+		return fmt.Errorf("sync %s: %w", path, err)
 	}
 	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("write id file %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("replace id file %s: %w", path, err)
+		return fmt.Errorf("replace %s: %w", path, err)
 	}
 	return syncDir(dir)
 }

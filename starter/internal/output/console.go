@@ -59,3 +59,6 @@ func (f consoleFactory) Create(cfg Config, _ Settings) (transport.Sender, Encode
 	}
 	return console.New(f.w), nil, nil
 }
+
+// Destination: the console output writes to stdout (output.Destination).
+func (*ConsoleConfig) Destination() string { return "stdout" }

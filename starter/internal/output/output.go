@@ -95,6 +95,12 @@ type SecretFiles interface {
 	SecretFiles() []Secret
 }
 
+// Destination is implemented by configs that send somewhere: where, for
+// the agent's description to a fleet manager (never a secret).
+type Destination interface {
+	Destination() string
+}
+
 // PathAnchor is implemented by configs that name files. The agent calls it
 // with its install root so relative paths mean the same thing whatever the
 // working directory.

@@ -287,3 +287,6 @@ func unjoin(err error) []error {
 	}
 	return []error{err}
 }
+
+// Destination is the engine's host:port (output.Destination).
+func (c *TransportConfig) Destination() string { return c.Client.Endpoint }

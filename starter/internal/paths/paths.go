@@ -21,7 +21,12 @@ const (
 const (
 	PIDFileName = "edge-agent.pid"
 	IDFileName  = "edge-agent.id"
-	LogDirName  = "log"
+	// InstanceUIDFileName and RemoteConfigFileName sit in the id file's
+	// folder: they are the agent's identity and its fleet's config, kept
+	// apart from the WAL so that recreating the WAL keeps both.
+	InstanceUIDFileName  = "edge-agent.instance-uid"
+	RemoteConfigFileName = "edge-agent.remote-config.json"
+	LogDirName           = "log"
 )
 
 // ErrNoConfig is wrapped by ConfigPath when no agent.yaml is found.
@@ -104,6 +109,17 @@ func PIDFile(getenv func(string) string, home string) string {
 // IDFile is EDGE_AGENT_ID_FILE (relative to home) or <home>/edge-agent.id.
 func IDFile(getenv func(string) string, home string) string {
 	return fromEnv(getenv, EnvIDFile, home, IDFileName)
+}
+
+// InstanceUIDFile is the OpAMP instance uid file, next to IDFile.
+func InstanceUIDFile(getenv func(string) string, home string) string {
+	return filepath.Join(filepath.Dir(IDFile(getenv, home)), InstanceUIDFileName)
+}
+
+// RemoteConfigFile is where the last config applied from the OpAMP server
+// is kept, next to IDFile.
+func RemoteConfigFile(getenv func(string) string, home string) string {
+	return filepath.Join(filepath.Dir(IDFile(getenv, home)), RemoteConfigFileName)
 }
 
 // LogDir is EDGE_AGENT_LOG_DIR (relative to home) or <home>/log.

@@ -1,0 +1,588 @@
+package management
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	opamp "github.com/open-telemetry/opamp-go/client"
+	"github.com/open-telemetry/opamp-go/client/types"
+	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/edge-agent/edge-agent/starter/internal/agent"
+	"github.com/edge-agent/edge-agent/starter/internal/identity"
+	"github.com/edge-agent/edge-agent/transport/backoff"
+)
+
+// ConfigKey and ConfigContentType name the remote config map entry the
+// agent takes: one full agent.yaml.
+const (
+	ConfigKey         = "agent.yaml"
+	ConfigContentType = "text/yaml"
+)
+
+// Source is the running agent as management sees it; *agent.Agent is one.
+type Source interface {
+	Snapshot() agent.Status
+}
+
+// Applier validates a remote agent.yaml with the checks of `config check`
+// and applies it through the reload path. A nil yaml means "back to the
+// local file" (the server withdrew its config). A config that fails
+// changes nothing; the error lists every problem as `config check` prints
+// them (file:line:column: key: problem).
+type Applier interface {
+	ApplyRemote(ctx context.Context, yaml []byte) error
+}
+
+// Description is what the agent tells the server about itself, besides
+// its instance uid. Nothing in it is a secret.
+type Description struct {
+	Version        string
+	AgentID        string
+	HostName       string
+	OS, Arch       string
+	InputPaths     []string
+	OutputEndpoint string
+}
+
+// Options are what Start needs. Source, Describe and EffectiveConfig are
+// read on every report, so a reload shows at once.
+type Options struct {
+	Settings    OpAMPSettings
+	InstanceUID identity.InstanceUID
+	Source      Source
+	Describe    func() Description
+	// EffectiveConfig is the config in force, secrets redacted, as YAML.
+	EffectiveConfig func() []byte
+	// Applier is nil when remote configs are not accepted.
+	Applier Applier
+	// Store keeps the applied remote config for the next start.
+	Store Store
+	// Remote is the remote config in force at start (from Store), or nil.
+	Remote *Remote
+	// Restart stops the agent gracefully and starts it again; nil where
+	// that is not supported (the capability is then not reported).
+	Restart func()
+	// Backoff paces reconnection attempts; zero values take one second
+	// growing to the heartbeat interval.
+	Backoff backoff.Policy
+	// StallAfter is the health judgement's (agent.Status.Health).
+	StallAfter time.Duration
+	Logger     *slog.Logger
+	// Now defaults to time.Now.
+	Now func() time.Time
+	// HealthEvery is how often health and the config hash are compared
+	// with what was reported; zero means one second (capped at the
+	// heartbeat interval).
+	HealthEvery time.Duration
+}
+
+// Status is the management side of `edge-agent status`.
+type Status struct {
+	Endpoint    string
+	Connected   bool
+	InstanceUID string
+	// RemoteConfig is the status of the last remote config (UNSET,
+	// APPLYING, APPLIED, FAILED) and its error.
+	RemoteConfig      string
+	RemoteConfigError string
+}
+
+// Client keeps the agent registered with its OpAMP server: it connects
+// (never holding up the agent: everything runs on its own goroutines),
+// reconnects with the shared jittered backoff, reports description,
+// health and effective config, and applies remote configs.
+type Client struct {
+	o      Options
+	log    *slog.Logger
+	offers chan *protobufs.AgentRemoteConfig
+	done   chan struct{}
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	cur       opamp.OpAMPClient // the session's client; nil between sessions
+	connected bool
+	remote    *protobufs.RemoteConfigStatus
+	applied   []byte // hash of the remote config in force (nil: local)
+	health    *protobufs.ComponentHealth
+	restart   bool
+}
+
+// Start begins the registration in the background and returns at once.
+func Start(ctx context.Context, o Options) (*Client, error) {
+	if o.Source == nil || o.Describe == nil || o.EffectiveConfig == nil {
+		return nil, errors.New("management: Source, Describe and EffectiveConfig are required")
+	}
+	if _, err := o.Settings.TLS.Build(); err != nil {
+		return nil, fmt.Errorf("management.opamp.tls: %w", err)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.HealthEvery <= 0 {
+		o.HealthEvery = min(time.Second, o.Settings.HeartbeatInterval)
+	}
+	if o.Backoff.Initial <= 0 && o.Backoff.Max <= 0 {
+		o.Backoff = backoff.Policy{Initial: time.Second, Max: max(time.Second, o.Settings.HeartbeatInterval), Rand: o.Backoff.Rand}
+	}
+	c := &Client{
+		o:      o,
+		log:    o.Logger.With("opamp_endpoint", o.Settings.Endpoint),
+		offers: make(chan *protobufs.AgentRemoteConfig, 1),
+		done:   make(chan struct{}),
+	}
+	if o.Remote != nil {
+		c.applied = o.Remote.Hash
+		c.remote = &protobufs.RemoteConfigStatus{LastRemoteConfigHash: o.Remote.Hash,
+			Status: protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED}
+	}
+	c.health = c.healthReport(o.Source.Snapshot())
+	ctx, c.cancel = context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { defer wg.Done(); c.supervise(ctx) }()
+	go func() { defer wg.Done(); c.applyOffers(ctx) }()
+	go func() { defer wg.Done(); c.watch(ctx) }()
+	go func() { wg.Wait(); close(c.done) }()
+	return c, nil
+}
+
+// Close disconnects (telling the server when connected) and waits for the
+// client's goroutines.
+func (c *Client) Close() {
+	c.cancel()
+	<-c.done
+}
+
+// Status reports the connection and the last remote config's fate.
+func (c *Client) Status() Status {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := Status{Endpoint: c.o.Settings.Endpoint, Connected: c.connected, InstanceUID: c.o.InstanceUID.String(), RemoteConfig: "UNSET"}
+	if c.remote != nil {
+		st.RemoteConfig = strings.TrimPrefix(c.remote.Status.String(), "RemoteConfigStatuses_")
+		st.RemoteConfigError = c.remote.ErrorMessage
+	}
+	return st
+}
+
+// capabilities are what the agent implements, no more.
+func (c *Client) capabilities() protobufs.AgentCapabilities {
+	caps := protobufs.AgentCapabilities_AgentCapabilities_ReportsStatus |
+		protobufs.AgentCapabilities_AgentCapabilities_ReportsEffectiveConfig |
+		protobufs.AgentCapabilities_AgentCapabilities_ReportsHealth |
+		protobufs.AgentCapabilities_AgentCapabilities_ReportsHeartbeat
+	if c.o.Applier != nil {
+		caps |= protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig |
+			protobufs.AgentCapabilities_AgentCapabilities_ReportsRemoteConfig
+	}
+	if c.o.Restart != nil {
+		caps |= protobufs.AgentCapabilities_AgentCapabilities_AcceptsRestartCommand
+	}
+	return caps
+}
+
+// session events.
+const (
+	evConnected = iota + 1
+	evFailed
+)
+
+// supervise runs one opamp-go client per connection attempt. The library
+// retries on its own schedule; the agent wants the shared backoff (the
+// same pacing and jitter as its engine connection, so a fleet cut off by
+// one outage does not come back at once), so a session that fails to
+// connect is stopped and the next one starts after backoff.Jittered.
+func (c *Client) supervise(ctx context.Context) {
+	attempt := 0
+	for {
+		events := make(chan int, 8)
+		cl, err := c.startSession(ctx, events)
+		if err != nil {
+			c.log.Error("OpAMP client did not start; management is off until a restart", slog.String("error", err.Error()))
+			return
+		}
+		failed := false
+		for !failed && ctx.Err() == nil {
+			select {
+			case ev := <-events:
+				switch ev {
+				case evConnected:
+					if attempt > 0 || !c.isConnected() {
+						c.log.Info("registered with the OpAMP server", "instance_uid", c.o.InstanceUID.String())
+					}
+					attempt = 0
+					c.setConnected(true)
+				case evFailed:
+					failed = true
+				}
+			case <-ctx.Done():
+			}
+		}
+		c.endSession(cl)
+		if ctx.Err() != nil {
+			return
+		}
+		wait := c.o.Backoff.Jittered(attempt)
+		attempt++
+		c.log.Warn("OpAMP server unreachable; the agent runs on and retries", slog.Duration("retry_in", wait), "attempt", attempt)
+		if backoff.Sleep(ctx, wait) != nil {
+			return
+		}
+	}
+}
+
+func (c *Client) startSession(ctx context.Context, events chan<- int) (opamp.OpAMPClient, error) {
+	send := func(ev int) {
+		select {
+		case events <- ev:
+		default: // a pending failure is enough
+		}
+	}
+	var lastErr error
+	logger := &libLogger{log: c.log}
+	var cl opamp.OpAMPClient
+	u, _ := url.Parse(c.o.Settings.Endpoint)
+	if u != nil && (u.Scheme == "http" || u.Scheme == "https") {
+		cl = opamp.NewHTTP(logger)
+	} else {
+		cl = opamp.NewWebSocket(logger)
+	}
+	if err := cl.SetAgentDescription(c.description()); err != nil {
+		return nil, fmt.Errorf("agent description: %w", err)
+	}
+	c.mu.Lock()
+	health, remote := c.health, c.remote
+	c.mu.Unlock()
+	// Health first: the library refuses ReportsHealth without one.
+	if err := cl.SetHealth(health); err != nil {
+		return nil, fmt.Errorf("health: %w", err)
+	}
+	caps := c.capabilities()
+	if err := cl.SetCapabilities(&caps); err != nil {
+		return nil, fmt.Errorf("capabilities: %w", err)
+	}
+	tlsCfg, err := c.o.Settings.TLS.Build()
+	if err != nil {
+		return nil, fmt.Errorf("management.opamp.tls: %w", err)
+	}
+	interval := c.o.Settings.HeartbeatInterval
+	settings := types.StartSettings{
+		OpAMPServerURL:     c.o.Settings.Endpoint,
+		Header:             c.o.Settings.header(),
+		TLSConfig:          tlsCfg,
+		InstanceUid:        types.InstanceUid(c.o.InstanceUID),
+		HeartbeatInterval:  &interval,
+		RemoteConfigStatus: remote,
+		Callbacks: types.Callbacks{
+			OnConnect: func(context.Context) { send(evConnected) },
+			OnConnectFailed: func(_ context.Context, err error) {
+				if lastErr == nil || err.Error() != lastErr.Error() {
+					c.log.Debug("OpAMP connection failed", slog.String("error", err.Error()))
+				}
+				lastErr = err
+				send(evFailed)
+			},
+			OnError: func(_ context.Context, e *protobufs.ServerErrorResponse) {
+				c.log.Warn("OpAMP server reported an error", slog.String("error", e.GetErrorMessage()))
+			},
+			OnMessage: func(_ context.Context, msg *types.MessageData) {
+				if msg.RemoteConfig != nil {
+					c.offer(msg.RemoteConfig)
+				}
+			},
+			GetEffectiveConfig: func(context.Context) (*protobufs.EffectiveConfig, error) {
+				return &protobufs.EffectiveConfig{ConfigMap: &protobufs.AgentConfigMap{ConfigMap: map[string]*protobufs.AgentConfigFile{
+					ConfigKey: {Body: c.o.EffectiveConfig(), ContentType: ConfigContentType},
+				}}}, nil
+			},
+			OnCommand: func(_ context.Context, cmd *protobufs.ServerToAgentCommand) error {
+				return c.command(cmd)
+			},
+		},
+	}
+	if err := cl.Start(ctx, settings); err != nil {
+		return nil, fmt.Errorf("start OpAMP client: %w", err)
+	}
+	c.mu.Lock()
+	c.cur = cl
+	c.mu.Unlock()
+	return cl, nil
+}
+
+func (c *Client) endSession(cl opamp.OpAMPClient) {
+	c.mu.Lock()
+	c.cur = nil
+	c.connected = false
+	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := cl.Stop(ctx); err != nil {
+		c.log.Debug("OpAMP client stop", slog.String("error", err.Error()))
+	}
+}
+
+func (c *Client) isConnected() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.connected
+}
+
+func (c *Client) setConnected(v bool) {
+	c.mu.Lock()
+	c.connected = v
+	c.mu.Unlock()
+}
+
+// withClient runs f on the session's client, if one runs.
+func (c *Client) withClient(f func(opamp.OpAMPClient) error) {
+	c.mu.Lock()
+	cl := c.cur
+	c.mu.Unlock()
+	if cl == nil {
+		return
+	}
+	if err := f(cl); err != nil {
+		c.log.Debug("OpAMP report not queued", slog.String("error", err.Error()))
+	}
+}
+
+// offer hands a remote config to applyOffers; a newer offer replaces one
+// not yet taken.
+func (c *Client) offer(rc *protobufs.AgentRemoteConfig) {
+	if c.o.Applier == nil {
+		c.log.Warn("the OpAMP server offered a config; management.opamp.accept-remote-config is false, so it is ignored")
+		return
+	}
+	for {
+		select {
+		case c.offers <- rc:
+			return
+		default:
+		}
+		select {
+		case <-c.offers:
+		default:
+		}
+	}
+}
+
+// applyOffers applies remote configs one at a time, off the library's
+// callback goroutine: a reload takes as long as the in-flight sends.
+func (c *Client) applyOffers(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case rc := <-c.offers:
+			c.apply(ctx, rc)
+		}
+	}
+}
+
+func (c *Client) apply(ctx context.Context, rc *protobufs.AgentRemoteConfig) {
+	c.mu.Lock()
+	same := c.remote != nil && bytes.Equal(c.remote.LastRemoteConfigHash, rc.GetConfigHash()) &&
+		c.remote.Status != protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLYING
+	c.mu.Unlock()
+	if same {
+		return // the server repeats its offer at every connection
+	}
+	files := rc.GetConfig().GetConfigMap()
+	c.setRemote(rc.GetConfigHash(), protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLYING, "")
+	var err error
+	var yaml []byte
+	switch f, ok := files[ConfigKey]; {
+	case len(files) == 0:
+		// An empty map withdraws the remote config: back to the file.
+	case !ok:
+		err = fmt.Errorf("the config map has no %q entry (got %s); send the whole agent.yaml under that name", ConfigKey, strings.Join(slices.Sorted(maps.Keys(files)), ", "))
+	case f.GetContentType() != "" && f.GetContentType() != ConfigContentType && f.GetContentType() != "application/yaml":
+		err = fmt.Errorf("%s has content type %q; want %s", ConfigKey, f.GetContentType(), ConfigContentType)
+	default:
+		yaml = f.GetBody()
+		if len(bytes.TrimSpace(yaml)) == 0 {
+			err = fmt.Errorf("%s is empty; send the whole agent.yaml", ConfigKey)
+		}
+	}
+	if err == nil {
+		err = c.o.Applier.ApplyRemote(ctx, yaml)
+	}
+	if err != nil {
+		c.log.Error("remote config rejected; the running config is kept", slog.String("error", err.Error()))
+		c.setRemote(rc.GetConfigHash(), protobufs.RemoteConfigStatuses_RemoteConfigStatuses_FAILED, err.Error())
+		return
+	}
+	if yaml == nil {
+		err = c.o.Store.Remove()
+		c.mu.Lock()
+		c.applied = nil
+		c.mu.Unlock()
+	} else {
+		err = c.o.Store.Save(Remote{Hash: rc.GetConfigHash(), YAML: yaml, AppliedAt: c.o.Now()})
+		c.mu.Lock()
+		c.applied = rc.GetConfigHash()
+		c.mu.Unlock()
+	}
+	if err != nil {
+		// Applied, but a restart would go back to the previous config.
+		c.log.Error("remote config applied but not saved for the next start", slog.String("error", err.Error()))
+	}
+	c.setRemote(rc.GetConfigHash(), protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED, "")
+	c.log.Info("remote config applied", "opamp_config_hash", fmt.Sprintf("%x", rc.GetConfigHash()))
+	c.withClient(func(cl opamp.OpAMPClient) error {
+		if err := cl.SetAgentDescription(c.description()); err != nil {
+			return err
+		}
+		return cl.UpdateEffectiveConfig(ctx)
+	})
+}
+
+func (c *Client) setRemote(hash []byte, st protobufs.RemoteConfigStatuses, msg string) {
+	s := &protobufs.RemoteConfigStatus{LastRemoteConfigHash: hash, Status: st, ErrorMessage: msg}
+	c.mu.Lock()
+	c.remote = s
+	c.mu.Unlock()
+	c.withClient(func(cl opamp.OpAMPClient) error { return cl.SetRemoteConfigStatus(s) })
+}
+
+// command handles the server's commands; only restart exists in OpAMP.
+func (c *Client) command(cmd *protobufs.ServerToAgentCommand) error {
+	if cmd.GetType() != protobufs.CommandType_CommandType_Restart {
+		return fmt.Errorf("unknown command %v", cmd.GetType())
+	}
+	if c.o.Restart == nil {
+		c.log.Warn("the OpAMP server asked for a restart; this platform cannot restart the agent in place, so it runs on")
+		return errors.New("restart is not supported on this platform")
+	}
+	c.mu.Lock()
+	again := c.restart
+	c.restart = true
+	c.mu.Unlock()
+	if !again {
+		c.log.Info("the OpAMP server asked for a restart: stopping gracefully, then starting again")
+		c.o.Restart()
+	}
+	return nil
+}
+
+// watch reports health and the effective config when they change; the
+// library's heartbeat covers the quiet times.
+func (c *Client) watch(ctx context.Context) {
+	t := time.NewTicker(c.o.HealthEvery)
+	defer t.Stop()
+	lastHash := c.o.Source.Snapshot().ConfigHash
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		st := c.o.Source.Snapshot()
+		h := c.healthReport(st)
+		c.mu.Lock()
+		changed := !sameHealth(c.health, h)
+		if changed {
+			c.health = h
+		}
+		c.mu.Unlock()
+		if changed {
+			c.withClient(func(cl opamp.OpAMPClient) error { return cl.SetHealth(h) })
+		}
+		if st.ConfigHash != lastHash {
+			// A SIGHUP reload, or a remote config: the description names
+			// the input paths and the output endpoint.
+			lastHash = st.ConfigHash
+			c.withClient(func(cl opamp.OpAMPClient) error {
+				if err := cl.SetAgentDescription(c.description()); err != nil {
+					return err
+				}
+				return cl.UpdateEffectiveConfig(ctx)
+			})
+		}
+	}
+}
+
+// healthReport is agent.Status.Health in OpAMP's terms.
+func (c *Client) healthReport(st agent.Status) *protobufs.ComponentHealth {
+	h := st.Health(c.o.Now(), c.o.StallAfter)
+	now := uint64(c.o.Now().UnixNano())
+	var started uint64
+	if !st.StartedAt.IsZero() {
+		started = uint64(st.StartedAt.UnixNano())
+	}
+	out := &protobufs.ComponentHealth{Healthy: h.Healthy, LastError: h.Reason, Status: st.State,
+		StartTimeUnixNano: started, StatusTimeUnixNano: now, ComponentHealthMap: map[string]*protobufs.ComponentHealth{}}
+	for name, ch := range h.Components {
+		out.ComponentHealthMap[name] = &protobufs.ComponentHealth{Healthy: ch.Healthy, Status: ch.Status,
+			LastError: ch.LastError, StartTimeUnixNano: started, StatusTimeUnixNano: now}
+	}
+	return out
+}
+
+// sameHealth compares what a reader of the report would see, not when it
+// was observed.
+func sameHealth(a, b *protobufs.ComponentHealth) bool {
+	if a.GetHealthy() != b.GetHealthy() || a.GetStatus() != b.GetStatus() || a.GetLastError() != b.GetLastError() ||
+		len(a.GetComponentHealthMap()) != len(b.GetComponentHealthMap()) {
+		return false
+	}
+	for name, x := range a.GetComponentHealthMap() {
+		y, ok := b.GetComponentHealthMap()[name]
+		if !ok || !sameHealth(x, y) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Client) description() *protobufs.AgentDescription {
+	d := c.o.Describe()
+	kv := func(k, v string) *protobufs.KeyValue {
+		return &protobufs.KeyValue{Key: k, Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_StringValue{StringValue: v}}}
+	}
+	paths := make([]*protobufs.AnyValue, 0, len(d.InputPaths))
+	for _, p := range d.InputPaths {
+		paths = append(paths, &protobufs.AnyValue{Value: &protobufs.AnyValue_StringValue{StringValue: p}})
+	}
+	return &protobufs.AgentDescription{
+		IdentifyingAttributes: []*protobufs.KeyValue{
+			kv("service.name", "edge-agent"),
+			kv("service.instance.id", c.o.InstanceUID.String()),
+			kv("service.version", d.Version),
+		},
+		NonIdentifyingAttributes: []*protobufs.KeyValue{
+			kv("host.name", d.HostName),
+			kv("os.type", d.OS),
+			kv("host.arch", d.Arch),
+			kv("edge_agent.agent_id", d.AgentID),
+			{Key: "edge_agent.input.paths", Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_ArrayValue{ArrayValue: &protobufs.ArrayValue{Values: paths}}}},
+			kv("edge_agent.output.endpoint", d.OutputEndpoint),
+		},
+	}
+}
+
+// libLogger sends opamp-go's messages to the agent's log: its errors at
+// DEBUG, since the client reports connection trouble itself (once, with
+// the retry delay) rather than at every attempt.
+type libLogger struct{ log *slog.Logger }
+
+func (l *libLogger) Debugf(_ context.Context, format string, v ...any) {
+	l.log.Debug("opamp: " + fmt.Sprintf(format, v...))
+}
+
+func (l *libLogger) Errorf(_ context.Context, format string, v ...any) {
+	l.log.Debug("opamp: " + fmt.Sprintf(format, v...))
+}

@@ -1,0 +1,33 @@
+// Package management keeps the agent under fleet management over OpAMP
+// (the Open Agent Management Protocol of OpenTelemetry), on opamp-go's
+// client.
+//
+// Contract:
+//   - Settings (agent.yaml's management section) are validated here and
+//     always come from the local file: a remote config can neither change
+//     how the agent reaches its server nor where its WAL lives.
+//   - Start never blocks: the client connects on its own goroutines, and a
+//     server that is down is retried with the shared jittered backoff
+//     (transport/backoff), one opamp-go session per attempt, while the
+//     agent ships as usual.
+//   - What it reports is read from the agent each time: the description
+//     (service.name, service.instance.id = the instance uid,
+//     service.version; host, OS, architecture, agent id, input paths and
+//     output endpoint), health (agent.Status.Health: the facts of /healthz,
+//     per component: input, wal, output) on every change and every
+//     heartbeat, and the effective config with its secrets redacted.
+//   - A remote config is the config map entry "agent.yaml" (text/yaml). It
+//     is reported APPLYING, handed to the Applier (the cli's reloader: the
+//     checks of `config check`, then agent.Reload), and reported APPLIED, or
+//     FAILED with the problems as `config check` words them; a failed one
+//     changes nothing. An applied one is saved by Store (one JSON file,
+//     written atomically, mode 0600) for the next start. An empty config
+//     map withdraws it: the agent goes back to its local file.
+//   - Capabilities are only what is implemented: AcceptsRemoteConfig and
+//     ReportsRemoteConfig only with an Applier
+//     (accept-remote-config: true), AcceptsRestartCommand only where the
+//     agent can restart in place (Options.Restart; not on Windows).
+//
+// Nothing below imports this package: it observes the agent (Source) and
+// changes it only through the Applier.
+package management
