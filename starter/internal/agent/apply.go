@@ -18,6 +18,7 @@ func (l *loop) afterCommit(now time.Time, p *plan, res commitResult) {
 			l.bufSince = now
 		}
 		ctr.rowsAppended.Add(uint64(len(p.payloads)))
+		l.growGroup()
 	}
 	if p.started {
 		l.markStarted = false
@@ -76,7 +77,7 @@ func (l *loop) reportDead(failed, dead int) {
 // channel has room for maxJobs, and outstanding never exceeds it.
 func (l *loop) dispatch(rows []row) {
 	for len(rows) > 0 {
-		n := min(len(rows), l.jobSize)
+		n := min(len(rows), l.jobRows())
 		l.nextSeq++
 		j := &job{seq: l.nextSeq, rows: rows[:n:n]}
 		rows = rows[n:]

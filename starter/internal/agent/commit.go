@@ -50,7 +50,7 @@ func (l *loop) commitIfDue(now time.Time) (bool, error) {
 	if holdAppends && !l.onlyAppendsFail {
 		return false, nil
 	}
-	flushDue := len(l.buf) >= l.r.opts.Agent.BulkMaxSize ||
+	flushDue := len(l.buf) >= l.group ||
 		(len(l.buf) > 0 && now.Sub(l.bufSince) >= l.flushInterval())
 	p := &plan{streak: l.failStreak}
 	l.planResults(p, now)
@@ -159,7 +159,7 @@ func (l *loop) claimWanted(now time.Time, hint bool) int {
 		l.claimHint, l.nextRetryAt = true, time.Time{}
 	}
 	if hint || l.claimHint {
-		return free * l.jobSize
+		return free * l.jobRows()
 	}
 	// No sign of new rows. The counts of the last commit are exact, so an
 	// empty queue needs no look (and no fsync); rows delayed by a failure
@@ -167,7 +167,7 @@ func (l *loop) claimWanted(now time.Time, hint bool) int {
 	if l.queuedRows == 0 || now.Sub(l.lastClaimCheck) < claimRecheckInterval {
 		return 0
 	}
-	return free * l.jobSize
+	return free * l.jobRows()
 }
 
 // cleanupDue says whether to delete ACKED rows past their retention: in
@@ -325,6 +325,7 @@ func (l *loop) applyPlan(tx queueTx, p *plan, now time.Time, dead *int) error {
 func (l *loop) walFailed(now time.Time, err error, onlyAppends bool) {
 	l.walErrs++
 	l.onlyAppendsFail = onlyAppends
+	l.resetGroup()
 	// Not jittered: a disk problem is this host's own, no herd to spread.
 	l.walRetryAt = now.Add(backoff.Policy{Initial: 100 * time.Millisecond, Max: 5 * time.Second}.Delay(l.walErrs - 1))
 	l.r.pub.setError(err, now)

@@ -80,7 +80,8 @@
 // input (and log it) at every ack. A failing WAL transaction (disk full, I/O
 // error) is not fatal: the buffer and the send results are kept and the
 // transaction is retried with a growing delay; the input is not polled once
-// the buffer holds bulk-max-size events. When a transaction that appends
+// the buffer holds bulk-max-size events (a failure starts the group, which
+// grows under load, at bulk-max-size again). When a transaction that appends
 // fails, its acks, releases, claims and cleanup are committed at once
 // without the appends (positions stay with their rows), and go on
 // committing on their own while the appends wait: on a full disk that is

@@ -39,7 +39,17 @@ type loop struct {
 
 	buf      []input.Event
 	bufSince time.Time
-	wakeup   <-chan struct{} // the input's "new data" signal; nil if none
+	// group is how many events the buffer takes before it is written: it
+	// starts at agent.bulk-max-size and doubles, up to maxGroup, while
+	// every poll finds the input still full, and halves back when the
+	// input runs dry (growGroup). A commit's fixed cost (fsync, the pages
+	// around the rows) is then spread over many rows under load, while a
+	// quiet input still waits no longer than flush-interval-ms.
+	group int
+	// inputFull: the last poll stopped at group events, not because the
+	// input had nothing more.
+	inputFull bool
+	wakeup    <-chan struct{} // the input's "new data" signal; nil if none
 
 	jobs    chan *job
 	results chan *jobResult
@@ -155,21 +165,22 @@ func (l *loop) poll(ctx context.Context, now time.Time) (int, error) {
 	if l.checkBackpressure() {
 		return 0, nil
 	}
-	cfg := &l.r.opts.Agent
 	pollMax := max(1, l.r.opts.Queue.PollBatchSize)
 	total := 0
-	for len(l.buf) < cfg.BulkMaxSize {
+	for len(l.buf) < l.group {
 		before := len(l.buf)
 		var err error
-		l.buf, err = l.in.Poll(ctx, l.buf, min(pollMax, cfg.BulkMaxSize-before))
+		l.buf, err = l.in.Poll(ctx, l.buf, min(pollMax, l.group-before))
 		l.polled = true
 		got := len(l.buf) - before
 		if err != nil {
 			return total + got, fmt.Errorf("read input %s: %w", l.inputID, err)
 		}
 		if got == 0 {
+			l.inputFull = false
 			break
 		}
+		l.inputFull = len(l.buf) >= l.group
 		if before == 0 {
 			l.bufSince = now
 		}
@@ -225,7 +236,7 @@ func (l *loop) wait(ctx context.Context) {
 		wake(l.nextRetryAt)
 	}
 	wakeup := l.wakeup
-	if l.backpressured || len(l.buf) >= l.r.opts.Agent.BulkMaxSize {
+	if l.backpressured || len(l.buf) >= l.group {
 		wakeup = nil // the input would not be polled anyway
 	}
 	t := time.NewTimer(d)
@@ -245,4 +256,35 @@ func (l *loop) wait(ctx context.Context) {
 
 func (l *loop) flushInterval() time.Duration {
 	return l.r.opts.Agent.FlushInterval
+}
+
+// maxGroup is the largest group (see loop.group): beyond a few thousand
+// rows a bigger transaction saves little more per row (the WAL's
+// BenchmarkWriteAmplification), and the buffer and the claimed rows are
+// held in memory.
+const maxGroup = maxBulkJobSize
+
+// resetGroup starts the group again at agent.bulk-max-size (start,
+// reload, a failed transaction: the buffer then holds no more than the
+// setting says).
+func (l *loop) resetGroup() {
+	l.group = max(1, l.r.opts.Agent.BulkMaxSize)
+}
+
+// growGroup adapts the group after a commit that wrote the buffer: double
+// while the input kept the buffer full, halve back toward bulk-max-size
+// once it ran dry.
+func (l *loop) growGroup() {
+	floor := max(1, l.r.opts.Agent.BulkMaxSize)
+	if l.inputFull {
+		l.group = max(floor, min(l.group*2, maxGroup))
+		return
+	}
+	l.group = max(floor, l.group/2)
+}
+
+// jobRows is how many rows one job takes: jobSize, or the group when that
+// is bigger, so that claims keep up with what a commit appends.
+func (l *loop) jobRows() int {
+	return max(l.jobSize, min(l.group, maxBulkJobSize))
 }
