@@ -78,7 +78,7 @@
 // resident set, and a drained backlog of a few hundred MB would show as as
 // much RSS. On Linux the WAL therefore drops its mapped pages
 // (MADV_DONTNEED, resident_linux.go) after open and whenever transactions
-// have read residentDropBytes (8 MiB) of rows since the last time; the
+// have read residentDropBytes (4 MiB) of rows since the last time; the
 // pages stay in the page cache and are mapped again when read. The peak
 // at open still includes the free-page scan of the whole file.
 //

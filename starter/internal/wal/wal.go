@@ -76,7 +76,7 @@ const (
 	// mapping make the WAL drop the mapped pages from the resident set
 	// (afterCommit): the resident share of the file stays about this
 	// size, for one madvise call per this many bytes sent.
-	residentDropBytes = 8 << 20
+	residentDropBytes = 4 << 20
 	// compactTxMaxSize keeps Compact's memory bounded on big files.
 	compactTxMaxSize = 64 << 20
 )
