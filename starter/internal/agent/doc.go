@@ -12,7 +12,12 @@
 //     of them is safe for concurrent use. Each loop turn does at most ONE
 //     queue transaction (group commit): it appends the buffered events with
 //     their input positions, applies send results (ack, fail, release),
-//     claims the next rows for the sender and cleans up ACKED rows.
+//     claims the next rows for the sender and cleans up ACKED rows. The
+//     group starts at agent.bulk-max-size events and doubles, up to 4,096,
+//     while the input keeps the buffer full (halving back once it runs
+//     dry); jobs grow with it so claims keep up with appends. Each commit
+//     costs an fsync and a few pages whatever its size, so under load few
+//     big transactions replace many small ones (loop.group).
 //     Between turns it also makes the WAL changes an operator asks for
 //     through the API (UpdateWAL: db wal-retry-dead, wal-purge-dead), so
 //     it stays the WAL's only writer and its counts stay exact; WAL hands
