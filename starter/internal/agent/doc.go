@@ -13,7 +13,7 @@
 //     queue transaction (group commit): it appends the buffered events with
 //     their input positions, applies send results (ack, fail, release),
 //     claims the next rows for the sender and cleans up ACKED rows. The
-//     group starts at agent.bulk-max-size events and doubles, up to 4,096,
+//     group starts at agent.bulk-max-size events and doubles, up to 2,048,
 //     while the input keeps the buffer full (halving back once it runs
 //     dry); jobs grow with it so claims keep up with appends. Each commit
 //     costs an fsync and a few pages whatever its size, so under load few
