@@ -286,7 +286,16 @@ func (l *loop) growGroup() {
 }
 
 // jobRows is how many rows one job takes: jobSize, or the group when that
-// is bigger, so that claims keep up with what a commit appends.
+// is bigger (up to maxGrownJob), so that claims keep up with what a
+// commit appends.
 func (l *loop) jobRows() int {
-	return max(l.jobSize, min(l.group, maxBulkJobSize))
+	return max(l.jobSize, min(l.group, maxGrownJob))
 }
+
+// maxGrownJob bounds how far a job grows with the group. A job that comes
+// back unsent is released in one transaction, which rewrites its rows; on
+// a full disk that transaction has only the WAL's 1 MiB reserve (package
+// wal, "Full disk"), so a grown job stays at 512 rows: about 512 KiB of
+// 1 KiB events. With 2,000-row jobs the release never fit and a backlog
+// stayed SENDING for good (TestFullDiskAcksCommitAndBacklogDrains).
+const maxGrownJob = 512
