@@ -77,7 +77,7 @@ func (l *loop) reportDead(failed, dead int) {
 // channel has room for maxJobs, and outstanding never exceeds it.
 func (l *loop) dispatch(rows []row) {
 	for len(rows) > 0 {
-		n := min(len(rows), l.jobRows())
+		n := min(len(rows), l.jobSize)
 		l.nextSeq++
 		j := &job{seq: l.nextSeq, rows: rows[:n:n]}
 		rows = rows[n:]

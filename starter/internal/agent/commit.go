@@ -159,7 +159,7 @@ func (l *loop) claimWanted(now time.Time, hint bool) int {
 		l.claimHint, l.nextRetryAt = true, time.Time{}
 	}
 	if hint || l.claimHint {
-		return free * l.jobRows()
+		return free * l.jobSize
 	}
 	// No sign of new rows. The counts of the last commit are exact, so an
 	// empty queue needs no look (and no fsync); rows delayed by a failure
@@ -167,7 +167,7 @@ func (l *loop) claimWanted(now time.Time, hint bool) int {
 	if l.queuedRows == 0 || now.Sub(l.lastClaimCheck) < claimRecheckInterval {
 		return 0
 	}
-	return free * l.jobRows()
+	return free * l.jobSize
 }
 
 // cleanupDue says whether to delete ACKED rows past their retention: in

@@ -15,8 +15,8 @@
 //     claims the next rows for the sender and cleans up ACKED rows. The
 //     group starts at agent.bulk-max-size events and doubles, up to 2,048,
 //     while the input keeps the buffer full (halving back once it runs
-//     dry); jobs grow with it, up to 512 rows (maxGrownJob: a released job
-//     must fit the WAL's disk reserve), so claims keep up. Each commit
+//     dry); jobs keep their size (a released job must fit the WAL's disk
+//     reserve, see loop.group). Each commit
 //     costs an fsync and a few pages whatever its size, so under load few
 //     big transactions replace many small ones (loop.group).
 //     Between turns it also makes the WAL changes an operator asks for

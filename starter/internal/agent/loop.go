@@ -44,7 +44,12 @@ type loop struct {
 	// every poll finds the input still full, and halves back when the
 	// input runs dry (growGroup). A commit's fixed cost (fsync, the pages
 	// around the rows) is then spread over many rows under load, while a
-	// quiet input still waits no longer than flush-interval-ms.
+	// quiet input still waits no longer than flush-interval-ms. Jobs do
+	// not grow with it: the jobs that come back unsent are released in
+	// one transaction that rewrites their rows, and on a full disk that
+	// has only the WAL's 1 MiB reserve (package wal, "Full disk"); with
+	// jobs grown to 512 rows of 1 KiB two of them no longer fit and the
+	// backlog stayed SENDING (TestFullDiskAcksCommitAndBacklogDrains).
 	group int
 	// inputFull: the last poll stopped at group events, not because the
 	// input had nothing more.
@@ -258,11 +263,10 @@ func (l *loop) flushInterval() time.Duration {
 	return l.r.opts.Agent.FlushInterval
 }
 
-// maxGroup is the largest group (see loop.group). The buffer and the
-// claimed rows (jobs grow with the group) are held in memory: end to end
-// (1M lines, fsync on) 2,048 kept peak RSS at ~49 MiB against ~64 MiB
-// for 4,096, for ~5 % more bytes written to disk; beyond that a bigger
-// transaction saves little per row (the WAL's
+// maxGroup is the largest group (see loop.group). The buffer is held in
+// memory: end to end (1M lines, fsync on, when jobs still grew with the
+// group) 2,048 kept peak RSS at ~49 MiB against ~64 MiB for 4,096; beyond
+// that a bigger transaction saves little per row (the WAL's
 // BenchmarkWriteAmplification).
 const maxGroup = 2048
 
@@ -284,18 +288,3 @@ func (l *loop) growGroup() {
 	}
 	l.group = max(floor, l.group/2)
 }
-
-// jobRows is how many rows one job takes: jobSize, or the group when that
-// is bigger (up to maxGrownJob), so that claims keep up with what a
-// commit appends.
-func (l *loop) jobRows() int {
-	return max(l.jobSize, min(l.group, maxGrownJob))
-}
-
-// maxGrownJob bounds how far a job grows with the group. A job that comes
-// back unsent is released in one transaction, which rewrites its rows; on
-// a full disk that transaction has only the WAL's 1 MiB reserve (package
-// wal, "Full disk"), so a grown job stays at 512 rows: about 512 KiB of
-// 1 KiB events. With 2,000-row jobs the release never fit and a backlog
-// stayed SENDING for good (TestFullDiskAcksCommitAndBacklogDrains).
-const maxGrownJob = 512

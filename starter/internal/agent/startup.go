@@ -89,8 +89,7 @@ func (r *Agent) start(ctx context.Context) (*loop, error) {
 	return l, nil
 }
 
-// jobSize is the rows per job (at least; under load jobRows takes the
-// grown group instead): enough to fill the transport's pipeline a
+// jobSize is the rows per job: enough to fill the transport's pipeline a
 // few times over, at least one poll batch, and at least bulk-max-size. A
 // commit under load acks the rows of the job that came back and claims a
 // new one while it appends a full buffer: with jobs as big as that buffer
