@@ -13,7 +13,7 @@
 //     queue transaction (group commit): it appends the buffered events with
 //     their input positions, applies send results (ack, fail, release),
 //     claims the next rows for the sender and cleans up ACKED rows. The
-//     group starts at agent.bulk-max-size events and doubles, up to 2,048,
+//     group starts at agent.bulk-max-size events and doubles, up to 512,
 //     while the input keeps the buffer full (halving back once it runs
 //     dry); jobs keep their size (a released job must fit the WAL's disk
 //     reserve, see loop.group). Each commit
