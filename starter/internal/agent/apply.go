@@ -19,6 +19,7 @@ func (l *loop) afterCommit(now time.Time, p *plan, res commitResult) {
 			l.bufSince = now
 		}
 		ctr.rowsAppended.Add(uint64(p.rows()))
+		l.growGroup()
 	}
 	if p.started {
 		l.markStarted = false

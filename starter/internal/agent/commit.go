@@ -49,7 +49,7 @@ func (l *loop) commitIfDue(now time.Time) (bool, error) {
 	if holdAppends && !l.onlyAppendsFail {
 		return false, nil
 	}
-	flushDue := len(l.buf) >= l.r.opts.Agent.BulkMaxSize ||
+	flushDue := len(l.buf) >= l.group ||
 		(len(l.buf) > 0 && now.Sub(l.bufSince) >= l.flushInterval())
 	p := &plan{streak: l.failStreak}
 	l.planResults(p, now)
@@ -363,6 +363,7 @@ func (l *loop) applyPlan(tx queueTx, p *plan, now time.Time, dead *int) error {
 func (l *loop) walFailed(now time.Time, err error, onlyAppends bool) {
 	l.walErrs++
 	l.onlyAppendsFail = onlyAppends
+	l.resetGroup()
 	// Not jittered: a disk problem is this host's own, no herd to spread.
 	l.walRetryAt = now.Add(backoff.Policy{Initial: 100 * time.Millisecond, Max: 5 * time.Second}.Delay(l.walErrs - 1))
 	l.r.pub.setError(err, now)

@@ -13,7 +13,13 @@
 //     of them is safe for concurrent use. Each loop turn does at most ONE
 //     queue transaction (group commit): it appends the buffered events with
 //     their input positions, applies send results (ack, fail, release),
-//     claims the next rows for the sender and cleans up ACKED rows.
+//     claims the next rows for the sender and cleans up ACKED rows. The
+//     group starts at agent.bulk-max-size events and doubles, up to 512,
+//     while the input keeps the buffer full (halving back once it runs
+//     dry); jobs keep their size (a released job must fit the WAL's disk
+//     reserve, see loop.group). Each commit
+//     costs an fsync and a few pages whatever its size, so under load few
+//     big transactions replace many small ones (loop.group).
 //     Between turns it also makes the WAL changes an operator asks for
 //     through the API (UpdateWAL: db wal-retry-dead, wal-purge-dead), so
 //     it stays the WAL's only writer and its counts stay exact; WAL hands
@@ -81,7 +87,8 @@
 // input (and log it) at every ack. A failing WAL transaction (disk full, I/O
 // error) is not fatal: the buffer and the send results are kept and the
 // transaction is retried with a growing delay; the input is not polled once
-// the buffer holds bulk-max-size events. When a transaction that appends
+// the buffer holds bulk-max-size events (a failure starts the group, which
+// grows under load, at bulk-max-size again). When a transaction that appends
 // fails, its acks, releases, claims and cleanup are committed at once
 // without the appends (positions stay with their rows), and go on
 // committing on their own while the appends wait: on a full disk that is

@@ -58,6 +58,7 @@ func TestPollSharesTheBufferBetweenInputs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &Agent{opts: Options{Agent: Settings{BulkMaxSize: tc.bulk}, Queue: QueueSettings{PollBatchSize: 128}}, now: time.Now}
 			l := &loop{r: r, q: newMemQueue(1000, 1<<20, time.Now())}
+			l.resetGroup()
 			for i, n := range tc.queued {
 				f := &fakeInput{}
 				f.push(lineEvents("k", 0, n)...)

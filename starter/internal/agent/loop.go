@@ -45,7 +45,22 @@ type loop struct {
 	// bufIDs[i] is the id of the input buf[i] came from.
 	bufIDs   []string
 	bufSince time.Time
-	wakeup   *wakeMux // fans in the inputs' "new data" signals
+	// group is how many events the buffer takes before it is written: it
+	// starts at agent.bulk-max-size and doubles, up to maxGroup, while
+	// every poll finds the input still full, and halves back when the
+	// input runs dry (growGroup). A commit's fixed cost (fsync, the pages
+	// around the rows) is then spread over many rows under load, while a
+	// quiet input still waits no longer than flush-interval-ms. Jobs do
+	// not grow with it: the jobs that come back unsent are released in
+	// one transaction that rewrites their rows, and on a full disk that
+	// has only the WAL's 1 MiB reserve (package wal, "Full disk"); with
+	// jobs grown to 512 rows of 1 KiB two of them no longer fit and the
+	// backlog stayed SENDING (TestFullDiskAcksCommitAndBacklogDrains).
+	group int
+	// inputFull: the last poll stopped at group events, not because the
+	// input had nothing more.
+	inputFull bool
+	wakeup    *wakeMux // fans in the inputs' "new data" signals
 
 	jobs    chan *job
 	results chan *jobResult
@@ -164,7 +179,7 @@ func (l *loop) poll(ctx context.Context, now time.Time) (int, error) {
 	if l.checkBackpressure() {
 		return 0, nil
 	}
-	bulk := l.r.opts.Agent.BulkMaxSize
+	bulk := l.group
 	pollMax := max(1, l.r.opts.Queue.PollBatchSize)
 	n := len(l.inputs)
 	if cap(l.pollIdle) < n {
@@ -195,6 +210,7 @@ func (l *loop) poll(ctx context.Context, now time.Time) (int, error) {
 			break
 		}
 	}
+	l.inputFull = len(l.buf) >= bulk
 	return total, nil
 }
 
@@ -272,7 +288,7 @@ func (l *loop) wait(ctx context.Context) {
 		wake(l.nextRetryAt)
 	}
 	wakeup := l.wakeup.C()
-	if l.backpressured || len(l.buf) >= l.r.opts.Agent.BulkMaxSize {
+	if l.backpressured || len(l.buf) >= l.group {
 		wakeup = nil // the inputs would not be polled anyway
 	}
 	t := time.NewTimer(d)
@@ -292,4 +308,32 @@ func (l *loop) wait(ctx context.Context) {
 
 func (l *loop) flushInterval() time.Duration {
 	return l.r.opts.Agent.FlushInterval
+}
+
+// maxGroup is the largest group (see loop.group): twice the default
+// jobSize, what the two jobs in flight claim per turn. Measured end to end
+// (1M lines, fsync on, interleaved with the previous build): at 512 the
+// agent used ~9 % less CPU and wrote ~5 % fewer bytes; at 2,048 it wrote
+// ~9 % fewer but read so far ahead of its claims that the backlog built
+// up and lines/s halved. Bigger groups pay off only with jobs as big,
+// which a full disk does not allow (see loop.group).
+const maxGroup = 512
+
+// resetGroup starts the group again at agent.bulk-max-size (start,
+// reload, a failed transaction: the buffer then holds no more than the
+// setting says).
+func (l *loop) resetGroup() {
+	l.group = max(1, l.r.opts.Agent.BulkMaxSize)
+}
+
+// growGroup adapts the group after a commit that wrote the buffer: double
+// while the input kept the buffer full, halve back toward bulk-max-size
+// once it ran dry.
+func (l *loop) growGroup() {
+	floor := max(1, l.r.opts.Agent.BulkMaxSize)
+	if l.inputFull {
+		l.group = max(floor, min(l.group*2, maxGroup))
+		return
+	}
+	l.group = max(floor, l.group/2)
 }

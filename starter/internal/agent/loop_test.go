@@ -20,9 +20,12 @@ func TestFlushBySizeAndInterval(t *testing.T) {
 		waitAfter     time.Duration
 		shutdownTotal int
 	}{
-		{name: "size: full buffers flush at once, the rest waits", bulk: 10, flushMs: 3_600_000, events: 25, wantBefore: 20, wantAfter: 20, waitAfter: 50 * time.Millisecond},
+		// The first group is bulk-max-size; the input was still full, so
+		// the next group is twice that, and the 15 left wait for it.
+		{name: "size: a full group flushes at once, the rest waits", bulk: 10, flushMs: 3_600_000, events: 25, wantBefore: 10, wantAfter: 10, waitAfter: 50 * time.Millisecond},
 		{name: "interval: a small buffer flushes after flush-interval-ms", bulk: 1000, flushMs: 150, events: 5, wantBefore: 0, wantAfter: 5, waitAfter: 400 * time.Millisecond},
-		{name: "bulk 1: every event is its own group", bulk: 1, flushMs: 3_600_000, events: 7, wantBefore: 7, wantAfter: 7, waitAfter: 20 * time.Millisecond},
+		// Groups of 1, 2 and 4 while the input stays full: none waits.
+		{name: "bulk 1: nothing waits for the interval", bulk: 1, flushMs: 3_600_000, events: 7, wantBefore: 7, wantAfter: 7, waitAfter: 20 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The bubble's clock: "before the interval" and "after it" are
@@ -216,6 +219,64 @@ func TestRejectedRetriesAtMaxBackoff(t *testing.T) {
 		}
 		if c := readCounts(t, home); c.Pending != 200 || c.Dead != 0 {
 			t.Fatalf("WAL = %+v, want 200 PENDING, none DEAD", c)
+		}
+	})
+}
+
+// The group grows while the input stays full (doubling up to maxGroup)
+// and shrinks back toward bulk-max-size once the input runs dry; a
+// failed transaction or a reload starts it again at bulk-max-size.
+func TestGroupFollowsLoad(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		bulk  int
+		start int
+		full  bool
+		want  int
+	}{
+		{name: "full input doubles", bulk: 256, start: 256, full: true, want: 512},
+		{name: "capped at maxGroup", bulk: 256, start: maxGroup, full: true, want: maxGroup},
+		{name: "dry input halves", bulk: 256, start: 2048, full: false, want: 1024},
+		{name: "never below bulk-max-size", bulk: 256, start: 256, full: false, want: 256},
+		{name: "bulk-max-size above maxGroup stays", bulk: 2 * maxGroup, start: 2 * maxGroup, full: true, want: 2 * maxGroup},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(t)
+			cfg.Agent.BulkMaxSize = tc.bulk
+			l := &loop{r: &Agent{opts: Options{Agent: cfg.Agent}}, group: tc.start, inputFull: tc.full}
+			l.growGroup()
+			if l.group != tc.want {
+				t.Fatalf("group %d after a commit (input full: %v), want %d", l.group, tc.full, tc.want)
+			}
+			l.resetGroup()
+			if l.group != tc.bulk {
+				t.Fatalf("group %d after reset, want bulk-max-size %d", l.group, tc.bulk)
+			}
+		})
+	}
+}
+
+// Under load the WAL sees a few big transactions rather than one per
+// bulk-max-size events: 3,000 waiting events with bulk-max-size 10 go in
+// with groups of 10, 20, 40, ... instead of 300 commits.
+func TestBacklogIsWrittenInGrowingGroups(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := testConfig(t)
+		cfg.Agent.BulkMaxSize = 10
+		cfg.Agent.FlushInterval = time.Hour
+		in := &fakeInput{}
+		in.push(lineEvents("a.log", 0, 3000)...)
+		snd := newFakeSender(nil)
+		snd.block = true // no send result adds commits of its own
+		h := startRuntime(t, newOptions(t, cfg, t.TempDir(), in, snd))
+		eventually(t, 5*time.Second, "input read", func() bool { return in.left() == 0 })
+		synctest.Wait()
+		s := h.rt.Snapshot()
+		if s.RowsAppended < 2000 || s.Commits > 20 {
+			t.Fatalf("%d rows appended in %d commits; want most of the 3000 in at most 20", s.RowsAppended, s.Commits)
+		}
+		if err := h.stop(); err != nil {
+			t.Fatal(err)
 		}
 	})
 }

@@ -307,6 +307,7 @@ func (l *loop) resume(o Options) {
 	r := l.r
 	l.rowRetry = backoff.Policy{Initial: o.Retry.Backoff, Max: o.Retry.BackoffMax}
 	l.jobSize = jobSize(o)
+	l.resetGroup()
 	l.exitOnRefusal = r.exitOnRefusal()
 	if q, ok := l.q.(*walQueue); ok {
 		q.retention, q.maxAttempts = o.Queue.AckedRetention, o.Retry.MaxAttempts

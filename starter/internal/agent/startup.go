@@ -38,6 +38,7 @@ func (r *Agent) start(ctx context.Context) (*loop, error) {
 		markStarted:   true,
 		exitOnRefusal: r.exitOnRefusal(),
 	}
+	l.resetGroup()
 
 	var (
 		singleID string

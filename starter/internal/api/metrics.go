@@ -18,7 +18,7 @@ var (
 	dWALFileBytes  = desc("wal_file_bytes", "Size of the WAL file (bbolt never shrinks it).")
 	dOldestPending = desc("oldest_pending_age_seconds", "Age of the oldest PENDING row; 0 when none.")
 	dBatches       = desc("send_batches_total", "Batches (one WAL row each) by what the engine made of them.", "result")
-	dLatency       = desc("send_latency_seconds", "Duration of one send to the engine (up to agent.bulk-max-size batches, until every result is in).")
+	dLatency       = desc("send_latency_seconds", "Duration of one send to the engine (one job of rows, until every result is in).")
 	dReconnects    = desc("reconnects_total", "Sessions authenticated with the engine after an earlier one was lost.")
 	dFilesOpen     = desc("files_open", "File descriptors the input holds open.")
 	dTruncated     = desc("lines_truncated_total", "Lines cut to the input's maximum line size.")

@@ -80,7 +80,9 @@ func (w *WAL) openReadWrite() error {
 	}
 	w.db = db
 	w.file = file
-	w.keepReserve(db)
+	// bbolt's open read a header of every page through the mapping (the
+	// free-page scan): release them, and keep the reserve.
+	w.afterCommit(db, residentDropBytes)
 	for _, s := range staleLockSuffixes {
 		_ = os.Remove(w.path + s)
 	}

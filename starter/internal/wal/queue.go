@@ -125,6 +125,7 @@ func (tx *Tx) Claim(limit int, now int64) ([]Row, error) {
 			if got, ok := keyID(ck); !ok || got != id {
 				v, last = nil, 0
 			}
+			tx.readBytes += int64(len(v))
 			if v == nil {
 				tx.ctr.pending--
 				tx.w.log.Warn("wal: pending index entry without row", "row_id", id)

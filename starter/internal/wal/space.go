@@ -18,15 +18,21 @@ import (
 // above them.
 const spaceReserve = 1 << 20
 
-// keepReserve re-allocates the reserve past the last used page after a
-// commit moved it. On a full disk it cannot, and appends wait until acks
-// free pages in the file or the disk has room again. Called with wmu held.
-func (w *WAL) keepReserve(db *bolt.DB) {
-	if w.file == nil {
-		return
-	}
+// usedSize is the file's high-water mark: the end of its last used page.
+func usedSize(db *bolt.DB) (int64, bool) {
 	var used int64
 	if err := db.View(func(btx *bolt.Tx) error { used = btx.Size(); return nil }); err != nil {
+		return 0, false
+	}
+	return used, true
+}
+
+// keepReserve re-allocates the reserve past the last used page (used)
+// after a commit moved it. On a full disk it cannot, and appends wait
+// until acks free pages in the file or the disk has room again. Called
+// with wmu held.
+func (w *WAL) keepReserve(used int64) {
+	if w.file == nil {
 		return
 	}
 	if used+spaceReserve <= w.reservedEnd {

@@ -26,6 +26,9 @@ type ReadTx struct {
 type Tx struct {
 	ReadTx
 	dirty bool
+	// readBytes counts the row values this Tx read through bbolt's
+	// mapping (see WAL.afterCommit).
+	readBytes int64
 	// onCommit are warnings about changes this Tx made, logged only once
 	// it has committed: a rolled-back change did not happen.
 	onCommit []warning

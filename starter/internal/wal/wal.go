@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -71,6 +72,11 @@ const (
 	initialMmapSize = 1 << 20
 	// walPageSize: see pageSize.
 	walPageSize = 8 << 10
+	// residentDropBytes is how many row bytes read through bbolt's
+	// mapping make the WAL drop the mapped pages from the resident set
+	// (afterCommit): the resident share of the file stays about this
+	// size, for one madvise call per this many bytes sent.
+	residentDropBytes = 4 << 20
 	// compactTxMaxSize keeps Compact's memory bounded on big files.
 	compactTxMaxSize = 64 << 20
 )
@@ -98,6 +104,11 @@ type WAL struct {
 	file         *os.File
 	reservedEnd  int64
 	reserveShort bool
+	// readSinceDrop counts the row bytes transactions read through the
+	// mapping since dropResident last ran; dropFailed records that it
+	// failed (warned once). Guarded by wmu.
+	readSinceDrop int64
+	dropFailed    bool
 
 	closed bool
 }
@@ -172,9 +183,12 @@ func (w *WAL) Update(fn func(tx *Tx) error) (err error) {
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer w.recoverCorrupt("update", &err)
-	var warnings []warning
+	var (
+		warnings []warning
+		read     int64
+	)
 	err = db.Update(func(btx *bolt.Tx) error {
-		warnings = nil
+		warnings, read = nil, 0
 		tx, err := w.newTx(btx)
 		if err != nil {
 			return err
@@ -182,7 +196,7 @@ func (w *WAL) Update(fn func(tx *Tx) error) (err error) {
 		if err := fn(tx); err != nil {
 			return err
 		}
-		warnings = tx.onCommit
+		warnings, read = tx.onCommit, tx.readBytes
 		return tx.flush()
 	})
 	if err != nil {
@@ -191,8 +205,30 @@ func (w *WAL) Update(fn func(tx *Tx) error) (err error) {
 	for _, wa := range warnings {
 		w.log.Warn(wa.msg, wa.args...)
 	}
-	w.keepReserve(db)
+	w.afterCommit(db, read)
 	return nil
+}
+
+// afterCommit keeps the disk reserve (space.go) and, once transactions
+// have read residentDropBytes of rows through bbolt's mapping since the
+// last time, drops the mapped pages from the resident set
+// (dropResident). Called with wmu held.
+func (w *WAL) afterCommit(db *bolt.DB, read int64) {
+	used, ok := usedSize(db)
+	if !ok {
+		return
+	}
+	w.keepReserve(used)
+	w.readSinceDrop += read
+	if w.readSinceDrop < residentDropBytes {
+		return
+	}
+	w.readSinceDrop = 0
+	if err := dropResident(db, used); err != nil && !errors.Is(err, errors.ErrUnsupported) && !w.dropFailed {
+		w.dropFailed = true
+		w.log.Warn("cannot release the WAL's mapped pages; the agent's resident memory grows with the rows it reads",
+			"error", err.Error())
+	}
 }
 
 // View runs fn in a read-only transaction that sees one committed state.

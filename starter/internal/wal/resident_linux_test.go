@@ -1,0 +1,85 @@
+//go:build linux
+
+package wal
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestClaimDropsMappedPages: rows the sender claimed were read through
+// bbolt's mapping; once more than residentDropBytes were read, the WAL
+// hands those pages back (MADV_DONTNEED) instead of keeping the whole
+// backlog in the agent's resident set.
+func TestClaimDropsMappedPages(t *testing.T) {
+	w := openTest(t, newClock(t0))
+	const rows = 4 * residentDropBytes / benchPayload
+	group := make([]NewRow, 4096)
+	for i := range group {
+		group[i] = NewRow{SourceID: "app", Payload: payload(i)}
+	}
+	for done := 0; done < rows; done += len(group) {
+		if err := w.Update(func(tx *Tx) error { _, _, err := tx.Append(group); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claimed := 0
+	for claimed < rows {
+		if err := w.Update(func(tx *Tx) error {
+			got, err := tx.Claim(len(group), t0)
+			claimed += len(got)
+			if len(got) == 0 {
+				return fmt.Errorf("claimed nothing after %d of %d rows", claimed, rows)
+			}
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rss := mappedRSS(t, w)
+	if rss > residentDropBytes+residentDropBytes/2 {
+		t.Fatalf("%d KiB of the mapping resident after claiming %d KiB of rows; want at most about %d KiB",
+			rss>>10, int64(rows)*benchPayload>>10, residentDropBytes>>10)
+	}
+}
+
+// mappedRSS is the resident size of bbolt's mapping of w, from
+// /proc/self/smaps.
+func mappedRSS(t *testing.T, w *WAL) int64 {
+	t.Helper()
+	start := uint64(w.db.Info().Data)
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Skipf("no smaps: %v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	in := false
+	for sc.Scan() {
+		line := sc.Text()
+		// A mapping starts with "lo-hi perms ..."; its fields follow as
+		// "Name: value" lines.
+		first, _, _ := strings.Cut(line, " ")
+		if lo, _, ok := strings.Cut(first, "-"); ok && !strings.HasSuffix(first, ":") {
+			a, err := strconv.ParseUint(lo, 16, 64)
+			in = err == nil && a == start
+			continue
+		}
+		if v, ok := strings.CutPrefix(line, "Rss:"); in && ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				t.Fatalf("smaps Rss %q: %v", v, err)
+			}
+			return kb << 10
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Fatalf("no mapping at %#x in /proc/self/smaps", start)
+	return 0
+}
