@@ -33,6 +33,12 @@ type options struct {
 	// output.max-batch-send-attempts (default the agent's), retentionMs
 	// queue.acked-retention-ms (default the agent's).
 	maxAttempts, sendAttempts, retentionMs int
+	// exclude is input.exclude: base-name patterns (*.gz) as they are,
+	// the others anchored at the root like paths.
+	exclude []string
+	// tailExisting sets read-from-beginning: false (files present when a
+	// path is first configured are tailed from their end).
+	tailExisting bool
 }
 
 // agentRoot is one install root: config/, in/ (watched files), data/, log/.
@@ -91,12 +97,17 @@ func (r *agentRoot) writeConfig() {
 	if o.retentionMs != 0 {
 		retention = fmt.Sprintf("  acked-retention-ms: %d\n", o.retentionMs)
 	}
-	var globs []string
-	for _, p := range o.paths {
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(r.dir, p)
+	// baseNames leaves patterns without a separator as they are: exclude
+	// matches those against the base name anywhere.
+	quoted := func(list []string, baseNames bool) string {
+		var out []string
+		for _, p := range list {
+			if !filepath.IsAbs(p) && (!baseNames || strings.Contains(p, "/")) {
+				p = filepath.Join(r.dir, p)
+			}
+			out = append(out, strconv.Quote(p))
 		}
-		globs = append(globs, strconv.Quote(p))
+		return strings.Join(out, ", ")
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `agent:
@@ -108,7 +119,8 @@ func (r *agentRoot) writeConfig() {
 input:
   type: file
   paths: [%s]
-  read-from-beginning: true
+  exclude: [%s]
+  read-from-beginning: %t
   glob-scan-interval-ms: 200
 queue:
   path: %s
@@ -125,7 +137,7 @@ output:
   initial-backoff-ms: 50
   max-backoff-ms: 500
   packet-mode: %s
-`, strings.Join(globs, ", "), strconv.Quote(o.queuePath), retention, o.maxAttempts, o.port, strconv.Quote(o.token), o.packetMode)
+`, quoted(o.paths, false), quoted(o.exclude, true), !o.tailExisting, strconv.Quote(o.queuePath), retention, o.maxAttempts, o.port, strconv.Quote(o.token), o.packetMode)
 	if o.compression != "" {
 		fmt.Fprintf(&b, "  compression: %s\n", o.compression)
 	}
