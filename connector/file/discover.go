@@ -40,6 +40,7 @@ func (in *Input) discover(c candidate, now time.Time) error {
 
 	var key string
 	var offset, line, savedOffset int64
+	var restored, old *prior // the matched position's prev; the inode's content before a truncation
 	tailed, truncated := false, false
 	if ss := in.saved[c.id]; len(ss) > 0 {
 		delete(in.saved, c.id)
@@ -48,20 +49,39 @@ func (in *Input) discover(c candidate, now time.Time) error {
 			if key == "" && fingerprint.MatchesSum(cur, s.sum) {
 				key = s.key
 				if c.size >= s.Offset {
-					offset, line = s.Offset, s.Line
+					offset, line, restored = s.Offset, s.Line, s.prior
 				} else {
-					truncated, savedOffset = true, s.Offset
+					truncated, savedOffset, old = true, s.Offset, s.asPrior()
 				}
 				continue
 			}
-			// Same inode, other content: the saved file is gone and the
-			// inode was reused.
+			// Same inode, other content: truncated and written again
+			// while the agent was stopped (copytruncate: its old content
+			// may be in a copy found next), or the inode was reused.
+			if old == nil {
+				old = s.asPrior()
+			}
 			in.emitForget(s.key)
 		}
 	}
-	if key == "" && in.firstScan && in.firstStart && !in.cfg.ReadFromBeginning {
-		// First ever start, tail from the end: from the end of the last
-		// complete line, so a line being written is read whole.
+	var copied, waitOn *tracked // the new file is a copy of copied's old content, or of waitOn
+	if key == "" {
+		switch src, fromPrior := in.copySource(c.id, f, c.size, cur); {
+		case src == nil:
+		case fromPrior:
+			copied = src
+			offset, line = src.prior.offset, src.prior.line
+			if offset > c.size {
+				offset, line = c.size, 0
+			}
+		default:
+			waitOn = src
+		}
+	}
+	if key == "" && copied == nil && waitOn == nil && c.tail && !in.cfg.ReadFromBeginning {
+		// Present when its path was first configured, tailed: from the
+		// end of the last complete line, so a line being written is
+		// read whole.
 		_, be := in.fmt.codec.bom(cur)
 		end, err := linesplit.LastLineEnd(f, c.size, int64(in.cfg.MaxLineBytes)+readChunk, in.fmt.codec.width(), be, in.readBuf)
 		if err != nil {
@@ -80,6 +100,22 @@ func (in *Input) discover(c candidate, now time.Time) error {
 	t.lastSize, t.lastMod = c.size, c.mod
 	t.lastData = now
 	t.seenScan = in.scanGen
+	switch {
+	case restored != nil:
+		in.setPrior(t, restored)
+	case old != nil:
+		in.setPrior(t, old)
+	}
+	if waitOn != nil {
+		// Not read (nor holding a descriptor) until the original is
+		// truncated or ends: see copies.go.
+		_ = f.Close()
+		t.copyOf = waitOn
+		waitOn.copies++
+		in.logFile(slog.LevelInfo, "file is a copy of a file being read (copytruncate); it is read once the original is truncated", t, 0,
+			"copy_of", waitOn.path)
+		return nil
+	}
 	opened := len(in.openFiles) < in.cfg.MaxOpenFiles
 	if opened {
 		in.attach(t, f)
@@ -88,6 +124,9 @@ func (in *Input) discover(c candidate, now time.Time) error {
 		t.needsRead = true
 	}
 	switch {
+	case copied != nil:
+		in.logFile(slog.LevelInfo, "file is a copy of a truncated file (copytruncate); reading it from where the original was delivered", t, offset,
+			"copy_of", copied.path)
 	case prev != nil:
 		in.logFile(slog.LevelInfo, "file rotated: its path now names another file", t, offset,
 			"previous_dev", prev.id.dev, "previous_inode", prev.id.ino)
@@ -99,6 +138,9 @@ func (in *Input) discover(c candidate, now time.Time) error {
 		in.logFile(slog.LevelDebug, "file found; it is opened when a descriptor is free (max-open-files)", t, offset)
 	}
 	switch {
+	case copied != nil:
+		in.dropPrior(copied, true)
+		in.emitPosition(t)
 	case truncated:
 		in.local.truncations++
 		in.logFile(slog.LevelInfo, "file truncated while the agent was stopped; reading it again from the start", t, 0,
@@ -114,7 +156,7 @@ func (in *Input) discover(c candidate, now time.Time) error {
 // made unique among known and saved positions.
 func (in *Input) track(key, path string, id fileID, cur []byte) *tracked {
 	t := &tracked{id: id, fp: fingerprint.New(in.cfg.FingerprintBytes)}
-	t.fp.Set(cur)
+	in.setFP(t, cur)
 	n, be := in.fmt.codec.bom(cur)
 	t.bomLen, t.bigEndian = n, be
 	if in.ml != nil {

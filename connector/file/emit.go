@@ -46,9 +46,9 @@ func (in *Input) position(t *tracked) input.Position {
 	} else {
 		buf = in.arena.begin(len(t.fileJSON) + stateHeadFixed + 48)
 		start = len(buf)
-		buf = appendStateHead(buf, t.id, t.fileJSON, t.fp.Sum())
+		buf = appendStateHead(buf, t.id, t.fileJSON, t.fp.Sum(), t.prior)
 	}
-	buf = appendStateTail(buf, t.offset, t.line)
+	buf = appendStateTail(buf, t.offset, t.line, max(t.lastSize, t.readPos))
 	return input.Position{Key: t.key, State: in.arena.end(buf, start)}
 }
 
@@ -74,7 +74,8 @@ func (in *Input) publish() {
 	s.rotations.Add(l.rotations)
 	s.truncations.Add(l.truncations)
 	s.errors.Add(l.errors)
-	*l = struct{ lines, bytes, events, truncated, rotations, truncations, errors int64 }{}
+	s.lostBytes.Add(l.lostBytes)
+	*l = localCounts{}
 	in.fmt.invalid = 0
 	s.filesOpen.Store(int64(len(in.openFiles)))
 	s.filesTracked.Store(int64(len(in.files)))

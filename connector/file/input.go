@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
 	"github.com/edge-agent/edge-agent/connector/file/internal/glob"
 	"github.com/edge-agent/edge-agent/connector/file/internal/multiline"
 	"github.com/edge-agent/edge-agent/connector/input"
@@ -49,11 +50,16 @@ type Input struct {
 	scanEvery, closeAfter, flushIdle time.Duration
 	failFast                         bool
 
-	files     map[string]*tracked // by Key
-	byID      map[fileID]*tracked
-	byPath    map[string]*tracked // live files by path, chained by samePath
-	ring      []*tracked          // read order; files found earlier come first
-	cursor    int                 // where the next poll's round-robin starts
+	files  map[string]*tracked // by Key
+	byID   map[fileID]*tracked
+	byPath map[string]*tracked // live files by path, chained by samePath
+	// byFP and byPrior index files by their full fingerprint and by the
+	// fingerprint of their content before a truncation: a new file is
+	// looked up in both to tell a copy (copytruncate) from a new file.
+	byFP      map[fingerprint.Sum][]*tracked
+	byPrior   map[fingerprint.Sum][]*tracked
+	ring      []*tracked // read order; files found earlier come first
+	cursor    int        // where the next poll's round-robin starts
 	tick      uint64
 	openFiles []*tracked // files holding a descriptor (≤ max-open-files)
 	scanGen   uint64
@@ -61,10 +67,12 @@ type Input struct {
 	saved      map[fileID][]savedState // positions from Open not yet matched
 	savedKeys  map[string]struct{}     // the keys in saved
 	savedScans int
-	firstStart bool
-	firstScan  bool
-	lastScan   time.Time
-	rescan     bool
+	// knownPats are the patterns the saved positions were taken under
+	// (patternsKey); nil when every pattern counts as known.
+	knownPats map[string]struct{}
+	firstScan bool
+	lastScan  time.Time
+	rescan    bool
 
 	pending []input.Event // events that did not fit the last poll
 	out     []input.Event // the poll's output while it runs
@@ -88,7 +96,7 @@ type Input struct {
 	watch *watcher
 	wake  <-chan struct{} // the watcher's wake channel; kept after Close
 	stats counters
-	local struct{ lines, bytes, events, truncated, rotations, truncations, errors int64 }
+	local localCounts
 
 	opened, closed bool
 }
@@ -127,6 +135,8 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 		files:      make(map[string]*tracked),
 		byID:       make(map[fileID]*tracked),
 		byPath:     make(map[string]*tracked),
+		byFP:       make(map[fingerprint.Sum][]*tracked),
+		byPrior:    make(map[fingerprint.Sum][]*tracked),
 		saved:      make(map[fileID][]savedState),
 		savedKeys:  make(map[string]struct{}),
 		errSeen:    make(map[string]string),
@@ -183,9 +193,24 @@ func (in *Input) Open(ctx context.Context, opts input.OpenOptions) error {
 		return errors.New("file input: Open called twice")
 	}
 	in.opened = true
-	in.firstStart = opts.FirstStart
+	if !opts.FirstStart {
+		// Positions saved before the patterns were recorded: every
+		// pattern counts as known, as it did then.
+		in.knownPats = nil
+	} else {
+		in.knownPats = map[string]struct{}{}
+	}
 	for key, raw := range opts.Saved {
 		if raw == nil {
+			continue
+		}
+		if key == patternsKey {
+			set, err := decodePatterns(raw)
+			if err != nil {
+				in.log.Warn("dropping unreadable record of the path patterns; every pattern counts as known", "key", key, "error", err)
+				continue
+			}
+			in.knownPats = set
 			continue
 		}
 		s, err := decodeState(key, raw)
@@ -220,6 +245,7 @@ func (in *Input) Open(ctx context.Context, opts input.OpenOptions) error {
 		_ = in.Close()
 		return err
 	}
+	in.recordPatterns()
 	in.publish()
 	return ctx.Err()
 }

@@ -108,9 +108,14 @@ func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
 		// the old content is gone either way. Keep the descriptor, start
 		// a new identity from 0.
 		path, id, had := t.path, t.id, t.offset
+		old := &prior{sum: t.fp.Sum(), offset: t.offset, line: t.line}
+		handed := t.copies > 0
 		in.detach(t)
 		in.retire(t, "")
 		nt := in.track("", path, id, cur)
+		if !handed {
+			in.setPrior(nt, old) // its old content may be in a copy
+		}
 		in.attach(nt, f)
 		nt.lastData, nt.lastSize, nt.seenScan = now, fi.Size(), in.scanGen
 		in.logFile(slog.LevelInfo, "file rewritten while closed; reading it again from the start", nt, 0, "previous_offset", had)

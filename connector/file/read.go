@@ -58,7 +58,7 @@ func (in *Input) readAll(now time.Time) error {
 }
 
 func (in *Input) wantsTurn(t *tracked, poll uint64) bool {
-	if t.dead || t.eofPoll == poll {
+	if t.dead || t.eofPoll == poll || t.copyOf != nil {
 		return false
 	}
 	if t.asm != nil && t.asm.Ready() != nil {
@@ -114,7 +114,7 @@ func (in *Input) readTurn(t *tracked, quota int, poll uint64, now time.Time) err
 				continue
 			}
 			if len(cur) > t.fp.Len() {
-				t.fp.Set(cur)
+				in.setFP(t, cur)
 				t.refreshState()
 			}
 		}

@@ -13,6 +13,12 @@ import (
 type counters struct {
 	linesRead, bytesRead, events, truncatedLines, invalid   atomic.Int64
 	filesOpen, filesTracked, rotations, truncations, errors atomic.Int64
+	lostBytes                                               atomic.Int64
+}
+
+// localCounts are counted by the poll without atomics, then published.
+type localCounts struct {
+	lines, bytes, events, truncated, rotations, truncations, errors, lostBytes int64
 }
 
 // filesEvery bounds how often the poll copies its file list for Files: a
@@ -65,5 +71,6 @@ func (in *Input) Stats() input.Stats {
 		Rotations:        c.rotations.Load(),
 		Truncations:      c.truncations.Load(),
 		Errors:           c.errors.Load(),
+		LostBytes:        c.lostBytes.Load(),
 	}
 }

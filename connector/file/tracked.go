@@ -58,6 +58,25 @@ type tracked struct {
 
 	samePath *tracked // next live file indexed under the same path (Input.byPath)
 	openIdx  int      // index in Input.openFiles while f != nil
+
+	// prior is the content this file held before its last truncation,
+	// kept for a scan or two so that its copy (copytruncate) continues
+	// from where it was delivered instead of from 0.
+	prior *prior
+	// copyOf is the live file this one is a copy of, seen before that
+	// file was truncated: it is not read until the original is truncated
+	// or ends, then continues from where the original was delivered.
+	copyOf *tracked
+	copies int  // files whose copyOf is this one
+	inFP   bool // indexed in Input.byFP under fp.Sum()
+}
+
+// prior is content a file no longer holds: its fingerprint and how far it
+// was delivered. until is the last scan that may still find its copy.
+type prior struct {
+	sum          fingerprint.Sum
+	offset, line int64
+	until        uint64
 }
 
 // setPath records the name t is matched under and keeps the path index
@@ -110,7 +129,7 @@ func (t *tracked) refreshState() { t.stateHead = nil }
 // (first-start tails, forgets) and must not leave a cached copy behind.
 func (t *tracked) state() []byte {
 	if t.stateHead == nil && t.f != nil {
-		t.stateHead = appendStateHead(make([]byte, 0, len(t.fileJSON)+stateHeadFixed), t.id, t.fileJSON, t.fp.Sum())
+		t.stateHead = appendStateHead(make([]byte, 0, len(t.fileJSON)+stateHeadFixed), t.id, t.fileJSON, t.fp.Sum(), t.prior)
 	}
 	return t.stateHead
 }

@@ -110,6 +110,10 @@ type Stats struct {
 	Rotations        int64 // a path that now names a different file
 	Truncations      int64 // files that shrank or were rewritten (restart at 0)
 	Errors           int64 // errors skipped or returned
+	// LostBytes are bytes known to have been written to files that went
+	// away before they could be read (rotated or deleted while closed or
+	// while the agent was stopped, and not found again).
+	LostBytes int64
 }
 
 // Config is an input type's configuration, decoded from the `input`
