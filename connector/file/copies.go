@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
@@ -24,16 +25,18 @@ import (
 //     truncated or ends, then continues from where the original was
 //     delivered by then.
 //
-// Only full fingerprints count: a file shorter than fingerprint-bytes is
-// too little to tell a copy from a file that starts the same way.
+// A fingerprint shorter than fingerprint-bytes (a file read while it was
+// smaller) still counts: the new file must then start with all the bytes
+// it covers, and, for a live original, also hold the same bytes before
+// the end of the shorter file (sameBytes).
 
 // setFP sets t's fingerprint to cur and keeps the index current.
 func (in *Input) setFP(t *tracked, cur []byte) {
 	in.unindexFP(t)
 	t.fp.Set(cur)
-	if t.fp.Full() {
-		s := t.fp.Sum()
+	if s := t.fp.Sum(); s.Len > 0 {
 		in.byFP[s] = append(in.byFP[s], t)
+		in.fpLens[s.Len]++
 		t.inFP = true
 	}
 }
@@ -43,10 +46,15 @@ func (in *Input) unindexFP(t *tracked) {
 		return
 	}
 	t.inFP = false
-	unindex(in.byFP, t.fp.Sum(), t)
+	in.unindex(in.byFP, t.fp.Sum(), t)
 }
 
-func unindex(m map[fingerprint.Sum][]*tracked, s fingerprint.Sum, t *tracked) {
+func (in *Input) unindex(m map[fingerprint.Sum][]*tracked, s fingerprint.Sum, t *tracked) {
+	if n := in.fpLens[s.Len] - 1; n > 0 {
+		in.fpLens[s.Len] = n
+	} else {
+		delete(in.fpLens, s.Len)
+	}
 	list := slices.DeleteFunc(m[s], func(x *tracked) bool { return x == t })
 	if len(list) == 0 {
 		delete(m, s)
@@ -55,18 +63,25 @@ func unindex(m map[fingerprint.Sum][]*tracked, s fingerprint.Sum, t *tracked) {
 	}
 }
 
-// setPrior records p as the content t held before a truncation, until the
-// end of the next scan (a copy made before the truncate is listed by any
-// scan that starts after it was noticed). A fingerprint shorter than
-// fingerprint-bytes is not kept: it cannot identify a copy.
+// setPrior records p as the content t held before a truncation; t's saved
+// state carries it until the end of the scan after next (a copy made
+// before the truncate is listed by any scan that starts after it was
+// noticed), memory longer (expirePriors). An empty file has no prior.
+// The prior outlives t if t is forgotten first (deleted, rotated away).
 func (in *Input) setPrior(t *tracked, p *prior) {
-	in.dropPrior(t, false)
-	if p == nil || p.sum.Len != in.cfg.FingerprintBytes {
+	in.releasePrior(t) // an older prior stays findable until it expires
+	if p == nil || p.sum.Len == 0 {
 		return
 	}
-	p.until = in.scanGen + 1
+	p.until = in.scanGen + 2
+	p.from, p.holder = t.path, t
 	t.prior = p
-	in.byPrior[p.sum] = append(in.byPrior[p.sum], t)
+	in.byPrior[p.sum] = append(in.byPrior[p.sum], p)
+	in.fpLens[p.sum.Len]++
+	in.priorQ = append(in.priorQ, p)
+	if len(in.priorQ) > maxPriors {
+		in.removePrior(in.priorQ[0], true)
+	}
 	t.refreshState()
 }
 
@@ -76,46 +91,183 @@ func (in *Input) dropPrior(t *tracked, save bool) {
 	if t.prior == nil {
 		return
 	}
-	unindex(in.byPrior, t.prior.sum, t)
-	t.prior = nil
-	t.refreshState()
-	if save && !t.dead {
-		in.emitPosition(t)
+	in.removePrior(t.prior, save)
+}
+
+// removePrior takes p out of the index and off its holder.
+func (in *Input) removePrior(p *prior, save bool) {
+	list := slices.DeleteFunc(in.byPrior[p.sum], func(x *prior) bool { return x == p })
+	if len(list) == len(in.byPrior[p.sum]) {
+		return // not indexed: a saved position's
+	}
+	if len(list) == 0 {
+		delete(in.byPrior, p.sum)
+	} else {
+		in.byPrior[p.sum] = list
+	}
+	in.priorQ = slices.DeleteFunc(in.priorQ, func(x *prior) bool { return x == p })
+	if n := in.fpLens[p.sum.Len] - 1; n > 0 {
+		in.fpLens[p.sum.Len] = n
+	} else {
+		delete(in.fpLens, p.sum.Len)
+	}
+	if t := p.holder; t != nil {
+		p.holder = nil
+		t.prior = nil
+		t.refreshState()
+		if save && !t.dead {
+			in.emitPosition(t)
+		}
 	}
 }
 
-// expirePriors drops the priors whose copy did not show up by the end of
-// the scan that ends now (the copies are outside the globs, or there were
-// none: a plain truncation).
-func (in *Input) expirePriors() {
-	if len(in.byPrior) == 0 {
-		return
+// releasePrior lets t be forgotten while its prior stays findable.
+func (in *Input) releasePrior(t *tracked) {
+	if p := t.prior; p != nil {
+		p.holder = nil
+		t.prior = nil
 	}
-	var done []*tracked
-	for _, list := range in.byPrior {
-		for _, t := range list {
-			if t.prior.until <= in.scanGen {
-				done = append(done, t)
+}
+
+// maxPriors bounds the priors kept in memory: a copy is found by the next
+// scans, or when a closed file whose inode it reused is next read, which
+// with more files than max-open-files can be much later; the oldest go
+// first.
+const maxPriors = 1024
+
+// expirePriors takes the priors whose copy did not show up by the end of
+// the scan after next off their files' saved state (the copies may be
+// outside the globs, or there were none: a plain truncation). They stay
+// findable in memory, up to maxPriors.
+func (in *Input) expirePriors() {
+	for _, p := range in.priorQ {
+		if t := p.holder; t != nil && p.until <= in.scanGen {
+			p.holder = nil
+			t.prior = nil
+			t.refreshState()
+			if !t.dead {
+				in.emitPosition(t)
 			}
 		}
 	}
-	for _, t := range done {
-		in.dropPrior(t, true)
+}
+
+// markStale notes that t, whose fingerprint covers less than
+// fingerprint-bytes, now holds more than it covers: until it is read
+// again, a copy of it could not be recognised (an empty file's
+// fingerprint matches nothing).
+func (in *Input) markStale(t *tracked) {
+	if t.stale {
+		return
+	}
+	t.stale = true
+	dir := filepath.Dir(t.path)
+	in.staleByDir[dir] = append(in.staleByDir[dir], t)
+}
+
+// refreshStale brings the stale fingerprints of the files in dir (where
+// copies are made) up to date before a new file there (of curLen first
+// bytes) is matched: grown, but not past curLen, so a copy made before
+// the growth still matches; or truncated and rewritten (then its old
+// content becomes a prior).
+func (in *Input) refreshStale(dir string, except fileID, curLen int) {
+	list := in.staleByDir[dir]
+	if len(list) == 0 {
+		return
+	}
+	delete(in.staleByDir, dir)
+	for _, t := range list {
+		t.stale = false
+		if t.dead || t.id == except || t.copyOf != nil {
+			continue
+		}
+		tf, done, ok := in.fileOf(t)
+		if !ok {
+			continue
+		}
+		head, err := fingerprint.Read(tf, in.cfg.FingerprintBytes, nil)
+		done()
+		switch {
+		case err != nil:
+		case t.fp.Matches(head):
+			if n := min(len(head), curLen); n > t.fp.Len() {
+				in.setFP(t, head[:n])
+				t.refreshState()
+			}
+		default:
+			in.truncate(t, head)
+			if t.f == nil {
+				t.needsRead = true
+			}
+		}
 	}
 }
 
-// copySource finds what a new file whose first bytes are cur is a copy of:
-// a file's content before its truncation (fromPrior), or a live file.
-// f is the new file, whose size is size.
-func (in *Input) copySource(id fileID, f *os.File, size int64, cur []byte) (src *tracked, fromPrior bool) {
-	n := in.cfg.FingerprintBytes
-	if len(cur) < n || (len(in.byFP) == 0 && len(in.byPrior) == 0) {
-		return nil, false
+// copyMatch is what a new file was found to be a copy of: content no
+// longer in its original (prior, from the original's name), delivered up
+// to prior.offset; or a live file (waitOn).
+type copyMatch struct {
+	prior  *prior
+	from   string
+	saved  *savedState // the saved position it is, for an original not found since the start
+	waitOn *tracked
+	ends   *tracked // the original, closed and unreachable: forgotten
+}
+
+// consume forgets the prior the copy now continues.
+func (in *Input) consume(m copyMatch) {
+	if m.prior != nil {
+		in.removePrior(m.prior, true)
 	}
-	sum := fingerprint.Of(cur[:n])
-	for _, t := range in.byPrior[sum] {
-		if !t.dead && t.id != id {
-			return t, true
+	if m.ends != nil {
+		in.retire(m.ends, "closed and gone from its path; its copy continues it")
+	}
+	if s := m.saved; s != nil {
+		id := s.id()
+		ss := slices.DeleteFunc(in.saved[id], func(x savedState) bool { return x.key == s.key })
+		if len(ss) == 0 {
+			delete(in.saved, id)
+		} else {
+			in.saved[id] = ss
+		}
+		delete(in.savedKeys, s.key)
+		in.emitForget(s.key)
+	}
+}
+
+// copySource finds what a new file whose first bytes are cur is a copy of.
+// f is the new file, whose size is size.
+func (in *Input) copySource(id fileID, path string, f *os.File, size int64, cur []byte) copyMatch {
+	in.refreshStale(filepath.Dir(path), id, len(cur))
+	if len(in.fpLens) == 0 && len(in.savedLens) == 0 {
+		return copyMatch{}
+	}
+	lens := make([]int, 0, len(in.fpLens)+len(in.savedLens))
+	for n := range in.fpLens {
+		if n <= len(cur) {
+			lens = append(lens, n)
+		}
+	}
+	for n := range in.savedLens {
+		if _, dup := in.fpLens[n]; !dup && n <= len(cur) {
+			lens = append(lens, n)
+		}
+	}
+	slices.Sort(lens)
+	sums := fingerprint.Prefixes(cur, lens)
+	for i := len(sums) - 1; i >= 0; i-- { // the longest, most telling match first
+		if m := in.copySourceBy(id, f, size, sums[i]); m.prior != nil || m.waitOn != nil {
+			return m
+		}
+	}
+	return copyMatch{}
+}
+
+// copySourceBy is copySource for one fingerprint of the new file.
+func (in *Input) copySourceBy(id fileID, f *os.File, size int64, sum fingerprint.Sum) copyMatch {
+	for _, p := range in.byPrior[sum] {
+		if p.holder == nil || p.holder.id != id {
+			return copyMatch{prior: p, from: p.from}
 		}
 	}
 	for _, t := range slices.Clone(in.byFP[sum]) {
@@ -124,6 +276,11 @@ func (in *Input) copySource(id fileID, f *os.File, size int64, cur []byte) (src 
 		}
 		tf, done, ok := in.fileOf(t)
 		if !ok {
+			if t.f == nil {
+				// Closed, and its name is gone or holds another file:
+				// it cannot be read again, its copy continues it.
+				return copyMatch{prior: &prior{sum: t.fp.Sum(), offset: t.offset, line: t.line}, from: t.path, ends: t}
+			}
 			continue
 		}
 		head, err := fingerprint.Read(tf, in.cfg.FingerprintBytes, nil)
@@ -137,17 +294,29 @@ func (in *Input) copySource(id fileID, f *os.File, size int64, cur []byte) (src 
 				t.needsRead = true
 			}
 			if t.prior != nil && t.prior.sum == sum {
-				return t, true
+				return copyMatch{prior: t.prior, from: t.path}
 			}
 			continue
 		}
-		same := err == nil && sameBytes(f, size, tf, int64(in.cfg.FingerprintBytes))
+		same := err == nil && sameBytes(f, size, tf, int64(sum.Len))
 		done()
 		if same {
-			return t, false
+			return copyMatch{waitOn: t}
 		}
 	}
-	return nil, false
+	// A position saved by the last run whose file was not found (yet):
+	// truncated, replaced or rotated away while the agent was stopped.
+	for _, sid := range in.savedBySum[sum] {
+		if sid == id {
+			continue
+		}
+		for _, s := range in.saved[sid] {
+			if s.sum == sum {
+				return copyMatch{prior: s.asPrior(), from: s.Path, saved: &s}
+			}
+		}
+	}
+	return copyMatch{}
 }
 
 // fileOf returns t's file: its descriptor, or, for a closed file, the file
@@ -213,6 +382,52 @@ func (in *Input) resolveCopies(t *tracked) bool {
 	}
 	t.copies = 0
 	return true
+}
+
+// copyOrOriginal settles which of t and src, a live file holding the same
+// content, is the copy: a copy is never larger than its original when it
+// is made, so the larger is the original; on a tie src, already read,
+// reads on and t waits (and takes over if it grows past src: seen).
+func (in *Input) copyOrOriginal(t, src *tracked, size int64) {
+	if size > max(src.lastSize, src.readPos) {
+		in.takeOver(t, src)
+	} else {
+		in.makeWait(t, src)
+	}
+}
+
+// takeOver makes t, the original, continue from where src, its copy read
+// first, was delivered; src waits on t from then on.
+func (in *Input) takeOver(t, src *tracked) {
+	if t.copyOf != nil { // it waited on src
+		t.copyOf.copies--
+		t.copyOf = nil
+	}
+	in.flushGroups(src, true)
+	if src.copyOf != nil {
+		src.copyOf.copies--
+		src.copyOf = nil
+	}
+	in.makeWait(src, t)
+	t.offset, t.consumed, t.readPos = src.offset, src.offset, src.offset
+	t.line, t.consumedLine = src.line, src.line
+	if t.split != nil {
+		t.split.Reset()
+	}
+	t.needsRead = t.f == nil
+	in.logFile(slog.LevelInfo, "file holds what a copy of it already delivered (copytruncate); reading it on from there", t, t.offset,
+		"copy", src.path)
+	in.emitPosition(t)
+}
+
+// makeWait makes c, tracked but not read yet, wait on its original t.
+func (in *Input) makeWait(c, t *tracked) {
+	in.closeFile(c)
+	c.needsRead = false
+	c.copyOf = t
+	t.copies++
+	in.logFile(slog.LevelInfo, "file is a copy of a file being read (copytruncate); it is read once the original is truncated", c, 0,
+		"copy_of", t.path)
 }
 
 // continueCopy makes c, a copy, read on from offset (line) of the file it

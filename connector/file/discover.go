@@ -64,21 +64,24 @@ func (in *Input) discover(c candidate, now time.Time) error {
 			in.emitForget(s.key)
 		}
 	}
-	var copied, waitOn *tracked // the new file is a copy of copied's old content, or of waitOn
-	if key == "" {
-		switch src, fromPrior := in.copySource(c.id, f, c.size, cur); {
-		case src == nil:
-		case fromPrior:
-			copied = src
-			offset, line = src.prior.offset, src.prior.line
+	var cm copyMatch // what the new file is a copy of (copytruncate), if anything
+	// A saved position that delivered nothing (an empty file's) matches
+	// any content on its inode: a copy that reused the inode of an empty
+	// file is still a copy.
+	if key == "" || (offset == 0 && !truncated) {
+		cm = in.copySource(c.id, c.path, f, c.size, cur)
+		if (cm.prior != nil || cm.waitOn != nil) && key != "" {
+			in.emitForget(key)
+			key, restored = "", nil
+		}
+		if p := cm.prior; p != nil {
+			offset, line = p.offset, p.line
 			if offset > c.size {
 				offset, line = c.size, 0
 			}
-		default:
-			waitOn = src
 		}
 	}
-	if key == "" && copied == nil && waitOn == nil && c.tail && !in.cfg.ReadFromBeginning {
+	if key == "" && cm.prior == nil && cm.waitOn == nil && c.tail && !in.cfg.ReadFromBeginning {
 		// Present when its path was first configured, tailed: from the
 		// end of the last complete line, so a line being written is
 		// read whole.
@@ -106,14 +109,11 @@ func (in *Input) discover(c candidate, now time.Time) error {
 	case old != nil:
 		in.setPrior(t, old)
 	}
-	if waitOn != nil {
+	if src := cm.waitOn; src != nil && c.size <= max(src.lastSize, src.readPos) {
 		// Not read (nor holding a descriptor) until the original is
 		// truncated or ends: see copies.go.
 		_ = f.Close()
-		t.copyOf = waitOn
-		waitOn.copies++
-		in.logFile(slog.LevelInfo, "file is a copy of a file being read (copytruncate); it is read once the original is truncated", t, 0,
-			"copy_of", waitOn.path)
+		in.makeWait(t, src)
 		return nil
 	}
 	opened := len(in.openFiles) < in.cfg.MaxOpenFiles
@@ -123,10 +123,13 @@ func (in *Input) discover(c candidate, now time.Time) error {
 		_ = f.Close()
 		t.needsRead = true
 	}
+	if src := cm.waitOn; src != nil {
+		in.takeOver(t, src) // larger than the file read so far: the original
+	}
 	switch {
-	case copied != nil:
+	case cm.prior != nil:
 		in.logFile(slog.LevelInfo, "file is a copy of a truncated file (copytruncate); reading it from where the original was delivered", t, offset,
-			"copy_of", copied.path)
+			"copy_of", cm.from)
 	case prev != nil:
 		in.logFile(slog.LevelInfo, "file rotated: its path now names another file", t, offset,
 			"previous_dev", prev.id.dev, "previous_inode", prev.id.ino)
@@ -138,9 +141,11 @@ func (in *Input) discover(c candidate, now time.Time) error {
 		in.logFile(slog.LevelDebug, "file found; it is opened when a descriptor is free (max-open-files)", t, offset)
 	}
 	switch {
-	case copied != nil:
-		in.dropPrior(copied, true)
+	case cm.prior != nil:
+		// The copy's position first: a crash between the two must not
+		// leave the prior forgotten and the copy without a position.
 		in.emitPosition(t)
+		in.consume(cm)
 	case truncated:
 		in.local.truncations++
 		in.logFile(slog.LevelInfo, "file truncated while the agent was stopped; reading it again from the start", t, 0,

@@ -35,6 +35,29 @@ func (in *Input) truncate(t *tracked, cur []byte) {
 	}
 	in.local.truncations++
 	in.emitPosition(t)
+	// Its new content may be a copy's: of what another file held (its
+	// inode was freed and reused by logrotate's copy), or of what a copy
+	// read first holds (truncated and refilled unnoticed, then copied).
+	tf, done, ok := in.fileOf(t)
+	if !ok {
+		return
+	}
+	fi, err := tf.Stat()
+	if err != nil {
+		done()
+		return
+	}
+	cm := in.copySource(t.id, t.path, tf, fi.Size(), cur)
+	done()
+	switch {
+	case t.dead:
+	case cm.prior != nil:
+		in.closeFile(t)
+		in.continueCopy(t, cm.prior.offset, cm.prior.line, cm.from)
+		in.consume(cm)
+	case cm.waitOn != nil:
+		in.copyOrOriginal(t, cm.waitOn, fi.Size())
+	}
 }
 
 // retire delivers what t still holds, closes it and forgets its position.
@@ -53,7 +76,7 @@ func (in *Input) retire(t *tracked, why string) {
 		t.copyOf.copies--
 		t.copyOf = nil
 	}
-	in.dropPrior(t, false)
+	in.releasePrior(t)
 	in.unindexFP(t)
 	t.dead = true
 	delete(in.files, t.key)

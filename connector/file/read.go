@@ -111,6 +111,9 @@ func (in *Input) readTurn(t *tracked, quota int, poll uint64, now time.Time) err
 			}
 			if !t.fp.Matches(cur) {
 				in.truncate(t, cur)
+				if t.f == nil || t.copyOf != nil {
+					return nil // its new content is a copy's (copies.go)
+				}
 				continue
 			}
 			if len(cur) > t.fp.Len() {

@@ -331,9 +331,20 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 	}
 	size, mod := fi.Size(), fi.ModTime()
 	changed := size != t.lastSize || !mod.Equal(t.lastMod)
+	if !t.fp.Full() && size > int64(t.fp.Len()) {
+		in.markStale(t)
+	}
 	switch {
 	case t.copyOf != nil:
-		// A copy waiting for its original: not read (copies.go).
+		// A copy waiting for its original is not read (copies.go),
+		// unless it does what a copy does not: grow past its original,
+		// or shrink. Then it is a live file that starts like the other.
+		switch src := t.copyOf; {
+		case size > max(src.lastSize, src.readPos):
+			in.takeOver(t, src)
+		case size < t.lastSize:
+			in.continueCopy(t, src.offset, src.line, src.path)
+		}
 	case t.f != nil:
 		if size > t.readPos {
 			t.atEOF = false // grew: not a candidate for eviction or closing

@@ -48,6 +48,7 @@ type tracked struct {
 	missing   int       // consecutive scans that did not match it
 	gone      bool      // deleted: finish at EOF, then forget
 	away      bool      // renamed out of the globs: read until close-inactive, then forget
+	moved     bool      // away, found under its new name at start (path names it)
 	needsRead bool      // closed but known to have data (or to need a check)
 	failed    bool      // the last open/read failed (on-error: skip)
 	evicted   bool      // closed for max-open-files, not for inactivity
@@ -69,6 +70,7 @@ type tracked struct {
 	copyOf *tracked
 	copies int  // files whose copyOf is this one
 	inFP   bool // indexed in Input.byFP under fp.Sum()
+	stale  bool // listed in Input.staleByDir
 }
 
 // prior is content a file no longer holds: its fingerprint and how far it
@@ -77,6 +79,8 @@ type prior struct {
 	sum          fingerprint.Sum
 	offset, line int64
 	until        uint64
+	from         string   // the file's name then
+	holder       *tracked // the file, while it is tracked (its state saves the prior)
 }
 
 // setPath records the name t is matched under and keeps the path index
