@@ -88,6 +88,23 @@ func (rc *receiver) settled(want []string, quiet, limit time.Duration) delivery 
 	}
 }
 
+// grepLines returns up to max lines of text that contain one of words.
+func grepLines(text string, max int, words ...string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		for _, w := range words {
+			if strings.Contains(l, w) {
+				out = append(out, l)
+				break
+			}
+		}
+		if len(out) == max {
+			break
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
 // Copytruncate under a flood: 50,000 lines written as fast as the writer
 // can, with a logrotate-style copytruncate every 10,000 lines and no
 // pause for the agent, which sees each copy before or after the truncate
@@ -136,7 +153,8 @@ func TestCopytruncateFlood(t *testing.T) {
 				}
 			}
 			if d.duplicates != 0 || d.foreign != 0 {
-				t.Errorf("%d duplicates, %d unexpected payloads (the .gz must be excluded)", d.duplicates, d.foreign)
+				t.Errorf("%d duplicates, %d unexpected payloads (the .gz must be excluded); the agent's rotation lines:\n%s",
+					d.duplicates, d.foreign, grepLines(root.logText(), 60, "copy", "truncated", "rotated", "renamed"))
 			}
 			if tc.lossless && len(d.missing) != 0 {
 				t.Errorf("%d lines lost with the copies in the glob (first %q)", len(d.missing), d.missing[0])

@@ -207,11 +207,12 @@ func (in *Input) refreshStale(dir string, except fileID, curLen int) {
 // longer in its original (prior, from the original's name), delivered up
 // to prior.offset; or a live file (waitOn).
 type copyMatch struct {
-	prior  *prior
-	from   string
-	saved  *savedState // the saved position it is, for an original not found since the start
-	waitOn *tracked
-	ends   *tracked // the original, closed and unreachable: forgotten
+	prior   *prior
+	from    string
+	saved   *savedState // the saved position it is, for an original not found since the start
+	waitOn  *tracked
+	srcSize int64    // waitOn's size now
+	ends    *tracked // the original, closed and unreachable: forgotten
 }
 
 // consume forgets the prior the copy now continues.
@@ -298,10 +299,15 @@ func (in *Input) copySourceBy(id fileID, f *os.File, size int64, sum fingerprint
 			}
 			continue
 		}
-		same := err == nil && sameBytes(f, size, tf, int64(sum.Len))
+		var srcSize int64
+		same := false
+		if fi, serr := tf.Stat(); err == nil && serr == nil {
+			srcSize = fi.Size()
+			same = sameBytes(f, size, tf, srcSize, int64(sum.Len))
+		}
 		done()
 		if same {
-			return copyMatch{waitOn: t}
+			return copyMatch{waitOn: t, srcSize: srcSize}
 		}
 	}
 	// A position saved by the last run whose file was not found (yet):
@@ -344,15 +350,11 @@ func (in *Input) fileOf(t *tracked) (f *os.File, done func(), ok bool) {
 // the other: files that merely start with the same banner differ there.
 const copyCheck = 4 << 10
 
-// sameBytes reports whether f (size bytes) holds the same bytes as tf in
+// sameBytes reports whether f (size bytes) holds the same bytes as tf (tsize) in
 // the copyCheck bytes before the end of the shorter one, past the first
 // from bytes (the fingerprint, compared already).
-func sameBytes(f *os.File, size int64, tf *os.File, from int64) bool {
-	fi, err := tf.Stat()
-	if err != nil {
-		return false
-	}
-	end := min(size, fi.Size())
+func sameBytes(f *os.File, size int64, tf *os.File, tsize, from int64) bool {
+	end := min(size, tsize)
 	start := max(from, end-copyCheck)
 	if end <= start {
 		return true // the fingerprint covered all there is
@@ -384,16 +386,28 @@ func (in *Input) resolveCopies(t *tracked) bool {
 	return true
 }
 
-// copyOrOriginal settles which of t and src, a live file holding the same
+// copyOrOriginal settles which of t and src (m.waitOn), a live file holding the same
 // content, is the copy: a copy is never larger than its original when it
 // is made, so the larger is the original; on a tie src, already read,
 // reads on and t waits (and takes over if it grows past src: seen).
-func (in *Input) copyOrOriginal(t, src *tracked, size int64) {
-	if size > max(src.lastSize, src.readPos) {
+func (in *Input) copyOrOriginal(t *tracked, m copyMatch, size int64) {
+	src := m.waitOn
+	if size > m.srcSize && size >= src.offset {
 		in.takeOver(t, src)
 	} else {
 		in.makeWait(t, src)
 	}
+}
+
+// sizeNow is t's size as its file says now (a scan's figure may be old).
+func (in *Input) sizeNow(t *tracked) int64 {
+	if tf, done, ok := in.fileOf(t); ok {
+		defer done()
+		if fi, err := tf.Stat(); err == nil {
+			return fi.Size()
+		}
+	}
+	return max(t.lastSize, t.readPos)
 }
 
 // takeOver makes t, the original, continue from where src, its copy read

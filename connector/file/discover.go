@@ -109,7 +109,7 @@ func (in *Input) discover(c candidate, now time.Time) error {
 	case old != nil:
 		in.setPrior(t, old)
 	}
-	if src := cm.waitOn; src != nil && c.size <= max(src.lastSize, src.readPos) {
+	if src := cm.waitOn; src != nil && (c.size <= cm.srcSize || c.size < src.offset) {
 		// Not read (nor holding a descriptor) until the original is
 		// truncated or ends: see copies.go.
 		_ = f.Close()

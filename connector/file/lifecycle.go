@@ -56,7 +56,7 @@ func (in *Input) truncate(t *tracked, cur []byte) {
 		in.continueCopy(t, cm.prior.offset, cm.prior.line, cm.from)
 		in.consume(cm)
 	case cm.waitOn != nil:
-		in.copyOrOriginal(t, cm.waitOn, fi.Size())
+		in.copyOrOriginal(t, cm, fi.Size())
 	}
 }
 

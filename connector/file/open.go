@@ -127,7 +127,7 @@ func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
 			in.continueCopy(nt, cm.prior.offset, cm.prior.line, cm.from)
 			in.consume(cm)
 		case cm.waitOn != nil:
-			in.copyOrOriginal(nt, cm.waitOn, fi.Size())
+			in.copyOrOriginal(nt, cm, fi.Size())
 		}
 		return false, nil
 	}
@@ -146,7 +146,7 @@ func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
 		case cm.waitOn != nil:
 			in.setFP(t, cur)
 			t.refreshState()
-			in.copyOrOriginal(t, cm.waitOn, fi.Size())
+			in.copyOrOriginal(t, cm, fi.Size())
 			return t.copyOf == nil, nil
 		}
 	}

@@ -340,7 +340,7 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 		// unless it does what a copy does not: grow past its original,
 		// or shrink. Then it is a live file that starts like the other.
 		switch src := t.copyOf; {
-		case size > max(src.lastSize, src.readPos):
+		case size > in.sizeNow(src) && size >= src.offset:
 			in.takeOver(t, src)
 		case size < t.lastSize:
 			in.continueCopy(t, src.offset, src.line, src.path)
