@@ -82,8 +82,11 @@
 // shorter than fingerprint-bytes whose original was read past the copy's
 // end before the copy was found is read as a new file (its lines twice),
 // and a copy still being written when a scan lists it, shorter than the
-// original's fingerprint, likewise; a new file that starts with exactly
-// what a truncated file delivered is taken for its copy. An open file
+// original's fingerprint, likewise. Content decides: a new file that
+// starts with exactly what a truncated file delivered is taken for its
+// copy, and one whose bytes are a prefix of a tracked file's (identical
+// first fingerprint-bytes and 4 KiB before its end) is not read until that
+// file is truncated or ends, or it grows past it. An open file
 // renamed out of the globs is read on until it has been quiet for
 // close-inactive (applications write to the old name until they reopen
 // their log); a deleted one is finished at its end.
