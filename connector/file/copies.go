@@ -399,6 +399,31 @@ func (in *Input) copyOrOriginal(t *tracked, m copyMatch, size int64) {
 	}
 }
 
+// copyAtFirstRead checks, before anything of t is read, whether t is a
+// copy after all: a copy still being written when a scan listed it
+// (empty, or shorter than its original's fingerprint) looked new. cur is
+// t's head now. It reports whether t became a copy (reading on from its
+// original's offset, or waiting).
+func (in *Input) copyAtFirstRead(t *tracked, cur []byte) bool {
+	fi, err := t.f.Stat()
+	if err != nil {
+		return false
+	}
+	switch cm := in.copySource(t.id, t.path, t.f, fi.Size(), cur); {
+	case cm.prior != nil:
+		in.setFP(t, cur)
+		in.continueCopy(t, cm.prior.offset, cm.prior.line, cm.from)
+		in.consume(cm)
+		t.split.Reset()
+		return true
+	case cm.waitOn != nil:
+		in.setFP(t, cur)
+		in.copyOrOriginal(t, cm, fi.Size())
+		return true
+	}
+	return false
+}
+
 // sizeNow is t's size as its file says now (a scan's figure may be old).
 func (in *Input) sizeNow(t *tracked) int64 {
 	if tf, done, ok := in.fileOf(t); ok {

@@ -100,6 +100,14 @@ func TestCopytruncateCopiesInGlob(t *testing.T) {
 			h.writeLines("a.log", ctLines("C", 1, 3))
 			return texts(h.pollAll())
 		}},
+		{"copy listed while still being written", func(h *harness) []string {
+			h.write("a.log.1", "") // created, not filled yet
+			got := texts(h.pollAll())
+			h.copyTo("a.log", "a.log.1")
+			h.truncate("a.log")
+			h.writeLines("a.log", ctLines("B", 1, 2))
+			return append(got, texts(h.pollAll())...)
+		}},
 		{"copytruncate while stopped", func(h *harness) []string {
 			got := texts(h.restart())
 			_ = h.in.Close()

@@ -117,6 +117,12 @@ func (in *Input) readTurn(t *tracked, quota int, poll uint64, now time.Time) err
 				continue
 			}
 			if len(cur) > t.fp.Len() {
+				if t.readPos == 0 && t.offset == 0 && in.copyAtFirstRead(t, cur) {
+					if t.f == nil || t.copyOf != nil {
+						return nil
+					}
+					continue // reading on from where its original was delivered
+				}
 				in.setFP(t, cur)
 				t.refreshState()
 			}
