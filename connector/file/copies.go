@@ -477,12 +477,21 @@ func (in *Input) continueCopy(c *tracked, offset, line int64, from string) {
 		c.copyOf.copies--
 		c.copyOf = nil
 	}
-	size := c.lastSize
+	size, known := int64(0), false
 	if fi, err := in.fsys.Stat(c.path); err == nil {
 		if id, _, ok := idOf(c.path, fi); ok && id == c.id {
-			size = fi.Size()
+			size, known = fi.Size(), true
 		}
 	}
+	if !known {
+		// Renamed since the last scan (the next rotation shifts the
+		// copies): its size decides where it continues, so the next
+		// scan, which finds its name, resumes it.
+		c.resume = &prior{offset: offset, line: line, from: from}
+		in.rescan = true
+		return
+	}
+	c.resume = nil
 	if offset > size {
 		offset, line = size, 0
 	}

@@ -108,6 +108,16 @@ func TestCopytruncateCopiesInGlob(t *testing.T) {
 			h.writeLines("a.log", ctLines("B", 1, 2))
 			return append(got, texts(h.pollAll())...)
 		}},
+		{"copy renamed by the next rotation before the truncate is seen", func(h *harness) []string {
+			h.write("a.log.1", "") // listed while logrotate writes it
+			got := texts(h.poll(100))
+			h.copyTo("a.log", "a.log.1")
+			got = append(got, texts(h.poll(100))...) // read: a copy, it waits for its original
+			h.truncate("a.log")
+			h.writeLines("a.log", ctLines("B", 1, 2))
+			h.rename("a.log.1", "a.log.2")
+			return append(got, texts(h.pollAll())...)
+		}},
 		{"copytruncate while stopped", func(h *harness) []string {
 			got := texts(h.restart())
 			_ = h.in.Close()

@@ -58,7 +58,7 @@ func (in *Input) readAll(now time.Time) error {
 }
 
 func (in *Input) wantsTurn(t *tracked, poll uint64) bool {
-	if t.dead || t.eofPoll == poll || t.copyOf != nil {
+	if t.dead || t.eofPoll == poll || t.copyOf != nil || t.resume != nil {
 		return false
 	}
 	if t.asm != nil && t.asm.Ready() != nil {

@@ -330,6 +330,9 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 		in.logFile(slog.LevelInfo, "file renamed", t, t.offset, "old_path", old)
 	}
 	size, mod := fi.Size(), fi.ModTime()
+	if r := t.resume; r != nil {
+		in.continueCopy(t, r.offset, r.line, r.from)
+	}
 	changed := size != t.lastSize || !mod.Equal(t.lastMod)
 	if !t.fp.Full() && size > int64(t.fp.Len()) {
 		in.markStale(t)
@@ -375,7 +378,7 @@ func (in *Input) unseen(t *tracked) error {
 			}
 		}
 	}
-	if t.copyOf != nil {
+	if t.copyOf != nil || t.resume != nil {
 		if t.missing >= 2 {
 			// Its content is its original's, read there.
 			in.retire(t, "copy deleted or renamed out of the globs before its original was truncated")

@@ -68,7 +68,10 @@ type tracked struct {
 	// file was truncated: it is not read until the original is truncated
 	// or ends, then continues from where the original was delivered.
 	copyOf *tracked
-	copies int  // files whose copyOf is this one
+	copies int // files whose copyOf is this one
+	// resume is where a copy continues once a scan finds its new name
+	// (continueCopy could not stat it: renamed in between).
+	resume *prior
 	inFP   bool // indexed in Input.byFP under fp.Sum()
 	stale  bool // listed in Input.staleByDir
 }
