@@ -36,6 +36,12 @@ type options struct {
 	// output.max-batch-send-attempts (default the agent's), retentionMs
 	// queue.acked-retention-ms (default the agent's).
 	maxAttempts, sendAttempts, retentionMs int
+	// exclude is input.exclude: base-name patterns (*.gz) as they are,
+	// the others anchored at the root like paths.
+	exclude []string
+	// tailExisting sets read-from-beginning: false (files present when a
+	// path is first configured are tailed from their end).
+	tailExisting bool
 }
 
 // agentRoot is one install root: config/, in/ (watched files), data/, log/.
@@ -101,17 +107,22 @@ func (r *agentRoot) configText() string {
 	if o.retentionMs != 0 {
 		retention = fmt.Sprintf("  acked-retention-ms: %d\n", o.retentionMs)
 	}
-	var globs []string
-	for _, p := range o.paths {
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(r.dir, p)
+	// baseNames leaves patterns without a separator as they are: exclude
+	// matches those against the base name anywhere.
+	quoted := func(list []string, baseNames bool) string {
+		var out []string
+		for _, p := range list {
+			if !filepath.IsAbs(p) && (!baseNames || strings.Contains(p, "/")) {
+				p = filepath.Join(r.dir, p)
+			}
+			out = append(out, strconv.Quote(p))
 		}
-		globs = append(globs, strconv.Quote(p))
+		return strings.Join(out, ", ")
 	}
 	inputSection := o.inputs
 	if inputSection == "" {
-		inputSection = fmt.Sprintf("input:\n  type: file\n  paths: [%s]\n  read-from-beginning: true\n  glob-scan-interval-ms: 200\n",
-			strings.Join(globs, ", "))
+		inputSection = fmt.Sprintf("input:\n  type: file\n  paths: [%s]\n  exclude: [%s]\n  read-from-beginning: %t\n  glob-scan-interval-ms: 200\n",
+			quoted(o.paths, false), quoted(o.exclude, true), !o.tailExisting)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `agent:

@@ -21,9 +21,10 @@ type Config struct {
 	// Encoding of the files: UTF-8 (default), ISO-8859-1/latin1,
 	// UTF-16LE, UTF-16BE, UTF-16 (BOM), GBK.
 	Encoding string `yaml:"encoding"`
-	// ReadFromBeginning: files present at the very first start are read
-	// from offset 0 (true) or tailed from their end (false). Files found
-	// later are always read from 0.
+	// ReadFromBeginning: files present when a path pattern is first
+	// configured (the very first start, or the first start after the
+	// pattern was added) are read from offset 0 (true) or tailed from
+	// their end (false). Files found later are always read from 0.
 	ReadFromBeginning bool `yaml:"read-from-beginning"`
 	// GlobScanInterval: rescan period for new files. Default 5s.
 	GlobScanInterval time.Duration `yaml:"glob-scan-interval-ms"`

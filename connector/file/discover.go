@@ -40,6 +40,7 @@ func (in *Input) discover(c candidate, now time.Time) error {
 
 	var key string
 	var offset, line, savedOffset int64
+	var restored, old *prior // the matched position's prev; the inode's content before a truncation
 	tailed, truncated := false, false
 	if ss := in.saved[c.id]; len(ss) > 0 {
 		delete(in.saved, c.id)
@@ -48,20 +49,42 @@ func (in *Input) discover(c candidate, now time.Time) error {
 			if key == "" && fingerprint.MatchesSum(cur, s.sum) {
 				key = s.key
 				if c.size >= s.Offset {
-					offset, line = s.Offset, s.Line
+					offset, line, restored = s.Offset, s.Line, s.prior
 				} else {
-					truncated, savedOffset = true, s.Offset
+					truncated, savedOffset, old = true, s.Offset, s.asPrior()
 				}
 				continue
 			}
-			// Same inode, other content: the saved file is gone and the
-			// inode was reused.
+			// Same inode, other content: truncated and written again
+			// while the agent was stopped (copytruncate: its old content
+			// may be in a copy found next), or the inode was reused.
+			if old == nil {
+				old = s.asPrior()
+			}
 			in.emitForget(s.key)
 		}
 	}
-	if key == "" && in.firstScan && in.firstStart && !in.cfg.ReadFromBeginning {
-		// First ever start, tail from the end: from the end of the last
-		// complete line, so a line being written is read whole.
+	var cm copyMatch // what the new file is a copy of (copytruncate), if anything
+	// A saved position that delivered nothing (an empty file's) matches
+	// any content on its inode: a copy that reused the inode of an empty
+	// file is still a copy.
+	if key == "" || (offset == 0 && !truncated) {
+		cm = in.copySource(c.id, c.path, f, c.size, cur)
+		if (cm.prior != nil || cm.waitOn != nil) && key != "" {
+			in.emitForget(key)
+			key, restored = "", nil
+		}
+		if p := cm.prior; p != nil {
+			offset, line = p.offset, p.line
+			if offset > c.size {
+				offset, line = c.size, 0
+			}
+		}
+	}
+	if key == "" && cm.prior == nil && cm.waitOn == nil && c.tail && !in.cfg.ReadFromBeginning {
+		// Present when its path was first configured, tailed: from the
+		// end of the last complete line, so a line being written is
+		// read whole.
 		_, be := in.fmt.codec.bom(cur)
 		end, err := linesplit.LastLineEnd(f, c.size, int64(in.cfg.MaxLineBytes)+readChunk, in.fmt.codec.width(), be, in.readBuf)
 		if err != nil {
@@ -80,6 +103,19 @@ func (in *Input) discover(c candidate, now time.Time) error {
 	t.lastSize, t.lastMod = c.size, c.mod
 	t.lastData = now
 	t.seenScan = in.scanGen
+	switch {
+	case restored != nil:
+		in.setPrior(t, restored)
+	case old != nil:
+		in.setPrior(t, old)
+	}
+	if src := cm.waitOn; src != nil && (c.size <= cm.srcSize || c.size < src.offset) {
+		// Not read (nor holding a descriptor) until the original is
+		// truncated or ends: see copies.go.
+		_ = f.Close()
+		in.makeWait(t, src)
+		return nil
+	}
 	opened := len(in.openFiles) < in.cfg.MaxOpenFiles
 	if opened {
 		in.attach(t, f)
@@ -87,7 +123,13 @@ func (in *Input) discover(c candidate, now time.Time) error {
 		_ = f.Close()
 		t.needsRead = true
 	}
+	if src := cm.waitOn; src != nil {
+		in.takeOver(t, src) // larger than the file read so far: the original
+	}
 	switch {
+	case cm.prior != nil:
+		in.logFile(slog.LevelInfo, "file is a copy of a truncated file (copytruncate); reading it from where the original was delivered", t, offset,
+			"copy_of", cm.from)
 	case prev != nil:
 		in.logFile(slog.LevelInfo, "file rotated: its path now names another file", t, offset,
 			"previous_dev", prev.id.dev, "previous_inode", prev.id.ino)
@@ -99,6 +141,11 @@ func (in *Input) discover(c candidate, now time.Time) error {
 		in.logFile(slog.LevelDebug, "file found; it is opened when a descriptor is free (max-open-files)", t, offset)
 	}
 	switch {
+	case cm.prior != nil:
+		// The copy's position first: a crash between the two must not
+		// leave the prior forgotten and the copy without a position.
+		in.emitPosition(t)
+		in.consume(cm)
 	case truncated:
 		in.local.truncations++
 		in.logFile(slog.LevelInfo, "file truncated while the agent was stopped; reading it again from the start", t, 0,
@@ -114,7 +161,7 @@ func (in *Input) discover(c candidate, now time.Time) error {
 // made unique among known and saved positions.
 func (in *Input) track(key, path string, id fileID, cur []byte) *tracked {
 	t := &tracked{id: id, fp: fingerprint.New(in.cfg.FingerprintBytes)}
-	t.fp.Set(cur)
+	in.setFP(t, cur)
 	n, be := in.fmt.codec.bom(cur)
 	t.bomLen, t.bigEndian = n, be
 	if in.ml != nil {

@@ -98,6 +98,7 @@ func TestFsnotifyWakes(t *testing.T) {
 	for i := 0; i < 200 && len(evs) == 0; i++ {
 		evs, err = in.Poll(context.Background(), evs, 10)
 		must(t, err)
+		evs = slices.DeleteFunc(evs, func(ev input.Event) bool { return ev.Payload == nil }) // positions only
 		if len(evs) == 0 {
 			time.Sleep(5 * time.Millisecond)
 		}

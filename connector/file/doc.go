@@ -20,9 +20,33 @@
 //     delivered on its own; after a restart it is read again from the
 //     saved offset;
 //   - files found after the first start are read from offset 0;
-//     read-from-beginning applies only to files present at the first
-//     start (tailed from the end of their last complete line otherwise;
-//     _line then counts from that point, as in the Java agent);
+//     read-from-beginning applies only to files present when their path
+//     pattern was first configured: at the first start, or at the first
+//     start after the pattern was added (tailed from the end of their
+//     last complete line otherwise; _line then counts from that point, as
+//     in the Java agent). With read-from-beginning false the input keeps
+//     the patterns its positions were taken under in a position of its
+//     own, key "patterns";
+//   - copytruncate: a new file whose first bytes are a tracked file's
+//     content (its fingerprint, and the same bytes up to 4 KiB before the
+//     end of the shorter file) is that file's copy. Found after the
+//     truncate, it continues from where the original was delivered (the
+//     original's old content is kept for the copy as its "prior": for two
+//     scans in its saved state, as "prev", so a restart decides the same;
+//     up to 1024 in memory); found before, it is not read until the
+//     original is truncated or ends, then continues from there. Of two
+//     such files the larger is the original. So with the copies in the
+//     globs (app.log*, exclude '*.gz') nothing is delivered twice and the
+//     lines written between the last read and the truncate are read once,
+//     from the copy. Without the copies in the globs those lines are lost;
+//   - rotation while stopped: at start, a saved position whose file the
+//     globs no longer find is looked up in its directory by device+inode
+//     and fingerprint (a rename keeps both) and drained from its offset,
+//     also under a name the globs do not match, until quiet for
+//     close-inactive. A position whose file is not found is dropped after
+//     two scans; if it showed unread bytes (positions save the size known
+//     then) they are reported: a WARN with "path" and "lost_bytes", and
+//     Stats().LostBytes;
 //   - buffered multiline groups are delivered, not dropped, on idle
 //     timeout (from the last line), close-inactive, rotation, skipped
 //     errors and Drain.
@@ -67,7 +91,15 @@
 // walked (logged once per directory); content rewritten in place with
 // identical first bytes and a size that did not shrink cannot be told
 // from appended data; a file renamed out of the globs or deleted while
-// closed (close-inactive, max-open-files) cannot be finished. An open file
+// closed (close-inactive, max-open-files) cannot be finished. A copy
+// shorter than fingerprint-bytes whose original was read past the copy's
+// end before the copy was found is read as a new file (its lines twice),
+// and a copy still being written when a scan lists it, shorter than the
+// original's fingerprint, likewise. Content decides: a new file that
+// starts with exactly what a truncated file delivered is taken for its
+// copy, and one whose bytes are a prefix of a tracked file's (identical
+// first fingerprint-bytes and 4 KiB before its end) is not read until that
+// file is truncated or ends, or it grows past it. An open file
 // renamed out of the globs is read on until it has been quiet for
 // close-inactive (applications write to the old name until they reopen
 // their log); a deleted one is finished at its end.

@@ -47,15 +47,10 @@ func (in *Input) position(t *tracked) input.Position {
 	} else {
 		buf = in.arena.begin(len(t.fileJSON) + stateHeadFixed + 48)
 		start = len(buf)
-		buf = appendStateHead(buf, t.id, t.fileJSON, t.fp.Sum())
+		buf = appendStateHead(buf, t.id, t.fileJSON, t.fp.Sum(), t.prior)
 	}
-	buf = appendStateTail(buf, t.offset, t.line)
+	buf = appendStateTail(buf, t.offset, t.line, max(t.lastSize, t.readPos))
 	return input.Position{Key: t.key, State: in.arena.end(buf, start)}
-}
-
-// localCounts are a poll's counters, published to counters at its end.
-type localCounts struct {
-	lines, bytes, events, truncated, rotations, truncations, errors, filtered int64
 }
 
 // emitPosition emits a position-only event for t.
@@ -81,6 +76,7 @@ func (in *Input) publish() {
 	s.truncations.Add(l.truncations)
 	s.errors.Add(l.errors)
 	s.filtered.Add(l.filtered)
+	s.lostBytes.Add(l.lostBytes)
 	*l = localCounts{}
 	in.fmt.invalid = 0
 	s.filesOpen.Store(int64(len(in.openFiles)))

@@ -58,8 +58,8 @@ func TestUnixFileID(t *testing.T) {
 // the file again from 0 (or attach its position to another file).
 func roundTrip(t *testing.T, id fileID) {
 	t.Helper()
-	b := appendStateHead(nil, id, []byte(`"a.log"`), fingerprint.Sum{Len: 4, Hash: 0xabc})
-	b = appendStateTail(b, 10, 1)
+	b := appendStateHead(nil, id, []byte(`"a.log"`), fingerprint.Sum{Len: 4, Hash: 0xabc}, nil)
+	b = appendStateTail(b, 10, 1, 12)
 	s, err := decodeState("k", b)
 	if err != nil {
 		t.Fatal(err)

@@ -35,7 +35,7 @@ func TestEventExactBytes(t *testing.T) {
 	id := mustStat(t, p)
 	st := string(evs[1].Pos.State)
 	prefix := fmt.Sprintf(`{"v":1,"path":%q,"dev":%d,"ino":%d,"fp_len":26,"fp":"`, p, id.dev, id.ino)
-	if !strings.HasPrefix(st, prefix) || !strings.HasSuffix(st, `","offset":26,"line":2}`) {
+	if !strings.HasPrefix(st, prefix) || !strings.HasSuffix(st, `","offset":26,"line":2,"size":26}`) {
 		t.Fatalf("state %s", st)
 	}
 	if evs[0].Pos.Key != evs[1].Pos.Key || evs[0].Pos.Key == "" {

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
 	"github.com/edge-agent/edge-agent/connector/file/internal/glob"
 	"github.com/edge-agent/edge-agent/connector/file/internal/multiline"
 	"github.com/edge-agent/edge-agent/connector/input"
@@ -59,22 +60,39 @@ type Input struct {
 	scanEvery, closeAfter, flushIdle time.Duration
 	failFast                         bool
 
-	files     map[string]*tracked // by Key
-	byID      map[fileID]*tracked
-	byPath    map[string]*tracked // live files by path, chained by samePath
-	ring      []*tracked          // read order; files found earlier come first
-	cursor    int                 // where the next poll's round-robin starts
-	tick      uint64
-	openFiles []*tracked // files holding a descriptor (≤ max-open-files)
-	scanGen   uint64
+	files  map[string]*tracked // by Key
+	byID   map[fileID]*tracked
+	byPath map[string]*tracked // live files by path, chained by samePath
+	// byFP and byPrior index files by their fingerprint and by the
+	// fingerprint of their content before a truncation: a new file is
+	// looked up in both to tell a copy (copytruncate) from a new file.
+	byFP    map[fingerprint.Sum][]*tracked
+	byPrior map[fingerprint.Sum][]*prior
+	fpLens  map[int]int // entries of byFP and byPrior by fingerprint length
+	priorQ  []*prior    // the priors in byPrior, oldest first
+	// staleByDir lists by directory the files whose short fingerprint
+	// they outgrew since their last read (copies.go).
+	staleByDir map[string][]*tracked
+	ring       []*tracked // read order; files found earlier come first
+	cursor     int        // where the next poll's round-robin starts
+	tick       uint64
+	openFiles  []*tracked // files holding a descriptor (≤ max-open-files)
+	scanGen    uint64
 
-	saved      map[fileID][]savedState // positions from Open not yet matched
-	savedKeys  map[string]struct{}     // the keys in saved
+	saved     map[fileID][]savedState // positions from Open not yet matched
+	savedKeys map[string]struct{}     // the keys in saved
+	// savedBySum and savedLens index the saved positions by fingerprint,
+	// for copies of files truncated or gone while the agent was stopped
+	// (entries whose position was matched since are skipped on lookup).
+	savedBySum map[fingerprint.Sum][]fileID
+	savedLens  map[int]struct{}
 	savedScans int
-	firstStart bool
-	firstScan  bool
-	lastScan   time.Time
-	rescan     bool
+	// knownPats are the patterns the saved positions were taken under
+	// (patternsKey); nil when every pattern counts as known.
+	knownPats map[string]struct{}
+	firstScan bool
+	lastScan  time.Time
+	rescan    bool
 
 	pending []input.Event // events that did not fit the last poll
 	out     []input.Event // the poll's output while it runs
@@ -137,8 +155,14 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 		files:      make(map[string]*tracked),
 		byID:       make(map[fileID]*tracked),
 		byPath:     make(map[string]*tracked),
+		byFP:       make(map[fingerprint.Sum][]*tracked),
+		byPrior:    make(map[fingerprint.Sum][]*prior),
+		fpLens:     make(map[int]int),
+		staleByDir: make(map[string][]*tracked),
 		saved:      make(map[fileID][]savedState),
 		savedKeys:  make(map[string]struct{}),
+		savedBySum: make(map[fingerprint.Sum][]fileID),
+		savedLens:  make(map[int]struct{}),
 		errSeen:    make(map[string]string),
 		listErrs:   make(map[string]struct{}),
 		deepSeen:   make(map[string]struct{}),
@@ -200,9 +224,24 @@ func (in *Input) Open(ctx context.Context, opts input.OpenOptions) error {
 		return errors.New("file input: Open called twice")
 	}
 	in.opened = true
-	in.firstStart = opts.FirstStart
+	if !opts.FirstStart {
+		// Positions saved before the patterns were recorded: every
+		// pattern counts as known, as it did then.
+		in.knownPats = nil
+	} else {
+		in.knownPats = map[string]struct{}{}
+	}
 	for key, raw := range opts.Saved {
 		if raw == nil {
+			continue
+		}
+		if key == patternsKey {
+			set, err := decodePatterns(raw)
+			if err != nil {
+				in.log.Warn("dropping unreadable record of the path patterns; every pattern counts as known", "key", key, "error", err)
+				continue
+			}
+			in.knownPats = set
 			continue
 		}
 		s, err := decodeState(key, raw)
@@ -216,6 +255,10 @@ func (in *Input) Open(ctx context.Context, opts input.OpenOptions) error {
 		id := s.id()
 		in.saved[id] = append(in.saved[id], s)
 		in.savedKeys[key] = struct{}{}
+		if s.sum.Len > 0 {
+			in.savedBySum[s.sum] = append(in.savedBySum[s.sum], id)
+			in.savedLens[s.sum.Len] = struct{}{}
+		}
 	}
 	if in.cfg.UseFsnotify {
 		w, err := newWatcher(in.log)
@@ -237,6 +280,7 @@ func (in *Input) Open(ctx context.Context, opts input.OpenOptions) error {
 		_ = in.Close()
 		return err
 	}
+	in.recordPatterns()
 	in.publish()
 	return ctx.Err()
 }

@@ -1,14 +1,18 @@
 package file
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
 )
 
 // The model-based test drives the real input against real files with a
@@ -39,6 +43,10 @@ type mgen struct {
 	lineBase  int  // lines skipped by a first-start tail
 	dead      bool // content unreachable: no more deliveries allowed
 	required  int  // lines that must be delivered by the end (-1: all)
+	copied    int  // lines held by its copy (copytruncateInGlob), while it has a name
+	// outside: renamed to a name the glob does not match (renameOut);
+	// relaxed: while the input ran, so it may lose the rest (a closed file).
+	outside, relaxed bool
 }
 
 type model struct {
@@ -128,6 +136,9 @@ func runModel(t *testing.T, seed uint64) (m *model) {
 			c.CloseInactive = 25 * time.Millisecond // closes after ~3 idle polls
 		}
 	})
+	if os.Getenv("MODEL_LIVE") != "" {
+		h.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	m = &model{t: t, r: r, h: h, gens: map[string]*mgen{}, at: map[string]*mgen{}, rfb: rfb}
 	if err := os.Mkdir(h.path("old"), 0o755); err != nil {
 		t.Fatal(err)
@@ -162,10 +173,17 @@ func runModel(t *testing.T, seed uint64) (m *model) {
 		m.start()
 	}
 	m.check(h.pollAll())
+	// Files renamed out of the glob hold their descriptor until quiet for
+	// close-inactive; with max-open-files 1 the others wait for it.
+	h.clock = h.clock.Add(h.cfg.CloseInactive + time.Second)
+	m.check(h.pollAll())
 	for _, g := range m.gens {
 		req := g.required
 		if req < 0 {
 			req = len(g.lines)
+		}
+		if g.outside && g.relaxed && !g.dead {
+			req = g.delivered // a closed file renamed away while running is not read
 		}
 		if g.delivered < req {
 			t.Errorf("gen %s (%s, ino %d, size %d): delivered %d of %d required lines (dead=%v)", g.tag, g.path, g.ino, g.size, g.delivered, req, g.dead)
@@ -191,8 +209,12 @@ func (m *model) step() {
 		m.writePartial(m.name())
 	case k < 46:
 		m.rotate(m.name())
-	case k < 51:
+	case k < 49:
 		m.copytruncate(m.name())
+	case k < 53:
+		m.copytruncateInGlob(m.name())
+	case k < 55:
+		m.renameOut(m.name())
 	case k < 56:
 		m.truncate(m.name())
 	case k < 61:
@@ -365,6 +387,133 @@ func (m *model) copytruncate(name string) {
 	m.truncate(name)
 }
 
+// copytruncateInGlob is logrotate's copytruncate with the copies in the
+// glob: name.1 shifts to name.2, name is copied to a new name.1 and
+// truncated. The copy holds the generation's lines: they are delivered
+// once, by the original or the copy. Sometimes the input polls between
+// the copy and the truncate, and the application writes lines there that
+// only the original gets (lost unless read before the truncate, as with
+// logrotate itself).
+func (m *model) copytruncateInGlob(name string) {
+	g := m.at[name]
+	if g == nil || g.size < int64(m.h.cfg.FingerprintBytes) {
+		// A copy shorter than fingerprint-bytes is told from a new file
+		// only while its original's fingerprint is no longer than it
+		// (doc.go, Limits).
+		return
+	}
+	if old := m.at[name+".1"]; old != nil {
+		if older := m.at[name+".2"]; older != nil {
+			delete(m.at, name+".2")
+			m.lose(older)
+		}
+		m.logf("rename %s.1 -> %s.2 gen %s", name, name, old.tag)
+		if err := os.Rename(m.h.path(name+".1"), m.h.path(name+".2")); err != nil {
+			m.t.Fatal(err)
+		}
+		delete(m.at, name+".1")
+		old.path = name + ".2"
+		m.at[name+".2"] = old
+	}
+	data, err := os.ReadFile(m.h.path(name))
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	if err := os.WriteFile(m.h.path(name+".1"), data, 0o644); err != nil {
+		m.t.Fatal(err)
+	}
+	copied := len(g.lines)
+	m.logf("copy %s -> %s.1 gen %s lines %d", name, name, g.tag, copied)
+	if m.running && m.r.IntN(3) == 0 {
+		m.poll(1 + m.r.IntN(40))
+	}
+	if m.r.IntN(4) == 0 {
+		m.writeLines(name, 1+m.r.IntN(3))
+		if m.running && m.r.IntN(2) == 0 {
+			m.poll(1 + m.r.IntN(40))
+		}
+	}
+	m.logf("truncate %s gen %s delivered=%d/%d", name, g.tag, g.delivered, len(g.lines))
+	if err := os.Truncate(m.h.path(name), 0); err != nil {
+		m.t.Fatal(err)
+	}
+	// The generation lives on in the copy, up to the lines it holds (or
+	// those already delivered from the original after the copy).
+	g.dead, g.required, g.copied = true, max(copied, g.delivered), copied
+	g.path = name + ".1"
+	m.at[name+".1"] = g
+	delete(m.at, name)
+	ng := m.gen(name)
+	ng.ino = g.ino
+	g.ino = m.inoAt(name + ".1")
+}
+
+// renameOut renames name to a name in the same directory that the glob
+// does not match. While the input runs, it reads an open file until quiet;
+// while it is stopped, the next start finds the file by its identity and
+// drains it from its saved position.
+func (m *model) renameOut(name string) {
+	g := m.at[name]
+	if g == nil {
+		return
+	}
+	target := strings.TrimSuffix(name, ".log") + ".old"
+	if old := m.at[target]; old != nil {
+		delete(m.at, target)
+		m.lose(old)
+	}
+	m.logf("rename %s -> %s gen %s running=%v", name, target, g.tag, m.running)
+	if err := os.Rename(m.h.path(name), m.h.path(target)); err != nil {
+		m.t.Fatal(err)
+	}
+	delete(m.at, name)
+	if !m.running && !m.savedFor(g, target) {
+		m.lose(g) // never tracked: nothing says where it went
+		return
+	}
+	g.path, g.outside, g.relaxed = target, true, g.relaxed || m.running
+	m.at[target] = g
+}
+
+// settleOutside decides, when the input stops, which files renamed out of
+// the glob the next start can find: those with a saved position. The
+// others are lost with their unread lines.
+func (m *model) settleOutside() {
+	for _, g := range m.gens {
+		if g.outside && !g.dead && g.path != "" && !m.savedFor(g, g.path) {
+			g.dead, g.required = true, g.delivered
+		}
+	}
+}
+
+// savedFor reports whether a position saved for g's file (now at name)
+// still describes its content, so the next start can find and drain it.
+func (m *model) savedFor(g *mgen, name string) bool {
+	head, err := os.ReadFile(m.h.path(name))
+	if err != nil {
+		return false
+	}
+	for _, raw := range m.h.saved {
+		var s savedState
+		if json.Unmarshal(raw, &s) != nil || s.Ino != g.ino || s.Offset > int64(len(head)) {
+			continue
+		}
+		if s.FPLen <= len(head) && fmt.Sprintf("%016x", fingerprint.Of(head[:s.FPLen]).Hash) == s.FP {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *model) inoAt(name string) uint64 {
+	f, err := os.Open(m.h.path(name))
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	defer f.Close()
+	return inoOf(m.t, f)
+}
+
 func (m *model) truncate(name string) {
 	g := m.at[name]
 	if g == nil {
@@ -421,17 +570,22 @@ func (m *model) crash() {
 	for _, g := range m.gens {
 		d := m.snap.delivered[g]
 		g.delivered = d
-		if g.dead && g.required > d {
+		switch {
+		case g.dead && g.path != "" && g.copied > 0:
+			// Its copy still holds the lines the lost poll delivered.
+			g.required = max(g.copied, d)
+		case g.dead && g.required > d:
 			g.required = d
 		}
 	}
 	m.snap = nil
 	m.running = false
 	for _, g := range m.gens {
-		if g.path == "" && !g.dead {
+		if g.path == "" && (!g.dead || g.required > g.delivered) {
 			g.dead, g.required = true, g.delivered
 		}
 	}
+	m.settleOutside()
 	m.start()
 }
 
@@ -446,14 +600,20 @@ func (m *model) stop() {
 	m.running = false
 	// Files kept alive only by the input's descriptors are lost now.
 	for _, g := range m.gens {
-		if g.path == "" && !g.dead {
+		if g.path == "" && (!g.dead || g.required > g.delivered) {
 			g.dead, g.required = true, g.delivered
 		}
 	}
+	m.settleOutside()
 }
 
 func (m *model) start() {
 	m.logf("start")
+	if os.Getenv("MODEL_LIVE") != "" {
+		for k, v := range m.h.saved {
+			println("SAVED", k, string(v))
+		}
+	}
 	m.h.open()
 	m.running = true
 }

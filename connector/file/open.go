@@ -108,13 +108,47 @@ func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
 		// the old content is gone either way. Keep the descriptor, start
 		// a new identity from 0.
 		path, id, had := t.path, t.id, t.offset
+		old := &prior{sum: t.fp.Sum(), offset: t.offset, line: t.line}
+		handed := t.copies > 0
 		in.detach(t)
 		in.retire(t, "")
 		nt := in.track("", path, id, cur)
+		if !handed {
+			in.setPrior(nt, old) // its old content may be in a copy
+		}
 		in.attach(nt, f)
 		nt.lastData, nt.lastSize, nt.seenScan = now, fi.Size(), in.scanGen
 		in.logFile(slog.LevelInfo, "file rewritten while closed; reading it again from the start", nt, 0, "previous_offset", had)
+		// Or the inode was reused by a copy (copytruncate) of another file.
+		switch cm := in.copySource(id, path, f, fi.Size(), cur); {
+		case cm.prior != nil:
+			in.detach(nt)
+			_ = f.Close()
+			in.continueCopy(nt, cm.prior.offset, cm.prior.line, cm.from)
+			in.consume(cm)
+		case cm.waitOn != nil:
+			in.copyOrOriginal(nt, cm, fi.Size())
+		}
 		return false, nil
+	}
+	if t.offset == 0 && t.readPos == 0 && len(cur) > t.fp.Len() {
+		// Nothing delivered and a fingerprint that covers less than the
+		// file holds now (an empty file's matches anything): the inode
+		// may have been freed and reused by a copy (copytruncate).
+		switch cm := in.copySource(t.id, t.path, f, fi.Size(), cur); {
+		case cm.prior != nil:
+			in.closeFile(t)
+			in.setFP(t, cur)
+			t.refreshState()
+			in.continueCopy(t, cm.prior.offset, cm.prior.line, cm.from)
+			in.consume(cm)
+			return false, nil
+		case cm.waitOn != nil:
+			in.setFP(t, cur)
+			t.refreshState()
+			in.copyOrOriginal(t, cm, fi.Size())
+			return t.copyOf == nil, nil
+		}
 	}
 	// A file closed to make room for another is reopened constantly when
 	// more files match than max-open-files: that churn is not news.
@@ -127,7 +161,7 @@ func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
 	if fi.Size() < t.readPos {
 		in.truncate(t, cur)
 	}
-	return true, nil
+	return t.f != nil && t.copyOf == nil, nil
 }
 
 // evict closes the open file served longest ago, preferring files at
@@ -143,7 +177,7 @@ func (in *Input) evict(except *tracked) bool {
 	for range len(in.openFiles) {
 		var victim *tracked
 		for _, t := range in.openFiles {
-			if t == except || t.dead || t.gone || t.missing > 0 {
+			if t == except || t.dead || t.gone || (t.missing > 0 && !t.moved) {
 				continue
 			}
 			if _, skip := renamed[t]; skip {

@@ -58,7 +58,7 @@ func (in *Input) readAll(now time.Time) error {
 }
 
 func (in *Input) wantsTurn(t *tracked, poll uint64) bool {
-	if t.dead || t.eofPoll == poll {
+	if t.dead || t.eofPoll == poll || t.copyOf != nil || t.resume != nil {
 		return false
 	}
 	if t.asm != nil && t.asm.Ready() != nil {
@@ -111,10 +111,19 @@ func (in *Input) readTurn(t *tracked, quota int, poll uint64, now time.Time) err
 			}
 			if !t.fp.Matches(cur) {
 				in.truncate(t, cur)
+				if t.f == nil || t.copyOf != nil {
+					return nil // its new content is a copy's (copies.go)
+				}
 				continue
 			}
 			if len(cur) > t.fp.Len() {
-				t.fp.Set(cur)
+				if t.readPos == 0 && t.offset == 0 && in.copyAtFirstRead(t, cur) {
+					if t.f == nil || t.copyOf != nil {
+						return nil
+					}
+					continue // reading on from where its original was delivered
+				}
+				in.setFP(t, cur)
 				t.refreshState()
 			}
 		}

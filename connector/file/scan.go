@@ -13,6 +13,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
 	"github.com/edge-agent/edge-agent/connector/file/internal/glob"
+	"github.com/edge-agent/edge-agent/connector/input"
 )
 
 // errReplacedByDir reports a watched file whose name now holds a directory.
@@ -25,6 +26,9 @@ type candidate struct {
 	size int64
 	mod  time.Time
 	id   fileID
+	// tail: found by the first scan under a pattern new since the last
+	// run only (read-from-beginning false then starts it at its end).
+	tail bool
 }
 
 // discoverCtxEvery is how many new files are opened between two looks at
@@ -69,7 +73,8 @@ func (in *Input) scan(ctx context.Context, now time.Time) error {
 	}
 	var fresh []candidate
 	freshIDs := make(map[fileID]struct{})
-	for _, p := range in.pats {
+	for _, p := range in.scanOrder() {
+		tail := in.firstScan && in.isNewPattern(p)
 		err := p.Walk(ctx, in.fsys, func(path string) {
 			if visited != nil {
 				if _, dup := visited[path]; dup {
@@ -105,7 +110,7 @@ func (in *Input) scan(ctx context.Context, now time.Time) error {
 			}
 			if _, dup := freshIDs[id]; !dup {
 				freshIDs[id] = struct{}{}
-				fresh = append(fresh, candidate{path: path, size: fi.Size(), mod: fi.ModTime(), id: id})
+				fresh = append(fresh, candidate{path: path, size: fi.Size(), mod: fi.ModTime(), id: id, tail: tail})
 			}
 		}, onErr)
 		if err != nil {
@@ -127,8 +132,21 @@ func (in *Input) scan(ctx context.Context, now time.Time) error {
 		}
 	}
 
-	// New files oldest first, as the Java agent orders them.
-	slices.SortStableFunc(fresh, func(a, b candidate) int { return a.mod.Compare(b.mod) })
+	// New files oldest first, as the Java agent orders them; but files
+	// with a saved position first, so that a copy (copytruncate) finds
+	// the content its original held before it was truncated while the
+	// agent was stopped, whatever their times.
+	slices.SortStableFunc(fresh, func(a, b candidate) int {
+		_, sa := in.saved[a.id]
+		_, sb := in.saved[b.id]
+		switch {
+		case sa && !sb:
+			return -1
+		case sb && !sa:
+			return 1
+		}
+		return a.mod.Compare(b.mod)
+	})
 	for i, c := range fresh {
 		if i%discoverCtxEvery == discoverCtxEvery-1 {
 			if err := ctx.Err(); err != nil {
@@ -141,6 +159,12 @@ func (in *Input) scan(ctx context.Context, now time.Time) error {
 		}
 	}
 
+	if in.firstScan && len(in.saved) > 0 {
+		if err := in.findMovedWhileStopped(ctx, now, failed); err != nil {
+			return err
+		}
+	}
+	in.expirePriors()
 	if len(in.saved) > 0 {
 		// Positions whose file was not found in two scans are dropped so
 		// positions do not accumulate forever; a position whose file may
@@ -155,8 +179,14 @@ func (in *Input) scan(ctx context.Context, now time.Time) error {
 						continue
 					}
 					delete(in.savedKeys, s.key)
-					in.log.Info("file position forgotten: the file was not found since the start",
-						"path", s.Path, "dev", s.Dev, "inode", s.Ino, "offset", s.Offset)
+					if lost := s.Size - s.Offset; lost > 0 {
+						in.local.lostBytes += lost
+						in.log.Warn("file rotated or deleted while the agent was stopped and not found in its directory; its unread bytes are lost",
+							"path", s.Path, "dev", s.Dev, "inode", s.Ino, "offset", s.Offset, "lost_bytes", lost)
+					} else {
+						in.log.Info("file position forgotten: the file was not found since the start",
+							"path", s.Path, "dev", s.Dev, "inode", s.Ino, "offset", s.Offset)
+					}
 					in.emitForget(s.key)
 				}
 				if len(kept) == 0 {
@@ -172,6 +202,58 @@ func (in *Input) scan(ctx context.Context, now time.Time) error {
 		in.watch.sync(in.watchDirs())
 	}
 	return nil
+}
+
+// scanOrder is the order the patterns are walked in: in the first scan,
+// those known from the last run first, so a file that an old and a new
+// pattern both match counts as found under the old one (read from 0).
+func (in *Input) scanOrder() []*glob.Pattern {
+	if !in.firstScan || in.knownPats == nil {
+		return in.pats
+	}
+	out := make([]*glob.Pattern, 0, len(in.pats))
+	for _, p := range in.pats {
+		if !in.isNewPattern(p) {
+			out = append(out, p)
+		}
+	}
+	for _, p := range in.pats {
+		if in.isNewPattern(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// isNewPattern reports whether p was not configured in the last run.
+func (in *Input) isNewPattern(p *glob.Pattern) bool {
+	if in.knownPats == nil {
+		return false
+	}
+	_, ok := in.knownPats[p.String()]
+	return !ok
+}
+
+// recordPatterns queues the record of the patterns the positions are now
+// taken under, when it changed. Only read-from-beginning false needs it:
+// otherwise every file without a position is read from 0 anyway.
+func (in *Input) recordPatterns() {
+	if in.cfg.ReadFromBeginning {
+		return
+	}
+	pats := make([]string, 0, len(in.pats))
+	same := in.knownPats != nil && len(in.knownPats) == len(in.pats)
+	for _, p := range in.pats {
+		pats = append(pats, p.String())
+		if _, ok := in.knownPats[p.String()]; !ok {
+			same = false
+		}
+	}
+	if same {
+		return
+	}
+	in.pending = append(in.pending, input.Event{Pos: input.Position{Key: patternsKey, State: encodePatterns(pats)}})
+	in.knownPats = nil
 }
 
 // underAny reports whether path is one of dirs or lies below one of them.
@@ -248,8 +330,25 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 		in.logFile(slog.LevelInfo, "file renamed", t, t.offset, "old_path", old)
 	}
 	size, mod := fi.Size(), fi.ModTime()
+	if r := t.resume; r != nil {
+		in.continueCopy(t, r.offset, r.line, r.from)
+	}
 	changed := size != t.lastSize || !mod.Equal(t.lastMod)
-	if t.f != nil {
+	if !t.fp.Full() && size > int64(t.fp.Len()) {
+		in.markStale(t)
+	}
+	switch {
+	case t.copyOf != nil:
+		// A copy waiting for its original is not read (copies.go),
+		// unless it does what a copy does not: grow past its original,
+		// or shrink. Then it is a live file that starts like the other.
+		switch src := t.copyOf; {
+		case size > in.sizeNow(src) && size >= src.offset:
+			in.takeOver(t, src)
+		case size < t.lastSize:
+			in.continueCopy(t, src.offset, src.line, src.path)
+		}
+	case t.f != nil:
 		if size > t.readPos {
 			t.atEOF = false // grew: not a candidate for eviction or closing
 		}
@@ -259,7 +358,7 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 			// same size or less? Only the first bytes can tell.
 			in.checkRewritten(t)
 		}
-	} else if changed || size < t.readPos || t.failed {
+	case changed || size < t.readPos || t.failed:
 		t.needsRead = true
 	}
 	t.lastMod = mod
@@ -279,12 +378,20 @@ func (in *Input) unseen(t *tracked) error {
 			}
 		}
 	}
-	if t.f == nil {
+	if t.copyOf != nil || t.resume != nil {
 		if t.missing >= 2 {
+			// Its content is its original's, read there.
+			in.retire(t, "copy deleted or renamed out of the globs before its original was truncated")
+		}
+		return nil
+	}
+	if t.f == nil {
+		if t.missing >= 2 && !(t.away && t.needsRead) { // a file moved while stopped waits for a descriptor
 			// Without a descriptor nothing more can be read: bytes
 			// written after the last read are lost, and the operator
 			// must hear about it.
 			if lost := unreadBytes(t); lost > 0 {
+				in.local.lostBytes += lost
 				in.logFile(slog.LevelWarn, "file deleted or rotated away while closed; its unread bytes are lost", t, t.offset,
 					"lost_bytes", lost)
 			}

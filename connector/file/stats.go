@@ -13,7 +13,12 @@ import (
 type counters struct {
 	linesRead, bytesRead, events, truncatedLines, invalid   atomic.Int64
 	filesOpen, filesTracked, rotations, truncations, errors atomic.Int64
-	filtered                                                atomic.Int64
+	filtered, lostBytes                                     atomic.Int64
+}
+
+// localCounts are counted by the poll without atomics, then published.
+type localCounts struct {
+	lines, bytes, events, truncated, rotations, truncations, errors, filtered, lostBytes int64
 }
 
 // filesEvery bounds how often the poll copies its file list for Files: a
@@ -67,5 +72,6 @@ func (in *Input) Stats() input.Stats {
 		Truncations:      c.truncations.Load(),
 		Errors:           c.errors.Load(),
 		Filtered:         c.filtered.Load(),
+		LostBytes:        c.lostBytes.Load(),
 	}
 }

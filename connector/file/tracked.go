@@ -48,6 +48,7 @@ type tracked struct {
 	missing   int       // consecutive scans that did not match it
 	gone      bool      // deleted: finish at EOF, then forget
 	away      bool      // renamed out of the globs: read until close-inactive, then forget
+	moved     bool      // away, found under its new name at start (path names it)
 	needsRead bool      // closed but known to have data (or to need a check)
 	failed    bool      // the last open/read failed (on-error: skip)
 	evicted   bool      // closed for max-open-files, not for inactivity
@@ -58,6 +59,31 @@ type tracked struct {
 
 	samePath *tracked // next live file indexed under the same path (Input.byPath)
 	openIdx  int      // index in Input.openFiles while f != nil
+
+	// prior is the content this file held before its last truncation,
+	// kept for a scan or two so that its copy (copytruncate) continues
+	// from where it was delivered instead of from 0.
+	prior *prior
+	// copyOf is the live file this one is a copy of, seen before that
+	// file was truncated: it is not read until the original is truncated
+	// or ends, then continues from where the original was delivered.
+	copyOf *tracked
+	copies int // files whose copyOf is this one
+	// resume is where a copy continues once a scan finds its new name
+	// (continueCopy could not stat it: renamed in between).
+	resume *prior
+	inFP   bool // indexed in Input.byFP under fp.Sum()
+	stale  bool // listed in Input.staleByDir
+}
+
+// prior is content a file no longer holds: its fingerprint and how far it
+// was delivered. until is the last scan that may still find its copy.
+type prior struct {
+	sum          fingerprint.Sum
+	offset, line int64
+	until        uint64
+	from         string   // the file's name then
+	holder       *tracked // the file, while it is tracked (its state saves the prior)
 }
 
 // setPath records the name t is matched under and keeps the path index
@@ -110,7 +136,7 @@ func (t *tracked) refreshState() { t.stateHead = nil }
 // (first-start tails, forgets) and must not leave a cached copy behind.
 func (t *tracked) state() []byte {
 	if t.stateHead == nil && t.f != nil {
-		t.stateHead = appendStateHead(make([]byte, 0, len(t.fileJSON)+stateHeadFixed), t.id, t.fileJSON, t.fp.Sum())
+		t.stateHead = appendStateHead(make([]byte, 0, len(t.fileJSON)+stateHeadFixed), t.id, t.fileJSON, t.fp.Sum(), t.prior)
 	}
 	return t.stateHead
 }

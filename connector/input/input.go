@@ -113,6 +113,10 @@ type Stats struct {
 	// Filtered are events dropped by the input's own line filters
 	// (include-lines / exclude-lines); their positions still advance.
 	Filtered int64
+	// LostBytes are bytes known to have been written to files that went
+	// away before they could be read (rotated or deleted while closed or
+	// while the agent was stopped, and not found again).
+	LostBytes int64
 }
 
 // Add returns the sum of s and o, for an agent totalling its inputs.
@@ -128,6 +132,7 @@ func (s Stats) Add(o Stats) Stats {
 	s.Truncations += o.Truncations
 	s.Errors += o.Errors
 	s.Filtered += o.Filtered
+	s.LostBytes += o.LostBytes
 	return s
 }
 

@@ -43,7 +43,7 @@ func running() agent.Status {
 		Queue:       agent.QueueStatus{Pending: 5, Sending: 4, Dead: 2, SizeBytes: 1234, FileBytes: 65536, OldestPendingAge: 42 * time.Second},
 		Connection:  "connected",
 		SendLatency: agent.Histogram{Bounds: []time.Duration{time.Millisecond, time.Second}, Counts: []uint64{1, 3}, Count: 4, Sum: 1500 * time.Millisecond},
-		Input:       &input.Stats{BytesRead: 999, FilesOpen: 3, TruncatedLines: 1},
+		Input:       &input.Stats{BytesRead: 999, FilesOpen: 3, TruncatedLines: 1, LostBytes: 22},
 		Files:       []input.FileStatus{{Path: "/var/log/a.log", Identity: "1:2:ab", Offset: 10, Size: 25, Lag: 15, Open: true}},
 	}
 }
@@ -107,6 +107,7 @@ func TestMetricsFromSnapshot(t *testing.T) {
 		"edge_agent_reconnects_total 2",
 		"edge_agent_files_open 3",
 		"edge_agent_lines_truncated_total 1",
+		"edge_agent_unread_bytes_lost_total 22",
 		"edge_agent_backpressure_active 0",
 		`edge_agent_config_reloads_total{result="success"} 0`,
 		`edge_agent_build_info{commit="abc",version="v1.2.3"} 1`,

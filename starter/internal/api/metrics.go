@@ -22,6 +22,7 @@ var (
 	dReconnects    = desc("reconnects_total", "Sessions authenticated with the engine after an earlier one was lost.")
 	dFilesOpen     = desc("files_open", "File descriptors the input holds open.")
 	dTruncated     = desc("lines_truncated_total", "Lines cut to the input's maximum line size.")
+	dLostBytes     = desc("unread_bytes_lost_total", "Bytes known written to files that went away before they were read.")
 	dBackpressure  = desc("backpressure_active", "1 while reading is paused because the queue is above queue.max-bytes.")
 	dFiltered      = desc("input_events_filtered_total", "Events an input's include-lines/exclude-lines dropped (their positions still advance).", "input")
 	dReloads       = desc("config_reloads_total", "Configuration reloads by result.", "result")
@@ -34,7 +35,7 @@ type collector struct{ o *Options }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dEventsRead, dBytesRead, dEventsAcked, dWALRows, dWALBytes, dWALFileBytes,
-		dOldestPending, dBatches, dLatency, dReconnects, dFilesOpen, dTruncated, dBackpressure, dFiltered, dReloads, dBuildInfo} {
+		dOldestPending, dBatches, dLatency, dReconnects, dFilesOpen, dTruncated, dLostBytes, dBackpressure, dFiltered, dReloads, dBuildInfo} {
 		ch <- d
 	}
 }
@@ -77,6 +78,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		counter(dBytesRead, float64(in.BytesRead))
 		gauge(dFilesOpen, float64(in.FilesOpen))
 		counter(dTruncated, float64(in.TruncatedLines))
+		counter(dLostBytes, float64(in.LostBytes))
 	}
 	for _, in := range st.Inputs {
 		if in.Stats != nil {

@@ -101,3 +101,17 @@ func Read(r io.ReaderAt, max int, buf []byte) ([]byte, error) {
 	}
 	return buf[:n], nil
 }
+
+// Prefixes returns the Sum of each prefix of b whose length is in lens
+// (ascending, each at most len(b)), in one pass over b: a new file is
+// matched against fingerprints of several lengths at once.
+func Prefixes(b []byte, lens []int) []Sum {
+	out := make([]Sum, 0, len(lens))
+	h, at := uint64(offset64), 0
+	for _, n := range lens {
+		h = extend(h, b[at:n])
+		at = n
+		out = append(out, Sum{Len: n, Hash: h})
+	}
+	return out
+}

@@ -51,3 +51,17 @@ func TestRead(t *testing.T) {
 		t.Fatalf("%d %v", len(b), err)
 	}
 }
+
+func TestPrefixes(t *testing.T) {
+	b := []byte("the first bytes of a log file\n")
+	lens := []int{0, 1, 5, 5, 17, len(b)}
+	got := Prefixes(b, lens)
+	if len(got) != len(lens) {
+		t.Fatalf("%d sums for %d lengths", len(got), len(lens))
+	}
+	for i, n := range lens {
+		if got[i] != Of(b[:n]) {
+			t.Errorf("prefix %d: %+v, want %+v", n, got[i], Of(b[:n]))
+		}
+	}
+}

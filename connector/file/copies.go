@@ -1,0 +1,504 @@
+package file
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
+)
+
+// Copytruncate leaves two files: a new one (the copy, app.log.1) holding
+// what the original held, and the original truncated to 0. Read from 0,
+// the copy would deliver again everything already delivered from the
+// original; left unread, it would lose the lines written between the last
+// read and the truncate. So a new file whose first fingerprint-bytes
+// equal those of a tracked file's content is taken for its copy:
+//
+//   - seen after the truncate (the original's old content is its prior),
+//     it continues from where the original was delivered;
+//   - seen before (the original still holds that content, or a refill
+//     that is not noticed yet), it waits, unread, until the original is
+//     truncated or ends, then continues from where the original was
+//     delivered by then.
+//
+// A fingerprint shorter than fingerprint-bytes (a file read while it was
+// smaller) still counts: the new file must then start with all the bytes
+// it covers, and, for a live original, also hold the same bytes before
+// the end of the shorter file (sameBytes).
+
+// setFP sets t's fingerprint to cur and keeps the index current.
+func (in *Input) setFP(t *tracked, cur []byte) {
+	in.unindexFP(t)
+	t.fp.Set(cur)
+	if s := t.fp.Sum(); s.Len > 0 {
+		in.byFP[s] = append(in.byFP[s], t)
+		in.fpLens[s.Len]++
+		t.inFP = true
+	}
+}
+
+func (in *Input) unindexFP(t *tracked) {
+	if !t.inFP {
+		return
+	}
+	t.inFP = false
+	in.unindex(in.byFP, t.fp.Sum(), t)
+}
+
+func (in *Input) unindex(m map[fingerprint.Sum][]*tracked, s fingerprint.Sum, t *tracked) {
+	if n := in.fpLens[s.Len] - 1; n > 0 {
+		in.fpLens[s.Len] = n
+	} else {
+		delete(in.fpLens, s.Len)
+	}
+	list := slices.DeleteFunc(m[s], func(x *tracked) bool { return x == t })
+	if len(list) == 0 {
+		delete(m, s)
+	} else {
+		m[s] = list
+	}
+}
+
+// setPrior records p as the content t held before a truncation; t's saved
+// state carries it until the end of the scan after next (a copy made
+// before the truncate is listed by any scan that starts after it was
+// noticed), memory longer (expirePriors). An empty file has no prior.
+// The prior outlives t if t is forgotten first (deleted, rotated away).
+func (in *Input) setPrior(t *tracked, p *prior) {
+	in.releasePrior(t) // an older prior stays findable until it expires
+	if p == nil || p.sum.Len == 0 {
+		return
+	}
+	p.until = in.scanGen + 2
+	p.from, p.holder = t.path, t
+	t.prior = p
+	in.byPrior[p.sum] = append(in.byPrior[p.sum], p)
+	in.fpLens[p.sum.Len]++
+	in.priorQ = append(in.priorQ, p)
+	if len(in.priorQ) > maxPriors {
+		in.removePrior(in.priorQ[0], true)
+	}
+	t.refreshState()
+}
+
+// dropPrior forgets t's prior; with save, a position without it is
+// emitted so a restart does not find it in the WAL.
+func (in *Input) dropPrior(t *tracked, save bool) {
+	if t.prior == nil {
+		return
+	}
+	in.removePrior(t.prior, save)
+}
+
+// removePrior takes p out of the index and off its holder.
+func (in *Input) removePrior(p *prior, save bool) {
+	list := slices.DeleteFunc(in.byPrior[p.sum], func(x *prior) bool { return x == p })
+	if len(list) == len(in.byPrior[p.sum]) {
+		return // not indexed: a saved position's
+	}
+	if len(list) == 0 {
+		delete(in.byPrior, p.sum)
+	} else {
+		in.byPrior[p.sum] = list
+	}
+	in.priorQ = slices.DeleteFunc(in.priorQ, func(x *prior) bool { return x == p })
+	if n := in.fpLens[p.sum.Len] - 1; n > 0 {
+		in.fpLens[p.sum.Len] = n
+	} else {
+		delete(in.fpLens, p.sum.Len)
+	}
+	if t := p.holder; t != nil {
+		p.holder = nil
+		t.prior = nil
+		t.refreshState()
+		if save && !t.dead {
+			in.emitPosition(t)
+		}
+	}
+}
+
+// releasePrior lets t be forgotten while its prior stays findable.
+func (in *Input) releasePrior(t *tracked) {
+	if p := t.prior; p != nil {
+		p.holder = nil
+		t.prior = nil
+	}
+}
+
+// maxPriors bounds the priors kept in memory: a copy is found by the next
+// scans, or when a closed file whose inode it reused is next read, which
+// with more files than max-open-files can be much later; the oldest go
+// first.
+const maxPriors = 1024
+
+// expirePriors takes the priors whose copy did not show up by the end of
+// the scan after next off their files' saved state (the copies may be
+// outside the globs, or there were none: a plain truncation). They stay
+// findable in memory, up to maxPriors.
+func (in *Input) expirePriors() {
+	for _, p := range in.priorQ {
+		if t := p.holder; t != nil && p.until <= in.scanGen {
+			p.holder = nil
+			t.prior = nil
+			t.refreshState()
+			if !t.dead {
+				in.emitPosition(t)
+			}
+		}
+	}
+}
+
+// markStale notes that t, whose fingerprint covers less than
+// fingerprint-bytes, now holds more than it covers: until it is read
+// again, a copy of it could not be recognised (an empty file's
+// fingerprint matches nothing).
+func (in *Input) markStale(t *tracked) {
+	if t.stale {
+		return
+	}
+	t.stale = true
+	dir := filepath.Dir(t.path)
+	in.staleByDir[dir] = append(in.staleByDir[dir], t)
+}
+
+// refreshStale brings the stale fingerprints of the files in dir (where
+// copies are made) up to date before a new file there (of curLen first
+// bytes) is matched: grown, but not past curLen, so a copy made before
+// the growth still matches; or truncated and rewritten (then its old
+// content becomes a prior).
+func (in *Input) refreshStale(dir string, except fileID, curLen int) {
+	list := in.staleByDir[dir]
+	if len(list) == 0 {
+		return
+	}
+	delete(in.staleByDir, dir)
+	for _, t := range list {
+		t.stale = false
+		if t.dead || t.id == except || t.copyOf != nil {
+			continue
+		}
+		tf, done, ok := in.fileOf(t)
+		if !ok {
+			continue
+		}
+		head, err := fingerprint.Read(tf, in.cfg.FingerprintBytes, nil)
+		done()
+		switch {
+		case err != nil:
+		case t.fp.Matches(head):
+			if n := min(len(head), curLen); n > t.fp.Len() {
+				in.setFP(t, head[:n])
+				t.refreshState()
+			}
+		default:
+			in.truncate(t, head)
+			if t.f == nil {
+				t.needsRead = true
+			}
+		}
+	}
+}
+
+// copyMatch is what a new file was found to be a copy of: content no
+// longer in its original (prior, from the original's name), delivered up
+// to prior.offset; or a live file (waitOn).
+type copyMatch struct {
+	prior   *prior
+	from    string
+	saved   *savedState // the saved position it is, for an original not found since the start
+	waitOn  *tracked
+	srcSize int64    // waitOn's size now
+	ends    *tracked // the original, closed and unreachable: forgotten
+}
+
+// consume forgets the prior the copy now continues.
+func (in *Input) consume(m copyMatch) {
+	if m.prior != nil {
+		in.removePrior(m.prior, true)
+	}
+	if m.ends != nil {
+		in.retire(m.ends, "closed and gone from its path; its copy continues it")
+	}
+	if s := m.saved; s != nil {
+		id := s.id()
+		ss := slices.DeleteFunc(in.saved[id], func(x savedState) bool { return x.key == s.key })
+		if len(ss) == 0 {
+			delete(in.saved, id)
+		} else {
+			in.saved[id] = ss
+		}
+		delete(in.savedKeys, s.key)
+		in.emitForget(s.key)
+	}
+}
+
+// copySource finds what a new file whose first bytes are cur is a copy of.
+// f is the new file, whose size is size.
+func (in *Input) copySource(id fileID, path string, f *os.File, size int64, cur []byte) copyMatch {
+	in.refreshStale(filepath.Dir(path), id, len(cur))
+	if len(in.fpLens) == 0 && len(in.savedLens) == 0 {
+		return copyMatch{}
+	}
+	lens := make([]int, 0, len(in.fpLens)+len(in.savedLens))
+	for n := range in.fpLens {
+		if n <= len(cur) {
+			lens = append(lens, n)
+		}
+	}
+	for n := range in.savedLens {
+		if _, dup := in.fpLens[n]; !dup && n <= len(cur) {
+			lens = append(lens, n)
+		}
+	}
+	slices.Sort(lens)
+	sums := fingerprint.Prefixes(cur, lens)
+	for i := len(sums) - 1; i >= 0; i-- { // the longest, most telling match first
+		if m := in.copySourceBy(id, f, size, sums[i]); m.prior != nil || m.waitOn != nil {
+			return m
+		}
+	}
+	return copyMatch{}
+}
+
+// copySourceBy is copySource for one fingerprint of the new file.
+func (in *Input) copySourceBy(id fileID, f *os.File, size int64, sum fingerprint.Sum) copyMatch {
+	for _, p := range in.byPrior[sum] {
+		if p.holder == nil || p.holder.id != id {
+			return copyMatch{prior: p, from: p.from}
+		}
+	}
+	for _, t := range slices.Clone(in.byFP[sum]) {
+		if t.dead || t.id == id || t.copyOf != nil {
+			continue
+		}
+		tf, done, ok := in.fileOf(t)
+		if !ok {
+			if t.f == nil {
+				// Closed, and its name is gone or holds another file:
+				// it cannot be read again, its copy continues it.
+				return copyMatch{prior: &prior{sum: t.fp.Sum(), offset: t.offset, line: t.line}, from: t.path, ends: t}
+			}
+			continue
+		}
+		head, err := fingerprint.Read(tf, in.cfg.FingerprintBytes, nil)
+		if err == nil && !t.fp.Matches(head) {
+			// The original no longer holds that content: truncated,
+			// maybe refilled already, before a read noticed. Take note
+			// now, so the copy continues from its prior.
+			done()
+			in.truncate(t, head)
+			if t.f == nil {
+				t.needsRead = true
+			}
+			if t.prior != nil && t.prior.sum == sum {
+				return copyMatch{prior: t.prior, from: t.path}
+			}
+			continue
+		}
+		var srcSize int64
+		same := false
+		if fi, serr := tf.Stat(); err == nil && serr == nil {
+			srcSize = fi.Size()
+			same = sameBytes(f, size, tf, srcSize, int64(sum.Len))
+		}
+		done()
+		if same {
+			return copyMatch{waitOn: t, srcSize: srcSize}
+		}
+	}
+	// A position saved by the last run whose file was not found (yet):
+	// truncated, replaced or rotated away while the agent was stopped.
+	for _, sid := range in.savedBySum[sum] {
+		if sid == id {
+			continue
+		}
+		for _, s := range in.saved[sid] {
+			if s.sum == sum {
+				return copyMatch{prior: s.asPrior(), from: s.Path, saved: &s}
+			}
+		}
+	}
+	return copyMatch{}
+}
+
+// fileOf returns t's file: its descriptor, or, for a closed file, the file
+// at its path if that is still t (done closes it).
+func (in *Input) fileOf(t *tracked) (f *os.File, done func(), ok bool) {
+	if t.f != nil {
+		return t.f, func() {}, true
+	}
+	g, err := in.openFile(t.path)
+	if err != nil {
+		return nil, nil, false
+	}
+	fi, err := g.Stat()
+	if err == nil {
+		if id, _, idOK := idOfOpen(g, fi); idOK && id == t.id {
+			return g, func() { _ = g.Close() }, true
+		}
+	}
+	_ = g.Close()
+	return nil, nil, false
+}
+
+// copyCheck is how many bytes before the end of the shorter of two files
+// are compared, beside the fingerprint, before one is taken for a copy of
+// the other: files that merely start with the same banner differ there.
+const copyCheck = 4 << 10
+
+// sameBytes reports whether f (size bytes) holds the same bytes as tf (tsize) in
+// the copyCheck bytes before the end of the shorter one, past the first
+// from bytes (the fingerprint, compared already).
+func sameBytes(f *os.File, size int64, tf *os.File, tsize, from int64) bool {
+	end := min(size, tsize)
+	start := max(from, end-copyCheck)
+	if end <= start {
+		return true // the fingerprint covered all there is
+	}
+	a := make([]byte, end-start)
+	b := make([]byte, end-start)
+	if _, err := f.ReadAt(a, start); err != nil && err != io.EOF {
+		return false
+	}
+	if _, err := tf.ReadAt(b, start); err != nil && err != io.EOF {
+		return false
+	}
+	return bytes.Equal(a, b)
+}
+
+// resolveCopies lets the copies waiting on t continue from where t was
+// delivered, now that t is truncated or ends. It reports whether there
+// were any: then t's old content needs no prior.
+func (in *Input) resolveCopies(t *tracked) bool {
+	if t.copies == 0 {
+		return false
+	}
+	for _, c := range in.ring {
+		if c.copyOf == t && !c.dead {
+			in.continueCopy(c, t.offset, t.line, t.path)
+		}
+	}
+	t.copies = 0
+	return true
+}
+
+// copyOrOriginal settles which of t and src (m.waitOn), a live file holding the same
+// content, is the copy: a copy is never larger than its original when it
+// is made, so the larger is the original; on a tie src, already read,
+// reads on and t waits (and takes over if it grows past src: seen).
+func (in *Input) copyOrOriginal(t *tracked, m copyMatch, size int64) {
+	src := m.waitOn
+	if size > m.srcSize && size >= src.offset {
+		in.takeOver(t, src)
+	} else {
+		in.makeWait(t, src)
+	}
+}
+
+// copyAtFirstRead checks, before anything of t is read, whether t is a
+// copy after all: a copy still being written when a scan listed it
+// (empty, or shorter than its original's fingerprint) looked new. cur is
+// t's head now. It reports whether t became a copy (reading on from its
+// original's offset, or waiting).
+func (in *Input) copyAtFirstRead(t *tracked, cur []byte) bool {
+	fi, err := t.f.Stat()
+	if err != nil {
+		return false
+	}
+	switch cm := in.copySource(t.id, t.path, t.f, fi.Size(), cur); {
+	case cm.prior != nil:
+		in.setFP(t, cur)
+		in.continueCopy(t, cm.prior.offset, cm.prior.line, cm.from)
+		in.consume(cm)
+		t.split.Reset()
+		return true
+	case cm.waitOn != nil:
+		in.setFP(t, cur)
+		in.copyOrOriginal(t, cm, fi.Size())
+		return true
+	}
+	return false
+}
+
+// sizeNow is t's size as its file says now (a scan's figure may be old).
+func (in *Input) sizeNow(t *tracked) int64 {
+	if tf, done, ok := in.fileOf(t); ok {
+		defer done()
+		if fi, err := tf.Stat(); err == nil {
+			return fi.Size()
+		}
+	}
+	return max(t.lastSize, t.readPos)
+}
+
+// takeOver makes t, the original, continue from where src, its copy read
+// first, was delivered; src waits on t from then on.
+func (in *Input) takeOver(t, src *tracked) {
+	if t.copyOf != nil { // it waited on src
+		t.copyOf.copies--
+		t.copyOf = nil
+	}
+	in.flushGroups(src, true)
+	if src.copyOf != nil {
+		src.copyOf.copies--
+		src.copyOf = nil
+	}
+	in.makeWait(src, t)
+	t.offset, t.consumed, t.readPos = src.offset, src.offset, src.offset
+	t.line, t.consumedLine = src.line, src.line
+	if t.split != nil {
+		t.split.Reset()
+	}
+	t.needsRead = t.f == nil
+	in.logFile(slog.LevelInfo, "file holds what a copy of it already delivered (copytruncate); reading it on from there", t, t.offset,
+		"copy", src.path)
+	in.emitPosition(t)
+}
+
+// makeWait makes c, tracked but not read yet, wait on its original t.
+func (in *Input) makeWait(c, t *tracked) {
+	in.closeFile(c)
+	c.needsRead = false
+	c.copyOf = t
+	t.copies++
+	in.logFile(slog.LevelInfo, "file is a copy of a file being read (copytruncate); it is read once the original is truncated", c, 0,
+		"copy_of", t.path)
+}
+
+// continueCopy makes c, a copy, read on from offset (line) of the file it
+// copies. A copy shorter than that holds nothing undelivered: it is kept
+// at its end.
+func (in *Input) continueCopy(c *tracked, offset, line int64, from string) {
+	if c.copyOf != nil {
+		c.copyOf.copies--
+		c.copyOf = nil
+	}
+	size, known := int64(0), false
+	if fi, err := in.fsys.Stat(c.path); err == nil {
+		if id, _, ok := idOf(c.path, fi); ok && id == c.id {
+			size, known = fi.Size(), true
+		}
+	}
+	if !known {
+		// Renamed since the last scan (the next rotation shifts the
+		// copies): its size decides where it continues, so the next
+		// scan, which finds its name, resumes it.
+		c.resume = &prior{offset: offset, line: line, from: from}
+		in.rescan = true
+		return
+	}
+	c.resume = nil
+	if offset > size {
+		offset, line = size, 0
+	}
+	c.offset, c.consumed, c.readPos = offset, offset, offset
+	c.line, c.consumedLine = line, line
+	c.needsRead = true
+	in.logFile(slog.LevelInfo, "file is a copy of a truncated file (copytruncate); reading it from where the original was delivered", c, offset,
+		"copy_of", from)
+	in.emitPosition(c)
+}

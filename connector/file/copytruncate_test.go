@@ -1,0 +1,283 @@
+package file
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// ctLines returns n lines of generation tag, numbered from `from`.
+func ctLines(tag string, from, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s line %03d", tag, from+i)
+	}
+	return out
+}
+
+func (h *harness) writeLines(name string, lines []string) {
+	h.t.Helper()
+	h.write(name, strings.Join(lines, "\n")+"\n")
+}
+
+// copyTo copies name to a new file as logrotate's copytruncate does
+// (older copies are shifted by the caller).
+func (h *harness) copyTo(name, to string) {
+	h.t.Helper()
+	b, err := os.ReadFile(h.path(name))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := os.WriteFile(h.path(to), b, 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) truncate(name string) {
+	h.t.Helper()
+	if err := os.Truncate(h.path(name), 0); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) rename(from, to string) {
+	h.t.Helper()
+	if err := os.Rename(h.path(from), h.path(to)); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// TestCopytruncateCopiesInGlob: with the copies in the glob, every line is
+// delivered exactly once whatever the agent sees first, in each ordering
+// logrotate and a busy application produce. Lines 1-5 of generation A
+// are delivered before the rotation, 6-8 are written just before it (in
+// the original and the copy only).
+func TestCopytruncateCopiesInGlob(t *testing.T) {
+	a := ctLines("A", 1, 8)
+	for _, tc := range []struct {
+		name   string
+		rotate func(h *harness) []string // returns the lines delivered by the rotation and after
+	}{
+		{"copy and truncate before a scan", func(h *harness) []string {
+			h.copyTo("a.log", "a.log.1")
+			h.truncate("a.log")
+			h.writeLines("a.log", ctLines("B", 1, 2))
+			return texts(h.pollAll())
+		}},
+		{"copy seen before the truncate", func(h *harness) []string {
+			h.copyTo("a.log", "a.log.1")
+			got := texts(h.pollAll()) // the original is read on; the copy waits
+			h.truncate("a.log")
+			h.writeLines("a.log", ctLines("B", 1, 2))
+			return append(got, texts(h.pollAll())...)
+		}},
+		{"copy seen before the truncate, more lines in between", func(h *harness) []string {
+			h.copyTo("a.log", "a.log.1")
+			got := texts(h.pollAll())
+			h.writeLines("a.log", ctLines("A", 9, 2)) // in the original only: read there
+			got = append(got, texts(h.pollAll())...)
+			h.truncate("a.log")
+			h.writeLines("a.log", ctLines("B", 1, 2))
+			return append(got, texts(h.pollAll())...)
+		}},
+		{"original refilled past the old offset", func(h *harness) []string {
+			h.copyTo("a.log", "a.log.1")
+			h.truncate("a.log")
+			h.writeLines("a.log", ctLines("B", 1, 30))
+			return texts(h.pollAll())
+		}},
+		{"two rotations between two scans", func(h *harness) []string {
+			h.copyTo("a.log", "a.log.1")
+			h.truncate("a.log")
+			h.writeLines("a.log", ctLines("B", 1, 4))
+			h.rename("a.log.1", "a.log.2") // keeps its inode
+			h.copyTo("a.log", "a.log.1")
+			h.truncate("a.log")
+			h.writeLines("a.log", ctLines("C", 1, 3))
+			return texts(h.pollAll())
+		}},
+		{"copy listed while still being written", func(h *harness) []string {
+			h.write("a.log.1", "") // created, not filled yet
+			got := texts(h.pollAll())
+			h.copyTo("a.log", "a.log.1")
+			h.truncate("a.log")
+			h.writeLines("a.log", ctLines("B", 1, 2))
+			return append(got, texts(h.pollAll())...)
+		}},
+		{"copy renamed by the next rotation before the truncate is seen", func(h *harness) []string {
+			h.write("a.log.1", "") // listed while logrotate writes it
+			got := texts(h.poll(100))
+			h.copyTo("a.log", "a.log.1")
+			got = append(got, texts(h.poll(100))...) // read: a copy, it waits for its original
+			h.truncate("a.log")
+			h.writeLines("a.log", ctLines("B", 1, 2))
+			h.rename("a.log.1", "a.log.2")
+			return append(got, texts(h.pollAll())...)
+		}},
+		{"copytruncate while stopped", func(h *harness) []string {
+			got := texts(h.restart())
+			_ = h.in.Close()
+			h.copyTo("a.log", "a.log.1")
+			h.truncate("a.log")
+			h.writeLines("a.log", ctLines("B", 1, 2))
+			h.open()
+			return append(got, texts(h.pollAll())...)
+		}},
+		{"stopped after the truncate was seen, before the copy", func(h *harness) []string {
+			// The copy is made under a name the glob does not match and
+			// moved in while the agent is stopped: only the position
+			// saved for the original can tell it is a copy.
+			h.copyTo("a.log", "copy")
+			h.truncate("a.log")
+			h.writeLines("a.log", ctLines("B", 1, 2))
+			got := texts(h.poll(100)) // notices the truncate; no scan after it
+			got = append(got, texts(h.restart())...)
+			_ = h.in.Close()
+			h.rename("copy", "a.log.1")
+			h.open()
+			return append(got, texts(h.pollAll())...)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, func(c *Config) {
+				c.Paths = []string{c.Paths[0] + "*"} // *.log*
+				c.FingerprintBytes = 16
+			})
+			h.writeLines("a.log", a[:5])
+			h.open()
+			got := texts(h.pollAll())
+			h.writeLines("a.log", a[5:])
+			got = append(got, tc.rotate(h)...)
+			want := slices.Concat(a, ctLines("A", 9, 2), ctLines("B", 1, 30), ctLines("C", 1, 3))
+			seen := map[string]int{}
+			for _, l := range got {
+				seen[l]++
+				if !slices.Contains(want, l) {
+					t.Errorf("unexpected line %q", l)
+				}
+			}
+			for _, l := range a {
+				if seen[l] != 1 {
+					t.Errorf("%q delivered %d times, want once; got %q", l, seen[l], got)
+				}
+			}
+			for l, n := range seen {
+				if n > 1 {
+					t.Errorf("%q delivered %d times", l, n)
+				}
+			}
+			for _, l := range ctLines("B", 1, 2) {
+				if seen[l] != 1 {
+					t.Errorf("%q of the refilled original not delivered once (%d)", l, seen[l])
+				}
+			}
+		})
+	}
+}
+
+// TestCopyOfLiveFileWithSameHead: a new file that starts like a tracked
+// one but differs further on is not a copy: it is read from 0.
+func TestCopyOfLiveFileWithSameHead(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.FingerprintBytes = 16 })
+	banner := "=== application started, version 1.2.3 ===\n"
+	h.write("a.log", banner+"a1\na2\n")
+	h.open()
+	wantTexts(t, h.pollAll(), strings.TrimSuffix(banner, "\n"), "a1", "a2")
+	h.write("b.log", banner+"b1\nb2\n")
+	wantTexts(t, h.pollAll(), strings.TrimSuffix(banner, "\n"), "b1", "b2")
+}
+
+// TestRotatedWhileStopped: files renamed while the agent is stopped are
+// drained from their saved offsets, also under names the glob does not
+// match (app.log → app.log.1 → app.log.2 with *.log), then forgotten once
+// quiet.
+func TestRotatedWhileStopped(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.CloseInactive = 50 * time.Millisecond })
+	h.writeLines("app.log", ctLines("A", 1, 3))
+	h.open()
+	wantTexts(t, h.pollAll(), "A line 001", "A line 002", "A line 003")
+	h.writeLines("app.log", ctLines("A", 4, 2)) // unread when the agent stops
+	h.restart()
+	_ = h.in.Close()
+	h.rename("app.log", "app.log.1")
+	h.writeLines("app.log", ctLines("B", 1, 2))
+	h.rename("app.log.1", "app.log.2")
+	h.rename("app.log", "app.log.1")
+	h.writeLines("app.log", ctLines("C", 1, 1))
+	h.open()
+	// B's file was never tracked (created and renamed out of the glob
+	// while the agent was stopped): like any file that never matched.
+	got := texts(h.pollAll())
+	slices.Sort(got)
+	if want := []string{"A line 004", "A line 005", "C line 001"}; !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	h.clock = h.clock.Add(time.Second) // past close-inactive
+	wantTexts(t, h.pollAll())
+	if n := len(h.in.ring); n != 1 {
+		t.Errorf("%d files tracked after the drained one went quiet, want 1", n)
+	}
+}
+
+// TestGoneWhileStoppedIsReported: a file whose position shows unread
+// bytes and that cannot be found at the next start is reported: a WARN
+// with its path and the bytes, and Stats().LostBytes.
+func TestGoneWhileStoppedIsReported(t *testing.T) {
+	h := newHarness(t, nil)
+	h.writeLines("gone.log", ctLines("G", 1, 3))
+	h.open()
+	wantTexts(t, h.poll(1), "G line 001") // the position says 33 bytes, 11 delivered
+	h.restart()
+	_ = h.in.Close()
+	if err := os.Remove(h.path("gone.log")); err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	h.log = slog.New(slog.NewJSONHandler(&logs, nil))
+	h.open()
+	wantTexts(t, h.pollAll())
+	if lost := h.in.Stats().LostBytes; lost != 22 {
+		t.Errorf("LostBytes = %d, want 22", lost)
+	}
+	if !strings.Contains(logs.String(), `"level":"WARN"`) || !strings.Contains(logs.String(), `"lost_bytes":22`) || !strings.Contains(logs.String(), "gone.log") {
+		t.Errorf("no WARN naming gone.log and its 22 lost bytes in:\n%s", logs.String())
+	}
+	if len(h.saved) != 0 {
+		t.Errorf("positions left: %q", h.saved)
+	}
+}
+
+// TestNewPatternTailsExistingFiles: with read-from-beginning false, a
+// path added to a configuration that already ran starts its existing
+// files at their end, as at the very first start; files appearing later,
+// under any pattern, are read from 0.
+func TestNewPatternTailsExistingFiles(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.ReadFromBeginning = false })
+	if err := os.Mkdir(h.path("other"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.writeLines("a.log", []string{"a old"})
+	h.writeLines("other/b.txt", []string{"b old"})
+	h.open()
+	wantTexts(t, h.pollAll())
+	h.writeLines("a.log", []string{"a new"})
+	wantTexts(t, h.pollAll(), "a new")
+	h.restart()
+	_ = h.in.Close()
+	h.writeLines("new.log", []string{"n1"}) // appeared while stopped, old pattern
+	h.cfg.Paths = append(h.cfg.Paths, h.path("other/*.txt"))
+	h.open()
+	wantTexts(t, h.pollAll(), "n1")
+	h.writeLines("other/b.txt", []string{"b new"})
+	h.writeLines("other/c.txt", []string{"c1"})
+	wantTexts(t, h.pollAll(), "b new", "c1")
+	h.restart() // the new pattern is known now
+	_ = h.in.Close()
+	h.writeLines("other/d.txt", []string{"d1"})
+	h.open()
+	wantTexts(t, h.pollAll(), "d1")
+}
