@@ -142,7 +142,7 @@ func (l *loop) reload(ctx context.Context, next Options, replace Replace) error 
 	if err := l.flushUntil(deadline); err != nil {
 		// What the old input read is not all in the queue: a new input
 		// would read it again from the saved positions. Keep the old one.
-		l.resume(old)
+		l.resume(old, false)
 		return l.reloadFailed(fmt.Errorf("reload: %w", err))
 	}
 
@@ -153,7 +153,7 @@ func (l *loop) reload(ctx context.Context, next Options, replace Replace) error 
 		snd, enc, err := r.openSender()
 		if err != nil {
 			r.opts = old
-			l.resume(old)
+			l.resume(old, false)
 			return l.reloadFailed(fmt.Errorf("reload: %w", err))
 		}
 		newSnd, newEnc = snd, enc
@@ -167,7 +167,7 @@ func (l *loop) reload(ctx context.Context, next Options, replace Replace) error 
 				_ = newSnd.Close()
 			}
 			r.opts = old
-			l.resume(old)
+			l.resume(old, false)
 			return l.reloadFailed(fmt.Errorf("reload: %w", err))
 		}
 	}
@@ -182,7 +182,7 @@ func (l *loop) reload(ctx context.Context, next Options, replace Replace) error 
 		}
 		l.sender.snd, l.sender.enc = newSnd, newEnc
 	}
-	l.resume(next)
+	l.resume(next, outputChanged)
 	r.publishExt(l.inputs, l.sender.snd)
 	r.pub.set(func(p *published) {
 		p.outputType, p.configHash = next.OutputType, next.ConfigHash
@@ -302,8 +302,12 @@ func (l *loop) swapInputs(specs []InputSpec, rebuild map[string]bool, opened []*
 }
 
 // resume applies o's settings to the loop and the queue and starts a new
-// sender loop (o's retry) around the current Sender.
-func (l *loop) resume(o Options) {
+// sender loop (o's retry) around the current Sender. A pause the engine imposed
+// (a refusal, an unreachable engine) still holds after a reload that kept
+// the output; a new output (a fixed token or key, another endpoint) gets
+// its first try at once, so a fleet's fix takes effect without waiting
+// out output.max-backoff-ms.
+func (l *loop) resume(o Options, outputReplaced bool) {
 	r := l.r
 	l.rowRetry = backoff.Policy{Initial: o.Retry.Backoff, Max: o.Retry.BackoffMax}
 	l.jobSize = jobSize(o)
@@ -315,8 +319,11 @@ func (l *loop) resume(o Options) {
 	}
 	s := l.sender
 	fresh := r.newSendLoop(s.snd, s.enc, l.nonMode)
-	// A pause the engine imposed still holds after a reload.
-	fresh.streak, fresh.holdErr, fresh.holdUntil = s.streak, s.holdErr, s.holdUntil
+	if outputReplaced {
+		l.pausedUntil = time.Time{}
+	} else {
+		fresh.streak, fresh.holdErr, fresh.holdUntil = s.streak, s.holdErr, s.holdUntil
+	}
 	l.sender = fresh
 	l.claimHint = true
 	l.startSender()

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file"
@@ -263,6 +265,65 @@ func TestReloadReplacesInputAndOutput(t *testing.T) {
 			if st := h.rt.Snapshot(); st.InputType != "fake2" || st.OutputType != "fake2" {
 				t.Fatalf("status shows input %s, output %s after the reload", st.InputType, st.OutputType)
 			}
+		})
+	}
+}
+
+// okOutputFactory is output type "fixed": the output an operator's fix
+// (a new token, say) builds in a reload.
+type okOutputFactory struct{ snd transport.Sender }
+
+func (okOutputFactory) Type() string                    { return "fixed" }
+func (okOutputFactory) NewDefaultConfig() output.Config { return output.NewConsoleConfig() }
+func (f okOutputFactory) Create(output.Config, output.Settings) (transport.Sender, output.Encoder, error) {
+	return f.snd, nil, nil
+}
+
+// A reload that replaces a refused output tries the new one at once: the
+// pause the refusal imposed (output.max-backoff-ms, an hour here) was
+// about the old settings, so a fleet's fix of the token takes effect
+// without waiting it out. A reload that keeps the output keeps the pause.
+func TestReloadOfARefusedOutputSendsAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		newOutput bool
+		wantAcked int
+	}{
+		{"output replaced", true, 50},
+		{"output kept", false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := testConfig(t)
+				clientOptions(t, cfg).MaxBackoff = time.Hour
+				in := &fakeInput{}
+				refused := newFakeSender(nil)
+				refused.callErr = func(int) error { return fmt.Errorf("authenticate: %w", transport.ErrAuthFailed) }
+				fixed := newFakeSender(nil)
+				opts := newOptions(t, cfg, t.TempDir(), in, refused)
+				opts.Outputs = output.NewRegistry(fakeOutputFactory{snd: refused}, okOutputFactory{snd: fixed})
+				h := startRuntime(t, opts)
+				in.push(lineEvents("a.log", 0, 50)...)
+				eventually(t, 5*time.Second, "the token refused", func() bool { return h.rt.Snapshot().Connection == "auth_failed" })
+
+				next := opts
+				if tc.newOutput {
+					next.OutputType = "fixed"
+				}
+				if err := h.rt.Reload(context.Background(), next, Replace{Output: tc.newOutput}); err != nil {
+					t.Fatal(err)
+				}
+				// A minute of the bubble's clock: far less than the hour's pause.
+				time.Sleep(time.Minute)
+				synctest.Wait()
+				got := h.rt.Snapshot().Acked
+				if err := h.stop(); err != nil {
+					t.Fatal(err)
+				}
+				if got != uint64(tc.wantAcked) {
+					t.Fatalf("acked %d a minute after the reload, want %d", got, tc.wantAcked)
+				}
+			})
 		})
 	}
 }
