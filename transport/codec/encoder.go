@@ -33,6 +33,9 @@ func NewEncoder(opts Options) (*Encoder, error) {
 	}
 	e := &Encoder{opts: opts}
 	e.opts.Key = nil // the cipher holds what it needs; keep no extra copy
+	if e.opts.Level == 0 {
+		e.opts.Level = DefaultLevel
+	}
 	if opts.Mode == ModePacket && opts.Encryption != EncryptionNone {
 		aead, err := newAEAD(opts.Encryption, opts.Key)
 		if err != nil {
@@ -61,7 +64,7 @@ func (e *Encoder) Encode(dst, raw []byte) ([]byte, error) {
 	body := raw
 	if e.opts.Compression != CompressionNone {
 		var err error
-		if body, err = s.compress(e.opts.Compression, raw); err != nil {
+		if body, err = s.compress(e.opts.Compression, e.opts.Level, raw); err != nil {
 			return dst, err
 		}
 	}

@@ -76,6 +76,7 @@ func TestDefaults(t *testing.T) {
 		{"output.max-in-flight", out.Client.MaxInFlight, 64},
 		{"output.packet-mode", out.PacketMode.Value, codec.ModeRaw},
 		{"output.compression", out.Compression.Value, codec.CompressionGzip},
+		{"output.compression-level", out.CompressionLevel, codec.DefaultLevel},
 		{"output.encryption", out.Encryption.Value, codec.EncryptionNone},
 		{"log.level", want.Log.Level, logging.Level(slog.LevelInfo)},
 		{"log.format", want.Log.Format, logging.FormatJSON},
