@@ -62,4 +62,9 @@ func TestJobSizeFollowsMaxInFlight(t *testing.T) {
 	if got := jobSize(newOptions(t, cfg, "", nil, nil)); got != 4 {
 		t.Errorf("jobSize = %d, want 4", got)
 	}
+	// Capped: claimed rows are held in memory.
+	clientOptions(t, cfg).MaxInFlight = 4096
+	if got := jobSize(newOptions(t, cfg, "", nil, nil)); got != 4096 {
+		t.Errorf("jobSize = %d, want the cap, 4096", got)
+	}
 }

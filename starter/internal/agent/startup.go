@@ -95,15 +95,18 @@ func (r *Agent) start(ctx context.Context) (*loop, error) {
 // the three are about the same size, so claims and acks never cap the
 // group commit (with 256-row jobs and a 1,024-event buffer, three commits
 // in four carried only a job's ack and claim, each paying its fsync).
-// The bulk-max-size part is capped: claimed payloads are held in memory
-// (maxJobs jobs), and beyond a few thousand rows a bigger group gains
-// little over the fsync it amortises.
+// A job must also hold more rows than the transport's window, or a long
+// round trip finds the window half empty at every job's end. The
+// max-in-flight and bulk-max-size parts are capped: claimed payloads are
+// held in memory (maxJobs jobs), and beyond a few thousand rows a bigger
+// group gains little over the fsync it amortises, nor a longer job over
+// the round trip it waits for its last replies.
 func jobSize(o Options) int {
-	return max(o.Queue.PollBatchSize, o.Output.Pacing().MaxInFlight*4, min(o.Agent.BulkMaxSize, maxBulkJobSize), 1)
+	return max(o.Queue.PollBatchSize, min(o.Output.Pacing().MaxInFlight*4, maxJobSize), min(o.Agent.BulkMaxSize, maxJobSize), 1)
 }
 
-// maxBulkJobSize caps what bulk-max-size adds to jobSize.
-const maxBulkJobSize = 4096
+// maxJobSize caps what max-in-flight and bulk-max-size add to jobSize.
+const maxJobSize = 4096
 
 func (r *Agent) openInput(ctx context.Context, id string, open input.OpenOptions) (input.Input, error) {
 	f, err := r.opts.Inputs.Get(r.opts.InputType)
