@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
@@ -141,6 +142,8 @@ func (r *Agent) newSendLoop(snd transport.Sender, enc encoder, nonMode bool) *se
 		rejectWait: backoff.Policy{Max: pace.MaxBackoff}, // no Initial: always the maximum
 		ctr:        &r.ctr,
 		pub:        &r.pub,
+		// One part per core the runtime may use: encoding is pure CPU.
+		encodeWorkers: runtime.GOMAXPROCS(0),
 
 		exitOnRefusal: r.exitOnRefusal(),
 	}
