@@ -58,7 +58,7 @@ func BenchmarkEncode(b *testing.B) {
 func BenchmarkEncodeLevel(b *testing.B) {
 	ev := event(200)
 	for _, e := range []Encryption{EncryptionNone, EncryptionAESGCM} {
-		for l := 1; l <= 9; l++ {
+		for l := 0; l <= 9; l++ {
 			o := Options{Mode: ModePacket, Compression: CompressionGzip, Level: l, Encryption: e}
 			if e != EncryptionNone {
 				o.Key = testKey

@@ -17,7 +17,7 @@ func combos() []Options {
 	var out []Options
 	for c := CompressionNone; c <= CompressionDeflate; c++ {
 		for e := EncryptionNone; e <= EncryptionChaCha20Poly1305; e++ {
-			o := Options{Mode: ModePacket, Compression: c, Encryption: e}
+			o := Options{Mode: ModePacket, Compression: c, Level: DefaultLevel, Encryption: e}
 			if e != EncryptionNone {
 				o.Key = testKey
 			}

@@ -33,9 +33,6 @@ func NewEncoder(opts Options) (*Encoder, error) {
 	}
 	e := &Encoder{opts: opts}
 	e.opts.Key = nil // the cipher holds what it needs; keep no extra copy
-	if e.opts.Level == 0 {
-		e.opts.Level = DefaultLevel
-	}
 	if opts.Mode == ModePacket && opts.Encryption != EncryptionNone {
 		aead, err := newAEAD(opts.Encryption, opts.Key)
 		if err != nil {

@@ -105,11 +105,11 @@ func javaCases() []javaCase {
 	}
 	var cases []javaCase
 	for c := CompressionNone; c <= CompressionDeflate; c++ {
-		// The engine must read the fastest level (our default), the
-		// smallest, and the Java agent's own (6).
+		// The engine must read stored streams, the fastest level (our
+		// default), the Java agent's own (6) and the smallest.
 		levels := []int{0}
 		if _, _, ok := c.Levels(); ok {
-			levels = []int{1, 6, 9}
+			levels = []int{0, 1, 6, 9}
 		}
 		for _, l := range levels {
 			for _, e := range []Encryption{EncryptionNone, EncryptionAESGCM} {

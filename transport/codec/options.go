@@ -73,27 +73,29 @@ const KeySize = 32
 type Options struct {
 	Mode        Mode
 	Compression Compression
-	// Level is the compression level, within Compression.Levels; 0 means
-	// DefaultLevel. Any level decodes the same way: the format does not
-	// record it, and Java's Inflater reads them all.
+	// Level is the compression level, within Compression.Levels: 0
+	// stores the event uncompressed in the compression's framing. Any
+	// level decodes the same way: the format does not record it, and
+	// Java's Inflater reads them all.
 	Level      int
 	Encryption Encryption
 	Key        []byte
 }
 
-// DefaultLevel is the compression level used unless one is configured:
-// the fastest. A PACKET holds one event of a few hundred bytes, where
-// higher levels cost up to ten times the CPU and save a few bytes at most
+// DefaultLevel is the compression level of DefaultSettings: the fastest
+// that compresses. A PACKET holds one event of a few hundred bytes, where
+// higher levels cost more CPU for no smaller output, and level 0 (store)
+// costs a tenth of level 1 for output about a third larger
 // (BenchmarkEncodeLevel reports both).
 const DefaultLevel = 1
 
 // Levels returns the compression levels c accepts, lo..hi; ok is false
-// when c has no levels (none). The zlib family takes 1 (fastest) to 9
+// when c has no levels (none). The zlib family takes 0 (store) to 9
 // (smallest), as java.util.zip.Deflater does.
 func (c Compression) Levels() (lo, hi int, ok bool) {
 	switch c {
 	case CompressionGzip, CompressionZlib, CompressionDeflate:
-		return 1, 9, true
+		return 0, 9, true
 	}
 	return 0, 0, false
 }
@@ -105,7 +107,7 @@ func checkLevel(c Compression, level int) error {
 	if !ok || (level >= lo && level <= hi) {
 		return nil
 	}
-	return fmt.Errorf("%w: %s takes %d (fastest) to %d (smallest), got %d", ErrBadLevel, c, lo, hi, level)
+	return fmt.Errorf("%w: %s takes %d (store) to %d (smallest), got %d", ErrBadLevel, c, lo, hi, level)
 }
 
 // ParseMode reads "raw" or "packet", in any case.
@@ -189,10 +191,8 @@ func (o Options) Validate() error {
 	if o.Compression < 0 || int(o.Compression) >= len(compressionNames) {
 		return fmt.Errorf("%w %d", ErrUnknownCompression, int(o.Compression))
 	}
-	if o.Level != 0 { // 0: DefaultLevel
-		if err := checkLevel(o.Compression, o.Level); err != nil {
-			return err
-		}
+	if err := checkLevel(o.Compression, o.Level); err != nil {
+		return err
 	}
 	if o.Encryption < 0 || int(o.Encryption) >= len(encryptionNames) {
 		return fmt.Errorf("%w %d", ErrUnknownEncryption, int(o.Encryption))

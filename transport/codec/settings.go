@@ -88,8 +88,6 @@ func (s Settings) Options() (Options, error) {
 	if s.Compression < 0 || int(s.Compression) >= len(compressionNames) {
 		errs = append(errs, &transport.FieldError{Key: "compression", Err: ErrUnknownCompression})
 	} else if err := checkLevel(s.Compression, s.Level); err != nil {
-		// Written in a file, 0 is a level like any other (out of range):
-		// DefaultSettings already stands behind a key left out.
 		errs = append(errs, &transport.FieldError{Key: "compression-level", Err: err})
 	} else if _, _, ok := s.Compression.Levels(); ok {
 		o.Level = s.Level
