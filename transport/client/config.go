@@ -45,7 +45,7 @@ type Config struct {
 	MaxReconnectCycles int `yaml:"max-reconnect-cycles"`
 	// MaxInFlight caps how many batches may await replies at once. Each
 	// session's window starts at 64 (or MaxInFlight if lower), grows while
-	// it limits the rate and halves on QUEUE_FULL (see window), so a long
+	// it limits the rate and halves on QUEUE_FULL or RETRY (see window), so a long
 	// link is kept full and a short one costs nothing more. 1 is the Java
 	// agent's one-at-a-time exchange. Default 1024: 10,000 events/s over a
 	// 100 ms round trip; at most MaxInFlightLimit.

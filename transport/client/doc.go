@@ -14,8 +14,8 @@
 // many as the session's window allows; replies come back one per request,
 // in order. The window starts at 64 lines, grows while lines wait for room
 // in it (one more per RECEIVED: doubling per round trip, like TCP's slow
-// start) up to Config.MaxInFlight, and halves on QUEUE_FULL, once per
-// episode: one __BATCH__ carries one event, so the window must cover the
+// start) up to Config.MaxInFlight, and halves on QUEUE_FULL or RETRY (the
+// engine's queue is full), once per episode: one __BATCH__ carries one event, so the window must cover the
 // link's bandwidth-delay product for a long round trip not to set the
 // rate. MaxInFlight 1 is exactly the Java agent's one-at-a-time exchange.
 //

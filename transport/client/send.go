@@ -316,6 +316,7 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 				continue
 			}
 			k.requeue(i)
+			s.win.queueFull(end, s.handed()) // the engine's queue took no more: as QUEUE_FULL
 			pauseUntil = later(pauseUntil, time.Now().Add(c.backoff.Jittered(k.retries[i]-1)))
 			c.log.Debug("edgesocket RETRY", slog.Int64("batch_id", id), slog.Int("retries", k.retries[i]))
 		case protocol.CodeQueueFull:

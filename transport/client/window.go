@@ -10,9 +10,10 @@ const initialWindow = 64
 // window, not the bandwidth, sets the rate (window / round-trip time).
 // It grows like TCP's: by one line per RECEIVED while it was the limit
 // (lines were waiting for room), doubling per round trip up to the
-// threshold and by one line per round trip beyond it; QUEUE_FULL halves it
-// and sets the threshold there, once per episode (the replies to lines
-// already written when it was cut say the same thing again). Config's
+// threshold and by one line per round trip beyond it; QUEUE_FULL (the
+// engine's queue is past its backpressure mark) and RETRY (it is full)
+// halve it and set the threshold there, once per episode (the replies to
+// lines already written when it was cut say the same thing again). Config's
 // MaxInFlight caps it: 1 keeps the Java agent's one-at-a-time exchange.
 type window struct {
 	size      int // lines that may await replies now
@@ -45,8 +46,8 @@ func (w *window) received(limited bool) {
 	}
 }
 
-// queueFull records a QUEUE_FULL for the line ending at end, when the
-// stream had been written up to handed.
+// queueFull records a QUEUE_FULL or RETRY for the line ending at end,
+// when the stream had been written up to handed.
 func (w *window) queueFull(end, handed int64) {
 	if end <= w.cutEnd {
 		return

@@ -207,3 +207,32 @@ func TestDelayProxyGetsMoreThan64InFlight(t *testing.T) {
 		t.Fatalf("peak in flight %d, want more than %d and at most %d", st.PeakInFlight, initialWindow, cfg.MaxInFlight)
 	}
 }
+
+// An engine whose queue is full (QUEUE_FULL, or RETRY) shrinks the window
+// below where it started, and every batch still arrives.
+func TestFullEngineShrinksTheWindow(t *testing.T) {
+	for _, reply := range []string{"QUEUE_FULL:1", "RETRY"} {
+		t.Run(reply, func(t *testing.T) {
+			script := make([]string, 100)
+			for i := range script {
+				script[i] = reply
+			}
+			f := newFakeEngine(t, scripted(script...))
+			cfg := testConfig(f.addr())
+			cfg.MaxInFlight = 1024
+			c := newClient(t, cfg)
+			res, err := c.Send(sendCtx(t), seq(1, 500))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range res {
+				if r.Outcome != transport.Received {
+					t.Fatalf("batch %d: %v", r.ID, r.Outcome)
+				}
+			}
+			if st := c.Stats(); st.Window >= initialWindow || st.Window < 1 {
+				t.Fatalf("window %d after 100 %s replies, want below the initial %d", st.Window, reply, initialWindow)
+			}
+		})
+	}
+}
