@@ -82,11 +82,10 @@ func TestWindow(t *testing.T) {
 type slowEngine struct {
 	rtt time.Duration
 
-	mu        sync.Mutex
-	inFlight  int
-	peak      int
-	batches   int
-	lastReply time.Time
+	mu       sync.Mutex
+	inFlight int
+	peak     int
+	batches  int
 }
 
 type dueReply struct {
