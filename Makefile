@@ -5,7 +5,7 @@ SHELL       := bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
-MODULES     := transport connector starter dist e2e
+MODULES     := transport connector starter dist e2e bench
 GO          ?= go
 VERSION     ?= $(shell cat VERSION)
 COMMIT      ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
@@ -16,10 +16,10 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 TEST_FLAGS  ?= -race -count=1 -timeout 12m
 BENCH_COUNT ?= 3
 
-.PHONY: help build test test-unit test-standalone test-windows lint fmt bench demo dist clean
+.PHONY: help build test test-unit test-standalone test-windows lint fmt bench bench-e2e demo dist clean
 
 help: ## list the targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 
 build: ## build bin/edge-agent, bin/edgesocket-receiver and bin/opamp-devserver
 	mkdir -p bin
@@ -53,6 +53,14 @@ fmt: ## gofmt every module in place
 
 bench: ## print the benchmark figures (codec, client pipelining, reader, WAL, end to end)
 	for m in transport connector starter; do echo "== bench $$m"; (cd $$m && $(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) -timeout 30m ./...); done
+
+# The end-to-end figures of docs/performance.md (Linux; takes a while):
+# N lines per run (RTT_N for the 20/100 ms rows, BACKLOG_N for the
+# backlog drain), RUNS runs of each of CONFIGS (comma-separated; see
+# `go run ./cmd/bench-e2e -h` in bench/). Empty values take the defaults.
+bench-e2e: build ## run the built agent end to end (RAW, nosync, in-flight 1, PACKET, 20/100 ms RTT, backlog drain, bare bbolt)
+	cd bench && N='$(N)' RUNS='$(RUNS)' CONFIGS='$(CONFIGS)' RTT_N='$(RTT_N)' BACKLOG_N='$(BACKLOG_N)' \
+		$(GO) run ./cmd/bench-e2e -agent ../bin/edge-agent
 
 demo: build ## run the agent end to end on a local demo (receiver + agent + generated log)
 	./scripts/demo.sh

@@ -17,14 +17,16 @@ const benchBatch = 512
 
 // BenchmarkSend measures batches/s from the client to the ingress library
 // over loopback, directly and through a proxy adding 10 ms each way
-// (20 ms RTT), with one batch in flight (the Java agent) and with 64.
+// (20 ms RTT), with one batch in flight (the Java agent), with 64 (the
+// window a session starts with) and with the default cap, 1024, up to
+// which the window grows.
 func BenchmarkSend(b *testing.B) {
 	payload := []byte(`{"_index":0,"_file":"/var/log/app/service.log","_line":1234,"_offset":567890,"_ts":1700000000000,"payload":"GET /api/v1/orders status=200 user=42 latency_ms=13 trace=5f2c9a region=eu-west ok ok ok"}`)
 	for _, link := range []struct {
 		name string
 		rtt  time.Duration
 	}{{"loopback", 0}, {"rtt20ms", 20 * time.Millisecond}} {
-		for _, inflight := range []int{1, 64} {
+		for _, inflight := range []int{1, 64, 1024} {
 			b.Run(fmt.Sprintf("%s/inflight=%d", link.name, inflight), func(b *testing.B) {
 				srv, err := ingress.New(ingress.Config{Token: "tok"})
 				if err != nil {

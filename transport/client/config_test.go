@@ -14,7 +14,7 @@ func TestDefaultConfigIsTheJavaAgents(t *testing.T) {
 	d := DefaultConfig()
 	if d.ConnectTimeout != 5*time.Second || d.ReadTimeout != 30*time.Second || d.MaxBatchSendAttempts != 64 ||
 		d.InitialBackoff != 100*time.Millisecond || d.MaxBackoff != 30*time.Second ||
-		d.MaxReconnectCycles != 16 || d.MaxInFlight != 64 {
+		d.MaxReconnectCycles != 16 || d.MaxInFlight != 1024 {
 		t.Fatalf("DefaultConfig = %+v", d)
 	}
 }

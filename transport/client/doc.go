@@ -10,9 +10,14 @@
 // another one shuts out never storms the engine; anything else is a
 // connection failure.
 //
-// Pipelining: up to Config.MaxInFlight batch lines are written before their
-// replies are read; replies come back one per request, in order.
-// MaxInFlight 1 is exactly the Java agent's one-at-a-time exchange.
+// Pipelining: batch lines are written before their replies are read, as
+// many as the session's window allows; replies come back one per request,
+// in order. The window starts at 64 lines, grows while lines wait for room
+// in it (one more per RECEIVED: doubling per round trip, like TCP's slow
+// start) up to Config.MaxInFlight, and halves on QUEUE_FULL or RETRY (the
+// engine's queue is full), once per episode: one __BATCH__ carries one event, so the window must cover the
+// link's bandwidth-delay product for a long round trip not to set the
+// rate. MaxInFlight 1 is exactly the Java agent's one-at-a-time exchange.
 //
 // Reply matching: replies carry no batch id, so a reply settles the oldest
 // unanswered batch, and only if that batch's line had been handed to the

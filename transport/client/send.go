@@ -215,7 +215,7 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 	stop := context.AfterFunc(ctx, func() { _ = s.conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 
-	inflight := make([]flight, 0, min(c.cfg.MaxInFlight, len(k.ready)))
+	inflight := make([]flight, 0, min(s.win.size, len(k.ready)))
 	defer func() {
 		// Only a connection failure says something about the batches
 		// on it (the engine may have choked on one). A protocol
@@ -231,7 +231,7 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 		}
 	}()
 	var pauseUntil, deadlineSet time.Time
-	window := c.cfg.MaxInFlight
+	defer func() { c.stats.window.Store(int64(s.win.size)) }()
 	for {
 		now := time.Now()
 		// Deadlines bound every blocking read and write (a write blocks
@@ -246,8 +246,9 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 				return progress, err
 			}
 		}
-		if !now.Before(pauseUntil) {
-			for len(inflight) < window && len(k.ready) > 0 {
+		paused := now.Before(pauseUntil)
+		if !paused {
+			for len(inflight) < s.win.size && len(k.ready) > 0 {
 				i := k.ready[0]
 				k.ready = k.ready[1:]
 				s.line, _ = protocol.AppendBatch(s.line[:0], k.batches[i].ID, k.batches[i].Payload)
@@ -257,6 +258,7 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 				}
 				c.stats.sent.Add(1)
 			}
+			c.stats.notePeak(len(inflight))
 		}
 		if len(inflight) == 0 {
 			if len(k.ready) == 0 {
@@ -282,12 +284,15 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 				return progress, fmt.Errorf("write batches: %w", err)
 			}
 		}
+		// The window is the limit when lines wait for room in it; not
+		// during a RETRY/QUEUE_FULL pause, which holds them back anyway.
+		limited := !paused && len(inflight) >= s.win.size && len(k.ready) > 0
 		from := s.consumed()
 		line, err := s.r.ReadLine()
 		if err != nil {
 			return progress, fmt.Errorf("read reply for batch %d: %w", k.batches[inflight[0].i].ID, eofError(err))
 		}
-		i := inflight[0].i
+		i, end := inflight[0].i, inflight[0].end
 		id := k.batches[i].ID
 		reply := protocol.ParseReply(line)
 		if s.in.sentWhenRead(from) < inflight[0].end {
@@ -299,6 +304,7 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 		case protocol.CodeReceived:
 			k.finish(i, transport.Received, nil)
 			c.stats.received.Add(1)
+			s.win.received(limited)
 			progress = true
 		case protocol.CodeRetry:
 			c.stats.retries.Add(1)
@@ -310,11 +316,13 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 				continue
 			}
 			k.requeue(i)
+			s.win.queueFull(end, s.handed()) // the engine's queue took no more: as QUEUE_FULL
 			pauseUntil = later(pauseUntil, time.Now().Add(c.backoff.Jittered(k.retries[i]-1)))
 			c.log.Debug("edgesocket RETRY", slog.Int64("batch_id", id), slog.Int("retries", k.retries[i]))
 		case protocol.CodeQueueFull:
 			c.stats.queueFull.Add(1)
 			k.requeue(i)
+			s.win.queueFull(end, s.handed())
 			// The engine may ask for up to 10 minutes; a connection can
 			// die unnoticed in that time. Wait at most ReadTimeout, look
 			// at the connection, resend: a still-full engine says so.

@@ -23,6 +23,7 @@ type session struct {
 	out  *sentCounter   // under w: bytes handed to conn
 	in   *markingReader // under r: when each chunk was read
 	line []byte         // scratch for one request line
+	win  window         // batch lines that may await replies
 }
 
 func (s *session) close() { _ = s.conn.Close() }
@@ -115,6 +116,7 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 		return nil, err
 	}
 	s := newSession(conn, raw)
+	s.win = newWindow(c.cfg.MaxInFlight)
 	if err := c.authenticate(ctx, s); err != nil {
 		s.close()
 		return nil, err

@@ -12,11 +12,24 @@ type Stats struct {
 	Retries         uint64 // RETRY replies
 	QueueFull       uint64 // QUEUE_FULL replies
 	Failures        uint64 // batches that ended Failed
+	// Window is the congestion window (batch lines that may await
+	// replies) when the last Send call left its session.
+	Window int
+	// PeakInFlight is the most batch lines that awaited replies at once.
+	PeakInFlight int
 }
 
 type counters struct {
 	connectAttempts, connects, reconnects   atomic.Uint64
 	sent, received, retries, queueFull, bad atomic.Uint64
+	window, peakInFlight                    atomic.Int64
+}
+
+// notePeak raises PeakInFlight to n. Only the Send goroutine writes it.
+func (c *counters) notePeak(n int) {
+	if int64(n) > c.peakInFlight.Load() {
+		c.peakInFlight.Store(int64(n))
+	}
 }
 
 func (c *counters) snapshot() Stats {
@@ -29,5 +42,7 @@ func (c *counters) snapshot() Stats {
 		Retries:         c.retries.Load(),
 		QueueFull:       c.queueFull.Load(),
 		Failures:        c.bad.Load(),
+		Window:          int(c.window.Load()),
+		PeakInFlight:    int(c.peakInFlight.Load()),
 	}
 }

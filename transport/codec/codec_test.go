@@ -17,7 +17,7 @@ func combos() []Options {
 	var out []Options
 	for c := CompressionNone; c <= CompressionDeflate; c++ {
 		for e := EncryptionNone; e <= EncryptionChaCha20Poly1305; e++ {
-			o := Options{Mode: ModePacket, Compression: c, Encryption: e}
+			o := Options{Mode: ModePacket, Compression: c, Level: DefaultLevel, Encryption: e}
 			if e != EncryptionNone {
 				o.Key = testKey
 			}
@@ -108,6 +108,45 @@ func TestEncryptedEnvelopeShape(t *testing.T) {
 	again, _ := e.Encode(nil, []byte("hello"))
 	if bytes.Equal(again, got) {
 		t.Fatal("two encryptions of one event are identical: the IV is not fresh")
+	}
+}
+
+// Every level writes a stream the one decoder reads: the level is not
+// recorded anywhere the receiver looks.
+func TestRoundTripEveryLevel(t *testing.T) {
+	// Words in a scrambled order: matches at many distances, where the
+	// levels' search depths differ.
+	words := []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "status=200", "user=42"}
+	var ev []byte
+	for i, x := 0, uint32(7); i < 4000; i++ {
+		x = x*1664525 + 1013904223
+		ev = append(ev, words[x>>28%uint32(len(words))]...)
+		ev = append(ev, ' ')
+	}
+	d := mustDecoder(t, ModePacket, testKey)
+	for c := CompressionGzip; c <= CompressionDeflate; c++ {
+		lo, hi, ok := c.Levels()
+		if !ok {
+			t.Fatalf("%s has no levels", c)
+		}
+		sizes := map[int]int{}
+		for l := lo; l <= hi; l++ {
+			wire, err := mustEncoder(t, Options{Mode: ModePacket, Compression: c, Level: l}).Encode(nil, ev)
+			if err != nil {
+				t.Fatalf("%s level %d: %v", c, l, err)
+			}
+			back, err := d.Decode(wire)
+			if err != nil || !bytes.Equal(back, ev) {
+				t.Fatalf("%s level %d: round trip: %v", c, l, err)
+			}
+			sizes[l] = len(wire)
+		}
+		if sizes[hi] >= sizes[lo] {
+			t.Errorf("%s: level %d wrote %d bytes, no fewer than level %d (%d): is the level applied?", c, hi, sizes[hi], lo, sizes[lo])
+		}
+	}
+	if _, _, ok := CompressionNone.Levels(); ok {
+		t.Error("none claims compression levels")
 	}
 }
 

@@ -29,34 +29,39 @@ type compressor struct {
 	iv   [ivSize]byte
 }
 
-// level matches the Java agent's Deflater.DEFAULT_COMPRESSION. Faster
-// levels measured no better on small events, whose cost is the per-stream
-// Huffman set-up rather than matching.
-const level = flate.DefaultCompression
-
-// compress returns raw compressed with c; the result is valid until the
-// next call on the same compressor.
-func (s *compressor) compress(c Compression, raw []byte) ([]byte, error) {
+// compress returns raw compressed with c at level (valid for c, checked
+// by Options.Validate); the result is valid until the next call on the
+// same compressor. A compressor serves one Encoder, so one level.
+func (s *compressor) compress(c Compression, level int, raw []byte) ([]byte, error) {
 	s.out.b = s.out.b[:0]
 	var w io.WriteCloser
 	switch c {
 	case CompressionGzip:
 		if s.gz == nil {
-			s.gz, _ = gzip.NewWriterLevel(&s.out, level)
+			var err error
+			if s.gz, err = gzip.NewWriterLevel(&s.out, level); err != nil {
+				return nil, fmt.Errorf("compress %s: %w", c, err)
+			}
 		} else {
 			s.gz.Reset(&s.out)
 		}
 		w = s.gz
 	case CompressionZlib:
 		if s.zl == nil {
-			s.zl, _ = zlib.NewWriterLevel(&s.out, level)
+			var err error
+			if s.zl, err = zlib.NewWriterLevel(&s.out, level); err != nil {
+				return nil, fmt.Errorf("compress %s: %w", c, err)
+			}
 		} else {
 			s.zl.Reset(&s.out)
 		}
 		w = s.zl
 	case CompressionDeflate:
 		if s.fl == nil {
-			s.fl, _ = flate.NewWriter(&s.out, level)
+			var err error
+			if s.fl, err = flate.NewWriter(&s.out, level); err != nil {
+				return nil, fmt.Errorf("compress %s: %w", c, err)
+			}
 		} else {
 			s.fl.Reset(&s.out)
 		}

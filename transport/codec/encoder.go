@@ -61,7 +61,7 @@ func (e *Encoder) Encode(dst, raw []byte) ([]byte, error) {
 	body := raw
 	if e.opts.Compression != CompressionNone {
 		var err error
-		if body, err = s.compress(e.opts.Compression, raw); err != nil {
+		if body, err = s.compress(e.opts.Compression, e.opts.Level, raw); err != nil {
 			return dst, err
 		}
 	}

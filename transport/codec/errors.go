@@ -12,6 +12,9 @@ var (
 	// ErrUnknownCompression: a compression name outside none, gzip, zlib,
 	// deflate.
 	ErrUnknownCompression = errors.New("unknown compression")
+	// ErrBadLevel: a compression level outside what the compression
+	// accepts (Compression.Levels).
+	ErrBadLevel = errors.New("compression level out of range")
 	// ErrUnknownEncryption: an encryption name outside none, aes_gcm,
 	// chacha20_poly1305.
 	ErrUnknownEncryption = errors.New("unknown encryption")

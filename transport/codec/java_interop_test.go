@@ -105,13 +105,21 @@ func javaCases() []javaCase {
 	}
 	var cases []javaCase
 	for c := CompressionNone; c <= CompressionDeflate; c++ {
-		for _, e := range []Encryption{EncryptionNone, EncryptionAESGCM} {
-			for _, ev := range events {
-				o := Options{Mode: ModePacket, Compression: c, Encryption: e}
-				if e != EncryptionNone {
-					o.Key = testKey
+		// The engine must read stored streams, the fastest level (our
+		// default), the Java agent's own (6) and the smallest.
+		levels := []int{0}
+		if _, _, ok := c.Levels(); ok {
+			levels = []int{0, 1, 6, 9}
+		}
+		for _, l := range levels {
+			for _, e := range []Encryption{EncryptionNone, EncryptionAESGCM} {
+				for _, ev := range events {
+					o := Options{Mode: ModePacket, Compression: c, Level: l, Encryption: e}
+					if e != EncryptionNone {
+						o.Key = testKey
+					}
+					cases = append(cases, javaCase{o, ev})
 				}
-				cases = append(cases, javaCase{o, ev})
 			}
 		}
 	}

@@ -67,13 +67,47 @@ func (e Encryption) String() string {
 // KeySize is the only accepted key length: AES-256 (and ChaCha20).
 const KeySize = 32
 
-// Options configure an Encoder. Compression, Encryption and Key are
-// ignored in RAW mode; Key must be KeySize bytes when Encryption is set.
+// Options configure an Encoder. Compression, Level, Encryption and Key
+// are ignored in RAW mode; Key must be KeySize bytes when Encryption is
+// set.
 type Options struct {
 	Mode        Mode
 	Compression Compression
-	Encryption  Encryption
-	Key         []byte
+	// Level is the compression level, within Compression.Levels: 0
+	// stores the event uncompressed in the compression's framing. Any
+	// level decodes the same way: the format does not record it, and
+	// Java's Inflater reads them all.
+	Level      int
+	Encryption Encryption
+	Key        []byte
+}
+
+// DefaultLevel is the compression level of DefaultSettings: the fastest
+// that compresses. A PACKET holds one event of a few hundred bytes, where
+// higher levels cost more CPU for no smaller output, and level 0 (store)
+// costs a tenth of level 1 for output about a third larger
+// (BenchmarkEncodeLevel reports both).
+const DefaultLevel = 1
+
+// Levels returns the compression levels c accepts, lo..hi; ok is false
+// when c has no levels (none). The zlib family takes 0 (store) to 9
+// (smallest), as java.util.zip.Deflater does.
+func (c Compression) Levels() (lo, hi int, ok bool) {
+	switch c {
+	case CompressionGzip, CompressionZlib, CompressionDeflate:
+		return 0, 9, true
+	}
+	return 0, 0, false
+}
+
+// checkLevel reports a level c does not accept. Any level passes with no
+// compression: there is nothing to tune.
+func checkLevel(c Compression, level int) error {
+	lo, hi, ok := c.Levels()
+	if !ok || (level >= lo && level <= hi) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s takes %d (store) to %d (smallest), got %d", ErrBadLevel, c, lo, hi, level)
 }
 
 // ParseMode reads "raw" or "packet", in any case.
@@ -156,6 +190,9 @@ func (o Options) Validate() error {
 	}
 	if o.Compression < 0 || int(o.Compression) >= len(compressionNames) {
 		return fmt.Errorf("%w %d", ErrUnknownCompression, int(o.Compression))
+	}
+	if err := checkLevel(o.Compression, o.Level); err != nil {
+		return err
 	}
 	if o.Encryption < 0 || int(o.Encryption) >= len(encryptionNames) {
 		return fmt.Errorf("%w %d", ErrUnknownEncryption, int(o.Encryption))

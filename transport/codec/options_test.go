@@ -71,6 +71,8 @@ func TestNewEncoderRefusesBadOptions(t *testing.T) {
 		{Mode: ModePacket, Encryption: EncryptionAESGCM},
 		{Mode: ModePacket, Encryption: EncryptionAESGCM, Key: make([]byte, 16)},
 		{Mode: ModePacket, Compression: Compression(9)},
+		{Mode: ModePacket, Compression: CompressionGzip, Level: 10},
+		{Mode: ModePacket, Compression: CompressionZlib, Level: -1},
 		{Mode: ModePacket, Encryption: Encryption(9)},
 		{Mode: Mode(5)},
 	}

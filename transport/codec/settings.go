@@ -44,20 +44,24 @@ func (e *Encryption) UnmarshalText(b []byte) error {
 }
 
 // Settings are the codec's options as an agent.yaml writes them
-// (output.packet-mode, compression, encryption, aes-secret-key-base64):
+// (output.packet-mode, compression, compression-level, encryption,
+// aes-secret-key-base64):
 // the key stays base64 text until Options, so a secret read from elsewhere
 // can replace it after decoding and RAW never decodes it.
 type Settings struct {
 	Mode        Mode        `yaml:"packet-mode"`
 	Compression Compression `yaml:"compression"`
-	Encryption  Encryption  `yaml:"encryption"`
-	KeyBase64   string      `yaml:"aes-secret-key-base64"`
+	// Level is within Compression.Levels; ignored without compression.
+	Level      int        `yaml:"compression-level"`
+	Encryption Encryption `yaml:"encryption"`
+	KeyBase64  string     `yaml:"aes-secret-key-base64"`
 }
 
 // DefaultSettings are the Java agent's: RAW, and gzip once PACKET is
-// chosen, unencrypted.
+// chosen, unencrypted; the level is DefaultLevel, the fastest (the Java
+// agent uses zlib's default, 6: the engine decodes either).
 func DefaultSettings() Settings {
-	return Settings{Mode: ModeRaw, Compression: CompressionGzip, Encryption: EncryptionNone}
+	return Settings{Mode: ModeRaw, Compression: CompressionGzip, Level: DefaultLevel, Encryption: EncryptionNone}
 }
 
 // Validate is the one check of the settings. RAW ignores compression,
@@ -83,6 +87,10 @@ func (s Settings) Options() (Options, error) {
 	var errs []error
 	if s.Compression < 0 || int(s.Compression) >= len(compressionNames) {
 		errs = append(errs, &transport.FieldError{Key: "compression", Err: ErrUnknownCompression})
+	} else if err := checkLevel(s.Compression, s.Level); err != nil {
+		errs = append(errs, &transport.FieldError{Key: "compression-level", Err: err})
+	} else if _, _, ok := s.Compression.Levels(); ok {
+		o.Level = s.Level
 	}
 	switch {
 	case s.Encryption < 0 || int(s.Encryption) >= len(encryptionNames):

@@ -65,7 +65,7 @@ func TestUnmarshalText(t *testing.T) {
 
 func TestDefaultSettingsAreTheJavaAgents(t *testing.T) {
 	d := DefaultSettings()
-	if d.Mode != ModeRaw || d.Compression != CompressionGzip || d.Encryption != EncryptionNone || d.KeyBase64 != "" {
+	if d.Mode != ModeRaw || d.Compression != CompressionGzip || d.Level != DefaultLevel || d.Encryption != EncryptionNone || d.KeyBase64 != "" {
 		t.Fatalf("DefaultSettings = %+v", d)
 	}
 	if err := d.Validate(); err != nil {
@@ -76,7 +76,12 @@ func TestDefaultSettingsAreTheJavaAgents(t *testing.T) {
 func TestSettingsValidate(t *testing.T) {
 	good := base64.StdEncoding.EncodeToString(testKey)
 	packet := func(c Compression, e Encryption, key string) Settings {
-		return Settings{Mode: ModePacket, Compression: c, Encryption: e, KeyBase64: key}
+		return Settings{Mode: ModePacket, Compression: c, Level: DefaultLevel, Encryption: e, KeyBase64: key}
+	}
+	level := func(c Compression, l int) Settings {
+		s := packet(c, EncryptionNone, "")
+		s.Level = l
+		return s
 	}
 	tests := []struct {
 		name string
@@ -90,6 +95,13 @@ func TestSettingsValidate(t *testing.T) {
 		{"aes_gcm", packet(CompressionZlib, EncryptionAESGCM, good), "", ""},
 		{"unpadded key", packet(CompressionZlib, EncryptionAESGCM, strings.TrimRight(good, "=")), "", ""},
 		{"chacha", packet(CompressionDeflate, EncryptionChaCha20Poly1305, good), "", ""},
+		{"gzip at 9", level(CompressionGzip, 9), "", ""},
+		{"deflate at 1", level(CompressionDeflate, 1), "", ""},
+		{"no compression ignores the level", level(CompressionNone, 42), "", ""},
+		{"RAW ignores the level", Settings{Mode: ModeRaw, Compression: CompressionGzip, Level: -5}, "", ""},
+		{"gzip at 0 (store)", level(CompressionGzip, 0), "", ""},
+		{"zlib at 10", level(CompressionZlib, 10), "compression-level", "zlib takes 0 (store) to 9 (smallest), got 10"},
+		{"deflate at -1", level(CompressionDeflate, -1), "compression-level", "deflate takes 0 (store) to 9 (smallest), got -1"},
 		{"unknown mode", Settings{Mode: 7}, "packet-mode", "unknown packet mode 7"},
 		{"unknown compression", packet(9, EncryptionNone, ""), "compression", "unknown compression"},
 		{"unknown encryption", packet(CompressionGzip, 9, ""), "encryption", "unknown encryption"},
@@ -118,13 +130,13 @@ func TestSettingsValidate(t *testing.T) {
 
 // Options hands NewEncoder exactly what Validate accepted, key decoded.
 func TestSettingsOptions(t *testing.T) {
-	s := Settings{Mode: ModePacket, Compression: CompressionGzip, Encryption: EncryptionAESGCM,
+	s := Settings{Mode: ModePacket, Compression: CompressionGzip, Level: 9, Encryption: EncryptionAESGCM,
 		KeyBase64: strings.TrimRight(base64.StdEncoding.EncodeToString(testKey), "=")}
 	o, err := s.Options()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Mode != ModePacket || o.Compression != CompressionGzip || o.Encryption != EncryptionAESGCM || string(o.Key) != string(testKey) {
+	if o.Mode != ModePacket || o.Compression != CompressionGzip || o.Level != 9 || o.Encryption != EncryptionAESGCM || string(o.Key) != string(testKey) {
 		t.Fatalf("Options = %+v", o)
 	}
 	if _, err := NewEncoder(o); err != nil {

@@ -1,6 +1,7 @@
 package transporttest
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -24,15 +25,25 @@ type DelayProxy struct {
 // It is closed by tb.Cleanup, which waits for its goroutines.
 func NewDelayProxy(tb testing.TB, target string, rtt time.Duration) *DelayProxy {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := StartDelayProxy(target, rtt)
 	if err != nil {
 		tb.Fatal(err)
+	}
+	tb.Cleanup(p.Close)
+	return p
+}
+
+// StartDelayProxy is NewDelayProxy for programs (the end-to-end
+// benchmark): the caller closes it.
+func StartDelayProxy(target string, rtt time.Duration) (*DelayProxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("delay proxy: %w", err)
 	}
 	p := &DelayProxy{ln: ln, target: target, delay: rtt / 2}
 	p.wg.Add(1)
 	go p.accept()
-	tb.Cleanup(p.Close)
-	return p
+	return p, nil
 }
 
 // Addr is the proxy's listening address (host:port).

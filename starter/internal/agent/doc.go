@@ -30,7 +30,10 @@
 //     maxJobs at a time, and gets one jobResult back per job. Connecting,
 //     reconnecting and the pause after an unreachable or rejecting engine
 //     all happen there, so a slow or absent engine never stops the loop
-//     from reading input into the WAL.
+//     from reading input into the WAL. In PACKET mode it encodes each
+//     job in parts on short-lived goroutines, one per core, that only
+//     read the job's rows and write their own arenas; it joins them,
+//     in row order, before Send.
 //
 //   - the summary goroutine reads Snapshot every 30 s and logs one INFO
 //     line, "non-zero metrics since the last summary", with the counters

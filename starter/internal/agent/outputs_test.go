@@ -54,12 +54,17 @@ func TestOutputSetUpFailureStopsStart(t *testing.T) {
 func TestJobSizeFollowsMaxInFlight(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Queue.PollBatchSize, cfg.Agent.BulkMaxSize = 1, 1
-	clientOptions(t, cfg).MaxInFlight = 1000
-	if got := jobSize(newOptions(t, cfg, "", nil, nil)); got != 4000 {
-		t.Errorf("jobSize = %d, want 4 × max-in-flight = 4000", got)
+	clientOptions(t, cfg).MaxInFlight = 200
+	if got := jobSize(newOptions(t, cfg, "", nil, nil)); got != 800 {
+		t.Errorf("jobSize = %d, want 4 × max-in-flight = 800", got)
 	}
 	clientOptions(t, cfg).MaxInFlight = 1
 	if got := jobSize(newOptions(t, cfg, "", nil, nil)); got != 4 {
 		t.Errorf("jobSize = %d, want 4", got)
+	}
+	// Capped at the default window: bigger claims cost the WAL more.
+	clientOptions(t, cfg).MaxInFlight = 4096
+	if got := jobSize(newOptions(t, cfg, "", nil, nil)); got != 1024 {
+		t.Errorf("jobSize = %d, want the cap, 1024", got)
 	}
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -118,15 +119,25 @@ func (l *loop) setInputs(inputs []*source) {
 // the three are about the same size, so claims and acks never cap the
 // group commit (with 256-row jobs and a 1,024-event buffer, three commits
 // in four carried only a job's ack and claim, each paying its fsync).
-// The bulk-max-size part is capped: claimed payloads are held in memory
-// (maxJobs jobs), and beyond a few thousand rows a bigger group gains
-// little over the fsync it amortises.
+// The max-in-flight part lets a job fill the transport's window on a long
+// round trip; it is capped at maxWindowJobSize, which covers the default
+// window (1024 lines), because bigger claims and acks cost the WAL more
+// than they gain: with 4096-row jobs a 500,000-row backlog drained at
+// about 60 % of the rate of 1024-row jobs and wrote 1.4-2.3x the bytes
+// (docs/performance.md). The bulk-max-size part is capped too: claimed
+// payloads are held in memory (maxJobs jobs), and beyond a few thousand
+// rows a bigger group gains little over the fsync it amortises.
 func jobSize(o Options) int {
-	return max(o.Queue.PollBatchSize, o.Output.Pacing().MaxInFlight*4, min(o.Agent.BulkMaxSize, maxBulkJobSize), 1)
+	return max(o.Queue.PollBatchSize, min(o.Output.Pacing().MaxInFlight*4, maxWindowJobSize),
+		min(o.Agent.BulkMaxSize, maxBulkJobSize), 1)
 }
 
-// maxBulkJobSize caps what bulk-max-size adds to jobSize.
-const maxBulkJobSize = 4096
+// maxWindowJobSize caps what max-in-flight adds to jobSize; maxBulkJobSize
+// caps what bulk-max-size adds.
+const (
+	maxWindowJobSize = 1024
+	maxBulkJobSize   = 4096
+)
 
 func (r *Agent) newSendLoop(snd transport.Sender, enc encoder, nonMode bool) *sendLoop {
 	pace := r.opts.Output.Pacing()
@@ -145,6 +156,8 @@ func (r *Agent) newSendLoop(snd transport.Sender, enc encoder, nonMode bool) *se
 		rejectWait: backoff.Policy{Max: pace.MaxBackoff}, // no Initial: always the maximum
 		ctr:        &r.ctr,
 		pub:        &r.pub,
+		// One part per core the runtime may use: encoding is pure CPU.
+		encodeWorkers: runtime.GOMAXPROCS(0),
 
 		exitOnRefusal: r.exitOnRefusal(),
 	}

@@ -108,6 +108,7 @@ func TestLoadRejects(t *testing.T) {
 		{"transport blank token", "output:\n  type: transport\n  endpoint: h:1\n  token: '   '" + validInput, "agent.yaml:4:3: output.token: token is empty"},
 		{"auth-type none", "output:\n  type: transport\n  endpoint: h:1\n  token: t\n  auth-type: none" + validInput, `agent.yaml:5:3: output.auth-type: must be "token" when set; "none" is not supported`},
 		{"packet-mode", "output:\n  type: transport\n  endpoint: h:1\n  token: t\n  packet-mode: udp" + validInput, `agent.yaml:5:3: output.packet-mode: unknown packet mode "udp" (want raw or packet)`},
+		{"compression-level in PACKET", "output:\n  type: transport\n  endpoint: h:1\n  token: t\n  packet-mode: PACKET\n  compression-level: 12" + validInput, `agent.yaml:6:3: output.compression-level: compression level out of range: gzip takes 0 (store) to 9 (smallest), got 12`},
 		{"compression in PACKET", "output:\n  type: transport\n  endpoint: h:1\n  token: t\n  packet-mode: PACKET\n  compression: zstd" + validInput, `agent.yaml:6:3: output.compression: unknown compression "zstd" (want none, gzip, zlib or deflate)`},
 		{"encryption in PACKET", "output:\n  type: transport\n  endpoint: h:1\n  token: t\n  packet-mode: PACKET\n  encryption: rot13" + validInput, `agent.yaml:6:3: output.encryption: unknown encryption "rot13" (want none, aes_gcm or chacha20_poly1305)`},
 		{"aes_gcm without key", "output:\n  type: transport\n  endpoint: h:1\n  token: t\n  packet-mode: PACKET\n  encryption: aes_gcm" + validInput, `agent.yaml:1:1: output.aes-secret-key-base64: required when encryption is "aes_gcm"`},
@@ -164,6 +165,7 @@ func TestLoadAcceptsIgnoredValues(t *testing.T) {
 		{"RAW ignores compression, encryption and key", "output:\n  type: transport\n  endpoint: h:1\n  token: t\n  packet-mode: raw\n  compression: zstd\n  encryption: rot13\n  aes-secret-key-base64: short" + validInput},
 		{"console ignores endpoint and token", "output:\n  type: console\n  endpoint: nonsense\n  auth-type: none" + validInput},
 		{"console ignores an unreadable token-file", "output:\n  token-file: /does/not/exist" + validInput},
+		{"RAW and none ignore compression-level", "output:\n  type: transport\n  endpoint: h:1\n  token: t\n  compression-level: -3\n  encryption: aes_gcm" + validInput},
 		{"empty compression means none", "output:\n  type: transport\n  endpoint: h:1\n  token: t\n  packet-mode: PACKET\n  compression: ''" + validInput},
 	}
 	for _, tc := range tests {

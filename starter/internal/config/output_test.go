@@ -28,7 +28,7 @@ func TestConsoleKeepsTransportKeys(t *testing.T) {
 	if cfg.Output.Type != output.TypeConsole || !ok {
 		t.Fatalf("output %q with %T", cfg.Output.Type, cfg.Output.Options)
 	}
-	if cc.Transport.Client.Endpoint != "127.0.0.1:9999" || cc.Transport.Client.MaxInFlight != 64 {
+	if cc.Transport.Client.Endpoint != "127.0.0.1:9999" || cc.Transport.Client.MaxInFlight != 1024 {
 		t.Errorf("transport keys not kept: %+v", cc.Transport.Client)
 	}
 }

@@ -38,8 +38,9 @@ const RedactedValue = "<redacted>"
 
 // Pacing is how the scheduler paces the sender it was given.
 type Pacing struct {
-	// MaxInFlight is how many batches one Send keeps awaiting replies;
-	// the scheduler sizes its jobs so the pipeline stays full.
+	// MaxInFlight is the most batches one Send keeps awaiting replies
+	// (the client's window grows up to it); the scheduler sizes its jobs
+	// so the pipeline stays full.
 	MaxInFlight int
 	// InitialBackoff and MaxBackoff bound the pause after the destination
 	// was unreachable when the agent keeps no WAL (retry.* is then

@@ -32,6 +32,8 @@ type TransportConfig struct {
 	PacketMode  ifUsed[codec.Mode, *codec.Mode]               `yaml:"packet-mode"`
 	Compression ifUsed[codec.Compression, *codec.Compression] `yaml:"compression"`
 	Encryption  ifUsed[codec.Encryption, *codec.Encryption]   `yaml:"encryption"`
+	// CompressionLevel is the codec's, checked by the codec where used.
+	CompressionLevel int `yaml:"compression-level"`
 	// AESSecretKeyBase64 is the base64 key, decoded by the codec.
 	AESSecretKeyBase64 string `yaml:"aes-secret-key-base64"`
 	// AESSecretKeyFile names a file holding the base64 key; it wins.
@@ -66,6 +68,7 @@ func NewTransportConfig() *TransportConfig {
 	s := codec.DefaultSettings()
 	c := &TransportConfig{Client: client.DefaultConfig(), AuthType: "token", OnRefusal: RefusalRetry}
 	c.PacketMode.Value, c.Compression.Value, c.Encryption.Value = s.Mode, s.Compression, s.Encryption
+	c.CompressionLevel = s.Level
 	return c
 }
 
@@ -97,7 +100,7 @@ func (u *ifUsed[T, P]) check(key string) error {
 
 // Codec returns the codec's settings.
 func (c *TransportConfig) Codec() codec.Settings {
-	return codec.Settings{Mode: c.PacketMode.Value, Compression: c.Compression.Value,
+	return codec.Settings{Mode: c.PacketMode.Value, Compression: c.Compression.Value, Level: c.CompressionLevel,
 		Encryption: c.Encryption.Value, KeyBase64: c.AESSecretKeyBase64}
 }
 

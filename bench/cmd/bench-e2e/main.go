@@ -1,0 +1,122 @@
+// Command bench-e2e measures the built agent end to end on this machine:
+// it generates N log lines, each with a sequence number, starts a sink
+// (the ingress library, decoding PACKET and counting unique sequence
+// numbers and duplicates) and bin/edge-agent, and prints one row per
+// configuration with the median and min..max over the runs. A raw bbolt
+// append loop, run in the same invocation, shows the WAL's efficiency as
+// a ratio. `make bench-e2e` builds the agent and runs it; see
+// docs/performance.md for the figures and how to read them.
+//
+// Linux only (it reads /proc); loopback only; every process it starts is
+// stopped by its PID, and its data lives in a temporary directory it
+// removes.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// configNames are the rows, in order. Each is described in configHelp.
+var configNames = []string{"raw-fsync", "nosync", "if1", "packet", "rtt20", "rtt100", "backlog", "bolt"}
+
+const configHelp = `raw-fsync  defaults: RAW, queue.fsync on
+nosync     queue.fsync: false
+if1        output.max-in-flight: 1 (the Java agent's exchange)
+packet     PACKET, gzip (default level), aes_gcm; the sink decrypts and decodes
+rtt20      defaults through a proxy adding a 20 ms round trip (N is -rtt-n)
+rtt100     the same with 100 ms
+backlog    -backlog-n rows queued while the sink refuses, then the drain is timed
+bolt       a bare bbolt append loop: 200-byte records, bulk-max-size (256) per
+           fsynced transaction, as the WAL's group commit; not the agent`
+
+type options struct {
+	agent    string
+	n        int
+	rttN     int
+	backlogN int
+	runs     int
+	configs  []string
+	timeout  time.Duration
+	keep     bool
+}
+
+func main() {
+	o, err := parseFlags(os.Args[1:])
+	if err == nil {
+		err = run(o)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench-e2e:", err)
+		os.Exit(1)
+	}
+}
+
+// parseFlags reads the flags; N, RUNS and CONFIGS in the environment
+// give their defaults, so `make bench-e2e N=100000` works.
+func parseFlags(args []string) (options, error) {
+	fs := flag.NewFlagSet("bench-e2e", flag.ContinueOnError)
+	o := options{}
+	fs.StringVar(&o.agent, "agent", "bin/edge-agent", "the agent binary to measure")
+	fs.IntVar(&o.n, "n", envInt("N", 1_000_000), "lines per run (env N)")
+	fs.IntVar(&o.rttN, "rtt-n", envInt("RTT_N", 100_000), "lines per run of rtt20 and rtt100 (env RTT_N)")
+	fs.IntVar(&o.backlogN, "backlog-n", envInt("BACKLOG_N", 2_000_000), "rows of the backlog config (env BACKLOG_N)")
+	fs.IntVar(&o.runs, "runs", envInt("RUNS", 3), "runs per config; each row shows the median and min..max (env RUNS)")
+	configs := fs.String("configs", envString("CONFIGS", strings.Join(configNames, ",")), "comma-separated configs (env CONFIGS):\n"+configHelp)
+	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "give up a run after this long")
+	fs.BoolVar(&o.keep, "keep", false, "keep the temporary directory (agent logs, configs) for a look")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	var errs []error
+	for _, c := range strings.Split(*configs, ",") {
+		c = strings.TrimSpace(c)
+		if c == "" {
+			continue
+		}
+		if !known(c) {
+			errs = append(errs, fmt.Errorf("-configs: unknown config %q (known: %s)", c, strings.Join(configNames, ", ")))
+		}
+		o.configs = append(o.configs, c)
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"-n", o.n}, {"-rtt-n", o.rttN}, {"-backlog-n", o.backlogN}, {"-runs", o.runs}} {
+		if f.v < 1 || f.v > 999_999_999 {
+			errs = append(errs, fmt.Errorf("%s must be 1..999999999, got %d", f.name, f.v))
+		}
+	}
+	if len(o.configs) == 0 {
+		errs = append(errs, errors.New("-configs: none given"))
+	}
+	return o, errors.Join(errs...)
+}
+
+func known(c string) bool {
+	for _, k := range configNames {
+		if c == k {
+			return true
+		}
+	}
+	return false
+}
+
+func envInt(key string, def int) int {
+	if v, err := strconv.Atoi(strings.TrimSpace(os.Getenv(key))); err == nil {
+		return v
+	}
+	return def
+}
+
+func envString(key, def string) string {
+	if v := strings.TrimSpace(os.Getenv(key)); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,331 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/edge-agent/edge-agent/transport/codec"
+	"github.com/edge-agent/edge-agent/transport/ingress"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
+)
+
+const token = "bench-token"
+
+func run(o options) error {
+	agent, err := filepath.Abs(o.agent)
+	if err != nil {
+		return fmt.Errorf("-agent %s: %w", o.agent, err)
+	}
+	if st, err := os.Stat(agent); err != nil || st.IsDir() {
+		return fmt.Errorf("-agent %s: not a file (run make build first): %v", o.agent, err)
+	}
+	root, err := os.MkdirTemp("", "edge-agent-bench-")
+	if err != nil {
+		return fmt.Errorf("temporary directory: %w", err)
+	}
+	if o.keep {
+		fmt.Fprintln(os.Stderr, "keeping", root)
+	} else {
+		defer os.RemoveAll(root)
+	}
+	key := make([]byte, codec.KeySize)
+	_, _ = rand.Read(key)
+	b := &bench{o: o, agent: agent, root: root, key: key, data: map[int]dataFile{}}
+
+	all := map[string][]result{}
+	for run := 1; run <= o.runs; run++ {
+		for _, c := range o.configs { // interleaved, so a noisy minute hits every config
+			r, err := b.runOne(c, run)
+			if err != nil {
+				r.note = err.Error()
+				fmt.Fprintf(os.Stderr, "run %d %s: %v\n", run, c, err)
+			}
+			fmt.Fprintf(os.Stderr, "run %d/%d %-9s ok=%v lines=%d wall=%.2fs cpu=%.2fs rss=%.1fMiB write=%.0fMB dups=%d %s\n",
+				run, o.runs, c, r.ok, r.lines, r.wall, r.cpu, float64(r.hwm)/(1<<20), float64(r.writeBytes)/1e6, r.dups, r.note)
+			all[c] = append(all[c], r)
+		}
+	}
+	fmt.Printf("edge-agent end to end: %s; %d run(s) per config, median (min..max)\n", agent, o.runs)
+	printTable(os.Stdout, o.configs, all)
+	raw, bolt := all["raw-fsync"], all["bolt"]
+	if len(raw) > 0 && len(bolt) > 0 {
+		rate := func(r result) float64 { return float64(r.lines) / r.wall }
+		perLine := func(r result) float64 { return float64(r.writeBytes) / float64(r.lines) }
+		fmt.Printf("WAL efficiency vs bare bbolt (medians): lines/s %.2f, disk bytes per line %.2f (agent %.0f, bbolt %.0f)\n",
+			median(column(raw, rate))/median(column(bolt, rate)),
+			median(column(raw, perLine))/median(column(bolt, perLine)),
+			median(column(raw, perLine)), median(column(bolt, perLine)))
+	}
+	return nil
+}
+
+type dataFile struct {
+	path  string
+	bytes int64
+}
+
+type bench struct {
+	o     options
+	agent string
+	root  string
+	key   []byte
+	data  map[int]dataFile
+}
+
+// dataFor generates (once) the file of n lines.
+func (b *bench) dataFor(n int) (dataFile, error) {
+	if d, ok := b.data[n]; ok {
+		return d, nil
+	}
+	path := filepath.Join(b.root, fmt.Sprintf("log-%d.log", n))
+	f, err := os.Create(path)
+	if err != nil {
+		return dataFile{}, fmt.Errorf("create %s: %w", path, err)
+	}
+	size, err := generate(f, n, 1)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return dataFile{}, err
+	}
+	d := dataFile{path: path, bytes: size}
+	b.data[n] = d
+	return d, nil
+}
+
+func (b *bench) runOne(config string, run int) (result, error) {
+	n := b.o.n
+	switch config {
+	case "rtt20", "rtt100":
+		n = b.o.rttN
+	case "backlog":
+		n = b.o.backlogN
+	}
+	d, err := b.dataFor(n)
+	if err != nil {
+		return result{}, err
+	}
+	work := filepath.Join(b.root, fmt.Sprintf("%s-%d", config, run))
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return result{}, err
+	}
+	defer func() {
+		if !b.o.keep {
+			_ = os.RemoveAll(work)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), b.o.timeout)
+	defer cancel()
+	if config == "bolt" {
+		return boltLoop(ctx, filepath.Join(work, "bolt.db"), n, b.o.timeout)
+	}
+	return b.agentRun(ctx, config, work, d, n)
+}
+
+func (b *bench) agentRun(ctx context.Context, config, work string, d dataFile, n int) (result, error) {
+	res := result{lines: n, bytes: d.bytes, cpu: -1, hwm: -1, writeBytes: -1}
+	mode := codec.ModeRaw
+	if config == "packet" {
+		mode = codec.ModePacket
+	}
+	dec, err := codec.NewDecoder(mode, b.key)
+	if err != nil {
+		return res, err
+	}
+	t := newTally(n)
+	srv, err := ingress.New(ingress.Config{Token: token, Decoder: dec,
+		Handler: func(_ int64, rec []byte) string { t.add(rec); return "" },
+		Faults:  ingress.Faults{Reject: config == "backlog"}})
+	if err != nil {
+		return res, err
+	}
+	if err := srv.Start(ctx); err != nil {
+		return res, fmt.Errorf("start the sink: %w", err)
+	}
+	defer srv.Close()
+	endpoint := srv.Addr()
+	switch config {
+	case "rtt20", "rtt100":
+		rtt := 20 * time.Millisecond
+		if config == "rtt100" {
+			rtt = 100 * time.Millisecond
+		}
+		p, err := transporttest.StartDelayProxy(endpoint, rtt)
+		if err != nil {
+			return res, err
+		}
+		defer p.Close()
+		endpoint = p.Addr()
+	}
+	apiAddr, err := freeLoopbackAddr()
+	if err != nil {
+		return res, err
+	}
+	conf := filepath.Join(work, "agent.yaml")
+	if err := os.WriteFile(conf, []byte(b.agentYAML(config, work, d.path, endpoint, apiAddr)), 0o600); err != nil {
+		return res, err
+	}
+	logf, err := os.Create(filepath.Join(work, "agent.log"))
+	if err != nil {
+		return res, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(b.agent, "start", "--config", conf)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = work, logf, logf
+	cmd.Env = append(os.Environ(), "EDGE_AGENT_HOME="+work)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return res, fmt.Errorf("start %s: %w", b.agent, err)
+	}
+	pid := cmd.Process.Pid
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var last procSample
+	sample := func() {
+		if s, err := readProc(pid); err == nil {
+			last = s
+			res.hwm = max(res.hwm, s.HWMBytes)
+		}
+	}
+	stop := func() {
+		sample()
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill() // this PID only
+			<-exited
+		}
+		res.cpu, res.writeBytes = last.CPUSeconds, last.WriteBytes
+	}
+
+	if config == "backlog" {
+		if err := waitBacklog(ctx, apiAddr, n, exited, sample); err != nil {
+			stop()
+			return res, fmt.Errorf("build the backlog: %w (agent log: %s)", err, logf.Name())
+		}
+		srv.SetFaults(ingress.Faults{})
+		start = time.Now()
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.done:
+			res.wall = time.Since(start).Seconds()
+			stop()
+			_, res.dups, _ = t.counts()
+			res.ok = true
+			return res, nil
+		case err := <-exited:
+			exited <- err
+			stop()
+			u, _, bad := t.counts()
+			return res, fmt.Errorf("agent exited early (%v) after %d of %d lines, %d without a sequence number; see %s", err, u, n, bad, logf.Name())
+		case <-ctx.Done():
+			stop()
+			u, _, _ := t.counts()
+			return res, fmt.Errorf("timed out after %d of %d lines", u, n)
+		case <-tick.C:
+			sample()
+		}
+	}
+}
+
+// agentYAML is the config of one run: the defaults but for what the
+// config name says.
+func (b *bench) agentYAML(config, work, data, endpoint, api string) string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "input:\n  paths: [%q]\n  read-from-beginning: true\n", data)
+	fmt.Fprintf(&s, "queue:\n  path: %q\n", filepath.Join(work, "data", "wal.db"))
+	if config == "nosync" {
+		s.WriteString("  fsync: false\n")
+	}
+	fmt.Fprintf(&s, "output:\n  type: transport\n  endpoint: %q\n  token: %s\n", endpoint, token)
+	switch config {
+	case "if1":
+		s.WriteString("  max-in-flight: 1\n")
+	case "packet":
+		fmt.Fprintf(&s, "  packet-mode: PACKET\n  compression: gzip\n  encryption: aes_gcm\n  aes-secret-key-base64: %q\n",
+			base64.StdEncoding.EncodeToString(b.key))
+	case "backlog":
+		// The sink refuses while the backlog builds: ask again soon once
+		// it accepts, rather than after the default 30 s.
+		s.WriteString("  max-backoff-ms: 200\n")
+	}
+	fmt.Fprintf(&s, "http:\n  listen: %q\n", api)
+	fmt.Fprintf(&s, "log:\n  file: %q\n", filepath.Join(work, "edge-agent.log"))
+	return s.String()
+}
+
+// waitBacklog waits until the agent has queued n rows, from its status.
+func waitBacklog(ctx context.Context, api string, n int, exited chan error, sample func()) error {
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	hc := &http.Client{Timeout: 5 * time.Second}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-exited:
+			exited <- err
+			return fmt.Errorf("agent exited: %v", err)
+		case <-tick.C:
+			sample()
+			appended, err := rowsAppended(ctx, hc, api)
+			if err == nil && appended >= uint64(n) {
+				return nil
+			}
+		}
+	}
+}
+
+func rowsAppended(ctx context.Context, hc *http.Client, api string) (uint64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+api+"/debug/status", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Counters *struct {
+			RowsAppended uint64 `json:"rows_appended"`
+		} `json:"counters"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return 0, fmt.Errorf("/debug/status: %w", err)
+	}
+	if st.Counters == nil {
+		return 0, errors.New("/debug/status: no counters")
+	}
+	return st.Counters.RowsAppended, nil
+}
+
+// freeLoopbackAddr returns a 127.0.0.1 port free a moment ago, for the
+// agent's HTTP API (status, for the backlog config).
+func freeLoopbackAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("find a free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
