@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
@@ -110,5 +111,69 @@ func TestGracefulStopChargesNoAttemptForInFlightRows(t *testing.T) {
 			t.Fatalf("row %d: status %v attempts %d (%s), want PENDING with 0 attempts after a graceful stop",
 				r.ID, r.Status, r.Attempts, r.Reason)
 		}
+	}
+}
+
+// TestGracefulStopWaitsForTheRepliesOnTheWire: a stop while a job is in
+// flight lets the engine answer it before the sender is stopped, so rows
+// the engine received are ACKED and not sent again at the next start.
+// An engine that answers too late, or never, does not hold the stop past
+// agent.shutdown-timeout-ms: its rows go back to PENDING uncharged.
+func TestGracefulStopWaitsForTheRepliesOnTheWire(t *testing.T) {
+	const rows = 20
+	for _, tc := range []struct {
+		name      string
+		delay     time.Duration // how long the engine takes to answer
+		block     bool          // the engine never answers
+		wantAcked bool
+	}{
+		{"engine answers within the settle", 500 * time.Millisecond, false, true},
+		{"engine answers after the shutdown timeout", time.Hour, false, false},
+		{"engine never answers", 0, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := testConfig(t)      // agent.shutdown-timeout-ms: 5 s
+				cfg.Retry.MaxAttempts = 1 // one charged attempt would make a row DEAD
+				home := t.TempDir()
+				in := &fakeInput{}
+				in.push(lineEvents("a.log", 0, rows)...)
+				snd := newFakeSender(nil)
+				snd.delay, snd.block, snd.started = tc.delay, tc.block, make(chan struct{}, 1)
+				h := startRuntime(t, newOptions(t, cfg, home, in, snd))
+				eventually(t, 10*time.Second, "every row appended", func() bool { return h.rt.Snapshot().RowsAppended == rows })
+				<-snd.started
+				h.cancel()
+				// h.wait's bound runs on the bubble's clock: more than the
+				// shutdown timeout means the stop was not bounded.
+				if err := h.wait(cfg.Agent.ShutdownTimeout + time.Second); err != nil {
+					t.Fatal(err)
+				}
+				var left []wal.Row
+				w := openTestWAL(t, home)
+				if err := w.View(func(tx *wal.ReadTx) (err error) { left, err = tx.List(nil, 0, 0); return err }); err != nil {
+					t.Fatal(err)
+				}
+				if tc.wantAcked {
+					if acked := h.rt.Snapshot().Acked; acked != rows || len(left) != 0 {
+						t.Fatalf("after the stop: %d acked, %d rows left in the WAL; want %d acked and none left (they would be sent again)", acked, len(left), rows)
+					}
+					for p, n := range snd.payloads() {
+						if n != 1 {
+							t.Fatalf("payload %s sent %d times", p, n)
+						}
+					}
+					return
+				}
+				if len(left) != rows {
+					t.Fatalf("WAL holds %d rows, want %d", len(left), rows)
+				}
+				for _, r := range left {
+					if r.Status != wal.StatusPending || r.Attempts != 0 {
+						t.Fatalf("row %d: status %v attempts %d (%s), want PENDING with 0 attempts", r.ID, r.Status, r.Attempts, r.Reason)
+					}
+				}
+			})
+		})
 	}
 }
