@@ -72,8 +72,9 @@ func (r *Agent) shutdown(l *loop, cause error) error {
 	return nil
 }
 
-// settleOnStop lets the engine answer the jobs already handed to the
-// sender before it is stopped: cutting them short would release rows the
+// settleOnStop lets the engine answer the jobs the sender has begun
+// before it is stopped (those handed over but not begun are taken back:
+// nothing of them is on the wire): cutting them short would release rows the
 // engine may have received, and the next start would send them again
 // (up to output.max-in-flight of them per session). It waits until half
 // of the time left before deadline, no longer: the other half is for
@@ -81,6 +82,7 @@ func (r *Agent) shutdown(l *loop, cause error) error {
 // the WAL, which a silent engine must not take from them. What is still
 // unanswered then is released uncharged, as before.
 func (l *loop) settleOnStop(deadline time.Time) {
+	l.reclaimQueued()
 	inFlight := l.inFlightRows()
 	if inFlight == 0 {
 		return
@@ -93,6 +95,21 @@ func (l *loop) settleOnStop(deadline time.Time) {
 	if left := l.inFlightRows(); left > 0 {
 		l.log.Warn("the engine did not answer every batch in flight before the stop; those rows are sent again at the next start",
 			slog.Int("rows", left), slog.Duration("waited", time.Since(start).Round(time.Millisecond)))
+	}
+}
+
+// reclaimQueued takes back the jobs waiting in the sender's channel. The
+// channel hands each job to one receiver, so a job is either taken back
+// here or begun by the sender, never both. They are released uncharged.
+func (l *loop) reclaimQueued() {
+	for {
+		select {
+		case j := <-l.jobs:
+			delete(l.outstanding, j.seq)
+			l.uncommitted = append(l.uncommitted, &jobResult{job: j, results: notSent(j, transport.ErrClosed)})
+		default:
+			return
+		}
 	}
 }
 
