@@ -156,6 +156,46 @@ func TestKill9Restart(t *testing.T) {
 	}
 }
 
+// SIGTERM in the middle of a stream, then start again: the graceful stop
+// waits for the engine's replies to what is on the wire, so when the
+// engine answers, every line arrives exactly once. The engine answers
+// each batch after 1 ms, so batches are on the wire at the SIGTERM
+// (before the stop waited for them, about a congestion window of lines
+// arrived twice).
+func TestSIGTERMRestartSendsNothingTwice(t *testing.T) {
+	skipShort(t)
+	port := freePort(t)
+	root := newRoot(t, options{port: port})
+	rc := startReceiver(t, port, "e2e-token-0123456789", "--fault-delay-ms", "1")
+	w := root.createFile("in/app.log")
+	want := makeLines(t.Name(), 0, 3000)
+	w.lines(want)
+	agent := root.startReady()
+	eventually(t, deliverTimeout, "some lines delivered", func() bool {
+		return len(rc.received()) >= 500
+	})
+	delivered := len(rc.received())
+	if code := root.stop(agent); code != 0 {
+		t.Fatalf("graceful stop exit code %d: %s", code, agent.stderrText())
+	}
+	t.Logf("stopped with %d distinct lines delivered (%d at the SIGTERM)", len(rc.received()), delivered)
+	if !strings.Contains(root.logText(), "waiting for the engine to answer the batches in flight") {
+		t.Errorf("no batch in flight at the SIGTERM: the test did not stop the agent mid-stream")
+	}
+
+	restarted := root.startReady()
+	d := rc.waitDelivered(want, deliverTimeout)
+	if code := root.stop(restarted); code != 0 {
+		t.Errorf("stop exit code %d", code)
+	}
+	if d.duplicates != 0 {
+		t.Fatalf("after SIGTERM and restart: %s; the stop released rows the engine had received", d)
+	}
+	if strings.Contains(root.logText(), "the engine did not answer every batch in flight") {
+		t.Errorf("the engine answers, yet the stop gave up on batches in flight:\n%s", tail(root.path("log/edge-agent.log"), 20))
+	}
+}
+
 // Rename-rotation while running: the old file is read to its end (also
 // lines written to it after the rename), then the new file from 0.
 //   - leaves-glob: the rotated name (app.log.1) no longer matches in/*.log;

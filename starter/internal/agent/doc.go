@@ -131,9 +131,16 @@
 //
 // # Shutdown
 //
-// When ctx is done (or a fatal error happens) the loop stops polling,
-// drains the input's held-back groups, flushes the buffer to the WAL, stops
-// the sender, applies the results that came back, and closes input, sender
-// and WAL, all within agent.shutdown-timeout-ms. Rows still in flight are
-// released, or return to PENDING at the next start.
+// When ctx is done (or a fatal error happens) the loop stops polling and
+// hands out no more jobs, drains the input's held-back groups, flushes the
+// buffer to the WAL, waits for the jobs in flight to come back, stops the
+// sender, applies the results that came back, and closes input, sender
+// and WAL, all within agent.shutdown-timeout-ms. The wait lets the engine
+// answer what is already on the wire, so a stop (SIGTERM, edge-agent stop,
+// the OpAMP restart command) does not make the next start send it again;
+// it takes at most half of the time left after the flush, keeping the
+// other half for stopping a sender that ignores its context and writing
+// the results. Rows still in flight then are released uncharged, or return
+// to PENDING at the next start. A second SIGTERM/SIGINT (package cli) exits
+// at once, the wait included.
 package agent

@@ -124,12 +124,17 @@ type fakeSender struct {
 	// block makes Send wait for its context: an engine that never answers.
 	block bool
 	// gate, when set, holds every Send until it is closed.
-	gate   chan struct{}
-	calls  int
-	sends  map[int64]int
-	times  map[int64][]time.Time
-	last   map[int64][]byte
-	closed bool
+	gate chan struct{}
+	// delay makes each Send answer that long after it began, or end
+	// NotSent if its context ends first: an engine that answers slowly.
+	delay time.Duration
+	// started, when set, gets one value (if it has room) per Send begun.
+	started chan struct{}
+	calls   int
+	sends   map[int64]int
+	times   map[int64][]time.Time
+	last    map[int64][]byte
+	closed  bool
 }
 
 func newFakeSender(decide func(b transport.Batch, n int) transport.Outcome) *fakeSender {
@@ -145,8 +150,14 @@ func (s *fakeSender) Send(ctx context.Context, batches []transport.Batch) ([]tra
 		out[i] = transport.Result{ID: b.ID, Outcome: transport.NotSent}
 	}
 	s.mu.Lock()
-	block, gate := s.block, s.gate
+	block, gate, delay, started := s.block, s.gate, s.delay, s.started
 	s.mu.Unlock()
+	if started != nil {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+	}
 	if gate != nil {
 		select {
 		case <-gate:
@@ -157,6 +168,15 @@ func (s *fakeSender) Send(ctx context.Context, batches []transport.Batch) ([]tra
 	if block {
 		<-ctx.Done()
 		return out, ctx.Err()
+	}
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return out, ctx.Err()
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
@@ -110,5 +111,70 @@ func TestGracefulStopChargesNoAttemptForInFlightRows(t *testing.T) {
 			t.Fatalf("row %d: status %v attempts %d (%s), want PENDING with 0 attempts after a graceful stop",
 				r.ID, r.Status, r.Attempts, r.Reason)
 		}
+	}
+}
+
+// TestGracefulStopWaitsForTheRepliesOnTheWire: a stop while a job is in
+// flight lets the engine answer it before the sender is stopped, so rows
+// the engine received are ACKED and not sent again at the next start. A
+// job handed over but not begun is taken back unsent, and an engine that
+// answers too late, or never, does not hold the stop past
+// agent.shutdown-timeout-ms: those rows go back to PENDING uncharged.
+func TestGracefulStopWaitsForTheRepliesOnTheWire(t *testing.T) {
+	const rows = 20
+	for _, tc := range []struct {
+		name      string
+		delay     time.Duration // how long the engine takes to answer
+		block     bool          // the engine never answers
+		jobRows   int           // rows per job; 0: all rows in one job
+		wantAcked int           // the others must be PENDING, never sent
+	}{
+		{"engine answers within the settle", 500 * time.Millisecond, false, 0, rows},
+		{"a job not begun is not sent during the stop", 500 * time.Millisecond, false, rows / 2, rows / 2},
+		{"engine answers after the shutdown timeout", time.Hour, false, 0, 0},
+		{"engine never answers", 0, true, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := testConfig(t)      // agent.shutdown-timeout-ms: 5 s
+				cfg.Retry.MaxAttempts = 1 // one charged attempt would make a row DEAD
+				if tc.jobRows > 0 {
+					// jobSize: the largest of these three (max-in-flight x 4).
+					cfg.Queue.PollBatchSize, cfg.Agent.BulkMaxSize = tc.jobRows, tc.jobRows
+					clientOptions(t, cfg).MaxInFlight = 1
+				}
+				home := t.TempDir()
+				in := &fakeInput{}
+				in.push(lineEvents("a.log", 0, rows)...)
+				snd := newFakeSender(nil)
+				snd.delay, snd.block, snd.started = tc.delay, tc.block, make(chan struct{}, 1)
+				h := startRuntime(t, newOptions(t, cfg, home, in, snd))
+				eventually(t, 10*time.Second, "every row appended", func() bool { return h.rt.Snapshot().RowsAppended == rows })
+				<-snd.started
+				synctest.Wait() // the loop has handed over every job it may
+				h.cancel()
+				// h.wait's bound runs on the bubble's clock: more than the
+				// shutdown timeout means the stop was not bounded.
+				if err := h.wait(cfg.Agent.ShutdownTimeout + time.Second); err != nil {
+					t.Fatal(err)
+				}
+				var left []wal.Row
+				w := openTestWAL(t, home)
+				if err := w.View(func(tx *wal.ReadTx) (err error) { left, err = tx.List(nil, 0, 0); return err }); err != nil {
+					t.Fatal(err)
+				}
+				if acked := h.rt.Snapshot().Acked; acked != uint64(tc.wantAcked) || len(left) != rows-tc.wantAcked {
+					t.Fatalf("after the stop: %d acked, %d rows left in the WAL; want %d acked, %d left", acked, len(left), tc.wantAcked, rows-tc.wantAcked)
+				}
+				for _, r := range left {
+					if r.Status != wal.StatusPending || r.Attempts != 0 {
+						t.Fatalf("row %d: status %v attempts %d (%s), want PENDING with 0 attempts", r.ID, r.Status, r.Attempts, r.Reason)
+					}
+				}
+				if distinct, total := snd.stats(); distinct != tc.wantAcked || total != tc.wantAcked {
+					t.Fatalf("the engine answered %d sends of %d rows, want %d of %d: a row was sent that the stop did not wait for", total, distinct, tc.wantAcked, tc.wantAcked)
+				}
+			})
+		})
 	}
 }

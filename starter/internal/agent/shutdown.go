@@ -15,8 +15,9 @@ const shutdownRetry = 50 * time.Millisecond
 
 // shutdown stops the agent in SPEC §2 order, bounded by
 // agent.shutdown-timeout-ms: stop reading (drain held-back groups), flush
-// the buffer and the send results to the WAL, stop the sender, record what
-// it returned, close input, sender and WAL. cause is why the loop ended
+// the buffer and the send results to the WAL, let the engine answer the
+// jobs in flight (settleOnStop), stop the sender, record what it
+// returned, close input, sender and WAL. cause is why the loop ended
 // (nil: ctx done); it is returned, or a shutdown failure when cause is nil.
 func (r *Agent) shutdown(l *loop, cause error) error {
 	start := r.now()
@@ -37,6 +38,7 @@ func (r *Agent) shutdown(l *loop, cause error) error {
 	l.drainInputs(allInputs)
 	flushErr := l.flushUntil(deadline)
 
+	l.settleOnStop(deadline)
 	senderStuck := l.stopSender(deadline)
 	if err := l.flushUntil(deadline); err != nil && flushErr == nil {
 		flushErr = err
@@ -68,6 +70,57 @@ func (r *Agent) shutdown(l *loop, cause error) error {
 		return fmt.Errorf("stop edge agent: %w", err)
 	}
 	return nil
+}
+
+// settleOnStop lets the engine answer the jobs the sender has begun
+// before it is stopped (those handed over but not begun are taken back:
+// nothing of them is on the wire): cutting them short would release rows the
+// engine may have received, and the next start would send them again
+// (up to output.max-in-flight of them per session). It waits until half
+// of the time left before deadline, no longer: the other half is for
+// stopping a sender that ignores its context and writing the results to
+// the WAL, which a silent engine must not take from them. What is still
+// unanswered then is released uncharged, as before.
+func (l *loop) settleOnStop(deadline time.Time) {
+	l.reclaimQueued()
+	inFlight := l.inFlightRows()
+	if inFlight == 0 {
+		return
+	}
+	start := time.Now()
+	bound := start.Add(time.Until(deadline) / 2)
+	l.log.Info("waiting for the engine to answer the batches in flight",
+		slog.Int("rows", inFlight), slog.Duration("at_most", bound.Sub(start).Round(time.Millisecond)))
+	l.settleJobs(bound)
+	if left := l.inFlightRows(); left > 0 {
+		l.log.Warn("the engine did not answer every batch in flight before the stop; those rows are sent again at the next start",
+			slog.Int("rows", left), slog.Duration("waited", time.Since(start).Round(time.Millisecond)))
+	}
+}
+
+// reclaimQueued takes back the jobs waiting in the sender's channel. The
+// channel hands each job to one receiver, so a job is either taken back
+// here or begun by the sender, never both. They are released uncharged.
+func (l *loop) reclaimQueued() {
+	for {
+		select {
+		case j := <-l.jobs:
+			delete(l.outstanding, j.seq)
+			l.uncommitted = append(l.uncommitted, &jobResult{job: j, results: notSent(j, transport.ErrClosed)})
+		default:
+			return
+		}
+	}
+}
+
+// inFlightRows counts the rows of the jobs handed to the sender and not
+// yet come back.
+func (l *loop) inFlightRows() int {
+	n := 0
+	for _, j := range l.outstanding {
+		n += len(j.rows)
+	}
+	return n
 }
 
 // drainInputs moves the held-back groups (multiline) of the inputs for

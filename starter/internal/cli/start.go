@@ -40,9 +40,11 @@ func (a *agentCLI) startCommand() *ucli.Command {
 		Usage:     "run the agent (foreground unless --background)",
 		UsageText: "edge-agent start [--config FILE | FILE] [--background] [--log-level LEVEL]",
 		Description: `Runs the agent until SIGTERM or SIGINT, then stops gracefully: input stops,
-events held in memory are flushed to the WAL, the WAL is closed. A second
-signal forces an immediate exit (nothing stored is lost; unsent rows are sent
-after the next start). SIGHUP re-reads and applies the config without a
+events held in memory are flushed to the WAL, the engine's replies to the
+batches already sent are awaited (for at most half of what is left of
+agent.shutdown-timeout-ms, so they are not sent again), the WAL is closed. A
+second signal forces an immediate exit (nothing stored is lost; unsent or
+unanswered rows are sent after the next start). SIGHUP re-reads and applies the config without a
 restart (see edge-agent reload --help); it never stops the agent.
 
 The config is, in order: --config or the positional FILE, $EDGE_AGENT_CONFIG,
