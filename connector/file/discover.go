@@ -41,6 +41,7 @@ func (in *Input) discover(c candidate, now time.Time) error {
 	var key string
 	var offset, line, savedOffset int64
 	var restored, old *prior // the matched position's prev; the inode's content before a truncation
+	var older *prior         // an unmatched position's own prev: content before old, whose copy may still show up
 	tailed, truncated := false, false
 	if ss := in.saved[c.id]; len(ss) > 0 {
 		delete(in.saved, c.id)
@@ -51,7 +52,7 @@ func (in *Input) discover(c candidate, now time.Time) error {
 				if c.size >= s.Offset {
 					offset, line, restored = s.Offset, s.Line, s.prior
 				} else {
-					truncated, savedOffset, old = true, s.Offset, s.asPrior()
+					truncated, savedOffset, old, older = true, s.Offset, s.asPrior(), s.prior
 				}
 				continue
 			}
@@ -59,7 +60,7 @@ func (in *Input) discover(c candidate, now time.Time) error {
 			// while the agent was stopped (copytruncate: its old content
 			// may be in a copy found next), or the inode was reused.
 			if old == nil {
-				old = s.asPrior()
+				old, older = s.asPrior(), s.prior
 			}
 			in.emitForget(s.key)
 		}
@@ -107,6 +108,12 @@ func (in *Input) discover(c candidate, now time.Time) error {
 	case restored != nil:
 		in.setPrior(t, restored)
 	case old != nil:
+		if older != nil {
+			// Truncated twice (copytruncate twice while stopped, or after
+			// a truncation whose copy was not found yet): the earlier
+			// content stays findable in memory once old replaces it.
+			in.setPrior(t, older)
+		}
 		in.setPrior(t, old)
 	}
 	if src := cm.waitOn; src != nil && (c.size <= cm.srcSize || c.size < src.offset) {

@@ -103,10 +103,14 @@ func (in *Input) scan(ctx context.Context, now time.Time) error {
 				return
 			}
 			if t := in.byID[id]; t != nil {
-				if t.seenScan != gen { // a second name of the same file keeps the first
-					in.seen(t, path, fi, gen)
+				if t.seenScan == gen { // a second name of the same file keeps the first
+					return
 				}
-				return
+				if !in.reusedInode(t, path) {
+					in.seen(t, path, fi, gen)
+					return
+				}
+				in.forgetReused(t, path)
 			}
 			if _, dup := freshIDs[id]; !dup {
 				freshIDs[id] = struct{}{}
@@ -344,6 +348,9 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 		// or shrink. Then it is a live file that starts like the other.
 		switch src := t.copyOf; {
 		case size > in.sizeNow(src) && size >= src.offset:
+			if in.truncatedUnnoticed(src) {
+				break // its copies, t too, continue from where it was delivered
+			}
 			in.takeOver(t, src)
 		case size < t.lastSize:
 			in.continueCopy(t, src.offset, src.line, src.path)
@@ -363,6 +370,71 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 	}
 	t.lastMod = mod
 	t.lastSize = size
+}
+
+// truncatedUnnoticed reports whether t no longer starts with its
+// fingerprint, and if so takes note of the truncation. An original
+// truncated and refilled with less than its copy holds, before a read
+// noticed, looks smaller than its copy: only its first bytes tell that it
+// did not shrink into a copy of it.
+func (in *Input) truncatedUnnoticed(t *tracked) bool {
+	tf, done, ok := in.fileOf(t)
+	if !ok {
+		return false
+	}
+	head, err := fingerprint.Read(tf, in.cfg.FingerprintBytes, nil)
+	done()
+	if err != nil || t.fp.Matches(head) {
+		return false
+	}
+	in.truncate(t, head)
+	if t.f == nil {
+		t.needsRead = true
+	}
+	return true
+}
+
+// reusedInode reports whether path, which holds t's device+inode under
+// another name, is a new file in the inode of t's deleted file rather than
+// t renamed. Only a closed t can be: an open descriptor keeps its inode
+// from reuse. A rename keeps the content, so a file that does not start
+// with t's fingerprint is another; nor is t, when it was empty and never
+// read, told from a new file by anything but its inode, and taking it for
+// one keeps the new file from being checked for a copy (copytruncate):
+// its lines would be read again from byte 0.
+func (in *Input) reusedInode(t *tracked, path string) bool {
+	if t.f != nil || t.path == path {
+		return false
+	}
+	if fi, err := in.fsys.Stat(t.path); err == nil {
+		if id, _, ok := idOf(t.path, fi); ok && id == t.id {
+			return false // a second name (hard link) of t
+		}
+	}
+	f, err := in.openFile(path)
+	if err != nil {
+		return false
+	}
+	cur, err := fingerprint.Read(f, in.cfg.FingerprintBytes, in.fpBuf)
+	_ = f.Close()
+	if err != nil {
+		return false
+	}
+	if t.fp.Len() == 0 {
+		return t.readPos == 0 && len(cur) > 0
+	}
+	return !t.fp.Matches(cur)
+}
+
+// forgetReused forgets t, whose inode now holds another file (at path),
+// so that file is discovered as new; t's unread bytes are lost with it.
+func (in *Input) forgetReused(t *tracked, path string) {
+	if lost := unreadBytes(t); lost > 0 {
+		in.local.lostBytes += lost
+		in.logFile(slog.LevelWarn, "file deleted or rotated away while closed; its unread bytes are lost", t, t.offset,
+			"lost_bytes", lost)
+	}
+	in.retire(t, "deleted while closed; its inode now holds another file", "new_path", path)
 }
 
 // unseen handles a tracked file that no glob matched in this scan: an open
