@@ -243,6 +243,21 @@ func TestCopytruncateCopiesInGlob(t *testing.T) {
 			h.open()
 			return append(got, texts(h.pollAll())...)
 		}},
+		{"inode of the original reused while stopped, killed after the first event at start", func(h *harness) []string {
+			got := texts(h.restart())
+			_ = h.in.Close()
+			h.copyTo("a.log", "a.log.1")
+			h.truncate("a.log")
+			h.writeLines("a.log", ctLines("C", 1, 3))
+			h.rename("a.log", "c.log") // to the input: a.log deleted, its inode reused by c.log
+			h.open()
+			got = append(got, texts(h.poll(1))...) // the only event stored
+			_ = h.in.Close()                       // killed: no Drain
+			h.open()
+			got = append(got, texts(h.pollAll())...)
+			h.writeLines("a.log", ctLines("B", 1, 2))
+			return append(got, texts(h.pollAll())...)
+		}},
 		{"original closed, truncated and refilled with less than its waiting copy", func(h *harness) []string {
 			h.copyTo("a.log", "a.log.1")
 			got := texts(h.pollAll()) // the copy waits

@@ -43,6 +43,7 @@ func (in *Input) discover(c candidate, now time.Time) error {
 	var restored, old *prior // the matched position's prev; the inode's content before a truncation
 	var older *prior         // an unmatched position's own prev: content before old, whose copy may still show up
 	tailed, truncated := false, false
+	var forgets []string // positions of content the inode no longer holds
 	if ss := in.saved[c.id]; len(ss) > 0 {
 		delete(in.saved, c.id)
 		for _, s := range ss {
@@ -62,7 +63,7 @@ func (in *Input) discover(c candidate, now time.Time) error {
 			if old == nil {
 				old, older = s.asPrior(), s.prior
 			}
-			in.emitForget(s.key)
+			forgets = append(forgets, s.key)
 		}
 	}
 	var cm copyMatch // what the new file is a copy of (copytruncate), if anything
@@ -115,6 +116,15 @@ func (in *Input) discover(c candidate, now time.Time) error {
 			in.setPrior(t, older)
 		}
 		in.setPrior(t, old)
+	}
+	if len(forgets) > 0 {
+		// The old content, now t's prior (a copy may continue it), is
+		// stored before the positions it replaces are forgotten: a crash
+		// in between must not lose where its copy continues.
+		in.emitPosition(t)
+		for _, k := range forgets {
+			in.emitForget(k)
+		}
 	}
 	if src := cm.waitOn; src != nil && (c.size <= cm.srcSize || c.size < src.offset) {
 		// Not read (nor holding a descriptor) until the original is
