@@ -406,3 +406,19 @@ func TestNewPatternTailsExistingFiles(t *testing.T) {
 	h.open()
 	wantTexts(t, h.pollAll(), "d1")
 }
+
+// TestShortHeadIsNotACopy: a file taken for a copy while it held fewer
+// bytes than fingerprint-bytes (a line being written that starts like
+// another file, as timestamps do) is read as a file of its own once it
+// grows into other content, not from the other file's offset (model seed
+// 2053).
+func TestShortHeadIsNotACopy(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.FingerprintBytes = 16 })
+	h.write("b.log", "2") // a line being written
+	h.open()
+	wantTexts(t, h.pollAll())
+	h.write("a.log", "2026 a1\n2026 a2\n") // starts with b.log's byte, and is larger
+	wantTexts(t, h.pollAll(), "2026 a1", "2026 a2")
+	h.write("b.log", "026 b1\n2026 b2\n2026 b3\n") // grows past a.log: other content
+	wantTexts(t, h.pollAll(), "2026 b1", "2026 b2", "2026 b3")
+}

@@ -351,6 +351,10 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 			if in.truncatedUnnoticed(src) {
 				break // its copies, t too, continue from where it was delivered
 			}
+			if !in.sameContent(t, size, src) {
+				in.release(t)
+				break
+			}
 			in.takeOver(t, src)
 		case size < t.lastSize:
 			in.continueCopy(t, src.offset, src.line, src.path)
@@ -392,6 +396,40 @@ func (in *Input) truncatedUnnoticed(t *tracked) bool {
 		t.needsRead = true
 	}
 	return true
+}
+
+// sameContent reports whether t (size bytes) still holds what src holds,
+// as far as the shorter goes (sameBytes). A file taken for a copy while
+// it held fewer bytes than fingerprint-bytes matched on those few only
+// (files that start with the same timestamp); grown, it may turn out to
+// be another file.
+func (in *Input) sameContent(t *tracked, size int64, src *tracked) bool {
+	tf, tdone, ok := in.fileOf(t)
+	if !ok {
+		return true // nothing better to go by: the sizes decide
+	}
+	defer tdone()
+	sf, sdone, ok := in.fileOf(src)
+	if !ok {
+		return true
+	}
+	defer sdone()
+	fi, err := sf.Stat()
+	if err != nil {
+		return true
+	}
+	return sameBytes(tf, size, sf, fi.Size(), int64(min(t.fp.Len(), src.fp.Len())))
+}
+
+// release makes t, which waited as a copy of a file it turned out not to
+// copy, a file of its own, read on from its offset.
+func (in *Input) release(t *tracked) {
+	src := t.copyOf
+	src.copies--
+	t.copyOf = nil
+	t.needsRead = true
+	in.logFile(slog.LevelInfo, "file taken for a copy holds other content; reading it as a file of its own", t, t.offset,
+		"copy_of", src.path)
 }
 
 // reusedInode reports whether path, which holds t's device+inode under
