@@ -528,6 +528,13 @@ func (in *Input) unseen(t *tracked) error {
 		t.away = true
 		in.logFile(slog.LevelInfo, "file renamed out of the globs; reading it until quiet for close-inactive", t, t.offset)
 	}
+	if size := fi.Size(); size <= t.readPos && t.readPos > 0 && !fi.ModTime().Equal(t.lastMod) {
+		// Written without growing since the last scan, then deleted or
+		// renamed away: rewritten to the same size? Only the first bytes
+		// can tell, and no later scan will look (as in seen).
+		t.lastMod = fi.ModTime()
+		in.checkRewritten(t)
+	}
 	in.checkShrunk(t, fi.Size())
 	return nil
 }
