@@ -103,7 +103,12 @@
 // shorter than fingerprint-bytes whose original was read past the copy's
 // end before the copy was found is read as a new file (its lines twice),
 // and a copy still being written when a scan lists it, shorter than the
-// original's fingerprint, likewise. Content decides: a new file that
+// original's fingerprint, likewise. Conversely a file listed while it
+// holds only the first bytes of a line (fewer than fingerprint-bytes) is
+// taken for a copy of a file that starts with the same bytes; if that
+// file ends (deleted, truncated) before the first one grows, the first
+// one continues from that file's offset, cut to its size, and its first
+// line is delivered without those bytes. Content decides: a new file that
 // starts with exactly what a truncated file delivered is taken for its
 // copy, and one whose bytes are a prefix of a tracked file's (identical
 // first fingerprint-bytes and 4 KiB before its end) is not read until that
