@@ -311,6 +311,14 @@ func (in *Input) copySourceBy(id fileID, f *os.File, size int64, sum fingerprint
 			}
 			continue
 		}
+		if len(head) < in.cfg.FingerprintBytes && int64(len(head)) < size {
+			// t holds fewer bytes than fingerprint-bytes, and fewer than
+			// the new file: the new file is neither its copy nor, being
+			// newer, its original; they merely start alike (a line being
+			// written in t that starts with the same timestamp).
+			done()
+			continue
+		}
 		var srcSize int64
 		same := false
 		if fi, serr := tf.Stat(); err == nil && serr == nil {

@@ -443,3 +443,20 @@ func TestRewrittenToSameSizeThenDeleted(t *testing.T) {
 	h.remove("a.log")
 	wantTexts(t, h.pollAll(), "new 1", "new 2")
 }
+
+// TestShortHeadOutlivesLookAlike: a file listed while it held a byte of a
+// line, the same first byte as a larger file found later, is no copy of
+// it: when that file is deleted before the first grows, the first is
+// still read whole, from its own start (model seed 4091).
+func TestShortHeadOutlivesLookAlike(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.FingerprintBytes = 16 })
+	h.write("b.log", "2") // a line being written
+	h.open()
+	wantTexts(t, h.pollAll())
+	h.write("a.log", "2026 a1\n2026 a2\n")
+	wantTexts(t, h.pollAll(), "2026 a1", "2026 a2")
+	h.remove("a.log")
+	wantTexts(t, h.pollAll())
+	h.write("b.log", "026 b1\n")
+	wantTexts(t, h.pollAll(), "2026 b1")
+}

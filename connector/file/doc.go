@@ -45,8 +45,8 @@
 //     from the copy. Without the copies in the globs those lines are lost.
 //     A waiting file that grows past its original takes over from it only
 //     while it still holds the original's bytes: one taken for a copy on
-//     a few first bytes (a line being written that starts like another
-//     file, as timestamps do) is read as a file of its own from then on;
+//     its first bytes that grows into other content is read as a file of
+//     its own from then on;
 //   - rotation while stopped: at start, a saved position whose file the
 //     globs no longer find is looked up in its directory by device+inode
 //     and fingerprint (a rename keeps both) and drained from its offset,
@@ -103,12 +103,9 @@
 // shorter than fingerprint-bytes whose original was read past the copy's
 // end before the copy was found is read as a new file (its lines twice),
 // and a copy still being written when a scan lists it, shorter than the
-// original's fingerprint, likewise. Conversely a file listed while it
-// holds only the first bytes of a line (fewer than fingerprint-bytes) is
-// taken for a copy of a file that starts with the same bytes; if that
-// file ends (deleted, truncated) before the first one grows, the first
-// one continues from that file's offset, cut to its size, and its first
-// line is delivered without those bytes. Content decides: a new file that
+// original's fingerprint, likewise. A tracked file holding fewer bytes
+// than fingerprint-bytes is never taken for a copy or the original of a
+// larger new file that merely starts with those bytes. Content decides: a new file that
 // starts with exactly what a truncated file delivered is taken for its
 // copy, and one whose bytes are a prefix of a tracked file's (identical
 // first fingerprint-bytes and 4 KiB before its end) is not read until that
