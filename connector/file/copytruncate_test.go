@@ -72,8 +72,9 @@ func (h *harness) remove(name string) {
 // holds no descriptor: a closed file's inode can be freed and reused.
 func (h *harness) closeAll() []string {
 	h.t.Helper()
+	got := texts(h.pollAll()) // what is left to read, first: reading keeps a file active
 	h.clock = h.clock.Add(h.cfg.CloseInactive + time.Second)
-	got := texts(h.pollAll())
+	got = append(got, texts(h.pollAll())...)
 	if n := len(h.in.openFiles); n != 0 {
 		h.t.Fatalf("%d files open after close-inactive", n)
 	}
@@ -256,6 +257,17 @@ func TestCopytruncateCopiesInGlob(t *testing.T) {
 			h.open()
 			got = append(got, texts(h.pollAll())...)
 			h.writeLines("a.log", ctLines("B", 1, 2))
+			return append(got, texts(h.pollAll())...)
+		}},
+		{"original closed, truncated, deleted and its inode reused before the copy is found", func(h *harness) []string {
+			got := h.closeAll()
+			h.copyTo("a.log", "copy")
+			h.truncate("a.log")
+			h.writeLines("a.log", ctLines("C", 1, 3))
+			h.rename("a.log", "c.log") // to the input: a.log deleted, its inode reused by c.log
+			h.writeLines("a.log", ctLines("B", 1, 2))
+			got = append(got, texts(h.pollAll())...)
+			h.rename("copy", "a.log.1")
 			return append(got, texts(h.pollAll())...)
 		}},
 		{"original closed, truncated and refilled with less than its waiting copy", func(h *harness) []string {

@@ -465,8 +465,14 @@ func (in *Input) reusedInode(t *tracked, path string) bool {
 }
 
 // forgetReused forgets t, whose inode now holds another file (at path),
-// so that file is discovered as new; t's unread bytes are lost with it.
+// so that file is discovered as new; t's unread bytes are lost with it,
+// unless a copy of it shows up.
 func (in *Input) forgetReused(t *tracked, path string) {
+	if t.copies == 0 && t.fp.Len() > 0 {
+		// Its content may live on in a copy (copytruncate, then the
+		// original deleted): it stays findable, as a truncated file's.
+		in.setPrior(t, &prior{sum: t.fp.Sum(), offset: t.offset, line: t.line})
+	}
 	if lost := unreadBytes(t); lost > 0 {
 		in.local.lostBytes += lost
 		in.logFile(slog.LevelWarn, "file deleted or rotated away while closed; its unread bytes are lost", t, t.offset,
