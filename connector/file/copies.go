@@ -210,6 +210,8 @@ type copyMatch struct {
 	prior   *prior
 	from    string
 	saved   *savedState // the saved position it is, for an original not found since the start
+	prevOf  string      // the key of the saved position whose "prev" it is, for an original not found yet
+	prevIn  fileID      // prevOf's file
 	waitOn  *tracked
 	srcSize int64    // waitOn's size now
 	ends    *tracked // the original, closed and unreachable: forgotten
@@ -233,6 +235,16 @@ func (in *Input) consume(m copyMatch) {
 		}
 		delete(in.savedKeys, s.key)
 		in.emitForget(s.key)
+	}
+	if m.prevOf != "" {
+		// The original, found later, keeps its position but not the
+		// content this copy continues.
+		ss := in.saved[m.prevIn]
+		for i := range ss {
+			if ss[i].key == m.prevOf {
+				ss[i].prior = nil
+			}
+		}
 	}
 }
 
@@ -299,6 +311,14 @@ func (in *Input) copySourceBy(id fileID, f *os.File, size int64, sum fingerprint
 			}
 			continue
 		}
+		if len(head) < in.cfg.FingerprintBytes && int64(len(head)) < size {
+			// t holds fewer bytes than fingerprint-bytes, and fewer than
+			// the new file: the new file is neither its copy nor, being
+			// newer, its original; they merely start alike (a line being
+			// written in t that starts with the same timestamp).
+			done()
+			continue
+		}
 		var srcSize int64
 		same := false
 		if fi, serr := tf.Stat(); err == nil && serr == nil {
@@ -319,6 +339,19 @@ func (in *Input) copySourceBy(id fileID, f *os.File, size int64, sum fingerprint
 		for _, s := range in.saved[sid] {
 			if s.sum == sum {
 				return copyMatch{prior: s.asPrior(), from: s.Path, saved: &s}
+			}
+		}
+	}
+	// The content a saved position's file held before it was truncated:
+	// its copy may be discovered before it (an inode reused by the copy
+	// can carry a stale position of its own, which sorts it first).
+	for _, sid := range in.savedByPrior[sum] {
+		if sid == id {
+			continue
+		}
+		for _, s := range in.saved[sid] {
+			if p := s.prior; p != nil && p.sum == sum {
+				return copyMatch{prior: &prior{sum: p.sum, offset: p.offset, line: p.line}, from: s.Path, prevOf: s.key, prevIn: sid}
 			}
 		}
 	}

@@ -41,7 +41,9 @@ func (in *Input) discover(c candidate, now time.Time) error {
 	var key string
 	var offset, line, savedOffset int64
 	var restored, old *prior // the matched position's prev; the inode's content before a truncation
+	var older *prior         // an unmatched position's own prev: content before old, whose copy may still show up
 	tailed, truncated := false, false
+	var forgets []string // positions of content the inode no longer holds
 	if ss := in.saved[c.id]; len(ss) > 0 {
 		delete(in.saved, c.id)
 		for _, s := range ss {
@@ -51,7 +53,7 @@ func (in *Input) discover(c candidate, now time.Time) error {
 				if c.size >= s.Offset {
 					offset, line, restored = s.Offset, s.Line, s.prior
 				} else {
-					truncated, savedOffset, old = true, s.Offset, s.asPrior()
+					truncated, savedOffset, old, older = true, s.Offset, s.asPrior(), s.prior
 				}
 				continue
 			}
@@ -59,9 +61,9 @@ func (in *Input) discover(c candidate, now time.Time) error {
 			// while the agent was stopped (copytruncate: its old content
 			// may be in a copy found next), or the inode was reused.
 			if old == nil {
-				old = s.asPrior()
+				old, older = s.asPrior(), s.prior
 			}
-			in.emitForget(s.key)
+			forgets = append(forgets, s.key)
 		}
 	}
 	var cm copyMatch // what the new file is a copy of (copytruncate), if anything
@@ -107,7 +109,22 @@ func (in *Input) discover(c candidate, now time.Time) error {
 	case restored != nil:
 		in.setPrior(t, restored)
 	case old != nil:
+		if older != nil {
+			// Truncated twice (copytruncate twice while stopped, or after
+			// a truncation whose copy was not found yet): the earlier
+			// content stays findable in memory once old replaces it.
+			in.setPrior(t, older)
+		}
 		in.setPrior(t, old)
+	}
+	if len(forgets) > 0 {
+		// The old content, now t's prior (a copy may continue it), is
+		// stored before the positions it replaces are forgotten: a crash
+		// in between must not lose where its copy continues.
+		in.emitPosition(t)
+		for _, k := range forgets {
+			in.emitForget(k)
+		}
 	}
 	if src := cm.waitOn; src != nil && (c.size <= cm.srcSize || c.size < src.offset) {
 		// Not read (nor holding a descriptor) until the original is

@@ -6,10 +6,14 @@
 // Identity is device+inode (on Windows volume serial number + file index,
 // saved in the same "dev" and "ino" fields) plus a fingerprint of the
 // first fingerprint-bytes, matched by prefix so a growing file keeps its
-// identity. On Windows files are opened sharing delete access, so the
-// application can rename or delete a log the agent is reading. A position (input.Position) is kept per identity, not per
-// path, so a renamed file resumes where it was; its State is JSON, see
-// savedState.
+// identity; a closed file does not keep its inode, so the same
+// device+inode under another name that does not start with that
+// fingerprint (or a never-read empty file's inode, now holding data) is a
+// new file that reused the inode, and is checked for being a copy. On
+// Windows files are opened sharing delete access, so the application can
+// rename or delete a log the agent is reading. A position
+// (input.Position) is kept per identity, not per path, so a renamed file
+// resumes where it was; its State is JSON, see savedState.
 //
 // Guarantees, given a scheduler that stores each event's position with
 // the event:
@@ -38,7 +42,11 @@
 //     such files the larger is the original. So with the copies in the
 //     globs (app.log*, exclude '*.gz') nothing is delivered twice and the
 //     lines written between the last read and the truncate are read once,
-//     from the copy. Without the copies in the globs those lines are lost;
+//     from the copy. Without the copies in the globs those lines are lost.
+//     A waiting file that grows past its original takes over from it only
+//     while it still holds the original's bytes: one taken for a copy on
+//     its first bytes that grows into other content is read as a file of
+//     its own from then on;
 //   - rotation while stopped: at start, a saved position whose file the
 //     globs no longer find is looked up in its directory by device+inode
 //     and fingerprint (a rename keeps both) and drained from its offset,
@@ -95,7 +103,9 @@
 // shorter than fingerprint-bytes whose original was read past the copy's
 // end before the copy was found is read as a new file (its lines twice),
 // and a copy still being written when a scan lists it, shorter than the
-// original's fingerprint, likewise. Content decides: a new file that
+// original's fingerprint, likewise. A tracked file holding fewer bytes
+// than fingerprint-bytes is never taken for a copy or the original of a
+// larger new file that merely starts with those bytes. Content decides: a new file that
 // starts with exactly what a truncated file delivered is taken for its
 // copy, and one whose bytes are a prefix of a tracked file's (identical
 // first fingerprint-bytes and 4 KiB before its end) is not read until that

@@ -99,6 +99,9 @@ func (h *harness) apply(evs []input.Event) []rec {
 		if ev.Pos.Key == "" {
 			h.t.Fatalf("event without position key: %s", ev.Payload)
 		}
+		if os.Getenv("MODEL_LIVE") != "" {
+			println("POS", ev.Pos.Key, string(ev.Pos.State))
+		}
 		if ev.Pos.State == nil {
 			delete(h.saved, ev.Pos.Key)
 		} else {

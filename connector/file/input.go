@@ -85,8 +85,12 @@ type Input struct {
 	// for copies of files truncated or gone while the agent was stopped
 	// (entries whose position was matched since are skipped on lookup).
 	savedBySum map[fingerprint.Sum][]fileID
-	savedLens  map[int]struct{}
-	savedScans int
+	// savedByPrior indexes them by their "prev": the content a file held
+	// before a truncation, which its copy continues even when the copy
+	// is discovered before the truncated file is.
+	savedByPrior map[fingerprint.Sum][]fileID
+	savedLens    map[int]struct{}
+	savedScans   int
 	// knownPats are the patterns the saved positions were taken under
 	// (patternsKey); nil when every pattern counts as known.
 	knownPats map[string]struct{}
@@ -142,32 +146,33 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	in := &Input{
-		cfg:        *cfg,
-		log:        log,
-		id:         set.ID,
-		now:        time.Now,
-		openFile:   openShared,
-		fsys:       glob.OS{},
-		scanEvery:  cfg.GlobScanInterval,
-		closeAfter: cfg.CloseInactive,
-		flushIdle:  cfg.Multiline.FlushIdleTimeout,
-		failFast:   strings.EqualFold(cfg.OnError, "fail"),
-		files:      make(map[string]*tracked),
-		byID:       make(map[fileID]*tracked),
-		byPath:     make(map[string]*tracked),
-		byFP:       make(map[fingerprint.Sum][]*tracked),
-		byPrior:    make(map[fingerprint.Sum][]*prior),
-		fpLens:     make(map[int]int),
-		staleByDir: make(map[string][]*tracked),
-		saved:      make(map[fileID][]savedState),
-		savedKeys:  make(map[string]struct{}),
-		savedBySum: make(map[fingerprint.Sum][]fileID),
-		savedLens:  make(map[int]struct{}),
-		errSeen:    make(map[string]string),
-		listErrs:   make(map[string]struct{}),
-		deepSeen:   make(map[string]struct{}),
-		readBuf:    make([]byte, readChunk),
-		fpBuf:      make([]byte, cfg.FingerprintBytes),
+		cfg:          *cfg,
+		log:          log,
+		id:           set.ID,
+		now:          time.Now,
+		openFile:     openShared,
+		fsys:         glob.OS{},
+		scanEvery:    cfg.GlobScanInterval,
+		closeAfter:   cfg.CloseInactive,
+		flushIdle:    cfg.Multiline.FlushIdleTimeout,
+		failFast:     strings.EqualFold(cfg.OnError, "fail"),
+		files:        make(map[string]*tracked),
+		byID:         make(map[fileID]*tracked),
+		byPath:       make(map[string]*tracked),
+		byFP:         make(map[fingerprint.Sum][]*tracked),
+		byPrior:      make(map[fingerprint.Sum][]*prior),
+		fpLens:       make(map[int]int),
+		staleByDir:   make(map[string][]*tracked),
+		saved:        make(map[fileID][]savedState),
+		savedKeys:    make(map[string]struct{}),
+		savedBySum:   make(map[fingerprint.Sum][]fileID),
+		savedByPrior: make(map[fingerprint.Sum][]fileID),
+		savedLens:    make(map[int]struct{}),
+		errSeen:      make(map[string]string),
+		listErrs:     make(map[string]struct{}),
+		deepSeen:     make(map[string]struct{}),
+		readBuf:      make([]byte, readChunk),
+		fpBuf:        make([]byte, cfg.FingerprintBytes),
 	}
 	if limit := openFilesLimit(); limit > 0 {
 		if n, lowered := clampOpenFiles(in.cfg.MaxOpenFiles, limit); lowered {
@@ -258,6 +263,10 @@ func (in *Input) Open(ctx context.Context, opts input.OpenOptions) error {
 		if s.sum.Len > 0 {
 			in.savedBySum[s.sum] = append(in.savedBySum[s.sum], id)
 			in.savedLens[s.sum.Len] = struct{}{}
+		}
+		if p := s.prior; p != nil && p.sum.Len > 0 {
+			in.savedByPrior[p.sum] = append(in.savedByPrior[p.sum], id)
+			in.savedLens[p.sum.Len] = struct{}{}
 		}
 	}
 	if in.cfg.UseFsnotify {

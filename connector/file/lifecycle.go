@@ -59,15 +59,16 @@ func (in *Input) truncate(t *tracked, cur []byte) {
 }
 
 // retire delivers what t still holds, closes it and forgets its position.
-// why, when not empty, is logged as the reason, with the final offset.
-func (in *Input) retire(t *tracked, why string) {
+// why, when not empty, is logged as the reason, with the final offset
+// and extra.
+func (in *Input) retire(t *tracked, why string, extra ...any) {
 	if t.dead {
 		return
 	}
 	in.flushGroups(t, true)
 	in.closeFile(t)
 	if why != "" {
-		in.logFile(slog.LevelInfo, "file forgotten: "+why, t, t.offset)
+		in.logFile(slog.LevelInfo, "file forgotten: "+why, t, t.offset, extra...)
 	}
 	in.resolveCopies(t)
 	if t.copyOf != nil {

@@ -23,7 +23,9 @@ import (
 // delivered by the end.
 //
 // Run one seed (with an op trace on failure): MODEL_SEED=1234 go test
-// -run TestModel ./file/. Soak: MODEL_SEEDS=5000.
+// -run TestModel ./file/; MODEL_LIVE=1 also prints the ops as they run,
+// the input's debug log and every position it stores. Soak:
+// MODEL_SEEDS=5000, from seed 1 or, with MODEL_SEED too, from that seed.
 
 type mline struct {
 	n   int
@@ -89,19 +91,19 @@ func TestModel(t *testing.T) {
 		seeds, budget = 30, 8*time.Second
 	}
 	first := uint64(1)
-	if s := os.Getenv("MODEL_SEEDS"); s != "" { // soak: MODEL_SEEDS=5000
-		v, err := strconv.Atoi(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seeds, budget = v, time.Duration(v)*time.Second
-	}
 	if s := os.Getenv("MODEL_SEED"); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
 			t.Fatal(err)
 		}
 		first, seeds = v, 1
+	}
+	if s := os.Getenv("MODEL_SEEDS"); s != "" { // soak: MODEL_SEEDS=5000
+		v, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seeds, budget = v, time.Duration(v)*time.Second
 	}
 	start := time.Now()
 	for seed := first; seed < first+uint64(seeds); seed++ {
@@ -112,7 +114,7 @@ func TestModel(t *testing.T) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			m := runModel(t, seed)
 			if t.Failed() {
-				if os.Getenv("MODEL_SEED") != "" {
+				if seeds == 1 {
 					t.Logf("trace:\n%s", strings.Join(m.trace, "\n"))
 				}
 				t.Logf("reproduce with MODEL_SEED=%d", seed)

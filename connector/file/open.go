@@ -119,6 +119,10 @@ func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
 		in.attach(nt, f)
 		nt.lastData, nt.lastSize, nt.seenScan = now, fi.Size(), in.scanGen
 		in.logFile(slog.LevelInfo, "file rewritten while closed; reading it again from the start", nt, 0, "previous_offset", had)
+		// Stored now, with its prior: the old position is forgotten, and
+		// an empty file has nothing to read that would store one, so a
+		// stop before the copy is found would lose where it continues.
+		in.emitPosition(nt)
 		// Or the inode was reused by a copy (copytruncate) of another file.
 		switch cm := in.copySource(id, path, f, fi.Size(), cur); {
 		case cm.prior != nil:

@@ -103,10 +103,14 @@ func (in *Input) scan(ctx context.Context, now time.Time) error {
 				return
 			}
 			if t := in.byID[id]; t != nil {
-				if t.seenScan != gen { // a second name of the same file keeps the first
-					in.seen(t, path, fi, gen)
+				if t.seenScan == gen { // a second name of the same file keeps the first
+					return
 				}
-				return
+				if !in.reusedInode(t, path) {
+					in.seen(t, path, fi, gen)
+					return
+				}
+				in.forgetReused(t, path)
 			}
 			if _, dup := freshIDs[id]; !dup {
 				freshIDs[id] = struct{}{}
@@ -344,6 +348,13 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 		// or shrink. Then it is a live file that starts like the other.
 		switch src := t.copyOf; {
 		case size > in.sizeNow(src) && size >= src.offset:
+			if in.truncatedUnnoticed(src) {
+				break // its copies, t too, continue from where it was delivered
+			}
+			if !in.sameContent(t, size, src) {
+				in.release(t)
+				break
+			}
 			in.takeOver(t, src)
 		case size < t.lastSize:
 			in.continueCopy(t, src.offset, src.line, src.path)
@@ -363,6 +374,111 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 	}
 	t.lastMod = mod
 	t.lastSize = size
+}
+
+// truncatedUnnoticed reports whether t no longer starts with its
+// fingerprint, and if so takes note of the truncation. An original
+// truncated and refilled with less than its copy holds, before a read
+// noticed, looks smaller than its copy: only its first bytes tell that it
+// did not shrink into a copy of it.
+func (in *Input) truncatedUnnoticed(t *tracked) bool {
+	tf, done, ok := in.fileOf(t)
+	if !ok {
+		return false
+	}
+	head, err := fingerprint.Read(tf, in.cfg.FingerprintBytes, nil)
+	done()
+	if err != nil || t.fp.Matches(head) {
+		return false
+	}
+	in.truncate(t, head)
+	if t.f == nil {
+		t.needsRead = true
+	}
+	return true
+}
+
+// sameContent reports whether t (size bytes) still holds what src holds,
+// as far as the shorter goes (sameBytes). A file taken for a copy while
+// it held fewer bytes than fingerprint-bytes matched on those few only
+// (files that start with the same timestamp); grown, it may turn out to
+// be another file.
+func (in *Input) sameContent(t *tracked, size int64, src *tracked) bool {
+	tf, tdone, ok := in.fileOf(t)
+	if !ok {
+		return true // nothing better to go by: the sizes decide
+	}
+	defer tdone()
+	sf, sdone, ok := in.fileOf(src)
+	if !ok {
+		return true
+	}
+	defer sdone()
+	fi, err := sf.Stat()
+	if err != nil {
+		return true
+	}
+	return sameBytes(tf, size, sf, fi.Size(), int64(min(t.fp.Len(), src.fp.Len())))
+}
+
+// release makes t, which waited as a copy of a file it turned out not to
+// copy, a file of its own, read on from its offset.
+func (in *Input) release(t *tracked) {
+	src := t.copyOf
+	src.copies--
+	t.copyOf = nil
+	t.needsRead = true
+	in.logFile(slog.LevelInfo, "file taken for a copy holds other content; reading it as a file of its own", t, t.offset,
+		"copy_of", src.path)
+}
+
+// reusedInode reports whether path, which holds t's device+inode under
+// another name, is a new file in the inode of t's deleted file rather than
+// t renamed. Only a closed t can be: an open descriptor keeps its inode
+// from reuse. A rename keeps the content, so a file that does not start
+// with t's fingerprint is another; nor is t, when it was empty and never
+// read, told from a new file by anything but its inode, and taking it for
+// one keeps the new file from being checked for a copy (copytruncate):
+// its lines would be read again from byte 0.
+func (in *Input) reusedInode(t *tracked, path string) bool {
+	if t.f != nil || t.path == path {
+		return false
+	}
+	if fi, err := in.fsys.Stat(t.path); err == nil {
+		if id, _, ok := idOf(t.path, fi); ok && id == t.id {
+			return false // a second name (hard link) of t
+		}
+	}
+	f, err := in.openFile(path)
+	if err != nil {
+		return false
+	}
+	cur, err := fingerprint.Read(f, in.cfg.FingerprintBytes, in.fpBuf)
+	_ = f.Close()
+	if err != nil {
+		return false
+	}
+	if t.fp.Len() == 0 {
+		return t.readPos == 0 && len(cur) > 0
+	}
+	return !t.fp.Matches(cur)
+}
+
+// forgetReused forgets t, whose inode now holds another file (at path),
+// so that file is discovered as new; t's unread bytes are lost with it,
+// unless a copy of it shows up.
+func (in *Input) forgetReused(t *tracked, path string) {
+	if t.copies == 0 && t.fp.Len() > 0 {
+		// Its content may live on in a copy (copytruncate, then the
+		// original deleted): it stays findable, as a truncated file's.
+		in.setPrior(t, &prior{sum: t.fp.Sum(), offset: t.offset, line: t.line})
+	}
+	if lost := unreadBytes(t); lost > 0 {
+		in.local.lostBytes += lost
+		in.logFile(slog.LevelWarn, "file deleted or rotated away while closed; its unread bytes are lost", t, t.offset,
+			"lost_bytes", lost)
+	}
+	in.retire(t, "deleted while closed; its inode now holds another file", "new_path", path)
 }
 
 // unseen handles a tracked file that no glob matched in this scan: an open
@@ -417,6 +533,13 @@ func (in *Input) unseen(t *tracked) error {
 		// close-inactive instead, as for any quiet file.
 		t.away = true
 		in.logFile(slog.LevelInfo, "file renamed out of the globs; reading it until quiet for close-inactive", t, t.offset)
+	}
+	if size := fi.Size(); size <= t.readPos && t.readPos > 0 && !fi.ModTime().Equal(t.lastMod) {
+		// Written without growing since the last scan, then deleted or
+		// renamed away: rewritten to the same size? Only the first bytes
+		// can tell, and no later scan will look (as in seen).
+		t.lastMod = fi.ModTime()
+		in.checkRewritten(t)
 	}
 	in.checkShrunk(t, fi.Size())
 	return nil
