@@ -23,12 +23,13 @@ import (
 )
 
 // configNames are the rows, in order. Each is described in configHelp.
-var configNames = []string{"raw-fsync", "nosync", "if1", "packet", "rtt20", "rtt100", "backlog", "bolt"}
+var configNames = []string{"raw-fsync", "nosync", "if1", "packet", "packet-store", "rtt20", "rtt100", "backlog", "bolt"}
 
 const configHelp = `raw-fsync  defaults: RAW, queue.fsync on
 nosync     queue.fsync: false
 if1        output.max-in-flight: 1 (the Java agent's exchange)
 packet     PACKET, gzip (default level), aes_gcm; the sink decrypts and decodes
+packet-store  the same with output.compression-level: 0 (stored in gzip framing)
 rtt20      defaults through a proxy adding a 20 ms round trip (N is -rtt-n)
 rtt100     the same with 100 ms
 backlog    -backlog-n rows queued while the sink refuses, then the drain is timed

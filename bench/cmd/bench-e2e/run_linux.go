@@ -140,7 +140,7 @@ func (b *bench) runOne(config string, run int) (result, error) {
 func (b *bench) agentRun(ctx context.Context, config, work string, d dataFile, n int) (result, error) {
 	res := result{lines: n, bytes: d.bytes, cpu: -1, hwm: -1, writeBytes: -1}
 	mode := codec.ModeRaw
-	if config == "packet" {
+	if config == "packet" || config == "packet-store" {
 		mode = codec.ModePacket
 	}
 	dec, err := codec.NewDecoder(mode, b.key)
@@ -260,9 +260,12 @@ func (b *bench) agentYAML(config, work, data, endpoint, api string) string {
 	switch config {
 	case "if1":
 		s.WriteString("  max-in-flight: 1\n")
-	case "packet":
+	case "packet", "packet-store":
 		fmt.Fprintf(&s, "  packet-mode: PACKET\n  compression: gzip\n  encryption: aes_gcm\n  aes-secret-key-base64: %q\n",
 			base64.StdEncoding.EncodeToString(b.key))
+		if config == "packet-store" {
+			s.WriteString("  compression-level: 0\n")
+		}
 	case "backlog":
 		// The sink refuses while the backlog builds: ask again soon once
 		// it accepts, rather than after the default 30 s.
