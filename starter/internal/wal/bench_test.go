@@ -264,25 +264,7 @@ func BenchmarkClaimAck(b *testing.B) {
 			}
 			b.ResetTimer()
 			for b.Loop() {
-				if err := w.Update(func(tx *Tx) error {
-					now := time.Now().UnixMilli()
-					claimed, err := tx.Claim(group, now)
-					if err != nil {
-						return err
-					}
-					if len(claimed) != group {
-						return fmt.Errorf("claimed %d", len(claimed))
-					}
-					ids := make([]uint64, len(claimed))
-					for i, r := range claimed {
-						ids[i] = r.ID
-					}
-					if err := tx.Ack(ids, 0, now); err != nil {
-						return err
-					}
-					_, _, err = tx.Append(rows)
-					return err
-				}); err != nil {
+				if err := w.Update(func(tx *Tx) error { return steadyStep(tx, rows) }); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -361,26 +343,10 @@ func BenchmarkWriteAmplification(b *testing.B) {
 				}
 			}
 			written0, ioOK := procWriteBytes()
-			st0 := w.db.Stats()
-			pages0 := st0.TxStats.GetWrite()
+			pages0 := pagesWritten(w.db)
 			b.ResetTimer()
 			for b.Loop() {
-				if err := w.Update(func(tx *Tx) error {
-					now := time.Now().UnixMilli()
-					claimed, err := tx.Claim(group, now)
-					if err != nil {
-						return err
-					}
-					ids := make([]uint64, len(claimed))
-					for i, r := range claimed {
-						ids[i] = r.ID
-					}
-					if err := tx.Ack(ids, 0, now); err != nil {
-						return err
-					}
-					_, _, err = tx.Append(rows)
-					return err
-				}); err != nil {
+				if err := w.Update(func(tx *Tx) error { return steadyStep(tx, rows) }); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -393,6 +359,28 @@ func BenchmarkWriteAmplification(b *testing.B) {
 			}
 		})
 	}
+}
+
+// steadyStep is one transaction of a loaded agent in steady state: claim
+// and ack a group from the head of the backlog, append as many rows.
+func steadyStep(tx *Tx, rows []NewRow) error {
+	now := time.Now().UnixMilli()
+	claimed, err := tx.Claim(len(rows), now)
+	if err != nil {
+		return err
+	}
+	if len(claimed) != len(rows) {
+		return fmt.Errorf("claimed %d, want %d", len(claimed), len(rows))
+	}
+	ids := make([]uint64, len(claimed))
+	for i, r := range claimed {
+		ids[i] = r.ID
+	}
+	if err := tx.Ack(ids, 0, now); err != nil {
+		return err
+	}
+	_, _, err = tx.Append(rows)
+	return err
 }
 
 func pagesWritten(db *bolt.DB) int64 {
