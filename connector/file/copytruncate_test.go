@@ -168,12 +168,7 @@ func TestCopytruncateCopiesInGlob(t *testing.T) {
 			// The copy is made under a name the glob does not match and
 			// moved in while the agent is stopped: only the position
 			// saved for the original can tell it is a copy.
-			h.copyTo("a.log", "copy")
-			h.truncate("a.log")
-			h.writeLines("a.log", ctLines("B", 1, 2))
-			got := texts(h.poll(100)) // notices the truncate; no scan after it
-			got = append(got, texts(h.restart())...)
-			_ = h.in.Close()
+			got := copyTruncateThenStop(h)
 			h.rename("copy", "a.log.1")
 			h.open()
 			return append(got, texts(h.pollAll())...)
@@ -211,12 +206,7 @@ func TestCopytruncateCopiesInGlob(t *testing.T) {
 		{"copy found at start in the inode of a file with a saved position", func(h *harness) []string {
 			h.writeLines("c.log", ctLines("C", 1, 3))
 			got := texts(h.pollAll())
-			h.copyTo("a.log", "copy")
-			h.truncate("a.log")
-			h.writeLines("a.log", ctLines("B", 1, 2))
-			got = append(got, texts(h.poll(100))...) // notices the truncate; no scan after it
-			got = append(got, texts(h.restart())...)
-			_ = h.in.Close()
+			got = append(got, copyTruncateThenStop(h)...)
 			// c.log is deleted and the copy takes its inode (to the input:
 			// c.log rewritten and renamed), older than a.log: with a saved
 			// position on its inode, it is discovered before a.log.
@@ -232,12 +222,7 @@ func TestCopytruncateCopiesInGlob(t *testing.T) {
 			return append(got, texts(h.pollAll())...)
 		}},
 		{"truncated twice, stopped before the first copy was found", func(h *harness) []string {
-			h.copyTo("a.log", "copy")
-			h.truncate("a.log")
-			h.writeLines("a.log", ctLines("B", 1, 2))
-			got := texts(h.poll(100)) // notices the truncate; no scan after it
-			got = append(got, texts(h.restart())...)
-			_ = h.in.Close()
+			got := copyTruncateThenStop(h)
 			h.rename("copy", "a.log.1")
 			h.truncate("a.log")
 			h.writeLines("a.log", ctLines("C", 1, 3))
@@ -471,4 +456,19 @@ func TestShortHeadOutlivesLookAlike(t *testing.T) {
 	wantTexts(t, h.pollAll())
 	h.write("b.log", "026 b1\n")
 	wantTexts(t, h.pollAll(), "2026 b1")
+}
+
+// copyTruncateThenStop copies a.log to "copy" (a name the glob does not
+// match), truncates a.log and writes B lines to it, lets the input notice
+// the truncate without a scan after it, and stops the input: only the
+// positions it saved can later tell "copy" is a copy. It returns what was
+// delivered until the stop.
+func copyTruncateThenStop(h *harness) []string {
+	h.copyTo("a.log", "copy")
+	h.truncate("a.log")
+	h.writeLines("a.log", ctLines("B", 1, 2))
+	got := texts(h.poll(100))
+	got = append(got, texts(h.restart())...)
+	_ = h.in.Close()
+	return got
 }
