@@ -107,8 +107,8 @@ type WAL struct {
 	reserveShort bool
 	// readSinceDrop counts the row bytes transactions read through the
 	// mapping, and the page bytes they wrote, since dropResident last
-	// ran; dropFailed records that it
-	// failed (warned once). Guarded by wmu.
+	// ran; dropFailed records that it failed (warned once). Guarded by
+	// wmu.
 	readSinceDrop int64
 	dropFailed    bool
 
@@ -220,8 +220,8 @@ func (w *WAL) Update(fn func(tx *Tx) error) (err error) {
 
 // afterCommit keeps the disk reserve (space.go) and, once transactions
 // have read residentDropBytes of rows through bbolt's mapping, or written
-// as many bytes of pages, since the last time, drops the mapped pages from the resident set
-// (dropResident). Called with wmu held.
+// as many bytes of pages, since the last time, drops the mapped pages
+// from the resident set (dropResident). Called with wmu held.
 func (w *WAL) afterCommit(db *bolt.DB, read int64) {
 	used, ok := usedSize(db)
 	if !ok {
