@@ -71,6 +71,10 @@
 // agent instead, exit code 4 or 5, as the Java agent does).
 // Each of these pauses is shortened at random by up to half, never
 // lengthened (transport/backoff), so agents cut off together spread out.
+// Until a Send goes through again, each attempt after such a pause hands
+// the sender one row (probeRows), not full jobs: a claimed row that comes
+// back unsent is rewritten in the WAL, and a long outage must not rewrite
+// the head of the backlog at every attempt.
 //
 // NON: rows live in memory (bounded; input pauses when full), a refused row
 // is dropped with a warning, a row that never reached the engine is kept

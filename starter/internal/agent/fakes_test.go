@@ -131,6 +131,7 @@ type fakeSender struct {
 	// started, when set, gets one value (if it has room) per Send begun.
 	started chan struct{}
 	calls   int
+	sizes   []int // batches handed to each Send call, in order
 	sends   map[int64]int
 	times   map[int64][]time.Time
 	last    map[int64][]byte
@@ -181,6 +182,7 @@ func (s *fakeSender) Send(ctx context.Context, batches []transport.Batch) ([]tra
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++
+	s.sizes = append(s.sizes, len(batches))
 	if s.closed {
 		return out, transport.ErrClosed
 	}

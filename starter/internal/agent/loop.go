@@ -85,6 +85,11 @@ type loop struct {
 	moreCleanup    bool
 	acked          int64 // ACKED rows as of the last commit
 	queuedRows     int64 // PENDING rows as of the last commit (exact: the loop is the only writer)
+	// linkDown: the last Send stopped on the connection (engine
+	// unreachable, rejecting or refusing us) and none has gone through
+	// since. Until one does, the loop hands out one probeRows job at a
+	// time instead of maxJobs full ones (claimWanted).
+	linkDown bool
 
 	// resurrect: rows left SENDING by the previous run, still to be
 	// returned to PENDING (a full disk at start, see openWAL).
@@ -143,6 +148,14 @@ func (l *loop) collect() bool {
 func (l *loop) accept(res *jobResult) {
 	delete(l.outstanding, res.job.seq)
 	l.uncommitted = append(l.uncommitted, res)
+	switch {
+	case res.skipped:
+		// Held back by the sender: says nothing new about the link.
+	case res.err == nil:
+		l.linkDown = false
+	case !res.retryAt.IsZero():
+		l.linkDown = true
+	}
 	if res.retryAt.After(l.pausedUntil) {
 		l.pausedUntil = res.retryAt
 	}

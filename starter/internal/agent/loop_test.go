@@ -280,3 +280,78 @@ func TestBacklogIsWrittenInGrowingGroups(t *testing.T) {
 		}
 	})
 }
+
+// While the engine is unreachable or turns us away, each attempt is one
+// row: a claimed row that comes back unsent is released, which rewrites
+// it in the WAL, so full jobs at every attempt rewrote the head of the
+// backlog over and over for as long as the outage lasted. Once a Send
+// goes through, full jobs resume and the backlog drains.
+func TestLinkDownProbesWithOneRow(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"rejected", transport.ErrRejected},
+		{"unavailable", transport.ErrUnavailable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const backlog = 5000
+				cfg := testConfig(t)
+				clientOptions(t, cfg).MaxBackoff = 250 * time.Millisecond
+				cfg.Retry.Backoff, cfg.Retry.BackoffMax = 250*time.Millisecond, 250*time.Millisecond
+				in := &fakeInput{}
+				in.push(lineEvents("a.log", 0, backlog)...)
+				snd := newFakeSender(nil)
+				down := true
+				snd.callErr = func(int) error {
+					if down {
+						return tc.err
+					}
+					return nil
+				}
+				opts := newOptions(t, cfg, t.TempDir(), in, snd)
+				job := jobSize(opts)
+				if 2*job >= backlog {
+					t.Fatalf("job size %d: the backlog must outlast two jobs", job)
+				}
+				h := startRuntime(t, opts)
+				calls := func() int {
+					snd.mu.Lock()
+					defer snd.mu.Unlock()
+					return snd.calls
+				}
+				eventually(t, 10*time.Second, "backlog appended", func() bool { return h.rt.Snapshot().RowsAppended == backlog })
+				eventually(t, 10*time.Second, "8 attempts", func() bool { return calls() >= 8 })
+				synctest.Wait()
+				snd.mu.Lock()
+				down = false
+				outage := append([]int(nil), snd.sizes...)
+				snd.mu.Unlock()
+				released := h.rt.Snapshot().Released
+				eventually(t, 10*time.Second, "backlog delivered", func() bool { return h.rt.Snapshot().Acked == backlog })
+				if err := h.stop(); err != nil {
+					t.Fatal(err)
+				}
+				// The attempt that found the link down may have carried up
+				// to two full jobs; every later one a single row.
+				if most := uint64(2*job + len(outage)); released > most {
+					t.Errorf("%d rows released over %d attempts (sizes %v); want at most %d (two jobs, then one row per attempt)",
+						released, len(outage), outage, most)
+				}
+				for i, n := range outage[1:] {
+					if n != probeRows {
+						t.Errorf("attempt %d during the outage carried %d rows, want %d (sizes %v)", i+2, n, probeRows, outage)
+						break
+					}
+				}
+				snd.mu.Lock()
+				after := snd.sizes[len(outage):]
+				snd.mu.Unlock()
+				if len(after) < 2 || after[0] != probeRows || after[1] != job {
+					t.Fatalf("sends after the link came back: %v, want one probe row then full jobs of %d", after, job)
+				}
+			})
+		})
+	}
+}

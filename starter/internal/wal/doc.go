@@ -74,11 +74,12 @@
 // # Memory
 //
 // bbolt maps the file and reads rows through the mapping, so every page a
-// claim, an ack or the free-page scan at open reads stays in the process's
-// resident set, and a drained backlog of a few hundred MB would show as as
-// much RSS. On Linux the WAL therefore drops its mapped pages
-// (MADV_DONTNEED, resident_linux.go) after open and whenever transactions
-// have read residentDropBytes (4 MiB) of rows since the last time; the
+// claim, an append, an ack or the free-page scan at open reads stays in
+// the process's resident set, and a backlog of a few hundred MB, drained
+// or still growing, would show as as much RSS. On Linux the WAL therefore
+// drops its mapped pages (MADV_DONTNEED, resident_linux.go) after open and
+// whenever transactions have read residentDropBytes (4 MiB) of rows, or
+// written as many bytes of pages, since the last time; the
 // pages stay in the page cache and are mapped again when read. The peak
 // at open still includes the free-page scan of the whole file.
 //

@@ -47,6 +47,30 @@ func TestClaimDropsMappedPages(t *testing.T) {
 	}
 }
 
+// TestAppendsDropMappedPages: a backlog that only grows (the engine is
+// down, nothing is claimed) still reads pages through bbolt's mapping,
+// the old copy of every page a commit rewrites; those count toward the
+// drop as rows read do, or the agent's resident set grows with the
+// backlog until the link is back.
+func TestAppendsDropMappedPages(t *testing.T) {
+	w := openTest(t, newClock(t0))
+	const rows = 20 * residentDropBytes / benchPayload
+	group := make([]NewRow, 256) // agent.bulk-max-size: many small commits
+	for i := range group {
+		group[i] = NewRow{SourceID: "app", Payload: payload(i)}
+	}
+	for done := 0; done < rows; done += len(group) {
+		if err := w.Update(func(tx *Tx) error { _, _, err := tx.Append(group); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rss := mappedRSS(t, w)
+	if rss > residentDropBytes+residentDropBytes/2 {
+		t.Fatalf("%d KiB of the mapping resident after appending %d KiB of rows; want at most about %d KiB",
+			rss>>10, int64(rows)*benchPayload>>10, residentDropBytes>>10)
+	}
+}
+
 // mappedRSS is the resident size of bbolt's mapping of w, from
 // /proc/self/smaps.
 func mappedRSS(t *testing.T, w *WAL) int64 {

@@ -72,10 +72,11 @@ const (
 	initialMmapSize = 1 << 20
 	// walPageSize: see pageSize.
 	walPageSize = 8 << 10
-	// residentDropBytes is how many row bytes read through bbolt's
-	// mapping make the WAL drop the mapped pages from the resident set
-	// (afterCommit): the resident share of the file stays about this
-	// size, for one madvise call per this many bytes sent.
+	// residentDropBytes is how many bytes of rows read, and of pages
+	// written (later commits read them), through bbolt's mapping make the
+	// WAL drop the mapped pages from the resident set (afterCommit): the
+	// resident share of the file stays about this size, for one madvise
+	// call per this many bytes sent or queued.
 	residentDropBytes = 4 << 20
 	// compactTxMaxSize keeps Compact's memory bounded on big files.
 	compactTxMaxSize = 64 << 20
@@ -105,8 +106,9 @@ type WAL struct {
 	reservedEnd  int64
 	reserveShort bool
 	// readSinceDrop counts the row bytes transactions read through the
-	// mapping since dropResident last ran; dropFailed records that it
-	// failed (warned once). Guarded by wmu.
+	// mapping, and the page bytes they wrote, since dropResident last
+	// ran; dropFailed records that it failed (warned once). Guarded by
+	// wmu.
 	readSinceDrop int64
 	dropFailed    bool
 
@@ -187,6 +189,12 @@ func (w *WAL) Update(fn func(tx *Tx) error) (err error) {
 		warnings []warning
 		read     int64
 	)
+	// Pages a commit writes are read through the mapping by the commits
+	// after it (the path an append or an ack walks), so they count toward
+	// the next drop as row reads do: a backlog that only grows (nothing
+	// claimed while the engine is down) would otherwise stay resident.
+	// Only this transaction allocates meanwhile (wmu).
+	before := db.Stats()
 	err = db.Update(func(btx *bolt.Tx) error {
 		warnings, read = nil, 0
 		tx, err := w.newTx(btx)
@@ -205,14 +213,15 @@ func (w *WAL) Update(fn func(tx *Tx) error) (err error) {
 	for _, wa := range warnings {
 		w.log.Warn(wa.msg, wa.args...)
 	}
-	w.afterCommit(db, read)
+	after := db.Stats()
+	w.afterCommit(db, read+after.TxStats.GetPageAlloc()-before.TxStats.GetPageAlloc())
 	return nil
 }
 
 // afterCommit keeps the disk reserve (space.go) and, once transactions
-// have read residentDropBytes of rows through bbolt's mapping since the
-// last time, drops the mapped pages from the resident set
-// (dropResident). Called with wmu held.
+// have read residentDropBytes of rows through bbolt's mapping, or written
+// as many bytes of pages, since the last time, drops the mapped pages
+// from the resident set (dropResident). Called with wmu held.
 func (w *WAL) afterCommit(db *bolt.DB, read int64) {
 	used, ok := usedSize(db)
 	if !ok {
