@@ -72,6 +72,36 @@ func TestAuthWritesExactlyTheAuthLine(t *testing.T) {
 	}
 }
 
+// TestRawWireBytesGolden pins the bytes a Send writes for RAW batches:
+// the session's auth line, then one "__BATCH__:<id>:<payload>\n" per batch,
+// in order, the payload byte for byte (quotes, tabs, multi-byte UTF-8,
+// 64-bit ids). Framing changes made for speed must leave it as it is.
+func TestRawWireBytesGolden(t *testing.T) {
+	f := newFakeEngine(t, scripted())
+	c := newClient(t, testConfig(f.addr()))
+	in := []transport.Batch{
+		{ID: 1, Payload: []byte(`{"_index":0,"_file":"/var/log/app.log","_line":1,"_offset":42,"_ts":1764000000000,"payload":"GET /x \"q\"\tok"}`)},
+		{ID: 2, Payload: []byte(`{"payload":"Größe ✓ 注文","host":{"name":"h1"}}`)},
+		{ID: 9223372036854775807, Payload: []byte("\t \x00:__BATCH__:3:x")},
+	}
+	res, err := c.Send(sendCtx(t), in)
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	for i, r := range res {
+		if r.Outcome != transport.Received {
+			t.Fatalf("batch %d: %+v", i, r)
+		}
+	}
+	const golden = "__AUTH__:tok\n" +
+		`__BATCH__:1:{"_index":0,"_file":"/var/log/app.log","_line":1,"_offset":42,"_ts":1764000000000,"payload":"GET /x \"q\"\tok"}` + "\n" +
+		`__BATCH__:2:{"payload":"Größe ✓ 注文","host":{"name":"h1"}}` + "\n" +
+		"__BATCH__:9223372036854775807:\t \x00:__BATCH__:3:x\n"
+	if got := strings.Join(f.lines(0), ""); got != golden {
+		t.Fatalf("wire bytes:\n got %q\nwant %q", got, golden)
+	}
+}
+
 // TestReplyPaths mirrors the Java EdgeSocketLineTransportTest list.
 func TestReplyPaths(t *testing.T) {
 	tests := []struct {
