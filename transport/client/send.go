@@ -59,7 +59,9 @@ func (c *Client) Send(ctx context.Context, batches []transport.Batch) ([]transpo
 	}
 	for i, b := range batches {
 		k.results[i] = transport.Result{ID: b.ID, Outcome: transport.NotSent}
-		if err := checkBatch(b); err != nil {
+		// Checked once here: pump writes the batch, and any resend of
+		// it, without scanning the payload again.
+		if err := protocol.CheckBatch(b.ID, b.Payload); err != nil {
 			k.finish(i, transport.Failed, err)
 			c.stats.bad.Add(1)
 			continue
@@ -184,17 +186,6 @@ func (c *Client) giveUp(k *call, reason error) ([]transport.Result, error) {
 	return k.results, reason
 }
 
-// checkBatch refuses what would break the line protocol.
-func checkBatch(b transport.Batch) error {
-	if b.ID <= 0 {
-		return fmt.Errorf("batch %d: %w", b.ID, protocol.ErrBadBatchID)
-	}
-	if err := protocol.CheckLine(b.Payload); err != nil {
-		return fmt.Errorf("batch %d: payload %w", b.ID, err)
-	}
-	return nil
-}
-
 // readDeadlineSlack: deadlines are refreshed only once they have aged by
 // this fraction of ReadTimeout, to keep timer work off the path of every
 // reply. A silent engine is thus detected after 15/16 of ReadTimeout at
@@ -251,7 +242,7 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 			for len(inflight) < s.win.size && len(k.ready) > 0 {
 				i := k.ready[0]
 				k.ready = k.ready[1:]
-				s.line, _ = protocol.AppendBatch(s.line[:0], k.batches[i].ID, k.batches[i].Payload)
+				s.line = protocol.AppendCheckedBatch(s.line[:0], k.batches[i].ID, k.batches[i].Payload)
 				inflight = append(inflight, flight{i: i, end: s.handed() + int64(len(s.line))})
 				if _, err := s.w.Write(s.line); err != nil {
 					return progress, fmt.Errorf("write batch %d: %w", k.batches[i].ID, err)
