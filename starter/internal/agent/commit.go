@@ -23,6 +23,8 @@ const resurrectChunk = 64
 type plan struct {
 	writes  []sourceWrite // per input, in the order they first appear in the buffer
 	flushed int           // events taken from the buffer
+	// flushedBytes is the payload bytes of those events.
+	flushedBytes int
 	started bool
 	claimN  int
 	cleanup bool
@@ -49,7 +51,7 @@ func (l *loop) commitIfDue(now time.Time) (bool, error) {
 	if holdAppends && !l.onlyAppendsFail {
 		return false, nil
 	}
-	flushDue := len(l.buf) >= l.group ||
+	flushDue := l.groupFull() ||
 		(len(l.buf) > 0 && now.Sub(l.bufSince) >= l.flushInterval())
 	p := &plan{streak: l.failStreak}
 	l.planResults(p, now)
@@ -141,6 +143,7 @@ func (l *loop) planFlush(p *plan) {
 		return
 	}
 	p.flushed = len(l.buf)
+	p.flushedBytes = l.bufBytes
 	var w *sourceWrite
 	for i := range l.buf {
 		if id := l.bufIDs[i]; w == nil || w.id != id {
