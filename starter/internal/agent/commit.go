@@ -23,11 +23,11 @@ const resurrectChunk = 64
 type plan struct {
 	writes  []sourceWrite // per input, in the order they first appear in the buffer
 	flushed int           // events taken from the buffer
-	// flushedBytes is the payload bytes of those events.
-	flushedBytes int
 	started bool
 	claimN  int
 	cleanup bool
+	// flushedBytes is the payload bytes of the events taken.
+	flushedBytes int
 
 	acks      []uint64
 	fails     map[string][]uint64 // reason → row ids
