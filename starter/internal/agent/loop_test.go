@@ -233,11 +233,12 @@ func TestRejectedRetriesAtMaxBackoff(t *testing.T) {
 func TestGroupFollowsLoad(t *testing.T) {
 	const jobSize = 1024 // maxGroup: 2 jobs, 2048 events
 	for _, tc := range []struct {
-		name  string
-		bulk  int
-		start int
-		full  bool
-		want  int
+		name   string
+		bulk   int
+		start  int
+		full   bool
+		nosync bool // queue.fsync: false
+		want   int
 	}{
 		{name: "full input doubles", bulk: 256, start: 256, full: true, want: 512},
 		{name: "doubles past the old 512 cap", bulk: 256, start: 512, full: true, want: 1024},
@@ -245,11 +246,14 @@ func TestGroupFollowsLoad(t *testing.T) {
 		{name: "dry input halves", bulk: 256, start: 2048, full: false, want: 1024},
 		{name: "never below bulk-max-size", bulk: 256, start: 256, full: false, want: 256},
 		{name: "bulk-max-size above maxGroup stays", bulk: 8192, start: 8192, full: true, want: 8192},
+		{name: "without fsync capped at 512", bulk: 256, start: 512, full: true, nosync: true, want: 512},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig(t)
 			cfg.Agent.BulkMaxSize = tc.bulk
-			l := &loop{r: &Agent{opts: Options{Agent: cfg.Agent}}, group: tc.start, inputFull: tc.full, jobSize: jobSize}
+			opts := Options{Agent: cfg.Agent}
+			opts.WAL.Fsync = !tc.nosync
+			l := &loop{r: &Agent{opts: opts}, group: tc.start, inputFull: tc.full, jobSize: jobSize, walq: &walQueue{}}
 			l.growGroup()
 			if l.group != tc.want {
 				t.Fatalf("group %d after a commit (input full: %v), want %d", l.group, tc.full, tc.want)
