@@ -1,11 +1,14 @@
 package client
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -341,6 +344,88 @@ func TestReadTimeoutReplacesASilentConnection(t *testing.T) {
 	}
 	if f.accepts() != 2 {
 		t.Fatalf("accepts = %d, want 2", f.accepts())
+	}
+}
+
+// An engine that authenticates and then stops reading makes a write
+// block once the socket buffers are full: the deadline set before a
+// write that reaches the socket must end it, so the session is replaced
+// and the batches go out on the next one, instead of Send hanging until
+// its context ends.
+func TestWriteTimeoutReplacesAnEngineThatStopsReading(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		close(done)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	go func() {
+		for n := 0; ; n++ {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, conn)
+			mu.Unlock()
+			go func(n int, conn net.Conn) {
+				r := bufio.NewReaderSize(conn, 1<<20)
+				if _, err := r.ReadString('\n'); err != nil { // __AUTH__
+					return
+				}
+				if _, err := conn.Write([]byte("ACK\n")); err != nil {
+					return
+				}
+				if n == 0 {
+					<-done // never reads again
+					return
+				}
+				for {
+					if _, err := r.ReadString('\n'); err != nil {
+						return
+					}
+					if _, err := conn.Write([]byte("RECEIVED\n")); err != nil {
+						return
+					}
+				}
+			}(n, conn)
+		}
+	}()
+	cfg := testConfig(ln.Addr().String())
+	cfg.ReadTimeout = 300 * time.Millisecond
+	cfg.MaxInFlight = 64
+	c := newClient(t, cfg)
+	big := bytes.Repeat([]byte("x"), 1<<20)
+	in := make([]transport.Batch, 32) // 32 MiB: more than loopback's socket buffers hold
+	for i := range in {
+		in[i] = transport.Batch{ID: int64(i + 1), Payload: big}
+	}
+	res, err := c.Send(sendCtx(t), in)
+	if err != nil {
+		t.Fatalf("Send: %v (a write to an engine that stopped reading was not ended by its deadline)", err)
+	}
+	for i, r := range res {
+		if r.Outcome != transport.Received {
+			t.Fatalf("batch %d: %+v", i+1, r)
+		}
+	}
+	mu.Lock()
+	n := len(conns)
+	mu.Unlock()
+	if n != 2 {
+		t.Fatalf("%d connections, want 2: the stalled one replaced once", n)
 	}
 }
 
