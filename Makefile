@@ -57,9 +57,10 @@ bench: ## print the benchmark figures (codec, client pipelining, reader, WAL, en
 # The end-to-end figures of docs/performance.md (Linux; takes a while):
 # N lines per run (RTT_N for the 20/100 ms rows, BACKLOG_N for the
 # backlog drain), RUNS runs of each of CONFIGS (comma-separated; see
-# `go run ./cmd/bench-e2e -h` in bench/). Empty values take the defaults.
+# `go run ./cmd/bench-e2e -h` in bench/); PPROF=DIR saves a CPU profile of
+# each run there. Empty values take the defaults.
 bench-e2e: build ## run the built agent end to end (RAW, nosync, in-flight 1, PACKET, 20/100 ms RTT, backlog drain, bare bbolt)
-	cd bench && N='$(N)' RUNS='$(RUNS)' CONFIGS='$(CONFIGS)' RTT_N='$(RTT_N)' BACKLOG_N='$(BACKLOG_N)' \
+	cd bench && N='$(N)' RUNS='$(RUNS)' CONFIGS='$(CONFIGS)' RTT_N='$(RTT_N)' BACKLOG_N='$(BACKLOG_N)' PPROF='$(PPROF)' \
 		$(GO) run ./cmd/bench-e2e -agent ../bin/edge-agent
 
 demo: build ## run the agent end to end on a local demo (receiver + agent + generated log)

@@ -16,7 +16,8 @@
 // resumes where it was; its State is JSON, see savedState.
 //
 // Guarantees, given a scheduler that stores each event's position with
-// the event:
+// the event (a run of lines from one file in one Poll result carries it
+// on its last line only, see input.Event):
 //   - every complete line is delivered once, in order per file, while
 //     the file stays reachable (by a glob, or by an open descriptor after
 //     a rename or delete);

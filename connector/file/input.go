@@ -100,6 +100,7 @@ type Input struct {
 
 	pending []input.Event // events that did not fit the last poll
 	out     []input.Event // the poll's output while it runs
+	owed    owedPos       // the position the last line event still lacks
 	budget  int
 	// byteBudget is what the running poll may still read (maxPollBytes).
 	byteBudget int
@@ -282,6 +283,7 @@ func (in *Input) Open(ctx context.Context, opts input.OpenOptions) error {
 	in.budget = math.MaxInt
 	in.out = in.pending[:0:0]
 	err := in.scan(ctx, in.now())
+	in.settle()
 	in.pending = append(in.pending, in.out...)
 	in.out, in.budget = nil, 0
 	in.firstScan = false
@@ -309,7 +311,7 @@ func (in *Input) Poll(ctx context.Context, dst []input.Event, max int) ([]input.
 		return dst, nil
 	}
 	in.out, in.budget = dst, max
-	defer func() { in.out = nil; in.publish() }()
+	defer func() { in.settle(); in.out = nil; in.publish() }()
 
 	in.drainPending()
 	if in.budget == 0 {
@@ -343,6 +345,7 @@ func (in *Input) Drain(dst []input.Event) []input.Event {
 	for _, t := range in.ring {
 		in.flushGroups(t, true)
 	}
+	in.settle()
 	out := in.out
 	in.out, in.budget = nil, 0
 	in.publish()

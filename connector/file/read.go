@@ -9,7 +9,6 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
 	"github.com/edge-agent/edge-agent/connector/file/internal/multiline"
-	"github.com/edge-agent/edge-agent/connector/input"
 )
 
 // maxPollBytes bounds the bytes one Poll reads, so a poll stays short
@@ -70,6 +69,7 @@ func (in *Input) wantsTurn(t *tracked, poll uint64) bool {
 // readTurn reads t until quota events were produced, the budget is used,
 // or the end of the file.
 func (in *Input) readTurn(t *tracked, quota int, poll uint64, now time.Time) error {
+	defer in.settle() // the turn's last line carries t's position
 	in.tick++
 	t.served = in.tick
 	emitted := 0
@@ -213,8 +213,7 @@ func (in *Input) handleLine(t *tracked, raw []byte, end int64, truncated bool, t
 		buf = appendSingleHead(buf, t.fileJSON, t.line, end, in.tsTail)
 		buf = in.fmt.appendPayload(buf, raw, nil, t.bigEndian)
 		buf = append(buf, in.extra...)
-		payload := in.arena.end(append(buf, '}'), start)
-		in.emit(input.Event{Payload: payload, Pos: in.position(t)})
+		in.emitLine(t, in.arena.end(append(buf, '}'), start))
 		return 1
 	}
 	txt, _ := in.fmt.text(raw, t.bigEndian)

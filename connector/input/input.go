@@ -28,7 +28,12 @@ type Event struct {
 	// the event carries only a position change (for example a file tailed
 	// from its end, truncated, or deleted) and produces no WAL row.
 	Payload []byte
-	// Pos is the position just after this event.
+	// Pos is the position just after this event. An event may carry none
+	// (Key "") when a later event of the same Poll (or Drain) result
+	// carries the position of its key: building a position per line
+	// costs more than the scheduler, which stores the events of whole
+	// Poll results together and keeps only the last position per key,
+	// would use.
 	Pos Position
 }
 

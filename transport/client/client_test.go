@@ -1,11 +1,14 @@
 package client
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -69,6 +72,36 @@ func TestAuthWritesExactlyTheAuthLine(t *testing.T) {
 	}
 	if !c.Connected() {
 		t.Fatal("session not kept after Send")
+	}
+}
+
+// TestRawWireBytesGolden pins the bytes a Send writes for RAW batches:
+// the session's auth line, then one "__BATCH__:<id>:<payload>\n" per batch,
+// in order, the payload byte for byte (quotes, tabs, multi-byte UTF-8,
+// 64-bit ids). Framing changes made for speed must leave it as it is.
+func TestRawWireBytesGolden(t *testing.T) {
+	f := newFakeEngine(t, scripted())
+	c := newClient(t, testConfig(f.addr()))
+	in := []transport.Batch{
+		{ID: 1, Payload: []byte(`{"_index":0,"_file":"/var/log/app.log","_line":1,"_offset":42,"_ts":1764000000000,"payload":"GET /x \"q\"\tok"}`)},
+		{ID: 2, Payload: []byte(`{"payload":"Größe ✓ 注文","host":{"name":"h1"}}`)},
+		{ID: 9223372036854775807, Payload: []byte("\t \x00:__BATCH__:3:x")},
+	}
+	res, err := c.Send(sendCtx(t), in)
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	for i, r := range res {
+		if r.Outcome != transport.Received {
+			t.Fatalf("batch %d: %+v", i, r)
+		}
+	}
+	const golden = "__AUTH__:tok\n" +
+		`__BATCH__:1:{"_index":0,"_file":"/var/log/app.log","_line":1,"_offset":42,"_ts":1764000000000,"payload":"GET /x \"q\"\tok"}` + "\n" +
+		`__BATCH__:2:{"payload":"Größe ✓ 注文","host":{"name":"h1"}}` + "\n" +
+		"__BATCH__:9223372036854775807:\t \x00:__BATCH__:3:x\n"
+	if got := strings.Join(f.lines(0), ""); got != golden {
+		t.Fatalf("wire bytes:\n got %q\nwant %q", got, golden)
 	}
 }
 
@@ -311,6 +344,88 @@ func TestReadTimeoutReplacesASilentConnection(t *testing.T) {
 	}
 	if f.accepts() != 2 {
 		t.Fatalf("accepts = %d, want 2", f.accepts())
+	}
+}
+
+// An engine that authenticates and then stops reading makes a write
+// block once the socket buffers are full: the deadline set before a
+// write that reaches the socket must end it, so the session is replaced
+// and the batches go out on the next one, instead of Send hanging until
+// its context ends.
+func TestWriteTimeoutReplacesAnEngineThatStopsReading(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		close(done)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	go func() {
+		for n := 0; ; n++ {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, conn)
+			mu.Unlock()
+			go func(n int, conn net.Conn) {
+				r := bufio.NewReaderSize(conn, 1<<20)
+				if _, err := r.ReadString('\n'); err != nil { // __AUTH__
+					return
+				}
+				if _, err := conn.Write([]byte("ACK\n")); err != nil {
+					return
+				}
+				if n == 0 {
+					<-done // never reads again
+					return
+				}
+				for {
+					if _, err := r.ReadString('\n'); err != nil {
+						return
+					}
+					if _, err := conn.Write([]byte("RECEIVED\n")); err != nil {
+						return
+					}
+				}
+			}(n, conn)
+		}
+	}()
+	cfg := testConfig(ln.Addr().String())
+	cfg.ReadTimeout = 300 * time.Millisecond
+	cfg.MaxInFlight = 64
+	c := newClient(t, cfg)
+	big := bytes.Repeat([]byte("x"), 1<<20)
+	in := make([]transport.Batch, 32) // 32 MiB: more than loopback's socket buffers hold
+	for i := range in {
+		in[i] = transport.Batch{ID: int64(i + 1), Payload: big}
+	}
+	res, err := c.Send(sendCtx(t), in)
+	if err != nil {
+		t.Fatalf("Send: %v (a write to an engine that stopped reading was not ended by its deadline)", err)
+	}
+	for i, r := range res {
+		if r.Outcome != transport.Received {
+			t.Fatalf("batch %d: %+v", i+1, r)
+		}
+	}
+	mu.Lock()
+	n := len(conns)
+	mu.Unlock()
+	if n != 2 {
+		t.Fatalf("%d connections, want 2: the stalled one replaced once", n)
 	}
 }
 

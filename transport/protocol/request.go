@@ -27,17 +27,33 @@ func AppendAuth(dst []byte, token string) []byte {
 // AppendBatch appends "__BATCH__:<id>:<payload>\n" to dst. It fails without
 // touching dst when id <= 0 or the payload holds a line break.
 func AppendBatch(dst []byte, id int64, payload []byte) ([]byte, error) {
+	if err := CheckBatch(id, payload); err != nil {
+		return dst, err
+	}
+	return AppendCheckedBatch(dst, id, payload), nil
+}
+
+// CheckBatch fails when id <= 0 (ErrBadBatchID) or the payload holds a line
+// break (ErrLineBreak): what AppendBatch refuses.
+func CheckBatch(id int64, payload []byte) error {
 	if id <= 0 {
-		return dst, fmt.Errorf("batch %d: %w", id, ErrBadBatchID)
+		return fmt.Errorf("batch %d: %w", id, ErrBadBatchID)
 	}
 	if err := CheckLine(payload); err != nil {
-		return dst, fmt.Errorf("batch %d: payload %w", id, err)
+		return fmt.Errorf("batch %d: payload %w", id, err)
 	}
+	return nil
+}
+
+// AppendCheckedBatch is AppendBatch for a batch CheckBatch has accepted:
+// a sender that checks every batch once, when it is handed over, need not
+// scan each payload again every time it is written (resends included).
+func AppendCheckedBatch(dst []byte, id int64, payload []byte) []byte {
 	dst = append(dst, PrefixBatch...)
 	dst = strconv.AppendInt(dst, id, 10)
 	dst = append(dst, ':')
 	dst = append(dst, payload...)
-	return append(dst, '\n'), nil
+	return append(dst, '\n')
 }
 
 // AppendCommit appends "__COMMIT__:<id>\n" to dst. The edge agent never

@@ -31,6 +31,26 @@ func TestAppendBatch(t *testing.T) {
 		if _, err := AppendBatch(nil, 1, []byte(p)); !errors.Is(err, ErrLineBreak) {
 			t.Errorf("payload %q: err %v", p, err)
 		}
+		if err := CheckBatch(1, []byte(p)); !errors.Is(err, ErrLineBreak) || err.Error() != "batch 1: payload contains a line break" {
+			t.Errorf("CheckBatch payload %q: err %v", p, err)
+		}
+	}
+}
+
+// A batch CheckBatch accepts is framed by AppendCheckedBatch exactly as
+// AppendBatch frames it.
+func TestAppendCheckedBatch(t *testing.T) {
+	for _, tc := range []struct {
+		id      int64
+		payload string
+	}{{1, ""}, {42, `{"a":"b:c"}`}, {math.MaxInt64, "\t x\x00 ✓"}} {
+		if err := CheckBatch(tc.id, []byte(tc.payload)); err != nil {
+			t.Fatalf("CheckBatch(%d, %q): %v", tc.id, tc.payload, err)
+		}
+		want, _ := AppendBatch([]byte("pre"), tc.id, []byte(tc.payload))
+		if got := AppendCheckedBatch([]byte("pre"), tc.id, []byte(tc.payload)); string(got) != string(want) {
+			t.Errorf("AppendCheckedBatch(%d, %q) = %q, want %q", tc.id, tc.payload, got, want)
+		}
 	}
 }
 

@@ -45,6 +45,10 @@ type options struct {
 	configs  []string
 	timeout  time.Duration
 	keep     bool
+	// pprofDir, when set, turns http.pprof on and saves a CPU profile of
+	// each agent run there (pprofSeconds long, from the agent's start).
+	pprofDir     string
+	pprofSeconds int
 }
 
 func main() {
@@ -71,6 +75,8 @@ func parseFlags(args []string) (options, error) {
 	configs := fs.String("configs", envString("CONFIGS", strings.Join(configNames, ",")), "comma-separated configs (env CONFIGS):\n"+configHelp)
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "give up a run after this long")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary directory (agent logs, configs) for a look")
+	fs.StringVar(&o.pprofDir, "pprof", envString("PPROF", ""), "save a CPU profile of each agent run in this directory, as <config>-<run>.pprof (env PPROF)")
+	fs.IntVar(&o.pprofSeconds, "pprof-seconds", envInt("PPROF_SECONDS", 10), "length of each CPU profile, from the agent's start; a run waits for its profile before stopping the agent (env PPROF_SECONDS)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -88,7 +94,7 @@ func parseFlags(args []string) (options, error) {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"-n", o.n}, {"-rtt-n", o.rttN}, {"-backlog-n", o.backlogN}, {"-runs", o.runs}} {
+	}{{"-n", o.n}, {"-rtt-n", o.rttN}, {"-backlog-n", o.backlogN}, {"-runs", o.runs}, {"-pprof-seconds", o.pprofSeconds}} {
 		if f.v < 1 || f.v > 999_999_999 {
 			errs = append(errs, fmt.Errorf("%s must be 1..999999999, got %d", f.name, f.v))
 		}

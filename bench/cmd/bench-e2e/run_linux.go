@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -134,10 +135,10 @@ func (b *bench) runOne(config string, run int) (result, error) {
 	if config == "bolt" {
 		return boltLoop(ctx, filepath.Join(work, "bolt.db"), n, b.o.timeout)
 	}
-	return b.agentRun(ctx, config, work, d, n)
+	return b.agentRun(ctx, config, run, work, d, n)
 }
 
-func (b *bench) agentRun(ctx context.Context, config, work string, d dataFile, n int) (result, error) {
+func (b *bench) agentRun(ctx context.Context, config string, run int, work string, d dataFile, n int) (result, error) {
 	res := result{lines: n, bytes: d.bytes, cpu: -1, hwm: -1, writeBytes: -1}
 	mode := codec.ModeRaw
 	if config == "packet" || config == "packet-store" {
@@ -195,6 +196,7 @@ func (b *bench) agentRun(ctx context.Context, config, work string, d dataFile, n
 	pid := cmd.Process.Pid
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	profiled := b.startProfile(ctx, apiAddr, fmt.Sprintf("%s-%d.pprof", config, run))
 	var last procSample
 	sample := func() {
 		if s, err := readProc(pid); err == nil {
@@ -203,6 +205,10 @@ func (b *bench) agentRun(ctx context.Context, config, work string, d dataFile, n
 		}
 	}
 	stop := func() {
+		// The profile needs the agent up until it is written.
+		if err := <-profiled; err != nil {
+			fmt.Fprintf(os.Stderr, "run %d %s: cpu profile: %v\n", run, config, err)
+		}
 		sample()
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
@@ -272,8 +278,68 @@ func (b *bench) agentYAML(config, work, data, endpoint, api string) string {
 		s.WriteString("  max-backoff-ms: 200\n")
 	}
 	fmt.Fprintf(&s, "http:\n  listen: %q\n", api)
+	if b.o.pprofDir != "" {
+		s.WriteString("  pprof: true\n")
+	}
 	fmt.Fprintf(&s, "log:\n  file: %q\n", filepath.Join(work, "edge-agent.log"))
 	return s.String()
+}
+
+// startProfile saves a CPU profile of the agent, pprofSeconds long from
+// when its API first answers, as name in -pprof's directory. The channel
+// gets the outcome (nil at once without -pprof).
+func (b *bench) startProfile(ctx context.Context, api, name string) <-chan error {
+	done := make(chan error, 1)
+	if b.o.pprofDir == "" {
+		done <- nil
+		return done
+	}
+	go func() { done <- b.saveProfile(ctx, api, filepath.Join(b.o.pprofDir, name)) }()
+	return done
+}
+
+func (b *bench) saveProfile(ctx context.Context, api, path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	secs := b.o.pprofSeconds
+	hc := &http.Client{Timeout: time.Duration(secs)*time.Second + 30*time.Second}
+	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", api, secs)
+	var lastErr error
+	// The API starts with the agent: ask every 20 ms for up to 5 s.
+	for range 250 {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			lastErr = err
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+			}
+			continue
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: %s", url, resp.Status)
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(f, resp.Body)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("save %s: %w", path, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("%s: the agent's API never answered: %w", url, lastErr)
 }
 
 // waitBacklog waits until the agent has queued n rows, from its status.

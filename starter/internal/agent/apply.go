@@ -15,6 +15,7 @@ func (l *loop) afterCommit(now time.Time, p *plan, res commitResult) {
 		clear(l.buf[:p.flushed])
 		l.buf = l.buf[:copy(l.buf, l.buf[p.flushed:])]
 		l.bufIDs = l.bufIDs[:copy(l.bufIDs, l.bufIDs[p.flushed:])]
+		l.bufBytes -= p.flushedBytes
 		if len(l.buf) > 0 {
 			l.bufSince = now
 		}

@@ -26,6 +26,8 @@ type plan struct {
 	started bool
 	claimN  int
 	cleanup bool
+	// flushedBytes is the payload bytes of the events taken.
+	flushedBytes int
 
 	acks      []uint64
 	fails     map[string][]uint64 // reason → row ids
@@ -49,7 +51,7 @@ func (l *loop) commitIfDue(now time.Time) (bool, error) {
 	if holdAppends && !l.onlyAppendsFail {
 		return false, nil
 	}
-	flushDue := len(l.buf) >= l.group ||
+	flushDue := l.groupFull() ||
 		(len(l.buf) > 0 && now.Sub(l.bufSince) >= l.flushInterval())
 	p := &plan{streak: l.failStreak}
 	l.planResults(p, now)
@@ -128,6 +130,10 @@ type sourceWrite struct {
 	payloads  [][]byte
 	positions []input.Position
 	idx       map[string]int // position key → index in positions
+	// While planFlush runs: posAt[k] is the buffer index of the last
+	// event with positions[k]'s key, last the k of the last key seen.
+	posAt []int
+	last  int
 }
 
 // planFlush takes the whole buffer: one row per event with a payload, and
@@ -137,6 +143,7 @@ func (l *loop) planFlush(p *plan) {
 		return
 	}
 	p.flushed = len(l.buf)
+	p.flushedBytes = l.bufBytes
 	var w *sourceWrite
 	for i := range l.buf {
 		if id := l.bufIDs[i]; w == nil || w.id != id {
@@ -149,12 +156,28 @@ func (l *loop) planFlush(p *plan) {
 		if ev.Pos.Key == "" {
 			continue
 		}
-		if k, ok := w.idx[ev.Pos.Key]; ok {
-			w.positions[k] = ev.Pos
+		// Runs of events come from one file: compare with the key last
+		// seen before paying for a map lookup, and note only where each
+		// key's last event is (positions are copied once, below).
+		if w.last >= 0 && l.buf[w.posAt[w.last]].Pos.Key == ev.Pos.Key {
+			w.posAt[w.last] = i
 			continue
 		}
-		w.idx[ev.Pos.Key] = len(w.positions)
-		w.positions = append(w.positions, ev.Pos)
+		k, ok := w.idx[ev.Pos.Key]
+		if !ok {
+			k = len(w.posAt)
+			w.idx[ev.Pos.Key] = k
+			w.posAt = append(w.posAt, i)
+		}
+		w.posAt[k] = i
+		w.last = k
+	}
+	for i := range p.writes {
+		w := &p.writes[i]
+		w.positions = make([]input.Position, len(w.posAt))
+		for k, at := range w.posAt {
+			w.positions[k] = l.buf[at].Pos
+		}
 	}
 }
 
@@ -166,7 +189,7 @@ func (p *plan) write(id string, n int) *sourceWrite {
 			return &p.writes[i]
 		}
 	}
-	p.writes = append(p.writes, sourceWrite{id: id, payloads: make([][]byte, 0, n), idx: make(map[string]int)})
+	p.writes = append(p.writes, sourceWrite{id: id, payloads: make([][]byte, 0, n), idx: make(map[string]int), last: -1})
 	return &p.writes[len(p.writes)-1]
 }
 

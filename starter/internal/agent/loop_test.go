@@ -1,11 +1,14 @@
 package agent
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/transport"
 )
 
@@ -223,27 +226,34 @@ func TestRejectedRetriesAtMaxBackoff(t *testing.T) {
 	})
 }
 
-// The group grows while the input stays full (doubling up to maxGroup)
-// and shrinks back toward bulk-max-size once the input runs dry; a
-// failed transaction or a reload starts it again at bulk-max-size.
+// The group grows while the input stays full (doubling up to maxGroup,
+// the rows of the jobs in flight) and shrinks back toward bulk-max-size
+// once the input runs dry; a failed transaction or a reload starts it
+// again at bulk-max-size.
 func TestGroupFollowsLoad(t *testing.T) {
+	const jobSize = 1024 // maxGroup: 2 jobs, 2048 events
 	for _, tc := range []struct {
-		name  string
-		bulk  int
-		start int
-		full  bool
-		want  int
+		name   string
+		bulk   int
+		start  int
+		full   bool
+		nosync bool // queue.fsync: false
+		want   int
 	}{
 		{name: "full input doubles", bulk: 256, start: 256, full: true, want: 512},
-		{name: "capped at maxGroup", bulk: 256, start: maxGroup, full: true, want: maxGroup},
+		{name: "doubles past the old 512 cap", bulk: 256, start: 512, full: true, want: 1024},
+		{name: "capped at two jobs", bulk: 256, start: 2048, full: true, want: 2048},
 		{name: "dry input halves", bulk: 256, start: 2048, full: false, want: 1024},
 		{name: "never below bulk-max-size", bulk: 256, start: 256, full: false, want: 256},
-		{name: "bulk-max-size above maxGroup stays", bulk: 2 * maxGroup, start: 2 * maxGroup, full: true, want: 2 * maxGroup},
+		{name: "bulk-max-size above maxGroup stays", bulk: 8192, start: 8192, full: true, want: 8192},
+		{name: "without fsync capped at 512", bulk: 256, start: 512, full: true, nosync: true, want: 512},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig(t)
 			cfg.Agent.BulkMaxSize = tc.bulk
-			l := &loop{r: &Agent{opts: Options{Agent: cfg.Agent}}, group: tc.start, inputFull: tc.full}
+			opts := Options{Agent: cfg.Agent}
+			opts.WAL.Fsync = !tc.nosync
+			l := &loop{r: &Agent{opts: opts}, group: tc.start, inputFull: tc.full, jobSize: jobSize, walq: &walQueue{}}
 			l.growGroup()
 			if l.group != tc.want {
 				t.Fatalf("group %d after a commit (input full: %v), want %d", l.group, tc.full, tc.want)
@@ -254,6 +264,38 @@ func TestGroupFollowsLoad(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A group of big events ends at maxGroupBytes of payloads, however many
+// events the group would take: polling stops there (it is checked
+// between polls, so a group may go over by one poll-batch-size) and the
+// buffer is due.
+func TestGroupEndsAtMaxGroupBytes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := testConfig(t)
+		cfg.Agent.BulkMaxSize = 4096
+		cfg.Queue.PollBatchSize = 4
+		cfg.Agent.FlushInterval = time.Hour
+		in := &fakeInput{}
+		big := bytes.Repeat([]byte("x"), 64<<10)
+		for i := range 64 { // 4 MiB: four groups' worth
+			in.push(input.Event{Payload: big, Pos: input.Position{Key: "a.log", State: fmt.Appendf(nil, "%d", i)}})
+		}
+		snd := newFakeSender(nil)
+		snd.block = true // no send result adds commits of its own
+		h := startRuntime(t, newOptions(t, cfg, t.TempDir(), in, snd))
+		eventually(t, 5*time.Second, "input read", func() bool { return in.left() == 0 })
+		synctest.Wait()
+		s := h.rt.Snapshot()
+		// 16 events of 64 KiB fill a group: 4 commits for the 64, where
+		// a group counted in events alone (4096) would take them in one.
+		if s.RowsAppended < 48 || s.Commits < 3 {
+			t.Fatalf("%d rows appended in %d commits; want groups of at most 1 MiB (16 events)", s.RowsAppended, s.Commits)
+		}
+		if err := h.stop(); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // Under load the WAL sees a few big transactions rather than one per

@@ -2,6 +2,7 @@ package jsonenc
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -35,18 +36,21 @@ func AppendStringContent(dst, s []byte) ([]byte, int) {
 	bad := 0
 	start := 0
 	for i := 0; i < len(s); {
-		// Skip 8 plain ASCII bytes at a time: log text is mostly that.
-		for i+8 <= len(s) && plain8(binary.LittleEndian.Uint64(s[i:])) {
-			i += 8
-		}
-		if i >= len(s) {
-			break
-		}
-		b := s[i]
-		if safe[b] {
+		// Log text is mostly plain ASCII: look at 8 bytes at a time and,
+		// in a word that holds a byte to look at, jump straight to the
+		// first one (JSON lines have a quote every few bytes).
+		if i+8 <= len(s) {
+			m := special8(binary.LittleEndian.Uint64(s[i:]))
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) >> 3
+		} else if safe[s[i]] {
 			i++
 			continue
 		}
+		b := s[i]
 		if b >= utf8.RuneSelf {
 			r, size := utf8.DecodeRune(s[i:])
 			if r != utf8.RuneError || size != 1 {
@@ -91,16 +95,19 @@ const (
 	sp   = 0x2020202020202020
 )
 
-// plain8 reports whether the 8 bytes of w are all ASCII that needs no
-// escaping (no control byte, quote, backslash or byte >= 0x80), using the
-// classic "has zero byte" bit trick on each condition.
-func plain8(w uint64) bool {
-	hasLess := (w - sp) & ^w & hi // some byte < 0x20 (or >= 0x80, caught below)
+// special8 returns a mask with the high bit set in the bytes of w (little
+// endian: byte 0 is the lowest) that cannot be copied as they are: a
+// control byte, quote, backslash or byte >= 0x80. It uses the classic "has
+// zero byte" bit trick on each condition. A borrow can flag a plain byte,
+// but only above a flagged one, so the lowest flag is always exact, and
+// that is the only one callers use.
+func special8(w uint64) uint64 {
+	hasLess := (w - sp) & ^w & hi // some byte < 0x20 (bytes >= 0x80 come from w&hi)
 	x := w ^ quot
 	hasQuot := (x - lo7) & ^x & hi
 	y := w ^ bsl
 	hasBsl := (y - lo7) & ^y & hi
-	return (w&hi)|hasLess|hasQuot|hasBsl == 0
+	return (w & hi) | hasLess | hasQuot | hasBsl
 }
 
 // AppendLatin1Content appends ISO-8859-1 bytes as JSON string content

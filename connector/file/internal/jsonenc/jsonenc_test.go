@@ -2,6 +2,7 @@ package jsonenc
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -30,6 +31,64 @@ func TestAppendStringTable(t *testing.T) {
 			t.Errorf("AppendString(%q) = %s, %d; want %s, %d", c.in, got, bad, c.want, c.bad)
 		}
 	}
+}
+
+// TestAppendStringEveryPosition puts one or two bytes needing attention at
+// every position of the words the escaper reads 8 at a time (the word
+// scan must find the first of them, whatever follows it) and compares
+// with a byte-by-byte reference.
+func TestAppendStringEveryPosition(t *testing.T) {
+	specials := []string{"\"", "\\", "\n", "\x00", "\x01", "\x1f", "\x7f", "é", "✓", "\xff", "\xe4\xb8"}
+	base := "abcdefghijklmnopqrstuvwx"
+	for i := 0; i <= len(base); i++ {
+		for _, a := range specials {
+			for j := i; j <= len(base); j++ {
+				for _, b := range specials {
+					in := base[:i] + a + base[i:j] + b + base[j:]
+					got, gotBad := AppendString(nil, []byte(in))
+					want, wantBad := referenceEscape(in)
+					if string(got) != want || gotBad != wantBad {
+						t.Fatalf("AppendString(%q) = %s, %d; want %s, %d", in, got, gotBad, want, wantBad)
+					}
+				}
+			}
+		}
+	}
+}
+
+// referenceEscape is AppendString one rune at a time, the obvious way.
+func referenceEscape(s string) (string, int) {
+	var b strings.Builder
+	bad := 0
+	b.WriteByte('"')
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\ufffd`)
+			bad++
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\b':
+			b.WriteString(`\b`)
+		case r == '\f':
+			b.WriteString(`\f`)
+		case r < 0x20:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	b.WriteByte('"')
+	return b.String(), bad
 }
 
 func TestAppendLatin1(t *testing.T) {
@@ -103,4 +162,25 @@ func replacementsOnly(got, in string) bool {
 		i += size
 	}
 	return got == b.String()
+}
+
+// BenchmarkAppendString escapes log lines like the end-to-end benchmark's:
+// plain text, JSON (a quote every few bytes to escape), and text with
+// multi-byte UTF-8.
+func BenchmarkAppendString(b *testing.B) {
+	lines := []struct{ name, s string }{
+		{"plain", `1764000000123 INFO [http] seq=000123456 request served user k12=4711 latency order retry timeout payload session opened closed cache miss hit queue flushed upstream status request served user k7=99`},
+		{"json", `{"ts":1764000000123,"level":"INFO","component":"http","seq":"000123456","msg":"request served user k12=4711 latency order retry timeout payload session opened closed cache miss hit queue flushed"}`},
+		{"utf8", `1764000000123 INFO [http] Bestellung übermittelt für Kunde 4711 — Lieferung nach München, Größe XL, Preis 12,50 € (Rabatt 10 %) 注文 完了 ✓ status=ok`},
+	}
+	for _, l := range lines {
+		in := []byte(l.s)
+		b.Run(l.name, func(b *testing.B) {
+			dst := make([]byte, 0, 2*len(in)+2)
+			b.SetBytes(int64(len(in)))
+			for b.Loop() {
+				dst, _ = AppendString(dst[:0], in)
+			}
+		})
+	}
 }
