@@ -213,15 +213,26 @@ func (f *fixedDeflater) tokens(src []byte) {
 
 	lit := 0 // first byte not yet written
 	last := len(src) - fixedMinMatch
-	for s := 0; s <= last; {
-		cv := binary.LittleEndian.Uint32(src[s:])
-		h := hash(cv)
-		cand := int(table[h]) - 1
-		table[h] = uint16(s + 1)
-		if cand < 0 || binary.LittleEndian.Uint32(src[cand:]) != cv {
+	// Two positions per turn: their lookups do not depend on each other,
+	// so the CPU overlaps them. A match can start at the last position
+	// only when it follows another match.
+	for s := 0; s < last; {
+		cv0 := binary.LittleEndian.Uint32(src[s:])
+		cv1 := binary.LittleEndian.Uint32(src[s+1:])
+		h0, h1 := hash(cv0), hash(cv1)
+		c0 := int(table[h0]) - 1
+		table[h0] = uint16(s + 1)
+		c1 := int(table[h1]) - 1
+		table[h1] = uint16(s + 2)
+		cand := c0
+		switch {
+		case c0 >= 0 && binary.LittleEndian.Uint32(src[c0:]) == cv0:
+		case c1 >= 0 && binary.LittleEndian.Uint32(src[c1:]) == cv1:
+			s, cand = s+1, c1
+		default:
 			// Step faster through input that does not repeat, as snappy
 			// does: every 32 bytes without a match add one to the step.
-			s += 1 + (s-lit)>>5
+			s += 2 + (s-lit)>>5
 			continue
 		}
 		n := fixedMinMatch + matchLen(src[cand+fixedMinMatch:], src[s+fixedMinMatch:min(len(src), s+fixedMaxMatch)])
