@@ -87,7 +87,7 @@ type Options struct {
 // that compresses. A PACKET holds one event of a few hundred bytes, which
 // level 1 codes as one fixed-Huffman block (fixedflate.go) at up to twice
 // the CPU of level 0 (store); levels 2-9 build a Huffman table per event,
-// cost about five times as much as level 1, and send 8 % fewer bytes
+// cost about six times as much as level 1, and send 7 % fewer bytes
 // (BenchmarkEncodeLevel reports both).
 const DefaultLevel = 1
 
