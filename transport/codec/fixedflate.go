@@ -214,8 +214,9 @@ func (f *fixedDeflater) tokens(src []byte) {
 	lit := 0 // first byte not yet written
 	last := len(src) - fixedMinMatch
 	// Two positions per turn: their lookups do not depend on each other,
-	// so the CPU overlaps them. A match can start at the last position
-	// only when it follows another match.
+	// so the CPU overlaps them. The last position is searched only as the
+	// second of a pair; a turn that would start there is left to literals,
+	// which loses at most one 4-byte match.
 	for s := 0; s < last; {
 		cv0 := binary.LittleEndian.Uint32(src[s:])
 		cv1 := binary.LittleEndian.Uint32(src[s+1:])
@@ -266,14 +267,14 @@ func matchLen(a, b []byte) int {
 
 // gzipFastHeader is RFC 1952's header: deflate, no name or time, XFL 4
 // (fastest), OS unknown.
-var gzipFastHeader = [10]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 0xff}
+const gzipFastHeader = "\x1f\x8b\x08\x00\x00\x00\x00\x00\x04\xff"
 
 // appendFixed appends src compressed at level 1 in c's framing; src is at
 // most fixedMaxInput bytes and c one of the deflate family.
 func (f *fixedDeflater) appendFixed(c Compression, dst, src []byte) []byte {
 	switch c {
 	case CompressionGzip:
-		dst = append(dst, gzipFastHeader[:]...)
+		dst = append(dst, gzipFastHeader...)
 		dst = f.appendDeflate(dst, src)
 		dst = binary.LittleEndian.AppendUint32(dst, crc32.ChecksumIEEE(src))
 		return binary.LittleEndian.AppendUint32(dst, uint32(len(src)))
