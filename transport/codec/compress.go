@@ -21,12 +21,14 @@ func (w *appendWriter) Write(p []byte) (int, error) {
 // compressor holds one reusable writer per format; building a deflate
 // writer allocates hundreds of KiB, so they live in the Encoder's pool.
 type compressor struct {
-	out  appendWriter
-	gz   *gzip.Writer
-	zl   *zlib.Writer
-	fl   *flate.Writer
-	seal []byte
-	iv   [ivSize]byte
+	out appendWriter
+	gz  *gzip.Writer
+	zl  *zlib.Writer
+	fl  *flate.Writer
+	// fixed serves level 1 for events up to fixedMaxInput.
+	fixed *fixedDeflater
+	seal  []byte
+	iv    [ivSize]byte
 }
 
 // compress returns raw compressed with c at level (valid for c, checked
@@ -34,6 +36,13 @@ type compressor struct {
 // same compressor. A compressor serves one Encoder, so one level.
 func (s *compressor) compress(c Compression, level int, raw []byte) ([]byte, error) {
 	s.out.b = s.out.b[:0]
+	if level == 1 && len(raw) <= fixedMaxInput && c != CompressionNone {
+		if s.fixed == nil {
+			s.fixed = new(fixedDeflater)
+		}
+		s.out.b = s.fixed.appendFixed(c, s.out.b, raw)
+		return s.out.b, nil
+	}
 	var w io.WriteCloser
 	switch c {
 	case CompressionGzip:

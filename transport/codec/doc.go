@@ -14,6 +14,12 @@
 // appended to the ciphertext, no associated data. The key is 32 raw bytes,
 // given in base64 (DecodeKey); there is no key derivation.
 //
+// Compression level 1, the default, writes an event of up to 1 KiB as one
+// deflate block in the fixed Huffman code (fixedflate.go): no table to
+// build or send, which is most of the cost of compressing one small event.
+// Larger events and the other levels go through klauspost/compress. Every
+// level is a standard stream; decoding does not depend on it.
+//
 // ChaCha20-Poly1305 ("chacha20_poly1305") is an extra for edge CPUs without
 // AES instructions. The SeaTunnel engine does NOT understand it: use it
 // only with a receiver built on this package.

@@ -102,6 +102,9 @@ func javaCases() []javaCase {
 		[]byte(`{"_index":0,"_file":"/var/log/app.log","_line":7,"_offset":512,"_ts":1700000000000,"payload":"GET /x 200 — ünïcødé ✓"}`),
 		[]byte(""),
 		bytes.Repeat([]byte(`{"k":"repeated text compresses well"}`), 3000),
+		// Level 1's fixed-Huffman path: matches, and input it stores.
+		event(fixedMaxInput),
+		noise(fixedMaxInput, 3),
 	}
 	var cases []javaCase
 	for c := CompressionNone; c <= CompressionDeflate; c++ {
