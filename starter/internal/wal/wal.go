@@ -42,6 +42,11 @@ type Options struct {
 	Now func() time.Time `yaml:"-"`
 	// Logger receives warnings (bad checksums, skipped ids); default discard.
 	Logger *slog.Logger `yaml:"-"`
+
+	// migrateStop, when set, runs after each committed chunk of a
+	// conversion from schema 2 (migrate.go); an error stops the open
+	// there, as a kill would. For tests.
+	migrateStop func(chunk int) error
 }
 
 // DefaultPath is where the WAL lives, relative to the install root, when
@@ -109,6 +114,9 @@ type WAL struct {
 	// failed (warned once). Guarded by wmu.
 	readSinceDrop int64
 	dropFailed    bool
+	// cache keeps decoded blocks between write transactions. Guarded by
+	// wmu.
+	cache blockCache
 
 	closed bool
 }
@@ -181,6 +189,13 @@ func (w *WAL) Update(fn func(tx *Tx) error) (err error) {
 	if db == nil {
 		return fmt.Errorf("update wal %s: %w", w.path, ErrClosed)
 	}
+	defer func() {
+		if err != nil {
+			// The row ids of blocks a rolled-back transaction appended
+			// are handed out again: their cached decoding must go too.
+			w.cache.clear()
+		}
+	}()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer w.recoverCorrupt("update", &err)
 	var (
