@@ -2,6 +2,7 @@ package wal
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 
@@ -58,7 +59,7 @@ func (w *WAL) migrate(db *bolt.DB) error {
 		done := false
 		err := db.Update(func(btx *bolt.Tx) error {
 			var err error
-			done, err = migrateChunk(btx, w.now().UnixMilli())
+			done, err = migrateChunk(btx, w.now().UnixMilli(), cmp.Or(w.opts.migrateChunk, migrateChunkRows))
 			return err
 		})
 		if err != nil {
@@ -93,7 +94,7 @@ func startMigration(btx *bolt.Tx) error {
 
 // migrateChunk moves the lowest rows of the rows bucket into blocks and
 // state entries; done=true once none is left (and the mark is removed).
-func migrateChunk(btx *bolt.Tx, now int64) (done bool, err error) {
+func migrateChunk(btx *bolt.Tx, now int64, maxRows int) (done bool, err error) {
 	rowsB, blocks, state := btx.Bucket(bucketRows), btx.Bucket(bucketBlocks), btx.Bucket(bucketState)
 	meta := btx.Bucket(bucketMeta)
 	if blocks == nil || state == nil {
@@ -112,7 +113,7 @@ func migrateChunk(btx *bolt.Tx, now int64) (done bool, err error) {
 	var keys [][]byte
 	size := 0
 	c := rowsB.Cursor()
-	for k, v := c.First(); k != nil && len(chunk) < migrateChunkRows && size < migrateChunkBytes; k, v = c.Next() {
+	for k, v := c.First(); k != nil && len(chunk) < maxRows && size < migrateChunkBytes; k, v = c.Next() {
 		keys = append(keys, bytes.Clone(k))
 		id, ok := keyID(k)
 		if !ok || id == 0 {

@@ -47,6 +47,8 @@ type Options struct {
 	// conversion from schema 2 (migrate.go); an error stops the open
 	// there, as a kill would. For tests.
 	migrateStop func(chunk int) error
+	// migrateChunk overrides migrateChunkRows; for tests.
+	migrateChunk int
 }
 
 // DefaultPath is where the WAL lives, relative to the install root, when
