@@ -50,10 +50,10 @@ func TestQuarantineLoggedOnlyOnceCommitted(t *testing.T) {
 	appendN(t, w, 1)
 	_ = w.Close()
 	tamper(t, path, func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketBlocks)
-		v := append([]byte(nil), b.Get(u64key(2))...)
+		b := tx.Bucket(bucketBlocks).Bucket(u64key(2))
+		v := append([]byte(nil), b.Get(blockValueKey)...)
 		v[len(v)-1] ^= 0xff
-		return b.Put(u64key(2), v)
+		return b.Put(blockValueKey, v)
 	})
 	logs := recordCounter{mu: &sync.Mutex{}, msgs: new([]string)}
 	w, err := Open(Options{Path: path, Logger: slog.New(logs)})

@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -92,7 +93,7 @@ type coverage struct {
 type idRange struct{ lo, hi uint64 }
 
 func (c *coverage) visit(bucket [][]byte, key, value []byte, page uint64) {
-	if len(bucket) != 1 {
+	if len(bucket) != 1 && (len(bucket) != 2 || !bytes.Equal(bucket[0], bucketBlocks)) {
 		return
 	}
 	single := func(id uint64, ok bool) {
@@ -108,13 +109,17 @@ func (c *coverage) visit(bucket [][]byte, key, value []byte, page uint64) {
 			c.rows, c.hasRows = ctr.pending+ctr.sending+ctr.acked+ctr.dead, true
 		}
 	case string(bucketBlocks):
-		id, ok := keyID(key)
+		k, v, ok := blockVisit(bucket, key, value)
 		if !ok {
-			c.badKeys = append(c.badKeys, Damage{Page: page, Bucket: string(bucketBlocks), What: fmt.Sprintf("malformed block key %x", key)})
+			return
+		}
+		id, ok := keyID(k)
+		if !ok {
+			c.badKeys = append(c.badKeys, Damage{Page: page, Bucket: string(bucketBlocks), What: fmt.Sprintf("malformed block key %x", k)})
 			return
 		}
 		hi := id
-		if h, err := parseBlockHeader(value); err == nil && h.first == id {
+		if h, err := parseBlockHeader(v); err == nil && h.first == id {
 			hi = h.last()
 		}
 		c.blocks = append(c.blocks, idRange{id, hi})

@@ -162,7 +162,7 @@ func migrateChunk(btx *bolt.Tx, now int64, maxRows int) (done bool, err error) {
 		}
 	}
 	for _, p := range puts {
-		if err := blocks.Put(p.k, p.v); err != nil {
+		if err := putBlock(blocks, p.k, p.v); err != nil {
 			return false, fmt.Errorf("put block %x: %w", p.k, err)
 		}
 	}

@@ -260,10 +260,10 @@ func TestChecksumFailureMovesRowToDead(t *testing.T) {
 	_ = w.Close()
 	// Flip one payload byte of row 2's block directly through bbolt.
 	tamper(t, path, func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketBlocks)
-		v := append([]byte(nil), b.Get(u64key(2))...)
+		b := tx.Bucket(bucketBlocks).Bucket(u64key(2))
+		v := append([]byte(nil), b.Get(blockValueKey)...)
 		v[len(v)-1] ^= 0xff
-		return b.Put(u64key(2), v)
+		return b.Put(blockValueKey, v)
 	})
 	w = openAt(t, path, newClock(t0))
 	var problems []Problem
@@ -295,7 +295,9 @@ func TestUndecodableRowQuarantined(t *testing.T) {
 	appendN(t, w, 1)
 	appendN(t, w, 1)
 	_ = w.Close()
-	tamper(t, path, func(tx *bolt.Tx) error { return tx.Bucket(bucketBlocks).Put(u64key(1), []byte("garbage")) })
+	tamper(t, path, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketBlocks).Bucket(u64key(1)).Put(blockValueKey, []byte("garbage"))
+	})
 	w = openAt(t, path, newClock(t0))
 	got := claim(t, w, 10, t0)
 	if len(got) != 1 || got[0].ID != 2 {

@@ -108,7 +108,8 @@ func (tx *ReadTx) Verify(limit int) []Problem {
 	}
 	var blocks []blk
 	c := tx.blocks.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		v := getBlock(tx.blocks, k)
 		first, ok := keyID(k)
 		if !ok || first == 0 {
 			if add(0, "malformed block key %x", k) {

@@ -51,7 +51,7 @@ func (tx *Tx) Append(rows []NewRow) (first, last uint64, err error) {
 	}
 	var bytesAdded int64
 	for i, group := range groups {
-		if err := tx.blocks.Put(u64key(tx.nextRow), vals[i]); err != nil {
+		if err := putBlock(tx.blocks, u64key(tx.nextRow), vals[i]); err != nil {
 			return 0, 0, fmt.Errorf("wal %s: append rows %d..: %w", tx.w.path, tx.nextRow, err)
 		}
 		for i := range group {
@@ -75,16 +75,17 @@ func (tx *Tx) Append(rows []NewRow) (first, last uint64, err error) {
 // instead of being lost.
 func (tx *ReadTx) findBlock(id uint64) (uint64, []byte, bool) {
 	c := tx.blocks.Cursor()
-	k, v := c.Seek(u64key(id))
+	k, _ := c.Seek(u64key(id))
 	if k == nil {
-		k, v = c.Last()
+		k, _ = c.Last()
 	} else if got, _ := keyID(k); got != id {
-		k, v = c.Prev()
+		k, _ = c.Prev()
 	}
 	first, ok := keyID(k)
 	if !ok || first > id {
 		return 0, nil, false
 	}
+	v := getBlock(tx.blocks, k)
 	if h, err := parseBlockHeader(v); err == nil && id > h.last() {
 		return 0, nil, false
 	}
@@ -399,10 +400,10 @@ func (f *blockFreer) free(tx *Tx) error {
 		if i > 0 && first == f.touched[i-1] {
 			continue
 		}
-		v := tx.blocks.Get(u64key(first))
-		if v == nil {
+		if tx.blocks.Bucket(u64key(first)) == nil {
 			continue
 		}
+		v := getBlock(tx.blocks, u64key(first))
 		last := first
 		if h, err := parseBlockHeader(v); err == nil {
 			last = h.last()
@@ -416,7 +417,7 @@ func (f *blockFreer) free(tx *Tx) error {
 		if tx.anyLive(first, last) {
 			continue
 		}
-		if err := tx.blocks.Delete(u64key(first)); err != nil {
+		if err := deleteBlock(tx.blocks, u64key(first)); err != nil {
 			return fmt.Errorf("wal %s: delete block %d: %w", tx.w.path, first, err)
 		}
 		tx.dirty = true

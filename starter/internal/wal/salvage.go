@@ -377,8 +377,10 @@ func (s *salvager) visit(bucket [][]byte, key, value []byte, page uint64) {
 	switch {
 	case len(bucket) == 1 && bytes.Equal(bucket[0], bucketRows):
 		s.row(key, value, page)
-	case len(bucket) == 1 && bytes.Equal(bucket[0], bucketBlocks):
-		s.block(key, value, page)
+	case len(bucket) == 2 && bytes.Equal(bucket[0], bucketBlocks):
+		if id, v, ok := blockVisit(bucket, key, value); ok {
+			s.block(id, v, page)
+		}
 	case len(bucket) == 1 && bytes.Equal(bucket[0], bucketApp):
 		if s.appMeta == nil {
 			s.appMeta = map[string][]byte{}
@@ -659,14 +661,32 @@ func blocksLeaf(pg []byte) ([]*block, bool) {
 	var out []*block
 	for i := range n {
 		flags, key, val, ok := leafElem(pg, i)
-		if !ok || flags != 0 {
+		if ok && flags&boltBucketLeaf != 0 && len(val) >= boltBucketHeader {
+			// A leaf of the blocks bucket: small blocks are inline
+			// buckets; the others have pages of their own, scanned apart.
+			id, idOK := keyID(key)
+			if !idOK {
+				return nil, false
+			}
+			if native.Uint64(val) != 0 {
+				continue
+			}
+			bs, ok := blocksLeaf(val[boltBucketHeader:])
+			if !ok || len(bs) != 1 || bs[0].first != id {
+				return nil, false
+			}
+			out = append(out, bs[0])
+			continue
+		}
+		if !ok || flags != 0 || !bytes.Equal(key, blockValueKey) {
 			return nil, false
 		}
-		id, ok := keyID(key)
-		if !ok || id == 0 {
+		// A block's own bucket names it: its header gives its id.
+		h, err := parseBlockHeader(val)
+		if err != nil {
 			return nil, false
 		}
-		b := decodeBlock(id, val)
+		b := decodeBlock(h.first, val)
 		if b.err != nil {
 			return nil, false
 		}
@@ -756,7 +776,7 @@ func (tx *Tx) restoreBlock(rows []Row, now int64) error {
 	for i := range rows {
 		nrs[i] = NewRow{SourceID: rows[i].SourceID, Payload: rows[i].Payload}
 	}
-	if err := tx.blocks.Put(u64key(first), encodeBlock(first, rows[0].BatchID, rows[0].CreatedAt, nrs, false)); err != nil {
+	if err := putBlock(tx.blocks, u64key(first), encodeBlock(first, rows[0].BatchID, rows[0].CreatedAt, nrs, false)); err != nil {
 		return fmt.Errorf("wal %s: restore rows %d..%d: %w", tx.w.path, first, last, err)
 	}
 	for i := range rows {

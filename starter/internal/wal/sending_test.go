@@ -91,10 +91,10 @@ func TestClaimLeavesRowValue(t *testing.T) {
 	w := openTest(t, newClock(t0))
 	appendN(t, w, 2)
 	var before []byte
-	_ = w.View(func(tx *ReadTx) error { before = slices.Clone(tx.blocks.Get(u64key(1))); return nil })
+	_ = w.View(func(tx *ReadTx) error { before = slices.Clone(getBlock(tx.blocks, u64key(1))); return nil })
 	claim(t, w, 1, t0+9)
 	_ = w.View(func(tx *ReadTx) error {
-		if after := tx.blocks.Get(u64key(1)); !slices.Equal(before, after) {
+		if after := getBlock(tx.blocks, u64key(1)); !slices.Equal(before, after) {
 			t.Errorf("claim rewrote the block: %x -> %x", before, after)
 		}
 		if k, _ := tx.state.Cursor().First(); k != nil {

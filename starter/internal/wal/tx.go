@@ -260,14 +260,15 @@ func (tx *ReadTx) List(status *Status, afterID uint64, limit int) ([]Row, error)
 func (tx *ReadTx) scanRows(status *Status, afterID uint64, limit int) []Row {
 	var out []Row
 	c := tx.blocks.Cursor()
-	k, v := c.Seek(u64key(afterID + 1))
-	if pk, pv := c.Prev(); pk != nil {
-		k, v = pk, pv // the block before may hold ids above afterID
+	k, _ := c.Seek(u64key(afterID + 1))
+	if pk, _ := c.Prev(); pk != nil {
+		k = pk // the block before may hold ids above afterID
 	} else {
-		k, v = c.Seek(u64key(afterID + 1))
+		k, _ = c.Seek(u64key(afterID + 1))
 	}
 	ss := stateScan{c: tx.state.Cursor()}
-	for ; k != nil; k, v = c.Next() {
+	for ; k != nil; k, _ = c.Next() {
+		v := getBlock(tx.blocks, k)
 		first, ok := keyID(k)
 		if !ok {
 			continue

@@ -57,21 +57,26 @@ func rawCheck(path string, meta *boltMeta, btx *bolt.Tx, maxDamage int) (damage 
 	walk := newTreeWalk(f, st.Size(), m)
 	walk.maxDamage = maxDamage
 	walk.visit = func(bucket [][]byte, key, value []byte, page uint64) {
+		if k, v, ok := blockVisit(bucket, key, value); ok {
+			id, ok := keyID(k)
+			if !ok {
+				rows = append(rows, Problem{What: fmt.Sprintf("page %d: malformed block key %x", page, k)})
+				return
+			}
+			// Whether its rows are already DEAD for it is in the
+			// indexes, which a damaged tree does not give reliably.
+			if b := decodeBlock(id, v); b.err != nil {
+				rows = append(rows, Problem{RowID: id, What: fmt.Sprintf("page %d: %v", page, b.err)})
+			}
+			return
+		}
 		if len(bucket) != 1 {
 			return
 		}
 		switch string(bucket[0]) {
 		case string(bucketBlocks):
-			id, ok := keyID(key)
-			if !ok {
-				rows = append(rows, Problem{What: fmt.Sprintf("page %d: malformed block key %x", page, key)})
-				return
-			}
-			// Whether its rows are already DEAD for it is in the
-			// indexes, which a damaged tree does not give reliably.
-			if b := decodeBlock(id, value); b.err != nil {
-				rows = append(rows, Problem{RowID: id, What: fmt.Sprintf("page %d: %v", page, b.err)})
-			}
+			id, _ := keyID(key)
+			rows = append(rows, Problem{RowID: id, What: fmt.Sprintf("page %d: blocks entry %x is a value, not a block's bucket", page, key)})
 		case string(bucketRows): // a schema-2 file, or one being converted
 			id, ok := keyID(key)
 			if !ok {

@@ -78,7 +78,7 @@ const (
 	// the space reserve, space.go), not 16+.
 	initialMmapSize = 1 << 20
 	// walPageSize: see pageSize.
-	walPageSize = 8 << 10
+	walPageSize = 4 << 10
 	// residentDropBytes is how many row bytes read through bbolt's
 	// mapping make the WAL drop the mapped pages from the resident set
 	// (afterCommit): the resident share of the file stays about this

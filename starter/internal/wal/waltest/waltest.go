@@ -79,14 +79,19 @@ func FlipBlockByte(tb testing.TB, path string, id uint64) {
 	_ = db.View(func(tx *bolt.Tx) error {
 		var key [8]byte
 		binary.BigEndian.PutUint64(key[:], id+1)
-		c := tx.Bucket([]byte("blocks")).Cursor()
-		k, val := c.Seek(key[:])
+		// Each block is the value under key 0 of a bucket of its own,
+		// named by its first row id, in the blocks bucket.
+		blocks := tx.Bucket([]byte("blocks"))
+		c := blocks.Cursor()
+		k, _ := c.Seek(key[:])
 		if k == nil {
-			_, val = c.Last()
+			k, _ = c.Last()
 		} else {
-			_, val = c.Prev()
+			k, _ = c.Prev()
 		}
-		v = append([]byte(nil), val...)
+		if nb := blocks.Bucket(k); nb != nil {
+			v = append([]byte(nil), nb.Get([]byte{0})...)
+		}
 		return nil
 	})
 	if err := db.Close(); err != nil {
