@@ -260,11 +260,15 @@ func (tx *ReadTx) List(status *Status, afterID uint64, limit int) ([]Row, error)
 func (tx *ReadTx) scanRows(status *Status, afterID uint64, limit int) []Row {
 	var out []Row
 	c := tx.blocks.Cursor()
+	// From the block before the first key above afterID: it may hold
+	// ids above afterID.
 	k, _ := c.Seek(u64key(afterID + 1))
-	if pk, _ := c.Prev(); pk != nil {
-		k = pk // the block before may hold ids above afterID
+	if k == nil {
+		k, _ = c.Last()
+	} else if pk, _ := c.Prev(); pk != nil {
+		k = pk
 	} else {
-		k, _ = c.Seek(u64key(afterID + 1))
+		k, _ = c.First()
 	}
 	ss := stateScan{c: tx.state.Cursor()}
 	for ; k != nil; k, _ = c.Next() {
@@ -342,11 +346,15 @@ func sendEnd(v []byte) (uint64, bool) {
 func runsIn(b *bolt.Bucket, lo, hi uint64, end func([]byte) (uint64, bool)) []idRange {
 	var out []idRange
 	c := b.Cursor()
-	k, v := c.Seek(u64key(lo))
-	if pk, pv := c.Prev(); pk != nil {
+	// From the run before the first key at or above lo: it may reach lo.
+	var v []byte
+	k, _ := c.Seek(u64key(lo))
+	if k == nil {
+		k, v = c.Last()
+	} else if pk, pv := c.Prev(); pk != nil {
 		k, v = pk, pv
 	} else {
-		k, v = c.Seek(u64key(lo))
+		k, v = c.First()
 	}
 	for ; k != nil; k, v = c.Next() {
 		s, ok := keyID(k)
