@@ -71,6 +71,8 @@ func checkBeforeWrite(path string) error {
 	if len(walk.damage) > 0 {
 		return damagedError(path, walk.damage, walk.dropped)
 	}
+	// A failure only costs memory at open (dropCache says how much).
+	_ = dropCache(f)
 	return nil
 }
 
