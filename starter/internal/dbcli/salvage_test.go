@@ -14,24 +14,6 @@ import (
 	"github.com/edge-agent/edge-agent/starter/internal/wal/waltest"
 )
 
-// flipPayload flips a byte of the payload of the row whose payload is p,
-// below bbolt, as a bad disk would: the row fails its checksum.
-func flipPayload(t *testing.T, path, p string) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := bytes.Index(b, []byte(p))
-	if i < 0 || bytes.Contains(b[i+1:], []byte(p)) {
-		t.Fatalf("payload %q found %v times", p, i >= 0)
-	}
-	b[i+len(p)-2] ^= 0x01
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // bigWAL writes a WAL at path with n PENDING rows: enough for a rows tree
 // with a branch page.
 func bigWAL(t *testing.T, path string, n int) {
@@ -60,14 +42,14 @@ func bigWAL(t *testing.T, path string, n int) {
 
 func TestSalvageCommand(t *testing.T) {
 	f := newFixture(t)
-	flipPayload(t, f.walPath(), `{"_line":5}`)
+	waltest.FlipBlockByte(t, f.walPath(), 5)
 	before, _ := os.ReadFile(f.walPath())
 
 	out, err := f.run(t, "verify")
 	if err == nil {
 		t.Fatal("verify passed a row that fails its checksum")
 	}
-	mustContain(t, out, "PROBLEM: row 5: payload checksum mismatch")
+	mustContain(t, out, "PROBLEM: row 5: block 5: checksum mismatch")
 
 	listing := func() string {
 		entries, _ := os.ReadDir(filepath.Join(f.home, "data"))

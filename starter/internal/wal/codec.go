@@ -9,9 +9,11 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Row value layout (format 1). A fixed header first, then the variable
-// parts; the payload runs to the end of the value so it needs no length
-// prefix.
+// Row value layout of schema 2 (format 1), one value per row in the rows
+// bucket: what the conversion to blocks (migrate.go) and the salvage of a
+// schema-2 file read; this build writes it only in tests that build such
+// files. A fixed header first, then the variable parts; the payload runs
+// to the end of the value so it needs no length prefix.
 //
 // The status byte is the row's status at rest (PENDING, ACKED, DEAD). A
 // claimed row keeps its PENDING value: SENDING is recorded only by the
@@ -61,10 +63,7 @@ func encodedRowSize(r *Row) int {
 		min(len(r.Reason), maxRowString) + len(r.Payload)
 }
 
-// appendRow appends the value of r to dst. Append encodes a whole group
-// into one buffer this way: one allocation per transaction instead of one
-// per row (bbolt keeps every value until commit, so the buffer is never
-// reused).
+// appendRow appends the value of r to dst.
 func appendRow(dst []byte, r *Row, crc uint32) []byte {
 	src, reason := r.SourceID, r.Reason
 	if len(src) > maxRowString {
@@ -142,15 +141,6 @@ func readString(b []byte) (string, []byte, error) {
 	}
 	end := k + int(n)
 	return string(b[k:end]), b[end:], nil
-}
-
-// rowStatus reads only the status byte; ok=false for a value decodeRow
-// would reject on its header.
-func rowStatus(v []byte) (Status, bool) {
-	if len(v) < rowHeaderSize || v[0] != rowFormat || !Status(v[1]).Valid() {
-		return 0, false
-	}
-	return Status(v[1]), true
 }
 
 func u64key(n uint64) []byte {

@@ -45,13 +45,15 @@ func (c recordCounter) count(sub string) int {
 func TestQuarantineLoggedOnlyOnceCommitted(t *testing.T) {
 	w := openTest(t, newClock(t0))
 	path := w.Path()
-	appendN(t, w, 3)
+	appendN(t, w, 1)
+	appendN(t, w, 1) // row 2 is a block of its own
+	appendN(t, w, 1)
 	_ = w.Close()
 	tamper(t, path, func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketRows)
-		v := append([]byte(nil), b.Get(u64key(2))...)
+		b := tx.Bucket(bucketBlocks).Bucket(u64key(2))
+		v := append([]byte(nil), b.Get(blockValueKey)...)
 		v[len(v)-1] ^= 0xff
-		return b.Put(u64key(2), v)
+		return b.Put(blockValueKey, v)
 	})
 	logs := recordCounter{mu: &sync.Mutex{}, msgs: new([]string)}
 	w, err := Open(Options{Path: path, Logger: slog.New(logs)})

@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -70,21 +71,31 @@ func checkBeforeWrite(path string) error {
 	if len(walk.damage) > 0 {
 		return damagedError(path, walk.damage, walk.dropped)
 	}
+	// A failure only costs memory at open (dropCache says how much).
+	_ = dropCache(f)
 	return nil
 }
 
-// coverage collects the row ids and what the indexes cover during a walk,
-// to find rows no index holds.
+// coverage collects the row id ranges of the blocks (and of the rows of
+// a schema-2 file) and what the indexes cover during a walk, to find
+// blocks none of whose rows an index holds (a block key or an index was
+// damaged: the rows would silently never be sent) and index entries for
+// rows no block holds.
 type coverage struct {
-	rows    []uint64 // in key order
+	blocks  []idRange // in key order
 	index   []idRange
-	badKeys []Damage // rows keys that are not 8 bytes
+	badKeys []Damage // block or row keys that are not 8 bytes
+	// rows is the row count the counters give: the indexes must hold as
+	// many ids, since a row whose index entry is lost looks deleted in a
+	// block that still holds other rows.
+	rows    int64
+	hasRows bool
 }
 
 type idRange struct{ lo, hi uint64 }
 
 func (c *coverage) visit(bucket [][]byte, key, value []byte, page uint64) {
-	if len(bucket) != 1 {
+	if len(bucket) != 1 && (len(bucket) != 2 || !bytes.Equal(bucket[0], bucketBlocks)) {
 		return
 	}
 	single := func(id uint64, ok bool) {
@@ -94,17 +105,29 @@ func (c *coverage) visit(bucket [][]byte, key, value []byte, page uint64) {
 	}
 	switch string(bucket[0]) {
 	case string(bucketMeta):
-		// The meta bucket sorts before rows: size the id list once.
-		if string(key) == metaCounters && c.rows == nil {
+		if string(key) == metaCounters {
 			var ctr counters
 			ctr.decode(value)
-			if n := ctr.pending + ctr.sending + ctr.acked + ctr.dead; n > 0 && n < 1<<32 {
-				c.rows = make([]uint64, 0, n)
-			}
+			c.rows, c.hasRows = ctr.pending+ctr.sending+ctr.acked+ctr.dead, true
 		}
+	case string(bucketBlocks):
+		k, v, ok := blockVisit(bucket, key, value)
+		if !ok {
+			return
+		}
+		id, ok := keyID(k)
+		if !ok {
+			c.badKeys = append(c.badKeys, Damage{Page: page, Bucket: string(bucketBlocks), What: fmt.Sprintf("malformed block key %x", k)})
+			return
+		}
+		hi := id
+		if h, err := parseBlockHeader(v); err == nil && h.first == id {
+			hi = h.last()
+		}
+		c.blocks = append(c.blocks, idRange{id, hi})
 	case string(bucketRows):
 		if id, ok := keyID(key); ok {
-			c.rows = append(c.rows, id)
+			c.blocks = append(c.blocks, idRange{id, id})
 		} else {
 			c.badKeys = append(c.badKeys, Damage{Page: page, Bucket: string(bucketRows), What: fmt.Sprintf("malformed row key %x", key)})
 		}
@@ -118,7 +141,7 @@ func (c *coverage) visit(bucket [][]byte, key, value []byte, page uint64) {
 		if r, ok := decodeSendRun(key, value); ok {
 			c.index = append(c.index, idRange{r.start, r.end})
 		}
-	case string(bucketDelayed), string(bucketDead):
+	case string(bucketDelayed), string(bucketDead), string(bucketState):
 		single(keyID(key))
 	case string(bucketAcked):
 		_, id, ok := splitTSKey(key)
@@ -126,46 +149,80 @@ func (c *coverage) visit(bucket [][]byte, key, value []byte, page uint64) {
 	}
 }
 
-// check adds a damage entry for each row (up to the walk's limit) that no
-// index holds. Malformed keys are damage too: no index can name them.
-func (c *coverage) check(walk *treeWalk) {
-	for _, d := range c.badKeys {
-		walk.add(d.Page, [][]byte{bucketRows}, "%s", d.What)
-	}
-	sort.Slice(c.index, func(i, j int) bool { return c.index[i].lo < c.index[j].lo })
-	merged := c.index[:0:0]
-	for _, r := range c.index {
+// mergeRanges sorts rs and merges the ranges that overlap or touch.
+func mergeRanges(rs []idRange) []idRange {
+	sort.Slice(rs, func(i, j int) bool { return rs[i].lo < rs[j].lo })
+	merged := rs[:0:0]
+	for _, r := range rs {
 		if n := len(merged); n > 0 && r.lo <= merged[n-1].hi+1 {
 			merged[n-1].hi = max(merged[n-1].hi, r.hi)
 			continue
 		}
 		merged = append(merged, r)
 	}
-	covered := uint64(0) // rows an index holds
-	for _, id := range c.rows {
-		i, _ := slices.BinarySearchFunc(merged, id, func(r idRange, id uint64) int {
-			switch {
-			case r.hi < id:
-				return -1
-			case r.lo > id:
-				return 1
-			}
-			return 0
-		})
-		if i < len(merged) && merged[i].lo <= id && id <= merged[i].hi {
-			covered++
+	return merged
+}
+
+// rangeAt returns the index of the range of merged that holds id, -1
+// when none does.
+func rangeAt(merged []idRange, id uint64) int {
+	i, _ := slices.BinarySearchFunc(merged, id, func(r idRange, id uint64) int {
+		switch {
+		case r.hi < id:
+			return -1
+		case r.lo > id:
+			return 1
+		}
+		return 0
+	})
+	if i < len(merged) && merged[i].lo <= id && id <= merged[i].hi {
+		return i
+	}
+	return -1
+}
+
+func inRanges(merged []idRange, id uint64) bool { return rangeAt(merged, id) >= 0 }
+
+// check adds a damage entry for each block (up to the walk's limit) none
+// of whose rows an index holds, and one for index entries outside every
+// block. Malformed keys are damage too: no index can name them.
+func (c *coverage) check(walk *treeWalk) {
+	for _, d := range c.badKeys {
+		walk.add(d.Page, [][]byte{bucketBlocks}, "%s", d.What)
+	}
+	index := mergeRanges(c.index)
+	for _, b := range c.blocks {
+		// Some index range overlaps b: the first one ending at or after
+		// b.lo starts at or before b.hi.
+		i := sort.Search(len(index), func(i int) bool { return index[i].hi >= b.lo })
+		if i < len(index) && index[i].lo <= b.hi {
 			continue
 		}
-		walk.add(0, [][]byte{bucketRows}, "row %d is in no index: its key is damaged, or an index is", id)
+		if b.lo == b.hi {
+			walk.add(0, [][]byte{bucketBlocks}, "row %d is in no index: its key is damaged, or an index is", b.lo)
+		} else {
+			walk.add(0, [][]byte{bucketBlocks}, "rows %d..%d are in no index: their block's key is damaged, or an index is", b.lo, b.hi)
+		}
+	}
+	if n := rangesLen(index); c.hasRows && n < uint64(max(c.rows, 0)) {
+		walk.add(0, nil, "the indexes hold %d rows, the counters say %d: an index entry is damaged or lost", n, c.rows)
 	}
 	// Index entries for rows that do not exist: Claim would walk a damaged
 	// run of up to 2^64 ids one missing row at a time.
-	var span uint64
-	for _, r := range merged {
-		if r.hi-r.lo >= covered-min(covered, span) {
+	blocks := mergeRanges(c.blocks)
+	for _, r := range index {
+		if i := rangeAt(blocks, r.lo); i < 0 || blocks[i].hi < r.hi {
 			walk.add(0, nil, "index entries for rows that do not exist (from row %d): an index key or value is damaged", r.lo)
 			return
 		}
-		span += r.hi - r.lo + 1
 	}
+}
+
+// rangesLen is the number of ids in merged (disjoint) ranges.
+func rangesLen(merged []idRange) uint64 {
+	var n uint64
+	for _, r := range merged {
+		n += r.hi - r.lo + 1
+	}
+	return n
 }

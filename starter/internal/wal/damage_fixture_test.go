@@ -18,7 +18,8 @@ import (
 // and value at the element's offset plus pos, all in native byte order.
 
 const (
-	fixRows     = 2000 // enough for a rows tree with a branch page at 8 KiB pages
+	fixRows     = 2000 // in blocks of fixBlock: enough for a blocks tree with a branch page at 8 KiB pages
+	fixBlock    = 10   // rows per Append, so per block
 	fixDead     = 3    // rows 1..3 DEAD
 	fixAcked    = 4    // rows 4..7 ACKED (retention)
 	fixSending  = 5    // rows 8..12 SENDING
@@ -40,8 +41,10 @@ func buildFixture(t testing.TB) string {
 		rows[i] = NewRow{SourceID: "app", Payload: fmt.Appendf(nil, `{"_line":%d,"pad":"%040d"}`, i+1, i)}
 	}
 	mustUpdate(t, w, func(tx *Tx) error {
-		if _, _, err := tx.Append(rows); err != nil {
-			return err
+		for i := 0; i < len(rows); i += fixBlock {
+			if _, _, err := tx.Append(rows[i : i+fixBlock]); err != nil {
+				return err
+			}
 		}
 		if _, err := tx.Claim(fixDead+fixAcked+fixSending, t0); err != nil {
 			return err
@@ -133,12 +136,12 @@ func bucketRoot(t testing.TB, path string, name []byte) uint64 {
 	return root
 }
 
-// rowsLeaves returns the rows bucket's branch root and its leaf children.
+// rowsLeaves returns the blocks bucket's branch root and its leaf children.
 func rowsLeaves(t testing.TB, r *rawWAL) (root uint64, leaves []uint64) {
 	t.Helper()
-	root = bucketRoot(t, r.path, bucketRows)
+	root = bucketRoot(t, r.path, bucketBlocks)
 	if r.flags(root) != 0x01 {
-		t.Fatalf("rows root page %d is not a branch page (flags %x): fixture too small", root, r.flags(root))
+		t.Fatalf("blocks root page %d is not a branch page (flags %x): fixture too small", root, r.flags(root))
 	}
 	for i := range r.count(root) {
 		c, _ := r.branchChild(root, i)
@@ -161,17 +164,18 @@ type damage struct {
 	// noMeta: no valid meta page is left: bbolt cannot open the file and
 	// salvage finds the rows by scanning every page.
 	noMeta bool
-	// lostRows is how many rows salvage cannot copy (-1: some, unknown).
-	// Rows on pages a damaged branch cut off are found by the page scan.
-	lostRows int
+	// lostRows is how many rows salvage cannot copy (-1: some, unknown),
+	// in lostBlocks blocks. Rows on pages a damaged branch cut off are
+	// found by the page scan.
+	lostRows, lostBlocks int
 }
 
 var damages = []damage{
-	{name: "row value byte flipped", opens: true, lostRows: 1, apply: func(t testing.TB, path string) {
+	{name: "row value byte flipped", opens: true, lostRows: fixBlock, lostBlocks: 1, apply: func(t testing.TB, path string) {
 		r := loadRaw(t, path)
 		_, leaves := rowsLeaves(t, r)
 		_, _, voff, vsize := r.leafKV(leaves[1], 5)
-		r.b[voff+vsize-3] ^= 0xff // in the payload: the row fails its checksum
+		r.b[voff+vsize-3] ^= 0xff // in the payloads: the block fails its checksum
 		r.save(t)
 	}},
 	{name: "row key byte flipped out of order", lostRows: 0, apply: func(t testing.TB, path string) {
@@ -186,8 +190,8 @@ var damages = []damage{
 		_, leaves := rowsLeaves(t, r)
 		last := leaves[len(leaves)-1]
 		koff, ksize, _, _ := r.leafKV(last, r.count(last)-1)
-		// The last row of the last leaf gets a higher id: the tree stays
-		// ordered, the row leaves every index.
+		// The last block of the last leaf gets a higher id: the tree
+		// stays ordered, its rows leave every index.
 		r.b[koff+ksize-2] ^= 0x40
 		r.save(t)
 	}},

@@ -88,7 +88,7 @@ func TestDamagedVerify(t *testing.T) {
 			case len(problems) == 0:
 				t.Fatal("verify found nothing")
 			}
-			if d.name == "row key byte flipped in order" && !strings.Contains(fmt.Sprint(problems), fmt.Sprintf("row %d:", 0x47d0)) {
+			if d.name == "row key byte flipped in order" && !strings.Contains(fmt.Sprint(problems), fmt.Sprintf("row %d:", (fixRows-fixBlock+1)^0x4000)) {
 				t.Errorf("the row whose key was damaged is not reported")
 			}
 			if after, _ := os.ReadFile(path); string(after) != string(before) {
@@ -130,8 +130,8 @@ func TestSalvage(t *testing.T) {
 				if lost := fixRows - rep.Copied(); lost != d.lostRows || len(got.rows) != rep.Copied() {
 					t.Fatalf("copied %d rows (new file holds %d), want %d lost", rep.Copied(), len(got.rows), d.lostRows)
 				}
-				if len(rep.BadRows) != d.lostRows {
-					t.Errorf("bad rows %v, want %d", rep.BadRows, d.lostRows)
+				if len(rep.BadRows) != d.lostBlocks {
+					t.Errorf("bad rows %v, want %d blocks", rep.BadRows, d.lostBlocks)
 				}
 				if fmt.Sprint(got.positions) != fmt.Sprint(orig.positions) || string(got.started) != "1" {
 					t.Errorf("positions %v started %q, want %v", got.positions, got.started, orig.positions)
@@ -161,13 +161,17 @@ func TestSalvage(t *testing.T) {
 				if want == StatusSending {
 					want = StatusPending
 				}
-				if string(r.Payload) != string(o.Payload) || r.Status != want || (r.ID != o.ID && !renumbered[r.ID]) {
+				// A truncated file can lose the pages of the state bucket
+				// with the root: its rows come back PENDING (sent again,
+				// never lost), since the blocks do not carry the status.
+				lostState := d.lostRows < 0 && r.Status == StatusPending
+				if string(r.Payload) != string(o.Payload) || (r.Status != want && !lostState) || (r.ID != o.ID && !renumbered[r.ID]) {
 					t.Fatalf("row %+v, original %+v", r, o)
 				}
 			}
 			if d.name == "row key byte flipped in order" || d.name == "row key byte flipped out of order" {
-				if len(rep.Renumbered) != 1 {
-					t.Fatalf("renumbered %v, want the row with the damaged key", rep.Renumbered)
+				if len(rep.Renumbered) != fixBlock {
+					t.Fatalf("renumbered %v, want the rows of the block with the damaged key", rep.Renumbered)
 				}
 			}
 			if rep.OlderState {

@@ -26,22 +26,42 @@
 //     file seeds next_batch_id with Unix ms × 1000, so batch ids keep
 //     increasing even when the file is deleted and recreated. Batch ids
 //     are > 0.
-//   - Integrity: each row stores a CRC32C of its payload. Claim moves a row
-//     that fails it (or whose value no longer decodes) to DEAD with a
-//     reason, counts it in Counts.ChecksumFailures and carries on. A bbolt
-//     panic on a damaged page becomes an error wrapping ErrCorrupt.
+//   - Layout (schema 3, block.go, state.go): the rows of one Append are
+//     stored as one immutable block (split past 512 rows or 1 MiB),
+//     keyed by its first row id: the rows' batch ids, creation time and
+//     input ids, and their payloads compressed with s2. The mutable part
+//     of a row (status at rest, attempts, times, reason) has an entry in
+//     the state bucket only once it differs from a fresh row's; SENDING
+//     is recorded only by the sending index. A row exists while an index
+//     or a state entry holds it; a block is deleted with its last row
+//     (three seeks per block, not per row). A read-write open converts a
+//     schema-2 file (one key per row) in bounded transactions that a
+//     kill only interrupts (migrate.go); read-only opens of such a file
+//     fail with ErrSchemaVersion and say to start the agent once.
+//   - Integrity: each block stores a CRC32C of all it holds. Claim moves
+//     the rows of a block that fails it (or no longer decodes) to DEAD
+//     with a reason, counts each in Counts.ChecksumFailures and carries
+//     on; they stay DEAD when retried. No per-row checksum: payloads are
+//     only read by decoding their block, so it would catch nothing the
+//     block's does not. A bbolt panic on a damaged page becomes an error
+//     wrapping ErrCorrupt.
 //   - Damaged files (boltfile.go, damage.go): bbolt trusts its file and
 //     panics on a damaged B-tree, partly in goroutines of its own that no
 //     recover reaches (the free-page scan of every read-write open,
 //     Tx.Check). So a read-write open first walks the whole file with a
 //     reader that checks every page id, offset and key order itself (and
-//     that every row is in an index: a row whose key was damaged would
-//     otherwise silently never be sent), and refuses a damaged file with
+//     that every block still has a row in an index, that the indexes hold
+//     every row the counters count and no row outside a block: a row
+//     whose key or index entry was damaged would otherwise silently never
+//     be sent), and refuses a damaged file with
 //     ErrDamaged, naming `edge-agent db salvage` (SalvageCommand). Verify
 //     uses the same walk instead of Tx.Check. Salvage copies every
 //     readable, checksum-valid row, every position and the agent's
 //     metadata of a damaged file into a new WAL, reading the source only
-//     with that walk and never writing to it. The walk costs one read of
+//     with that walk and never writing to it; a row's status comes from
+//     the indexes and its state entry, so when those are damaged (or lost
+//     with a truncated file) the rows of a block no index holds are
+//     copied as PENDING: sent again rather than lost. The walk costs one read of
 //     the used part of the file per read-write open, of the order of
 //     bbolt's own free-page scan at open (BenchmarkOpen compares them).
 //   - Cost: Append, Claim, Ack, Fail, Release, CleanupAcked and Counts are
@@ -50,10 +70,13 @@
 //     append adds one index entry; backed-off PENDING rows keyed by id plus
 //     a timers index keyed by due time; SENDING as runs of ids claimed
 //     together; ACKED keyed by ack time; DEAD) and counters are kept in the
-//     same transaction as the rows. SENDING is recorded only in its index:
-//     Claim reads rows but does not rewrite them, and Ack with retention 0
-//     deletes them, so the hot path never re-encodes a payload (codec.go).
-//     Operator operations and Verify are O(rows).
+//     same transaction as the rows. An Append writes its payloads once, in
+//     its block; a Claim writes only the sending runs, decoding each block
+//     once for all its rows (the WAL keeps the last few decoded blocks;
+//     blocks never change and ids are never reused, and the cache is
+//     cleared when a transaction rolls back); an Ack with retention 0
+//     writes the sending runs and deletes whole blocks. Operator
+//     operations and Verify are O(rows).
 //   - Values returned (rows, payloads, positions, metadata) are copies and
 //     stay valid after the transaction; a Tx or ReadTx must not be used
 //     after its callback returns.
@@ -79,9 +102,15 @@
 // or still growing, would show as as much RSS. On Linux the WAL therefore
 // drops its mapped pages (MADV_DONTNEED, resident_linux.go) after open and
 // whenever transactions have read residentDropBytes (4 MiB) of rows, or
-// written as many bytes of pages, since the last time; the
-// pages stay in the page cache and are mapped again when read. The peak
-// at open still includes the free-page scan of the whole file.
+// written as many bytes of pages, since the last time; the pages stay in
+// the page cache and are mapped again when read. At open, bbolt's
+// free-page scan reads the first page of every page run (each block is
+// one, in a bucket of its own: block.go); the check before it reads the
+// whole file, and then drops the file from the page cache
+// (POSIX_FADV_DONTNEED), since the kernel's fault-around would otherwise
+// map every cached neighbour of the pages the scan reads. The peak at
+// open is therefore about one page per block (41 MiB for a 2M-row WAL of
+// 194 MB), not the file.
 //
 // # Locking and readers
 //

@@ -10,7 +10,8 @@ import (
 // Bucket names. Every index is written in the same transaction as the row it
 // points at, so the indexes and counters can never disagree after a crash.
 var (
-	bucketRows      = []byte("rows")      // row id -> encoded row (codec.go)
+	bucketBlocks    = []byte("blocks")    // first row id -> block of rows appended together (block.go)
+	bucketState     = []byte("state")     // row id -> mutable state, only for rows that have any (state.go)
 	bucketPending   = []byte("pending")   // first id -> last id: runs of PENDING rows due now (pending.go)
 	bucketDelayed   = []byte("delayed")   // row id -> not-before: PENDING rows backed off
 	bucketTimers    = []byte("timers")    // (not-before, row id) -> {}: due order of delayed rows
@@ -21,16 +22,27 @@ var (
 	bucketApp       = []byte("app")       // SetMeta/Meta: metadata of the agent
 	bucketPositions = []byte("positions") // source id (nested bucket) -> key -> state
 
-	allBuckets = [][]byte{bucketRows, bucketPending, bucketDelayed, bucketTimers, bucketSending,
+	// bucketRows held one encoded row per id in schema 2 (codec.go); a
+	// read-write open converts it into blocks and removes it (migrate.go).
+	bucketRows = []byte("rows")
+
+	allBuckets = [][]byte{bucketBlocks, bucketState, bucketPending, bucketDelayed, bucketTimers, bucketSending,
 		bucketAcked, bucketDead, bucketMeta, bucketApp, bucketPositions}
 )
 
 const (
 	// SchemaVersion is the layout version this build writes. 2: Claim no
 	// longer rewrites the row, SENDING lives only in the sending index
-	// (codec.go). An older build would take a claimed row for PENDING, so
-	// it must refuse these files: it does, by this number.
-	SchemaVersion = 2
+	// (codec.go). 3: rows are stored in blocks, one per Append, with the
+	// mutable part of a row apart (block.go, state.go). An older build
+	// would find no rows in a newer file, so it must refuse it: it does,
+	// by this number. A read-write open converts a schema-2 file
+	// (migrate.go).
+	SchemaVersion = 3
+	// schemaRows is the last version with one row per key.
+	schemaRows = 2
+
+	metaMigrating = "migrating" // set while a schema-2 file is converted
 
 	metaSchemaVersion = "schema_version"
 	metaNextBatchID   = "next_batch_id"
@@ -103,8 +115,17 @@ func checkSchema(btx *bolt.Tx) error {
 	if len(v) != 4 {
 		return fmt.Errorf("meta has no schema version: %w", ErrNotWAL)
 	}
-	if got := binary.BigEndian.Uint32(v); got != SchemaVersion {
+	got := binary.BigEndian.Uint32(v)
+	if got == schemaRows {
+		return fmt.Errorf("schema version %d, written by an older edge-agent: start the agent once (a read-write open converts the file to version %d), then retry: %w",
+			got, SchemaVersion, ErrSchemaVersion)
+	}
+	if got != SchemaVersion {
 		return fmt.Errorf("schema version %d, this build reads %d: %w", got, SchemaVersion, ErrSchemaVersion)
+	}
+	if meta.Get([]byte(metaMigrating)) != nil {
+		return fmt.Errorf("the conversion from schema version %d to %d is not finished: start the agent once to finish it, then retry: %w",
+			schemaRows, SchemaVersion, ErrSchemaVersion)
 	}
 	for _, name := range allBuckets {
 		if btx.Bucket(name) == nil {

@@ -215,6 +215,32 @@ func TestRandomizedAgainstModel(t *testing.T) {
 				c.PayloadBytes != scan.PayloadBytes || c.OldestPending != scan.OldestPending {
 				t.Fatalf("step %d: counts %+v, scan %+v", step, c, scan)
 			}
+			// Appends of 1..20 rows are blocks, and acks, fails and
+			// cleanups pick rows at random: blocks are left partly acked
+			// all the time. A block stays exactly while the model has a
+			// row in it, and every row of the model is in a block.
+			inBlock := 0
+			c2 := tx.blocks.Cursor()
+			for k, _ := c2.First(); k != nil; k, _ = c2.Next() {
+				first, _ := keyID(k)
+				h, err := parseBlockHeader(getBlock(tx.blocks, k))
+				if err != nil {
+					t.Fatalf("step %d: block %d: %v", step, first, err)
+				}
+				live := 0
+				for id := h.first; id <= h.last(); id++ {
+					if model[id] != nil {
+						live++
+					}
+				}
+				if live == 0 {
+					t.Fatalf("step %d: block %d..%d kept after its last row left", step, h.first, h.last())
+				}
+				inBlock += live
+			}
+			if inBlock != len(model) {
+				t.Fatalf("step %d: %d rows of the model in blocks, want %d", step, inBlock, len(model))
+			}
 			if step%50 == 0 {
 				for _, p := range tx.Verify(10) {
 					t.Fatalf("step %d: %s", step, p)

@@ -12,7 +12,7 @@ import (
 
 // RetryDead moves every DEAD row back to PENDING, due now, with its
 // attempts reset, and returns how many moved. Rows quarantined for a bad
-// checksum go back to DEAD at their next claim.
+// block go back to DEAD at their next claim.
 func (tx *Tx) RetryDead(now int64) (int, error) {
 	n := 0
 	for _, k := range firstKeys(tx.dead, int(^uint(0)>>1)) {
@@ -20,9 +20,8 @@ func (tx *Tx) RetryDead(now int64) (int, error) {
 		if !ok {
 			continue
 		}
-		v := tx.rows.Get(k)
-		r, crc, err := decodeRow(id, v)
-		if err != nil || r.Status != StatusDead {
+		st, ok := decodeState(tx.state.Get(k))
+		if !ok || st.status != StatusDead {
 			tx.w.log.Warn("wal: dead index entry without a DEAD row", "row_id", id)
 			continue
 		}
@@ -30,8 +29,8 @@ func (tx *Tx) RetryDead(now int64) (int, error) {
 			return n, fmt.Errorf("wal %s: retry dead row %d: %w", tx.w.path, id, err)
 		}
 		tx.ctr.dead--
-		r.Attempts, r.NotBefore, r.Reason, r.UpdatedAt = 0, 0, "", now
-		if err := tx.putPending(&r, crc, now); err != nil {
+		st.attempts, st.notBefore, st.reason, st.updated = 0, 0, "", now
+		if err := tx.putPending(id, &st, now); err != nil {
 			return n, err
 		}
 		n++
@@ -42,28 +41,25 @@ func (tx *Tx) RetryDead(now int64) (int, error) {
 // PurgeDead deletes every DEAD row and returns how many.
 func (tx *Tx) PurgeDead() (int, error) {
 	n := 0
+	var f blockFreer
 	for _, k := range firstKeys(tx.dead, int(^uint(0)>>1)) {
 		if err := tx.dead.Delete(k); err != nil {
 			return n, fmt.Errorf("wal %s: purge dead: %w", tx.w.path, err)
 		}
 		tx.dirty = true
-		v := tx.rows.Get(k)
-		if s, ok := rowStatus(v); !ok || s != StatusDead {
-			if v != nil && !ok {
-				// A quarantined row is always decodable; anything else is
-				// left for `db verify` to report.
-				tx.w.log.Warn("wal: dead index entry for an undecodable row", "key", fmt.Sprintf("%x", k))
-			}
+		id, ok := keyID(k)
+		if !ok {
 			continue
 		}
-		tx.ctr.payloadBytes -= int64(payloadLen(v))
-		if err := tx.rows.Delete(k); err != nil {
-			return n, fmt.Errorf("wal %s: purge dead: %w", tx.w.path, err)
+		deleted, err := tx.deleteRow(&f, id, StatusDead)
+		if err != nil {
+			return n, err
 		}
-		tx.ctr.dead--
-		n++
+		if deleted {
+			n++
+		}
 	}
-	return n, nil
+	return n, f.free(tx)
 }
 
 // PurgeAcked deletes every ACKED row acked at or before olderThan (unix ms).
@@ -82,14 +78,16 @@ func (p Problem) String() string {
 	return fmt.Sprintf("row %d: %s", p.RowID, p.What)
 }
 
-// Verify checks every row's checksum, that every row sits in exactly the
-// index of its status and every index entry points at such a row, that the
-// counters match a recount and the id allocators are ahead of the rows, and
-// walks every page as bbolt's own consistency check does (without its
-// panics: verifyraw.go). On a damaged B-tree it reports the damage and
-// the rows it could read, and skips the index and counter checks. It
-// returns at most limit problems (all when limit <= 0). Rows already DEAD for a bad checksum are not
-// problems: they were handled. O(rows); for operators and tests.
+// Verify checks every block's checksum, that every row sits in exactly
+// the index of its status and every index entry points at such a row,
+// that every block still holds a row and every state entry belongs to
+// one, that the counters match a recount and the id allocators are ahead
+// of the rows, and walks every page as bbolt's own consistency check
+// does (without its panics: verifyraw.go). On a damaged B-tree it
+// reports the damage and the blocks it could read, and skips the index
+// and counter checks. It returns at most limit problems (all when limit
+// <= 0). Rows already DEAD for a bad block are not problems: they were
+// handled. O(rows); for operators and tests.
 func (tx *ReadTx) Verify(limit int) []Problem {
 	var out []Problem
 	add := func(id uint64, f string, a ...any) bool {
@@ -104,49 +102,107 @@ func (tx *ReadTx) Verify(limit int) []Problem {
 	if len(damage) > 0 {
 		return clip(damageProblems(tx.w.path, damage, rawRows), limit)
 	}
+	type blk struct {
+		first uint64
+		v     []byte
+	}
+	var blocks []blk
+	c := tx.blocks.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		v := getBlock(tx.blocks, k)
+		first, ok := keyID(k)
+		if !ok || first == 0 {
+			if add(0, "malformed block key %x", k) {
+				return out
+			}
+			continue
+		}
+		blocks = append(blocks, blk{first, v})
+	}
 	var recount counters
-	var maxID, nRows uint64
+	var maxID, prevLast, nLive uint64
 	var maxBatch int64
-	c := tx.rows.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		nRows++
-		id, ok := keyID(k)
-		if !ok {
-			if add(0, "malformed row key %x", k) {
+	unknownBytes := false
+	for i, bl := range blocks {
+		b := decodeBlock(bl.first, bl.v)
+		if h, err := parseBlockHeader(bl.v); err == nil && h.first != bl.first {
+			if add(bl.first, "block key %d, its header says row %d: the key is damaged", bl.first, h.first) {
 				return out
 			}
 			continue
 		}
-		maxID = id
-		r, crc, err := decodeRow(id, v)
-		if err != nil {
-			if add(id, "%v", err) {
+		last := b.last()
+		if h, err := parseBlockHeader(bl.v); err != nil {
+			// Its extent is unknown: up to the next block, as findBlock
+			// takes it.
+			last = tx.nextRow - 1
+			if i+1 < len(blocks) {
+				last = blocks[i+1].first - 1
+			}
+		} else {
+			maxBatch = max(maxBatch, h.firstBatch+int64(h.count)-1)
+		}
+		if bl.first <= prevLast {
+			if add(bl.first, "block %d..%d overlaps the block before (up to %d)", bl.first, last, prevLast) {
 				return out
 			}
 			continue
 		}
-		stored := r.Status
-		tx.resolve(&r)
-		// A SENDING row rests as PENDING: any other stored status means
-		// the sending entry is stray.
-		if r.Status == StatusSending && stored != StatusPending {
-			if add(id, "in the sending index but stored as %s", stored) {
+		prevLast, maxID = last, max(maxID, last)
+		if last-bl.first >= blockMaxRows+uint64(tx.nextRow) {
+			if add(bl.first, "block %d..%d is longer than any block", bl.first, last) {
+				return out
+			}
+			continue
+		}
+		_, lens, lensOK := blockPayloadLens(bl.v)
+		if !lensOK {
+			unknownBytes = true
+		}
+		live := 0
+		var blockErr error
+		for id := bl.first; id <= last; id++ {
+			st, hasState := tx.stateOf(id, b.created)
+			sending := tx.isSending(id)
+			if !hasState && !sending && !tx.pendContains(id) {
+				continue // deleted; the block still holds others
+			}
+			live++
+			status := st.status
+			if sending {
+				// A SENDING row rests as PENDING: any other stored status
+				// means the sending entry is stray.
+				if st.status != StatusPending {
+					if add(id, "in the sending index but stored as %s", st.status) {
+						return out
+					}
+				}
+				status = StatusSending
+			}
+			recount.add(status, 1)
+			if lensOK {
+				recount.payloadBytes += int64(lens[id-bl.first])
+			}
+			if b.err != nil && !(status == StatusDead && quarantinedReason(st.reason)) {
+				blockErr = b.err
+			}
+			for _, p := range tx.indexProblems(id, status, &st, &recount) {
+				if add(id, "%s", p) {
+					return out
+				}
+			}
+		}
+		if blockErr != nil {
+			if add(bl.first, "%v (rows %d..%d; those still in use are not DEAD for it yet)", blockErr, bl.first, last) {
 				return out
 			}
 		}
-		maxBatch = max(maxBatch, r.BatchID)
-		recount.add(r.Status, 1)
-		recount.payloadBytes += int64(len(r.Payload))
-		if payloadCRC(r.Payload) != crc && !quarantined(&r) {
-			if add(id, "payload checksum mismatch (status %s)", r.Status) {
+		if live == 0 {
+			if add(bl.first, "block %d..%d holds no row any more and was not deleted", bl.first, last) {
 				return out
 			}
 		}
-		for _, p := range tx.indexProblems(&r, &recount) {
-			if add(id, "%s", p) {
-				return out
-			}
-		}
+		nLive += uint64(live)
 	}
 	// Every index entry must point at a row of its status.
 	var prevEnd uint64
@@ -158,13 +214,12 @@ func (tx *ReadTx) Verify(limit int) []Problem {
 		}
 		prevEnd = e
 		// A damaged run can span 2^64 ids: it is reported, not walked.
-		if e-s >= nRows || e >= tx.nextRow {
-			runProblems = append(runProblems, Problem{RowID: s, What: fmt.Sprintf("pending run %d..%d longer than the %d rows or beyond next_row_id %d", s, e, nRows, tx.nextRow)})
+		if e-s >= nLive || e >= tx.nextRow {
+			runProblems = append(runProblems, Problem{RowID: s, What: fmt.Sprintf("pending run %d..%d longer than the %d rows or beyond next_row_id %d", s, e, nLive, tx.nextRow)})
 			return true
 		}
 		for id := s; id <= e; id++ {
-			k := u64key(id)
-			if st, ok := tx.statusOf(k, tx.rows.Get(k)); !ok || st != StatusPending {
+			if st, ok := tx.statusAt(id); !ok || st != StatusPending {
 				runProblems = append(runProblems, Problem{RowID: id, What: fmt.Sprintf("pending run entry, row is %s", st)})
 			}
 		}
@@ -177,13 +232,12 @@ func (tx *ReadTx) Verify(limit int) []Problem {
 			return true
 		}
 		prevEnd = r.end
-		if r.end-r.start >= nRows || r.end >= tx.nextRow {
-			runProblems = append(runProblems, Problem{RowID: r.start, What: fmt.Sprintf("sending run %d..%d longer than the %d rows or beyond next_row_id %d", r.start, r.end, nRows, tx.nextRow)})
+		if r.end-r.start >= nLive || r.end >= tx.nextRow {
+			runProblems = append(runProblems, Problem{RowID: r.start, What: fmt.Sprintf("sending run %d..%d longer than the %d rows or beyond next_row_id %d", r.start, r.end, nLive, tx.nextRow)})
 			return true
 		}
 		for id := r.start; id <= r.end; id++ {
-			k := u64key(id)
-			if st, ok := tx.statusOf(k, tx.rows.Get(k)); !ok || st != StatusSending {
+			if st, ok := tx.statusAt(id); !ok || st != StatusSending {
 				runProblems = append(runProblems, Problem{RowID: id, What: fmt.Sprintf("sending run entry, row is %s", st)})
 			}
 		}
@@ -199,7 +253,7 @@ func (tx *ReadTx) Verify(limit int) []Problem {
 		status Status
 		ts     bool
 	}{{tx.delayed, StatusPending, false}, {tx.timers, StatusPending, true},
-		{tx.acked, StatusAcked, true}, {tx.dead, StatusDead, false}}
+		{tx.acked, StatusAcked, true}, {tx.dead, StatusDead, false}, {tx.state, 0, false}}
 	for _, ch := range checks {
 		ic := ch.b.Cursor()
 		for k, _ := ic.First(); k != nil; k, _ = ic.Next() {
@@ -216,8 +270,16 @@ func (tx *ReadTx) Verify(limit int) []Problem {
 				}
 				continue
 			}
-			rk := u64key(id)
-			if s, ok := tx.statusOf(rk, tx.rows.Get(rk)); !ok || s != ch.status {
+			s, ok := tx.statusAt(id)
+			if ch.status == 0 { // state entries: of a row in some block
+				if _, _, found := tx.findBlock(id); !found {
+					if add(id, "state entry of a row no block holds") {
+						return out
+					}
+				}
+				continue
+			}
+			if !ok || s != ch.status {
 				if add(id, "index entry for %s, row is %s", ch.status, s) {
 					return out
 				}
@@ -226,6 +288,11 @@ func (tx *ReadTx) Verify(limit int) []Problem {
 	}
 	stored := tx.ctr
 	stored.checksumFailures = 0
+	if unknownBytes {
+		// A block whose table does not parse: its payload bytes cannot
+		// be recounted (its rows are reported above).
+		stored.payloadBytes = recount.payloadBytes
+	}
 	if stored != recount {
 		if add(0, "counters %+v differ from a recount %+v", stored, recount) {
 			return out
@@ -242,18 +309,38 @@ func (tx *ReadTx) Verify(limit int) []Problem {
 	return out
 }
 
-// indexProblems checks that r is in the index of its status and no other.
-func (tx *ReadTx) indexProblems(r *Row, recount *counters) []string {
-	k := u64key(r.ID)
+// statusAt is the status of row id as the indexes and its state entry
+// say, without decoding its block; ok=false when no block holds it or it
+// is in no index.
+func (tx *ReadTx) statusAt(id uint64) (Status, bool) {
+	if _, _, ok := tx.findBlock(id); !ok {
+		return 0, false
+	}
+	if tx.isSending(id) {
+		return StatusSending, true
+	}
+	if st, ok := decodeState(tx.state.Get(u64key(id))); ok {
+		return st.status, true
+	}
+	if tx.pendContains(id) {
+		return StatusPending, true
+	}
+	return 0, false
+}
+
+// indexProblems checks that row id of status s is in the index of its
+// status and no other.
+func (tx *ReadTx) indexProblems(id uint64, s Status, st *rowState, recount *counters) []string {
+	k := u64key(id)
 	in := map[string]bool{
-		"pending": tx.pendContains(r.ID),
+		"pending": tx.pendContains(id),
 		"delayed": tx.delayed.Get(k) != nil,
-		"sending": tx.isSending(r.ID),
-		"acked":   r.Status == StatusAcked && tx.acked.Get(tsKey(r.UpdatedAt, r.ID)) != nil,
+		"sending": tx.isSending(id),
+		"acked":   s == StatusAcked && tx.acked.Get(tsKey(st.updated, id)) != nil,
 		"dead":    tx.dead.Get(k) != nil,
 	}
 	want := map[Status][]string{StatusPending: {"pending", "delayed"}, StatusSending: {"sending"},
-		StatusAcked: {"acked"}, StatusDead: {"dead"}}[r.Status]
+		StatusAcked: {"acked"}, StatusDead: {"dead"}}[s]
 	var probs []string
 	n := 0
 	for _, name := range want {
@@ -262,19 +349,19 @@ func (tx *ReadTx) indexProblems(r *Row, recount *counters) []string {
 		}
 	}
 	if n != 1 {
-		probs = append(probs, fmt.Sprintf("%s row in %d of its indexes %v", r.Status, n, want))
+		probs = append(probs, fmt.Sprintf("%s row in %d of its indexes %v", s, n, want))
 	}
 	for name, ok := range in {
 		if ok && !contains(want, name) {
-			probs = append(probs, fmt.Sprintf("%s row also in index %s", r.Status, name))
+			probs = append(probs, fmt.Sprintf("%s row also in index %s", s, name))
 		}
 	}
 	if in["delayed"] {
 		recount.delayed++
 		nb := tx.delayed.Get(k)
-		if len(nb) != 8 || int64(binary.BigEndian.Uint64(nb)) != r.NotBefore {
+		if len(nb) != 8 || int64(binary.BigEndian.Uint64(nb)) != st.notBefore {
 			probs = append(probs, "delayed entry disagrees with NotBefore")
-		} else if tx.timers.Get(tsKey(r.NotBefore, r.ID)) == nil {
+		} else if tx.timers.Get(tsKey(st.notBefore, id)) == nil {
 			probs = append(probs, "delayed row without timer")
 		}
 	}

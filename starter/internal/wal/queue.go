@@ -2,7 +2,6 @@ package wal
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -10,15 +9,16 @@ import (
 )
 
 // ReasonChecksum is the Reason of a row Claim moved to DEAD because its
-// payload no longer matches the stored CRC32C.
+// block no longer matches the stored CRC32C.
 const ReasonChecksum = "checksum mismatch"
 
-// reasonUndecodable prefixes the Reason of a row whose stored value could
-// not be decoded at all; its raw value is kept as the payload.
+// reasonUndecodable prefixes the Reason of a row whose stored block could
+// not be decoded at all.
 const reasonUndecodable = "undecodable row: "
 
 // Append stores rows as PENDING with consecutive row ids first..last and
-// batch ids taken from next_batch_id. It returns 0, 0 for no rows.
+// batch ids taken from next_batch_id, as one block (several when bigger
+// than blockMaxRaw). It returns 0, 0 for no rows.
 func (tx *Tx) Append(rows []NewRow) (first, last uint64, err error) {
 	if len(rows) == 0 {
 		return 0, 0, nil
@@ -34,34 +34,31 @@ func (tx *Tx) Append(rows []NewRow) (first, last uint64, err error) {
 	}
 	now := tx.w.now().UnixMilli()
 	first = tx.nextRow
-	var bytesAdded int64
-	// Keys and values of the whole group go into two buffers: bbolt keeps
-	// every slice until commit, so they are written once and never reused,
-	// and two allocations replace two per row.
+	// Encoded before the room check: it is the stored (compressed) size
+	// that needs pages.
+	groups := splitBlocks(rows)
+	vals := make([][]byte, len(groups))
 	size := 0
-	for i := range rows {
-		size += encodedRowSize(&Row{SourceID: rows[i].SourceID, Payload: rows[i].Payload})
+	id, batch := tx.nextRow, tx.nextBatch
+	for i, group := range groups {
+		vals[i] = encodeBlock(id, batch, now, group, false)
+		size += len(vals[i])
+		id += uint64(len(group))
+		batch += int64(len(group))
 	}
 	if err := tx.roomFor(size); err != nil {
 		return 0, 0, err
 	}
-	vals := make([]byte, 0, size)
-	keys := make([]byte, 8*len(rows))
-	for i := range rows {
-		nr := &rows[i]
-		id := tx.nextRow
-		r := Row{ID: id, BatchID: tx.nextBatch, SourceID: nr.SourceID, Payload: nr.Payload,
-			Status: StatusPending, CreatedAt: now, UpdatedAt: now}
-		k := keys[8*i : 8*i+8 : 8*i+8]
-		binary.BigEndian.PutUint64(k, id)
-		start := len(vals)
-		vals = appendRow(vals, &r, payloadCRC(nr.Payload))
-		if err := tx.rows.Put(k, vals[start:len(vals):len(vals)]); err != nil {
-			return 0, 0, fmt.Errorf("wal %s: append row %d: %w", tx.w.path, id, err)
+	var bytesAdded int64
+	for i, group := range groups {
+		if err := putBlock(tx.blocks, u64key(tx.nextRow), vals[i]); err != nil {
+			return 0, 0, fmt.Errorf("wal %s: append rows %d..: %w", tx.w.path, tx.nextRow, err)
 		}
-		tx.nextRow++
-		tx.nextBatch++
-		bytesAdded += int64(len(nr.Payload))
+		for i := range group {
+			bytesAdded += int64(len(group[i].Payload))
+		}
+		tx.nextRow += uint64(len(group))
+		tx.nextBatch += int64(len(group))
 	}
 	if err := tx.pendAddRange(first, tx.nextRow-1); err != nil {
 		return 0, 0, err
@@ -72,15 +69,71 @@ func (tx *Tx) Append(rows []NewRow) (first, last uint64, err error) {
 	return first, tx.nextRow - 1, nil
 }
 
+// findBlock returns the key and value of the block that holds id. A
+// block whose header does not parse is taken to hold every id up to the
+// next block: its rows are then found, and go DEAD at their claim,
+// instead of being lost.
+func (tx *ReadTx) findBlock(id uint64) (uint64, []byte, bool) {
+	c := tx.blocks.Cursor()
+	k, _ := c.Seek(u64key(id))
+	if k == nil {
+		k, _ = c.Last()
+	} else if got, _ := keyID(k); got != id {
+		k, _ = c.Prev()
+	}
+	first, ok := keyID(k)
+	if !ok || first > id {
+		return 0, nil, false
+	}
+	v := getBlock(tx.blocks, k)
+	if h, err := parseBlockHeader(v); err == nil && id > h.last() {
+		return 0, nil, false
+	}
+	return first, v, true
+}
+
+// blockOf returns the decoded block holding id, nil when there is none.
+// Write transactions keep decoded blocks in the WAL's cache.
+func (tx *ReadTx) blockOf(id uint64) *block {
+	if tx.cache != nil {
+		if b := tx.cache.get(id); b != nil {
+			return b
+		}
+	}
+	first, v, ok := tx.findBlock(id)
+	if !ok {
+		return nil
+	}
+	tx.readBytes += int64(len(v))
+	b := decodeBlock(first, v)
+	if b.err == nil && !b.has(id) {
+		return nil
+	}
+	if tx.cache != nil {
+		tx.cache.put(b)
+	}
+	return b
+}
+
+// rowOf assembles row id of block b (b.err == nil) with state st; the
+// payload aliases the block's buffer, which is never written again.
+func rowOf(b *block, id uint64, st *rowState) Row {
+	return Row{ID: id, BatchID: b.batchID(id), SourceID: b.source(id), Payload: b.payload(id),
+		Status: st.status, Attempts: st.attempts, CreatedAt: b.created, UpdatedAt: st.updated,
+		NotBefore: st.notBefore, Reason: st.reason}
+}
+
 // Claim moves up to limit of the oldest PENDING rows whose NotBefore <= now to
-// SENDING and returns them (payload copied). It does not charge an attempt:
-// only Fail(charge=true) does, for sends that reached the engine. A row
-// whose payload fails its checksum goes to DEAD with Reason
-// ReasonChecksum, is counted in Counts.ChecksumFailures and is skipped.
-// Cost is O(rows touched): due delayed rows are promoted through the
-// time-ordered timers index, never by scanning all PENDING rows. The rows
-// themselves are only read; the claimed ids go into the sending index as
-// runs (sending.go), one write per run of consecutive ids.
+// SENDING and returns them. It does not charge an attempt: only
+// Fail(charge=true) does, for sends that reached the engine. A row whose
+// block fails its checksum or does not decode goes to DEAD with Reason
+// ReasonChecksum (or naming the decoding error), is counted in
+// Counts.ChecksumFailures and is skipped. Cost is O(rows touched): due
+// delayed rows are promoted through the time-ordered timers index, never
+// by scanning all PENDING rows. Nothing is written about the rows
+// themselves: the claimed ids go into the sending index as runs
+// (sending.go), one write per run of consecutive ids, and each block is
+// decoded once for all its rows (blockCache).
 func (tx *Tx) Claim(limit int, now int64) ([]Row, error) {
 	if limit <= 0 {
 		return nil, nil
@@ -91,8 +144,7 @@ func (tx *Tx) Claim(limit int, now int64) ([]Row, error) {
 	// Sized for the rows there can be: growing a slice of Rows row by row
 	// was a third of the bytes a loaded agent allocates.
 	out := make([]Row, 0, max(0, min(int64(limit), tx.ctr.pending)))
-	var arena []byte // payload copies, carved from shared blocks
-	var run sendRun  // the run being built; end == 0: none
+	var run sendRun // the run being built; end == 0: none
 	flushRun := func() error {
 		if run.end == 0 {
 			return nil
@@ -101,10 +153,8 @@ func (tx *Tx) Claim(limit int, now int64) ([]Row, error) {
 		run = sendRun{}
 		return err
 	}
-	// One cursor reads every row: ids come in ascending runs, so the next
-	// row is usually the cursor's next key, found without a search.
-	rc := tx.rows.Cursor()
-	var last uint64 // id under rc, 0 when rc must seek
+	ss := stateScan{c: tx.state.Cursor()}
+	var b *block
 	for len(out) < limit {
 		ids, err := tx.pendTake(limit - len(out))
 		if err != nil {
@@ -115,43 +165,30 @@ func (tx *Tx) Claim(limit int, now int64) ([]Row, error) {
 		}
 		tx.dirty = true
 		for _, id := range ids {
-			var ck, v []byte
-			if last != 0 && id == last+1 {
-				ck, v = rc.Next()
-			} else {
-				ck, v = rc.Seek(u64key(id))
+			if b == nil || b.err != nil || !b.has(id) {
+				b = tx.blockOf(id)
 			}
-			last = id
-			if got, ok := keyID(ck); !ok || got != id {
-				v, last = nil, 0
-			}
-			tx.readBytes += int64(len(v))
-			if v == nil {
+			if b == nil {
 				tx.ctr.pending--
 				tx.w.log.Warn("wal: pending index entry without row", "row_id", id)
 				continue
 			}
-			r, crc, err := decodeRow(id, v)
-			if err != nil {
-				last = 0 // the row is rewritten: the cursor must seek again
-				if err := tx.quarantine(id, v, err, now); err != nil {
-					return nil, err
+			st := rowState{status: StatusPending, updated: b.created}
+			if v, ok := ss.get(id); ok {
+				if s, ok := decodeState(v); ok {
+					st = s
 				}
-				continue
 			}
-			if r.Status != StatusPending {
-				tx.w.log.Warn("wal: pending index entry for row in another state", "row_id", id, "status", r.Status.String())
+			if st.status != StatusPending {
+				tx.w.log.Warn("wal: pending index entry for row in another state", "row_id", id, "status", st.status.String())
 				continue
 			}
 			tx.ctr.pending--
-			if payloadCRC(r.Payload) != crc {
-				tx.warnOnCommit("wal: row failed its checksum, moved to DEAD", "row_id", id, "batch_id", r.BatchID)
-				r.Status, r.Reason, r.UpdatedAt = StatusDead, ReasonChecksum, now
-				tx.ctr.checksumFailures++
-				last = 0
-				if err := tx.put(&r, crc, tx.dead, u64key(id)); err != nil {
+			if b.err != nil {
+				if err := tx.quarantine(id, b, &st, now); err != nil {
 					return nil, err
 				}
+				ss.reset()
 				continue
 			}
 			if run.end != 0 && id == run.end+1 {
@@ -163,79 +200,60 @@ func (tx *Tx) Claim(limit int, now int64) ([]Row, error) {
 				run = sendRun{start: id, end: id, at: now}
 			}
 			tx.ctr.sending++
+			r := rowOf(b, id, &st)
 			r.Status, r.UpdatedAt = StatusSending, now
-			if cap(arena)-len(arena) < len(r.Payload) {
-				arena = make([]byte, 0, max(claimArenaBlock, len(r.Payload)))
-			}
-			start := len(arena)
-			arena = append(arena, r.Payload...)
-			r.Payload = arena[start:len(arena):len(arena)]
 			out = append(out, r)
 		}
 	}
 	return out, flushRun()
 }
 
-// claimArenaBlock is the size of the blocks claimed payloads are copied
-// into: one allocation for a few hundred rows instead of one per row.
-const claimArenaBlock = 64 << 10
+// quarantine moves a row of a block that fails its checksum or does not
+// decode to DEAD, with a reason saying which. A `db wal-retry-dead` sends
+// it back to DEAD at its next claim: the block stays as it is.
+func (tx *Tx) quarantine(id uint64, b *block, st *rowState, now int64) error {
+	reason := ReasonChecksum
+	if !isChecksum(b.err) {
+		reason = reasonUndecodable + b.err.Error()
+	}
+	tx.warnOnCommit("wal: row's block failed its check, row moved to DEAD", "row_id", id, "error", b.err)
+	tx.ctr.checksumFailures++
+	st.status, st.reason, st.updated = StatusDead, reason, now
+	return tx.putIndexed(id, st, tx.dead, u64key(id))
+}
 
-// put writes r (keeping its stored checksum, so damage stays detectable)
-// and adds it to index under key ik, counting it in its status.
-func (tx *Tx) put(r *Row, crc uint32, index *bolt.Bucket, ik []byte) error {
-	if err := tx.rows.Put(u64key(r.ID), encodeRow(r, crc)); err != nil {
-		return fmt.Errorf("wal %s: put row %d: %w", tx.w.path, r.ID, err)
+// putIndexed writes the state of id and adds it to index under key ik,
+// counting it in its status.
+func (tx *Tx) putIndexed(id uint64, st *rowState, index *bolt.Bucket, ik []byte) error {
+	if err := tx.putState(id, st); err != nil {
+		return err
 	}
 	if err := index.Put(ik, empty); err != nil {
-		return fmt.Errorf("wal %s: index row %d: %w", tx.w.path, r.ID, err)
+		return fmt.Errorf("wal %s: index row %d: %w", tx.w.path, id, err)
 	}
-	tx.ctr.add(r.Status, 1)
-	tx.dirty = true
+	tx.ctr.add(st.status, 1)
 	return nil
 }
 
-// putRow writes r and counts it in its status, for indexes put by the
-// caller.
-func (tx *Tx) putRow(r *Row, crc uint32) error {
-	if err := tx.rows.Put(u64key(r.ID), encodeRow(r, crc)); err != nil {
-		return fmt.Errorf("wal %s: put row %d: %w", tx.w.path, r.ID, err)
-	}
-	tx.ctr.add(r.Status, 1)
-	tx.dirty = true
-	return nil
-}
-
-// putPending writes a PENDING row into the due or the delayed index.
-func (tx *Tx) putPending(r *Row, crc uint32, now int64) error {
-	r.Status = StatusPending
-	k := u64key(r.ID)
-	if r.NotBefore <= now {
-		if err := tx.pendAdd(r.ID); err != nil {
+// putPending writes a PENDING row's state into the due or the delayed
+// index.
+func (tx *Tx) putPending(id uint64, st *rowState, now int64) error {
+	st.status = StatusPending
+	if st.notBefore <= now {
+		if err := tx.pendAdd(id); err != nil {
 			return err
 		}
-		return tx.putRow(r, crc)
+		if err := tx.putState(id, st); err != nil {
+			return err
+		}
+		tx.ctr.add(StatusPending, 1)
+		return nil
 	}
-	if err := tx.delayed.Put(k, u64key(uint64(r.NotBefore))); err != nil {
-		return fmt.Errorf("wal %s: delay row %d: %w", tx.w.path, r.ID, err)
+	if err := tx.delayed.Put(u64key(id), u64key(uint64(st.notBefore))); err != nil {
+		return fmt.Errorf("wal %s: delay row %d: %w", tx.w.path, id, err)
 	}
 	tx.ctr.delayed++
-	return tx.put(r, crc, tx.timers, tsKey(r.NotBefore, r.ID))
-}
-
-// quarantine replaces a row whose value does not decode by a DEAD row that
-// keeps the raw value as payload, with an inverted checksum so that a
-// `db wal-retry-dead` sends it back to DEAD instead of to the engine.
-func (tx *Tx) quarantine(id uint64, v []byte, cause error, now int64) error {
-	tx.warnOnCommit("wal: row does not decode, moved to DEAD", "row_id", id, "error", cause)
-	r := Row{ID: id, Status: StatusDead, CreatedAt: now, UpdatedAt: now,
-		Reason: reasonUndecodable + cause.Error(), Payload: bytes.Clone(v)}
-	tx.ctr.pending--
-	tx.ctr.checksumFailures++
-	// The original payload size is unknown; assume it was the value minus
-	// a minimal header, so the later delete of the raw value (counted in
-	// full) leaves PayloadBytes about balanced.
-	tx.ctr.payloadBytes += int64(min(len(v), rowHeaderSize+2))
-	return tx.put(&r, ^payloadCRC(r.Payload), tx.dead, u64key(id))
+	return tx.putIndexed(id, st, tx.timers, tsKey(st.notBefore, id))
 }
 
 // promote moves delayed rows that are due into the pending index.
@@ -283,20 +301,18 @@ func firstKeys(b *bolt.Bucket, n int) [][]byte {
 	return keys
 }
 
-// loadSending decodes row id for a transition out of SENDING; ok=false
-// (logged) when it is missing or does not decode, and then stays SENDING.
-func (tx *Tx) loadSending(op string, id uint64) (Row, uint32, bool) {
-	v := tx.rows.Get(u64key(id))
-	if v == nil {
+// loadSending returns the state of row id for a transition out of
+// SENDING; ok=false (logged) when the row does not exist, and then it
+// stays SENDING.
+func (tx *Tx) loadSending(op string, id uint64) (rowState, bool) {
+	_, v, ok := tx.findBlock(id)
+	if !ok {
 		tx.w.log.Warn("wal: unknown row id", "op", op, "row_id", id)
-		return Row{}, 0, false
+		return rowState{}, false
 	}
-	r, crc, err := decodeRow(id, v)
-	if err != nil {
-		tx.w.log.Warn("wal: row does not decode", "op", op, "row_id", id, "error", err)
-		return Row{}, 0, false
-	}
-	return r, crc, true
+	h, _ := parseBlockHeader(v)
+	st, _ := tx.stateOf(id, h.created)
+	return st, true
 }
 
 // Ack marks SENDING rows ACKED at now, or deletes them at once when
@@ -307,41 +323,144 @@ func (tx *Tx) Ack(ids []uint64, retention time.Duration, now int64) error {
 		return tx.ackDelete(ids)
 	}
 	return tx.takeSendingIDs("ack", ids, func(id uint64) (bool, error) {
-		r, crc, ok := tx.loadSending("ack", id)
+		st, ok := tx.loadSending("ack", id)
 		if !ok {
 			return false, nil
 		}
-		r.Status, r.UpdatedAt = StatusAcked, now
-		return true, tx.put(&r, crc, tx.acked, tsKey(now, id))
+		st.status, st.updated = StatusAcked, now
+		return true, tx.putIndexed(id, &st, tx.acked, tsKey(now, id))
 	})
 }
 
-// ackDelete is Ack with retention 0, the hot path of a loaded agent: a
-// plain delete of each row, plus a few writes per run in the sending
-// index. The row is not decoded: its header and lengths are checked in
-// place, for the payload byte count.
+// ackDelete is Ack with retention 0, the hot path of a loaded agent: the
+// rows leave the sending index (a few writes per run), their state
+// entries (if any) go, and a block goes once none of its rows is left.
+// Nothing is decompressed: the payload bytes come from the block's table.
 func (tx *Tx) ackDelete(ids []uint64) error {
-	rc := tx.rows.Cursor() // reused: no allocation per row
-	var k [8]byte          // cursors do not keep the key they seek
-	return tx.takeSendingIDs("ack", ids, func(id uint64) (bool, error) {
-		binary.BigEndian.PutUint64(k[:], id)
-		rk, v := rc.Seek(k[:])
-		if !bytes.Equal(rk, k[:]) {
+	var f blockFreer
+	ss := stateScan{c: tx.state.Cursor()}
+	err := tx.takeSendingIDs("ack", ids, func(id uint64) (bool, error) {
+		n, ok := f.payloadLen(tx, id)
+		if !ok {
 			tx.w.log.Warn("wal: unknown row id", "op", "ack", "row_id", id)
 			return false, nil
 		}
-		n, ok := payloadSize(v)
-		if !ok {
-			_, _, err := decodeRow(id, v)
-			tx.w.log.Warn("wal: row does not decode", "op", "ack", "row_id", id, "error", err)
-			return false, nil
-		}
-		if err := rc.Delete(); err != nil {
-			return false, fmt.Errorf("wal %s: ack row %d: %w", tx.w.path, id, err)
-		}
 		tx.ctr.payloadBytes -= int64(n)
+		if _, ok := ss.get(id); ok {
+			if err := tx.state.Delete(u64key(id)); err != nil {
+				return false, fmt.Errorf("wal %s: delete row state %d: %w", tx.w.path, id, err)
+			}
+			ss.reset()
+		}
 		return true, nil
 	})
+	if err != nil {
+		return err
+	}
+	return f.free(tx)
+}
+
+// blockFreer collects the blocks whose rows a transaction deleted, and
+// deletes each once none of its rows is left (free).
+type blockFreer struct {
+	first, last uint64
+	lens        []uint32
+	ok          bool
+	touched     []uint64 // first ids, in the order met
+}
+
+// payloadLen returns the payload size of row id from its block's table
+// and records the block; ok=false when no block holds id.
+func (f *blockFreer) payloadLen(tx *Tx, id uint64) (int, bool) {
+	if !f.ok || id < f.first || id > f.last {
+		first, v, found := tx.findBlock(id)
+		if !found {
+			return 0, false
+		}
+		h, lens, ok := blockPayloadLens(v)
+		// An unparsable block counts no payload bytes (Verify's recount
+		// cannot count them either).
+		f.first, f.last, f.lens, f.ok = first, first, nil, true
+		if ok {
+			f.last, f.lens = h.last(), lens
+		}
+		if n := len(f.touched); n == 0 || f.touched[n-1] != first {
+			f.touched = append(f.touched, first)
+		}
+	}
+	if f.lens == nil || id > f.last {
+		return 0, true
+	}
+	return int(f.lens[id-f.first]), true
+}
+
+// free deletes the touched blocks none of whose rows is left.
+func (f *blockFreer) free(tx *Tx) error {
+	for i, first := range f.touched {
+		if i > 0 && first == f.touched[i-1] {
+			continue
+		}
+		if tx.blocks.Bucket(u64key(first)) == nil {
+			continue
+		}
+		v := getBlock(tx.blocks, u64key(first))
+		last := first
+		if h, err := parseBlockHeader(v); err == nil {
+			last = h.last()
+		} else if k, _ := tx.blocks.Cursor().Seek(u64key(first + 1)); k != nil {
+			// An unparsable header: the block reaches up to the next one.
+			next, _ := keyID(k)
+			last = next - 1
+		} else {
+			last = tx.nextRow - 1
+		}
+		if tx.anyLive(first, last) {
+			continue
+		}
+		if err := deleteBlock(tx.blocks, u64key(first)); err != nil {
+			return fmt.Errorf("wal %s: delete block %d: %w", tx.w.path, first, err)
+		}
+		tx.dirty = true
+	}
+	return nil
+}
+
+// anyLive reports whether a row id in lo..hi still exists: it is in the
+// pending or sending runs, or has a state entry (which every row of the
+// delayed, acked and dead indexes has). Three seeks.
+func (tx *ReadTx) anyLive(lo, hi uint64) bool {
+	if k, _ := tx.state.Cursor().Seek(u64key(lo)); k != nil {
+		if id, _ := keyID(k); id <= hi {
+			return true
+		}
+	}
+	return runsOverlap(tx.pending, lo, hi, runEnd) || runsOverlap(tx.sending, lo, hi, func(v []byte) (uint64, bool) {
+		if len(v) != 16 {
+			return 0, false
+		}
+		return runEnd(v[:8])
+	})
+}
+
+// runsOverlap reports whether a run of index b (key first id, value
+// holding the last) overlaps lo..hi.
+func runsOverlap(b *bolt.Bucket, lo, hi uint64, end func([]byte) (uint64, bool)) bool {
+	c := b.Cursor()
+	k, _ := c.Seek(u64key(lo))
+	if k != nil {
+		if s, _ := keyID(k); s <= hi {
+			return true
+		}
+		k, _ = c.Prev()
+	} else {
+		k, _ = c.Last()
+	}
+	if k == nil {
+		return false
+	}
+	v := b.Get(k)
+	e, ok := end(v)
+	return ok && e >= lo
 }
 
 // Fail returns SENDING rows to PENDING, due at notBefore, recording reason.
@@ -350,24 +469,24 @@ func (tx *Tx) ackDelete(ids []uint64) error {
 // It returns how many went DEAD.
 func (tx *Tx) Fail(ids []uint64, charge bool, notBefore int64, maxAttempts int, reason string, now int64) (dead int, err error) {
 	err = tx.takeSendingIDs("fail", ids, func(id uint64) (bool, error) {
-		r, crc, ok := tx.loadSending("fail", id)
+		st, ok := tx.loadSending("fail", id)
 		if !ok {
 			return false, nil
 		}
 		if charge {
-			r.Attempts++
+			st.attempts++
 		}
-		r.Reason, r.UpdatedAt = reason, now
-		if maxAttempts > 0 && r.Attempts >= maxAttempts {
-			r.Status = StatusDead
-			if err := tx.put(&r, crc, tx.dead, u64key(id)); err != nil {
+		st.reason, st.updated = reason, now
+		if maxAttempts > 0 && st.attempts >= maxAttempts {
+			st.status = StatusDead
+			if err := tx.putIndexed(id, &st, tx.dead, u64key(id)); err != nil {
 				return false, err
 			}
 			dead++
 			return true, nil
 		}
-		r.NotBefore = notBefore
-		return true, tx.putPending(&r, crc, now)
+		st.notBefore = notBefore
+		return true, tx.putPending(id, &st, now)
 	})
 	return dead, err
 }
@@ -376,12 +495,12 @@ func (tx *Tx) Fail(ids []uint64, charge bool, notBefore int64, maxAttempts int, 
 // without changing NotBefore (rows claimed but never sent).
 func (tx *Tx) Release(ids []uint64, now int64) error {
 	return tx.takeSendingIDs("release", ids, func(id uint64) (bool, error) {
-		r, crc, ok := tx.loadSending("release", id)
+		st, ok := tx.loadSending("release", id)
 		if !ok {
 			return false, nil
 		}
-		r.UpdatedAt = now
-		return true, tx.putPending(&r, crc, now)
+		st.updated = now
+		return true, tx.putPending(id, &st, now)
 	})
 }
 
@@ -412,6 +531,7 @@ func (tx *Tx) CleanupAcked(olderThan int64, max int) (int, error) {
 		keys = append(keys, bytes.Clone(k))
 	}
 	n := 0
+	var f blockFreer
 	for _, k := range keys {
 		if err := tx.acked.Delete(k); err != nil {
 			return n, fmt.Errorf("wal %s: cleanup acked: %w", tx.w.path, err)
@@ -421,18 +541,33 @@ func (tx *Tx) CleanupAcked(olderThan int64, max int) (int, error) {
 		if !ok {
 			continue
 		}
-		rk := u64key(id)
-		v := tx.rows.Get(rk)
-		if s, ok := rowStatus(v); !ok || s != StatusAcked {
-			tx.w.log.Warn("wal: acked index entry for a row that is not ACKED", "row_id", id)
-			continue
+		deleted, err := tx.deleteRow(&f, id, StatusAcked)
+		if err != nil {
+			return n, err
 		}
-		tx.ctr.payloadBytes -= int64(payloadLen(v))
-		if err := tx.rows.Delete(rk); err != nil {
-			return n, fmt.Errorf("wal %s: cleanup acked row %d: %w", tx.w.path, id, err)
+		if deleted {
+			n++
 		}
-		tx.ctr.acked--
-		n++
 	}
-	return n, nil
+	return n, f.free(tx)
+}
+
+// deleteRow deletes row id of status want (its index entry is gone
+// already): its state entry, its payload bytes, its count, and records
+// its block for f.free. A row that is not of that status is left alone
+// (logged, deleted=false).
+func (tx *Tx) deleteRow(f *blockFreer, id uint64, want Status) (deleted bool, err error) {
+	rk := u64key(id)
+	st, ok := decodeState(tx.state.Get(rk))
+	if !ok || st.status != want {
+		tx.w.log.Warn("wal: index entry for a row of another status", "row_id", id, "want", want.String())
+		return false, nil
+	}
+	if err := tx.state.Delete(rk); err != nil {
+		return false, fmt.Errorf("wal %s: delete row %d: %w", tx.w.path, id, err)
+	}
+	n, _ := f.payloadLen(tx, id)
+	tx.ctr.payloadBytes -= int64(n)
+	tx.ctr.add(want, -1)
+	return true, nil
 }

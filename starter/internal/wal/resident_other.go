@@ -4,6 +4,7 @@ package wal
 
 import (
 	"errors"
+	"os"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -11,3 +12,6 @@ import (
 // dropResident is Linux-only (resident_linux.go): elsewhere the mapped
 // pages stay resident until the kernel reclaims them.
 func dropResident(*bolt.DB, int64) error { return errors.ErrUnsupported }
+
+// dropCache is Linux-only (resident_linux.go).
+func dropCache(*os.File) error { return errors.ErrUnsupported }

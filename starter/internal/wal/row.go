@@ -1,7 +1,5 @@
 package wal
 
-import "encoding/binary"
-
 // Row is one WAL row: one event, sent as one __BATCH__ with BatchID.
 // Times are unix milliseconds.
 type Row struct {
@@ -28,28 +26,4 @@ type Row struct {
 type NewRow struct {
 	SourceID string
 	Payload  []byte
-}
-
-// payloadLen returns the payload size of an encoded row without allocating,
-// or 0 when the value does not decode.
-func payloadLen(v []byte) int {
-	n, _ := payloadSize(v)
-	return n
-}
-
-// payloadSize is payloadLen with ok=false for a value decodeRow would
-// reject (header or string prefixes), without allocating.
-func payloadSize(v []byte) (int, bool) {
-	if _, ok := rowStatus(v); !ok {
-		return 0, false
-	}
-	rest := v[rowHeaderSize:]
-	for range 2 {
-		n, k := binary.Uvarint(rest)
-		if k <= 0 || n > maxRowString || n > uint64(len(rest)-k) {
-			return 0, false
-		}
-		rest = rest[k+int(n):]
-	}
-	return len(rest), true
 }

@@ -147,14 +147,20 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 	} else {
 		meta, skipped = pickState(f, st.Size(), metas, &rep)
 	}
-	s := &salvager{rep: &rep, now: opts.Now().UnixMilli(), copied: map[uint64]bool{}}
-	// First the meta bucket alone: the id allocators decide which row keys
-	// are plausible before any row is read.
+	s := &salvager{rep: &rep, now: opts.Now().UnixMilli(), copied: map[uint64]bool{}, states: map[uint64]rowState{}}
+	// First everything but the rows: the id allocators decide which row
+	// keys are plausible, and the indexes and state entries which rows of
+	// a block still exist, before any row is read.
+	var first *treeWalk
 	if !headless {
-		first := newTreeWalk(f, st.Size(), meta)
-		first.enter = func(path [][]byte) bool { return len(path) == 1 && bytes.Equal(path[0], bucketMeta) }
-		first.visit = s.visitMeta
+		first = newTreeWalk(f, st.Size(), meta)
+		first.enter = func(path [][]byte) bool { return !rowData(path) }
+		first.visit = s.visitIndex
 		first.run()
+		s.live = mergeRanges(s.live)
+		s.liveSorted = true
+		ctr := s.srcCtr
+		s.indexDamaged = len(first.damage) > 0 || rangesLen(s.live) < uint64(max(ctr.pending+ctr.sending+ctr.acked+ctr.dead, 0))
 	}
 
 	if !opts.DryRun {
@@ -173,8 +179,15 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 	}
 	walk := newTreeWalk(f, st.Size(), meta)
 	if !headless {
+		walk.enter = rowData
 		walk.visit = s.visit
 		walk.run()
+		// The two walks read the same root and bucket pages: damage there
+		// is reported once.
+		walk.damage = mergeDamage(first.damage, walk.damage)
+		for id := range first.seen {
+			walk.seen[id] = true
+		}
 	}
 	rep.Damage = append(skipped, walk.damage...)
 	if len(rep.Damage) > 0 {
@@ -259,8 +272,16 @@ type salvager struct {
 	srcNextRow   uint64
 	srcNextBatch int64
 	srcCtr       counters
+	// states, live and indexDamaged come from the first walk: the state
+	// entries, the ids the indexes hold, and whether an index was
+	// damaged (a row of a block that no index holds is then copied as
+	// PENDING rather than taken for deleted: at least once, never lost).
+	states       map[uint64]rowState
+	live         []idRange
+	indexDamaged bool
 	lastID       uint64 // highest row id kept so far
 	copied       map[uint64]bool
+	liveSorted   bool
 	maxScanned   uint64
 
 	batch      []Row
@@ -271,25 +292,95 @@ type salvager struct {
 	writeError error
 }
 
-func (s *salvager) visitMeta(bucket [][]byte, key, value []byte, _ uint64) {
-	switch string(key) {
-	case metaNextRowID:
-		if len(value) == 8 {
-			s.srcNextRow = binary.BigEndian.Uint64(value)
-		}
-	case metaNextBatchID:
-		if len(value) == 8 {
-			s.srcNextBatch = int64(binary.BigEndian.Uint64(value))
-		}
-	case metaCounters:
-		s.srcCtr.decode(value)
+// rowData: the buckets the second walk reads (rows, positions, the
+// agent's metadata); the first walk reads the others.
+func rowData(path [][]byte) bool {
+	switch string(path[0]) {
+	case string(bucketBlocks), string(bucketRows), string(bucketApp), string(bucketPositions):
+		return true
 	}
+	return false
+}
+
+// mergeDamage appends the damage of b not already in a.
+func mergeDamage(a, b []Damage) []Damage {
+	seen := map[string]bool{}
+	out := append([]Damage(nil), a...)
+	for _, d := range a {
+		seen[d.String()] = true
+	}
+	for _, d := range b {
+		if !seen[d.String()] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func (s *salvager) visitIndex(bucket [][]byte, key, value []byte, _ uint64) {
+	if len(bucket) != 1 {
+		return
+	}
+	single := func(id uint64, ok bool) {
+		if ok {
+			s.live = append(s.live, idRange{id, id})
+		}
+	}
+	switch string(bucket[0]) {
+	case string(bucketMeta):
+		switch string(key) {
+		case metaNextRowID:
+			if len(value) == 8 {
+				s.srcNextRow = binary.BigEndian.Uint64(value)
+			}
+		case metaNextBatchID:
+			if len(value) == 8 {
+				s.srcNextBatch = int64(binary.BigEndian.Uint64(value))
+			}
+		case metaCounters:
+			s.srcCtr.decode(value)
+		}
+	case string(bucketState):
+		if id, ok := keyID(key); ok {
+			if st, ok := decodeState(value); ok {
+				s.states[id] = st
+			}
+		}
+	case string(bucketPending):
+		lo, ok1 := keyID(key)
+		hi, ok2 := runEnd(value)
+		if ok1 && ok2 && hi >= lo {
+			s.live = append(s.live, idRange{lo, hi})
+		}
+	case string(bucketSending):
+		if r, ok := decodeSendRun(key, value); ok {
+			s.live = append(s.live, idRange{r.start, r.end})
+		}
+	case string(bucketDelayed), string(bucketDead):
+		single(keyID(key))
+	case string(bucketAcked):
+		_, id, ok := splitTSKey(key)
+		single(id, ok)
+	}
+}
+
+// inIndex reports whether an index holds id.
+func (s *salvager) inIndex(id uint64) bool {
+	if !s.liveSorted {
+		s.live = mergeRanges(s.live)
+		s.liveSorted = true
+	}
+	return inRanges(s.live, id)
 }
 
 func (s *salvager) visit(bucket [][]byte, key, value []byte, page uint64) {
 	switch {
 	case len(bucket) == 1 && bytes.Equal(bucket[0], bucketRows):
 		s.row(key, value, page)
+	case len(bucket) == 2 && bytes.Equal(bucket[0], bucketBlocks):
+		if id, v, ok := blockVisit(bucket, key, value); ok {
+			s.block(id, v, page)
+		}
 	case len(bucket) == 1 && bytes.Equal(bucket[0], bucketApp):
 		if s.appMeta == nil {
 			s.appMeta = map[string][]byte{}
@@ -300,6 +391,8 @@ func (s *salvager) visit(bucket [][]byte, key, value []byte, page uint64) {
 	}
 }
 
+// row takes a row of a schema-2 file (one row per key, its status at
+// rest in its value).
 func (s *salvager) row(key, value []byte, page uint64) {
 	id, keyOK := keyID(key)
 	r, crc, err := decodeRow(id, value)
@@ -316,6 +409,51 @@ func (s *salvager) row(key, value []byte, page uint64) {
 		return
 	}
 	r.Payload = bytes.Clone(r.Payload)
+	s.take(r, key, keyOK, page)
+}
+
+// block takes the rows of a block that still exist: those an index or a
+// state entry holds (all of them when an index was damaged).
+func (s *salvager) block(key, value []byte, page uint64) {
+	id, keyOK := keyID(key)
+	h, err := parseBlockHeader(value)
+	if err != nil {
+		s.rep.BadRows = append(s.rep.BadRows, Problem{RowID: id, What: fmt.Sprintf("key %x, page %d: %v", key, page, err)})
+		return
+	}
+	b := decodeBlock(h.first, value)
+	if b.err != nil {
+		s.rep.BadRows = append(s.rep.BadRows, Problem{RowID: h.first, What: fmt.Sprintf("key %x, page %d: rows %d..%d: %v", key, page, h.first, h.last(), b.err)})
+		return
+	}
+	keyOK = keyOK && id == h.first
+	for _, r := range s.blockRows(b) {
+		s.take(r, key, keyOK, page)
+	}
+}
+
+// blockRows returns the rows of b that still exist, with their state.
+func (s *salvager) blockRows(b *block) []Row {
+	var out []Row
+	for id := b.first; id <= b.last(); id++ {
+		st, known := s.states[id]
+		if !known {
+			if !s.inIndex(id) && !s.indexDamaged {
+				continue // deleted
+			}
+			st = rowState{status: StatusPending, updated: b.created}
+		}
+		r := rowOf(b, id, &st)
+		r.Payload = bytes.Clone(r.Payload)
+		out = append(out, r)
+	}
+	return out
+}
+
+// take copies r under its own id when that is plausible, else under a
+// new one.
+func (s *salvager) take(r Row, key []byte, keyOK bool, page uint64) {
+	id := r.ID
 	// A key is the row's own when it is well formed, in order and below
 	// the allocator; anything else is a damaged key, and its row goes in
 	// under a new id.
@@ -355,14 +493,7 @@ func (s *salvager) flush() {
 	}
 	batch := s.batch
 	s.batch = s.batch[:0]
-	s.writeError = s.out.Update(func(tx *Tx) error {
-		for i := range batch {
-			if err := tx.restore(&batch[i], s.now); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	s.writeError = s.out.Update(func(tx *Tx) error { return tx.restoreRows(batch, s.now) })
 }
 
 // scan reads every page of the file the tree walk did not reach and
@@ -377,7 +508,12 @@ func (s *salvager) scan(r io.ReaderAt, size int64, ps, hwm uint64, seen map[uint
 		return
 	}
 	limit := min(hwm, uint64(size)/ps)
+	// Pages outside the tree: whether their rows still exist is not
+	// known, so they are copied (at least once, never lost).
+	s.indexDamaged = true
 	found := map[uint64]Row{}
+	var blocks []*block
+	scannedState := map[uint64]bool{} // states taken from the scan, not the tree
 	head := make([]byte, boltPageHeader)
 	for id := uint64(2); id < limit; id++ {
 		if seen[id] {
@@ -394,20 +530,33 @@ func (s *salvager) scan(r io.ReaderAt, size int64, ps, hwm uint64, seen map[uint
 		if _, err := r.ReadAt(pg, int64(id*ps)); err != nil {
 			continue
 		}
+		if bs, ok := blocksLeaf(pg); ok {
+			blocks = append(blocks, bs...) // their rows once every state is known
+			continue
+		}
+		sts, ok := statesLeaf(pg)
+		if !ok {
+			// A small state bucket is stored inline in its parent's leaf.
+			sts, ok = inlineStates(pg)
+		}
+		if ok {
+			// The tree's state entries win; of scanned copies, the most
+			// recently updated.
+			for id, st := range sts {
+				if cur, known := s.states[id]; !known || (scannedState[id] && st.updated > cur.updated) {
+					s.states[id], scannedState[id] = st, true
+				}
+			}
+			continue
+		}
 		rows, ok := rowsLeaf(pg)
 		if !ok {
 			continue
 		}
-		for _, row := range rows {
-			// An older state's allocator does not know the ids of the lost
-			// commit, which are what the scan is after.
-			if s.copied[row.ID] || (!s.rep.OlderState && s.srcNextRow != 0 && row.ID >= s.srcNextRow) {
-				continue
-			}
-			if prev, dup := found[row.ID]; !dup || row.UpdatedAt > prev.UpdatedAt {
-				found[row.ID] = row
-			}
-		}
+		s.scanned(found, rows)
+	}
+	for _, b := range blocks {
+		s.scanned(found, s.blockRows(b))
 	}
 	ids := make([]uint64, 0, len(found))
 	for id := range found {
@@ -418,6 +567,21 @@ func (s *salvager) scan(r io.ReaderAt, size int64, ps, hwm uint64, seen map[uint
 		s.rep.Scanned++
 		s.maxScanned = max(s.maxScanned, id)
 		s.add(found[id])
+	}
+}
+
+// scanned adds rows found by the page scan to found, keeping the most
+// recently updated copy of each id.
+func (s *salvager) scanned(found map[uint64]Row, rows []Row) {
+	for _, row := range rows {
+		// An older state's allocator does not know the ids of the lost
+		// commit, which are what the scan is after.
+		if s.copied[row.ID] || (!s.rep.OlderState && s.srcNextRow != 0 && row.ID >= s.srcNextRow) {
+			continue
+		}
+		if prev, dup := found[row.ID]; !dup || row.UpdatedAt > prev.UpdatedAt {
+			found[row.ID] = row
+		}
 	}
 }
 
@@ -487,28 +651,158 @@ func (s *salvager) finish() error {
 	})
 }
 
-// restore writes r, found by salvage, with its id, batch id, times,
-// attempts and reason, into the index of its status at rest.
-func (tx *Tx) restore(r *Row, now int64) error {
-	k := u64key(r.ID)
-	if tx.rows.Get(k) != nil {
-		return fmt.Errorf("wal %s: restore row %d: the id is taken", tx.w.path, r.ID)
+// blocksLeaf returns the blocks of leaf page pg when every element is a
+// sound block (see rowsLeaf).
+func blocksLeaf(pg []byte) ([]*block, bool) {
+	n, ok := elements(pg)
+	if !ok || n == 0 {
+		return nil, false
 	}
-	crc := payloadCRC(r.Payload)
-	var err error
-	switch restStatus(r.Status) {
-	case StatusAcked:
-		err = tx.put(r, crc, tx.acked, tsKey(r.UpdatedAt, r.ID))
-	case StatusDead:
-		err = tx.put(r, crc, tx.dead, k)
-	default:
-		err = tx.putPending(r, crc, now)
+	var out []*block
+	for i := range n {
+		flags, key, val, ok := leafElem(pg, i)
+		if ok && flags&boltBucketLeaf != 0 && len(val) >= boltBucketHeader {
+			// A leaf of the blocks bucket: small blocks are inline
+			// buckets; the others have pages of their own, scanned apart.
+			id, idOK := keyID(key)
+			if !idOK {
+				return nil, false
+			}
+			if native.Uint64(val) != 0 {
+				continue
+			}
+			bs, ok := blocksLeaf(val[boltBucketHeader:])
+			if !ok || len(bs) != 1 || bs[0].first != id {
+				return nil, false
+			}
+			out = append(out, bs[0])
+			continue
+		}
+		if !ok || flags != 0 || !bytes.Equal(key, blockValueKey) {
+			return nil, false
+		}
+		// A block's own bucket names it: its header gives its id.
+		h, err := parseBlockHeader(val)
+		if err != nil {
+			return nil, false
+		}
+		b := decodeBlock(h.first, val)
+		if b.err != nil {
+			return nil, false
+		}
+		out = append(out, b)
 	}
-	if err != nil {
-		return err
+	return out, true
+}
+
+// inlineStates returns the states of an inline state bucket on leaf
+// page pg (a root bucket page of a small WAL).
+func inlineStates(pg []byte) (map[uint64]rowState, bool) {
+	n, ok := elements(pg)
+	if !ok {
+		return nil, false
 	}
-	tx.ctr.payloadBytes += int64(len(r.Payload))
-	tx.nextRow = max(tx.nextRow, r.ID+1)
-	tx.nextBatch = max(tx.nextBatch, r.BatchID+1)
+	for i := range n {
+		flags, key, val, ok := leafElem(pg, i)
+		if !ok || flags&boltBucketLeaf == 0 || !bytes.Equal(key, bucketState) || len(val) < boltBucketHeader+boltPageHeader {
+			continue
+		}
+		if native.Uint64(val) != 0 {
+			return nil, false // not inline: its own pages are scanned
+		}
+		return statesLeaf(val[boltBucketHeader:])
+	}
+	return nil, false
+}
+
+// statesLeaf returns the row states of leaf page pg when every element
+// is an 8-byte key with a value that decodes as a state and not as a
+// block (no index value is 21 bytes or longer; the meta bucket's are
+// not 8-byte keys with a status byte first).
+func statesLeaf(pg []byte) (map[uint64]rowState, bool) {
+	n, ok := elements(pg)
+	if !ok || n == 0 {
+		return nil, false
+	}
+	out := make(map[uint64]rowState, n)
+	for i := range n {
+		flags, key, val, ok := leafElem(pg, i)
+		if !ok || flags != 0 {
+			return nil, false
+		}
+		id, ok := keyID(key)
+		if !ok || id == 0 {
+			return nil, false
+		}
+		st, ok := decodeState(val)
+		if !ok {
+			return nil, false
+		}
+		out[id] = st
+	}
+	return out, true
+}
+
+// restoreRows writes rows found by salvage, in id order, with their ids,
+// batch ids, times, attempts and reasons, into the indexes of their
+// status at rest. Rows with consecutive ids and batch ids created at the
+// same time share a block, as they did when appended.
+func (tx *Tx) restoreRows(rows []Row, now int64) error {
+	for i := 0; i < len(rows); {
+		j := i + 1
+		for j < len(rows) && j-i < blockMaxRows && rows[j].ID == rows[j-1].ID+1 &&
+			rows[j].BatchID == rows[j-1].BatchID+1 && rows[j].CreatedAt == rows[i].CreatedAt {
+			j++
+		}
+		if err := tx.restoreBlock(rows[i:j], now); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
+func (tx *Tx) restoreBlock(rows []Row, now int64) error {
+	first, last := rows[0].ID, rows[len(rows)-1].ID
+	if _, _, taken := tx.findBlock(first); taken {
+		return fmt.Errorf("wal %s: restore row %d: the id is taken", tx.w.path, first)
+	}
+	if k, _ := tx.blocks.Cursor().Seek(u64key(first)); k != nil {
+		if next, _ := keyID(k); next <= last {
+			return fmt.Errorf("wal %s: restore row %d: the id is taken", tx.w.path, next)
+		}
+	}
+	nrs := make([]NewRow, len(rows))
+	for i := range rows {
+		nrs[i] = NewRow{SourceID: rows[i].SourceID, Payload: rows[i].Payload}
+	}
+	if err := putBlock(tx.blocks, u64key(first), encodeBlock(first, rows[0].BatchID, rows[0].CreatedAt, nrs, false)); err != nil {
+		return fmt.Errorf("wal %s: restore rows %d..%d: %w", tx.w.path, first, last, err)
+	}
+	for i := range rows {
+		r := &rows[i]
+		st := rowState{status: restStatus(r.Status), attempts: r.Attempts, updated: r.UpdatedAt, notBefore: r.NotBefore, reason: r.Reason}
+		var err error
+		switch st.status {
+		case StatusAcked:
+			err = tx.putIndexed(r.ID, &st, tx.acked, tsKey(r.UpdatedAt, r.ID))
+		case StatusDead:
+			err = tx.putIndexed(r.ID, &st, tx.dead, u64key(r.ID))
+		default:
+			if st == (rowState{status: StatusPending, updated: r.CreatedAt}) {
+				err = tx.pendAdd(r.ID) // a fresh row: no state entry
+				tx.ctr.add(StatusPending, 1)
+			} else {
+				err = tx.putPending(r.ID, &st, now)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		tx.ctr.payloadBytes += int64(len(r.Payload))
+	}
+	tx.nextRow = max(tx.nextRow, last+1)
+	tx.nextBatch = max(tx.nextBatch, rows[len(rows)-1].BatchID+1)
+	tx.dirty = true
 	return nil
 }

@@ -130,13 +130,12 @@ func (tx *Tx) takeSendingIDs(op string, ids []uint64, visit func(id uint64) (boo
 }
 
 func (tx *Tx) warnNotSending(op string, id uint64) {
-	v := tx.rows.Get(u64key(id))
-	if v == nil {
+	r, ok, _ := tx.row(id)
+	if !ok {
 		tx.w.log.Warn("wal: unknown row id", "op", op, "row_id", id)
 		return
 	}
-	s, _ := rowStatus(v)
-	tx.w.log.Warn("wal: row is not SENDING", "op", op, "row_id", id, "status", s.String())
+	tx.w.log.Warn("wal: row is not SENDING", "op", op, "row_id", id, "status", r.Status.String())
 }
 
 // sendIDs returns up to limit (all when <= 0) SENDING ids > afterID, in

@@ -85,17 +85,20 @@ func TestSendingRunsSplit(t *testing.T) {
 	}
 }
 
-// TestClaimLeavesRowValue: a claim writes only the sending index; the row
-// value (payload included) is not rewritten.
+// TestClaimLeavesRowValue: a claim writes only the sending index; the
+// block (payload included) is not rewritten and no row state is written.
 func TestClaimLeavesRowValue(t *testing.T) {
 	w := openTest(t, newClock(t0))
 	appendN(t, w, 2)
 	var before []byte
-	_ = w.View(func(tx *ReadTx) error { before = slices.Clone(tx.rows.Get(u64key(1))); return nil })
+	_ = w.View(func(tx *ReadTx) error { before = slices.Clone(getBlock(tx.blocks, u64key(1))); return nil })
 	claim(t, w, 1, t0+9)
 	_ = w.View(func(tx *ReadTx) error {
-		if after := tx.rows.Get(u64key(1)); !slices.Equal(before, after) {
-			t.Errorf("claim rewrote the row: %x -> %x", before, after)
+		if after := getBlock(tx.blocks, u64key(1)); !slices.Equal(before, after) {
+			t.Errorf("claim rewrote the block: %x -> %x", before, after)
+		}
+		if k, _ := tx.state.Cursor().First(); k != nil {
+			t.Errorf("claim wrote a row state for %x", k)
 		}
 		return nil
 	})

@@ -3,6 +3,7 @@ package wal
 import (
 	"bytes"
 	"errors"
+	"math/rand/v2"
 	"path/filepath"
 	"testing"
 
@@ -13,9 +14,13 @@ import (
 // and returns how many went in and the refusal.
 func appendUntilFull(t *testing.T, w *WAL) (int, error) {
 	t.Helper()
-	payload := bytes.Repeat([]byte("x"), 1000)
+	// Incompressible payloads: blocks are compressed, and a repeated byte
+	// would take almost no room.
+	rng := rand.NewChaCha8([32]byte{1})
 	rows := make([]NewRow, 64)
 	for i := range rows {
+		payload := make([]byte, 1000)
+		_, _ = rng.Read(payload)
 		rows[i] = NewRow{SourceID: "src", Payload: payload}
 	}
 	n := 0

@@ -15,20 +15,25 @@ type ReadTx struct {
 	w   *WAL
 	btx *bolt.Tx
 
-	rows, pending, delayed, timers, sending, acked, dead, meta, app, positions *bolt.Bucket
+	blocks, state, pending, delayed, timers, sending, acked, dead, meta, app, positions *bolt.Bucket
 
 	ctr       counters
 	nextBatch int64
 	nextRow   uint64
+
+	// cache holds decoded blocks: the WAL's, kept across write
+	// transactions, or one of the view's own (views run beside writes,
+	// so they do not share it). readBytes counts the block values
+	// this transaction read through bbolt's mapping (see
+	// WAL.afterCommit).
+	cache     *blockCache
+	readBytes int64
 }
 
 // Tx is a read-write transaction (see WAL.Update).
 type Tx struct {
 	ReadTx
 	dirty bool
-	// readBytes counts the row values this Tx read through bbolt's
-	// mapping (see WAL.afterCommit).
-	readBytes int64
 	// onCommit are warnings about changes this Tx made, logged only once
 	// it has committed: a rolled-back change did not happen.
 	onCommit []warning
@@ -48,8 +53,9 @@ func (w *WAL) newReadTx(btx *bolt.Tx) (*ReadTx, error) {
 	if err := checkSchema(btx); err != nil {
 		return nil, fmt.Errorf("wal %s: %w", w.path, err)
 	}
-	rt := &ReadTx{w: w, btx: btx}
-	rt.rows = btx.Bucket(bucketRows)
+	rt := &ReadTx{w: w, btx: btx, cache: &blockCache{}}
+	rt.blocks = btx.Bucket(bucketBlocks)
+	rt.state = btx.Bucket(bucketState)
 	rt.pending = btx.Bucket(bucketPending)
 	rt.delayed = btx.Bucket(bucketDelayed)
 	rt.timers = btx.Bucket(bucketTimers)
@@ -77,9 +83,10 @@ func (w *WAL) newTx(btx *bolt.Tx) (*Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, b := range []*bolt.Bucket{rt.rows, rt.pending, rt.sending, rt.acked, rt.dead} {
+	for _, b := range []*bolt.Bucket{rt.blocks, rt.state, rt.pending, rt.sending, rt.acked, rt.dead} {
 		b.FillPercent = appendFillPercent
 	}
+	rt.cache = &w.cache
 	return &Tx{ReadTx: *rt}, nil
 }
 
@@ -152,8 +159,10 @@ func (tx *ReadTx) Counts() Counts {
 		}
 	}
 	if oldest != 0 {
-		if v := tx.rows.Get(u64key(oldest)); len(v) >= rowHeaderSize {
-			c.OldestPending = int64(binary.BigEndian.Uint64(v[14:]))
+		if _, v, ok := tx.findBlock(oldest); ok {
+			if h, err := parseBlockHeader(v); err == nil {
+				c.OldestPending = h.created
+			}
 		}
 	}
 	return c
@@ -162,51 +171,56 @@ func (tx *ReadTx) Counts() Counts {
 // NextBatchID is the batch id the next appended row will get.
 func (tx *ReadTx) NextBatchID() int64 { return tx.nextBatch }
 
-// Get returns row id; ok=false when it does not exist. A row whose value
-// cannot be decoded is an error wrapping ErrCorrupt.
+// Get returns row id; ok=false when it does not exist. A row whose block
+// cannot be decoded is an error wrapping ErrCorrupt, unless Claim moved
+// it to DEAD for that already: it is then returned without its payload.
 func (tx *ReadTx) Get(id uint64) (Row, bool, error) {
-	v := tx.rows.Get(u64key(id))
-	if v == nil {
-		return Row{}, false, nil
-	}
-	r, _, err := decodeRow(id, v)
-	if err != nil {
+	r, ok, err := tx.row(id)
+	if err != nil && !(ok && quarantined(&r)) {
 		return Row{}, false, fmt.Errorf("wal %s: %w: %w", tx.w.path, ErrCorrupt, err)
 	}
-	tx.resolve(&r)
-	r.Payload = bytes.Clone(r.Payload)
-	return r, true, nil
+	if ok {
+		r.Payload = bytes.Clone(r.Payload)
+	}
+	return r, ok, nil
 }
 
-// resolve applies what the indexes say over the stored value of r: a row
-// in the sending index is SENDING since its claim time, whatever its
-// status byte says (codec.go).
-func (tx *ReadTx) resolve(r *Row) {
-	run, ok := tx.sendFind(r.ID)
-	if !ok {
-		return
+// row assembles row id from its block, its state and the sending index;
+// ok=false when it does not exist (no block holds it, or it is in no
+// index). For a block that does not decode, ok is true when the row
+// exists, with the block's error and what is known without the block.
+// The payload aliases the decoded block.
+func (tx *ReadTx) row(id uint64) (Row, bool, error) {
+	b := tx.blockOf(id)
+	if b == nil {
+		return Row{}, false, nil
 	}
-	r.Status = StatusSending
-	r.UpdatedAt = run.at
+	st, hasState := tx.stateOf(id, b.created)
+	sending, at := tx.sendingAt(id)
+	if !hasState && !sending && !tx.pendContains(id) {
+		return Row{}, false, nil // deleted, its block still holds others
+	}
+	var r Row
+	if b.err != nil {
+		r = Row{ID: id, Status: st.status, Attempts: st.attempts, UpdatedAt: st.updated, NotBefore: st.notBefore, Reason: st.reason}
+	} else {
+		r = rowOf(b, id, &st)
+	}
+	if sending {
+		r.Status, r.UpdatedAt = StatusSending, at
+	}
+	return r, true, b.err
+}
+
+// sendingAt reports whether id is SENDING, and since when.
+func (tx *ReadTx) sendingAt(id uint64) (bool, int64) {
+	run, ok := tx.sendFind(id)
+	return ok, run.at
 }
 
 func (tx *ReadTx) isSending(id uint64) bool {
 	_, ok := tx.sendFind(id)
 	return ok
-}
-
-// statusOf is the status of the row stored under key k with value v, for
-// callers that do not decode the whole row; ok=false when the value's
-// header does not decode.
-func (tx *ReadTx) statusOf(k, v []byte) (Status, bool) {
-	s, ok := rowStatus(v)
-	if !ok {
-		return s, ok
-	}
-	if id, _ := keyID(k); tx.isSending(id) {
-		return StatusSending, true
-	}
-	return s, ok
 }
 
 // List returns up to limit rows (all when limit <= 0) with id > afterID in id
@@ -217,8 +231,8 @@ func (tx *ReadTx) List(status *Status, afterID uint64, limit int) ([]Row, error)
 	var ids []uint64
 	switch {
 	case status == nil, *status == StatusAcked:
-		// ACKED is indexed by ack time, so it is listed by a scan of rows;
-		// this is for operators, not the hot path.
+		// ACKED is indexed by ack time, so it is listed by a scan of the
+		// blocks; this is for operators, not the hot path.
 		return tx.scanRows(status, afterID, limit), nil
 	case *status == StatusPending:
 		ids = append(tx.pendIDs(afterID, limit), idsAfter(tx.delayed, afterID, limit)...)
@@ -235,41 +249,138 @@ func (tx *ReadTx) List(status *Status, afterID uint64, limit int) ([]Row, error)
 	}
 	out := make([]Row, 0, len(ids))
 	for _, id := range ids {
-		out = append(out, tx.listRow(id, tx.rows.Get(u64key(id))))
+		out = append(out, tx.listRow(id))
 	}
 	return out, nil
 }
 
+// scanRows lists the rows of every block above afterID that still exist.
+// Each block is decoded once, and which of its rows exist comes from one
+// pass over the runs and state entries in its range.
 func (tx *ReadTx) scanRows(status *Status, afterID uint64, limit int) []Row {
 	var out []Row
-	c := tx.rows.Cursor()
-	for k, v := c.Seek(u64key(afterID + 1)); k != nil; k, v = c.Next() {
-		if limit > 0 && len(out) >= limit {
-			break
-		}
-		id, ok := keyID(k)
-		if !ok || id <= afterID {
+	c := tx.blocks.Cursor()
+	// From the block before the first key above afterID: it may hold
+	// ids above afterID.
+	k, _ := c.Seek(u64key(afterID + 1))
+	if k == nil {
+		k, _ = c.Last()
+	} else if pk, _ := c.Prev(); pk != nil {
+		k = pk
+	} else {
+		k, _ = c.First()
+	}
+	ss := stateScan{c: tx.state.Cursor()}
+	for ; k != nil; k, _ = c.Next() {
+		v := getBlock(tx.blocks, k)
+		first, ok := keyID(k)
+		if !ok {
 			continue
 		}
-		if status != nil {
-			if s, ok := tx.statusOf(k, v); !ok || s != *status {
+		last := first
+		if h, err := parseBlockHeader(v); err == nil {
+			last = h.last()
+		}
+		lo := max(first, afterID+1)
+		if lo > last {
+			continue
+		}
+		pend := runsIn(tx.pending, lo, last, runEnd)
+		send := runsIn(tx.sending, lo, last, sendEnd)
+		var b *block
+		for id := lo; id <= last; id++ {
+			if limit > 0 && len(out) >= limit {
+				return out
+			}
+			sv, hasState := ss.get(id)
+			inSend := inRanges(send, id)
+			if !hasState && !inSend && !inRanges(pend, id) {
 				continue
 			}
+			if b == nil {
+				b = decodeBlock(first, v)
+			}
+			st := rowState{status: StatusPending, updated: b.created}
+			if hasState {
+				if d, ok := decodeState(sv); ok {
+					st = d
+				}
+			}
+			var r Row
+			if b.err != nil {
+				r = Row{ID: id, Status: st.status, Attempts: st.attempts, UpdatedAt: st.updated, NotBefore: st.notBefore, Reason: st.reason}
+				if !quarantined(&r) {
+					r = Row{ID: id, Reason: b.err.Error()}
+				}
+			} else {
+				r = rowOf(b, id, &st)
+			}
+			if inSend {
+				r.Status, r.UpdatedAt = StatusSending, tx.sendStart(id)
+			}
+			if status != nil && r.Status != *status {
+				continue
+			}
+			r.Payload = bytes.Clone(r.Payload)
+			out = append(out, r)
 		}
-		out = append(out, tx.listRow(id, v))
 	}
 	return out
 }
 
-func (tx *ReadTx) listRow(id uint64, v []byte) Row {
-	if v == nil {
-		return Row{ID: id, Reason: "index entry without row"}
+// sendStart is the claim time of SENDING row id.
+func (tx *ReadTx) sendStart(id uint64) int64 {
+	run, _ := tx.sendFind(id)
+	return run.at
+}
+
+func sendEnd(v []byte) (uint64, bool) {
+	if len(v) != 16 {
+		return 0, false
 	}
-	r, _, err := decodeRow(id, v)
-	if err != nil {
+	return runEnd(v[:8])
+}
+
+// runsIn returns the runs of index b (key first id, value holding the
+// last) that overlap lo..hi, clipped to it, in order.
+func runsIn(b *bolt.Bucket, lo, hi uint64, end func([]byte) (uint64, bool)) []idRange {
+	var out []idRange
+	c := b.Cursor()
+	// From the run before the first key at or above lo: it may reach lo.
+	var v []byte
+	k, _ := c.Seek(u64key(lo))
+	if k == nil {
+		k, v = c.Last()
+	} else if pk, pv := c.Prev(); pk != nil {
+		k, v = pk, pv
+	} else {
+		k, v = c.First()
+	}
+	for ; k != nil; k, v = c.Next() {
+		s, ok := keyID(k)
+		if !ok {
+			continue
+		}
+		if s > hi {
+			break
+		}
+		e, ok := end(v)
+		if !ok || e < lo || e < s {
+			continue
+		}
+		out = append(out, idRange{max(s, lo), min(e, hi)})
+	}
+	return out
+}
+
+func (tx *ReadTx) listRow(id uint64) Row {
+	r, ok, err := tx.row(id)
+	switch {
+	case !ok:
+		return Row{ID: id, Reason: "index entry without row"}
+	case err != nil && !quarantined(&r):
 		return Row{ID: id, Reason: err.Error()}
 	}
-	tx.resolve(&r)
 	r.Payload = bytes.Clone(r.Payload)
 	return r
 }
@@ -332,12 +443,31 @@ func (tx *Tx) SetMeta(key string, val []byte) error {
 // RowIDRange returns the lowest and highest row id present (0, 0 when
 // the WAL has no rows). O(1).
 func (tx *ReadTx) RowIDRange() (first, last uint64) {
-	c := tx.rows.Cursor()
-	if k, _ := c.First(); k != nil {
-		first, _ = keyID(k)
+	// Every row is in a run of the pending or sending index or has a
+	// state entry (state.go): the ends of those three give the range.
+	see := func(lo, hi uint64) {
+		if lo != 0 && (first == 0 || lo < first) {
+			first = lo
+		}
+		last = max(last, hi)
 	}
-	if k, _ := c.Last(); k != nil {
-		last, _ = keyID(k)
+	if k, _ := tx.state.Cursor().First(); k != nil {
+		id, _ := keyID(k)
+		see(id, id)
+	}
+	if k, _ := tx.state.Cursor().Last(); k != nil {
+		id, _ := keyID(k)
+		see(id, id)
+	}
+	for _, b := range []*bolt.Bucket{tx.pending, tx.sending} {
+		c := b.Cursor()
+		if k, _ := c.First(); k != nil {
+			id, _ := keyID(k)
+			see(id, id)
+		}
+		if k, v := c.Last(); k != nil && len(v) >= 8 {
+			see(0, binary.BigEndian.Uint64(v[:8]))
+		}
 	}
 	return first, last
 }

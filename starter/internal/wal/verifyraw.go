@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -56,21 +57,40 @@ func rawCheck(path string, meta *boltMeta, btx *bolt.Tx, maxDamage int) (damage 
 	walk := newTreeWalk(f, st.Size(), m)
 	walk.maxDamage = maxDamage
 	walk.visit = func(bucket [][]byte, key, value []byte, page uint64) {
-		if len(bucket) != 1 || string(bucket[0]) != string(bucketRows) {
+		if k, v, ok := blockVisit(bucket, key, value); ok {
+			id, ok := keyID(k)
+			if !ok {
+				rows = append(rows, Problem{What: fmt.Sprintf("page %d: malformed block key %x", page, k)})
+				return
+			}
+			// Whether its rows are already DEAD for it is in the
+			// indexes, which a damaged tree does not give reliably.
+			if b := decodeBlock(id, v); b.err != nil {
+				rows = append(rows, Problem{RowID: id, What: fmt.Sprintf("page %d: %v", page, b.err)})
+			}
 			return
 		}
-		id, ok := keyID(key)
-		if !ok {
-			rows = append(rows, Problem{What: fmt.Sprintf("page %d: malformed row key %x", page, key)})
+		if len(bucket) != 1 {
 			return
 		}
-		r, crc, err := decodeRow(id, value)
-		if err != nil {
-			rows = append(rows, Problem{RowID: id, What: fmt.Sprintf("page %d: %v", page, err)})
-			return
-		}
-		if payloadCRC(r.Payload) != crc && !quarantined(&r) {
-			rows = append(rows, Problem{RowID: id, What: fmt.Sprintf("page %d: payload checksum mismatch (status %s)", page, r.Status)})
+		switch string(bucket[0]) {
+		case string(bucketBlocks):
+			id, _ := keyID(key)
+			rows = append(rows, Problem{RowID: id, What: fmt.Sprintf("page %d: blocks entry %x is a value, not a block's bucket", page, key)})
+		case string(bucketRows): // a schema-2 file, or one being converted
+			id, ok := keyID(key)
+			if !ok {
+				rows = append(rows, Problem{What: fmt.Sprintf("page %d: malformed row key %x", page, key)})
+				return
+			}
+			r, crc, err := decodeRow(id, value)
+			if err != nil {
+				rows = append(rows, Problem{RowID: id, What: fmt.Sprintf("page %d: %v", page, err)})
+				return
+			}
+			if payloadCRC(r.Payload) != crc && !quarantined(&r) {
+				rows = append(rows, Problem{RowID: id, What: fmt.Sprintf("page %d: payload checksum mismatch (status %s)", page, r.Status)})
+			}
 		}
 	}
 	walk.run()
@@ -84,7 +104,11 @@ func rawCheck(path string, meta *boltMeta, btx *bolt.Tx, maxDamage int) (damage 
 // quarantined: a row Claim moved to DEAD for a bad checksum or an
 // undecodable value; its checksum fails by design.
 func quarantined(r *Row) bool {
-	return r.Status == StatusDead && (r.Reason == ReasonChecksum || len(r.Reason) >= len(reasonUndecodable) && r.Reason[:len(reasonUndecodable)] == reasonUndecodable)
+	return r.Status == StatusDead && quarantinedReason(r.Reason)
+}
+
+func quarantinedReason(reason string) bool {
+	return reason == ReasonChecksum || strings.HasPrefix(reason, reasonUndecodable)
 }
 
 // damageProblems turns a damaged walk into Verify's problems: the damage,

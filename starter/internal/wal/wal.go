@@ -42,6 +42,13 @@ type Options struct {
 	Now func() time.Time `yaml:"-"`
 	// Logger receives warnings (bad checksums, skipped ids); default discard.
 	Logger *slog.Logger `yaml:"-"`
+
+	// migrateStop, when set, runs after each committed chunk of a
+	// conversion from schema 2 (migrate.go); an error stops the open
+	// there, as a kill would. For tests.
+	migrateStop func(chunk int) error
+	// migrateChunk overrides migrateChunkRows; for tests.
+	migrateChunk int
 }
 
 // DefaultPath is where the WAL lives, relative to the install root, when
@@ -71,7 +78,7 @@ const (
 	// the space reserve, space.go), not 16+.
 	initialMmapSize = 1 << 20
 	// walPageSize: see pageSize.
-	walPageSize = 8 << 10
+	walPageSize = 4 << 10
 	// residentDropBytes is how many bytes of rows read, and of pages
 	// written (later commits read them), through bbolt's mapping make the
 	// WAL drop the mapped pages from the resident set (afterCommit): the
@@ -111,6 +118,9 @@ type WAL struct {
 	// wmu.
 	readSinceDrop int64
 	dropFailed    bool
+	// cache keeps decoded blocks between write transactions. Guarded by
+	// wmu.
+	cache blockCache
 
 	closed bool
 }
@@ -183,6 +193,13 @@ func (w *WAL) Update(fn func(tx *Tx) error) (err error) {
 	if db == nil {
 		return fmt.Errorf("update wal %s: %w", w.path, ErrClosed)
 	}
+	defer func() {
+		if err != nil {
+			// The row ids of blocks a rolled-back transaction appended
+			// are handed out again: their cached decoding must go too.
+			w.cache.clear()
+		}
+	}()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer w.recoverCorrupt("update", &err)
 	var (

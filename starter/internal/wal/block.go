@@ -1,0 +1,385 @@
+package wal
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+
+	"github.com/klauspost/compress/s2"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Block value layout (schema 3). One Append stores its rows as one
+// immutable block (several when it is bigger than blockMaxRaw), keyed by
+// its first row id in the blocks bucket; row i of the block has row id
+// first+i and batch id firstBatch+i. The mutable part of a row (status at
+// rest, attempts, times, reason) lives in the state bucket, and only for
+// rows that have any (codec.go): a fresh row costs its block bytes alone,
+// and acking it with retention 0 writes nothing about the row itself.
+//
+//	off len field
+//	0   1   format (1)
+//	1   1   compression of the payload area: 0 none, 1 s2
+//	2   8   first row id    uint64 BE (the key: a damaged key is seen)
+//	10  4   row count       uint32 BE
+//	14  8   first batch id  int64  BE
+//	22  8   created ms      int64  BE
+//	30  4   crc32c of every byte after this field
+//	34  ..  table: uvarint sources, (uvarint len, bytes) each; per row
+//	        uvarint source index, uvarint payload length; then the
+//	        payload area (the payloads back to back, compressed as said)
+//
+// The table stays uncompressed so that an ack can count the payload bytes
+// it frees without decompressing. One CRC covers the whole stored block:
+// the payloads are only ever read by decoding the block, so a per-row
+// checksum would catch nothing more (only a bug between decompression
+// and use) and cost 4 bytes and a pass over every payload.
+const (
+	blockFormat     = 1
+	blockHeaderSize = 34
+	compNone        = 0
+	compS2          = 1
+	// blockMaxRaw bounds the payload bytes of one block: a bigger Append
+	// is split, so that decoding a block for one row stays cheap and a
+	// block is never near bbolt's value limit.
+	blockMaxRaw = 1 << 20
+	// blockMaxRows bounds the rows of one block for the same reason: a
+	// Get or a List of one row decodes its whole block. The agent's
+	// commit groups are about this size or smaller, so it rarely splits
+	// one.
+	blockMaxRows = 512
+)
+
+var errBlockDecode = errors.New("decode block")
+
+// blockHeader is the fixed part of a block.
+type blockHeader struct {
+	first      uint64
+	count      uint32
+	firstBatch int64
+	created    int64
+	comp       byte
+	crc        uint32
+}
+
+func (h blockHeader) last() uint64 { return h.first + uint64(h.count) - 1 }
+
+func parseBlockHeader(v []byte) (blockHeader, error) {
+	if len(v) < blockHeaderSize {
+		return blockHeader{}, fmt.Errorf("%w: value too short (%d bytes)", errBlockDecode, len(v))
+	}
+	if v[0] != blockFormat {
+		return blockHeader{}, fmt.Errorf("%w: unknown block format %d", errBlockDecode, v[0])
+	}
+	h := blockHeader{
+		comp:       v[1],
+		first:      binary.BigEndian.Uint64(v[2:]),
+		count:      binary.BigEndian.Uint32(v[10:]),
+		firstBatch: int64(binary.BigEndian.Uint64(v[14:])),
+		created:    int64(binary.BigEndian.Uint64(v[22:])),
+		crc:        binary.BigEndian.Uint32(v[30:]),
+	}
+	if h.count == 0 || h.count > blockMaxRows || h.first == 0 || h.first+uint64(h.count) < h.first {
+		return blockHeader{}, fmt.Errorf("%w: bad row range %d+%d", errBlockDecode, h.first, h.count)
+	}
+	if h.comp != compNone && h.comp != compS2 {
+		return blockHeader{}, fmt.Errorf("%w: unknown compression %d", errBlockDecode, h.comp)
+	}
+	return h, nil
+}
+
+// blockTable is the parsed table of a block.
+type blockTable struct {
+	sources []string
+	src     []uint32 // per row: index into sources
+	lens    []uint32 // per row: payload length
+	rawLen  int      // sum of lens
+	area    []byte   // the stored payload area (aliases the value)
+}
+
+// parseBlockTable parses the table after the header; it never panics on
+// garbage (FuzzDecodeBlock).
+func parseBlockTable(h blockHeader, v []byte) (blockTable, error) {
+	rest := v[blockHeaderSize:]
+	var t blockTable
+	n, k := binary.Uvarint(rest)
+	if k <= 0 || n > uint64(h.count) || n > uint64(len(rest)) {
+		return t, fmt.Errorf("%w: bad source count", errBlockDecode)
+	}
+	rest = rest[k:]
+	t.sources = make([]string, n)
+	for i := range t.sources {
+		s, r, err := readString(rest)
+		if err != nil {
+			return t, fmt.Errorf("%w: source %d: %v", errBlockDecode, i, err)
+		}
+		t.sources[i], rest = s, r
+	}
+	t.src = make([]uint32, h.count)
+	t.lens = make([]uint32, h.count)
+	for i := range h.count {
+		si, k := binary.Uvarint(rest)
+		if k <= 0 || si >= uint64(len(t.sources)) {
+			return t, fmt.Errorf("%w: row %d: bad source index", errBlockDecode, i)
+		}
+		rest = rest[k:]
+		pl, k := binary.Uvarint(rest)
+		if k <= 0 || pl > maxPayload || uint64(t.rawLen)+pl > blockMaxRaw+maxPayload {
+			return t, fmt.Errorf("%w: row %d: bad payload length", errBlockDecode, i)
+		}
+		rest = rest[k:]
+		t.src[i], t.lens[i] = uint32(si), uint32(pl)
+		t.rawLen += int(pl)
+	}
+	t.area = rest
+	return t, nil
+}
+
+// block is a decoded block: what Claim, Get and List read rows from.
+// Blocks are immutable and row ids are never reused, so a decoded block
+// stays right for as long as it is kept (blockCache).
+type block struct {
+	blockHeader
+	sources []string
+	src     []uint32
+	offs    []int  // per row + 1: payload i is raw[offs[i]:offs[i+1]]
+	raw     []byte // owned, never aliases bbolt's mapping
+	// err is set for a block that fails its checksum or does not decode;
+	// its rows go DEAD at their claim (the header may be zero then).
+	err error
+}
+
+func (b *block) has(id uint64) bool { return b.err == nil && id >= b.first && id <= b.last() }
+
+func (b *block) payload(id uint64) []byte {
+	i := id - b.first
+	return b.raw[b.offs[i]:b.offs[i+1]:b.offs[i+1]]
+}
+
+func (b *block) source(id uint64) string { return b.sources[b.src[id-b.first]] }
+
+func (b *block) batchID(id uint64) int64 { return b.firstBatch + int64(id-b.first) }
+
+// decodeBlock decodes the block value v stored under key id. A block
+// that fails is returned with err set (and whatever of the header could
+// be read), never as a Go error: the caller decides what its rows become.
+func decodeBlock(id uint64, v []byte) *block {
+	h, err := parseBlockHeader(v)
+	if err != nil {
+		return &block{blockHeader: blockHeader{first: id}, err: fmt.Errorf("block %d: %w", id, err)}
+	}
+	b := &block{blockHeader: h}
+	if h.first != id {
+		b.err = fmt.Errorf("block %d: %w: header says first row %d", id, errBlockDecode, h.first)
+		return b
+	}
+	if crc32.Checksum(v[blockHeaderSize:], castagnoli) != h.crc {
+		b.err = fmt.Errorf("block %d: %w", id, errBlockChecksum)
+		return b
+	}
+	t, err := parseBlockTable(h, v)
+	if err != nil {
+		b.err = fmt.Errorf("block %d: %w", id, err)
+		return b
+	}
+	switch h.comp {
+	case compNone:
+		if len(t.area) != t.rawLen {
+			b.err = fmt.Errorf("block %d: %w: payload area of %d bytes, table says %d", id, errBlockDecode, len(t.area), t.rawLen)
+			return b
+		}
+		b.raw = append([]byte(nil), t.area...)
+	case compS2:
+		n, err := s2.DecodedLen(t.area)
+		if err != nil || n != t.rawLen {
+			b.err = fmt.Errorf("block %d: %w: compressed payload area: length %d, table says %d (%v)", id, errBlockDecode, n, t.rawLen, err)
+			return b
+		}
+		if b.raw, err = s2.Decode(make([]byte, n), t.area); err != nil {
+			b.err = fmt.Errorf("block %d: %w: %v", id, errBlockDecode, err)
+			return b
+		}
+	}
+	b.sources, b.src = t.sources, t.src
+	b.offs = make([]int, len(t.lens)+1)
+	for i, l := range t.lens {
+		b.offs[i+1] = b.offs[i] + int(l)
+	}
+	return b
+}
+
+// errBlockChecksum: the stored block does not match its CRC32C.
+var errBlockChecksum = errors.New("checksum mismatch")
+
+// blockPayloadLens returns the payload length of every row of the block
+// value v without decompressing it; ok=false when the header or table
+// does not parse.
+func blockPayloadLens(v []byte) (blockHeader, []uint32, bool) {
+	h, err := parseBlockHeader(v)
+	if err != nil {
+		return h, nil, false
+	}
+	t, err := parseBlockTable(h, v)
+	if err != nil {
+		return h, nil, false
+	}
+	return h, t.lens, true
+}
+
+// encodeBlock returns a freshly allocated block value of rows with row
+// ids first.. and batch ids firstBatch.. (bbolt keeps the slice until
+// commit). The payload area is compressed with s2 unless that does not
+// make it smaller. breakCRC stores a checksum that cannot match (a
+// migrated row that had already failed its own).
+func encodeBlock(first uint64, firstBatch, created int64, rows []NewRow, breakCRC bool) []byte {
+	var srcIdx map[string]int
+	var sources []string
+	table := make([]byte, 0, 3*len(rows)+16)
+	rawLen := 0
+	idx := make([]int, len(rows))
+	for i := range rows {
+		s := rows[i].SourceID
+		j := -1
+		if len(sources) > 0 && sources[len(sources)-1] == s {
+			j = len(sources) - 1
+		} else if k, ok := srcIdx[s]; ok {
+			j = k
+		} else {
+			if srcIdx == nil {
+				srcIdx = map[string]int{}
+			}
+			j = len(sources)
+			srcIdx[s] = j
+			sources = append(sources, s)
+		}
+		idx[i] = j
+		rawLen += len(rows[i].Payload)
+	}
+	table = binary.AppendUvarint(table, uint64(len(sources)))
+	for _, s := range sources {
+		table = binary.AppendUvarint(table, uint64(len(s)))
+		table = append(table, s...)
+	}
+	for i := range rows {
+		table = binary.AppendUvarint(table, uint64(idx[i]))
+		table = binary.AppendUvarint(table, uint64(len(rows[i].Payload)))
+	}
+	raw := make([]byte, 0, rawLen)
+	for i := range rows {
+		raw = append(raw, rows[i].Payload...)
+	}
+	comp, area := byte(compNone), raw
+	if rawLen > 0 {
+		// s2 rather than zstd: on 200-byte log lines it packs about as
+		// well per block at a fraction of the CPU (BenchmarkBlockCodec).
+		if enc := s2.Encode(make([]byte, s2.MaxEncodedLen(rawLen)), raw); len(enc) < rawLen {
+			comp, area = compS2, enc
+		}
+	}
+	v := make([]byte, blockHeaderSize, blockHeaderSize+len(table)+len(area))
+	v[0], v[1] = blockFormat, comp
+	binary.BigEndian.PutUint64(v[2:], first)
+	binary.BigEndian.PutUint32(v[10:], uint32(len(rows)))
+	binary.BigEndian.PutUint64(v[14:], uint64(firstBatch))
+	binary.BigEndian.PutUint64(v[22:], uint64(created))
+	v = append(v, table...)
+	v = append(v, area...)
+	crc := crc32.Checksum(v[blockHeaderSize:], castagnoli)
+	if breakCRC {
+		crc = ^crc
+	}
+	binary.BigEndian.PutUint32(v[30:], crc)
+	return v
+}
+
+// splitBlocks cuts rows into the groups that become one block each.
+func splitBlocks(rows []NewRow) [][]NewRow {
+	var out [][]NewRow
+	start, size := 0, 0
+	for i := range rows {
+		n := len(rows[i].Payload)
+		if i > start && (size+n > blockMaxRaw || i-start >= blockMaxRows) {
+			out = append(out, rows[start:i])
+			start, size = i, 0
+		}
+		size += n
+	}
+	return append(out, rows[start:])
+}
+
+// blockCacheSize is how many decoded blocks a WAL keeps: a claim window
+// takes a block's rows over several transactions, and its acks follow.
+const blockCacheSize = 4
+
+// blockCache keeps the last decoded blocks of write transactions, by
+// first id. Guarded by WAL.wmu; cleared when a transaction rolls back,
+// since the ids of a block appended in it are handed out again.
+type blockCache struct {
+	b    [blockCacheSize]*block
+	next int
+}
+
+func (c *blockCache) get(id uint64) *block {
+	for _, b := range c.b {
+		if b != nil && b.err == nil && id >= b.first && id <= b.last() {
+			return b
+		}
+	}
+	return nil
+}
+
+func (c *blockCache) put(b *block) {
+	if b.err != nil {
+		return
+	}
+	c.b[c.next] = b
+	c.next = (c.next + 1) % len(c.b)
+}
+
+func (c *blockCache) clear() { *c = blockCache{} }
+
+func isChecksum(err error) bool { return errors.Is(err, errBlockChecksum) }
+
+// Each block is the only value of a bucket of its own, nested in the
+// blocks bucket under its first row id. bbolt rewrites a whole leaf node
+// whenever one of its keys changes, and a leaf holds at least two keys,
+// however big: blocks stored side by side were rewritten with every
+// append next to them and every delete beside them (3.8 bytes written
+// per payload byte at 256 rows a commit, BenchmarkWriteAmplification).
+// In a bucket of its own a block is written once, at its commit, and its
+// pages are freed without being rewritten; the blocks bucket's leaves
+// hold only the 16-byte bucket headers (small blocks, under a quarter of
+// a page, are stored inline there, as bbolt does with small buckets).
+var blockValueKey = []byte{0}
+
+// getBlock returns the stored block under key k of the blocks bucket b,
+// nil when there is none.
+func getBlock(b *bolt.Bucket, k []byte) []byte {
+	if nb := b.Bucket(k); nb != nil {
+		return nb.Get(blockValueKey)
+	}
+	return nil
+}
+
+func putBlock(b *bolt.Bucket, k, v []byte) error {
+	nb, err := b.CreateBucket(k)
+	if err != nil {
+		return err
+	}
+	nb.FillPercent = 1
+	return nb.Put(blockValueKey, v)
+}
+
+func deleteBlock(b *bolt.Bucket, k []byte) error { return b.DeleteBucket(k) }
+
+// blockVisit is the block a tree walk reaches at bucket path with key
+// and value: the id (the nested bucket's name) and the stored block;
+// ok=false for anything else.
+func blockVisit(bucket [][]byte, key, value []byte) (id []byte, v []byte, ok bool) {
+	if len(bucket) != 2 || !bytes.Equal(bucket[0], bucketBlocks) || !bytes.Equal(key, blockValueKey) {
+		return nil, nil, false
+	}
+	return bucket[1], value, true
+}
