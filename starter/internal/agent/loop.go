@@ -328,27 +328,32 @@ func (l *loop) flushInterval() time.Duration {
 }
 
 // The group's bounds (see loop.group). With fsync on, lines/s is about
-// the group over the fsync's latency, and every commit has a fixed cost
-// (the fsync, the pages around the rows, the B+tree's spill), so the
-// group should be as large as the sender takes in a turn: the two jobs in
-// flight (maxJobs × jobSize, 2 × 1,024 rows by default). Larger than that,
-// the loop reads further ahead of its claims than the sender can follow.
-// Measured end to end (1M lines of ~200 B, fsync on, 3 runs each,
-// interleaved, load average 7-11 on 2 cores): going from 512 to 2,048
-// cut CPU from 9.2 to 7.7 s and disk writes from 650 to 563 MB, with
-// lines/s up from 34,000 to 49,000; 4,096 gained nothing more in CPU or
-// bytes and raised peak RSS to 48 MiB. maxGroupBytes keeps a group of
-// big events (multiline stack traces, long JSON) from holding more than
-// ~1 MiB of payloads in memory and in one transaction.
-const maxGroupBytes = 1 << 20
+// the group over the time of one turn: reading and encoding the group,
+// then the commit and its fsync, one after the other. Every commit has a
+// fixed cost (the fsync, the pages around the rows), so the group should
+// be large. With schema 2 (a key per row), 512 -> 2,048 rows cut CPU from
+// 9.2 to 7.7 s per 1M lines and 4,096 gained nothing more. The block
+// WAL (schema 3) writes a group's payloads once, as few blocks, so a
+// bigger group costs nothing more per row: at four times the jobs in
+// flight (8,192 rows by default) or 4 MiB of payloads, 1M lines of
+// ~200 B with fsync on took 4.98-5.05 CPU-s instead of 5.30-5.57, 7.9-10.4 s
+// instead of 10.4-16.1 s, and wrote 154-167 MB instead of 182-202 MB
+// (3 interleaved runs each, load average 6-7), for 44 MiB of peak RSS
+// instead of 32. maxGroupBytes keeps a group of big events (multiline
+// stack traces, long JSON) from holding more than that in memory and in
+// one transaction.
+const maxGroupBytes = 4 << 20
 
-// maxGroup is the most events a group grows to: what the jobs in flight
-// claim in a turn. bulk-max-size above it still sets the group.
+// groupTurns is how many turns of the jobs in flight a group may hold.
+const groupTurns = 4
+
+// maxGroup is the most events a group grows to: four turns of the jobs in
+// flight. bulk-max-size above it still sets the group.
 func (l *loop) maxGroup() int {
 	if l.walq != nil && !l.r.opts.WAL.Fsync {
 		return min(nosyncMaxGroup, maxJobs*l.jobSize)
 	}
-	return maxJobs * l.jobSize
+	return groupTurns * maxJobs * l.jobSize
 }
 
 // nosyncMaxGroup caps the group when the WAL does not fsync

@@ -227,11 +227,12 @@ func TestRejectedRetriesAtMaxBackoff(t *testing.T) {
 }
 
 // The group grows while the input stays full (doubling up to maxGroup,
-// the rows of the jobs in flight) and shrinks back toward bulk-max-size
+// groupTurns turns of the jobs in flight) and shrinks back toward bulk-max-size
 // once the input runs dry; a failed transaction or a reload starts it
 // again at bulk-max-size.
 func TestGroupFollowsLoad(t *testing.T) {
-	const jobSize = 1024 // maxGroup: 2 jobs, 2048 events
+	const jobSize = 1024
+	const maxGroup = groupTurns * maxJobs * jobSize // 8192 events by default
 	for _, tc := range []struct {
 		name   string
 		bulk   int
@@ -242,10 +243,11 @@ func TestGroupFollowsLoad(t *testing.T) {
 	}{
 		{name: "full input doubles", bulk: 256, start: 256, full: true, want: 512},
 		{name: "doubles past the old 512 cap", bulk: 256, start: 512, full: true, want: 1024},
-		{name: "capped at two jobs", bulk: 256, start: 2048, full: true, want: 2048},
+		{name: "doubles past two jobs", bulk: 256, start: 2048, full: true, want: min(4096, maxGroup)},
+		{name: "capped at maxGroup", bulk: 256, start: maxGroup, full: true, want: maxGroup},
 		{name: "dry input halves", bulk: 256, start: 2048, full: false, want: 1024},
 		{name: "never below bulk-max-size", bulk: 256, start: 256, full: false, want: 256},
-		{name: "bulk-max-size above maxGroup stays", bulk: 8192, start: 8192, full: true, want: 8192},
+		{name: "bulk-max-size above maxGroup stays", bulk: 2 * maxGroup, start: 2 * maxGroup, full: true, want: 2 * maxGroup},
 		{name: "without fsync capped at 512", bulk: 256, start: 512, full: true, nosync: true, want: 512},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -273,12 +275,13 @@ func TestGroupFollowsLoad(t *testing.T) {
 func TestGroupEndsAtMaxGroupBytes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := testConfig(t)
-		cfg.Agent.BulkMaxSize = 4096
+		const events = 4 * maxGroupBytes / (64 << 10) // four groups' worth of 64 KiB events
+		cfg.Agent.BulkMaxSize = 4 * events
 		cfg.Queue.PollBatchSize = 4
 		cfg.Agent.FlushInterval = time.Hour
 		in := &fakeInput{}
 		big := bytes.Repeat([]byte("x"), 64<<10)
-		for i := range 64 { // 4 MiB: four groups' worth
+		for i := range events {
 			in.push(input.Event{Payload: big, Pos: input.Position{Key: "a.log", State: fmt.Appendf(nil, "%d", i)}})
 		}
 		snd := newFakeSender(nil)
@@ -287,10 +290,11 @@ func TestGroupEndsAtMaxGroupBytes(t *testing.T) {
 		eventually(t, 5*time.Second, "input read", func() bool { return in.left() == 0 })
 		synctest.Wait()
 		s := h.rt.Snapshot()
-		// 16 events of 64 KiB fill a group: 4 commits for the 64, where
-		// a group counted in events alone (4096) would take them in one.
-		if s.RowsAppended < 48 || s.Commits < 3 {
-			t.Fatalf("%d rows appended in %d commits; want groups of at most 1 MiB (16 events)", s.RowsAppended, s.Commits)
+		// events/4 events of 64 KiB fill a group: 4 commits for all of
+		// them, where a group counted in events alone would take them in one.
+		if s.RowsAppended < 3*events/4 || s.Commits < 3 {
+			t.Fatalf("%d rows appended in %d commits; want groups of at most %d bytes (%d events)",
+				s.RowsAppended, s.Commits, maxGroupBytes, events/4)
 		}
 		if err := h.stop(); err != nil {
 			t.Fatal(err)
