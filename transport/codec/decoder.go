@@ -1,10 +1,10 @@
 package codec
 
 import (
+	"bytes"
 	"crypto/cipher"
 	"encoding/base64"
 	"fmt"
-	"strings"
 	"sync"
 )
 
@@ -74,23 +74,24 @@ func (d *Decoder) Decode(payload []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if env.Payload == nil {
+	if !env.hasPayload {
 		return nil, fmt.Errorf("%w: no \"payload\" field", ErrMalformed)
 	}
-	comp, err := ParseCompression(deref(env.Compression))
+	// string(...) in a call that keeps no reference does not allocate.
+	comp, err := ParseCompression(string(env.compression))
 	if err != nil {
 		return nil, err
 	}
-	enc, err := ParseEncryption(deref(env.Encryption))
+	enc, err := ParseEncryption(string(env.encryption))
 	if err != nil {
 		return nil, err
 	}
-	body, err := decodeBase64(*env.Payload)
+	body, err := decodeBase64(nil, env.payload)
 	if err != nil {
 		return nil, fmt.Errorf("%w: payload is not base64: %v", ErrMalformed, err)
 	}
 	if enc != EncryptionNone {
-		if body, err = d.open(enc, env.IV, body); err != nil {
+		if body, err = d.open(enc, env, body); err != nil {
 			return nil, err
 		}
 	}
@@ -106,7 +107,7 @@ func (d *Decoder) Decode(payload []byte) ([]byte, error) {
 }
 
 // open authenticates and decrypts body in place.
-func (d *Decoder) open(enc Encryption, ivText *string, body []byte) ([]byte, error) {
+func (d *Decoder) open(enc Encryption, env fields, body []byte) ([]byte, error) {
 	aead := d.aes
 	if enc == EncryptionChaCha20Poly1305 {
 		aead = d.chacha
@@ -114,10 +115,11 @@ func (d *Decoder) open(enc Encryption, ivText *string, body []byte) ([]byte, err
 	if aead == nil {
 		return nil, fmt.Errorf("%s packet: %w", enc, ErrKeyMissing)
 	}
-	if ivText == nil || strings.TrimSpace(*ivText) == "" {
+	if !env.hasIV || len(bytes.TrimSpace(env.iv)) == 0 {
 		return nil, fmt.Errorf("%s packet: %w: iv is missing", enc, ErrBadIV)
 	}
-	iv, err := decodeBase64(*ivText)
+	var buf [ivSize]byte
+	iv, err := decodeBase64(buf[:0], env.iv)
 	if err != nil {
 		return nil, fmt.Errorf("%s packet: %w: iv is not base64", enc, ErrBadIV)
 	}
@@ -131,21 +133,18 @@ func (d *Decoder) open(enc Encryption, ivText *string, body []byte) ([]byte, err
 	return plain, nil
 }
 
-// decodeBase64 accepts standard base64 with or without padding, as Java's
+// decodeBase64 appends src decoded to dst[:0], in dst's room when it
+// fits; it accepts standard base64 with or without padding, as Java's
 // Base64.getDecoder does.
-func decodeBase64(s string) ([]byte, error) {
-	s = strings.TrimRight(s, "=")
-	out := make([]byte, base64.RawStdEncoding.DecodedLen(len(s)))
-	n, err := base64.RawStdEncoding.Decode(out, []byte(s))
+func decodeBase64(dst, src []byte) ([]byte, error) {
+	src = bytes.TrimRight(src, "=")
+	n := base64.RawStdEncoding.DecodedLen(len(src))
+	if cap(dst) < n {
+		dst = make([]byte, n)
+	}
+	n, err := base64.RawStdEncoding.Decode(dst[:n], src)
 	if err != nil {
 		return nil, err
 	}
-	return out[:n], nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
+	return dst[:n], nil
 }

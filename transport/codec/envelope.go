@@ -15,19 +15,44 @@ type envelope struct {
 	IV          *string `json:"iv"`
 }
 
+// fields are the envelope's values as the decoder uses them. They alias
+// the packet on the fast path, so a canonical packet is read without
+// copying its fields. Absent and null read as absent (has* false).
+type fields struct {
+	payload, compression, encryption, iv []byte
+	hasPayload, hasIV                    bool
+}
+
 // parseEnvelope reads a PACKET envelope. The exact layout that this
 // package and the Java agent emit is read by a fast path; anything else
 // (other field order, spacing, escapes, extra fields) goes through
 // encoding/json, so every valid JSON spelling is still accepted.
-func parseEnvelope(b []byte) (envelope, error) {
-	if env, ok := parseCanonical(b); ok {
-		return env, nil
+func parseEnvelope(b []byte) (fields, error) {
+	if f, ok := parseCanonical(b); ok {
+		return f, nil
 	}
 	var env envelope
 	if err := json.Unmarshal(b, &env); err != nil {
-		return env, fmt.Errorf("%w: not a JSON envelope: %v", ErrMalformed, err)
+		return fields{}, fmt.Errorf("%w: not a JSON envelope: %v", ErrMalformed, err)
 	}
-	return env, nil
+	return env.fields(), nil
+}
+
+func (env envelope) fields() fields {
+	var f fields
+	if env.Payload != nil {
+		f.payload, f.hasPayload = []byte(*env.Payload), true
+	}
+	if env.Compression != nil {
+		f.compression = []byte(*env.Compression)
+	}
+	if env.Encryption != nil {
+		f.encryption = []byte(*env.Encryption)
+	}
+	if env.IV != nil {
+		f.iv, f.hasIV = []byte(*env.IV), true
+	}
+	return f
 }
 
 // parseCanonical matches
@@ -37,42 +62,40 @@ func parseEnvelope(b []byte) (envelope, error) {
 //
 // where P, C, E, I are printable ASCII without '"' or '\\' (base64 and
 // the codec names always are). ok is false on any other input.
-func parseCanonical(b []byte) (env envelope, ok bool) {
-	var payload, comp, enc, iv string
+func parseCanonical(b []byte) (f fields, ok bool) {
 	if b, ok = cutPrefix(b, `{"version":1,"payload":"`); !ok {
-		return env, false
+		return f, false
 	}
-	if payload, b, ok = plainString(b); !ok {
-		return env, false
+	if f.payload, b, ok = plainString(b); !ok {
+		return fields{}, false
 	}
 	if b, ok = cutPrefix(b, `,"compression":"`); !ok {
-		return env, false
+		return fields{}, false
 	}
-	if comp, b, ok = plainString(b); !ok {
-		return env, false
+	if f.compression, b, ok = plainString(b); !ok {
+		return fields{}, false
 	}
 	if b, ok = cutPrefix(b, `,"encryption":"`); !ok {
-		return env, false
+		return fields{}, false
 	}
-	if enc, b, ok = plainString(b); !ok {
-		return env, false
+	if f.encryption, b, ok = plainString(b); !ok {
+		return fields{}, false
 	}
 	if b, ok = cutPrefix(b, `,"iv":`); !ok {
-		return env, false
+		return fields{}, false
 	}
-	one := 1
-	env = envelope{Version: &one, Payload: &payload, Compression: &comp, Encryption: &enc}
+	f.hasPayload = true
 	if string(b) == "null}" {
-		return env, true
+		return f, true
 	}
 	if b, ok = cutPrefix(b, `"`); !ok {
-		return envelope{}, false
+		return fields{}, false
 	}
-	if iv, b, ok = plainString(b); !ok || string(b) != "}" {
-		return envelope{}, false
+	if f.iv, b, ok = plainString(b); !ok || string(b) != "}" {
+		return fields{}, false
 	}
-	env.IV = &iv
-	return env, true
+	f.hasIV = true
+	return f, true
 }
 
 func cutPrefix(b []byte, p string) ([]byte, bool) {
@@ -84,16 +107,16 @@ func cutPrefix(b []byte, p string) ([]byte, bool) {
 
 // plainString reads up to the closing '"' of a string of printable ASCII
 // without escapes (encoding/json would rewrite anything else), and
-// returns the rest after the quote.
-func plainString(b []byte) (s string, rest []byte, ok bool) {
+// returns it (aliasing b) and the rest after the quote.
+func plainString(b []byte) (s, rest []byte, ok bool) {
 	end := bytes.IndexByte(b, '"')
 	if end < 0 {
-		return "", b, false
+		return nil, b, false
 	}
 	for _, c := range b[:end] {
 		if c == '\\' || c < 0x20 || c >= 0x80 {
-			return "", b, false
+			return nil, b, false
 		}
 	}
-	return string(b[:end]), b[end+1:], true
+	return b[:end:end], b[end+1:], true
 }
