@@ -424,8 +424,11 @@ func TestWriteTimeoutReplacesAnEngineThatStopsReading(t *testing.T) {
 	mu.Lock()
 	n := len(conns)
 	mu.Unlock()
-	if n != 2 {
-		t.Fatalf("%d connections, want 2: the stalled one replaced once", n)
+	// At least the stalled session was replaced. A loaded machine may also
+	// time out a reading session that falls 300 ms behind, so more than
+	// two is allowed: what the test names is that a stalled write ends.
+	if n < 2 {
+		t.Fatalf("%d connections, want the stalled one replaced", n)
 	}
 }
 
