@@ -235,18 +235,21 @@ func blockPayloadLens(v []byte) (blockHeader, []uint32, bool) {
 // make it smaller. breakCRC stores a checksum that cannot match (a
 // migrated row that had already failed its own).
 func encodeBlock(first uint64, firstBatch, created int64, rows []NewRow, breakCRC bool) []byte {
-	v, _ := buildBlock(first, firstBatch, created, rows, breakCRC)
+	var scratch []byte
+	v, _ := buildBlock(&scratch, first, firstBatch, created, rows, breakCRC)
 	return v
 }
 
 // buildBlock is encodeBlock that also returns the block as decoding the
 // value gives it (breakCRC aside), so that an append can cache it and a
 // claim right after it decompresses nothing. Its payload buffer is a
-// copy: the caller's payloads are not kept.
-func buildBlock(first uint64, firstBatch, created int64, rows []NewRow, breakCRC bool) ([]byte, *block) {
+// copy: the caller's payloads are not kept. The value is assembled in
+// *scratch, kept for the next call, and copied out at its exact size:
+// compressing needs room for the worst case, which was allocated and
+// zeroed per block.
+func buildBlock(scratch *[]byte, first uint64, firstBatch, created int64, rows []NewRow, breakCRC bool) ([]byte, *block) {
 	var srcIdx map[string]int
 	var sources []string
-	table := make([]byte, 0, 3*len(rows)+16)
 	rawLen := 0
 	src := make([]uint32, len(rows))
 	offs := make([]int, len(rows)+1)
@@ -269,40 +272,44 @@ func buildBlock(first uint64, firstBatch, created int64, rows []NewRow, breakCRC
 		rawLen += len(rows[i].Payload)
 		offs[i+1] = rawLen
 	}
-	table = binary.AppendUvarint(table, uint64(len(sources)))
+	buf := append((*scratch)[:0], make([]byte, blockHeaderSize)...)
+	buf = binary.AppendUvarint(buf, uint64(len(sources)))
 	for _, s := range sources {
-		table = binary.AppendUvarint(table, uint64(len(s)))
-		table = append(table, s...)
+		buf = binary.AppendUvarint(buf, uint64(len(s)))
+		buf = append(buf, s...)
 	}
 	for i := range rows {
-		table = binary.AppendUvarint(table, uint64(src[i]))
-		table = binary.AppendUvarint(table, uint64(len(rows[i].Payload)))
+		buf = binary.AppendUvarint(buf, uint64(src[i]))
+		buf = binary.AppendUvarint(buf, uint64(len(rows[i].Payload)))
 	}
 	raw := make([]byte, 0, rawLen)
 	for i := range rows {
 		raw = append(raw, rows[i].Payload...)
 	}
-	comp, area := byte(compNone), raw
+	comp := byte(compNone)
+	off := len(buf)
 	if rawLen > 0 {
 		// s2 rather than zstd: on 200-byte log lines it packs about as
 		// well per block at a fraction of the CPU (BenchmarkBlockCodec).
-		if enc := s2.Encode(make([]byte, s2.MaxEncodedLen(rawLen)), raw); len(enc) < rawLen {
-			comp, area = compS2, enc
+		buf = slices.Grow(buf, s2.MaxEncodedLen(rawLen))
+		if enc := s2.Encode(buf[off:off+s2.MaxEncodedLen(rawLen)], raw); len(enc) < rawLen {
+			comp, buf = compS2, buf[:off+len(enc)]
 		}
 	}
-	v := make([]byte, blockHeaderSize, blockHeaderSize+len(table)+len(area))
-	v[0], v[1] = blockFormat, comp
-	binary.BigEndian.PutUint64(v[2:], first)
-	binary.BigEndian.PutUint32(v[10:], uint32(len(rows)))
-	binary.BigEndian.PutUint64(v[14:], uint64(firstBatch))
-	binary.BigEndian.PutUint64(v[22:], uint64(created))
-	v = append(v, table...)
-	v = append(v, area...)
-	crc := crc32.Checksum(v[blockHeaderSize:], castagnoli)
+	if comp == compNone {
+		buf = append(buf, raw...)
+	}
+	buf[0], buf[1] = blockFormat, comp
+	binary.BigEndian.PutUint64(buf[2:], first)
+	binary.BigEndian.PutUint32(buf[10:], uint32(len(rows)))
+	binary.BigEndian.PutUint64(buf[14:], uint64(firstBatch))
+	binary.BigEndian.PutUint64(buf[22:], uint64(created))
+	crc := crc32.Checksum(buf[blockHeaderSize:], castagnoli)
 	if breakCRC {
 		crc = ^crc
 	}
-	binary.BigEndian.PutUint32(v[30:], crc)
+	binary.BigEndian.PutUint32(buf[30:], crc)
+	*scratch = buf
 	if rawLen == 0 {
 		raw = nil // as decoding gives it
 	}
@@ -313,7 +320,7 @@ func buildBlock(first uint64, firstBatch, created int64, rows []NewRow, breakCRC
 	if b.sources == nil {
 		b.sources = []string{}
 	}
-	return v, b
+	return bytes.Clone(buf), b
 }
 
 // splitBlocks cuts rows into the groups that become one block each.

@@ -42,7 +42,7 @@ func (tx *Tx) Append(rows []NewRow) (first, last uint64, err error) {
 	size := 0
 	id, batch := tx.nextRow, tx.nextBatch
 	for i, group := range groups {
-		vals[i], blocks[i] = buildBlock(id, batch, now, group, false)
+		vals[i], blocks[i] = buildBlock(&tx.w.encScratch, id, batch, now, group, false)
 		size += len(vals[i])
 		id += uint64(len(group))
 		batch += int64(len(group))
