@@ -81,7 +81,11 @@
 //     operations and Verify are O(rows).
 //   - Values returned (rows, payloads, positions, metadata) are copies and
 //     stay valid after the transaction; a Tx or ReadTx must not be used
-//     after its callback returns.
+//     after its callback returns. A row's Payload is read-only: it may
+//     share a decoded block with the WAL's cache, which serves it again
+//     (a released row claimed anew), so writing it would change what is
+//     sent. Append copies the payloads it is given: the caller may reuse
+//     them once it returns.
 //
 // # Full disk
 //
