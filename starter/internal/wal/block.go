@@ -341,9 +341,11 @@ func splitBlocks(rows []NewRow) [][]NewRow {
 // blockCacheBytes bounds the payload bytes of the decoded blocks a WAL
 // keeps. A claim window takes a block's rows over several transactions
 // and its acks follow; while the engine keeps up, the blocks an append
-// cached are claimed a few commits later, so the cache holds a few
-// commits' worth (a commit group of 256 lines of 200 bytes is 50 KiB).
-const blockCacheBytes = 4 << 20
+// cached are claimed some commits later, and a miss costs an s2 decode.
+// bench-e2e (1M lines, raw-fsync / nosync CPU-s, peak RSS): 4 MiB 4.57 /
+// 4.03, 41 MiB; 8 MiB 4.38 / 3.84, 48 MiB; 16 MiB 3.97 / 3.29, 65 MiB,
+// over the 64 MiB the agent must stay under.
+const blockCacheBytes = 8 << 20
 
 // blockCache keeps the decoded blocks of write transactions, by first id,
 // oldest first: those an append wrote and those a claim decoded. Guarded
