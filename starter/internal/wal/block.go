@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 
 	"github.com/klauspost/compress/s2"
 	bolt "go.etcd.io/bbolt"
@@ -234,11 +235,24 @@ func blockPayloadLens(v []byte) (blockHeader, []uint32, bool) {
 // make it smaller. breakCRC stores a checksum that cannot match (a
 // migrated row that had already failed its own).
 func encodeBlock(first uint64, firstBatch, created int64, rows []NewRow, breakCRC bool) []byte {
+	var scratch []byte
+	v, _ := buildBlock(&scratch, first, firstBatch, created, rows, breakCRC)
+	return v
+}
+
+// buildBlock is encodeBlock that also returns the block as decoding the
+// value gives it (breakCRC aside), so that an append can cache it and a
+// claim right after it decompresses nothing. Its payload buffer is a
+// copy: the caller's payloads are not kept. The value is assembled in
+// *scratch, kept for the next call, and copied out at its exact size:
+// compressing needs room for the worst case, which was allocated and
+// zeroed per block.
+func buildBlock(scratch *[]byte, first uint64, firstBatch, created int64, rows []NewRow, breakCRC bool) ([]byte, *block) {
 	var srcIdx map[string]int
 	var sources []string
-	table := make([]byte, 0, 3*len(rows)+16)
 	rawLen := 0
-	idx := make([]int, len(rows))
+	src := make([]uint32, len(rows))
+	offs := make([]int, len(rows)+1)
 	for i := range rows {
 		s := rows[i].SourceID
 		j := -1
@@ -254,44 +268,63 @@ func encodeBlock(first uint64, firstBatch, created int64, rows []NewRow, breakCR
 			srcIdx[s] = j
 			sources = append(sources, s)
 		}
-		idx[i] = j
+		src[i] = uint32(j)
 		rawLen += len(rows[i].Payload)
+		offs[i+1] = rawLen
 	}
-	table = binary.AppendUvarint(table, uint64(len(sources)))
+	buf := append((*scratch)[:0], make([]byte, blockHeaderSize)...)
+	buf = binary.AppendUvarint(buf, uint64(len(sources)))
 	for _, s := range sources {
-		table = binary.AppendUvarint(table, uint64(len(s)))
-		table = append(table, s...)
+		buf = binary.AppendUvarint(buf, uint64(len(s)))
+		buf = append(buf, s...)
 	}
 	for i := range rows {
-		table = binary.AppendUvarint(table, uint64(idx[i]))
-		table = binary.AppendUvarint(table, uint64(len(rows[i].Payload)))
+		buf = binary.AppendUvarint(buf, uint64(src[i]))
+		buf = binary.AppendUvarint(buf, uint64(len(rows[i].Payload)))
 	}
 	raw := make([]byte, 0, rawLen)
 	for i := range rows {
 		raw = append(raw, rows[i].Payload...)
 	}
-	comp, area := byte(compNone), raw
+	comp := byte(compNone)
+	off := len(buf)
 	if rawLen > 0 {
 		// s2 rather than zstd: on 200-byte log lines it packs about as
 		// well per block at a fraction of the CPU (BenchmarkBlockCodec).
-		if enc := s2.Encode(make([]byte, s2.MaxEncodedLen(rawLen)), raw); len(enc) < rawLen {
-			comp, area = compS2, enc
+		// And rather than nothing: stored raw, bench-e2e's 1M lines
+		// (200 MB) cost 0.8 CPU-s less but wrote 622 MB instead of 194,
+		// over the 1.5x the input the issue allows; s2 has no cheaper
+		// mode than Encode.
+		buf = slices.Grow(buf, s2.MaxEncodedLen(rawLen))
+		if enc := s2.Encode(buf[off:off+s2.MaxEncodedLen(rawLen)], raw); len(enc) < rawLen {
+			comp, buf = compS2, buf[:off+len(enc)]
 		}
 	}
-	v := make([]byte, blockHeaderSize, blockHeaderSize+len(table)+len(area))
-	v[0], v[1] = blockFormat, comp
-	binary.BigEndian.PutUint64(v[2:], first)
-	binary.BigEndian.PutUint32(v[10:], uint32(len(rows)))
-	binary.BigEndian.PutUint64(v[14:], uint64(firstBatch))
-	binary.BigEndian.PutUint64(v[22:], uint64(created))
-	v = append(v, table...)
-	v = append(v, area...)
-	crc := crc32.Checksum(v[blockHeaderSize:], castagnoli)
+	if comp == compNone {
+		buf = append(buf, raw...)
+	}
+	buf[0], buf[1] = blockFormat, comp
+	binary.BigEndian.PutUint64(buf[2:], first)
+	binary.BigEndian.PutUint32(buf[10:], uint32(len(rows)))
+	binary.BigEndian.PutUint64(buf[14:], uint64(firstBatch))
+	binary.BigEndian.PutUint64(buf[22:], uint64(created))
+	crc := crc32.Checksum(buf[blockHeaderSize:], castagnoli)
 	if breakCRC {
 		crc = ^crc
 	}
-	binary.BigEndian.PutUint32(v[30:], crc)
-	return v
+	binary.BigEndian.PutUint32(buf[30:], crc)
+	*scratch = buf
+	if rawLen == 0 {
+		raw = nil // as decoding gives it
+	}
+	b := &block{
+		blockHeader: blockHeader{first: first, count: uint32(len(rows)), firstBatch: firstBatch, created: created, comp: comp, crc: crc},
+		sources:     sources, src: src, offs: offs, raw: raw,
+	}
+	if b.sources == nil {
+		b.sources = []string{}
+	}
+	return bytes.Clone(buf), b
 }
 
 // splitBlocks cuts rows into the groups that become one block each.
@@ -309,33 +342,65 @@ func splitBlocks(rows []NewRow) [][]NewRow {
 	return append(out, rows[start:])
 }
 
-// blockCacheSize is how many decoded blocks a WAL keeps: a claim window
-// takes a block's rows over several transactions, and its acks follow.
-const blockCacheSize = 4
+// blockCacheBytes bounds the payload bytes of the decoded blocks a WAL
+// keeps. A claim window takes a block's rows over several transactions
+// and its acks follow; while the engine keeps up, the blocks an append
+// cached are claimed some commits later, and a miss costs an s2 decode.
+// bench-e2e (1M lines, raw-fsync / nosync CPU-s, peak RSS): 4 MiB 4.57 /
+// 4.03, 41 MiB; 8 MiB 4.38 / 3.84, 48 MiB; 16 MiB 3.97 / 3.29, 65 MiB,
+// over the 64 MiB the agent must stay under.
+const blockCacheBytes = 8 << 20
 
-// blockCache keeps the last decoded blocks of write transactions, by
-// first id. Guarded by WAL.wmu; cleared when a transaction rolls back,
-// since the ids of a block appended in it are handed out again.
+// blockCache keeps the decoded blocks of write transactions, by first id,
+// oldest first: those an append wrote and those a claim decoded. Guarded
+// by WAL.wmu; cleared when a transaction rolls back, since the ids of a
+// block appended in it are handed out again.
 type blockCache struct {
-	b    [blockCacheSize]*block
-	next int
+	b     []*block
+	bytes int
 }
 
+func blockBytes(b *block) int { return len(b.raw) + 12*int(b.count) }
+
 func (c *blockCache) get(id uint64) *block {
-	for _, b := range c.b {
-		if b != nil && b.err == nil && id >= b.first && id <= b.last() {
+	// Newest first: the claim after an append reads the latest blocks.
+	for i := len(c.b) - 1; i >= 0; i-- {
+		if b := c.b[i]; b.err == nil && id >= b.first && id <= b.last() {
 			return b
 		}
 	}
 	return nil
 }
 
+// put adds b, dropping the oldest blocks while they are over the budget
+// (b itself is kept, even alone over it).
 func (c *blockCache) put(b *block) {
 	if b.err != nil {
 		return
 	}
-	c.b[c.next] = b
-	c.next = (c.next + 1) % len(c.b)
+	c.b = append(c.b, b)
+	c.bytes += blockBytes(b)
+	n := 0
+	for c.bytes > blockCacheBytes && n < len(c.b)-1 {
+		c.bytes -= blockBytes(c.b[n])
+		n++
+	}
+	if n > 0 {
+		k := copy(c.b, c.b[n:])
+		clear(c.b[k:])
+		c.b = c.b[:k]
+	}
+}
+
+// drop forgets the block with first id first (it was deleted).
+func (c *blockCache) drop(first uint64) {
+	for i, b := range c.b {
+		if b.first == first {
+			c.bytes -= blockBytes(b)
+			c.b = slices.Delete(c.b, i, i+1)
+			return
+		}
+	}
 }
 
 func (c *blockCache) clear() { *c = blockCache{} }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -237,4 +238,118 @@ func TestReadOnlyOpenOfSchema2(t *testing.T) {
 		t.Fatal("a read-only open changed the file")
 	}
 	_ = filepath.Base(path)
+}
+
+// TestClaimAfterAppendDecodesNothing: a claim right after the append
+// that wrote its rows finds their blocks in the cache, put there by the
+// append, and reads no stored block.
+func TestClaimAfterAppendDecodesNothing(t *testing.T) {
+	w := openTest(t, newClock(t0))
+	n := blockMaxRows + 9 // two blocks
+	appendN(t, w, n)
+	mustUpdate(t, w, func(tx *Tx) error {
+		rows, err := tx.Claim(n, t0)
+		if err != nil {
+			return err
+		}
+		if len(rows) != n {
+			t.Errorf("claimed %d rows, want %d", len(rows), n)
+		}
+		if tx.readBytes != 0 {
+			t.Errorf("the claim read %d bytes of stored blocks, want 0", tx.readBytes)
+		}
+		return nil
+	})
+}
+
+// TestAppendCacheMatchesStore: what an append leaves in the cache is what
+// decoding its stored block gives, field by field, for every shape of
+// group: one row, several sources, empty payloads, incompressible
+// payloads, a group split into several blocks.
+func TestAppendCacheMatchesStore(t *testing.T) {
+	noise := make([]byte, 3000)
+	for i := range noise {
+		noise[i] = byte(i*7919 + i*i*31)
+	}
+	big := make([]NewRow, blockMaxRows+3)
+	for i := range big {
+		big[i] = NewRow{SourceID: fmt.Sprint("s", i%3), Payload: []byte(strings.Repeat("line ", i%40))}
+	}
+	cases := []struct {
+		name string
+		rows []NewRow
+	}{
+		{"one row", []NewRow{{SourceID: "a", Payload: []byte("hello")}}},
+		{"sources", []NewRow{{SourceID: "a", Payload: []byte("1")}, {SourceID: "b", Payload: []byte("22")}, {SourceID: "a", Payload: []byte("333")}}},
+		{"empty payloads", []NewRow{{SourceID: "a"}, {SourceID: "a"}}},
+		{"incompressible", []NewRow{{SourceID: "a", Payload: noise}, {SourceID: "a", Payload: noise[:17]}}},
+		{"split", big},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := openTest(t, newClock(t0))
+			appendN(t, w, 3) // ids and batch ids not starting at 1
+			var first, last uint64
+			mustUpdate(t, w, func(tx *Tx) error {
+				var err error
+				first, last, err = tx.Append(c.rows)
+				return err
+			})
+			_ = w.View(func(tx *ReadTx) error {
+				for id := first; id <= last; {
+					cached := w.cache.get(id)
+					if cached == nil {
+						t.Fatalf("row %d: block not cached after its append", id)
+					}
+					k, v, ok := tx.findBlock(id)
+					if !ok {
+						t.Fatalf("row %d: no stored block", id)
+					}
+					stored := decodeBlock(k, v)
+					if stored.err != nil {
+						t.Fatalf("row %d: %v", id, stored.err)
+					}
+					if cached.blockHeader != stored.blockHeader || !bytes.Equal(cached.raw, stored.raw) ||
+						!slices.Equal(cached.sources, stored.sources) || !slices.Equal(cached.src, stored.src) || !slices.Equal(cached.offs, stored.offs) {
+						t.Fatalf("row %d: cached block\n%+v\nstored block\n%+v", id, cached, stored)
+					}
+					id = stored.last() + 1
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// TestBlockCacheBoundedByBytes: the cache holds blocks up to
+// blockCacheBytes of payload, however many, dropping the oldest first,
+// and forgets a block once it is deleted.
+func TestBlockCacheBoundedByBytes(t *testing.T) {
+	var c blockCache
+	mk := func(first uint64, size int) *block {
+		return &block{blockHeader: blockHeader{first: first, count: 1}, sources: []string{"s"}, src: []uint32{0}, offs: []int{0, size}, raw: make([]byte, size)}
+	}
+	size := blockCacheBytes / 8
+	for i := range 20 {
+		c.put(mk(uint64(i+1), size))
+		if c.bytes > blockCacheBytes {
+			t.Fatalf("after %d puts the cache holds %d bytes, over %d", i+1, c.bytes, blockCacheBytes)
+		}
+	}
+	if c.get(20) == nil || c.get(1) != nil {
+		t.Fatal("want the newest block kept and the oldest dropped")
+	}
+	if len(c.b) < 4 {
+		t.Fatalf("only %d blocks of %d bytes kept in %d", len(c.b), size, blockCacheBytes)
+	}
+	c.drop(20)
+	if c.get(20) != nil {
+		t.Fatal("a dropped block is still served")
+	}
+	// One block over the budget is kept alone: the claim that decoded it
+	// reads its rows next.
+	c.put(mk(100, 2*blockCacheBytes))
+	if c.get(100) == nil || len(c.b) != 1 {
+		t.Fatalf("big block: %d blocks kept", len(c.b))
+	}
 }

@@ -72,14 +72,20 @@
 //     together; ACKED keyed by ack time; DEAD) and counters are kept in the
 //     same transaction as the rows. An Append writes its payloads once, in
 //     its block; a Claim writes only the sending runs, decoding each block
-//     once for all its rows (the WAL keeps the last few decoded blocks;
-//     blocks never change and ids are never reused, and the cache is
-//     cleared when a transaction rolls back); an Ack with retention 0
+//     once for all its rows (the WAL keeps up to 8 MiB of decoded blocks,
+//     those an append wrote included, so that a claim soon after an
+//     append decompresses nothing; blocks never change and ids are never
+//     reused, a deleted block leaves the cache, and the cache is cleared
+//     when a transaction rolls back); an Ack with retention 0
 //     writes the sending runs and deletes whole blocks. Operator
 //     operations and Verify are O(rows).
 //   - Values returned (rows, payloads, positions, metadata) are copies and
 //     stay valid after the transaction; a Tx or ReadTx must not be used
-//     after its callback returns.
+//     after its callback returns. A row's Payload is read-only: it may
+//     share a decoded block with the WAL's cache, which serves it again
+//     (a released row claimed anew), so writing it would change what is
+//     sent. Append copies the payloads it is given: the caller may reuse
+//     them once it returns.
 //
 // # Full disk
 //

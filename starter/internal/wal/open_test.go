@@ -182,12 +182,20 @@ func TestReadOnlyNeverCreates(t *testing.T) {
 // while its loop commits; every read sees one committed state.
 func TestReadsBesideCommits(t *testing.T) {
 	w := openTest(t, nil)
+	// The writer commits until the reads are done, and at most
+	// maxCommits times or for maxWriting: a bound that ends the commits
+	// early leaves the reads still right, so it cannot fail the test.
+	const (
+		maxCommits = 100_000
+		maxWriting = time.Minute
+	)
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for !stop.Load() {
+		deadline := time.Now().Add(maxWriting)
+		for i := 0; i < maxCommits && !stop.Load() && time.Now().Before(deadline); i++ {
 			_ = w.Update(func(tx *Tx) error {
 				if _, _, err := tx.Append(make([]NewRow, 50)); err != nil {
 					return err

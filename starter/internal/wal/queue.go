@@ -38,10 +38,11 @@ func (tx *Tx) Append(rows []NewRow) (first, last uint64, err error) {
 	// that needs pages.
 	groups := splitBlocks(rows)
 	vals := make([][]byte, len(groups))
+	blocks := make([]*block, len(groups))
 	size := 0
 	id, batch := tx.nextRow, tx.nextBatch
 	for i, group := range groups {
-		vals[i] = encodeBlock(id, batch, now, group, false)
+		vals[i], blocks[i] = buildBlock(&tx.w.encScratch, id, batch, now, group, false)
 		size += len(vals[i])
 		id += uint64(len(group))
 		batch += int64(len(group))
@@ -59,6 +60,9 @@ func (tx *Tx) Append(rows []NewRow) (first, last uint64, err error) {
 		}
 		tx.nextRow += uint64(len(group))
 		tx.nextBatch += int64(len(group))
+		// The claim that follows finds the rows decoded. A rollback
+		// clears the cache (WAL.Update): these ids are handed out again.
+		tx.cache.put(blocks[i])
 	}
 	if err := tx.pendAddRange(first, tx.nextRow-1); err != nil {
 		return 0, 0, err
@@ -366,13 +370,27 @@ type blockFreer struct {
 	first, last uint64
 	lens        []uint32
 	ok          bool
+	cached      *block   // the block of first..last when the cache had it
 	touched     []uint64 // first ids, in the order met
+}
+
+func (f *blockFreer) touch(first uint64) {
+	if n := len(f.touched); n == 0 || f.touched[n-1] != first {
+		f.touched = append(f.touched, first)
+	}
 }
 
 // payloadLen returns the payload size of row id from its block's table
 // and records the block; ok=false when no block holds id.
 func (f *blockFreer) payloadLen(tx *Tx, id uint64) (int, bool) {
 	if !f.ok || id < f.first || id > f.last {
+		// A cached block has the lengths at hand: no table to parse.
+		if b := tx.cache.get(id); b != nil {
+			f.first, f.last, f.lens, f.cached, f.ok = b.first, b.last(), nil, b, true
+			f.touch(b.first)
+			return b.offs[id-b.first+1] - b.offs[id-b.first], true
+		}
+		f.cached = nil
 		first, v, found := tx.findBlock(id)
 		if !found {
 			return 0, false
@@ -384,9 +402,10 @@ func (f *blockFreer) payloadLen(tx *Tx, id uint64) (int, bool) {
 		if ok {
 			f.last, f.lens = h.last(), lens
 		}
-		if n := len(f.touched); n == 0 || f.touched[n-1] != first {
-			f.touched = append(f.touched, first)
-		}
+		f.touch(first)
+	}
+	if b := f.cached; b != nil {
+		return b.offs[id-b.first+1] - b.offs[id-b.first], true
 	}
 	if f.lens == nil || id > f.last {
 		return 0, true
@@ -420,6 +439,7 @@ func (f *blockFreer) free(tx *Tx) error {
 		if err := deleteBlock(tx.blocks, u64key(first)); err != nil {
 			return fmt.Errorf("wal %s: delete block %d: %w", tx.w.path, first, err)
 		}
+		tx.cache.drop(first)
 		tx.dirty = true
 	}
 	return nil

@@ -9,8 +9,10 @@ type Row struct {
 	// and the same on every retry of the row.
 	BatchID  int64  `json:"batch_id"`
 	SourceID string `json:"source_id"`
-	Payload  []byte `json:"payload,omitempty"`
-	Status   Status `json:"status"`
+	// Payload is read-only: it may share memory with the WAL's cache of
+	// decoded blocks (see the package doc).
+	Payload []byte `json:"payload,omitempty"`
+	Status  Status `json:"status"`
 	// Attempts counts sends the engine refused or left unanswered (Fail
 	// with charge=true), not claims.
 	Attempts  int   `json:"attempts"`

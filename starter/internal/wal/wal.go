@@ -121,6 +121,9 @@ type WAL struct {
 	// cache keeps decoded blocks between write transactions. Guarded by
 	// wmu.
 	cache blockCache
+	// encScratch is where Append assembles a block value before copying
+	// it out at its size (buildBlock). Guarded by wmu.
+	encScratch []byte
 
 	closed bool
 }
