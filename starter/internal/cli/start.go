@@ -179,6 +179,9 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 	// Before anything opens a file: the input sizes max-open-files from
 	// the limit in force when it is created.
 	fdSoft, fdHard, fdErr := process.RaiseOpenFilesLimit()
+	// Before the agent allocates much: its GC defaults, where the
+	// environment has none.
+	gc := process.TuneGC(a.env.Getenv)
 	terminal := logging.IsTerminal(a.env.StderrFile)
 	// Until the config names the log file, logger is nil and failures go
 	// to stderr and to the default log file.
@@ -231,6 +234,12 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 		logger.Warn("open-files limit left as it was", "error", fdErr, "soft", fdSoft, "hard", fdHard)
 	} else if fdSoft > 0 {
 		logger.Debug("open-files limit", "soft", fdSoft, "hard", fdHard)
+	}
+	if gc.Percent != 0 || gc.MemoryLimit != 0 {
+		logger.Debug("garbage collector defaults applied (GOGC and GOMEMLIMIT override them)",
+			"gc_percent", gc.Percent, "memory_limit_bytes", gc.MemoryLimit)
+	} else {
+		logger.Debug("garbage collector left to GOGC and GOMEMLIMIT")
 	}
 
 	pidFile := paths.PIDFile(a.env.Getenv, req.home)
