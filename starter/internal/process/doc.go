@@ -1,7 +1,8 @@
 // Package process holds the operating-system side of running edge-agent as a
 // daemon: the pid file, the liveness probe used by `status`, `stop` and the
-// `db` write guard, the systemd readiness notification, and raising the
-// open-files limit at start.
+// `db` write guard, the systemd readiness notification, and at start
+// raising the open-files limit and setting the garbage collector's
+// percentage (gc.go; GOGC in the environment wins).
 //
 // The running agent holds a lock on its pid file for its whole life (flock
 // on unix; on Windows a LockFileEx byte-range lock placed past the pid, so
