@@ -339,13 +339,17 @@ func (l *loop) flushInterval() time.Duration {
 // ~200 B with fsync on took 4.98-5.05 CPU-s instead of 5.30-5.57, 7.9-10.4 s
 // instead of 10.4-16.1 s, and wrote 154-167 MB instead of 182-202 MB
 // (3 interleaved runs each, load average 6-7), for 44 MiB of peak RSS
-// instead of 32. maxGroupBytes keeps a group of big events (multiline
-// stack traces, long JSON) from holding more than that in memory and in
-// one transaction.
-const maxGroupBytes = 4 << 20
+// instead of 32. With the GC at 200 % (process.TuneGC) and the WAL's
+// block cache, that group took peak RSS to 60-67 MiB (raw-fsync,
+// PACKET), over the 64 MiB the agent must stay under; two turns (4,096
+// rows) or 2 MiB keep it at 51-55 MiB for ~0.15 CPU-s more per 1M lines.
+// maxGroupBytes keeps a group of big events (multiline stack traces,
+// long JSON) from holding more than that in memory and in one
+// transaction.
+const maxGroupBytes = 2 << 20
 
 // groupTurns is how many turns of the jobs in flight a group may hold.
-const groupTurns = 4
+const groupTurns = 2
 
 // maxGroup is the most events a group grows to: four turns of the jobs in
 // flight. bulk-max-size above it still sets the group.

@@ -232,7 +232,7 @@ func TestRejectedRetriesAtMaxBackoff(t *testing.T) {
 // again at bulk-max-size.
 func TestGroupFollowsLoad(t *testing.T) {
 	const jobSize = 1024
-	const maxGroup = groupTurns * maxJobs * jobSize // 8192 events by default
+	const maxGroup = groupTurns * maxJobs * jobSize // 4096 events by default
 	for _, tc := range []struct {
 		name   string
 		bulk   int

@@ -348,8 +348,10 @@ func splitBlocks(rows []NewRow) [][]NewRow {
 // cached are claimed some commits later, and a miss costs an s2 decode.
 // bench-e2e (1M lines, raw-fsync / nosync CPU-s, peak RSS): 4 MiB 4.57 /
 // 4.03, 41 MiB; 8 MiB 4.38 / 3.84, 48 MiB; 16 MiB 3.97 / 3.29, 65 MiB,
-// over the 64 MiB the agent must stay under.
-const blockCacheBytes = 8 << 20
+// over the 64 MiB the agent must stay under. With the GC at 200 % and
+// groups of 4 MiB, 8 MiB took raw-fsync to 71 MiB and PACKET to 76, so
+// 4 MiB it is (with 2 MiB groups: 51 and 55 MiB).
+const blockCacheBytes = 4 << 20
 
 // blockCache keeps the decoded blocks of write transactions, by first id,
 // oldest first: those an append wrote and those a claim decoded. Guarded

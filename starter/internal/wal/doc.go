@@ -72,7 +72,7 @@
 //     together; ACKED keyed by ack time; DEAD) and counters are kept in the
 //     same transaction as the rows. An Append writes its payloads once, in
 //     its block; a Claim writes only the sending runs, decoding each block
-//     once for all its rows (the WAL keeps up to 8 MiB of decoded blocks,
+//     once for all its rows (the WAL keeps up to 4 MiB of decoded blocks,
 //     those an append wrote included, so that a claim soon after an
 //     append decompresses nothing; blocks never change and ids are never
 //     reused, a deleted block leaves the cache, and the cache is cleared
