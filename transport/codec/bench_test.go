@@ -117,14 +117,7 @@ func BenchmarkGzipBare(b *testing.B) {
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				out.Reset()
-				w.Reset(&out)
-				if _, err := w.Write(ev); err != nil {
-					b.Fatal(err)
-				}
-				if err := w.Close(); err != nil {
-					b.Fatal(err)
-				}
+				gzipReset(b, w, &out, ev)
 			}
 			b.ReportMetric(float64(out.Len()), "wire_B/op")
 		})
@@ -175,14 +168,7 @@ func BenchmarkLevel1BySize(b *testing.B) {
 			}
 			b.SetBytes(int64(size))
 			for b.Loop() {
-				out.Reset()
-				w.Reset(&out)
-				if _, err := w.Write(ev); err != nil {
-					b.Fatal(err)
-				}
-				if err := w.Close(); err != nil {
-					b.Fatal(err)
-				}
+				gzipReset(b, w, &out, ev)
 			}
 			b.ReportMetric(float64(out.Len()), "wire_B/op")
 		})
@@ -218,5 +204,18 @@ func BenchmarkDecode(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// gzipReset writes ev as one gzip stream into out with w, reset for it:
+// the reuse the codec's pooled writers do.
+func gzipReset(b *testing.B, w *gzip.Writer, out *bytes.Buffer, ev []byte) {
+	out.Reset()
+	w.Reset(out)
+	if _, err := w.Write(ev); err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
 	}
 }

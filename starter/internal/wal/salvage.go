@@ -589,28 +589,39 @@ func (s *salvager) scanned(found map[uint64]Row, rows []Row) {
 // row of the rows bucket (so that pages of the indexes, positions and
 // meta, whose values are no rows, are never taken for rows).
 func rowsLeaf(pg []byte) ([]Row, bool) {
-	n, ok := elements(pg)
-	if !ok || n == 0 {
-		return nil, false
-	}
-	out := make([]Row, 0, n)
-	for i := range n {
-		flags, key, val, ok := leafElem(pg, i)
-		if !ok || flags != 0 {
-			return nil, false
-		}
-		id, ok := keyID(key)
-		if !ok || id == 0 {
-			return nil, false
-		}
+	var out []Row
+	ok := idLeaf(pg, func(id uint64, val []byte) bool {
 		r, crc, err := decodeRow(id, val)
 		if err != nil || payloadCRC(r.Payload) != crc {
-			return nil, false
+			return false
 		}
 		r.Payload = bytes.Clone(r.Payload)
 		out = append(out, r)
+		return true
+	})
+	return out, ok
+}
+
+// idLeaf calls fn with every element of a leaf page whose keys are all row
+// ids (> 0) and whose values are all plain values, and reports false as
+// soon as an element is not, or fn refuses its value: the page then holds
+// something else than the caller looks for.
+func idLeaf(pg []byte, fn func(id uint64, val []byte) bool) bool {
+	n, ok := elements(pg)
+	if !ok || n == 0 {
+		return false
 	}
-	return out, true
+	for i := range n {
+		flags, key, val, ok := leafElem(pg, i)
+		if !ok || flags != 0 {
+			return false
+		}
+		id, ok := keyID(key)
+		if !ok || id == 0 || !fn(id, val) {
+			return false
+		}
+	}
+	return true
 }
 
 // finish copies the renumbered rows, the positions and the metadata, and
@@ -720,27 +731,13 @@ func inlineStates(pg []byte) (map[uint64]rowState, bool) {
 // block (no index value is 21 bytes or longer; the meta bucket's are
 // not 8-byte keys with a status byte first).
 func statesLeaf(pg []byte) (map[uint64]rowState, bool) {
-	n, ok := elements(pg)
-	if !ok || n == 0 {
-		return nil, false
-	}
-	out := make(map[uint64]rowState, n)
-	for i := range n {
-		flags, key, val, ok := leafElem(pg, i)
-		if !ok || flags != 0 {
-			return nil, false
-		}
-		id, ok := keyID(key)
-		if !ok || id == 0 {
-			return nil, false
-		}
+	out := make(map[uint64]rowState)
+	ok := idLeaf(pg, func(id uint64, val []byte) bool {
 		st, ok := decodeState(val)
-		if !ok {
-			return nil, false
-		}
 		out[id] = st
-	}
-	return out, true
+		return ok
+	})
+	return out, ok
 }
 
 // restoreRows writes rows found by salvage, in id order, with their ids,
