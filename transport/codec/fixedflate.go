@@ -245,10 +245,10 @@ func (f *fixedDeflater) appendDeflate(dst, src []byte) []byte {
 func fixedHash(u uint32) uint32 { return (u * 0x1e35a7bd) >> (32 - fixedTableBits) }
 
 // tokens writes src as literals and greedy matches. Text is searched
-// only at spaces and quotes (anchorTokens), which costs a fifth of
-// searching every position and finds as much in log lines; input with
-// too few of them to search that way (binary data, long runs) gets the
-// dense search of denseTokens instead.
+// only at spaces and quotes (anchorTokens): a fifth of the probes of
+// searching every position, and as many bytes matched in log lines.
+// Input with too few of them to search that way (binary data, long runs)
+// gets the dense search of denseTokens instead.
 func (f *fixedDeflater) tokens(w *bitWriter, src []byte) {
 	if len(src) < 2*8 {
 		f.denseTokens(w, src)
@@ -291,14 +291,13 @@ func delimiters(x uint64) uint64 {
 // per anchor rather than once per byte. It returns how many positions it
 // searched, so tokens can tell text from input it should search densely.
 func (f *fixedDeflater) anchorTokens(w *bitWriter, src []byte) (anchors int) {
-	var marks [fixedMaxInput / 64]uint64
-	delimiterMarks(&marks, src)
 	table := &f.table
 	lit := 0                         // first byte not yet written
 	last := len(src) - fixedMinMatch // last position a match can start at
-	for i, bm := range marks[:(len(src)+63)/64] {
+	for j := 0; j < len(src); j += 64 {
+		bm := delimiterWord(src, j)
 		for bm != 0 {
-			s := 64*i + bits.TrailingZeros64(bm)
+			s := j + bits.TrailingZeros64(bm)
 			bm &= bm - 1
 			if s < lit {
 				continue // inside the last match
@@ -335,13 +334,12 @@ func emitMatch(w *bitWriter, src []byte, lit, s, c int) int {
 	return s + n
 }
 
-// delimiterMarks sets bit j%64 of marks[j/64] for each delimiter src[j];
-// src has at least 8 bytes.
-func delimiterMarks(marks *[fixedMaxInput / 64]uint64, src []byte) {
-	j := 0
-	for ; j+64 <= len(src); j += 64 {
+// delimiterWord returns a word with bit k set for each delimiter
+// src[j+k], k < 64; src has at least 8 bytes.
+func delimiterWord(src []byte, j int) uint64 {
+	if j+64 <= len(src) {
 		p := src[j : j+64]
-		marks[j/64] = laneBits(delimiters(binary.LittleEndian.Uint64(p[0:8]))) |
+		return laneBits(delimiters(binary.LittleEndian.Uint64(p[0:8]))) |
 			laneBits(delimiters(binary.LittleEndian.Uint64(p[8:16])))<<8 |
 			laneBits(delimiters(binary.LittleEndian.Uint64(p[16:24])))<<16 |
 			laneBits(delimiters(binary.LittleEndian.Uint64(p[24:32])))<<24 |
@@ -351,16 +349,15 @@ func delimiterMarks(marks *[fixedMaxInput / 64]uint64, src []byte) {
 			laneBits(delimiters(binary.LittleEndian.Uint64(p[56:64])))<<56
 	}
 	var m uint64
-	for k := 0; j+k+8 <= len(src); k += 8 {
+	k := 0
+	for ; j+k+8 <= len(src); k += 8 {
 		m |= laneBits(delimiters(binary.LittleEndian.Uint64(src[j+k:]))) << k
 	}
-	if r := len(src) - j; r%8 > 0 {
+	if r := len(src) - j - k; r > 0 {
 		// The last eight bytes, less the lanes already seen.
-		m |= laneBits(delimiters(binary.LittleEndian.Uint64(src[len(src)-8:]))) >> (8 - r%8) << (r &^ 7)
+		m |= laneBits(delimiters(binary.LittleEndian.Uint64(src[len(src)-8:]))) >> (8 - r) << k
 	}
-	if j < len(src) {
-		marks[j/64] = m
-	}
+	return m
 }
 
 // laneBits gathers the high bit of each byte lane of m (the only bits
