@@ -18,11 +18,11 @@
 // Compression level 1, the default, writes an event of up to 1 KiB as one
 // deflate block in the fixed Huffman code (fixedflate.go): no table to
 // build or send, which is most of the cost of compressing one small event.
-// On text it searches for repeats only at spaces and quotes, which finds
-// as much in a log line as searching every position with a fifth of the
-// probes. Larger events and the other levels go through
-// klauspost/compress. Every level is a standard stream; decoding does not
-// depend on it.
+// On text it searches for repeats only where spaces and punctuation
+// start, which finds about as much in log lines as searching every
+// position with a quarter of the probes. Larger events and the other
+// levels go through klauspost/compress. Every level is a standard stream;
+// decoding does not depend on it.
 //
 // ChaCha20-Poly1305 ("chacha20_poly1305") is an extra for edge CPUs without
 // AES instructions. The SeaTunnel engine does NOT understand it: use it
