@@ -180,24 +180,57 @@ func asciiWords(dst, p []byte, acc uint64, n uint) (int, uint64) {
 }
 
 // match writes a length (fixedMinMatch..fixedMaxMatch) and a distance
-// (1..32768) as one code of at most 8+5+5+13 = 31 bits.
+// (1..32768) as one code of at most 8+5+5+13 = 31 bits, from tables for
+// every length and for the distances an input of fixedMaxInput has.
 func (w *bitWriter) match(length, dist int) {
-	var sym, extra, nExtra int
-	if y := length - 3; y < 8 {
-		sym = y
-	} else if length == fixedMaxMatch {
-		sym = 28
+	l := fixedLengthCodes[length]
+	var d fixedBits
+	if dist <= len(fixedDistCodes) {
+		d = fixedDistCodes[dist-1]
 	} else {
-		// Lengths 11..257 come in groups of 4 codes per extra bit.
-		nExtra = bits.Len(uint(y)) - 3
-		sym = 4*nExtra + (y>>nExtra)&3 + 4
-		extra = y & (1<<nExtra - 1)
+		d = distCode(dist)
 	}
-	c := fixedLiterals[257+sym]
-	v, n := uint64(c.code), uint(c.len)
-	v |= uint64(extra) << n
-	n += uint(nExtra)
+	w.write(uint64(l.bits)|uint64(d.bits)<<l.n, uint(l.n)+uint(d.n))
+}
 
+// fixedBits is a code and its extra bits, ready to write: n bits of bits.
+type fixedBits struct {
+	bits uint32
+	n    uint8
+}
+
+// fixedLengthCodes holds the length code of every match length, 3..258,
+// with its extra bits (RFC 1951 §3.2.5), computed once and only read.
+var fixedLengthCodes = func() (t [fixedMaxMatch + 1]fixedBits) {
+	for length := 3; length <= fixedMaxMatch; length++ {
+		var sym, extra, nExtra int
+		if y := length - 3; y < 8 {
+			sym = y
+		} else if length == fixedMaxMatch {
+			sym = 28
+		} else {
+			// Lengths 11..257 come in groups of 4 codes per extra bit.
+			nExtra = bits.Len(uint(y)) - 3
+			sym = 4*nExtra + (y>>nExtra)&3 + 4
+			extra = y & (1<<nExtra - 1)
+		}
+		c := fixedLiterals[257+sym]
+		t[length] = fixedBits{bits: uint32(c.code) | uint32(extra)<<c.len, n: c.len + uint8(nExtra)}
+	}
+	return t
+}()
+
+// fixedDistCodes holds distCode(d) for d in 1..fixedMaxInput.
+var fixedDistCodes = func() (t [fixedMaxInput]fixedBits) {
+	for i := range t {
+		t[i] = distCode(i + 1)
+	}
+	return t
+}()
+
+// distCode returns the distance code of dist (1..32768) with its extra
+// bits.
+func distCode(dist int) fixedBits {
 	var dsym, dExtra, dnExtra int
 	if x := dist - 1; x < 4 {
 		dsym = x
@@ -208,11 +241,7 @@ func (w *bitWriter) match(length, dist int) {
 		dExtra = x & (1<<dnExtra - 1)
 	}
 	// Distance codes are 5 bits, bit-reversed like every Huffman code.
-	v |= uint64(bits.Reverse8(uint8(dsym))>>3) << n
-	n += 5
-	v |= uint64(dExtra) << n
-	n += uint(dnExtra)
-	w.write(v, n)
+	return fixedBits{bits: uint32(bits.Reverse8(uint8(dsym))>>3) | uint32(dExtra)<<5, n: 5 + uint8(dnExtra)}
 }
 
 // fixedWorstCase bounds the deflate body of n input bytes: a literal

@@ -257,3 +257,17 @@ func TestFixedDeflateCompresses(t *testing.T) {
 		})
 	}
 }
+
+// TestFixedDeflatePastMaxInput: the level-1 path takes at most
+// fixedMaxInput bytes, but BenchmarkLevel1BySize measures the fixed block
+// on up to 4 KiB, so larger inputs (distances past the precomputed table)
+// must still be encoded correctly.
+func TestFixedDeflatePastMaxInput(t *testing.T) {
+	var f fixedDeflater
+	for _, in := range [][]byte{logLines(4096, 2), event(4096), append(noise(3000, 5), noise(3000, 5)...)} {
+		out := f.appendFixed(CompressionDeflate, nil, in)
+		if got := stdDecompress(t, CompressionDeflate, out); !bytes.Equal(got, in) {
+			t.Fatalf("%d bytes: round trip differs", len(in))
+		}
+	}
+}
