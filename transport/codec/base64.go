@@ -30,7 +30,16 @@ func appendBase64(dst, src []byte) []byte {
 	start := len(dst)
 	dst = slices.Grow(dst, n)[:start+n]
 	out := dst[start:]
-	i, o := 0, 0
+	i, o := base64Words(out, src)
+	// i is a multiple of 3, so the rest encodes on its own.
+	base64.StdEncoding.Encode(out[o:], src[i:])
+	return dst
+}
+
+// base64Words is appendBase64's loop, apart so that its few live values
+// stay in registers: it encodes src six bytes at a time into out while an
+// 8-byte load and store fit, and returns how far it got in each.
+func base64Words(out, src []byte) (i, o int) {
 	// Loads read 8 bytes and use 6, so the loop stops 2 short of the
 	// end; stores write exactly the 8 characters of those 6 bytes.
 	for ; i+8 <= len(src) && o+8 <= len(out); i, o = i+6, o+8 {
@@ -41,7 +50,5 @@ func appendBase64(dst, src []byte) []byte {
 				uint64(base64Pairs[x>>28&0xfff])<<32|
 				uint64(base64Pairs[x>>16&0xfff])<<48)
 	}
-	// i is a multiple of 3, so the rest encodes on its own.
-	base64.StdEncoding.Encode(out[o:], src[i:])
-	return dst
+	return i, o
 }
