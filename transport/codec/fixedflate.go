@@ -287,6 +287,9 @@ func (f *fixedDeflater) tokens(w *bitWriter, src []byte) {
 	if f.anchorTokens(w, src) >= len(src)/fixedMinAnchorGap {
 		return
 	}
+	// Too few places searched for this to be text: write the block again
+	// from where it started. The table keeps what the first pass stored,
+	// which is harmless (candidates are verified).
 	*w = mark
 	f.denseTokens(w, src)
 }
