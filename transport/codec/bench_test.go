@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -218,4 +219,91 @@ func gzipReset(b *testing.B, w *gzip.Writer, out *bytes.Buffer, ev []byte) {
 	if err := w.Close(); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// agentEvents returns n events shaped like the file connector's: the
+// JSON object around one log line of 170..230 bytes, ~70 % plain text and
+// ~30 % JSON (escaped inside "payload"), each with its own time stamp,
+// sequence number and values. This is what the agent compresses, one
+// event per packet; event and logLines are more repetitive.
+func agentEvents(n int, seed uint64) [][]byte {
+	r := rand.New(rand.NewPCG(seed, 3))
+	comps := []string{"http", "worker-1", "worker-2", "worker-3", "db", "cache", "scheduler", "auth"}
+	lvls := []string{"INFO", "INFO", "INFO", "DEBUG", "WARN", "ERROR"}
+	msgs := []string{"request completed", "cache miss for key", "retrying upstream call", "connection reset by peer", "slow query detected", "job finished"}
+	paths := []string{"/api/v1/items", "/api/v1/users", "/api/v2/orders", "/healthz", "/metrics"}
+	words := strings.Fields("lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua")
+	out := make([][]byte, n)
+	offset := 0
+	for i := range out {
+		var line strings.Builder
+		target := 170 + r.IntN(61)
+		ts := fmt.Sprintf("2025-01-15T10:%02d:%02d.%06dZ", i/60%60, i%60, r.IntN(1e6))
+		if r.IntN(10) < 3 {
+			fmt.Fprintf(&line, `{"ts":"%s","level":"%s","logger":"%s","msg":"%s","seq":"%09d","trace_id":"%016x","dur_ms":%d,"note":"`,
+				ts, strings.ToLower(lvls[r.IntN(len(lvls))]), comps[r.IntN(len(comps))], msgs[r.IntN(len(msgs))], i+1, r.Uint64(), r.IntN(5000))
+		} else {
+			fmt.Fprintf(&line, "%s %-5s [%s] %s method=GET path=%s/%d status=%d dur_ms=%d seq=%09d msg=",
+				ts, lvls[r.IntN(len(lvls))], comps[r.IntN(len(comps))], msgs[r.IntN(len(msgs))],
+				paths[r.IntN(len(paths))], r.IntN(100000), 200+r.IntN(4), r.IntN(5000), i+1)
+		}
+		for line.Len() < target-3 {
+			line.WriteString(words[r.IntN(len(words))])
+			line.WriteByte(' ')
+		}
+		payload, _ := json.Marshal(line.String())
+		out[i] = fmt.Appendf(nil, `{"_index":0,"_file":"/var/log/app/service.log","_line":%d,"_offset":%d,"_ts":%d,"payload":%s}`,
+			i+1, offset, 1736935200000+int64(i), payload)
+		offset += line.Len() + 1
+	}
+	return out
+}
+
+// BenchmarkEncodeAgentEvent is Encode at the default level on events like
+// the agent's (agentEvents), cycling through 256 of them so branch
+// predictors do not learn one; wire_B/event is the mean packet size.
+func BenchmarkEncodeAgentEvent(b *testing.B) {
+	evs := agentEvents(256, 1)
+	for _, o := range []Options{
+		{Mode: ModePacket, Compression: CompressionGzip, Level: DefaultLevel, Encryption: EncryptionAESGCM, Key: testKey},
+		{Mode: ModePacket, Compression: CompressionGzip, Level: DefaultLevel},
+		{Mode: ModePacket, Compression: CompressionNone, Encryption: EncryptionAESGCM, Key: testKey},
+	} {
+		b.Run(name(o), func(b *testing.B) {
+			e := mustEncoder(b, o)
+			b.ReportAllocs()
+			var dst []byte
+			var wire, in int
+			i := 0
+			for b.Loop() {
+				ev := evs[i%len(evs)]
+				i++
+				var err error
+				if dst, err = e.Encode(dst[:0], ev); err != nil {
+					b.Fatal(err)
+				}
+				wire += len(dst)
+				in += len(ev)
+			}
+			b.ReportMetric(float64(wire)/float64(i), "wire_B/event")
+			b.ReportMetric(float64(in)/float64(i), "event_B")
+		})
+	}
+}
+
+// BenchmarkFixedAgentEvent is the level-1 deflate body alone on agentEvents.
+func BenchmarkFixedAgentEvent(b *testing.B) {
+	evs := agentEvents(256, 1)
+	var f fixedDeflater
+	var out []byte
+	var wire, in, i int
+	for b.Loop() {
+		ev := evs[i%len(evs)]
+		i++
+		out = f.appendDeflate(out[:0], ev)
+		wire += len(out)
+		in += len(ev)
+	}
+	b.ReportMetric(float64(wire)/float64(i), "deflate_B/event")
+	b.ReportMetric(float64(in)/float64(i), "event_B")
 }

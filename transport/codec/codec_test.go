@@ -321,3 +321,30 @@ func TestEncoderIsSafeForConcurrentUse(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeIVsAreFresh encodes past several batches of IVs (they are
+// drawn from crypto/rand ivBatch at a time) and checks that no IV repeats
+// or is left zero: GCM must never reuse a nonce under one key.
+func TestEncodeIVsAreFresh(t *testing.T) {
+	e := mustEncoder(t, Options{Mode: ModePacket, Compression: CompressionGzip, Encryption: EncryptionAESGCM, Key: testKey})
+	d := mustDecoder(t, ModePacket, testKey)
+	seen := make(map[string]bool)
+	zero := base64.StdEncoding.EncodeToString(make([]byte, ivSize))
+	for i := range 3*ivBatch + 1 {
+		wire, err := e.Encode(nil, []byte("hello"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back, err := d.Decode(wire); err != nil || string(back) != "hello" {
+			t.Fatalf("packet %d: decoded %q, %v", i, back, err)
+		}
+		var env struct{ IV string }
+		if err := json.Unmarshal(wire, &env); err != nil {
+			t.Fatal(err)
+		}
+		if env.IV == zero || seen[env.IV] {
+			t.Fatalf("packet %d reuses IV %s (or it is zero)", i, env.IV)
+		}
+		seen[env.IV] = true
+	}
+}

@@ -2,8 +2,6 @@ package codec
 
 import (
 	"crypto/cipher"
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 	"sync"
 )
@@ -68,18 +66,18 @@ func (e *Encoder) Encode(dst, raw []byte) ([]byte, error) {
 	if e.aead != nil {
 		// A fresh random IV per packet, as the Java agent does: GCM must
 		// never reuse a nonce under one key.
-		if _, err := rand.Read(s.iv[:]); err != nil {
+		if err := s.nextIV(); err != nil {
 			return dst, fmt.Errorf("encode packet: random iv: %w", err)
 		}
 		s.seal = e.aead.Seal(s.seal[:0], s.iv[:], body, nil)
 		body = s.seal
 	}
 	dst = append(dst, envelopeHead...)
-	dst = base64.StdEncoding.AppendEncode(dst, body)
+	dst = appendBase64(dst, body)
 	dst = append(dst, e.tail...)
 	if e.aead != nil {
 		dst = append(dst, '"')
-		dst = base64.StdEncoding.AppendEncode(dst, s.iv[:])
+		dst = appendBase64(dst, s.iv[:])
 		dst = append(dst, '"', '}')
 	} else {
 		// Jackson writes a null iv rather than omitting it; so do we.
