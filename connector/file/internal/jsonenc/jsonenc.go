@@ -3,6 +3,7 @@ package jsonenc
 import (
 	"encoding/binary"
 	"math/bits"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -32,59 +33,84 @@ func AppendString(dst, s []byte) ([]byte, int) {
 
 // AppendStringContent is AppendString without the surrounding quotes, so
 // callers can build one literal from several pieces.
+//
+// Log text is mostly plain ASCII with, in JSON lines, a quote every few
+// bytes. So it reads 8 bytes at a time and stores each word into dst
+// before knowing how much of it is clean: the clean prefix is kept by
+// advancing the write index, and the rest is overwritten. That needs a
+// word of slack past the output, which the invariant below keeps, and
+// spares an append (and its capacity check and copy call) per clean run.
 func AppendStringContent(dst, s []byte) ([]byte, int) {
+	n := len(dst)
+	// Invariant at the top of the loop: len(buf)-n >= len(s)-i+8, so the
+	// rest of s copied as it is plus one stored word always fits, and so
+	// does one escape (at most 6 bytes, and len(s)-i >= 1 there).
+	buf := slices.Grow(dst, len(s)+8)
+	buf = buf[:cap(buf)]
 	bad := 0
-	start := 0
 	for i := 0; i < len(s); {
-		// Log text is mostly plain ASCII: look at 8 bytes at a time and,
-		// in a word that holds a byte to look at, jump straight to the
-		// first one (JSON lines have a quote every few bytes).
-		if i+8 <= len(s) {
-			m := special8(binary.LittleEndian.Uint64(s[i:]))
-			if m == 0 {
-				i += 8
-				continue
+		var w uint64
+		switch rest := len(s) - i; {
+		case rest >= 8:
+			w = binary.LittleEndian.Uint64(s[i:])
+		case len(s) >= 8:
+			// The last few bytes: load the word that ends with them and
+			// shift them down. The zero bytes shifted in count as
+			// control bytes, so a clean tail stops at its end.
+			w = binary.LittleEndian.Uint64(s[len(s)-8:]) >> (8 * (8 - rest))
+		default:
+			for k := range rest {
+				w |= uint64(s[i+k]) << (8 * k)
 			}
-			i += bits.TrailingZeros64(m) >> 3
-		} else if safe[s[i]] {
-			i++
+		}
+		binary.LittleEndian.PutUint64(buf[n:], w)
+		m := special8(w)
+		if m == 0 {
+			i += 8
+			n += 8
 			continue
 		}
+		k := bits.TrailingZeros64(m) >> 3
+		if i+k >= len(s) {
+			n += len(s) - i // the flag is a zero shifted in past the end
+			break
+		}
+		i += k
+		n += k
 		b := s[i]
 		if b >= utf8.RuneSelf {
 			r, size := utf8.DecodeRune(s[i:])
 			if r != utf8.RuneError || size != 1 {
+				for _, c := range s[i : i+size] { // at most 4: no copy call
+					buf[n] = c
+					n++
+				}
 				i += size
 				continue
 			}
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
+			n += copy(buf[n:], `\ufffd`)
 			bad++
-			i++
-			start = i
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch b {
-		case '"', '\\':
-			dst = append(dst, '\\', b)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+		} else if e := shortEscape[b]; e != 0 {
+			buf[n], buf[n+1] = '\\', e
+			n += 2
+		} else {
+			n += copy(buf[n:], `\u00`)
+			buf[n], buf[n+1] = hexDigits[b>>4], hexDigits[b&0xF]
+			n += 2
 		}
 		i++
-		start = i
+		if len(buf)-n < len(s)-i+8 {
+			buf = slices.Grow(buf[:n], len(s)-i+8)
+			buf = buf[:cap(buf)]
+		}
 	}
-	return append(dst, s[start:]...), bad
+	return buf[:n], bad
+}
+
+// shortEscape maps the bytes JSON escapes with a backslash and one letter
+// to that letter; the other bytes below 0x20 are written as \u00XX.
+var shortEscape = [utf8.RuneSelf]byte{
+	'"': '"', '\\': '\\', '\n': 'n', '\r': 'r', '\t': 't', '\b': 'b', '\f': 'f',
 }
 
 const (
@@ -98,16 +124,15 @@ const (
 // special8 returns a mask with the high bit set in the bytes of w (little
 // endian: byte 0 is the lowest) that cannot be copied as they are: a
 // control byte, quote, backslash or byte >= 0x80. It uses the classic "has
-// zero byte" bit trick on each condition. A borrow can flag a plain byte,
-// but only above a flagged one, so the lowest flag is always exact, and
-// that is the only one callers use.
+// zero byte" bit trick: a byte below 0x20 borrows into its high bit when
+// 0x20 is taken from it, and a byte equal to the quote (or backslash)
+// does when 1 is taken from its xor with it. A borrow can flag a plain
+// byte, but only above a flagged one, so the lowest flag is always exact,
+// and that is the only one callers use.
 func special8(w uint64) uint64 {
-	hasLess := (w - sp) & ^w & hi // some byte < 0x20 (bytes >= 0x80 come from w&hi)
 	x := w ^ quot
-	hasQuot := (x - lo7) & ^x & hi
 	y := w ^ bsl
-	hasBsl := (y - lo7) & ^y & hi
-	return (w & hi) | hasLess | hasQuot | hasBsl
+	return ((w - sp) | w | ((x - lo7) &^ x) | ((y - lo7) &^ y)) & hi
 }
 
 // AppendLatin1Content appends ISO-8859-1 bytes as JSON string content
