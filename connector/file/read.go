@@ -210,7 +210,7 @@ func (in *Input) handleLine(t *tracked, raw []byte, end int64, truncated bool, t
 		}
 		buf := in.arena.begin(len(t.fileJSON) + len(raw) + len(in.tsTail) + len(in.extra) + 80)
 		start := len(buf)
-		buf = appendSingleHead(buf, t.fileJSON, t.line, end, in.tsTail)
+		buf = appendSingleHead(buf, t, t.line, end, in.tsTail)
 		buf = in.fmt.appendPayload(buf, raw, nil, t.bigEndian)
 		buf = append(buf, in.extra...)
 		in.emitLine(t, in.arena.end(append(buf, '}'), start))

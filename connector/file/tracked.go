@@ -36,6 +36,8 @@ type tracked struct {
 	asm                    *multiline.Assembler // nil without multiline
 
 	fileJSON []byte // the path as a JSON string, for _file
+	// lineDigits and offsetDigits format _line and _offset of its events.
+	lineDigits, offsetDigits jsonenc.Decimal
 	// stateHead is the State up to the offset (appendStateHead), built
 	// when a position is needed and dropped when the file is closed, so
 	// only open files hold one.

@@ -169,3 +169,57 @@ func AppendHex64(dst []byte, v uint64) []byte {
 	}
 	return dst
 }
+
+// Decimal formats a sequence of non-negative integers that mostly grow by
+// a little, such as a file's line numbers and offsets: it keeps the digits
+// of the last value and adds the difference to them digit by digit, which
+// for a step of 1 or of a line's length touches one to three digits where
+// formatting afresh divides down all of them. The zero value is ready.
+type Decimal struct {
+	v      int64
+	n      int // digits in use, from digits[0]; 0: none yet
+	digits [20]byte
+}
+
+// maxDecimalStep bounds the difference added digit by digit; a bigger
+// jump (or a smaller value) is formatted afresh.
+const maxDecimalStep = 1 << 20
+
+// Append appends the decimal form of v.
+func (d *Decimal) Append(dst []byte, v int64) []byte {
+	switch step := v - d.v; {
+	case d.n == 0 || step < 0 || step > maxDecimalStep:
+		if v < 0 {
+			d.n = 0 // not cached: negative values are not a sequence here
+			return strconv.AppendInt(dst, v, 10)
+		}
+		d.v = v
+		d.n = len(strconv.AppendInt(d.digits[:0], v, 10))
+	case step > 0 && step < 10 && d.digits[d.n-1]+byte(step) <= '9':
+		d.v = v // the next line number, mostly: no carry
+		d.digits[d.n-1] += byte(step)
+	case step > 0:
+		d.v = v
+		for i, c := d.n-1, uint64(step); c != 0; i-- {
+			if i < 0 {
+				// A carry out of the top digit: one more digit.
+				copy(d.digits[1:d.n+1], d.digits[:d.n])
+				d.digits[0] = '0'
+				d.n++
+				i = 0
+			}
+			s := uint64(d.digits[i]-'0') + c%10
+			c /= 10
+			if s >= 10 {
+				s -= 10
+				c++
+			}
+			d.digits[i] = byte('0' + s)
+		}
+	}
+	// Copy all 20 bytes (a few moves, no copy call) and keep n of them.
+	l := len(dst)
+	dst = slices.Grow(dst, len(d.digits))
+	*(*[20]byte)(dst[l : l+20]) = d.digits
+	return dst[:l+d.n]
+}
