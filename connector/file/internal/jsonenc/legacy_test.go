@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -114,6 +115,20 @@ func TestAppendStringContentSameAsLegacy(t *testing.T) {
 			}
 		}
 	}
+	// Longer strings: the block scan (16 bytes a step on amd64) starts
+	// them and comes back after three clean words, so put specials at
+	// every position of 80 bytes, alone and with a second one after.
+	long := strings.Repeat("The quick brown fox jumps. ", 3)[:80]
+	for i := 0; i <= len(long); i++ {
+		for _, a := range specials {
+			checkSameAsLegacy(t, nil, []byte(long[:i]+a+long[i:]))
+			for j := i; j <= len(long); j++ {
+				for _, b := range []string{"\"", "\x00", "é", "\xff"} {
+					checkSameAsLegacy(t, nil, []byte(long[:i]+a+long[i:j]+b+long[j:]))
+				}
+			}
+		}
+	}
 	// Escapes grow the output up to six times the input: every byte one.
 	for _, c := range []string{"\x00", "\xff", "\""} {
 		for n := 0; n <= 40; n++ {
@@ -126,7 +141,9 @@ func TestAppendStringContentSameAsLegacy(t *testing.T) {
 // escaper against the legacy one, with any prefix already in dst.
 func FuzzAppendStringContentSameAsLegacy(f *testing.F) {
 	for _, s := range []string{"", "a", "abcdefgh\"", "\"\\\x00\x1f\x7f", "\xff\xfe", "中文 ✓ 😀",
-		"\xed\xa0\x80", "\xf0\x9f\x98", `{"ts":1,"msg":"x"}`, "1764000000123 INFO [http] seq=000000001 request"} {
+		"\xed\xa0\x80", "\xf0\x9f\x98", `{"ts":1,"msg":"x"}`, "1764000000123 INFO [http] seq=000000001 request",
+		`{"ts":1764000000123,"level":"INFO","component":"http","seq":"000123456","msg":"request served user k12=4711 latency"}`,
+		"1764000000123 INFO [http] Bestellung übermittelt für Kunde 4711 — Lieferung nach München, Größe XL, Preis 12,50 € 注文 完了 ✓ status=ok"} {
 		f.Add([]byte("p"), []byte(s))
 	}
 	f.Fuzz(func(t *testing.T, prefix, s []byte) {
