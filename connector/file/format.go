@@ -35,9 +35,7 @@ func appendObjectHead(dst []byte, idx int, fileJSON []byte, line, end, ts int64)
 // offset formatted by the file's own Decimals (they step by 1 and by a
 // line's length).
 func appendSingleHead(dst []byte, t *tracked, line, end int64, tsTail []byte) []byte {
-	dst = append(dst, `{"_index":0,"_file":`...)
-	dst = append(dst, t.fileJSON...)
-	dst = append(dst, `,"_line":`...)
+	dst = append(dst, t.lineHead...)
 	dst = t.lineDigits.Append(dst, line)
 	dst = append(dst, `,"_offset":`...)
 	dst = t.offsetDigits.Append(dst, end)
