@@ -97,10 +97,12 @@ func benchFileMixed(b *testing.B, n int) string {
 }
 
 func benchRead(b *testing.B, lines int, mutate func(c *Config)) {
-	benchReadFile(b, benchFile(b, lines), lines, mutate)
+	benchReadFile(b, benchFile(b, lines), lines, 1024, mutate)
 }
 
-func benchReadFile(b *testing.B, path string, lines int, mutate func(c *Config)) {
+// benchReadFile reads the file at path, of the given lines, perPoll
+// events per Poll.
+func benchReadFile(b *testing.B, path string, lines, perPoll int, mutate func(c *Config)) {
 	fi, err := os.Stat(path)
 	must(b, err)
 	cfg := NewDefaultConfig()
@@ -113,7 +115,7 @@ func benchReadFile(b *testing.B, path string, lines int, mutate func(c *Config))
 	var ms0, ms1 runtime.MemStats
 	var heapAfter uint64
 	var events, physical int64
-	evs := make([]input.Event, 0, 1024)
+	evs := make([]input.Event, 0, perPoll)
 	ctx := context.Background()
 	runtime.GC()
 	runtime.ReadMemStats(&ms0)
@@ -125,7 +127,7 @@ func benchReadFile(b *testing.B, path string, lines int, mutate func(c *Config))
 		must(b, err)
 		must(b, in.Open(ctx, input.OpenOptions{FirstStart: true}))
 		for {
-			evs, err = in.Poll(ctx, evs[:0], 1024)
+			evs, err = in.Poll(ctx, evs[:0], perPoll)
 			must(b, err)
 			if len(evs) == 0 {
 				break
@@ -171,9 +173,14 @@ func BenchmarkReadSingleLine(b *testing.B) {
 }
 
 // BenchmarkReadMixed reads lines like the end-to-end benchmark's, the
-// mix the input's CPU per line is judged on.
+// mix the input's CPU per line is judged on, as many per Poll as the
+// scheduler asks for by default (queue.poll-batch-size) and more.
 func BenchmarkReadMixed(b *testing.B) {
-	benchReadFile(b, benchFileMixed(b, 200_000), 200_000, nil)
+	for _, perPoll := range []int{128, 1024} {
+		b.Run(fmt.Sprintf("poll=%d", perPoll), func(b *testing.B) {
+			benchReadFile(b, benchFileMixed(b, 200_000), 200_000, perPoll, nil)
+		})
+	}
 }
 
 func BenchmarkReadMultiline(b *testing.B) {

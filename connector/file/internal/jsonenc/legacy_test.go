@@ -119,11 +119,14 @@ func TestAppendStringContentSameAsLegacy(t *testing.T) {
 	// them and comes back after three clean words, so put specials at
 	// every position of 80 bytes, alone and with a second one after.
 	long := strings.Repeat("The quick brown fox jumps. ", 3)[:80]
+	few := []string{"\"", "\x00", "é", "\xff", "😀"} // one of each path, for the pairs
 	for i := 0; i <= len(long); i++ {
 		for _, a := range specials {
 			checkSameAsLegacy(t, nil, []byte(long[:i]+a+long[i:]))
+		}
+		for _, a := range few {
 			for j := i; j <= len(long); j++ {
-				for _, b := range []string{"\"", "\x00", "é", "\xff"} {
+				for _, b := range few {
 					checkSameAsLegacy(t, nil, []byte(long[:i]+a+long[i:j]+b+long[j:]))
 				}
 			}
