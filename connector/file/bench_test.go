@@ -50,8 +50,59 @@ func benchFile(b *testing.B, n int) string {
 	return path
 }
 
+// benchFileMixed returns a file of n lines like the end-to-end
+// benchmark's: 170 to 230 bytes, 70 % plain "ts LEVEL [component] seq=N
+// words k=v", 30 % JSON objects (a quote every few bytes to escape).
+func benchFileMixed(b *testing.B, n int) string {
+	b.Helper()
+	dir := filepath.Join(os.TempDir(), "edge-agent-connector-bench")
+	must(b, os.MkdirAll(dir, 0o755))
+	path := filepath.Join(dir, fmt.Sprintf("mixed-v1-%d.log", n))
+	if fi, err := os.Stat(path); err == nil && fi.Size() > int64(n)*150 {
+		return path
+	}
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	must(b, err)
+	w := bufio.NewWriterSize(f, 1<<20)
+	words := []string{"request", "served", "user", "order", "latency", "retry", "timeout", "payload", "session", "queue"}
+	levels := []string{"INFO", "INFO", "DEBUG", "WARN", "ERROR"}
+	var line []byte
+	for i := 0; i < n; i++ {
+		size := 170 + i*7919%61
+		ts := 1_764_000_000_000 + int64(i)*3
+		if i%10 < 3 {
+			line = fmt.Appendf(line[:0], `{"ts":%d,"level":"%s","component":"worker-%d","seq":"%09d","msg":"`, ts, levels[i%5], i%6, i)
+		} else {
+			line = fmt.Appendf(line[:0], "%d %s [worker-%d] seq=%09d ", ts, levels[i%5], i%6, i)
+		}
+		for k := i; len(line) < size; k++ {
+			if k%4 == 0 {
+				line = fmt.Appendf(line, "k%d=%d ", k%100, k*31%100000)
+			} else {
+				line = append(append(line, words[k*13%len(words)]...), ' ')
+			}
+		}
+		line = line[:size]
+		if i%10 < 3 {
+			line = append(line[:size-2], `"}`...)
+		}
+		_, err := w.Write(append(line, '\n'))
+		must(b, err)
+	}
+	must(b, w.Flush())
+	must(b, f.Close())
+	must(b, os.Rename(tmp, path))
+	return path
+}
+
 func benchRead(b *testing.B, lines int, mutate func(c *Config)) {
-	path := benchFile(b, lines)
+	benchReadFile(b, benchFile(b, lines), lines, 1024, mutate)
+}
+
+// benchReadFile reads the file at path, of the given lines, perPoll
+// events per Poll.
+func benchReadFile(b *testing.B, path string, lines, perPoll int, mutate func(c *Config)) {
 	fi, err := os.Stat(path)
 	must(b, err)
 	cfg := NewDefaultConfig()
@@ -64,7 +115,7 @@ func benchRead(b *testing.B, lines int, mutate func(c *Config)) {
 	var ms0, ms1 runtime.MemStats
 	var heapAfter uint64
 	var events, physical int64
-	evs := make([]input.Event, 0, 1024)
+	evs := make([]input.Event, 0, perPoll)
 	ctx := context.Background()
 	runtime.GC()
 	runtime.ReadMemStats(&ms0)
@@ -76,7 +127,7 @@ func benchRead(b *testing.B, lines int, mutate func(c *Config)) {
 		must(b, err)
 		must(b, in.Open(ctx, input.OpenOptions{FirstStart: true}))
 		for {
-			evs, err = in.Poll(ctx, evs[:0], 1024)
+			evs, err = in.Poll(ctx, evs[:0], perPoll)
 			must(b, err)
 			if len(evs) == 0 {
 				break
@@ -118,6 +169,17 @@ func benchRead(b *testing.B, lines int, mutate func(c *Config)) {
 func BenchmarkReadSingleLine(b *testing.B) {
 	for _, n := range []int{100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("lines=%d", n), func(b *testing.B) { benchRead(b, n, nil) })
+	}
+}
+
+// BenchmarkReadMixed reads lines like the end-to-end benchmark's, the
+// mix the input's CPU per line is judged on, as many per Poll as the
+// scheduler asks for by default (queue.poll-batch-size) and more.
+func BenchmarkReadMixed(b *testing.B) {
+	for _, perPoll := range []int{128, 1024} {
+		b.Run(fmt.Sprintf("poll=%d", perPoll), func(b *testing.B) {
+			benchReadFile(b, benchFileMixed(b, 200_000), 200_000, perPoll, nil)
+		})
 	}
 }
 

@@ -74,7 +74,10 @@
 // (input.Claims): it is read once, by the first.
 //
 // Poll never waits: it reads at most max events and 16 MiB per call,
-// shares the budget round-robin between files, and returns. Errors come
+// shares the budget round-robin between files, and returns. Each read is
+// sized to the lines the poll still wants at the mean line length seen
+// (4 KiB to 64 KiB), since what a poll reads past its last line is read
+// again by the next one. Errors come
 // back only with on-error: fail; with skip they are logged once per file
 // and counted in Stats().Errors.
 //

@@ -31,14 +31,14 @@ func appendObjectHead(dst []byte, idx int, fileJSON []byte, line, end, ts int64)
 }
 
 // appendSingleHead is appendObjectHead for the single-line hot path, with
-// the timestamp digits prepared by the caller.
-func appendSingleHead(dst, fileJSON []byte, line, end int64, tsTail []byte) []byte {
-	dst = append(dst, `{"_index":0,"_file":`...)
-	dst = append(dst, fileJSON...)
-	dst = append(dst, `,"_line":`...)
-	dst = jsonenc.AppendInt(dst, line)
+// the timestamp digits prepared by the caller and the line number and
+// offset formatted by the file's own Decimals (they step by 1 and by a
+// line's length).
+func appendSingleHead(dst []byte, t *tracked, line, end int64, tsTail []byte) []byte {
+	dst = append(dst, t.lineHead...)
+	dst = t.lineDigits.Append(dst, line)
 	dst = append(dst, `,"_offset":`...)
-	dst = jsonenc.AppendInt(dst, end)
+	dst = t.offsetDigits.Append(dst, end)
 	return append(dst, tsTail...)
 }
 

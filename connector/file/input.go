@@ -105,13 +105,16 @@ type Input struct {
 	// byteBudget is what the running poll may still read (maxPollBytes).
 	byteBudget int
 
-	readBuf  []byte
-	fpBuf    []byte
-	scratch  []byte
-	tsTail   []byte // `,"_ts":<ms>,"payload":` for the current read time
-	tsCached int64
-	arena    arena
-	errSeen  map[string]string // path → last logged error, to log once
+	readBuf []byte
+	// lineBytes is the mean line length read lately (learnLineBytes),
+	// which sizes reads; 0 until a read yielded a line.
+	lineBytes int
+	fpBuf     []byte
+	scratch   []byte
+	tsTail    []byte // `,"_ts":<ms>,"payload":` for the current read time
+	tsCached  int64
+	arena     arena
+	errSeen   map[string]string // path → last logged error, to log once
 	// filesList is what Files returns, copied by publishFiles at filesAt.
 	filesList atomic.Pointer[[]input.FileStatus]
 	filesAt   time.Time

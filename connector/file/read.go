@@ -92,7 +92,7 @@ func (in *Input) readTurn(t *tracked, quota int, poll uint64, now time.Time) err
 	}
 	verified := false
 	for emitted < quota && in.budget > 0 && in.byteBudget > 0 {
-		n, rerr := t.f.ReadAt(in.readBuf, t.readPos)
+		n, rerr := t.f.ReadAt(in.readBuf[:in.readSize(min(quota-emitted, in.budget))], t.readPos)
 		if rerr != nil && !errors.Is(rerr, io.EOF) {
 			return in.readFailed(t, rerr)
 		}
@@ -145,27 +145,65 @@ func (in *Input) readTurn(t *tracked, quota int, poll uint64, now time.Time) err
 			}
 			t.bomLen, t.bigEndian = n, be
 		}
+		from := t.readPos
 		acc := t.split.Feed(chunk, t.readPos)
 		t.readPos += int64(acc)
+		lines, last := 0, from
 		for {
 			line, end, truncated, ok := t.split.Next()
 			if !ok {
 				break
 			}
+			lines++
+			last = end
 			emitted += in.handleLine(t, line, end, truncated, ts)
 			if emitted >= quota || in.budget == 0 {
+				in.learnLineBytes(last-from, lines)
 				if r := t.split.Stop(); r >= 0 {
 					t.readPos = r
 				}
 				return nil
 			}
 		}
+		in.learnLineBytes(last-from, lines)
 		if errors.Is(rerr, io.EOF) || acc == 0 {
 			in.reachedEOF(t, poll)
 			return nil
 		}
 	}
 	return nil
+}
+
+// minReadBytes is the smallest read: below it the syscall costs more
+// than the bytes read again after a poll that stops early.
+const minReadBytes = 4 << 10
+
+// readSize is how many bytes to read for about the lines still wanted.
+// A poll that stops at its event budget gives back what it read past its
+// last line, and the next poll reads it again: with the scheduler's 128
+// events per poll and a full readChunk per read, a file was read about
+// 2.5 times over. So reads are sized to the lines wanted (and an eighth more)
+// at the mean line length seen, between minReadBytes and readChunk.
+func (in *Input) readSize(wantLines int) int {
+	if in.lineBytes == 0 {
+		return len(in.readBuf)
+	}
+	return min(max((wantLines+wantLines/8+1)*in.lineBytes, minReadBytes), len(in.readBuf))
+}
+
+// learnLineBytes updates the mean line length from a chunk that yielded
+// lines over n bytes (a moving average, so a file's long lines or a
+// second file's short ones are followed within a few reads).
+func (in *Input) learnLineBytes(n int64, lines int) {
+	if lines == 0 || n <= 0 {
+		return
+	}
+	l := int(min(n/int64(lines), int64(len(in.readBuf))))
+	if in.lineBytes == 0 {
+		in.lineBytes = l
+		return
+	}
+	in.lineBytes += (l - in.lineBytes) / 4
 }
 
 // reachedEOF records that t has no more data now; a file that is gone
@@ -210,7 +248,7 @@ func (in *Input) handleLine(t *tracked, raw []byte, end int64, truncated bool, t
 		}
 		buf := in.arena.begin(len(t.fileJSON) + len(raw) + len(in.tsTail) + len(in.extra) + 80)
 		start := len(buf)
-		buf = appendSingleHead(buf, t.fileJSON, t.line, end, in.tsTail)
+		buf = appendSingleHead(buf, t, t.line, end, in.tsTail)
 		buf = in.fmt.appendPayload(buf, raw, nil, t.bigEndian)
 		buf = append(buf, in.extra...)
 		in.emitLine(t, in.arena.end(append(buf, '}'), start))

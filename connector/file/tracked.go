@@ -36,6 +36,11 @@ type tracked struct {
 	asm                    *multiline.Assembler // nil without multiline
 
 	fileJSON []byte // the path as a JSON string, for _file
+	// lineHead is a single-line event up to its _line value, so the
+	// event starts with one copy.
+	lineHead []byte
+	// lineDigits and offsetDigits format _line and _offset of its events.
+	lineDigits, offsetDigits jsonenc.Decimal
 	// stateHead is the State up to the offset (appendStateHead), built
 	// when a position is needed and dropped when the file is closed, so
 	// only open files hold one.
@@ -124,6 +129,7 @@ func (in *Input) unindexPath(t *tracked) {
 // setPathText rebuilds what is derived from the path.
 func (t *tracked) setPathText(p string) {
 	t.fileJSON, _ = jsonenc.AppendString(t.fileJSON[:0], []byte(p))
+	t.lineHead = append(append(append(t.lineHead[:0], `{"_index":0,"_file":`...), t.fileJSON...), `,"_line":`...)
 	t.refreshState()
 }
 

@@ -3,6 +3,7 @@ package jsonenc
 import (
 	"encoding/binary"
 	"math/bits"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -32,59 +33,100 @@ func AppendString(dst, s []byte) ([]byte, int) {
 
 // AppendStringContent is AppendString without the surrounding quotes, so
 // callers can build one literal from several pieces.
+//
+// Log text is mostly plain ASCII with, in JSON lines, a quote every few
+// bytes. So it reads 8 bytes at a time and stores each word into dst
+// before knowing how much of it is clean: the clean prefix is kept by
+// advancing the write index, and the rest is overwritten. That needs a
+// word of slack past the output, which the invariant below keeps, and
+// spares an append (and its capacity check and copy call) per clean run.
 func AppendStringContent(dst, s []byte) ([]byte, int) {
+	n := len(dst)
+	// Invariant at the top of the loop: len(buf)-n >= len(s)-i+8, so the
+	// rest of s copied as it is plus one stored word always fits, and so
+	// does one escape (at most 6 bytes, and len(s)-i >= 1 there).
+	buf := slices.Grow(dst, len(s)+8)
+	buf = buf[:cap(buf)]
 	bad := 0
-	start := 0
+	clean := 3 // clean words in a row: blocks from 3 on
 	for i := 0; i < len(s); {
-		// Log text is mostly plain ASCII: look at 8 bytes at a time and,
-		// in a word that holds a byte to look at, jump straight to the
-		// first one (JSON lines have a quote every few bytes).
-		if i+8 <= len(s) {
-			m := special8(binary.LittleEndian.Uint64(s[i:]))
-			if m == 0 {
-				i += 8
-				continue
+		rest := len(s) - i
+		if clean >= 3 && rest >= 16 {
+			// Whole blocks, 16 bytes a step where the CPU can. Where
+			// bytes to escape come close together (JSON keys, UTF-8
+			// text), a call per run costs more than it saves: after a
+			// special byte, words go on until three clean ones in a row.
+			k := cleanCopy(buf[n:n+rest], s[i:])
+			i += k
+			n += k
+			if rest -= k; rest == 0 {
+				break
 			}
-			i += bits.TrailingZeros64(m) >> 3
-		} else if safe[s[i]] {
-			i++
+		}
+		var w uint64
+		switch {
+		case rest >= 8:
+			w = binary.LittleEndian.Uint64(s[i:])
+		case len(s) >= 8:
+			// The last few bytes: load the word that ends with them and
+			// shift them down. The zero bytes shifted in count as
+			// control bytes, so a clean tail stops at its end.
+			w = binary.LittleEndian.Uint64(s[len(s)-8:]) >> (8 * (8 - rest))
+		default:
+			for k := range rest {
+				w |= uint64(s[i+k]) << (8 * k)
+			}
+		}
+		binary.LittleEndian.PutUint64(buf[n:], w)
+		m := special8(w)
+		if m == 0 {
+			i += 8
+			n += 8
+			clean++
 			continue
 		}
+		clean = 0
+		k := bits.TrailingZeros64(m) >> 3
+		if i+k >= len(s) {
+			n += len(s) - i // the flag is a zero shifted in past the end
+			break
+		}
+		i += k
+		n += k
 		b := s[i]
 		if b >= utf8.RuneSelf {
 			r, size := utf8.DecodeRune(s[i:])
 			if r != utf8.RuneError || size != 1 {
+				for _, c := range s[i : i+size] { // at most 4: no copy call
+					buf[n] = c
+					n++
+				}
 				i += size
 				continue
 			}
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
+			n += copy(buf[n:], `\ufffd`)
 			bad++
-			i++
-			start = i
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch b {
-		case '"', '\\':
-			dst = append(dst, '\\', b)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+		} else if e := shortEscape[b]; e != 0 {
+			buf[n], buf[n+1] = '\\', e
+			n += 2
+		} else {
+			n += copy(buf[n:], `\u00`)
+			buf[n], buf[n+1] = hexDigits[b>>4], hexDigits[b&0xF]
+			n += 2
 		}
 		i++
-		start = i
+		if len(buf)-n < len(s)-i+8 {
+			buf = slices.Grow(buf[:n], len(s)-i+8)
+			buf = buf[:cap(buf)]
+		}
 	}
-	return append(dst, s[start:]...), bad
+	return buf[:n], bad
+}
+
+// shortEscape maps the bytes JSON escapes with a backslash and one letter
+// to that letter; the other bytes below 0x20 are written as \u00XX.
+var shortEscape = [utf8.RuneSelf]byte{
+	'"': '"', '\\': '\\', '\n': 'n', '\r': 'r', '\t': 't', '\b': 'b', '\f': 'f',
 }
 
 const (
@@ -98,16 +140,15 @@ const (
 // special8 returns a mask with the high bit set in the bytes of w (little
 // endian: byte 0 is the lowest) that cannot be copied as they are: a
 // control byte, quote, backslash or byte >= 0x80. It uses the classic "has
-// zero byte" bit trick on each condition. A borrow can flag a plain byte,
-// but only above a flagged one, so the lowest flag is always exact, and
-// that is the only one callers use.
+// zero byte" bit trick: a byte below 0x20 borrows into its high bit when
+// 0x20 is taken from it, and a byte equal to the quote (or backslash)
+// does when 1 is taken from its xor with it. A borrow can flag a plain
+// byte, but only above a flagged one, so the lowest flag is always exact,
+// and that is the only one callers use.
 func special8(w uint64) uint64 {
-	hasLess := (w - sp) & ^w & hi // some byte < 0x20 (bytes >= 0x80 come from w&hi)
 	x := w ^ quot
-	hasQuot := (x - lo7) & ^x & hi
 	y := w ^ bsl
-	hasBsl := (y - lo7) & ^y & hi
-	return (w & hi) | hasLess | hasQuot | hasBsl
+	return ((w - sp) | w | ((x - lo7) &^ x) | ((y - lo7) &^ y)) & hi
 }
 
 // AppendLatin1Content appends ISO-8859-1 bytes as JSON string content
@@ -143,4 +184,58 @@ func AppendHex64(dst []byte, v uint64) []byte {
 		dst = append(dst, hexDigits[(v>>uint(shift))&0xF])
 	}
 	return dst
+}
+
+// Decimal formats a sequence of non-negative integers that mostly grow by
+// a little, such as a file's line numbers and offsets: it keeps the digits
+// of the last value and adds the difference to them digit by digit, which
+// for a step of 1 or of a line's length touches one to three digits where
+// formatting afresh divides down all of them. The zero value is ready.
+type Decimal struct {
+	v      int64
+	n      int // digits in use, from digits[0]; 0: none yet
+	digits [20]byte
+}
+
+// maxDecimalStep bounds the difference added digit by digit; a bigger
+// jump (or a smaller value) is formatted afresh.
+const maxDecimalStep = 1 << 20
+
+// Append appends the decimal form of v.
+func (d *Decimal) Append(dst []byte, v int64) []byte {
+	switch step := v - d.v; {
+	case d.n == 0 || step < 0 || step > maxDecimalStep:
+		if v < 0 {
+			d.n = 0 // not cached: negative values are not a sequence here
+			return strconv.AppendInt(dst, v, 10)
+		}
+		d.v = v
+		d.n = len(strconv.AppendInt(d.digits[:0], v, 10))
+	case step > 0 && step < 10 && d.digits[d.n-1]+byte(step) <= '9':
+		d.v = v // the next line number, mostly: no carry
+		d.digits[d.n-1] += byte(step)
+	case step > 0:
+		d.v = v
+		for i, c := d.n-1, uint64(step); c != 0; i-- {
+			if i < 0 {
+				// A carry out of the top digit: one more digit.
+				copy(d.digits[1:d.n+1], d.digits[:d.n])
+				d.digits[0] = '0'
+				d.n++
+				i = 0
+			}
+			s := uint64(d.digits[i]-'0') + c%10
+			c /= 10
+			if s >= 10 {
+				s -= 10
+				c++
+			}
+			d.digits[i] = byte('0' + s)
+		}
+	}
+	// Copy all 20 bytes (a few moves, no copy call) and keep n of them.
+	l := len(dst)
+	dst = slices.Grow(dst, len(d.digits))
+	*(*[20]byte)(dst[l : l+20]) = d.digits
+	return dst[:l+d.n]
 }

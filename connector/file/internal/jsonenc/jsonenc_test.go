@@ -168,6 +168,13 @@ func replacementsOnly(got, in string) bool {
 // plain text, JSON (a quote every few bytes to escape), and text with
 // multi-byte UTF-8.
 func BenchmarkAppendString(b *testing.B) {
+	benchEscape(b, func(dst, s []byte) []byte {
+		dst, _ = AppendString(dst, s)
+		return dst
+	})
+}
+
+func benchEscape(b *testing.B, escape func(dst, s []byte) []byte) {
 	lines := []struct{ name, s string }{
 		{"plain", `1764000000123 INFO [http] seq=000123456 request served user k12=4711 latency order retry timeout payload session opened closed cache miss hit queue flushed upstream status request served user k7=99`},
 		{"json", `{"ts":1764000000123,"level":"INFO","component":"http","seq":"000123456","msg":"request served user k12=4711 latency order retry timeout payload session opened closed cache miss hit queue flushed"}`},
@@ -179,8 +186,86 @@ func BenchmarkAppendString(b *testing.B) {
 			dst := make([]byte, 0, 2*len(in)+2)
 			b.SetBytes(int64(len(in)))
 			for b.Loop() {
-				dst, _ = AppendString(dst[:0], in)
+				dst = escape(dst[:0], in)
 			}
 		})
 	}
+}
+
+// TestDecimal formats sequences with steps of every size, carries through
+// many nines, jumps back and beyond the step bound, and checks each value
+// against strconv.
+func TestDecimal(t *testing.T) {
+	cases := []struct {
+		name string
+		vals []int64
+	}{
+		{"from zero by one", seq(0, 1, 1200)},
+		{"carries", []int64{8, 9, 10, 99, 100, 999, 1000, 99999, 100000, 100001, 999999999, 1000000000}},
+		{"line lengths", seq(0, 187, 2000)},
+		{"big steps", []int64{5, 5 + maxDecimalStep, 6 + 2*maxDecimalStep, 7 + 4*maxDecimalStep}},
+		{"back and forth", []int64{1000, 10, 11, 0, 0, 1, math.MaxInt64 - 3, math.MaxInt64, 12}},
+		{"negative", []int64{-1, 0, -12, 5, 7, -9223372036854775807, 8}},
+		{"near the top", []int64{math.MaxInt64 - maxDecimalStep, math.MaxInt64}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var d Decimal
+			for _, v := range c.vals {
+				if got, want := string(d.Append([]byte("x"), v)), "x"+strconv.FormatInt(v, 10); got != want {
+					t.Fatalf("Append(%d) = %s, want %s", v, got, want)
+				}
+			}
+		})
+	}
+}
+
+func seq(from, step int64, n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = from + int64(i)*step
+	}
+	return out
+}
+
+// FuzzDecimal checks any sequence of values against strconv.
+func FuzzDecimal(f *testing.F) {
+	f.Add(int64(0), int64(1), int64(9), uint16(100))
+	f.Add(int64(999), int64(1), int64(1), uint16(3))
+	f.Add(int64(-5), int64(7), int64(300), uint16(50))
+	f.Fuzz(func(t *testing.T, start, step1, step2 int64, n uint16) {
+		var d Decimal
+		v := start
+		for i := range int(n % 512) {
+			if got, want := string(d.Append(nil, v)), strconv.FormatInt(v, 10); got != want {
+				t.Fatalf("Append(%d) = %s, want %s", v, got, want)
+			}
+			if i%2 == 0 {
+				v += step1
+			} else {
+				v += step2
+			}
+		}
+	})
+}
+
+// BenchmarkDecimal formats line numbers and offsets of 200-byte lines,
+// with Decimal and with strconv.
+func BenchmarkDecimal(b *testing.B) {
+	dst := make([]byte, 0, 64)
+	b.Run("decimal", func(b *testing.B) {
+		var line, off Decimal
+		var i int64
+		for b.Loop() {
+			i++
+			dst = off.Append(line.Append(dst[:0], 1_000_000+i), 200_000_000+i*197)
+		}
+	})
+	b.Run("strconv", func(b *testing.B) {
+		var i int64
+		for b.Loop() {
+			i++
+			dst = strconv.AppendInt(strconv.AppendInt(dst[:0], 1_000_000+i, 10), 200_000_000+i*197, 10)
+		}
+	})
 }
