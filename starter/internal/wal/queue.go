@@ -41,11 +41,13 @@ func (tx *Tx) Append(rows []NewRow) (first, last uint64, err error) {
 	blocks := make([]*block, len(groups))
 	size := 0
 	id, batch := tx.nextRow, tx.nextBatch
+	ahead := tx.ctr.pending - tx.ctr.delayed // the rows claims take first
 	for i, group := range groups {
-		vals[i], blocks[i] = buildBlock(&tx.w.encScratch, id, batch, now, group, false)
+		vals[i], blocks[i] = tx.w.enc.encode(id, batch, now, group, false, keepDecoded(ahead, group))
 		size += len(vals[i])
 		id += uint64(len(group))
 		batch += int64(len(group))
+		ahead += int64(len(group))
 	}
 	if err := tx.roomFor(size); err != nil {
 		return 0, 0, err
@@ -62,7 +64,9 @@ func (tx *Tx) Append(rows []NewRow) (first, last uint64, err error) {
 		tx.nextBatch += int64(len(group))
 		// The claim that follows finds the rows decoded. A rollback
 		// clears the cache (WAL.Update): these ids are handed out again.
-		tx.cache.put(blocks[i])
+		if blocks[i] != nil {
+			tx.cache.put(blocks[i])
+		}
 	}
 	if err := tx.pendAddRange(first, tx.nextRow-1); err != nil {
 		return 0, 0, err
@@ -71,6 +75,24 @@ func (tx *Tx) Append(rows []NewRow) (first, last uint64, err error) {
 	tx.ctr.payloadBytes += bytesAdded
 	tx.dirty = true
 	return first, tx.nextRow - 1, nil
+}
+
+// keepDecoded says whether an append keeps the decoded block of group
+// in the cache for its claim, with ahead rows due before it. Behind more
+// payload than the cache holds it would not be there any more: the
+// claims of the rows ahead put their own blocks in first, and the copy
+// of the payloads a kept block owns was made for nothing. That is the
+// usual case of a loaded agent, whose input reads far ahead of the
+// engine.
+func keepDecoded(ahead int64, group []NewRow) bool {
+	if ahead <= 0 {
+		return true
+	}
+	n := 0
+	for i := range group {
+		n += len(group[i].Payload)
+	}
+	return ahead*int64(n/len(group)) < blockCacheBytes
 }
 
 // findBlock returns the key and value of the block that holds id. A
