@@ -267,14 +267,16 @@ func (t walTx) MarkStarted(sourceID string) error {
 	return t.tx.SetMeta(metaStartedPrefix+sourceID, []byte{1})
 }
 
+// Claim keeps the four fields a job needs straight from the WAL's
+// claim: a wal.Row per row, copied here and dropped, was 112 bytes
+// allocated per row sent.
 func (t walTx) Claim(n int, now time.Time) ([]row, error) {
-	rows, err := t.tx.Claim(n, now.UnixMilli())
+	out := make([]row, 0, min(n, t.tx.Counts().Pending))
+	_, err := t.tx.ClaimFunc(n, now.UnixMilli(), func(r *wal.Row) {
+		out = append(out, row{ID: r.ID, BatchID: r.BatchID, Payload: r.Payload, Attempts: r.Attempts})
+	})
 	if err != nil {
 		return nil, err
-	}
-	out := make([]row, len(rows))
-	for i, r := range rows {
-		out[i] = row{ID: r.ID, BatchID: r.BatchID, Payload: r.Payload, Attempts: r.Attempts}
 	}
 	return out, nil
 }

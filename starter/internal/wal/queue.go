@@ -164,12 +164,31 @@ func (tx *Tx) Claim(limit int, now int64) ([]Row, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
-	if err := tx.promote(now); err != nil {
-		return nil, err
-	}
 	// Sized for the rows there can be: growing a slice of Rows row by row
 	// was a third of the bytes a loaded agent allocates.
 	out := make([]Row, 0, max(0, min(int64(limit), tx.ctr.pending)))
+	_, err := tx.ClaimFunc(limit, now, func(r *Row) { out = append(out, *r) })
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ClaimFunc is Claim handing each claimed row to fn instead of returning
+// a slice of them: a caller that keeps only some fields of a row (the
+// agent) does not pay for a Row per row claimed, 112 bytes allocated
+// and dropped per row at a claim of thousands. *r is only valid during
+// the call; r.Payload stays valid (see Row). It returns how many rows
+// it claimed. On an error fn may have seen rows that the transaction
+// then rolls back.
+func (tx *Tx) ClaimFunc(limit int, now int64, fn func(r *Row)) (int, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	if err := tx.promote(now); err != nil {
+		return 0, err
+	}
+	claimed := 0
 	var run sendRun // the run being built; end == 0: none
 	flushRun := func() error {
 		if run.end == 0 {
@@ -181,10 +200,11 @@ func (tx *Tx) Claim(limit int, now int64) ([]Row, error) {
 	}
 	ss := stateScan{c: tx.state.Cursor()}
 	var b *block
-	for len(out) < limit {
-		ids, err := tx.pendTake(limit - len(out))
+	var r Row
+	for claimed < limit {
+		ids, err := tx.pendTake(limit - claimed)
 		if err != nil {
-			return nil, err
+			return claimed, err
 		}
 		if len(ids) == 0 {
 			break
@@ -212,7 +232,7 @@ func (tx *Tx) Claim(limit int, now int64) ([]Row, error) {
 			tx.ctr.pending--
 			if b.err != nil {
 				if err := tx.quarantine(id, b, &st, now); err != nil {
-					return nil, err
+					return claimed, err
 				}
 				ss.reset()
 				continue
@@ -221,17 +241,18 @@ func (tx *Tx) Claim(limit int, now int64) ([]Row, error) {
 				run.end = id
 			} else {
 				if err := flushRun(); err != nil {
-					return nil, err
+					return claimed, err
 				}
 				run = sendRun{start: id, end: id, at: now}
 			}
 			tx.ctr.sending++
-			r := rowOf(b, id, &st)
+			r = rowOf(b, id, &st)
 			r.Status, r.UpdatedAt = StatusSending, now
-			out = append(out, r)
+			fn(&r)
+			claimed++
 		}
 	}
-	return out, flushRun()
+	return claimed, flushRun()
 }
 
 // quarantine moves a row of a block that fails its checksum or does not
