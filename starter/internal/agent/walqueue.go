@@ -29,6 +29,10 @@ type walQueue struct {
 	// queued is the payload bytes of the rows in the WAL as of the last
 	// transaction (wal.Counts.PayloadBytes).
 	queued int64
+	// rows is Append's list of the rows to append, kept for the next
+	// group (the loop commits one transaction at a time): allocated per
+	// group it was a zeroed 160 KiB per 4,096 rows.
+	rows []wal.NewRow
 }
 
 var _ queue = (*walQueue)(nil)
@@ -247,11 +251,13 @@ type walTx struct {
 }
 
 func (t walTx) Append(sourceID string, payloads [][]byte) error {
-	rows := make([]wal.NewRow, len(payloads))
-	for i, p := range payloads {
-		rows[i] = wal.NewRow{SourceID: sourceID, Payload: p}
+	rows := t.q.rows[:0]
+	for _, p := range payloads {
+		rows = append(rows, wal.NewRow{SourceID: sourceID, Payload: p})
 	}
 	_, _, err := t.tx.Append(rows)
+	clear(rows) // the WAL copied the payloads: hold none of them
+	t.q.rows = rows[:0]
 	return err
 }
 
