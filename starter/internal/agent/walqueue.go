@@ -29,6 +29,10 @@ type walQueue struct {
 	// queued is the payload bytes of the rows in the WAL as of the last
 	// transaction (wal.Counts.PayloadBytes).
 	queued int64
+	// rows is Append's list of the rows to append, kept for the next
+	// group (the loop commits one transaction at a time): allocated per
+	// group it was a zeroed 160 KiB per 4,096 rows.
+	rows []wal.NewRow
 }
 
 var _ queue = (*walQueue)(nil)
@@ -247,11 +251,13 @@ type walTx struct {
 }
 
 func (t walTx) Append(sourceID string, payloads [][]byte) error {
-	rows := make([]wal.NewRow, len(payloads))
-	for i, p := range payloads {
-		rows[i] = wal.NewRow{SourceID: sourceID, Payload: p}
+	rows := t.q.rows[:0]
+	for _, p := range payloads {
+		rows = append(rows, wal.NewRow{SourceID: sourceID, Payload: p})
 	}
 	_, _, err := t.tx.Append(rows)
+	clear(rows) // the WAL copied the payloads: hold none of them
+	t.q.rows = rows[:0]
 	return err
 }
 
@@ -267,14 +273,16 @@ func (t walTx) MarkStarted(sourceID string) error {
 	return t.tx.SetMeta(metaStartedPrefix+sourceID, []byte{1})
 }
 
+// Claim keeps the four fields a job needs straight from the WAL's
+// claim: a wal.Row per row, copied here and dropped, was 112 bytes
+// allocated per row sent.
 func (t walTx) Claim(n int, now time.Time) ([]row, error) {
-	rows, err := t.tx.Claim(n, now.UnixMilli())
+	out := make([]row, 0, min(n, t.tx.Counts().Pending))
+	_, err := t.tx.ClaimFunc(n, now.UnixMilli(), func(r *wal.Row) {
+		out = append(out, row{ID: r.ID, BatchID: r.BatchID, Payload: r.Payload, Attempts: r.Attempts})
+	})
 	if err != nil {
 		return nil, err
-	}
-	out := make([]row, len(rows))
-	for i, r := range rows {
-		out[i] = row{ID: r.ID, BatchID: r.BatchID, Payload: r.Payload, Attempts: r.Attempts}
 	}
 	return out, nil
 }

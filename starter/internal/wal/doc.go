@@ -74,7 +74,10 @@
 //     its block; a Claim writes only the sending runs, decoding each block
 //     once for all its rows (the WAL keeps up to 4 MiB of decoded blocks,
 //     those an append wrote included, so that a claim soon after an
-//     append decompresses nothing; blocks never change and ids are never
+//     append decompresses nothing; an append behind more queued payload
+//     than that keeps none, its claim comes too late to find it; the
+//     values of an append are assembled in buffers the WAL reuses once
+//     the transaction has ended; blocks never change and ids are never
 //     reused, a deleted block leaves the cache, and the cache is cleared
 //     when a transaction rolls back); an Ack with retention 0
 //     writes the sending runs and deletes whole blocks. Operator

@@ -121,9 +121,9 @@ type WAL struct {
 	// cache keeps decoded blocks between write transactions. Guarded by
 	// wmu.
 	cache blockCache
-	// encScratch is where Append assembles a block value before copying
-	// it out at its size (buildBlock). Guarded by wmu.
-	encScratch []byte
+	// enc assembles the block values of Append, in buffers kept from one
+	// write transaction to the next (blockEncoder). Guarded by wmu.
+	enc blockEncoder
 
 	closed bool
 }
@@ -196,6 +196,8 @@ func (w *WAL) Update(fn func(tx *Tx) error) (err error) {
 	if db == nil {
 		return fmt.Errorf("update wal %s: %w", w.path, ErrClosed)
 	}
+	// bbolt holds the values Append put until the transaction ends.
+	defer w.enc.release()
 	defer func() {
 		if err != nil {
 			// The row ids of blocks a rolled-back transaction appended
