@@ -127,7 +127,7 @@ func (s *sendLoop) do(ctx context.Context, cur *encodedJob, jobs <-chan *job) (*
 		return res, nil
 	}
 	if !cur.encoded {
-		cur.batches, cur.failed = s.encode(j, cur.set)
+		cur.batches, cur.failed = s.encode(j, cur.set, s.encodeWorkers)
 	}
 	var ahead *encodedJob
 	var sent []transport.Result
@@ -152,7 +152,10 @@ func (s *sendLoop) do(ctx context.Context, cur *encodedJob, jobs <-chan *job) (*
 // the wire would otherwise wait for it after every job. Only one job is
 // taken ahead, into the set the Send is not reading, so memory stays
 // bounded by two jobs' encoded payloads and no payload the client may
-// still resend is overwritten. The returned func ends the look-ahead and
+// still resend is overwritten. It encodes on one core fewer than a job
+// encoded while nothing is in Send: the Send's own goroutine must not
+// wait for a core to read replies and write lines, or the wire would idle
+// while the next job is encoded, as before. The returned func ends the look-ahead and
 // waits for it: it must be called once the Send has returned, and is
 // what keeps the goroutine from outliving the sender. RAW needs no
 // look-ahead: its batches are the stored payloads.
@@ -170,7 +173,7 @@ func (s *sendLoop) encodeAhead(ctx context.Context, jobs <-chan *job, set int) f
 				return
 			}
 			e := &encodedJob{job: j, encoded: true, set: set}
-			e.batches, e.failed = s.encode(j, set)
+			e.batches, e.failed = s.encode(j, set, max(1, s.encodeWorkers-1))
 			got <- e
 		case <-sendDone:
 			got <- nil
@@ -185,7 +188,7 @@ func (s *sendLoop) encodeAhead(ctx context.Context, jobs <-chan *job, set int) f
 }
 
 // encode builds the wire batches, in the job's order, into the arena set
-// set. A row whose payload cannot be encoded is reported Failed (an
+// set, in at most workers parts. A row whose payload cannot be encoded is reported Failed (an
 // attempt is charged, so it ends DEAD, not in a loop).
 //
 // PACKET encoding (compression, a random IV, AES-GCM) costs microseconds
@@ -194,7 +197,7 @@ func (s *sendLoop) encodeAhead(ctx context.Context, jobs <-chan *job, set int) f
 // own reused arena. The parts are joined in row order, so batch ids reach
 // the wire in order, and memory stays bounded by the job (a set's arenas
 // hold one job's encoded payloads).
-func (s *sendLoop) encode(j *job, set int) ([]transport.Batch, map[int]error) {
+func (s *sendLoop) encode(j *job, set, workers int) ([]transport.Batch, map[int]error) {
 	if _, raw := s.enc.(rawEncoder); raw {
 		// RAW sends the stored bytes as they are: no copy.
 		batches := make([]transport.Batch, len(j.rows))
@@ -204,7 +207,7 @@ func (s *sendLoop) encode(j *job, set int) ([]transport.Batch, map[int]error) {
 		return batches, nil
 	}
 	n := len(j.rows)
-	parts := max(1, min(s.encodeWorkers, n/minEncodePart))
+	parts := max(1, min(workers, n/minEncodePart))
 	for len(s.sets[set]) < parts {
 		s.sets[set] = append(s.sets[set], &encodePart{})
 	}
