@@ -154,11 +154,11 @@ func (s *sendLoop) do(ctx context.Context, cur *encodedJob, jobs <-chan *job) (*
 // bounded by two jobs' encoded payloads and no payload the client may
 // still resend is overwritten. It encodes on one core fewer than a job
 // encoded while nothing is in Send: the Send's own goroutine must not
-// wait for a core to read replies and write lines, or the wire would idle
-// while the next job is encoded, as before. The returned func ends the look-ahead and
-// waits for it: it must be called once the Send has returned, and is
-// what keeps the goroutine from outliving the sender. RAW needs no
-// look-ahead: its batches are the stored payloads.
+// wait for a core to read replies and write lines, or the wire would
+// idle while the next job is encoded, as before. The returned func ends
+// the look-ahead and waits for it: it must be called once the Send has
+// returned, and is what keeps the goroutine from outliving the sender.
+// RAW needs no look-ahead: its batches are the stored payloads.
 func (s *sendLoop) encodeAhead(ctx context.Context, jobs <-chan *job, set int) func() *encodedJob {
 	if _, raw := s.enc.(rawEncoder); raw {
 		return func() *encodedJob { return nil }
@@ -188,8 +188,8 @@ func (s *sendLoop) encodeAhead(ctx context.Context, jobs <-chan *job, set int) f
 }
 
 // encode builds the wire batches, in the job's order, into the arena set
-// set, in at most workers parts. A row whose payload cannot be encoded is reported Failed (an
-// attempt is charged, so it ends DEAD, not in a loop).
+// set, in at most workers parts. A row whose payload cannot be encoded is
+// reported Failed (an attempt is charged, so it ends DEAD, not in a loop).
 //
 // PACKET encoding (compression, a random IV, AES-GCM) costs microseconds
 // per event, more than everything else the agent does for it: the job is
