@@ -34,7 +34,14 @@
 //     from reading input into the WAL. In PACKET mode it encodes each
 //     job in parts on short-lived goroutines, one per core, that only
 //     read the job's rows and write their own arenas; it joins them,
-//     in row order, before Send.
+//     in row order, before Send. While a job is in Send, a short-lived
+//     goroutine takes the next job handed over and encodes it the same
+//     way, on one core fewer, into a second set of arenas, so the wire
+//     does not wait for the encoding between jobs; the sender joins it
+//     when the Send returns and sends that job next, or hands it back
+//     unsent if sending is paused or the loop takes its queued jobs back
+//     to stop. Jobs reach Send, and batch ids the wire, in the order they
+//     were handed over.
 //
 //   - the summary goroutine reads Snapshot every 30 s and logs one INFO
 //     line, "non-zero metrics since the last summary", with the counters

@@ -29,7 +29,7 @@ func TestEncodeInPartsKeepsOrder(t *testing.T) {
 		{1, 4}, {63, 4}, {64, 4}, {65, 2}, {1000, 1}, {1000, 2}, {1000, 3}, {4096, 8}, {129, 64},
 	} {
 		t.Run(fmt.Sprintf("%d rows, %d workers", tt.rows, tt.workers), func(t *testing.T) {
-			s := &sendLoop{enc: tagEncoder{}, encodeWorkers: tt.workers}
+			s := &sendLoop{enc: tagEncoder{}}
 			for round := range 2 { // the second round reuses the parts' arenas
 				j := &job{}
 				for i := range tt.rows {
@@ -39,7 +39,7 @@ func TestEncodeInPartsKeepsOrder(t *testing.T) {
 					}
 					j.rows = append(j.rows, row{ID: uint64(i + 1), BatchID: int64(1000 + i), Payload: []byte(p)})
 				}
-				batches, failed := s.encode(j)
+				batches, failed := s.encode(j, 0, tt.workers)
 				k := 0
 				for i, r := range j.rows {
 					if i%97 == 5 {
@@ -75,7 +75,7 @@ func BenchmarkEncodeJob(b *testing.B) {
 	}
 	for _, workers := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
-			s := &sendLoop{enc: enc, encodeWorkers: workers}
+			s := &sendLoop{enc: enc}
 			j := &job{}
 			for i := range 4096 {
 				j.rows = append(j.rows, row{BatchID: int64(i + 1),
@@ -83,7 +83,7 @@ func BenchmarkEncodeJob(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				s.encode(j)
+				s.encode(j, 0, workers)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(j.rows)), "ns/event")
 		})

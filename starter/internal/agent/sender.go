@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/edge-agent/edge-agent/transport"
@@ -59,61 +60,144 @@ type sendLoop struct {
 	holdUntil time.Time // no Send before this
 	holdErr   error
 	// encodeWorkers is how many parts a job's payloads are encoded in at
-	// once (PACKET); parts are reused from job to job.
+	// once (PACKET). sets are two sets of parts, reused from job to job:
+	// one for the job in Send, one for the job encoded ahead of it.
 	encodeWorkers int
-	parts         []*encodePart
+	sets          [2][]*encodePart
+	// reclaimed: the loop is taking its queued jobs back (handBack); set
+	// from the loop's goroutine, cleared by startSender.
+	reclaimed atomic.Bool
 }
 
 func (s *sendLoop) run(ctx context.Context, jobs <-chan *job, results chan<- *jobResult) {
+	var ahead *encodedJob // taken and encoded while the job before it was in Send
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		case j, ok := <-jobs:
-			if !ok {
-				return
-			}
-			// results has room for every outstanding job: never blocks.
-			results <- s.do(ctx, j)
+		cur := ahead
+		if cur != nil && ctx.Err() != nil {
+			return // stopSender releases every job not come back
 		}
+		if cur == nil {
+			select {
+			case <-ctx.Done():
+				return
+			case j, ok := <-jobs:
+				if !ok {
+					return
+				}
+				cur = &encodedJob{job: j}
+			}
+		}
+		var res *jobResult
+		res, ahead = s.do(ctx, cur, jobs)
+		// results has room for every outstanding job: never blocks.
+		results <- res
 	}
 }
 
-func (s *sendLoop) do(ctx context.Context, j *job) *jobResult {
+// encodedJob is a job taken by the sender, with its wire batches once
+// encoded into the arena set (sendLoop.sets) set.
+type encodedJob struct {
+	job     *job
+	encoded bool
+	batches []transport.Batch
+	failed  map[int]error
+	set     int
+}
+
+// handBack makes the sender hand back, unsent, every job it has taken but
+// not begun to Send: the loop takes its queued jobs back to stop
+// (reclaimQueued), and the job encoded ahead is one of them.
+func (s *sendLoop) handBack() { s.reclaimed.Store(true) }
+
+// do sends cur and returns its result, and the next job if it was taken
+// and encoded during the Send.
+func (s *sendLoop) do(ctx context.Context, cur *encodedJob, jobs <-chan *job) (*jobResult, *encodedJob) {
+	j := cur.job
 	res := &jobResult{job: j}
 	if now := s.now(); now.Before(s.holdUntil) {
 		// A job queued before the loop learnt about the pause: hand it back
 		// untouched instead of knocking on the engine again.
 		res.results = notSent(j, s.holdErr)
 		res.err, res.retryAt, res.skipped = s.holdErr, s.holdUntil, true
-		return res
+		return res, nil
 	}
-	batches, encFailed := s.encode(j)
+	if s.reclaimed.Load() {
+		res.results = notSent(j, transport.ErrClosed)
+		res.err, res.skipped = transport.ErrClosed, true
+		return res, nil
+	}
+	if !cur.encoded {
+		cur.batches, cur.failed = s.encode(j, cur.set, s.encodeWorkers)
+	}
+	var ahead *encodedJob
 	var sent []transport.Result
 	var err error
-	if len(batches) > 0 {
-		s.ctr.sent.Add(uint64(len(batches)))
+	if len(cur.batches) > 0 {
+		next := s.encodeAhead(ctx, jobs, 1-cur.set)
+		s.ctr.sent.Add(uint64(len(cur.batches)))
 		start := s.now()
-		sent, err = s.snd.Send(ctx, batches)
+		sent, err = s.snd.Send(ctx, cur.batches)
 		s.ctr.sendLatency.observe(s.now().Sub(start))
+		ahead = next()
 	}
-	res.results = s.merge(j, batches, sent, encFailed)
+	res.results = s.merge(j, cur.batches, sent, cur.failed)
 	res.err = err
 	s.afterSend(ctx, res)
-	return res
+	return res, ahead
 }
 
-// encode builds the wire batches, in the job's order. A row whose payload
-// cannot be encoded is reported Failed (an attempt is charged, so it ends
-// DEAD, not in a loop).
+// encodeAhead takes the next job, if the loop hands one over before the
+// Send now beginning returns, and encodes it into the arena set set
+// meanwhile: encoding a PACKET job costs about as long as sending it, and
+// the wire would otherwise wait for it after every job. Only one job is
+// taken ahead, into the set the Send is not reading, so memory stays
+// bounded by two jobs' encoded payloads and no payload the client may
+// still resend is overwritten. It encodes on one core fewer than a job
+// encoded while nothing is in Send: the Send's own goroutine must not
+// wait for a core to read replies and write lines, or the wire would
+// idle while the next job is encoded, as before. The returned func ends
+// the look-ahead and waits for it: it must be called once the Send has
+// returned, and is what keeps the goroutine from outliving the sender.
+// RAW needs no look-ahead: its batches are the stored payloads.
+func (s *sendLoop) encodeAhead(ctx context.Context, jobs <-chan *job, set int) func() *encodedJob {
+	if _, raw := s.enc.(rawEncoder); raw {
+		return func() *encodedJob { return nil }
+	}
+	sendDone := make(chan struct{})
+	got := make(chan *encodedJob, 1)
+	go func() {
+		select {
+		case j, ok := <-jobs:
+			if !ok {
+				got <- nil
+				return
+			}
+			e := &encodedJob{job: j, encoded: true, set: set}
+			e.batches, e.failed = s.encode(j, set, max(1, s.encodeWorkers-1))
+			got <- e
+		case <-sendDone:
+			got <- nil
+		case <-ctx.Done():
+			got <- nil
+		}
+	}()
+	return func() *encodedJob {
+		close(sendDone)
+		return <-got
+	}
+}
+
+// encode builds the wire batches, in the job's order, into the arena set
+// set, in at most workers parts. A row whose payload cannot be encoded is
+// reported Failed (an attempt is charged, so it ends DEAD, not in a loop).
 //
 // PACKET encoding (compression, a random IV, AES-GCM) costs microseconds
 // per event, more than everything else the agent does for it: the job is
 // cut into contiguous parts encoded at once, one per core, each into its
 // own reused arena. The parts are joined in row order, so batch ids reach
-// the wire in order, and memory stays bounded by the job (the arenas hold
-// one job's encoded payloads).
-func (s *sendLoop) encode(j *job) ([]transport.Batch, map[int]error) {
+// the wire in order, and memory stays bounded by the job (a set's arenas
+// hold one job's encoded payloads).
+func (s *sendLoop) encode(j *job, set, workers int) ([]transport.Batch, map[int]error) {
 	if _, raw := s.enc.(rawEncoder); raw {
 		// RAW sends the stored bytes as they are: no copy.
 		batches := make([]transport.Batch, len(j.rows))
@@ -123,15 +207,15 @@ func (s *sendLoop) encode(j *job) ([]transport.Batch, map[int]error) {
 		return batches, nil
 	}
 	n := len(j.rows)
-	parts := max(1, min(s.encodeWorkers, n/minEncodePart))
-	for len(s.parts) < parts {
-		s.parts = append(s.parts, &encodePart{})
+	parts := max(1, min(workers, n/minEncodePart))
+	for len(s.sets[set]) < parts {
+		s.sets[set] = append(s.sets[set], &encodePart{})
 	}
+	used := s.sets[set][:parts]
 	per := (n + parts - 1) / parts
 	var wg sync.WaitGroup
-	for p := range parts {
+	for p, part := range used {
 		lo, hi := min(p*per, n), min((p+1)*per, n)
-		part := s.parts[p]
 		if p == parts-1 {
 			part.run(s.enc, j.rows, lo, hi) // this goroutine takes the last part
 			continue
@@ -141,7 +225,7 @@ func (s *sendLoop) encode(j *job) ([]transport.Batch, map[int]error) {
 	wg.Wait()
 	batches := make([]transport.Batch, 0, n)
 	var failed map[int]error
-	for _, part := range s.parts[:parts] {
+	for _, part := range used {
 		for k, i := range part.idx {
 			// Slices are cut only now: the arena may have moved while growing.
 			from, to := part.offs[2*k], part.offs[2*k+1]

@@ -101,7 +101,10 @@ func (l *loop) settleOnStop(deadline time.Time) {
 // reclaimQueued takes back the jobs waiting in the sender's channel. The
 // channel hands each job to one receiver, so a job is either taken back
 // here or begun by the sender, never both. They are released uncharged.
+// A job the sender took and encoded ahead, but has not begun to Send, it
+// hands back itself (handBack): it comes back NotSent like these.
 func (l *loop) reclaimQueued() {
+	l.sender.handBack()
 	for {
 		select {
 		case j := <-l.jobs:
@@ -146,6 +149,7 @@ func (l *loop) startSender() {
 	ctx, cancel := context.WithCancel(l.sendBase)
 	done := make(chan struct{})
 	l.cancelSend, l.senderDone = cancel, done
+	l.sender.reclaimed.Store(false)
 	go func(s *sendLoop, jobs <-chan *job, results chan<- *jobResult) {
 		defer close(done)
 		s.run(ctx, jobs, results)
