@@ -14,9 +14,8 @@
 //     queue transaction (group commit): it appends the buffered events with
 //     their input positions, applies send results (ack, fail, release),
 //     claims the next rows for the sender and cleans up ACKED rows. The
-//     group starts at agent.bulk-max-size events and doubles, up to two
-//     turns of the jobs in flight (2 × 2 × 1,024 rows by default; 512
-//     without fsync) or 2 MiB of payloads, while the input keeps the
+//     group starts at agent.bulk-max-size events and doubles, up to four
+//     jobs' rows (4 × 1,024 by default; 512 without fsync) or 2 MiB of payloads, while the input keeps the
 //     buffer full (halving back once it runs dry); jobs keep their size
 //     (a released job must fit the WAL's disk reserve, see loop.group). Each commit costs an
 //     fsync and a few pages whatever its size, so under load few big

@@ -348,16 +348,19 @@ func (l *loop) flushInterval() time.Duration {
 // transaction.
 const maxGroupBytes = 2 << 20
 
-// groupTurns is how many turns of the jobs in flight a group may hold.
-const groupTurns = 2
+// groupJobs is how many jobs' rows a group may hold (4,096 by default).
+// It is not tied to maxJobs: a third job in flight (startup.go) kept the
+// sender fed without the bigger group, and the memory, that a group of
+// two turns of three jobs would have taken.
+const groupJobs = 4
 
-// maxGroup is the most events a group grows to: four turns of the jobs in
-// flight. bulk-max-size above it still sets the group.
+// maxGroup is the most events a group grows to. bulk-max-size above it
+// still sets the group.
 func (l *loop) maxGroup() int {
 	if l.walq != nil && !l.r.opts.WAL.Fsync {
 		return min(nosyncMaxGroup, maxJobs*l.jobSize)
 	}
-	return groupTurns * maxJobs * l.jobSize
+	return groupJobs * l.jobSize
 }
 
 // nosyncMaxGroup caps the group when the WAL does not fsync

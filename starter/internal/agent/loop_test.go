@@ -227,12 +227,12 @@ func TestRejectedRetriesAtMaxBackoff(t *testing.T) {
 }
 
 // The group grows while the input stays full (doubling up to maxGroup,
-// groupTurns turns of the jobs in flight) and shrinks back toward bulk-max-size
+// groupJobs jobs' rows) and shrinks back toward bulk-max-size
 // once the input runs dry; a failed transaction or a reload starts it
 // again at bulk-max-size.
 func TestGroupFollowsLoad(t *testing.T) {
 	const jobSize = 1024
-	const maxGroup = groupTurns * maxJobs * jobSize // 4096 events by default
+	const maxGroup = groupJobs * jobSize // 4096 events by default
 	for _, tc := range []struct {
 		name   string
 		bulk   int
@@ -400,4 +400,38 @@ func TestLinkDownProbesWithOneRow(t *testing.T) {
 			})
 		})
 	}
+}
+
+// While one job is in Send, two more wait behind it: the sender takes the
+// next job as soon as a Send returns, instead of waiting for the loop's
+// next transaction (which also appends a group and fsyncs).
+func TestTwoJobsWaitBehindTheOneInSend(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := testConfig(t)
+		// Groups of whole jobs, so that each claim finds a job's rows.
+		cfg.Queue.Fsync, cfg.Agent.BulkMaxSize = true, 1024
+		in := &fakeInput{}
+		snd := newFakeSender(nil)
+		snd.gate = make(chan struct{})
+		snd.started = make(chan struct{}, 1)
+		opts := newOptions(t, cfg, t.TempDir(), in, snd)
+		job := jobSize(opts)
+		backlog := 10 * job
+		in.push(lineEvents("a.log", 0, backlog)...)
+		h := startRuntime(t, opts)
+		<-snd.started
+		eventually(t, 10*time.Second, "backlog appended", func() bool { return h.rt.Snapshot().RowsAppended == uint64(backlog) })
+		// Claims ride on the transactions appends make; once the input
+		// is dry, the loop looks for queued rows every claimRecheckInterval.
+		time.Sleep(2 * claimRecheckInterval)
+		synctest.Wait()
+		if got, want := h.rt.Snapshot().Queue.Sending, int64(3*job); got != want {
+			t.Errorf("%d rows SENDING while one job is in Send, want %d (it and two more jobs of %d)", got, want, job)
+		}
+		close(snd.gate)
+		eventually(t, 10*time.Second, "backlog delivered", func() bool { return h.rt.Snapshot().Acked == uint64(backlog) })
+		if err := h.stop(); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
