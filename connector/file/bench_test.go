@@ -24,9 +24,19 @@ import (
 // (timestamp), the others look like stack-trace continuations.
 func benchFile(b *testing.B, n int) string {
 	b.Helper()
+	return cachedBenchFile(b, fmt.Sprintf("lines-v2-%d.log", n), n, func(w *bufio.Writer) {
+		writeBenchLines(w, n)
+	})
+}
+
+// cachedBenchFile returns the file name of at least n lines in the
+// benchmarks' directory, written by write the first time (through a
+// temporary file, so an interrupted run leaves nothing half written).
+func cachedBenchFile(b *testing.B, name string, n int, write func(w *bufio.Writer)) string {
+	b.Helper()
 	dir := filepath.Join(os.TempDir(), "edge-agent-connector-bench")
 	must(b, os.MkdirAll(dir, 0o755))
-	path := filepath.Join(dir, fmt.Sprintf("lines-v2-%d.log", n))
+	path := filepath.Join(dir, name)
 	if fi, err := os.Stat(path); err == nil && fi.Size() > int64(n)*150 {
 		return path
 	}
@@ -34,6 +44,14 @@ func benchFile(b *testing.B, n int) string {
 	f, err := os.Create(tmp)
 	must(b, err)
 	w := bufio.NewWriterSize(f, 1<<20)
+	write(w)
+	must(b, w.Flush())
+	must(b, f.Close())
+	must(b, os.Rename(tmp, path))
+	return path
+}
+
+func writeBenchLines(w *bufio.Writer, n int) {
 	pad := "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 	for i := 0; i < n; i++ {
 		if i%4 == 0 {
@@ -44,10 +62,6 @@ func benchFile(b *testing.B, n int) string {
 				i%50, i%500, i%7, pad, pad[:i%30])
 		}
 	}
-	must(b, w.Flush())
-	must(b, f.Close())
-	must(b, os.Rename(tmp, path))
-	return path
 }
 
 // benchFileMixed returns a file of n lines like the end-to-end
@@ -55,16 +69,12 @@ func benchFile(b *testing.B, n int) string {
 // words k=v", 30 % JSON objects (a quote every few bytes to escape).
 func benchFileMixed(b *testing.B, n int) string {
 	b.Helper()
-	dir := filepath.Join(os.TempDir(), "edge-agent-connector-bench")
-	must(b, os.MkdirAll(dir, 0o755))
-	path := filepath.Join(dir, fmt.Sprintf("mixed-v1-%d.log", n))
-	if fi, err := os.Stat(path); err == nil && fi.Size() > int64(n)*150 {
-		return path
-	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	must(b, err)
-	w := bufio.NewWriterSize(f, 1<<20)
+	return cachedBenchFile(b, fmt.Sprintf("mixed-v1-%d.log", n), n, func(w *bufio.Writer) {
+		must(b, writeMixedLines(w, n))
+	})
+}
+
+func writeMixedLines(w *bufio.Writer, n int) error {
 	words := []string{"request", "served", "user", "order", "latency", "retry", "timeout", "payload", "session", "queue"}
 	levels := []string{"INFO", "INFO", "DEBUG", "WARN", "ERROR"}
 	var line []byte
@@ -87,13 +97,11 @@ func benchFileMixed(b *testing.B, n int) string {
 		if i%10 < 3 {
 			line = append(line[:size-2], `"}`...)
 		}
-		_, err := w.Write(append(line, '\n'))
-		must(b, err)
+		if _, err := w.Write(append(line, '\n')); err != nil {
+			return err
+		}
 	}
-	must(b, w.Flush())
-	must(b, f.Close())
-	must(b, os.Rename(tmp, path))
-	return path
+	return nil
 }
 
 func benchRead(b *testing.B, lines int, mutate func(c *Config)) {

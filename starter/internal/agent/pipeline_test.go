@@ -119,13 +119,7 @@ func TestSenderEncodesNextJobDuringSend(t *testing.T) {
 					return nil
 				}
 				s := pipelineSendLoop(snd, enc, tt.workers)
-				jobs, results := make(chan *job, maxJobs), make(chan *jobResult, maxJobs)
-				ctx, cancel := context.WithCancel(t.Context())
-				done := make(chan struct{})
-				go func() {
-					defer close(done)
-					s.run(ctx, jobs, results)
-				}()
+				jobs, results, stop := runSendLoop(t, s)
 				next := 1
 				for ; next <= maxJobs; next++ {
 					jobs <- pipelineJob(next, tt.rows)
@@ -145,8 +139,7 @@ func TestSenderEncodesNextJobDuringSend(t *testing.T) {
 						next++
 					}
 				}
-				cancel()
-				<-done
+				stop()
 				want := make([]int64, jobsN*tt.rows)
 				for i := range want {
 					want[i] = int64(i + 1)
@@ -190,18 +183,11 @@ func TestSenderHandsBackJobEncodedAhead(t *testing.T) {
 					return nil
 				}
 				s = pipelineSendLoop(snd, enc, 2)
-				jobs, results := make(chan *job, maxJobs), make(chan *jobResult, maxJobs)
-				ctx, cancel := context.WithCancel(t.Context())
-				done := make(chan struct{})
-				go func() {
-					defer close(done)
-					s.run(ctx, jobs, results)
-				}()
+				jobs, results, stop := runSendLoop(t, s)
 				jobs <- pipelineJob(1, 100)
 				jobs <- pipelineJob(2, 100)
 				first, second := <-results, <-results
-				cancel()
-				<-done
+				stop()
 				if first.job.seq != 1 || first.skipped || !errors.Is(first.err, tt.sendErr) {
 					t.Fatalf("first job: seq %d skipped %v err %v", first.job.seq, first.skipped, first.err)
 				}
@@ -218,5 +204,21 @@ func TestSenderHandsBackJobEncodedAhead(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// runSendLoop runs s on its own goroutine over new job and result
+// channels; stop cancels it and waits for it to return.
+func runSendLoop(t *testing.T, s *sendLoop) (chan *job, chan *jobResult, func()) {
+	jobs, results := make(chan *job, maxJobs), make(chan *jobResult, maxJobs)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.run(ctx, jobs, results)
+	}()
+	return jobs, results, func() {
+		cancel()
+		<-done
 	}
 }
