@@ -171,9 +171,7 @@ func TestSecondAgentOnTheSameWALIsRefused(t *testing.T) {
 	if exitcode.For(err) != 6 {
 		t.Fatalf("second Run = %v (exit %d), want exit 6", err, exitcode.For(err))
 	}
-	in2.mu.Lock()
-	defer in2.mu.Unlock()
-	if in2.opened != nil {
+	if in2.isOpened() {
 		t.Fatal("the input was opened although the WAL was locked")
 	}
 }

@@ -64,9 +64,7 @@ func TestDamagedWALRefusedAtStart(t *testing.T) {
 	if want := wal.SalvageCommand(path); !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %q does not name %q", err, want)
 	}
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if in.opened != nil {
+	if in.isOpened() {
 		t.Fatal("the input was opened on a damaged WAL")
 	}
 	if after, _ := os.ReadFile(path); string(after) != string(before) {

@@ -80,6 +80,19 @@ func (f *fakeInput) openOptions() input.OpenOptions {
 	return *f.opened
 }
 
+// pollCount and isOpened read what the loop's goroutine writes.
+func (f *fakeInput) pollCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.polls
+}
+
+func (f *fakeInput) isOpened() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.opened != nil
+}
+
 func (f *fakeInput) left() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()

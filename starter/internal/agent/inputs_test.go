@@ -127,10 +127,10 @@ func TestReloadAddsAndRemovesOneInput(t *testing.T) {
 	if err := h.rt.Reload(context.Background(), next, Replace{}); err != nil {
 		t.Fatal(err)
 	}
-	if a.isClosed() || !b.isClosed() || c.isClosed() || c.opened == nil {
-		t.Fatalf("after the reload: a closed %v, b closed %v, c closed %v, c opened %v", a.isClosed(), b.isClosed(), c.isClosed(), c.opened != nil)
+	if a.isClosed() || !b.isClosed() || c.isClosed() || !c.isOpened() {
+		t.Fatalf("after the reload: a closed %v, b closed %v, c closed %v, c opened %v", a.isClosed(), b.isClosed(), c.isClosed(), c.isOpened())
 	}
-	if a.openOptions().FirstStart != aOpen.FirstStart || a.polls == 0 {
+	if a.openOptions().FirstStart != aOpen.FirstStart || a.pollCount() == 0 {
 		t.Fatal("input a was reopened")
 	}
 	a.push(lineEvents("k", 10, 15)...)
