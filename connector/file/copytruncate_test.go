@@ -147,7 +147,7 @@ func TestCopytruncateCopiesInGlob(t *testing.T) {
 		}},
 		{"copy renamed by the next rotation before the truncate is seen", func(h *harness) []string {
 			h.write("a.log.1", "") // listed while logrotate writes it
-			got := texts(h.poll(100))
+			got := texts(h.poll(3))
 			h.copyTo("a.log", "a.log.1")
 			got = append(got, texts(h.poll(100))...) // read: a copy, it waits for its original
 			h.truncate("a.log")
@@ -467,8 +467,47 @@ func copyTruncateThenStop(h *harness) []string {
 	h.copyTo("a.log", "copy")
 	h.truncate("a.log")
 	h.writeLines("a.log", ctLines("B", 1, 2))
-	got := texts(h.poll(100))
+	got := texts(h.poll(3))
 	got = append(got, texts(h.restart())...)
 	_ = h.in.Close()
 	return got
+}
+
+// A file first seen empty keeps the key it got then (inode and the hash
+// of no bytes). Copytruncated while the agent is stopped, it is empty
+// again at the next start, and its new position would take that very
+// key: whatever the first poll after the start stores, however few events
+// it takes, must still lead the copy on from where the file was
+// delivered, or a crash right after that poll has the copy read again
+// from its first line.
+func TestCopytruncateWhileStoppedOfAFileFirstSeenEmpty(t *testing.T) {
+	for n := 1; n <= 8; n++ {
+		t.Run(fmt.Sprintf("first poll of %d", n), func(t *testing.T) {
+			h := newHarness(t, func(c *Config) {
+				c.Paths = []string{c.Paths[0] + "*"} // *.log*: the copy is in the glob
+			})
+			h.write("c.log", "")
+			h.open()
+			h.pollAll()
+			h.writeLines("c.log", ctLines("A", 1, 5))
+			if got := texts(h.pollAll()); len(got) != 5 {
+				t.Fatalf("first run delivered %q, want 5 lines", got)
+			}
+			h.apply(h.in.Drain(nil))
+			if err := h.in.Close(); err != nil {
+				t.Fatal(err)
+			}
+			h.copyTo("c.log", "c.log.1")
+			h.truncate("c.log")
+
+			h.open()
+			got := texts(h.poll(n))
+			_ = h.in.Close() // killed: nothing after the first poll is stored
+			h.open()
+			got = append(got, texts(h.pollAll())...)
+			if len(got) != 0 {
+				t.Fatalf("after a restart and a crash, lines delivered again: %q", got)
+			}
+		})
+	}
 }

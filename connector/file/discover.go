@@ -47,8 +47,8 @@ func (in *Input) discover(c candidate, now time.Time) error {
 	if ss := in.saved[c.id]; len(ss) > 0 {
 		delete(in.saved, c.id)
 		for _, s := range ss {
-			delete(in.savedKeys, s.key)
 			if key == "" && fingerprint.MatchesSum(cur, s.sum) {
+				delete(in.savedKeys, s.key)
 				key = s.key
 				if c.size >= s.Offset {
 					offset, line, restored = s.Offset, s.Line, s.prior
@@ -63,6 +63,12 @@ func (in *Input) discover(c candidate, now time.Time) error {
 			if old == nil {
 				old, older = s.asPrior(), s.prior
 			}
+			// Its key stays taken until t has one: an empty file's new
+			// key would otherwise be this very key (the same inode and
+			// the same empty-content hash, when the position was first
+			// taken while the file was empty), and the forget below,
+			// emitted after t's position, would delete the position
+			// that carries the old content to its copy.
 			forgets = append(forgets, s.key)
 		}
 	}
@@ -100,6 +106,9 @@ func (in *Input) discover(c candidate, now time.Time) error {
 		in.local.rotations++ // the name now holds a different file
 	}
 	t := in.track(key, c.path, c.id, cur)
+	for _, k := range forgets {
+		delete(in.savedKeys, k)
+	}
 	t.offset, t.consumed, t.readPos = offset, offset, offset
 	t.line, t.consumedLine = line, line
 	t.lastSize, t.lastMod = c.size, c.mod
