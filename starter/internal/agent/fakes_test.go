@@ -134,6 +134,10 @@ type fakeSender struct {
 	// callErr, when set, is consulted first for each Send call: a non-nil
 	// error makes the call return every batch NotSent with that error.
 	callErr func(call int) error
+	// down, while set, makes every Send call return its batches NotSent
+	// with that error: an engine that is down or turns us away. Tests
+	// clear it under mu.
+	down error
 	// block makes Send wait for its context: an engine that never answers.
 	block bool
 	// gate, when set, holds every Send until it is closed.
@@ -198,6 +202,9 @@ func (s *fakeSender) Send(ctx context.Context, batches []transport.Batch) ([]tra
 	s.sizes = append(s.sizes, len(batches))
 	if s.closed {
 		return out, transport.ErrClosed
+	}
+	if s.down != nil {
+		return out, s.down
 	}
 	if s.callErr != nil {
 		if err := s.callErr(s.calls); err != nil {

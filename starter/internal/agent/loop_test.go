@@ -159,13 +159,7 @@ func TestUnavailableEnginePausesSendingNotReading(t *testing.T) {
 		cfg.Retry.BackoffMax = 100 * time.Millisecond
 		in := &fakeInput{}
 		snd := newFakeSender(nil)
-		down := true
-		snd.callErr = func(int) error {
-			if down {
-				return transport.ErrUnavailable
-			}
-			return nil
-		}
+		snd.down = transport.ErrUnavailable
 		h := startRuntime(t, newOptions(t, cfg, home, in, snd))
 		for i := 0; i < 5; i++ {
 			in.push(lineEvents("a.log", i*100, (i+1)*100)...)
@@ -175,7 +169,7 @@ func TestUnavailableEnginePausesSendingNotReading(t *testing.T) {
 		eventually(t, 5*time.Second, "all rows appended", func() bool { return h.rt.Snapshot().RowsAppended == 500 })
 		snd.mu.Lock()
 		calls := snd.calls
-		down = false
+		snd.down = nil
 		snd.mu.Unlock()
 		// ~300ms of outage at a 100ms pause: a handful of calls, not a storm.
 		if calls < 1 || calls > 10 {
@@ -349,13 +343,7 @@ func TestLinkDownProbesWithOneRow(t *testing.T) {
 				in := &fakeInput{}
 				in.push(lineEvents("a.log", 0, backlog)...)
 				snd := newFakeSender(nil)
-				down := true
-				snd.callErr = func(int) error {
-					if down {
-						return tc.err
-					}
-					return nil
-				}
+				snd.down = tc.err
 				opts := newOptions(t, cfg, t.TempDir(), in, snd)
 				job := jobSize(opts)
 				if 2*job >= backlog {
@@ -371,7 +359,7 @@ func TestLinkDownProbesWithOneRow(t *testing.T) {
 				eventually(t, 10*time.Second, "8 attempts", func() bool { return calls() >= 8 })
 				synctest.Wait()
 				snd.mu.Lock()
-				down = false
+				snd.down = nil
 				outage := append([]int(nil), snd.sizes...)
 				snd.mu.Unlock()
 				released := h.rt.Snapshot().Released
