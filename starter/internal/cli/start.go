@@ -242,6 +242,9 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 	} else {
 		logger.Debug("garbage collector percentage left to GOGC")
 	}
+	if !process.TuneHeapSampling(cfg.HTTP.Pprof, a.env.Getenv) {
+		logger.Debug("heap profile sampling off (http.pprof is off, and GODEBUG sets no memprofilerate)")
+	}
 
 	pidFile := paths.PIDFile(a.env.Getenv, req.home)
 	pid := os.Getpid()

@@ -1,6 +1,7 @@
 package process
 
 import (
+	"runtime"
 	"runtime/debug"
 	"testing"
 )
@@ -48,5 +49,51 @@ func TestTuneGCApplies(t *testing.T) {
 	})
 	if got := debug.SetGCPercent(100); got != 37 {
 		t.Errorf("GC percent after TuneGC with GOGC set = %d, want the operator's 37 untouched", got)
+	}
+}
+
+// TestHeapSampling: allocations are sampled only for a heap profile
+// someone can fetch (http.pprof), or where the operator asked for a rate.
+func TestHeapSampling(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		pprof   bool
+		godebug string
+		want    bool
+	}{
+		{"pprof off", false, "", false},
+		{"pprof on", true, "", true},
+		{"operator's rate", false, "memprofilerate=1", true},
+		{"operator's rate among others", false, "gctrace=1, memprofilerate=4096", true},
+		{"other GODEBUG settings", false, "gctrace=1,madvdontneed=1", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			getenv := func(k string) string {
+				if k == "GODEBUG" {
+					return tc.godebug
+				}
+				return ""
+			}
+			if got := HeapSampling(tc.pprof, getenv); got != tc.want {
+				t.Fatalf("HeapSampling(%v, GODEBUG=%q) = %v, want %v", tc.pprof, tc.godebug, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestTuneHeapSamplingApplies: the decision reaches the runtime.
+func TestTuneHeapSamplingApplies(t *testing.T) {
+	old := runtime.MemProfileRate
+	t.Cleanup(func() { runtime.MemProfileRate = old })
+	none := func(string) string { return "" }
+
+	runtime.MemProfileRate = 512 << 10
+	TuneHeapSampling(true, none)
+	if runtime.MemProfileRate != 512<<10 {
+		t.Errorf("with http.pprof: MemProfileRate = %d, want it left at %d", runtime.MemProfileRate, 512<<10)
+	}
+	TuneHeapSampling(false, none)
+	if runtime.MemProfileRate != 0 {
+		t.Errorf("without http.pprof: MemProfileRate = %d, want 0", runtime.MemProfileRate)
 	}
 }
