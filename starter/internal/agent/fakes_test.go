@@ -28,6 +28,9 @@ type fakeInput struct {
 	closed  bool
 	pollErr error
 	polls   int
+	// onPoll, when set, runs at the start of every Poll, on the loop's
+	// goroutine and outside mu: an input that takes time to read.
+	onPoll func()
 }
 
 func (f *fakeInput) push(evs ...input.Event) {
@@ -44,6 +47,9 @@ func (f *fakeInput) Open(_ context.Context, o input.OpenOptions) error {
 }
 
 func (f *fakeInput) Poll(_ context.Context, dst []input.Event, max int) ([]input.Event, error) {
+	if f.onPoll != nil {
+		f.onPoll()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.polls++

@@ -128,6 +128,10 @@ func (l *loop) turn(ctx context.Context) (bool, error) {
 		return progressed, err
 	}
 	progressed = progressed || n > 0
+	// Results that came back while the input was read ride in this
+	// commit too: otherwise they waited a whole turn, and the jobs they
+	// free were claimed only every other commit.
+	progressed = l.collect() || progressed
 	committed, err := l.commitIfDue(now)
 	return progressed || committed, err
 }
@@ -349,9 +353,8 @@ func (l *loop) flushInterval() time.Duration {
 const maxGroupBytes = 2 << 20
 
 // groupJobs is how many jobs' rows a group may hold (4,096 by default).
-// It is not tied to maxJobs: a third job in flight (startup.go) kept the
-// sender fed without the bigger group, and the memory, that a group of
-// two turns of three jobs would have taken.
+// maxJobs follows it (startup.go), not the other way round: a group of
+// two turns of the jobs in flight took the memory over 64 MiB.
 const groupJobs = 4
 
 // maxGroup is the most events a group grows to. bulk-max-size above it

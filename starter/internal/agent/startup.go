@@ -13,17 +13,23 @@ import (
 	"github.com/edge-agent/edge-agent/transport/backoff"
 )
 
-// Jobs handed to the sender at once: one in Send and two ready behind it,
-// so the connection never waits for the loop's next transaction. With
-// two, the sender waited for the loop's next hand-over (a transaction
-// that also appends a group and fsyncs) before 28 % of PACKET jobs and
-// 74 % of RAW ones (timed in the sender, docs/performance.md). With a
-// third, run-peers' medians (3 runs each, quiet machine) went from
-// 261k and 275k lines/s RAW to 266k, 267k and 293k, and from 192k and
-// 200k PACKET to 200k, 203k and 217k; CPU-s stayed within the noise
-// (3.11-3.23 against 2.99-3.34) and peak RSS went from 40 to 44-47 MiB
-// RAW, 46-48 to 50-54 PACKET.
-const maxJobs = 3
+// Jobs handed to the sender at once: one in Send and the rest ready
+// behind it, so the connection never waits for the loop's next
+// transaction. As many as a group holds (groupJobs), so that one commit
+// can hand out as many rows as the group it appends: while the input
+// stays full, claims happen only at commits, one per group read, and
+// with three jobs the sender finished them during the next read and sat
+// idle (the trace of a run-peers run: waiting for jobs 56 % of the time,
+// sending 60 % of the rows the input read). History, run-peers medians
+// on a quiet machine: two jobs left the sender waiting for the next
+// hand-over before 28 % of PACKET jobs and 74 % of RAW ones; three took
+// RAW from 261-275k to 266-293k lines/s and PACKET from 192-200k to
+// 200-217k at 44-47 / 50-54 MiB peak RSS; four, with the results of a
+// group's reads committed with it (loop.turn), took RAW from 264k to
+// 289k and PACKET from 195k to 217k in the same five interleaved rounds,
+// CPU-s from 3.29 to 3.11, peak RSS from 44 to 49 MiB RAW and from 50
+// to 52 PACKET (docs/performance.md). Six reached 61 MiB.
+const maxJobs = groupJobs
 
 // NON mode keeps at most this many jobs' worth of rows, and this many
 // bytes, in memory before it stops reading input.
