@@ -21,16 +21,28 @@ var base64Pairs = func() (t [1 << 12]uint16) {
 }()
 
 // appendBase64 appends src in standard, padded base64, as
-// base64.StdEncoding.AppendEncode does. Base64 of the sealed packet is a
-// sixth of an Encode's work; this takes six input bytes per step (one
-// 8-byte load, four table lookups, one 8-byte store) and leaves the last
-// few to encoding/base64, which also writes the padding.
+// base64.StdEncoding.AppendEncode does. Base64 of the sealed packet was
+// a sixth of an Encode's work in Go alone; on amd64 with SSSE3 a vector
+// loop takes 12 input bytes per step (base64_amd64.s), the word loop
+// below takes the rest six at a time, and encoding/base64 the last few,
+// with the padding.
 func appendBase64(dst, src []byte) []byte {
+	return appendBase64Using(dst, src, base64SIMD)
+}
+
+// appendBase64Using is appendBase64 with the choice of the vector loop
+// made by the caller, so that tests run both paths on one machine.
+func appendBase64Using(dst, src []byte, simd bool) []byte {
 	n := base64.StdEncoding.EncodedLen(len(src))
 	start := len(dst)
 	dst = slices.Grow(dst, n)[:start+n]
 	out := dst[start:]
-	i, o := base64Words(out, src)
+	var i, o int
+	if simd {
+		i, o = base64Vector(out, src)
+	}
+	wi, wo := base64Words(out[o:], src[i:])
+	i, o = i+wi, o+wo
 	// i is a multiple of 3, so the rest encodes on its own.
 	base64.StdEncoding.Encode(out[o:], src[i:])
 	return dst

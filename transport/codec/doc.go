@@ -24,6 +24,11 @@
 // levels go through klauspost/compress. Every level is a standard stream;
 // decoding does not depend on it.
 //
+// The payload's base64 is encoded 12 bytes to 16 characters per step with
+// SSSE3 on amd64 (base64_amd64.s, chosen at init from golang.org/x/sys/cpu)
+// and 6 bytes per step in Go elsewhere; both give exactly what
+// encoding/base64's StdEncoding gives.
+//
 // ChaCha20-Poly1305 ("chacha20_poly1305") is an extra for edge CPUs without
 // AES instructions. The SeaTunnel engine does NOT understand it: use it
 // only with a receiver built on this package.
