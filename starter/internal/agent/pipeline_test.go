@@ -93,7 +93,7 @@ func TestSenderEncodesNextJobDuringSend(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				const jobsN = 6
+				const jobsN = maxJobs + 2 // the loop refills the jobs the sender hands back
 				enc := &countingEncoder{}
 				snd := &stepSender{}
 				snd.onSend = func(call int, batches []transport.Batch) error {

@@ -15,21 +15,21 @@ import (
 
 // Jobs handed to the sender at once: one in Send and the rest ready
 // behind it, so the connection never waits for the loop's next
-// transaction. As many as a group holds (groupJobs), so that one commit
-// can hand out as many rows as the group it appends: while the input
-// stays full, claims happen only at commits, one per group read, and
-// with three jobs the sender finished them during the next read and sat
-// idle (the trace of a run-peers run: waiting for jobs 56 % of the time,
-// sending 60 % of the rows the input read). History, run-peers medians
-// on a quiet machine: two jobs left the sender waiting for the next
-// hand-over before 28 % of PACKET jobs and 74 % of RAW ones; three took
-// RAW from 261-275k to 266-293k lines/s and PACKET from 192-200k to
-// 200-217k at 44-47 / 50-54 MiB peak RSS; four, with the results of a
-// group's reads committed with it (loop.turn), took RAW from 264k to
-// 289k and PACKET from 195k to 217k in the same five interleaved rounds,
-// CPU-s from 3.29 to 3.11, peak RSS from 44 to 49 MiB RAW and from 50
-// to 52 PACKET (docs/performance.md). Six reached 61 MiB.
-const maxJobs = groupJobs
+// transaction. Two groups' worth (groupJobs each): while the input stays
+// full, claims happen only at commits, one per group read, so a commit
+// must be able to hand out the whole group it appends while the jobs of
+// the group before are still out. Then the sender keeps pace with the
+// reading (run-peers: acknowledged within ~10k rows of what was read,
+// instead of 60 % of it with one group's worth), the rows a claim takes
+// are still in the WAL's decoded-block cache, and the s2 decompression
+// of claims, ~0.4 CPU-s per 1M lines, is gone. History, run-peers
+// medians on a quiet machine (docs/performance.md): two jobs left the
+// sender waiting before 28 % of PACKET jobs and 74 % of RAW ones; three
+// gave RAW 266-293k lines/s; four (with a read's results committed with
+// it, loop.turn) 290-311k at 3.0-3.1 CPU-s and 49 MiB; eight 404-418k at
+// 2.4 CPU-s, but PACKET, whose sender cannot keep pace, peaked at 67-68
+// MiB with the GC at 200 %, hence process.DefaultGCPercent's 150.
+const maxJobs = 2 * groupJobs
 
 // NON mode keeps at most this many jobs' worth of rows, and this many
 // bytes, in memory before it stops reading input.

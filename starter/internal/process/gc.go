@@ -13,8 +13,13 @@ import (
 // 400 saved a little more CPU but peaked above 64 MiB RSS without
 // fsync, and a soft memory limit to bound it cost back what 400 saved
 // (the runtime collected near the limit) and would thrash whenever the
-// live heap reached it. docs/performance.md has the figures.
-const DefaultGCPercent = 200
+// live heap reached it. Once the agent handed the sender two groups'
+// worth of jobs (agent.maxJobs), the claims came from the WAL's cache
+// and RAW took 2.4 CPU-s per 1M lines, but PACKET, whose jobs also hold
+// their encoded payloads, peaked at 67-68 MiB at 200: 150 brought it to
+// 59-61 MiB for 0.15 CPU-s more (run-peers, quiet machine).
+// docs/performance.md has the figures.
+const DefaultGCPercent = 150
 
 // ChooseGC returns the GC percentage to set at start, or 0 to leave the
 // runtime as the environment configured it: an operator's GOGC (any
