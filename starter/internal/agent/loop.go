@@ -129,8 +129,8 @@ func (l *loop) turn(ctx context.Context) (bool, error) {
 	}
 	progressed = progressed || n > 0
 	// Results that came back while the input was read ride in this
-	// commit too: otherwise they waited a whole turn, and the jobs they
-	// free were claimed only every other commit.
+	// commit too: otherwise they waited a whole turn, their rows SENDING
+	// and their jobs' slots taken for one more group's read.
 	progressed = l.collect() || progressed
 	committed, err := l.commitIfDue(now)
 	return progressed || committed, err
