@@ -28,7 +28,7 @@ import (
 // gave RAW 266-293k lines/s; four (with a read's results committed with
 // it, loop.turn) 290-311k at 3.0-3.1 CPU-s and 49 MiB; eight 404-418k at
 // 2.4 CPU-s, but PACKET, whose sender cannot keep pace, peaked at 67-68
-// MiB with the GC at 200 %, hence process.DefaultGCPercent's 150.
+// MiB with the GC at 200 %, hence process.DefaultGCPercent's 120.
 const maxJobs = 2 * groupJobs
 
 // NON mode keeps at most this many jobs' worth of rows, and this many

@@ -16,10 +16,11 @@ import (
 // live heap reached it. Once the agent handed the sender two groups'
 // worth of jobs (agent.maxJobs), the claims came from the WAL's cache
 // and RAW took 2.4 CPU-s per 1M lines, but PACKET, whose jobs also hold
-// their encoded payloads, peaked at 67-68 MiB at 200: 150 brought it to
-// 59-61 MiB for 0.15 CPU-s more (run-peers, quiet machine).
-// docs/performance.md has the figures.
-const DefaultGCPercent = 150
+// their encoded payloads, peaked at 67-68 MiB at 200, 58-61 at 150 (a
+// few MiB more under load) and 55-56 at 120, for 0.3 CPU-s more per 1M
+// RAW lines than at 200 (run-peers, quiet machine). docs/performance.md
+// has the figures.
+const DefaultGCPercent = 120
 
 // ChooseGC returns the GC percentage to set at start, or 0 to leave the
 // runtime as the environment configured it: an operator's GOGC (any
