@@ -51,9 +51,9 @@ func (l *loop) afterCommit(now time.Time, p *plan, res commitResult) {
 	if p.cleanup {
 		l.lastCleanup, l.moreCleanup = now, more
 	}
-	if p.claimN > 0 {
+	if p.claimJobs > 0 {
 		l.lastClaimCheck = now
-		l.claimHint = len(claimed) >= p.claimN
+		l.claimHint = res.bounded
 		l.dispatch(claimed)
 	}
 	l.acked, l.queuedRows = counts.Acked, counts.Pending
@@ -75,14 +75,13 @@ func (l *loop) reportDead(failed, dead int) {
 		slog.Int("dead", dead), slog.Uint64("dead_total", total), slog.Int("failed", failed))
 }
 
-// dispatch cuts the claimed rows into jobs for the sender. The jobs
-// channel has room for maxJobs, and outstanding never exceeds it.
-func (l *loop) dispatch(rows []row) {
-	for len(rows) > 0 {
-		n := min(len(rows), l.jobSize)
+// dispatch hands the claimed jobs to the sender. The jobs channel has
+// room for maxJobs, and outstanding never exceeds it: there was a claim
+// per free slot at most.
+func (l *loop) dispatch(claimed [][]row) {
+	for _, rows := range claimed {
 		l.nextSeq++
-		j := &job{seq: l.nextSeq, rows: rows[:n:n]}
-		rows = rows[n:]
+		j := &job{seq: l.nextSeq, rows: rows}
 		for _, r := range j.rows {
 			if r.Attempts > 0 {
 				l.r.ctr.retries.Add(1)

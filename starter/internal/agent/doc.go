@@ -26,8 +26,11 @@
 //     the open WAL to the API for reads (View runs beside commits).
 //
 //   - the sender goroutine owns the transport.Sender and every network
-//     wait. The loop hands it jobs (claimed rows) over a channel, at most
-//     maxJobs at a time, and gets one jobResult back per job. Connecting,
+//     wait. The loop hands it jobs (claimed rows, at most jobSize of them
+//     and jobBytes of payload, one row at least) over a channel, at most
+//     maxJobs at a time, so the jobs out hold at most maxJobs·jobBytes
+//     whatever the size of the events, and gets one jobResult back per
+//     job. Connecting,
 //     reconnecting and the pause after an unreachable or rejecting engine
 //     all happen there, so a slow or absent engine never stops the loop
 //     from reading input into the WAL. In PACKET mode it encodes each

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -480,4 +481,55 @@ func TestResultsOfAPollRideInItsCommit(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestJobsOutBoundedInBytes: however big the events, the jobs out hold
+// about maxJobs·jobBytes of payload, not maxJobs·jobSize events: a job
+// ends at jobBytes, and an event bigger than that is a job of its own.
+// Every event is still delivered, once.
+func TestJobsOutBoundedInBytes(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		eventSize int
+		perJob    int // rows a job holds
+	}{
+		{"40 KiB events", 40 << 10, jobBytes / (40 << 10)},
+		{"events over jobBytes", jobBytes + jobBytes/2, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := testConfig(t)
+				cfg.Queue.Fsync = true
+				in := &fakeInput{}
+				snd := newFakeSender(nil)
+				snd.gate = make(chan struct{})
+				snd.started = make(chan struct{}, 1)
+				opts := newOptions(t, cfg, t.TempDir(), in, snd)
+				events := 3 * maxJobs * tt.perJob
+				for i := range events {
+					ev := lineEvent("a.log", i)
+					ev.Payload = fmt.Appendf(nil, `{"_line":%d,"pad":"%s"}`, i, strings.Repeat("x", tt.eventSize-30))
+					in.push(ev)
+				}
+				h := startRuntime(t, opts)
+				<-snd.started
+				eventually(t, 10*time.Second, "events appended", func() bool { return h.rt.Snapshot().RowsAppended == uint64(events) })
+				time.Sleep(2 * claimRecheckInterval)
+				synctest.Wait()
+				// Claims follow the appends, so some jobs hold fewer rows.
+				if got, most := h.rt.Snapshot().Queue.Sending, int64(maxJobs*tt.perJob); got == 0 || got > most {
+					t.Errorf("%d rows SENDING while one job is in Send, want 1..%d (%d jobs of at most %d rows of %d bytes)",
+						got, most, maxJobs, tt.perJob, tt.eventSize)
+				}
+				close(snd.gate)
+				eventually(t, 10*time.Second, "events delivered", func() bool { return h.rt.Snapshot().Acked == uint64(events) })
+				if err := h.stop(); err != nil {
+					t.Fatal(err)
+				}
+				if ids, total := snd.stats(); ids != events || total != events {
+					t.Errorf("%d batch ids sent %d times, want each of %d once", ids, total, events)
+				}
+			})
+		})
+	}
 }

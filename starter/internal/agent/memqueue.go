@@ -104,15 +104,24 @@ func (q *memQueue) MarkStarted(sourceID string) error {
 
 func (q *memQueue) Started(sourceID string) (bool, error) { return q.started[sourceID], nil }
 
-func (q *memQueue) Claim(max int, _ time.Time) ([]row, error) {
-	n := min(max, len(q.pending))
+func (q *memQueue) Claim(max, maxBytes int, _ time.Time) ([]row, bool, error) {
+	n, bytes := 0, 0
+	for n < min(max, len(q.pending)) {
+		size := len(q.pending[n].Payload)
+		if maxBytes > 0 && n > 0 && bytes+size > maxBytes {
+			break
+		}
+		bytes += size
+		n++
+	}
+	bounded := n < len(q.pending)
 	out := make([]row, n)
 	copy(out, q.pending[:n])
 	q.pending = slices.Delete(q.pending, 0, n)
 	for _, r := range out {
 		q.sending[r.ID] = r
 	}
-	return out, nil
+	return out, bounded, nil
 }
 
 func (q *memQueue) forget(ids []uint64) int {

@@ -39,8 +39,11 @@ type queueTx interface {
 	// MarkStarted records that sourceID has run against this queue, so the
 	// next Open is not a first start.
 	MarkStarted(sourceID string) error
-	// Claim moves up to max due PENDING rows to SENDING, in id order.
-	Claim(max int, now time.Time) ([]row, error)
+	// Claim moves up to max due PENDING rows to SENDING, in id order,
+	// and, when maxBytes is above zero, no more payload bytes than that
+	// (the first row whatever its size). bounded reports that it stopped
+	// at one of the two bounds rather than for want of due rows.
+	Claim(max, maxBytes int, now time.Time) (rows []row, bounded bool, err error)
 	// Ack marks rows RECEIVED by the engine.
 	Ack(ids []uint64, now time.Time) error
 	// Fail charges one attempt; rows become sendable again at notBefore, or

@@ -276,15 +276,15 @@ func (t walTx) MarkStarted(sourceID string) error {
 // Claim keeps the four fields a job needs straight from the WAL's
 // claim: a wal.Row per row, copied here and dropped, was 112 bytes
 // allocated per row sent.
-func (t walTx) Claim(n int, now time.Time) ([]row, error) {
+func (t walTx) Claim(n, maxBytes int, now time.Time) ([]row, bool, error) {
 	out := make([]row, 0, min(n, t.tx.Counts().Pending))
-	_, err := t.tx.ClaimFunc(n, now.UnixMilli(), func(r *wal.Row) {
+	_, bounded, err := t.tx.ClaimFunc(n, maxBytes, now.UnixMilli(), func(r *wal.Row) {
 		out = append(out, row{ID: r.ID, BatchID: r.BatchID, Payload: r.Payload, Attempts: r.Attempts})
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return out, nil
+	return out, bounded, nil
 }
 
 func (t walTx) Ack(ids []uint64, now time.Time) error {

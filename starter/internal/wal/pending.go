@@ -84,6 +84,39 @@ func (tx *Tx) pendAdd(id uint64) error {
 	return tx.putRun(id, end)
 }
 
+// pendFitting returns how many ids from the front of the index, at most
+// n, have payloads that add up to no more than budget bytes; with first,
+// the first id counts whatever its size. A row of a block that does not
+// decode counts as empty: its claim only moves it to DEAD. over reports
+// that it stopped at an id over the budget.
+func (tx *Tx) pendFitting(n, budget int, first bool) (fit int, over bool) {
+	c := tx.pending.Cursor()
+	got, bytes := 0, 0
+	var b *block
+	for k, v := c.First(); k != nil && got < n; k, v = c.Next() {
+		start, ok1 := keyID(k)
+		end, ok2 := runEnd(v)
+		if !ok1 || !ok2 || end < start {
+			continue // pendTake drops it, taking no id
+		}
+		for id := start; id <= end && got < n; id++ {
+			if b == nil || !b.has(id) {
+				b = tx.blockOf(id)
+			}
+			size := 0
+			if b != nil && b.has(id) {
+				size = len(b.payload(id))
+			}
+			if bytes+size > budget && (got > 0 || !first) {
+				return got, true
+			}
+			bytes += size
+			got++
+		}
+	}
+	return got, false
+}
+
 // pendTake removes and returns up to n ids from the front of the index.
 func (tx *Tx) pendTake(n int) ([]uint64, error) {
 	var out []uint64

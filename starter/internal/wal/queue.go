@@ -167,7 +167,7 @@ func (tx *Tx) Claim(limit int, now int64) ([]Row, error) {
 	// Sized for the rows there can be: growing a slice of Rows row by row
 	// was a third of the bytes a loaded agent allocates.
 	out := make([]Row, 0, max(0, min(int64(limit), tx.ctr.pending)))
-	_, err := tx.ClaimFunc(limit, now, func(r *Row) { out = append(out, *r) })
+	_, _, err := tx.ClaimFunc(limit, 0, now, func(r *Row) { out = append(out, *r) })
 	if err != nil {
 		return nil, err
 	}
@@ -179,16 +179,22 @@ func (tx *Tx) Claim(limit int, now int64) ([]Row, error) {
 // agent) does not pay for a Row per row claimed, 112 bytes allocated
 // and dropped per row at a claim of thousands. *r is only valid during
 // the call; r.Payload stays valid (see Row). It returns how many rows
-// it claimed. On an error fn may have seen rows that the transaction
-// then rolls back.
-func (tx *Tx) ClaimFunc(limit int, now int64, fn func(r *Row)) (int, error) {
+// it claimed, and bounded: whether it stopped at limit or maxBytes
+// rather than for want of due rows, so that more may be due. On an
+// error fn may have seen rows that the transaction then rolls back.
+//
+// maxBytes, when above zero, also bounds the payload bytes claimed: the
+// claim stops before the row that would take them past it, except that
+// the first row is always claimed (a row bigger than the bound must
+// still be sent). Payload sizes come from the blocks, decoded once and
+// cached for the claim itself.
+func (tx *Tx) ClaimFunc(limit, maxBytes int, now int64, fn func(r *Row)) (claimed int, bounded bool, err error) {
 	if limit <= 0 {
-		return 0, nil
+		return 0, false, nil
 	}
 	if err := tx.promote(now); err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	claimed := 0
 	var run sendRun // the run being built; end == 0: none
 	flushRun := func() error {
 		if run.end == 0 {
@@ -201,13 +207,21 @@ func (tx *Tx) ClaimFunc(limit int, now int64, fn func(r *Row)) (int, error) {
 	ss := stateScan{c: tx.state.Cursor()}
 	var b *block
 	var r Row
+	bytes := 0
 	for claimed < limit {
-		ids, err := tx.pendTake(limit - claimed)
+		n := limit - claimed
+		if maxBytes > 0 {
+			var more bool
+			if n, more = tx.pendFitting(n, maxBytes-bytes, claimed == 0); n == 0 {
+				return claimed, more, flushRun()
+			}
+		}
+		ids, err := tx.pendTake(n)
 		if err != nil {
-			return claimed, err
+			return claimed, false, err
 		}
 		if len(ids) == 0 {
-			break
+			return claimed, false, flushRun()
 		}
 		tx.dirty = true
 		for _, id := range ids {
@@ -232,7 +246,7 @@ func (tx *Tx) ClaimFunc(limit int, now int64, fn func(r *Row)) (int, error) {
 			tx.ctr.pending--
 			if b.err != nil {
 				if err := tx.quarantine(id, b, &st, now); err != nil {
-					return claimed, err
+					return claimed, false, err
 				}
 				ss.reset()
 				continue
@@ -241,7 +255,7 @@ func (tx *Tx) ClaimFunc(limit int, now int64, fn func(r *Row)) (int, error) {
 				run.end = id
 			} else {
 				if err := flushRun(); err != nil {
-					return claimed, err
+					return claimed, false, err
 				}
 				run = sendRun{start: id, end: id, at: now}
 			}
@@ -250,9 +264,10 @@ func (tx *Tx) ClaimFunc(limit int, now int64, fn func(r *Row)) (int, error) {
 			r.Status, r.UpdatedAt = StatusSending, now
 			fn(&r)
 			claimed++
+			bytes += len(r.Payload)
 		}
 	}
-	return claimed, flushRun()
+	return claimed, true, flushRun()
 }
 
 // quarantine moves a row of a block that fails its checksum or does not

@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"testing"
@@ -340,5 +341,56 @@ func TestListAndGet(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A claim bounded in bytes stops before the row that would take it past
+// the bound, leaves the rest PENDING in order for the next claim, and
+// still claims a first row bigger than the bound on its own.
+func TestClaimFuncBoundedInBytes(t *testing.T) {
+	w := openTest(t, newClock(t0))
+	sizes := []int{100, 100, 100, 700, 100, 100, 50}
+	mustUpdate(t, w, func(tx *Tx) error {
+		rows := make([]NewRow, len(sizes))
+		for i, n := range sizes {
+			rows[i] = NewRow{SourceID: "src", Payload: bytes.Repeat([]byte{'a' + byte(i)}, n)}
+		}
+		_, _, err := tx.Append(rows)
+		return err
+	})
+	claimBytes := func(limit, maxBytes int) ([]uint64, int, bool) {
+		var got []uint64
+		total, bounded := 0, false
+		mustUpdate(t, w, func(tx *Tx) error {
+			n, b, err := tx.ClaimFunc(limit, maxBytes, t0, func(r *Row) {
+				got = append(got, r.ID)
+				total += len(r.Payload)
+			})
+			if n != len(got) {
+				t.Errorf("ClaimFunc returned %d, handed %d rows", n, len(got))
+			}
+			bounded = b
+			return err
+		})
+		return got, total, bounded
+	}
+	for _, step := range []struct {
+		limit, maxBytes int
+		want            []uint64
+		wantBytes       int
+		wantBounded     bool // stopped at a bound, not for want of rows
+	}{
+		{10, 250, []uint64{1, 2}, 200, true}, // a third row would make 300
+		{10, 500, []uint64{3}, 100, true},    // row 4 (700) does not fit behind it
+		{10, 500, []uint64{4}, 700, true},    // but goes alone, over the bound
+		{1, 1000, []uint64{5}, 100, true},    // the row limit still holds
+		{10, 0, []uint64{6, 7}, 150, false},  // no bound in bytes; rows ran out
+		{10, 100, nil, 0, false},             // nothing left
+	} {
+		got, total, bounded := claimBytes(step.limit, step.maxBytes)
+		if !slices.Equal(got, step.want) || total != step.wantBytes || bounded != step.wantBounded {
+			t.Fatalf("ClaimFunc(%d, %d): rows %v (%d bytes), bounded %v; want %v (%d bytes), bounded %v",
+				step.limit, step.maxBytes, got, total, bounded, step.want, step.wantBytes, step.wantBounded)
+		}
 	}
 }
