@@ -42,6 +42,9 @@ type fixedDeflater struct {
 	// current position, so an entry left by an earlier input is only a
 	// candidate that fails (or, harmlessly, one that holds).
 	table [1 << fixedTableBits]uint16
+	// portable keeps the encoder on its Go paths where the CPU would
+	// allow vector ones, so that tests compare the two on one machine.
+	portable bool
 }
 
 // fixedCode is a fixed Huffman code, bit-reversed for LSB-first output,
@@ -323,17 +326,18 @@ func delimiters(x uint64) uint64 {
 // 48 probes per event instead of 174, and multi-line log text of 200 B to
 // 1 KiB (BenchmarkLevel1BySize) comes out 2-5 % larger. Each match is
 // also extended backwards, over a delimiter run's earlier bytes for one.
-// The delimiters are found eight bytes at a time and gathered into one
-// bit per byte, 64 bytes at a time, so the search loop branches once per
-// anchor rather than once per byte. It returns how many positions it
+// The delimiters are found 64 bytes at a time as one bit per byte (16
+// bytes per step with SSE2 on amd64, else eight at a time in Go), so the
+// search loop branches once per anchor rather than once per byte. It returns how many positions it
 // searched, so tokens can tell text from input it should search densely.
 func (f *fixedDeflater) anchorTokens(w *bitWriter, src []byte) (anchors int) {
 	table := &f.table
 	lit := 0                         // first byte not yet written
 	last := len(src) - fixedMinMatch // last position a match can start at
 	var prev uint64                  // the last word's top bit
+	simd := delimiterSIMD && !f.portable
 	for j := 0; j < len(src); j += 64 {
-		bm := delimiterWord(src, j)
+		bm := delimiterWordUsing(src, j, simd)
 		// Only where a run starts: "\",\"" is one place to search, not four.
 		bm, prev = bm&^(bm<<1|prev), bm>>63
 		for bm != 0 {
@@ -377,6 +381,25 @@ func emitMatch(w *bitWriter, src []byte, lit, s, c int) int {
 // delimiterWord returns a word with bit k set for each delimiter
 // src[j+k], k < 64; src has at least 8 bytes.
 func delimiterWord(src []byte, j int) uint64 {
+	return delimiterWordUsing(src, j, delimiterSIMD)
+}
+
+// delimiterWordUsing is delimiterWord with the choice of the vector scan
+// made by the caller, so that tests run both paths on one machine. The
+// vector scan reads 64 bytes: the last word of an input of at least 64
+// bytes is read as its last 64, less the lanes already seen.
+func delimiterWordUsing(src []byte, j int, simd bool) uint64 {
+	if simd && len(src) >= 64 {
+		if j+64 <= len(src) {
+			return delimiterVector((*[64]byte)(src[j:]))
+		}
+		return delimiterVector((*[64]byte)(src[len(src)-64:])) >> (j + 64 - len(src))
+	}
+	return delimiterWordWords(src, j)
+}
+
+// delimiterWordWords is delimiterWord eight bytes at a time, in Go.
+func delimiterWordWords(src []byte, j int) uint64 {
 	if j+64 <= len(src) {
 		p := src[j : j+64]
 		return laneBits(delimiters(binary.LittleEndian.Uint64(p[0:8]))) |
