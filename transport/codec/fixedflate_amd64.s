@@ -47,3 +47,80 @@ TEXT ·delimiterVector(SB), NOSPLIT, $0-16
 	MOVQ AX, ret+8(FP)
 	RET
 
+
+// The fixed code of a byte b below 144 is the 8 bits of 0x30+b sent from
+// the top bit down, that is bit-reversed: rev4 of each nibble, swapped.
+// lit30 is the 0x30 to add, lit0f keeps a nibble, litrevlo and litrevhi
+// map a nibble k to rev4(k) and to rev4(k)<<4 (PSHUFB tables), and lit8f
+// is the largest byte with an 8-bit code.
+DATA lit30<>+0(SB)/8, $0x3030303030303030
+DATA lit30<>+8(SB)/8, $0x3030303030303030
+GLOBL lit30<>(SB), RODATA|NOPTR, $16
+DATA lit0f<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA lit0f<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL lit0f<>(SB), RODATA|NOPTR, $16
+DATA litrevlo<>+0(SB)/8, $0x0e060a020c040800
+DATA litrevlo<>+8(SB)/8, $0x0f070b030d050901
+GLOBL litrevlo<>(SB), RODATA|NOPTR, $16
+DATA litrevhi<>+0(SB)/8, $0xe060a020c0408000
+DATA litrevhi<>+8(SB)/8, $0xf070b030d0509010
+GLOBL litrevhi<>(SB), RODATA|NOPTR, $16
+DATA lit8f<>+0(SB)/8, $0x8f8f8f8f8f8f8f8f
+DATA lit8f<>+8(SB)/8, $0x8f8f8f8f8f8f8f8f
+GLOBL lit8f<>(SB), RODATA|NOPTR, $16
+
+// func codesVector(codes, src []byte) (i int, wide uint32)
+//
+// Each step codes 16 bytes of src into codes at the same offset and ORs
+// into R10 the lanes above 0x8f (max(x, 0x8f) != 0x8f). SI and DI
+// advance; R8 and R9 are the last addresses a step may start at.
+TEXT ·codesVector(SB), NOSPLIT, $0-60
+	MOVQ  codes_base+0(FP), DI
+	MOVQ  codes_len+8(FP), DX
+	MOVQ  src_base+24(FP), SI
+	MOVQ  src_len+32(FP), BX
+	MOVQ  SI, R11
+	XORL  R10, R10
+	CMPQ  BX, $16
+	JB    done
+	CMPQ  DX, $16
+	JB    done
+	LEAQ  -16(SI)(BX*1), R8
+	LEAQ  -16(DI)(DX*1), R9
+	MOVOU lit30<>(SB), X8
+	MOVOU lit0f<>(SB), X9
+	MOVOU litrevlo<>(SB), X10
+	MOVOU litrevhi<>(SB), X11
+	MOVOU lit8f<>(SB), X12
+
+loop:
+	MOVOU    (SI), X0
+	MOVO     X0, X1
+	PMAXUB   X12, X1
+	PCMPEQB  X12, X1
+	PMOVMSKB X1, AX
+	XORL     $0xffff, AX
+	ORL      AX, R10
+	PADDB    X8, X0
+	MOVO     X0, X1
+	PSRLW    $4, X1
+	PAND     X9, X1
+	PAND     X9, X0
+	MOVO     X11, X2
+	PSHUFB   X0, X2
+	MOVO     X10, X3
+	PSHUFB   X1, X3
+	POR      X3, X2
+	MOVOU    X2, (DI)
+	ADDQ     $16, SI
+	ADDQ     $16, DI
+	CMPQ     SI, R8
+	JA       done
+	CMPQ     DI, R9
+	JBE      loop
+
+done:
+	SUBQ R11, SI
+	MOVQ SI, i+48(FP)
+	MOVL R10, wide+56(FP)
+	RET

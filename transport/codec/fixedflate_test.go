@@ -242,6 +242,56 @@ func vectorPaths(available bool) map[string]bool {
 	return paths
 }
 
+// TestLiteralCodes checks literalCodes, on the Go path and (on amd64) the
+// vector one, against fixedLiterals: each byte value next to the bounds of
+// the 8-bit codes (0x8f/0x90) and of asciiCodes' lane arithmetic
+// (0xcf/0xd0), at every position of inputs around the vector loop's
+// 16-byte steps and the word loop's 8-byte ones. The codes are used only
+// when every byte has an 8-bit one, so a byte wrongly called wide would
+// only cost speed: this is the test that notices.
+func TestLiteralCodes(t *testing.T) {
+	values := []byte{0x00, 0x20, 0x7f, 0x80, 0x8f, 0x90, 0xcf, 0xd0, 0xff}
+	for path, portable := range map[string]bool{"go": true, "vector": false} {
+		f := fixedDeflater{portable: portable}
+		for n := 1; n <= 40; n++ {
+			for pos := range n {
+				for _, v := range values {
+					src := bytes.Repeat([]byte{'a'}, n)
+					src[pos] = v
+					codes, ok := f.literalCodes(src)
+					if want := v < 144; ok != want {
+						t.Fatalf("%s: byte %#x at %d of %d: all 8-bit codes %v, want %v", path, v, pos, n, ok, want)
+					}
+					if len(codes) != n+8 {
+						t.Fatalf("%s: %d codes for %d bytes, want %d", path, len(codes), n, n+8)
+					}
+					if !ok {
+						continue
+					}
+					for i, b := range src {
+						if want := byte(fixedLiterals[b].code); codes[i] != want {
+							t.Fatalf("%s: byte %#x at %d of %d: code %08b, want %08b", path, b, i, n, codes[i], want)
+						}
+					}
+				}
+			}
+		}
+		// Every byte with an 8-bit code in every lane.
+		all := append(everyByte()[:144], everyByte()[:144]...)
+		for off := range 16 {
+			codes, ok := f.literalCodes(all[off:])
+			if !ok {
+				t.Fatalf("%s: bytes below 144 from %d: called wide", path, off)
+			}
+			for i, b := range all[off:] {
+				if want := byte(fixedLiterals[b].code); codes[i] != want {
+					t.Fatalf("%s: byte %#x at %d from %d: code %08b, want %08b", path, b, i, off, codes[i], want)
+				}
+			}
+		}
+	}
+}
+
 // TestFixedDeflatePathsAgree runs the fixed-Huffman encoder on its Go
 // paths and on its vector ones (on amd64) for every input length up to
 // fixedMaxInput, at several offsets into shapes of input that take every
