@@ -413,7 +413,7 @@ func (f *fixedDeflater) anchorTokens(w *bitWriter, src []byte) (anchors int) {
 	simd := delimiterSIMD && !f.portable
 	codes, coded := f.literalCodes(src)
 	for j := 0; j < len(src); j += 64 {
-		bm := delimiterWordUsing(src, j, simd)
+		bm := delimiterWord(src, j, simd)
 		// Only where a run starts: "\",\"" is one place to search, not four.
 		bm, prev = bm&^(bm<<1|prev), bm>>63
 		for bm != 0 {
@@ -464,16 +464,11 @@ func emitMatch(w *bitWriter, src, codes []byte, coded bool, lit, s, c int) int {
 }
 
 // delimiterWord returns a word with bit k set for each delimiter
-// src[j+k], k < 64; src has at least 8 bytes.
-func delimiterWord(src []byte, j int) uint64 {
-	return delimiterWordUsing(src, j, delimiterSIMD)
-}
-
-// delimiterWordUsing is delimiterWord with the choice of the vector scan
-// made by the caller, so that tests run both paths on one machine. The
-// vector scan reads 64 bytes: the last word of an input of at least 64
-// bytes is read as its last 64, less the lanes already seen.
-func delimiterWordUsing(src []byte, j int, simd bool) uint64 {
+// src[j+k], k < 64; src has at least 8 bytes. simd takes the SSE2 scan
+// (delimiterVector), which reads 64 bytes: the last word of an input of
+// at least 64 bytes is read as its last 64, less the lanes already seen.
+// The caller chooses, so that tests run both paths on one machine.
+func delimiterWord(src []byte, j int, simd bool) uint64 {
 	if simd && len(src) >= 64 {
 		if j+64 <= len(src) {
 			return delimiterVector((*[64]byte)(src[j:]))

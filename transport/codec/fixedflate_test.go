@@ -222,7 +222,7 @@ func TestDelimiterMarks(t *testing.T) {
 							want |= 1 << k
 						}
 					}
-					if got := delimiterWordUsing(src, j, simd); got != want {
+					if got := delimiterWord(src, j, simd); got != want {
 						t.Fatalf("%s: %s, %d bytes, from %d: marks %064b, want %064b", path, name, n, j, got, want)
 					}
 				}
