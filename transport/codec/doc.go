@@ -20,9 +20,12 @@
 // build or send, which is most of the cost of compressing one small event.
 // On text it searches for repeats only where spaces and punctuation
 // start, which finds about as much in log lines as searching every
-// position with a quarter of the probes. Larger events and the other
-// levels go through klauspost/compress. Every level is a standard stream;
-// decoding does not depend on it.
+// position with a quarter of the probes. On amd64 the delimiters are found
+// 16 bytes per step with SSE2 and every byte's literal code is computed 16
+// per step with SSSE3 (fixedflate_amd64.s), so that each run of literals
+// between matches is a shifted copy; elsewhere Go loops write the same
+// bytes. Larger events and the other levels go through klauspost/compress.
+// Every level is a standard stream; decoding does not depend on it.
 //
 // The payload's base64 is encoded 12 bytes to 16 characters per step with
 // SSSE3 on amd64 (base64_amd64.s, chosen at init from golang.org/x/sys/cpu)

@@ -42,6 +42,12 @@ type fixedDeflater struct {
 	// current position, so an entry left by an earlier input is only a
 	// candidate that fails (or, harmlessly, one that holds).
 	table [1 << fixedTableBits]uint16
+	// codes holds the literal code of each byte of the input, one byte
+	// each (literalCodes), and 8 more bytes to read past its end.
+	codes []byte
+	// portable keeps the encoder on its Go paths where the CPU would
+	// allow vector ones, so that tests compare the two on one machine.
+	portable bool
 }
 
 // fixedCode is a fixed Huffman code, bit-reversed for LSB-first output,
@@ -110,6 +116,8 @@ func (w *bitWriter) end() []byte {
 
 // literals writes each byte of p as a literal. Literals are most of what
 // a log line becomes, so ASCII goes eight bytes at a time (asciiLiterals).
+// Text searched at delimiters takes codedRun instead, unless it holds
+// bytes coded in 9 bits.
 func (w *bitWriter) literals(p []byte) {
 	for len(p) > 0 {
 		i := w.asciiLiterals(p)
@@ -177,6 +185,75 @@ func asciiWords(dst, p []byte, acc uint64, n uint) (int, uint64) {
 		acc = carry
 	}
 	return i, acc
+}
+
+// literalCodes returns the literal code of each byte of src, bit-reversed
+// for LSB-first output, in one byte each, followed by 8 bytes to read
+// past the end, and whether every byte has such an 8-bit code (is below
+// 144; 9-bit codes do not fit). Coding all of an input's bytes in one
+// pass, 16 per step with SSSE3 where the CPU has it, leaves each run of
+// literals between matches a shifted copy (codedRun): runs are short
+// (~55 bytes in agent events), and coding each apart cost more in its
+// setup and its last, partial word than in its whole ones.
+func (f *fixedDeflater) literalCodes(src []byte) ([]byte, bool) {
+	const lo7, hi = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	n := len(src)
+	if cap(f.codes) < n+8 {
+		f.codes = make([]byte, max(n, fixedMaxInput)+8)
+	}
+	codes := f.codes[:n+8]
+	i := 0
+	var wide uint64 // a lane is ≥ 0x90 where its high bit is set
+	if literalSIMD && !f.portable {
+		var w uint32
+		i, w = codesVector(codes, src)
+		wide = uint64(w)
+	}
+	for ; i+8 <= n; i += 8 {
+		x := binary.LittleEndian.Uint64(src[i : i+8])
+		// A lane from 0xd0 up carries into the next one in asciiCodes;
+		// it is also ≥ 0x90, so the codes are not used.
+		wide |= x & (x&lo7 + 0x7070707070707070) & hi
+		binary.LittleEndian.PutUint64(codes[i:i+8], asciiCodes(x))
+	}
+	for ; i < n; i++ {
+		if src[i] >= 144 {
+			wide = 1
+		}
+		codes[i] = byte(fixedLiterals[src[i]].code)
+	}
+	return codes, wide == 0
+}
+
+// codedRun writes the literals whose codes are codes[lit:s] (see
+// literalCodes), eight per step: each word of codes is shifted up by the
+// pending bits, the bits it pushes out carried to the next. Its last word
+// may hold codes from past s; they land past the run's end, where the
+// next write stores over them, and the bits pending after the run are
+// read back from the byte the run ends in.
+func (w *bitWriter) codedRun(codes []byte, lit, s int) {
+	n := s - lit
+	dst := w.buf[w.o:]
+	// c<<n and c>>(64-n) of a word c in one multiplication, as in
+	// asciiWords.
+	m := uint64(1) << (w.n & 63)
+	runWords(dst, codes[lit:], n, w.acc, m)
+	w.acc = uint64(dst[n]) & (m - 1)
+	w.o += n
+}
+
+// runWords is codedRun's loop, apart so that its few live values stay in
+// registers: the words of codes covering its first n bytes go to dst at
+// the same offsets, times m, after acc, and then the last carry, so that
+// a run of whole words also leaves its pending bits at dst[n].
+func runWords(dst, codes []byte, n int, acc, m uint64) {
+	i := 0
+	for ; i < n; i += 8 {
+		carry, c := bits.Mul64(binary.LittleEndian.Uint64(codes[i:i+8]), m)
+		binary.LittleEndian.PutUint64(dst[i:i+8], acc|c)
+		acc = carry
+	}
+	binary.LittleEndian.PutUint64(dst[i:i+8], acc)
 }
 
 // match writes a length (fixedMinMatch..fixedMaxMatch) and a distance
@@ -247,8 +324,9 @@ func distCode(dist int) fixedBits {
 // fixedWorstCase bounds the deflate body of n input bytes: a literal
 // takes at most 9 bits and a match of at least 4 bytes at most 31, plus
 // the 3-bit block header, the 7-bit end of block and the last byte's
-// padding, plus 8 bytes for bitWriter's whole-word stores.
-func fixedWorstCase(n int) int { return (3+9*n+7+7)/8 + 8 }
+// padding, plus 16 bytes for bitWriter's whole-word stores (codedRun's
+// run past its end by up to 15).
+func fixedWorstCase(n int) int { return (3+9*n+7+7)/8 + 16 }
 
 // appendDeflate appends src, at most fixedMaxInput bytes, as one final
 // deflate block: fixed Huffman, or stored when that is smaller (input
@@ -323,17 +401,19 @@ func delimiters(x uint64) uint64 {
 // 48 probes per event instead of 174, and multi-line log text of 200 B to
 // 1 KiB (BenchmarkLevel1BySize) comes out 2-5 % larger. Each match is
 // also extended backwards, over a delimiter run's earlier bytes for one.
-// The delimiters are found eight bytes at a time and gathered into one
-// bit per byte, 64 bytes at a time, so the search loop branches once per
-// anchor rather than once per byte. It returns how many positions it
+// The delimiters are found 64 bytes at a time as one bit per byte (16
+// bytes per step with SSE2 on amd64, else eight at a time in Go), so the
+// search loop branches once per anchor rather than once per byte. It returns how many positions it
 // searched, so tokens can tell text from input it should search densely.
 func (f *fixedDeflater) anchorTokens(w *bitWriter, src []byte) (anchors int) {
 	table := &f.table
 	lit := 0                         // first byte not yet written
 	last := len(src) - fixedMinMatch // last position a match can start at
 	var prev uint64                  // the last word's top bit
+	simd := delimiterSIMD && !f.portable
+	codes, coded := f.literalCodes(src)
 	for j := 0; j < len(src); j += 64 {
-		bm := delimiterWord(src, j)
+		bm := delimiterWord(src, j, simd)
 		// Only where a run starts: "\",\"" is one place to search, not four.
 		bm, prev = bm&^(bm<<1|prev), bm>>63
 		for bm != 0 {
@@ -353,30 +433,53 @@ func (f *fixedDeflater) anchorTokens(w *bitWriter, src []byte) (anchors int) {
 			if c >= s || binary.LittleEndian.Uint32(src[c:]) != cv {
 				continue
 			}
-			lit = emitMatch(w, src, lit, s, c)
+			lit = emitMatch(w, src, codes, coded, lit, s, c)
 		}
 	}
-	w.literals(src[lit:])
+	if coded {
+		w.codedRun(codes, lit, len(src))
+	} else {
+		w.literals(src[lit:])
+	}
 	return anchors
 }
 
-// emitMatch writes src[lit:s] as literals and then the match of src[s:]
-// with src[c:], extended backwards as far as it holds, and returns where
-// the match ends. It is apart from anchorTokens' loop so that the loop's
-// values stay in registers.
-func emitMatch(w *bitWriter, src []byte, lit, s, c int) int {
+// emitMatch writes src[lit:s] as literals (from codes if coded, see
+// literalCodes) and then the match of src[s:] with src[c:], extended
+// backwards as far as it holds, and returns where the match ends. It is
+// apart from anchorTokens' loop so that the loop's values stay in
+// registers.
+func emitMatch(w *bitWriter, src, codes []byte, coded bool, lit, s, c int) int {
 	n := fixedMinMatch + matchLen(src[c+fixedMinMatch:], src[s+fixedMinMatch:min(len(src), s+fixedMaxMatch)])
 	for s > lit && c > 0 && n < fixedMaxMatch && src[s-1] == src[c-1] {
 		s, c, n = s-1, c-1, n+1
 	}
-	w.literals(src[lit:s])
+	if coded {
+		w.codedRun(codes, lit, s)
+	} else {
+		w.literals(src[lit:s])
+	}
 	w.match(n, s-c)
 	return s + n
 }
 
 // delimiterWord returns a word with bit k set for each delimiter
-// src[j+k], k < 64; src has at least 8 bytes.
-func delimiterWord(src []byte, j int) uint64 {
+// src[j+k], k < 64; src has at least 8 bytes. simd takes the SSE2 scan
+// (delimiterVector), which reads 64 bytes: the last word of an input of
+// at least 64 bytes is read as its last 64, less the lanes already seen.
+// The caller chooses, so that tests run both paths on one machine.
+func delimiterWord(src []byte, j int, simd bool) uint64 {
+	if simd && len(src) >= 64 {
+		if j+64 <= len(src) {
+			return delimiterVector((*[64]byte)(src[j:]))
+		}
+		return delimiterVector((*[64]byte)(src[len(src)-64:])) >> (j + 64 - len(src))
+	}
+	return delimiterWordWords(src, j)
+}
+
+// delimiterWordWords is delimiterWord eight bytes at a time, in Go.
+func delimiterWordWords(src []byte, j int) uint64 {
 	if j+64 <= len(src) {
 		p := src[j : j+64]
 		return laneBits(delimiters(binary.LittleEndian.Uint64(p[0:8]))) |
