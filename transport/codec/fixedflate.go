@@ -42,6 +42,9 @@ type fixedDeflater struct {
 	// current position, so an entry left by an earlier input is only a
 	// candidate that fails (or, harmlessly, one that holds).
 	table [1 << fixedTableBits]uint16
+	// storeLeft is how many more inputs to store without searching
+	// them (storeSkip).
+	storeLeft int
 	// codes holds the literal code of each byte of the input, one byte
 	// each (literalCodes), and 8 more bytes to read past its end.
 	codes []byte
@@ -331,7 +334,20 @@ func fixedWorstCase(n int) int { return (3+9*n+7+7)/8 + 16 }
 // appendDeflate appends src, at most fixedMaxInput bytes, as one final
 // deflate block: fixed Huffman, or stored when that is smaller (input
 // with few repeats and many bytes ≥ 144, which fixed codes in 9 bits).
+//
+// It also stores, without searching, the storeSkip inputs that follow
+// one whose fixed block came out less than an eighth smaller than
+// storing it: searching and coding is most of level 1's cost (~0.8 µs
+// for a ~316-byte event), and on single log lines of a few hundred
+// bytes it saves ~5 % of the bytes (a 316-byte agent event: 301.5
+// against 321.5). Every storeSkip+1-th input is searched again, so input
+// that starts to compress (longer events, multi-line text: 19 % smaller
+// at 512 bytes, 30 % at 1 KiB) is compressed again from the next one on.
 func (f *fixedDeflater) appendDeflate(dst, src []byte) []byte {
+	if f.storeLeft > 0 {
+		f.storeLeft--
+		return appendStored(dst, src)
+	}
 	start := len(dst)
 	dst = slices.Grow(dst, fixedWorstCase(len(src)))
 	w := bitWriter{buf: dst[:start+fixedWorstCase(len(src))], o: start}
@@ -339,13 +355,31 @@ func (f *fixedDeflater) appendDeflate(dst, src []byte) []byte {
 	f.tokens(&w, src)
 	w.write(uint64(fixedLiterals[256].code), uint(fixedLiterals[256].len)) // end of block
 	dst = w.end()
-	if len(dst)-start > len(src)+5 {
-		dst = append(dst[:start], 1) // BFINAL, BTYPE 00: stored
-		dst = binary.LittleEndian.AppendUint16(dst, uint16(len(src)))
-		dst = binary.LittleEndian.AppendUint16(dst, ^uint16(len(src)))
-		dst = append(dst, src...)
+	stored := len(src) + storedOverhead
+	if 8*(stored-(len(dst)-start)) < stored {
+		f.storeLeft = storeSkip
+	}
+	if len(dst)-start > stored {
+		return appendStored(dst[:start], src)
 	}
 	return dst
+}
+
+// storedOverhead is what a stored block adds to its bytes: the block
+// header byte and LEN, NLEN.
+const storedOverhead = 5
+
+// storeSkip is how many inputs level 1 stores, unsearched, after one it
+// found not worth compressing (appendDeflate).
+const storeSkip = 15
+
+// appendStored appends src, at most 65,535 bytes, as one final stored
+// block.
+func appendStored(dst, src []byte) []byte {
+	dst = append(dst, 1) // BFINAL, BTYPE 00: stored
+	dst = binary.LittleEndian.AppendUint16(dst, uint16(len(src)))
+	dst = binary.LittleEndian.AppendUint16(dst, ^uint16(len(src)))
+	return append(dst, src...)
 }
 
 // fixedHash hashes 4 bytes to an index of the match finder's table.

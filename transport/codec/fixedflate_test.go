@@ -328,10 +328,12 @@ func TestFixedDeflatePathsAgree(t *testing.T) {
 	}
 }
 
-// TestFixedDeflateCompresses pins that level 1 still compresses, on both
-// of its search paths: log events (searched at delimiters) come out
-// smaller than their literals alone would, and input without delimiters
-// (searched densely) still shrinks when it repeats.
+// TestFixedDeflateCompresses pins that level 1's search still
+// compresses, on both of its paths: log events (searched at delimiters)
+// come out smaller than their literals alone would, and input without
+// delimiters (searched densely) still shrinks when it repeats. Every
+// input is searched here (storeLeft cleared): storing the inputs after
+// one not worth it is TestFixedDeflateStoresWhatDoesNotShrink's.
 func TestFixedDeflateCompresses(t *testing.T) {
 	var f fixedDeflater
 	tests := []struct {
@@ -352,6 +354,7 @@ func TestFixedDeflateCompresses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			in, out := 0, 0
 			for _, ev := range tt.in {
+				f.storeLeft = 0
 				b := f.appendDeflate(nil, ev)
 				if got := stdDecompress(t, CompressionDeflate, b); !bytes.Equal(got, ev) {
 					t.Fatal("round trip differs")
@@ -363,6 +366,53 @@ func TestFixedDeflateCompresses(t *testing.T) {
 				t.Fatalf("deflate %d bytes for %d input bytes (%.3f), want at most %.3f", out, in, ratio, tt.maxRatio)
 			}
 		})
+	}
+}
+
+// TestFixedDeflateStoresWhatDoesNotShrink: after an input whose fixed
+// block is less than an eighth smaller than storing it, level 1 stores
+// the next storeSkip inputs without searching them, then searches one
+// again; input that shrinks (multi-line text) is searched every time,
+// and compressed again from the input after a search finds it shrinks.
+// Every block inflates to its input.
+func TestFixedDeflateStoresWhatDoesNotShrink(t *testing.T) {
+	events := agentEvents(3*(storeSkip+1), 11)
+	text := logLines(fixedMaxInput, 3)
+	var f fixedDeflater
+	var kinds []byte // 's' stored, 'f' fixed Huffman, per input
+	deflate := func(src []byte) {
+		t.Helper()
+		b := f.appendDeflate(nil, src)
+		if got := stdDecompress(t, CompressionDeflate, b); !bytes.Equal(got, src) {
+			t.Fatalf("input %d: round trip differs", len(kinds))
+		}
+		kind := byte('f')
+		if b[0]&0b110 == 0 { // BTYPE 00
+			kind = 's'
+		}
+		kinds = append(kinds, kind)
+	}
+	for _, ev := range events[:2*(storeSkip+1)] {
+		deflate(ev)
+	}
+	// Text arriving while events are being stored waits for the next
+	// search: storeSkip-5 more stored blocks, then it is compressed.
+	for _, ev := range events[2*(storeSkip+1):][:6] {
+		deflate(ev)
+	}
+	for range storeSkip - 5 + 2 {
+		deflate(text)
+	}
+	for _, ev := range events[2*(storeSkip+1):][6:8] {
+		deflate(ev)
+	}
+	skip := strings.Repeat("s", storeSkip)
+	want := "f" + skip + "f" + skip + // events: searched, then stored storeSkip times, twice
+		"f" + "sssss" + // one more searched, five stored
+		strings.Repeat("s", storeSkip-5) + "ff" + // text: stored until the next search, then compressed
+		"fs" // events again: searched, then stored
+	if got := string(kinds); got != want {
+		t.Fatalf("blocks %s, want %s (f: fixed Huffman, s: stored)", got, want)
 	}
 }
 
