@@ -20,7 +20,11 @@
 // build or send, which is most of the cost of compressing one small event.
 // On text it searches for repeats only where spaces and punctuation
 // start, which finds about as much in log lines as searching every
-// position with a quarter of the probes. On amd64 the delimiters are found
+// position with a quarter of the probes. After an event whose block came
+// out less than an eighth smaller than storing it, the next 15 are stored
+// without a search (a single log line of a few hundred bytes shrinks
+// ~5 %, for most of the encoding's CPU), and the 16th is searched again.
+// On amd64 the delimiters are found
 // 16 bytes per step with SSE2 and every byte's literal code is computed 16
 // per step with SSSE3 (fixedflate_amd64.s), so that each run of literals
 // between matches is a shifted copy; elsewhere Go loops write the same
