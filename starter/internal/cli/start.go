@@ -54,9 +54,9 @@ at exit. With --background the agent detaches (output to edge-agent.out or
 $EDGE_AGENT_LOG_FILE) and this command waits up to
 $EDGE_AGENT_STARTUP_READY_TIMEOUT_S seconds (default 10) for readiness.
 Under systemd Type=notify, READY=1 and STOPPING=1 are sent to $NOTIFY_SOCKET.
-` + fmt.Sprintf(`The Go garbage collector runs at GOGC=%d unless $GOGC is set ($GOMEMLIMIT
-is left to the environment).
-`, process.DefaultGCPercent) + `While it runs, the agent serves /metrics, /healthz, /readyz and /debug/status
+` + fmt.Sprintf(`The Go garbage collector runs at GOGC=%d unless $GOGC is set, with a soft
+memory limit of %d MiB unless $GOMEMLIMIT is set.
+`, process.DefaultGCPercent, process.DefaultMemoryLimit>>20) + `While it runs, the agent serves /metrics, /healthz, /readyz and /debug/status
 on http.listen (default 127.0.0.1:9466; off disables; docs/metrics.md); a port
 that cannot be bound fails the start (exit 1).
 
@@ -181,9 +181,10 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 	// Before anything opens a file: the input sizes max-open-files from
 	// the limit in force when it is created.
 	fdSoft, fdHard, fdErr := process.RaiseOpenFilesLimit()
-	// Before the agent allocates much: its GC percentage, unless the
-	// environment sets GOGC.
+	// Before the agent allocates much: its GC percentage and soft memory
+	// limit, unless the environment sets GOGC or GOMEMLIMIT.
 	gc := process.TuneGC(a.env.Getenv)
+	memLimit := process.TuneMemoryLimit(a.env.Getenv)
 	terminal := logging.IsTerminal(a.env.StderrFile)
 	// Until the config names the log file, logger is nil and failures go
 	// to stderr and to the default log file.
@@ -241,6 +242,11 @@ func (a *agentCLI) runForeground(ctx context.Context, req startRequest) error {
 		logger.Debug("garbage collector percentage set (GOGC in the environment overrides it)", "gc_percent", gc)
 	} else {
 		logger.Debug("garbage collector percentage left to GOGC")
+	}
+	if memLimit != 0 {
+		logger.Debug("soft memory limit set (GOMEMLIMIT in the environment overrides it)", "memory_limit_bytes", memLimit)
+	} else {
+		logger.Debug("soft memory limit left to GOMEMLIMIT")
 	}
 	if !process.TuneHeapSampling(cfg.HTTP.Pprof, a.env.Getenv) {
 		logger.Debug("heap profile sampling off (http.pprof is off, and GODEBUG sets no memprofilerate)")

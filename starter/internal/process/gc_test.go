@@ -52,6 +52,52 @@ func TestTuneGCApplies(t *testing.T) {
 	}
 }
 
+// TestChooseMemoryLimit: the agent's soft memory limit applies only where
+// the operator's environment sets no GOMEMLIMIT, whatever GOGC says.
+func TestChooseMemoryLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want int64
+	}{
+		{"nothing set", nil, DefaultMemoryLimit},
+		{"GOMEMLIMIT set", map[string]string{"GOMEMLIMIT": "200MiB"}, 0},
+		{"GOMEMLIMIT off", map[string]string{"GOMEMLIMIT": "off"}, 0},
+		{"GOGC alone", map[string]string{"GOGC": "100"}, DefaultMemoryLimit},
+		{"empty GOMEMLIMIT is unset", map[string]string{"GOMEMLIMIT": ""}, DefaultMemoryLimit},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ChooseMemoryLimit(func(k string) string { return tc.env[k] }); got != tc.want {
+				t.Fatalf("ChooseMemoryLimit(%v) = %d, want %d", tc.env, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestTuneMemoryLimitApplies: the decision reaches the runtime, and an
+// operator's GOMEMLIMIT leaves the runtime's limit alone.
+func TestTuneMemoryLimitApplies(t *testing.T) {
+	old := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(old) })
+	const operators = 200 << 20
+	debug.SetMemoryLimit(operators)
+	TuneMemoryLimit(func(k string) string {
+		if k == "GOMEMLIMIT" {
+			return "200MiB"
+		}
+		return ""
+	})
+	if got := debug.SetMemoryLimit(-1); got != operators {
+		t.Errorf("memory limit after TuneMemoryLimit with GOMEMLIMIT set = %d, want the operator's %d untouched", got, operators)
+	}
+	if got := TuneMemoryLimit(func(string) string { return "" }); got != DefaultMemoryLimit {
+		t.Errorf("TuneMemoryLimit = %d, want %d", got, DefaultMemoryLimit)
+	}
+	if got := debug.SetMemoryLimit(-1); got != DefaultMemoryLimit {
+		t.Errorf("memory limit after TuneMemoryLimit = %d, want %d", got, DefaultMemoryLimit)
+	}
+}
+
 // TestHeapSampling: allocations are sampled only for a heap profile
 // someone can fetch (http.pprof), or where the operator asked for a rate.
 func TestHeapSampling(t *testing.T) {
