@@ -338,19 +338,19 @@ func TestLinkDownProbesWithOneRow(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				const backlog = 5000
 				cfg := testConfig(t)
 				clientOptions(t, cfg).MaxBackoff = 250 * time.Millisecond
 				cfg.Retry.Backoff, cfg.Retry.BackoffMax = 250*time.Millisecond, 250*time.Millisecond
 				in := &fakeInput{}
-				in.push(lineEvents("a.log", 0, backlog)...)
 				snd := newFakeSender(nil)
 				snd.down = tc.err
 				opts := newOptions(t, cfg, t.TempDir(), in, snd)
 				job := jobSize(opts)
-				if 2*job >= backlog {
-					t.Fatalf("job size %d: the backlog must outlast two jobs", job)
-				}
+				// More rows than the jobs out can hold, so that full jobs
+				// handed out at every attempt would release more than
+				// the bound below.
+				backlog := uint64((maxJobs + 2) * job)
+				in.push(lineEvents("a.log", 0, int(backlog))...)
 				h := startRuntime(t, opts)
 				calls := func() int {
 					snd.mu.Lock()
@@ -369,11 +369,12 @@ func TestLinkDownProbesWithOneRow(t *testing.T) {
 				if err := h.stop(); err != nil {
 					t.Fatal(err)
 				}
-				// The attempt that found the link down may have carried up
-				// to two full jobs; every later one a single row.
-				if most := uint64(2*job + len(outage)); released > most {
-					t.Errorf("%d rows released over %d attempts (sizes %v); want at most %d (two jobs, then one row per attempt)",
-						released, len(outage), outage, most)
+				// Until the first failure comes back, the loop may have
+				// claimed up to maxJobs full jobs (how many depends on how
+				// the goroutines ran); every later attempt a single row.
+				if most := uint64(maxJobs*job + len(outage)); released > most {
+					t.Errorf("%d rows released over %d attempts (sizes %v); want at most %d (%d jobs of %d, then one row per attempt)",
+						released, len(outage), outage, most, maxJobs, job)
 				}
 				for i, n := range outage[1:] {
 					if n != probeRows {
