@@ -21,28 +21,15 @@ var base64Pairs = func() (t [1 << 12]uint16) {
 }()
 
 // appendBase64 appends src in standard, padded base64, as
-// base64.StdEncoding.AppendEncode does. Base64 of the sealed packet was
-// a sixth of an Encode's work in Go alone; on amd64 with SSSE3 a vector
-// loop takes 12 input bytes per step (base64_amd64.s), the word loop
-// below takes the rest six at a time, and encoding/base64 the last few,
-// with the padding.
+// base64.StdEncoding.AppendEncode does: the word loop takes six bytes at
+// a time (half the table lookups of encoding/base64), and encoding/base64
+// the last few, with the padding.
 func appendBase64(dst, src []byte) []byte {
-	return appendBase64Using(dst, src, base64SIMD)
-}
-
-// appendBase64Using is appendBase64 with the choice of the vector loop
-// made by the caller, so that tests run both paths on one machine.
-func appendBase64Using(dst, src []byte, simd bool) []byte {
 	n := base64.StdEncoding.EncodedLen(len(src))
 	start := len(dst)
 	dst = slices.Grow(dst, n)[:start+n]
 	out := dst[start:]
-	var i, o int
-	if simd {
-		i, o = base64Vector(out, src)
-	}
-	wi, wo := base64Words(out[o:], src[i:])
-	i, o = i+wi, o+wo
+	i, o := base64Words(out, src)
 	// i is a multiple of 3, so the rest encodes on its own.
 	base64.StdEncoding.Encode(out[o:], src[i:])
 	return dst

@@ -12,7 +12,7 @@ import (
 // coded with the fixed Huffman code of RFC 1951 §3.2.6, after a greedy
 // LZ77 pass that, on text, searches only where words start (tokens). A dynamic block, which every klauspost level writes, spends
 // most of its time building and describing Huffman tables: for an event of
-// a few hundred bytes that is ~90 % of the cost, and the table it sends
+// a few hundred bytes that is most of the cost, and the table it sends
 // takes back most of what its shorter codes save (BenchmarkGzipBare,
 // BenchmarkLevel1BySize). Any inflater reads a fixed block: zlib itself
 // writes one when it comes out smaller.
@@ -48,9 +48,6 @@ type fixedDeflater struct {
 	// codes holds the literal code of each byte of the input, one byte
 	// each (literalCodes), and 8 more bytes to read past its end.
 	codes []byte
-	// portable keeps the encoder on its Go paths where the CPU would
-	// allow vector ones, so that tests compare the two on one machine.
-	portable bool
 }
 
 // fixedCode is a fixed Huffman code, bit-reversed for LSB-first output,
@@ -194,7 +191,7 @@ func asciiWords(dst, p []byte, acc uint64, n uint) (int, uint64) {
 // for LSB-first output, in one byte each, followed by 8 bytes to read
 // past the end, and whether every byte has such an 8-bit code (is below
 // 144; 9-bit codes do not fit). Coding all of an input's bytes in one
-// pass, 16 per step with SSSE3 where the CPU has it, leaves each run of
+// pass, eight per step, leaves each run of
 // literals between matches a shifted copy (codedRun): runs are short
 // (~55 bytes in agent events), and coding each apart cost more in its
 // setup and its last, partial word than in its whole ones.
@@ -207,11 +204,6 @@ func (f *fixedDeflater) literalCodes(src []byte) ([]byte, bool) {
 	codes := f.codes[:n+8]
 	i := 0
 	var wide uint64 // a lane is ≥ 0x90 where its high bit is set
-	if literalSIMD && !f.portable {
-		var w uint32
-		i, w = codesVector(codes, src)
-		wide = uint64(w)
-	}
 	for ; i+8 <= n; i += 8 {
 		x := binary.LittleEndian.Uint64(src[i : i+8])
 		// A lane from 0xd0 up carries into the next one in asciiCodes;
@@ -337,12 +329,10 @@ func fixedWorstCase(n int) int { return (3+9*n+7+7)/8 + 16 }
 //
 // It also stores, without searching, the storeSkip inputs that follow
 // one whose fixed block came out less than an eighth smaller than
-// storing it: searching and coding is most of level 1's cost (~0.8 µs
-// for a ~316-byte event), and on single log lines of a few hundred
-// bytes it saves ~5 % of the bytes (a 316-byte agent event: 301.5
-// against 321.5). Every storeSkip+1-th input is searched again, so input
-// that starts to compress (longer events, multi-line text: 19 % smaller
-// at 512 bytes, 30 % at 1 KiB) is compressed again from the next one on.
+// storing it: searching and coding is most of level 1's cost, and single
+// log lines of a few hundred bytes barely shrink. Every storeSkip+1-th
+// input is searched again, so input that starts to compress (longer
+// events, multi-line text) is compressed again from the next one on.
 func (f *fixedDeflater) appendDeflate(dst, src []byte) []byte {
 	if f.storeLeft > 0 {
 		f.storeLeft--
@@ -430,24 +420,21 @@ func delimiters(x uint64) uint64 {
 // anchorTokens searches for a match only at the first delimiter of each
 // run of them (see delimiters). A word, key, value or quoted string that
 // repeats comes after a delimiter both times, so searching from there
-// finds about what a search of every position finds in log text: on
-// agent-shaped events the block is as small as denseTokens makes it, with
-// 48 probes per event instead of 174, and multi-line log text of 200 B to
-// 1 KiB (BenchmarkLevel1BySize) comes out 2-5 % larger. Each match is
+// finds about what a search of every position finds in log text, with a
+// fraction of the probes (BenchmarkLevel1BySize compares). Each match is
 // also extended backwards, over a delimiter run's earlier bytes for one.
-// The delimiters are found 64 bytes at a time as one bit per byte (16
-// bytes per step with SSE2 on amd64, else eight at a time in Go), so the
-// search loop branches once per anchor rather than once per byte. It returns how many positions it
+// The delimiters are found 64 bytes at a time as one bit per byte, eight
+// bytes per step, so the search loop branches once per anchor rather than
+// once per byte. It returns how many positions it
 // searched, so tokens can tell text from input it should search densely.
 func (f *fixedDeflater) anchorTokens(w *bitWriter, src []byte) (anchors int) {
 	table := &f.table
 	lit := 0                         // first byte not yet written
 	last := len(src) - fixedMinMatch // last position a match can start at
 	var prev uint64                  // the last word's top bit
-	simd := delimiterSIMD && !f.portable
 	codes, coded := f.literalCodes(src)
 	for j := 0; j < len(src); j += 64 {
-		bm := delimiterWord(src, j, simd)
+		bm := delimiterWord(src, j)
 		// Only where a run starts: "\",\"" is one place to search, not four.
 		bm, prev = bm&^(bm<<1|prev), bm>>63
 		for bm != 0 {
@@ -498,22 +485,8 @@ func emitMatch(w *bitWriter, src, codes []byte, coded bool, lit, s, c int) int {
 }
 
 // delimiterWord returns a word with bit k set for each delimiter
-// src[j+k], k < 64; src has at least 8 bytes. simd takes the SSE2 scan
-// (delimiterVector), which reads 64 bytes: the last word of an input of
-// at least 64 bytes is read as its last 64, less the lanes already seen.
-// The caller chooses, so that tests run both paths on one machine.
-func delimiterWord(src []byte, j int, simd bool) uint64 {
-	if simd && len(src) >= 64 {
-		if j+64 <= len(src) {
-			return delimiterVector((*[64]byte)(src[j:]))
-		}
-		return delimiterVector((*[64]byte)(src[len(src)-64:])) >> (j + 64 - len(src))
-	}
-	return delimiterWordWords(src, j)
-}
-
-// delimiterWordWords is delimiterWord eight bytes at a time, in Go.
-func delimiterWordWords(src []byte, j int) uint64 {
+// src[j+k], k < 64; src has at least 8 bytes.
+func delimiterWord(src []byte, j int) uint64 {
 	if j+64 <= len(src) {
 		p := src[j : j+64]
 		return laneBits(delimiters(binary.LittleEndian.Uint64(p[0:8]))) |

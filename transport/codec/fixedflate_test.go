@@ -179,7 +179,6 @@ func FuzzFixedDeflate(f *testing.F) {
 		f.Add(in)
 	}
 	var fd fixedDeflater
-	portable := fixedDeflater{portable: true}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		in = in[:min(len(in), fixedMaxInput)]
 		for _, c := range []Compression{CompressionGzip, CompressionZlib, CompressionDeflate} {
@@ -187,16 +186,12 @@ func FuzzFixedDeflate(f *testing.F) {
 			if got := stdDecompress(t, c, out); !bytes.Equal(got, in) {
 				t.Fatalf("%s: inflated %d different bytes", c, len(got))
 			}
-			// The Go paths search and code the same way.
-			if want := portable.appendFixed(c, nil, in); !bytes.Equal(out, want) {
-				t.Fatalf("%s: vector paths wrote %x, Go paths %x", c, out, want)
-			}
 		}
 	})
 }
 
-// TestDelimiterMarks checks the delimiter scans, word at a time and (on
-// amd64) vector, against a byte-by-byte one for every input length up to
+// TestDelimiterMarks checks the word-at-a-time delimiter scan against a
+// byte-by-byte one for every input length up to
 // fixedMaxInput and inputs dense and sparse in delimiters: a wrong mark
 // would not corrupt the output, only lose matches, so round trips cannot
 // catch it.
@@ -211,94 +206,76 @@ func TestDelimiterMarks(t *testing.T) {
 		// Each byte value next to each delimiter class's bounds.
 		"bounds": bytes.Repeat([]byte{0x00, 0x2f, 0x30, 0x39, 0x3a, 0x40, 0x41, 0x7f, 0x80, 0xaf, 0xb0, 0xba, 0xc0, 0xff}, fixedMaxInput/14+1)[:fixedMaxInput],
 	}
-	for path, simd := range vectorPaths(delimiterSIMD) {
-		for name, in := range inputs {
-			for n := 8; n <= len(in); n++ {
-				src := in[:n]
-				for j := 0; j < n; j += 64 {
-					var want uint64
-					for k, c := range src[j:min(n, j+64)] {
-						if c < '0' || ':' <= c && c <= '@' {
-							want |= 1 << k
-						}
+	for name, in := range inputs {
+		for n := 8; n <= len(in); n++ {
+			src := in[:n]
+			for j := 0; j < n; j += 64 {
+				var want uint64
+				for k, c := range src[j:min(n, j+64)] {
+					if c < '0' || ':' <= c && c <= '@' {
+						want |= 1 << k
 					}
-					if got := delimiterWord(src, j, simd); got != want {
-						t.Fatalf("%s: %s, %d bytes, from %d: marks %064b, want %064b", path, name, n, j, got, want)
-					}
+				}
+				if got := delimiterWord(src, j); got != want {
+					t.Fatalf("%s, %d bytes, from %d: marks %064b, want %064b", name, n, j, got, want)
 				}
 			}
 		}
 	}
 }
 
-// vectorPaths are the ways a scan can run on this machine: the portable
-// Go one always, and the vector one where the CPU has it (available), so
-// both are checked on an amd64 that would otherwise only ever take one.
-func vectorPaths(available bool) map[string]bool {
-	paths := map[string]bool{"go": false}
-	if available {
-		paths["vector"] = true
-	}
-	return paths
-}
-
-// TestLiteralCodes checks literalCodes, on the Go path and (on amd64) the
-// vector one, against fixedLiterals: each byte value next to the bounds of
-// the 8-bit codes (0x8f/0x90) and of asciiCodes' lane arithmetic
-// (0xcf/0xd0), at every position of inputs around the vector loop's
-// 16-byte steps and the word loop's 8-byte ones. The codes are used only
-// when every byte has an 8-bit one, so a byte wrongly called wide would
-// only cost speed: this is the test that notices.
+// TestLiteralCodes checks literalCodes against fixedLiterals: each byte
+// value next to the bounds of the 8-bit codes (0x8f/0x90) and of
+// asciiCodes' lane arithmetic (0xcf/0xd0), at every position of inputs
+// around the word loop's 8-byte steps. The codes are used only when
+// every byte has an 8-bit one, so a byte wrongly called wide would only
+// cost speed: this is the test that notices.
 func TestLiteralCodes(t *testing.T) {
 	values := []byte{0x00, 0x20, 0x7f, 0x80, 0x8f, 0x90, 0xcf, 0xd0, 0xff}
-	for path, portable := range map[string]bool{"go": true, "vector": false} {
-		f := fixedDeflater{portable: portable}
-		for n := 1; n <= 40; n++ {
-			for pos := range n {
-				for _, v := range values {
-					src := bytes.Repeat([]byte{'a'}, n)
-					src[pos] = v
-					codes, ok := f.literalCodes(src)
-					if want := v < 144; ok != want {
-						t.Fatalf("%s: byte %#x at %d of %d: all 8-bit codes %v, want %v", path, v, pos, n, ok, want)
-					}
-					if len(codes) != n+8 {
-						t.Fatalf("%s: %d codes for %d bytes, want %d", path, len(codes), n, n+8)
-					}
-					if !ok {
-						continue
-					}
-					for i, b := range src {
-						if want := byte(fixedLiterals[b].code); codes[i] != want {
-							t.Fatalf("%s: byte %#x at %d of %d: code %08b, want %08b", path, b, i, n, codes[i], want)
-						}
+	var f fixedDeflater
+	for n := 1; n <= 40; n++ {
+		for pos := range n {
+			for _, v := range values {
+				src := bytes.Repeat([]byte{'a'}, n)
+				src[pos] = v
+				codes, ok := f.literalCodes(src)
+				if want := v < 144; ok != want {
+					t.Fatalf("byte %#x at %d of %d: all 8-bit codes %v, want %v", v, pos, n, ok, want)
+				}
+				if len(codes) != n+8 {
+					t.Fatalf("%d codes for %d bytes, want %d", len(codes), n, n+8)
+				}
+				if !ok {
+					continue
+				}
+				for i, b := range src {
+					if want := byte(fixedLiterals[b].code); codes[i] != want {
+						t.Fatalf("byte %#x at %d of %d: code %08b, want %08b", b, i, n, codes[i], want)
 					}
 				}
 			}
 		}
-		// Every byte with an 8-bit code in every lane.
-		all := append(everyByte()[:144], everyByte()[:144]...)
-		for off := range 16 {
-			codes, ok := f.literalCodes(all[off:])
-			if !ok {
-				t.Fatalf("%s: bytes below 144 from %d: called wide", path, off)
-			}
-			for i, b := range all[off:] {
-				if want := byte(fixedLiterals[b].code); codes[i] != want {
-					t.Fatalf("%s: byte %#x at %d from %d: code %08b, want %08b", path, b, i, off, codes[i], want)
-				}
+	}
+	// Every byte with an 8-bit code in every lane.
+	all := append(everyByte()[:144], everyByte()[:144]...)
+	for off := range 8 {
+		codes, ok := f.literalCodes(all[off:])
+		if !ok {
+			t.Fatalf("bytes below 144 from %d: called wide", off)
+		}
+		for i, b := range all[off:] {
+			if want := byte(fixedLiterals[b].code); codes[i] != want {
+				t.Fatalf("byte %#x at %d from %d: code %08b, want %08b", b, i, off, codes[i], want)
 			}
 		}
 	}
 }
 
-// TestFixedDeflatePathsAgree runs the fixed-Huffman encoder on its Go
-// paths and on its vector ones (on amd64) for every input length up to
-// fixedMaxInput, at several offsets into shapes of input that take every
-// branch (log text, escaped JSON, bytes coded in 9 bits, runs, noise):
-// both must inflate to the input, and, doing the same search, must write
-// the same bytes.
-func TestFixedDeflatePathsAgree(t *testing.T) {
+// TestFixedDeflateRoundTrips runs the fixed-Huffman encoder for every
+// input length up to fixedMaxInput, at several offsets into shapes of
+// input that take every branch (log text, escaped JSON, bytes coded in 9
+// bits, runs, noise): each block must inflate to its input.
+func TestFixedDeflateRoundTrips(t *testing.T) {
 	escaped, err := json.Marshal(string(logLines(2*fixedMaxInput, 4)))
 	if err != nil {
 		t.Fatal(err)
@@ -311,17 +288,15 @@ func TestFixedDeflatePathsAgree(t *testing.T) {
 		"noise":        noise(fixedMaxInput+8, 6),
 		"every byte":   bytes.Repeat(everyByte(), fixedMaxInput/256+1),
 	}
-	vector, portable := fixedDeflater{}, fixedDeflater{portable: true}
+	var f fixedDeflater
 	for name, shape := range shapes {
 		for _, off := range []int{0, 1, 5} {
 			for n := 0; n <= fixedMaxInput; n++ {
 				src := shape[off : off+n]
-				want := portable.appendDeflate(nil, src)
-				if got := stdDecompress(t, CompressionDeflate, want); !bytes.Equal(got, src) {
-					t.Fatalf("%s at %d, %d bytes: Go paths: round trip differs", name, off, n)
-				}
-				if got := vector.appendDeflate(nil, src); !bytes.Equal(got, want) {
-					t.Fatalf("%s at %d, %d bytes: vector paths wrote %x, Go paths %x", name, off, n, got, want)
+				f.storeLeft = 0 // search every input, not only every 16th
+				out := f.appendDeflate(nil, src)
+				if got := stdDecompress(t, CompressionDeflate, out); !bytes.Equal(got, src) {
+					t.Fatalf("%s at %d, %d bytes: round trip differs", name, off, n)
 				}
 			}
 		}

@@ -85,10 +85,10 @@ type Options struct {
 
 // DefaultLevel is the compression level of DefaultSettings: the fastest
 // that compresses. A PACKET holds one event of a few hundred bytes, which
-// level 1 codes as one fixed-Huffman block (fixedflate.go) at up to twice
-// the CPU of level 0 (store); levels 2-9 build a Huffman table per event,
-// cost about six times as much as level 1, and send 7 % fewer bytes
-// (BenchmarkEncodeLevel reports both).
+// level 1 codes as one fixed-Huffman block (fixedflate.go) or stores;
+// levels 2-9 build a Huffman table per event, cost several times as much
+// as level 1 for a few per cent fewer bytes (BenchmarkEncodeLevel reports
+// both).
 const DefaultLevel = 1
 
 // Levels returns the compression levels c accepts, lo..hi; ok is false
