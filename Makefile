@@ -16,7 +16,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 TEST_FLAGS  ?= -race -count=1 -timeout 12m
 BENCH_COUNT ?= 3
 
-.PHONY: help build test test-unit test-standalone test-windows lint fmt bench bench-e2e demo dist clean
+.PHONY: help build test test-unit test-purego test-standalone test-windows lint fmt bench bench-e2e demo dist clean
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -27,10 +27,21 @@ build: ## build bin/edge-agent, bin/edgesocket-receiver and bin/opamp-devserver
 	cd transport && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X main.version=$(VERSION)' -o ../bin/edgesocket-receiver ./cmd/edgesocket-receiver
 	cd starter && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o ../bin/opamp-devserver ./cmd/opamp-devserver
 
-test: test-standalone test-windows test-unit ## run every test of every module (race detector on), e2e included
+test: test-standalone test-windows test-unit test-purego ## run every test of every module (race detector on), e2e included
 
 test-unit:
 	for m in $(MODULES); do echo "== go test $$m"; (cd $$m && $(GO) vet ./... && $(GO) test $(TEST_FLAGS) ./...); done
+
+# The modules with assembly, and their tests with the purego tag, which
+# turns every .s off so that the Go paths (the ones arm64 ships) are tested
+# on amd64 too. The check fails on a .s file that the tag does not turn off.
+ASM_MODULES := $(sort $(foreach f,$(shell find $(MODULES) -name '*.s'),$(firstword $(subst /, ,$(f)))))
+
+test-purego: ## vet and test the modules with assembly with -tags purego (Go paths only)
+	for m in $(ASM_MODULES); do echo "== purego $$m"; (cd $$m && \
+		if $(GO) list -tags purego -f '{{.ImportPath}} {{.SFiles}}' ./... | grep -v ' \[\]$$'; then \
+			echo "$$m: the packages above still assemble with -tags purego" >&2; exit 1; fi && \
+		$(GO) vet -tags purego ./... && $(GO) test -tags purego -count=1 -timeout 12m ./...); done
 
 # transport is a product of its own: it must build and test without the
 # workspace, importing nothing from starter or connector.

@@ -1,3 +1,5 @@
+//go:build !purego
+
 package jsonenc
 
 // cleanCopy copies the bytes of src that need no escaping, from its start,
