@@ -2,7 +2,7 @@
 // the Apache SeaTunnel EdgeSocket source, used by the edgesocket-receiver
 // tool, the end-to-end suite's fake engine, and tests.
 //
-// It follows the engine (see the notes on its IngressProtocolHandler):
+// It behaves as the engine's IngressProtocolHandler does:
 //
 //   - one collector at a time: while a connection holds the ingress, any
 //     other gets "REJECTED" and is closed without being read;

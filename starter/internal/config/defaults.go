@@ -8,8 +8,7 @@ import (
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
 
-// NewDefaultConfig returns every default: the Java agent's (notes §3) and
-// ours. Input stays nil: its defaults come from the input type's factory
+// NewDefaultConfig returns every default: the Java agent's and ours. Input stays nil: its defaults come from the input type's factory
 // once input.type is known, so a default Config alone does not validate.
 func NewDefaultConfig() *Config {
 	return &Config{

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 )
 
-// Environment variables (notes §4; same names as the Java agent).
+// Environment variables (the Java agent's names).
 const (
 	EnvHome    = "EDGE_AGENT_HOME"
 	EnvConfig  = "EDGE_AGENT_CONFIG"

@@ -8,12 +8,10 @@ import (
 // HeapSampling reports whether the runtime should keep sampling
 // allocations for the heap profile. Only /debug/pprof/ (http.pprof) ever
 // reads that profile, yet by default the runtime samples every 512 KiB
-// allocated, with a stack walk each time; the agent allocates its 64 KiB
-// input arenas and ~170 KiB decoded blocks by the hundred per second, so
-// the sampling cost about 2 % of its CPU (0.07 of 3.3 CPU-s per 1M lines
-// in a profile of bench-e2e's raw-fsync) for a profile nobody could
-// fetch. An operator's GODEBUG memprofilerate wins, as GOGC does over
-// TuneGC.
+// allocated, with a stack walk each time, and the agent allocates large
+// buffers (input arenas, decoded blocks) by the hundred per second: a
+// measurable share of its CPU for a profile nobody could fetch. An
+// operator's GODEBUG memprofilerate wins, as GOGC does over TuneGC.
 func HeapSampling(pprof bool, getenv func(string) string) bool {
 	if pprof {
 		return true
