@@ -32,6 +32,10 @@ type options struct {
 	// httpListen is http.listen; default off, so agents of parallel tests
 	// never race for the default port.
 	httpListen string
+	// api gives the agent an http.listen of its own on loopback (see
+	// useAPI), for tests that read its API or run db commands while it
+	// runs: db reaches a running agent's WAL only through its API.
+	api bool
 	// maxAttempts is retry.max-attempts (default 1000), sendAttempts
 	// output.max-batch-send-attempts (default the agent's), retentionMs
 	// queue.acked-retention-ms (default the agent's).
@@ -49,12 +53,9 @@ type agentRoot struct {
 	t    *testing.T
 	dir  string
 	opts options
+	// apiHold keeps the port of http.listen bound until the agent starts.
+	apiHold *heldPort
 }
-
-// apiListen is an http.listen of its own on loopback, for tests that run
-// db commands while the agent runs: db reaches a running agent's WAL only
-// through its API.
-func apiListen(t *testing.T) string { return "127.0.0.1:" + strconv.Itoa(freePort(t)) }
 
 func newRoot(t *testing.T, opts options) *agentRoot {
 	t.Helper()
@@ -65,6 +66,9 @@ func newRoot(t *testing.T, opts options) *agentRoot {
 		}
 	}
 	r := &agentRoot{t: t, dir: dir, opts: opts}
+	if opts.api {
+		r.useAPI()
+	}
 	r.writeConfig()
 	t.Cleanup(func() {
 		r.killDetached()
@@ -74,6 +78,18 @@ func newRoot(t *testing.T, opts options) *agentRoot {
 	})
 	return r
 }
+
+// useAPI sets http.listen to a loopback port held until the next start
+// (the agent's command line and its API clients find the API through
+// http.listen, so it cannot be :0). The caller writes the config.
+func (r *agentRoot) useAPI() {
+	r.opts.api = true
+	r.apiHold = holdPort(r.t)
+	r.opts.httpListen = "127.0.0.1:" + strconv.Itoa(r.apiHold.port)
+}
+
+// apiBase is the URL of the agent's API, as the last start configured it.
+func (r *agentRoot) apiBase() string { return "http://" + r.opts.httpListen }
 
 func (r *agentRoot) path(rel string) string { return filepath.Join(r.dir, rel) }
 
@@ -197,33 +213,66 @@ func (r *agentRoot) start(args ...string) *proc {
 // startEnv is start with extra environment variables.
 func (r *agentRoot) startEnv(env []string, args ...string) *proc {
 	r.t.Helper()
+	if r.apiHold != nil {
+		r.apiHold.release()
+		r.apiHold = nil
+	}
 	return startProc(r.t, "edge-agent", r.dir, r.env(env...), bins.agent, append([]string{"start"}, args...)...)
 }
 
-// startReady starts the agent and waits for its readiness line.
+// startReady starts the agent and waits for its readiness line. With
+// useAPI, another socket may take the API's port between its release and
+// the agent's bind: the start is then retried on another port, bounded.
 func (r *agentRoot) startReady(args ...string) *proc {
 	r.t.Helper()
-	before := r.readyLines()
-	p := r.start(args...)
-	r.waitReady(p, before)
-	return p
+	for attempt := 1; ; attempt++ {
+		before := r.readyLines()
+		p := r.start(args...)
+		if r.awaitReady(p, before) {
+			return p
+		}
+		msg := p.stderrText()
+		if !r.opts.api || attempt == apiStartAttempts || !strings.Contains(msg, "address already in use") {
+			r.t.Fatalf("agent exited before it was ready: %s", msg)
+		}
+		r.t.Logf("start %d: the API's port was taken, trying another: %s", attempt, msg)
+		r.useAPI()
+		r.writeConfig()
+	}
 }
+
+// apiStartAttempts bounds startReady's retries on a taken API port.
+const apiStartAttempts = 5
 
 // waitReady waits until p owns the pid file and a readiness line beyond
 // the first `before` ones is logged (the log file is kept across restarts).
 func (r *agentRoot) waitReady(p *proc, before int) {
 	r.t.Helper()
+	if !r.awaitReady(p, before) {
+		r.t.Fatalf("agent exited before it was ready: %s", p.stderrText())
+	}
+}
+
+// awaitReady is waitReady reporting an agent that exited instead.
+func (r *agentRoot) awaitReady(p *proc, before int) bool {
+	r.t.Helper()
+	ready := false
 	eventually(r.t, 20*time.Second, "BOOTSTRAP_READY", func() bool {
-		if !p.running() {
-			r.t.Fatalf("agent exited before it was ready: %s", p.stderrText())
-		}
-		return r.pid() == p.pid() && r.readyLines() > before
+		ready = r.pid() == p.pid() && r.readyLines() > before
+		return ready || !p.running()
 	})
+	return ready
 }
 
 func (r *agentRoot) hasReadyLine() bool { return r.readyLines() > 0 }
 
 func (r *agentRoot) readyLines() int { return strings.Count(r.logText(), "BOOTSTRAP_READY") }
+
+// connectFailures counts the client's failed connection attempts logged
+// so far.
+func (r *agentRoot) connectFailures() int {
+	return strings.Count(r.logText(), "edgesocket connect failed")
+}
 
 func (r *agentRoot) logText() string { return readText(r.path("log/edge-agent.log")) }
 

@@ -12,9 +12,9 @@ import (
 // the token in what it prints.
 func TestCheckOutput(t *testing.T) {
 	skipShort(t)
-	port := freePort(t)
+	rc := startReceiver(t, "e2e-token-0123456789")
+	port := rc.port
 	root := newRoot(t, options{port: port})
-	rc := startReceiver(t, port, "e2e-token-0123456789")
 	w := root.createFile("in/app.log")
 	w.lines([]string{"must not be sent by a check"})
 	w.close()

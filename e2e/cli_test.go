@@ -36,7 +36,7 @@ func containsAny(s string, subs ...string) bool {
 // while running, 3 again after a graceful stop.
 func TestStatusExitCodes(t *testing.T) {
 	skipShort(t)
-	root := newRoot(t, options{port: freePort(t)})
+	root := newRoot(t, options{port: deadPort(t)})
 	if out, _, code := root.cli("status"); code != 3 || !strings.Contains(out, "not running") {
 		t.Fatalf("status without pid file: exit %d, %q; want 3", code, out)
 	}
@@ -69,9 +69,9 @@ func TestStatusExitCodes(t *testing.T) {
 // found from its own path, with no EDGE_AGENT_HOME.
 func TestBackgroundStartStop(t *testing.T) {
 	skipShort(t)
-	port := freePort(t)
+	rc := startReceiver(t, "e2e-token-0123456789")
+	port := rc.port
 	root := newRoot(t, options{port: port})
-	rc := startReceiver(t, port, "e2e-token-0123456789")
 	bin := root.path("bin/edge-agent")
 	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
 		t.Fatal(err)
@@ -147,7 +147,7 @@ func copyFile(t *testing.T, from, to string) {
 // in the same install root (the pid file).
 func TestSecondAgentSameDataDir(t *testing.T) {
 	skipShort(t)
-	port := freePort(t)
+	port := deadPort(t)
 	first := newRoot(t, options{port: port})
 	agent := first.startReady()
 
@@ -182,7 +182,7 @@ func TestSecondAgentSameDataDir(t *testing.T) {
 // line:column.
 func TestBadConfig(t *testing.T) {
 	skipShort(t)
-	root := newRoot(t, options{port: freePort(t)})
+	root := newRoot(t, options{port: deadPort(t)})
 	bad := `agent:
   bulk-max-size: lots
 queue:
@@ -235,7 +235,7 @@ output:
 		t.Error("config check printed the token")
 	}
 
-	good := newRoot(t, options{port: freePort(t)})
+	good := newRoot(t, options{port: deadPort(t)})
 	if out, errOut, code := good.cli("config", "check", good.configPath()); code != 0 || !strings.Contains(out, "OK") {
 		t.Fatalf("config check of a good file: exit %d, %q %q", code, out, errOut)
 	}
@@ -249,9 +249,9 @@ func TestAuthFailed(t *testing.T) {
 	skipShort(t)
 	const wrong, right = "wrong-token-000000", "e2e-token-0123456789"
 	t.Run("retry", func(t *testing.T) {
-		port := freePort(t)
+		rc := startReceiver(t, right)
+		port := rc.port
 		root := newRoot(t, options{port: port, token: wrong})
-		rc := startReceiver(t, port, right)
 		want := makeLines(t.Name(), 0, 20)
 		refusedThenFixed(t, root, rc, want, "engine refused the token (AUTH_FAILED)", "output.token", func() {
 			root.opts.token = right
@@ -261,9 +261,8 @@ func TestAuthFailed(t *testing.T) {
 		}
 	})
 	t.Run("exit", func(t *testing.T) {
-		port := freePort(t)
+		port := startReceiver(t, right).port
 		root := newRoot(t, options{port: port, token: wrong, onRefusal: "exit"})
-		startReceiver(t, port, right)
 		root.createFile("in/app.log").lines(makeLines(t.Name(), 0, 10))
 		p := root.start()
 		code := p.wait(t, 30*time.Second)
@@ -291,9 +290,9 @@ func TestDecryptFailed(t *testing.T) {
 		return options{port: port, packetMode: "PACKET", compression: "gzip", encryption: "aes_gcm", keyB64: agentKey, onRefusal: onRefusal}
 	}
 	t.Run("retry", func(t *testing.T) {
-		port := freePort(t)
+		rc := startReceiver(t, "e2e-token-0123456789", "--packet-mode", "packet", "--secret-key", engineKey)
+		port := rc.port
 		root := newRoot(t, packet(port, ""))
-		rc := startReceiver(t, port, "e2e-token-0123456789", "--packet-mode", "packet", "--secret-key", engineKey)
 		want := makeLines(t.Name(), 0, 20)
 		refusedThenFixed(t, root, rc, want, "engine could not decrypt the payload (DECRYPT_FAILED)", "aes-secret-key", func() {
 			root.opts.keyB64 = engineKey
@@ -303,9 +302,8 @@ func TestDecryptFailed(t *testing.T) {
 		}
 	})
 	t.Run("exit", func(t *testing.T) {
-		port := freePort(t)
+		port := startReceiver(t, "e2e-token-0123456789", "--packet-mode", "packet", "--secret-key", engineKey).port
 		root := newRoot(t, packet(port, "exit"))
-		startReceiver(t, port, "e2e-token-0123456789", "--packet-mode", "packet", "--secret-key", engineKey)
 		root.createFile("in/app.log").lines(makeLines(t.Name(), 0, 10))
 		p := root.start()
 		if code := p.wait(t, 30*time.Second); code != 5 {
@@ -326,7 +324,7 @@ func TestDecryptFailed(t *testing.T) {
 // restart delivers every line exactly once.
 func refusedThenFixed(t *testing.T, root *agentRoot, rc *receiver, want []string, refused, key string, fix func()) {
 	t.Helper()
-	root.opts.httpListen = apiListen(t) // db wal-summary while it runs
+	root.useAPI() // db wal-summary while it runs
 	root.writeConfig()
 	w := root.createFile("in/app.log")
 	w.lines(want[:10])
@@ -398,7 +396,7 @@ func refusedThenFixed(t *testing.T, root *agentRoot, rc *receiver, want []string
 // stopped, they read the file.
 func TestDBWhileRunningWithoutAPI(t *testing.T) {
 	skipShort(t)
-	root := newRoot(t, options{port: freePort(t)}) // no engine: rows stay PENDING
+	root := newRoot(t, options{port: deadPort(t)}) // no engine: rows stay PENDING
 	want := makeLines(t.Name(), 0, 300)
 	root.createFile("in/app.log").lines(want)
 	agent := root.startReady()
@@ -429,7 +427,7 @@ func TestDBWhileRunningWithoutAPI(t *testing.T) {
 // readable by its group (adm, so operators can read them) and nobody else.
 func TestCreatedFileModes(t *testing.T) {
 	skipShort(t)
-	root := newRoot(t, options{port: freePort(t)})
+	root := newRoot(t, options{port: deadPort(t)})
 	agent := root.startReady()
 	want := map[string]os.FileMode{
 		"data":               0o700,

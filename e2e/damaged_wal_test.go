@@ -16,7 +16,7 @@ import (
 // lists the damage; db salvage writes a copy the agent starts on.
 func TestDamagedWAL(t *testing.T) {
 	skipShort(t)
-	root := newRoot(t, options{port: freePort(t), httpListen: apiListen(t)}) // no engine: rows stay in the WAL
+	root := newRoot(t, options{port: deadPort(t), api: true}) // no engine: rows stay in the WAL
 	root.createFile("in/app.log").lines(makeLines(t.Name(), 0, 300))
 	agent := root.startReady()
 	eventually(t, 20*time.Second, "300 rows in the WAL", func() bool {

@@ -54,14 +54,12 @@ func rowsAppended(t *testing.T, base string) int {
 // again.
 func TestDBThroughAPIWhileRunning(t *testing.T) {
 	skipShort(t)
-	port := freePort(t)
-	listen := apiListen(t)
-	base := "http://" + listen
+	port := startReceiver(t, "e2e-token-0123456789", "--fault-retry-every", "4").port
 	// Every 4th row gets RETRY; with one send attempt and max-attempts 1 it
 	// goes DEAD. ACKED rows are kept for an hour: no row leaves the WAL.
-	root := newRoot(t, options{port: port, httpListen: listen, maxAttempts: 1, sendAttempts: 1, retentionMs: 3_600_000})
-	startReceiver(t, port, "e2e-token-0123456789", "--fault-retry-every", "4")
+	root := newRoot(t, options{port: port, api: true, maxAttempts: 1, sendAttempts: 1, retentionMs: 3_600_000})
 	agent := root.startReady()
+	base := root.apiBase()
 	in := root.createFile("in/app.log")
 	const rounds, perRound = 10, 300
 	last := 0

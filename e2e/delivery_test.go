@@ -28,9 +28,9 @@ func skipShort(t *testing.T) {
 // text, and a graceful stop exits 0 and removes the pid file.
 func TestDeliverFile(t *testing.T) {
 	skipShort(t)
-	port := freePort(t)
+	rc := startReceiver(t, "e2e-token-0123456789")
+	port := rc.port
 	root := newRoot(t, options{port: port})
-	rc := startReceiver(t, port, "e2e-token-0123456789")
 	want := makeLines(t.Name(), 0, 5000)
 	root.createFile("in/app.log").lines(want)
 
@@ -59,22 +59,25 @@ func TestDeliverFile(t *testing.T) {
 // reading into its WAL, and delivers everything once the engine is up.
 func TestEngineDownAtStart(t *testing.T) {
 	skipShort(t)
-	port := freePort(t)
-	root := newRoot(t, options{port: port})
+	engine := holdPort(t)
+	root := newRoot(t, options{port: engine.port})
 	want := makeLines(t.Name(), 0, 1000)
 	w := root.createFile("in/app.log")
 	w.lines(want[:500])
 	agent := root.startReady()
 	w.lines(want[500:])
 
-	time.Sleep(2 * time.Second) // several failed connection attempts
+	eventually(t, 20*time.Second, "several failed connection attempts", func() bool {
+		return root.connectFailures() >= 3 || !agent.running()
+	})
 	if !agent.running() {
 		t.Fatalf("agent exited while the engine was down: %s", agent.stderrText())
 	}
 	if _, _, code := root.cli("status"); code != 0 {
 		t.Fatalf("status exit %d while the agent runs", code)
 	}
-	rc := startReceiver(t, port, "e2e-token-0123456789")
+	engine.release()
+	rc := startReceiverAt(t, engine.port, "e2e-token-0123456789")
 	d := rc.waitDelivered(want, deliverTimeout)
 	t.Logf("after the engine came up: %s", d)
 	if code := root.stop(agent); code != 0 {
@@ -97,9 +100,9 @@ func TestEngineFaults(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			port := freePort(t)
+			rc := startReceiver(t, "e2e-token-0123456789", tc.flags...)
+			port := rc.port
 			root := newRoot(t, options{port: port})
-			rc := startReceiver(t, port, "e2e-token-0123456789", tc.flags...)
 			want := makeLines(t.Name(), 0, 1000)
 			root.createFile("in/app.log").lines(want)
 			agent := root.startReady()
@@ -123,9 +126,9 @@ func TestEngineFaults(t *testing.T) {
 // least once; duplicates are reported.
 func TestKill9Restart(t *testing.T) {
 	skipShort(t)
-	port := freePort(t)
+	rc := startReceiver(t, "e2e-token-0123456789")
+	port := rc.port
 	root := newRoot(t, options{port: port})
-	rc := startReceiver(t, port, "e2e-token-0123456789")
 	w := root.createFile("in/app.log")
 	want := makeLines(t.Name(), 0, 20000)
 	w.lines(want[:5000])
@@ -164,9 +167,9 @@ func TestKill9Restart(t *testing.T) {
 // arrived twice).
 func TestSIGTERMRestartSendsNothingTwice(t *testing.T) {
 	skipShort(t)
-	port := freePort(t)
+	rc := startReceiver(t, "e2e-token-0123456789", "--fault-delay-ms", "1")
+	port := rc.port
 	root := newRoot(t, options{port: port})
-	rc := startReceiver(t, port, "e2e-token-0123456789", "--fault-delay-ms", "1")
 	w := root.createFile("in/app.log")
 	want := makeLines(t.Name(), 0, 3000)
 	w.lines(want)
@@ -218,9 +221,9 @@ func TestRotation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			port := freePort(t)
+			rc := startReceiver(t, "e2e-token-0123456789")
+			port := rc.port
 			root := newRoot(t, options{port: port, paths: []string{tc.glob}})
-			rc := startReceiver(t, port, "e2e-token-0123456789")
 			want := makeLines(t.Name(), 0, 1000*(tc.rounds+1))
 			cur := root.createFile("in/app.log")
 			cur.lines(want[:1000])
@@ -278,9 +281,9 @@ func TestPacketGzipAESGCM(t *testing.T) {
 		t.Fatal(err)
 	}
 	keyB64 := base64.StdEncoding.EncodeToString(key)
-	port := freePort(t)
+	rc := startReceiver(t, "e2e-token-0123456789", "--packet-mode", "packet", "--secret-key", keyB64)
+	port := rc.port
 	root := newRoot(t, options{port: port, packetMode: "PACKET", compression: "gzip", encryption: "aes_gcm", keyB64: keyB64})
-	rc := startReceiver(t, port, "e2e-token-0123456789", "--packet-mode", "packet", "--secret-key", keyB64)
 	want := makeLines(t.Name(), 0, 2000)
 	root.createFile("in/app.log").lines(want)
 	agent := root.startReady()
@@ -308,12 +311,12 @@ func TestUnpaddedKeyAgreesInCheckAndStart(t *testing.T) {
 	if len(unpadded) != 43 {
 		t.Fatalf("test key has %d characters, want 43", len(unpadded))
 	}
-	port := freePort(t)
+	rc := startReceiver(t, "e2e-token-0123456789", "--packet-mode", "packet", "--secret-key", base64.StdEncoding.EncodeToString(key))
+	port := rc.port
 	root := newRoot(t, options{port: port, packetMode: "PACKET", encryption: "aes_gcm", keyB64: unpadded})
 	if out, errOut, code := root.cli("config", "check", root.configPath()); code != 0 || !strings.Contains(out, "OK") {
 		t.Fatalf("config check with an unpadded key: exit %d, %s%s", code, out, errOut)
 	}
-	rc := startReceiver(t, port, "e2e-token-0123456789", "--packet-mode", "packet", "--secret-key", base64.StdEncoding.EncodeToString(key))
 	want := makeLines(t.Name(), 0, 200)
 	root.createFile("in/app.log").lines(want)
 	agent := root.startReady()

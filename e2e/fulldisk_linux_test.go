@@ -73,11 +73,11 @@ func walCounts(t *testing.T, root *agentRoot) map[string]int {
 func TestStartOnFullDisk(t *testing.T) {
 	skipShort(t)
 	disk := smallDisk(t, 8<<20)
-	port := freePort(t)
-	root := newRoot(t, options{port: port, queuePath: filepath.Join(disk, "wal.db"), httpListen: apiListen(t)})
+	slow := startReceiver(t, "e2e-token-0123456789", "--fault-delay-ms", "600000")
+	port := slow.port
+	root := newRoot(t, options{port: port, queuePath: filepath.Join(disk, "wal.db"), api: true})
 	// An engine that takes the batches and never answers in time: rows
 	// stay SENDING until the read timeout.
-	slow := startReceiver(t, port, "e2e-token-0123456789", "--fault-delay-ms", "600000")
 	pad := strings.Repeat("p", 1000)
 	want := makeLines(t.Name(), 0, 3000)
 	for i := range want {
@@ -97,7 +97,7 @@ func TestStartOnFullDisk(t *testing.T) {
 	}
 	fillDisk(t, disk)
 
-	rc := startReceiver(t, port, "e2e-token-0123456789")
+	rc := startReceiverAt(t, port, "e2e-token-0123456789")
 	restarted := root.startReady()
 	d := rc.waitDelivered(want, deliverTimeout)
 	t.Logf("after a restart on a full disk: %s", d)

@@ -83,12 +83,11 @@ type statusDoc struct {
 // WAL once it is stopped.
 func TestHTTPAPI(t *testing.T) {
 	skipShort(t)
-	port := freePort(t)
-	listen := "127.0.0.1:" + strconv.Itoa(freePort(t))
-	base := "http://" + listen
-	root := newRoot(t, options{port: port, httpListen: listen})
-	rc := startReceiver(t, port, "e2e-token-0123456789")
+	rc := startReceiver(t, "e2e-token-0123456789")
+	port := rc.port
+	root := newRoot(t, options{port: port, api: true})
 	agent := root.startReady()
+	base := root.apiBase()
 
 	if got := ackedMetric(t, base); got != 0 {
 		t.Fatalf("acked before any line: %v", got)
@@ -172,7 +171,7 @@ func TestHTTPListenErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	root := newRoot(t, options{port: freePort(t), httpListen: taken.Addr().String()})
+	root := newRoot(t, options{port: deadPort(t), httpListen: taken.Addr().String()})
 	p := root.start()
 	if code := p.wait(t, 30*time.Second); code != 1 {
 		t.Fatalf("start on a taken port: exit %d, want 1", code)
@@ -181,7 +180,7 @@ func TestHTTPListenErrors(t *testing.T) {
 		t.Errorf("the failure does not name http.listen:\n%s", msg)
 	}
 
-	root = newRoot(t, options{port: freePort(t), httpListen: "0.0.0.0:0"})
+	root = newRoot(t, options{port: deadPort(t), httpListen: "0.0.0.0:0"})
 	_, stderr, code := root.cli("config", "check", root.configPath())
 	if code != 78 || !strings.Contains(stderr, "http.listen") || !strings.Contains(stderr, "http.token") {
 		t.Errorf("config check of 0.0.0.0 without a token: exit %d\n%s", code, stderr)
@@ -194,12 +193,11 @@ func TestHTTPListenErrors(t *testing.T) {
 // lost or sent twice.
 func TestHealthzFollowsARefusedTokenAndItsReload(t *testing.T) {
 	skipShort(t)
-	port := freePort(t)
-	listen := "127.0.0.1:" + strconv.Itoa(freePort(t))
-	base := "http://" + listen
-	root := newRoot(t, options{port: port, httpListen: listen, token: "wrong-token-000"})
-	rc := startReceiver(t, port, "e2e-token-0123456789")
+	rc := startReceiver(t, "e2e-token-0123456789")
+	port := rc.port
+	root := newRoot(t, options{port: port, api: true, token: "wrong-token-000"})
 	agent := root.startReady()
+	base := root.apiBase()
 
 	want := makeLines(t.Name(), 0, 200)
 	root.createFile("in/app.log").lines(want)

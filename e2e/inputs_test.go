@@ -25,10 +25,9 @@ import (
 // leaves the unchanged input running; removing the third stops its reading.
 func TestInputsList(t *testing.T) {
 	skipShort(t)
-	port := freePort(t)
-	listen := apiListen(t)
-	root := newRoot(t, options{port: port, httpListen: listen})
-	rc := startReceiver(t, port, "e2e-token-0123456789")
+	rc := startReceiver(t, "e2e-token-0123456789")
+	port := rc.port
+	root := newRoot(t, options{port: port, api: true})
 	inputsYAML := func(plainGlob string, extra bool) string {
 		s := fmt.Sprintf(`inputs:
   - id: app
@@ -116,7 +115,7 @@ func TestInputsList(t *testing.T) {
 		t.Fatalf("%d events, want %d app groups and %d plain lines", n, len(appGroups), len(plainWant))
 	}
 	eventually(t, 10*time.Second, "the 50 dropped DEBUG groups on /metrics", func() bool {
-		return filteredMetric(t, "http://"+listen, "app") == 50 && filteredMetric(t, "http://"+listen, "plain") == 0
+		return filteredMetric(t, root.apiBase(), "app") == 50 && filteredMetric(t, root.apiBase(), "plain") == 0
 	})
 
 	// Reload: plain's paths widen to plain*.log, a third input appears.

@@ -17,7 +17,7 @@ import (
 // record, readiness included, and durations carry their unit.
 func TestStderrJSONWithoutTerminal(t *testing.T) {
 	skipShort(t)
-	root := newRoot(t, options{port: freePort(t)}) // no engine: sends fail and are retried
+	root := newRoot(t, options{port: deadPort(t)}) // no engine: sends fail and are retried
 	root.createFile("in/app.log").lines(makeLines(t.Name(), 0, 10))
 
 	cmd := exec.Command(bins.agent, "start")

@@ -34,6 +34,24 @@ func startOpAMP(t *testing.T, addr string) *opampdev.Server {
 	return srv
 }
 
+// startOpAMPAt runs the in-process OpAMP server on an address fixed in
+// advance (released by holdPort just before): a bind that fails because
+// another socket took the port in between is retried, bounded.
+func startOpAMPAt(t *testing.T, addr string) *opampdev.Server {
+	t.Helper()
+	var srv *opampdev.Server
+	var err error
+	eventually(t, 10*time.Second, "the OpAMP server bound to "+addr, func() bool {
+		srv, err = opampdev.Start(addr, nil)
+		return err == nil || !strings.Contains(err.Error(), "address already in use")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopOpAMP(t, srv) })
+	return srv
+}
+
 func stopOpAMP(t *testing.T, srv *opampdev.Server) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -80,11 +98,10 @@ func waitAgent(t *testing.T, srv *opampdev.Server, uid, what string, cond func(o
 // effective config redacted.
 func TestOpAMPRegistration(t *testing.T) {
 	skipShort(t)
-	port := freePort(t)
+	rc := startReceiver(t, "e2e-token-0123456789")
+	port := rc.port
 	srv := startOpAMP(t, "127.0.0.1:0")
-	listen := apiListen(t)
-	root := newRoot(t, options{port: port, httpListen: listen, extra: managed(srv.Endpoint())})
-	rc := startReceiver(t, port, "e2e-token-0123456789")
+	root := newRoot(t, options{port: port, api: true, extra: managed(srv.Endpoint())})
 	agent := root.startReady()
 	defer root.stop(agent)
 	uid := root.instanceUID()
@@ -144,10 +161,10 @@ func TestOpAMPRegistration(t *testing.T) {
 // shipping.
 func TestOpAMPRemoteConfig(t *testing.T) {
 	skipShort(t)
-	port := freePort(t)
+	rc := startReceiver(t, "right-token-0123456789")
+	port := rc.port
 	srv := startOpAMP(t, "127.0.0.1:0")
 	root := newRoot(t, options{port: port, token: "wrong-token-0123456789", paths: []string{"in/a.log"}, extra: managed(srv.Endpoint())})
-	rc := startReceiver(t, port, "right-token-0123456789")
 	wantA := makeLines(t.Name()+"-a", 0, 300)
 	wantB := makeLines(t.Name()+"-b", 0, 200)
 	a := root.createFile("in/a.log")
@@ -201,10 +218,10 @@ func TestOpAMPRemoteConfig(t *testing.T) {
 // down again, it keeps the remote config it last applied.
 func TestOpAMPServerDown(t *testing.T) {
 	skipShort(t)
-	port, opampPort := freePort(t), freePort(t)
-	opampAddr := "127.0.0.1:" + strconv.Itoa(opampPort)
-	root := newRoot(t, options{port: port, paths: []string{"in/a.log"}, extra: managed("ws://" + opampAddr + opampdev.Path)})
-	rc := startReceiver(t, port, "e2e-token-0123456789")
+	rc := startReceiver(t, "e2e-token-0123456789")
+	opamp := holdPort(t)
+	opampAddr := "127.0.0.1:" + strconv.Itoa(opamp.port)
+	root := newRoot(t, options{port: rc.port, paths: []string{"in/a.log"}, extra: managed("ws://" + opampAddr + opampdev.Path)})
 	a := root.createFile("in/a.log")
 	wantA := makeLines(t.Name()+"-a", 0, 200)
 	a.lines(wantA)
@@ -214,7 +231,8 @@ func TestOpAMPServerDown(t *testing.T) {
 		return strings.Contains(root.logText(), "OpAMP server unreachable")
 	})
 
-	srv := startOpAMP(t, opampAddr)
+	opamp.release()
+	srv := startOpAMPAt(t, opampAddr)
 	uid := root.instanceUID()
 	waitAgent(t, srv, uid, "registered once the server came up", func(a opampdev.Agent) bool { return a.Connected && a.Identifying != nil })
 
@@ -280,10 +298,10 @@ func TestOpAMPServerDown(t *testing.T) {
 // pid), nothing lost.
 func TestOpAMPRestartCommand(t *testing.T) {
 	skipShort(t)
-	port := freePort(t)
+	rc := startReceiver(t, "e2e-token-0123456789")
+	port := rc.port
 	srv := startOpAMP(t, "127.0.0.1:0")
 	root := newRoot(t, options{port: port, extra: managed(srv.Endpoint())})
-	rc := startReceiver(t, port, "e2e-token-0123456789")
 	a := root.createFile("in/a.log")
 	want := makeLines(t.Name(), 0, 2000)
 	a.lines(want[:1000])

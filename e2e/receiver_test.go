@@ -6,10 +6,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,41 +28,86 @@ type receiver struct {
 	out  string
 }
 
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
+// startReceiver runs the receiver on a port the kernel picks, writing
+// envelopes to its own out file, and learns the port from the line the
+// receiver prints once its socket is bound. extra holds mode and fault
+// flags.
+func startReceiver(t *testing.T, token string, extra ...string) *receiver {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	rc, err := launchReceiver(t, "127.0.0.1:0", token, extra...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return rc
 }
 
-// startReceiver runs the receiver on port, writing envelopes to its own out
-// file. extra holds mode and fault flags.
-func startReceiver(t *testing.T, port int, token string, extra ...string) *receiver {
+// startReceiverAt runs the receiver on a port fixed in advance: one an
+// agent's config already names (held by holdPort until then, or left by
+// a receiver that stopped). Another socket may take the port in the
+// moment between its release and the receiver's bind, so a bind failure
+// is retried, bounded in attempts and time.
+func startReceiverAt(t *testing.T, port int, token string, extra ...string) *receiver {
+	t.Helper()
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	var rc *receiver
+	var err error
+	eventually(t, 10*time.Second, "the receiver bound to "+addr, func() bool {
+		rc, err = launchReceiver(t, addr, token, extra...)
+		return !errors.Is(err, errAddrInUse)
+	})
+	if err != nil {
+		t.Fatalf("receiver on %s: %v", addr, err)
+	}
+	return rc
+}
+
+// errAddrInUse marks a start that failed because the port was taken.
+var errAddrInUse = errors.New("address already in use")
+
+// launchReceiver starts the receiver on addr and waits until it says it
+// is listening (probing the port instead would briefly hold its single
+// collector slot). It fails with errAddrInUse when the port was taken.
+func launchReceiver(t *testing.T, addr, token string, extra ...string) (*receiver, error) {
 	t.Helper()
 	dir := t.TempDir()
-	rc := &receiver{t: t, port: port, out: filepath.Join(dir, "received.ndjson")}
+	rc := &receiver{t: t, out: filepath.Join(dir, "received.ndjson")}
 	args := append([]string{
-		"--listen", "127.0.0.1:" + strconv.Itoa(port),
+		"--listen", addr,
 		"--token", token,
 		"--out", rc.out,
 		"--format", "envelope",
 		"--stats-interval", "5s",
 	}, extra...)
 	rc.p = startProc(t, "edgesocket-receiver", dir, []string{"PATH=" + os.Getenv("PATH")}, bins.receiver, args...)
-	// The receiver says so on stderr once its socket is bound; probing the
-	// port instead would briefly hold its single collector slot.
+	var bound string
 	eventually(t, 10*time.Second, "receiver listening", func() bool {
-		if !rc.p.running() {
-			t.Fatalf("receiver exited: %s", rc.p.stderrText())
+		text := rc.p.stderrText()
+		if m := listeningOn.FindStringSubmatch(text); m != nil {
+			bound = m[1]
+			return true
 		}
-		return strings.Contains(rc.p.stderrText(), "listening on")
+		return !rc.p.running()
 	})
-	return rc
+	if bound == "" {
+		rc.p.wait(t, 10*time.Second)
+		text := rc.p.stderrText()
+		if strings.Contains(text, "address already in use") {
+			return nil, fmt.Errorf("%w: %s", errAddrInUse, text)
+		}
+		return nil, fmt.Errorf("receiver exited: %s", text)
+	}
+	_, portText, err := net.SplitHostPort(bound)
+	if err != nil {
+		return nil, fmt.Errorf("receiver's bound address %q: %w", bound, err)
+	}
+	if rc.port, err = strconv.Atoi(portText); err != nil {
+		return nil, fmt.Errorf("receiver's bound address %q: %w", bound, err)
+	}
+	return rc, nil
 }
+
+// listeningOn is the receiver's line once its socket is bound.
+var listeningOn = regexp.MustCompile(`listening on (\S+)`)
 
 // stop ends the receiver gracefully so that its output is complete.
 func (rc *receiver) stop() {

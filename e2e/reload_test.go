@@ -18,9 +18,9 @@ import (
 // stops it; reload exits 3 once it is gone.
 func TestReload(t *testing.T) {
 	skipShort(t)
-	port := freePort(t)
+	rc := startReceiver(t, "e2e-token-0123456789")
+	port := rc.port
 	root := newRoot(t, options{port: port, paths: []string{"in/a.log"}})
-	rc := startReceiver(t, port, "e2e-token-0123456789")
 	a := root.createFile("in/a.log")
 	b := root.createFile("in/b.log")
 	wantA := makeLines(t.Name()+"-a", 0, 1000)

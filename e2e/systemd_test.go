@@ -28,7 +28,7 @@ func TestSystemdNotify(t *testing.T) {
 	}
 	defer conn.Close()
 
-	root := newRoot(t, options{port: freePort(t)})
+	root := newRoot(t, options{port: deadPort(t)})
 	agent := root.startEnv([]string{"NOTIFY_SOCKET=" + sock})
 	if got := readDatagram(t, conn, 20*time.Second); got != "READY=1" {
 		t.Fatalf("first notification %q, want READY=1", got)

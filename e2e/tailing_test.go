@@ -127,9 +127,9 @@ func TestCopytruncateFlood(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			port := freePort(t)
+			rc := startReceiver(t, "e2e-token-0123456789")
+			port := rc.port
 			root := newRoot(t, options{port: port, paths: []string{tc.glob}, exclude: []string{"*.gz"}})
-			rc := startReceiver(t, port, "e2e-token-0123456789")
 			want := makeLines(t.Name(), 0, total)
 			w := root.createFile("in/app.log")
 			w.lines(want[:100])
@@ -194,9 +194,9 @@ func TestRotationWhileStopped(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			port := freePort(t)
+			rc := startReceiver(t, "e2e-token-0123456789")
+			port := rc.port
 			root := newRoot(t, options{port: port, paths: []string{tc.glob}})
-			rc := startReceiver(t, port, "e2e-token-0123456789")
 			want := makeLines(t.Name(), 0, 1000*(tc.rotations+2))
 			w := root.createFile("in/app.log")
 			w.lines(want[:1000])
@@ -239,14 +239,14 @@ func TestRotationWhileStopped(t *testing.T) {
 // under it is read from 0.
 func TestAddedPathTailsExistingFiles(t *testing.T) {
 	skipShort(t)
-	port := freePort(t)
+	rc := startReceiver(t, "e2e-token-0123456789")
+	port := rc.port
 	root := newRoot(t, options{port: port, paths: []string{"in/a/*.log"}, tailExisting: true})
 	for _, d := range []string{"in/a", "in/b"} {
 		if err := os.MkdirAll(root.path(d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rc := startReceiver(t, port, "e2e-token-0123456789")
 	old := makeLines(t.Name()+" old", 0, 500)
 	root.createFile("in/b/x.log").lines(old)
 	agent := root.startReady()

@@ -176,10 +176,10 @@ func TestTLSDelivery(t *testing.T) {
 
 	t.Run("trusted", func(t *testing.T) {
 		t.Parallel()
-		port := freePort(t)
+		rc := startReceiver(t, "e2e-token-0123456789", tlsFlags...)
+		port := rc.port
 		root := newRoot(t, options{port: port})
 		root.enableTLS(ca.pem)
-		rc := startReceiver(t, port, "e2e-token-0123456789", tlsFlags...)
 		want := makeLines(t.Name(), 0, 2000)
 		root.createFile("in/app.log").lines(want)
 		agent := root.startReady()
@@ -200,8 +200,8 @@ func TestTLSDelivery(t *testing.T) {
 	t.Run("untrusted-ca", func(t *testing.T) {
 		t.Parallel()
 		other := newTestCA(t, t.TempDir(), "other-ca")
-		port := freePort(t)
-		root := newRoot(t, options{port: port, httpListen: apiListen(t)})
+		rc := startReceiver(t, "e2e-token-0123456789", tlsFlags...)
+		root := newRoot(t, options{port: rc.port, api: true})
 		root.enableTLS(other.pem)
 		root.editConfig(
 			// One charged failure would make a row DEAD: a failed handshake
@@ -214,7 +214,6 @@ func TestTLSDelivery(t *testing.T) {
 			// many times within the wait below.
 			"  max-backoff-ms: 500\n", "  max-backoff-ms: 500\n  max-reconnect-cycles: 1\n",
 		)
-		rc := startReceiver(t, port, "e2e-token-0123456789", tlsFlags...)
 		const n = 300
 		want := makeLines(t.Name(), 0, n)
 		w := root.createFile("in/app.log")
@@ -224,16 +223,15 @@ func TestTLSDelivery(t *testing.T) {
 
 		// Many handshakes fail (retry backoff 50..500 ms); none may deliver,
 		// and the agent must not give up.
-		deadline := time.Now().Add(3 * time.Second)
-		for time.Now().Before(deadline) {
+		eventually(t, 30*time.Second, "ten failed handshakes", func() bool {
 			if got := rc.received(); len(got) != 0 {
 				t.Fatalf("%d payloads delivered to an engine whose certificate the agent does not trust", len(got))
 			}
 			if !agent.running() {
 				t.Fatalf("agent exited on a TLS handshake failure: exit %d; stderr: %s", agent.wait(t, time.Second), agent.stderrText())
 			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return root.connectFailures() >= 10
+		})
 
 		var summary string
 		var counts map[string]int
@@ -303,9 +301,9 @@ func TestTLSDelivery(t *testing.T) {
 // writes the original input id back into the new id file once ready.
 func TestIDFileRewrittenFromWAL(t *testing.T) {
 	skipShort(t)
-	port := freePort(t)
+	rc := startReceiver(t, "e2e-token-0123456789")
+	port := rc.port
 	root := newRoot(t, options{port: port})
-	rc := startReceiver(t, port, "e2e-token-0123456789")
 	want := makeLines(t.Name(), 0, 1000)
 	w := root.createFile("in/app.log")
 	w.lines(want[:500])
