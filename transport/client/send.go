@@ -227,9 +227,8 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 	// blocks when the engine stops reading): the deadline bounding it is
 	// then at least 15/16 of ReadTimeout away. Refreshing it costs timer
 	// work, so it happens only once it has aged a little; and reading the
-	// clock costs too (~130 ns a call on some VMs, a third of the client's
-	// CPU per batch), so replies already buffered and lines that only fill
-	// the write buffer do not read it at all.
+	// clock is slow on some VMs, so replies already buffered and lines that
+	// only fill the write buffer do not read it at all.
 	fresh := func() error {
 		now := time.Now()
 		if now.Sub(deadlineSet) > c.cfg.ReadTimeout/readDeadlineSlack {
