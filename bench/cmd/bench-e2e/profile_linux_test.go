@@ -33,7 +33,7 @@ func TestSaveProfile(t *testing.T) {
 			defer srv.Close()
 			dir := t.TempDir()
 			b := &bench{o: options{pprofDir: dir, pprofSeconds: 3}}
-			err := <-b.startProfile(context.Background(), srv.Listener.Addr().String(), "nosync-1.pprof")
+			err := <-b.startProfile(context.Background(), func() string { return srv.Listener.Addr().String() }, "nosync-1.pprof")
 			if asked != "/debug/pprof/profile?seconds=3" {
 				t.Errorf("asked %q", asked)
 			}
@@ -46,6 +46,26 @@ func TestSaveProfile(t *testing.T) {
 			}
 			if err != nil || string(got) != "profile bytes" {
 				t.Fatalf("err %v, file %q", err, got)
+			}
+		})
+	}
+}
+
+// TestAPIListening: the API's address comes from the agent's log line
+// once it listens, and from no other line.
+func TestAPIListening(t *testing.T) {
+	for _, tc := range []struct {
+		name, log, want string
+	}{
+		{"none yet", `{"time":"2026-01-01T00:00:00Z","level":"INFO","msg":"config in effect"}` + "\n", ""},
+		{"listening", `{"level":"INFO","msg":"config in effect"}` + "\n" +
+			`{"time":"2026-01-01T00:00:00Z","level":"INFO","msg":"HTTP API listening","address":"127.0.0.1:40123"}` + "\n", "127.0.0.1:40123"},
+		{"quoted elsewhere", `{"level":"INFO","msg":"note","detail":"\"HTTP API listening\""}` + "\n", ""},
+		{"torn last line", `{"level":"INFO","msg":"HTTP API listening","addr`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := apiListening(tc.log); got != tc.want {
+				t.Errorf("apiListening = %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -10,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -173,12 +173,10 @@ func (b *bench) agentRun(ctx context.Context, config string, run int, work strin
 		defer p.Close()
 		endpoint = p.Addr()
 	}
-	apiAddr, err := freeLoopbackAddr()
-	if err != nil {
-		return res, err
-	}
+	// The API listens on a port the kernel picks; the agent logs it.
+	apiAddr := apiFromLog(filepath.Join(work, "edge-agent.log"))
 	conf := filepath.Join(work, "agent.yaml")
-	if err := os.WriteFile(conf, []byte(b.agentYAML(config, work, d.path, endpoint, apiAddr)), 0o600); err != nil {
+	if err := os.WriteFile(conf, []byte(b.agentYAML(config, work, d.path, endpoint, "127.0.0.1:0")), 0o600); err != nil {
 		return res, err
 	}
 	logf, err := os.Create(filepath.Join(work, "agent.log"))
@@ -288,7 +286,7 @@ func (b *bench) agentYAML(config, work, data, endpoint, api string) string {
 // startProfile saves a CPU profile of the agent, pprofSeconds long from
 // when its API first answers, as name in -pprof's directory. The channel
 // gets the outcome (nil at once without -pprof).
-func (b *bench) startProfile(ctx context.Context, api, name string) <-chan error {
+func (b *bench) startProfile(ctx context.Context, api func() string, name string) <-chan error {
 	done := make(chan error, 1)
 	if b.o.pprofDir == "" {
 		done <- nil
@@ -298,21 +296,28 @@ func (b *bench) startProfile(ctx context.Context, api, name string) <-chan error
 	return done
 }
 
-func (b *bench) saveProfile(ctx context.Context, api, path string) error {
+func (b *bench) saveProfile(ctx context.Context, api func() string, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
 	secs := b.o.pprofSeconds
 	hc := &http.Client{Timeout: time.Duration(secs)*time.Second + 30*time.Second}
-	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", api, secs)
-	var lastErr error
+	url := ""
+	lastErr := errors.New("no HTTP API address logged yet")
 	// The API starts with the agent: ask every 20 ms for up to 5 s.
 	for range 250 {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := hc.Do(req)
+		resp, err := func() (*http.Response, error) {
+			addr := api()
+			if addr == "" {
+				return nil, lastErr
+			}
+			url = fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, secs)
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				return nil, err
+			}
+			return hc.Do(req)
+		}()
 		if err != nil {
 			lastErr = err
 			select {
@@ -339,11 +344,11 @@ func (b *bench) saveProfile(ctx context.Context, api, path string) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("%s: the agent's API never answered: %w", url, lastErr)
+	return fmt.Errorf("%s: the agent's API never answered: %w", cmp.Or(url, "the agent's API"), lastErr)
 }
 
 // waitBacklog waits until the agent has queued n rows, from its status.
-func waitBacklog(ctx context.Context, api string, n int, exited chan error, sample func()) error {
+func waitBacklog(ctx context.Context, api func() string, n int, exited chan error, sample func()) error {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	hc := &http.Client{Timeout: 5 * time.Second}
@@ -356,7 +361,11 @@ func waitBacklog(ctx context.Context, api string, n int, exited chan error, samp
 			return fmt.Errorf("agent exited: %v", err)
 		case <-tick.C:
 			sample()
-			appended, err := rowsAppended(ctx, hc, api)
+			addr := api()
+			if addr == "" {
+				continue
+			}
+			appended, err := rowsAppended(ctx, hc, addr)
 			if err == nil && appended >= uint64(n) {
 				return nil
 			}
@@ -388,13 +397,39 @@ func rowsAppended(ctx context.Context, hc *http.Client, api string) (uint64, err
 	return st.Counters.RowsAppended, nil
 }
 
-// freeLoopbackAddr returns a 127.0.0.1 port free a moment ago, for the
-// agent's HTTP API (status, for the backlog config).
-func freeLoopbackAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("find a free port: %w", err)
+// apiFromLog returns a function giving the address the agent's HTTP API
+// bound, read from the line the agent writes to its log file at logPath
+// once it listens, or "" before that line is there. Once found, the
+// address is kept.
+func apiFromLog(logPath string) func() string {
+	var addr string
+	return func() string {
+		if addr == "" {
+			addr = apiListening(readFileOrEmpty(logPath))
+		}
+		return addr
 	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+}
+
+// apiListening finds the address in the agent's JSON log line "HTTP API
+// listening"; "" without one.
+func apiListening(log string) string {
+	for line := range strings.Lines(log) {
+		if !strings.Contains(line, `"HTTP API listening"`) {
+			continue
+		}
+		var rec struct {
+			Msg     string `json:"msg"`
+			Address string `json:"address"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "HTTP API listening" {
+			return rec.Address
+		}
+	}
+	return ""
+}
+
+func readFileOrEmpty(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
 }
