@@ -129,7 +129,8 @@ func TestRejectGraceCoversAReconnectRace(t *testing.T) {
 	first := authed(t, s)
 	second := dial(t, s)
 	second.send("__AUTH__:tok\n")
-	time.Sleep(50 * time.Millisecond)
+	// Accepted, the newcomer waits for the slot the first session holds.
+	waitFor(t, func() bool { return s.Stats().Connections == 2 })
 	first.conn.Close() // the old session ends while the new one waits
 	second.expect("ACK")
 }
