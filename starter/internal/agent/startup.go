@@ -38,43 +38,28 @@ const (
 	nonQueueBytes = 64 << 20
 )
 
-// start opens the queue, the sender and the input, in that order (SPEC §2);
-// a failure closes what was opened and names what failed.
+// start opens the queue, the sender and the inputs, in that order, so that
+// nothing is read before it can be stored; a failure closes what was
+// opened and names what failed.
 func (r *Agent) start(ctx context.Context) (*loop, error) {
+	nonMode := r.opts.Agent.Delivery == DeliveryNon
 	l := &loop{
 		r:             r,
 		log:           r.log,
-		nonMode:       r.opts.Agent.Delivery == DeliveryNon,
-		rowRetry:      backoff.Policy{Initial: r.opts.Retry.Backoff, Max: r.opts.Retry.BackoffMax},
-		maxJobs:       maxJobs,
-		jobSize:       jobSize(r.opts),
-		outstanding:   make(map[uint64]*job),
-		claimHint:     true,
+		nonMode:       nonMode,
+		rowRetry:      newRowRetries(r.opts, 0),
+		jobs:          newJobSlots(jobSize(r.opts)),
+		claims:        claimPolicy{hint: true},
+		cleanup:       cleanupPolicy{off: nonMode},
 		markStarted:   true,
 		exitOnRefusal: r.exitOnRefusal(),
 	}
-	l.resetGroup()
 
-	var (
-		singleID string
-		opens    map[string]input.OpenOptions
-	)
-	if l.nonMode {
-		// No WAL, no positions: every start is a first start.
-		l.q = newMemQueue(nonQueueJobs*l.jobSize, nonQueueBytes, r.now())
-		singleID = r.opts.IDs.Input
-		opens = make(map[string]input.OpenOptions)
-		for _, sp := range r.opts.specs(singleID) {
-			opens[sp.ID] = input.OpenOptions{FirstStart: true}
-		}
-	} else {
-		st, err := r.openWAL()
-		if err != nil {
-			return nil, err
-		}
-		l.q, l.walq, singleID, opens = st.q, st.q, st.inputID, st.opens
-		l.resurrect = st.sending
+	opens, err := l.openQueue()
+	if err != nil {
+		return nil, err
 	}
+	singleID := l.in.singleID
 	if r.wrapQueue != nil {
 		l.q = r.wrapQueue(l.q)
 	}
@@ -82,7 +67,7 @@ func (r *Agent) start(ctx context.Context) (*loop, error) {
 		_ = l.q.Close()
 		return nil, errors.New("start edge agent: no input id (agent.yaml input.id or the edge-agent.id file)")
 	}
-	l.singleID = singleID
+	l.group = newGrouping(r.opts, l.jobs.size, l.walq != nil)
 	specs := r.opts.specs(singleID)
 
 	snd, enc, err := r.openSender()
@@ -106,12 +91,35 @@ func (r *Agent) start(ctx context.Context) (*loop, error) {
 	return l, nil
 }
 
+// openQueue opens the loop's queue: the WAL, or memory in NON mode. It
+// settles the single input's id and returns how to open each input.
+func (l *loop) openQueue() (map[string]input.OpenOptions, error) {
+	r := l.r
+	if l.nonMode {
+		// No WAL, no positions: every start is a first start.
+		l.q = newMemQueue(nonQueueJobs*l.jobs.size, nonQueueBytes, r.now())
+		l.in.singleID = r.opts.IDs.Input
+		opens := make(map[string]input.OpenOptions)
+		for _, sp := range r.opts.specs(l.in.singleID) {
+			opens[sp.ID] = input.OpenOptions{FirstStart: true}
+		}
+		return opens, nil
+	}
+	st, err := r.openWAL()
+	if err != nil {
+		return nil, err
+	}
+	l.q, l.walq, l.in.singleID = st.q, st.q, st.inputID
+	l.resurrect = st.sending
+	return st.opens, nil
+}
+
 // setInputs makes inputs the loop's and waits on their wake-up signals:
 // poll when files changed, not after idle-sleep-ms.
 func (l *loop) setInputs(inputs []*source) {
-	l.wakeup.stop()
-	l.inputs = inputs
-	l.wakeup = newWakeMux(inputs)
+	l.in.wakeup.stop()
+	l.in.list = inputs
+	l.in.wakeup = newWakeMux(inputs)
 	ids := sourceIDs(inputs)
 	l.r.claims.SetOrder(ids)
 	// The single input's id, or the list's ids joined, for status and logs.
