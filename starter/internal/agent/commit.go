@@ -35,7 +35,7 @@ type plan struct {
 	releases  []uint64
 	resurrect []uint64 // rows left SENDING by the previous run
 	notBefore time.Time
-	streak    int // failStreak after this commit
+	streak    int // rowRetries.streak after this commit
 }
 
 func (p *plan) empty() bool {
@@ -227,12 +227,8 @@ func (l *loop) claimWanted(now time.Time, hint bool) (jobs, rows int) {
 }
 
 // jobBytes bounds the payload bytes of one job (its first row whatever
-// its size), so that the maxJobs jobs out hold at most maxJobs·jobBytes
-// (8 MiB) whatever the size of the events. Counted in rows alone, jobs
-// of 1 KiB events held 8 MiB, and of the 1 MiB lines the file input
-// accepts, 8 GiB. Events of a few hundred bytes (the benchmarks' ~320)
-// never reach it: 1,024 of them are 320 KiB. It also bounds a PACKET
-// job's encoded copy.
+// its size), so that the jobs out hold at most maxJobs·jobBytes whatever
+// the size of the events; it also bounds a PACKET job's encoded copy.
 const jobBytes = 1 << 20
 
 // appends reports whether the plan writes input: rows, positions or the

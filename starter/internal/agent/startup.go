@@ -13,22 +13,8 @@ import (
 	"github.com/edge-agent/edge-agent/transport/backoff"
 )
 
-// Jobs handed to the sender at once: one in Send and the rest ready
-// behind it, so the connection never waits for the loop's next
-// transaction. Two groups' worth (groupJobs each): while the input stays
-// full, claims happen only at commits, one per group read, so a commit
-// must be able to hand out the whole group it appends while the jobs of
-// the group before are still out. Then the sender keeps pace with the
-// reading (run-peers: acknowledged within ~10k rows of what was read,
-// instead of 60 % of it with one group's worth), the rows a claim takes
-// are still in the WAL's decoded-block cache, and the s2 decompression
-// of claims, ~0.4 CPU-s per 1M lines, is gone. History, run-peers
-// medians on a quiet machine (docs/performance.md): two jobs left the
-// sender waiting before 28 % of PACKET jobs and 74 % of RAW ones; three
-// gave RAW 266-293k lines/s; four (with a read's results committed with
-// it, loop.turn) 290-311k at 3.0-3.1 CPU-s and 49 MiB; eight 404-418k at
-// 2.4 CPU-s, but PACKET, whose sender cannot keep pace, peaked at 67-68
-// MiB with the GC at 200 %, hence process.DefaultGCPercent's 120.
+// maxJobs are the jobs out at once: two groups' worth, so that a commit
+// hands out the group it appends while the group before is still out.
 const maxJobs = 2 * groupJobs
 
 // NON mode keeps at most this many jobs' worth of rows, and this many
@@ -134,21 +120,12 @@ func (l *loop) setInputs(inputs []*source) {
 	l.r.pub.set(func(p *published) { p.ids.input, p.inputType = joined, typ })
 }
 
-// jobSize is the rows per job: enough to fill the transport's pipeline a
-// few times over, at least one poll batch, and at least bulk-max-size. A
-// commit under load acks the rows of the job that came back and claims a
-// new one while it appends a full buffer: with jobs as big as that buffer
-// the three are about the same size, so claims and acks never cap the
-// group commit (with 256-row jobs and a 1,024-event buffer, three commits
-// in four carried only a job's ack and claim, each paying its fsync).
-// The max-in-flight part lets a job fill the transport's window on a long
-// round trip; it is capped at maxWindowJobSize, which covers the default
-// window (1024 lines), because bigger claims and acks cost the WAL more
-// than they gain: with 4096-row jobs a 500,000-row backlog drained at
-// about 60 % of the rate of 1024-row jobs and wrote 1.4-2.3x the bytes
-// (docs/performance.md). The bulk-max-size part is capped too: claimed
-// payloads are held in memory (maxJobs jobs), and beyond a few thousand
-// rows a bigger group gains little over the fsync it amortises.
+// jobSize is the rows per job: at least one poll batch, enough to fill
+// the transport's window a few times over, and as many as bulk-max-size,
+// so that under load a commit's ack and claim are about the size of the
+// group it appends and never cap the group commit. Both parts are capped
+// (maxWindowJobSize, maxBulkJobSize): bigger claims and acks cost the WAL
+// more than they gain, and claimed payloads are held in memory.
 func jobSize(o Options) int {
 	return max(o.Queue.PollBatchSize, min(o.Output.Pacing().MaxInFlight*4, maxWindowJobSize),
 		min(o.Agent.BulkMaxSize, maxBulkJobSize), 1)
