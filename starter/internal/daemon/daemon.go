@@ -68,9 +68,10 @@ type Options struct {
 	// whether logs on stderr are coloured. Nil: not a terminal.
 	StderrFile *os.File
 	Build      Build
-	// Exit ends the process at once (a second stop signal).
+	// Exit ends the process at once (a second stop signal); nil: os.Exit.
 	Exit func(code int)
-	// PrintError prints one error line the way the command line does.
+	// PrintError prints one error line the way the command line does;
+	// nil: the line as it is on Stderr.
 	PrintError func(msg string)
 	// OnReady is told once, when the agent is ready; OnFailure once, when
 	// Run fails. Either may be nil.
@@ -92,6 +93,12 @@ type boot struct {
 // the agent, its management and HTTP API. It returns nil after a clean
 // stop (ctx done, SIGTERM, a stop request), ErrRestart, or a *Failure.
 func Run(ctx context.Context, o Options) error {
+	if o.Exit == nil {
+		o.Exit = os.Exit
+	}
+	if o.PrintError == nil {
+		o.PrintError = func(msg string) { fmt.Fprintln(o.Stderr, msg) }
+	}
 	b := &boot{o: o, terminal: logging.IsTerminal(o.StderrFile)}
 	// Until the signal handler catches it, a SIGHUP (a reload sent too
 	// early) must not kill the agent and leave its pid file behind.
