@@ -61,9 +61,9 @@ func (l *loop) serveAdmin(req *adminReq) {
 	})
 	if err == nil {
 		l.walq.queued = counts.PayloadBytes
-		l.acked, l.queuedRows = int64(counts.Acked), int64(counts.Pending)
+		l.cleanup.acked, l.claims.queuedRows = int64(counts.Acked), int64(counts.Pending)
 		// Rows may have become PENDING (retry-dead): look for them now.
-		l.claimHint = true
+		l.claims.hint = true
 		l.publish(walCounts(counts))
 	}
 	req.done <- err

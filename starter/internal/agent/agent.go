@@ -183,7 +183,7 @@ func (r *Agent) Run(ctx context.Context) error {
 	}
 	// The sender's context is not ctx: in-flight sends may finish while the
 	// loop flushes at shutdown; shutdown cancels it explicitly.
-	l.sendBase = context.WithoutCancel(ctx)
+	l.send.base = context.WithoutCancel(ctx)
 	l.startSender()
 	stopSummary := r.startSummary()
 	if l.walq != nil {
@@ -203,8 +203,8 @@ func (r *Agent) Run(ctx context.Context) error {
 func (l *loop) run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		l.r.ctr.lastTurn.Store(l.r.now().UnixNano())
-		if req := l.takeReload(); req != nil {
-			req.done <- l.reload(ctx, req.opts, req.replace)
+		if req := l.reloads.take(l.r.reloads); req != nil {
+			req.done <- l.applyReload(ctx, req.opts, req.replace)
 		}
 		progressed, err := l.turn(ctx)
 		if err != nil {

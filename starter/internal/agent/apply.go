@@ -12,21 +12,15 @@ func (l *loop) afterCommit(now time.Time, p *plan, res commitResult) {
 	ctr := &l.r.ctr
 	ctr.commits.Add(1)
 	if p.flushed > 0 {
-		clear(l.buf[:p.flushed])
-		l.buf = l.buf[:copy(l.buf, l.buf[p.flushed:])]
-		l.bufIDs = l.bufIDs[:copy(l.bufIDs, l.bufIDs[p.flushed:])]
-		l.bufBytes -= p.flushedBytes
-		if len(l.buf) > 0 {
-			l.bufSince = now
-		}
+		l.buf.drop(p.flushed, p.flushedBytes, now)
 		ctr.rowsAppended.Add(uint64(p.rows()))
-		l.growGroup()
+		l.group.grow()
 	}
 	if p.started {
 		l.markStarted = false
 	}
 	l.uncommitted = l.uncommitted[:0]
-	l.failStreak = p.streak
+	l.rowRetry.streak = p.streak
 	ctr.acked.Add(uint64(len(p.acks)))
 	ctr.released.Add(uint64(len(p.releases)))
 	nFailed := 0
@@ -34,29 +28,28 @@ func (l *loop) afterCommit(now time.Time, p *plan, res commitResult) {
 		nFailed += len(ids)
 	}
 	ctr.failed.Add(uint64(nFailed))
-	if nFailed > 0 && (l.nextRetryAt.IsZero() || p.notBefore.Before(l.nextRetryAt)) {
-		l.nextRetryAt = p.notBefore
+	if nFailed > 0 {
+		l.claims.retryAt(p.notBefore)
 	}
 	if len(p.releases) > 0 {
-		l.claimHint = true
+		l.claims.hint = true
 	}
 	if len(p.resurrect) > 0 {
 		l.resurrect = l.resurrect[len(p.resurrect):]
-		l.claimHint = true
+		l.claims.hint = true
 		if len(l.resurrect) == 0 {
 			l.log.Info("rows left SENDING by the previous run are all PENDING again")
 		}
 	}
 	l.reportDead(nFailed, dead)
 	if p.cleanup {
-		l.lastCleanup, l.moreCleanup = now, more
+		l.cleanup.ran(now, more)
 	}
 	if p.claimJobs > 0 {
-		l.lastClaimCheck = now
-		l.claimHint = res.bounded
+		l.claims.claimed(now, res.bounded)
 		l.dispatch(claimed)
 	}
-	l.acked, l.queuedRows = counts.Acked, counts.Pending
+	l.cleanup.acked, l.claims.queuedRows = counts.Acked, counts.Pending
 	l.publish(counts)
 }
 
@@ -76,19 +69,16 @@ func (l *loop) reportDead(failed, dead int) {
 }
 
 // dispatch hands the claimed jobs to the sender. The jobs channel has
-// room for maxJobs, and outstanding never exceeds it: there was a claim
+// room for maxJobs, and no more jobs are out: there was a claim
 // per free slot at most.
 func (l *loop) dispatch(claimed [][]row) {
 	for _, rows := range claimed {
-		l.nextSeq++
-		j := &job{seq: l.nextSeq, rows: rows}
-		for _, r := range j.rows {
+		for _, r := range rows {
 			if r.Attempts > 0 {
 				l.r.ctr.retries.Add(1)
 			}
 		}
-		l.outstanding[j.seq] = j
-		l.jobs <- j
+		l.send.jobs <- l.jobs.add(rows)
 	}
 }
 

@@ -17,14 +17,14 @@ func BenchmarkPlanFlush(b *testing.B) {
 			l := &loop{}
 			for i := range n {
 				key := fmt.Sprintf("/var/log/app-%d.log", i%files)
-				l.buf = append(l.buf, input.Event{Payload: []byte(`{"payload":"x"}`),
+				l.buf.events = append(l.buf.events, input.Event{Payload: []byte(`{"payload":"x"}`),
 					Pos: input.Position{Key: key, State: []byte(`{"offset":1}`)}})
-				l.bufIDs = append(l.bufIDs, "in")
+				l.buf.ids = append(l.buf.ids, "in")
 			}
 			b.ReportAllocs()
 			for b.Loop() {
 				p := &plan{}
-				l.planFlush(p)
+				l.buf.planFlush(p)
 				if p.rows() != n || len(p.writes[0].positions) != files {
 					b.Fatalf("%d rows, %d positions", p.rows(), len(p.writes[0].positions))
 				}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/transport"
-	"github.com/edge-agent/edge-agent/transport/backoff"
 )
 
 // maxReasonLen bounds the failure reason stored with a row.
@@ -36,7 +35,7 @@ type plan struct {
 	releases  []uint64
 	resurrect []uint64 // rows left SENDING by the previous run
 	notBefore time.Time
-	streak    int // failStreak after this commit
+	streak    int // rowRetries.streak after this commit
 }
 
 func (p *plan) empty() bool {
@@ -49,34 +48,35 @@ func (p *plan) empty() bool {
 // appends are held back after a failed append (disk full), send results,
 // claims and cleanups still commit on their own: that is what frees space.
 func (l *loop) commitIfDue(now time.Time) (bool, error) {
-	holdAppends := now.Before(l.walRetryAt)
-	if holdAppends && !l.onlyAppendsFail {
+	if l.walRetry.blocked(now) {
 		return false, nil
 	}
-	flushDue := l.groupFull() ||
-		(len(l.buf) > 0 && now.Sub(l.bufSince) >= l.flushInterval())
-	p := &plan{streak: l.failStreak}
-	l.planResults(p, now)
+	holdAppends := l.walRetry.holdAppends(now)
+	flushDue := l.group.full(&l.buf) ||
+		(l.buf.len() > 0 && now.Sub(l.buf.since) >= l.r.opts.Agent.FlushInterval)
+	p := &plan{streak: l.rowRetry.streak}
+	planResults(p, l.uncommitted, &l.rowRetry, now)
 	p.resurrect = l.resurrect[:min(len(l.resurrect), resurrectChunk)]
 	// Once a transaction is paid for anyway, buffered events ride along:
 	// fewer fsyncs, lower latency.
 	if !holdAppends && (flushDue || !p.empty()) {
-		l.planFlush(p)
+		l.buf.planFlush(p)
 	}
-	p.started = !holdAppends && l.markStarted && (p.flushed > 0 || (l.polled && len(l.buf) == 0))
+	p.started = !holdAppends && l.markStarted && (p.flushed > 0 || (l.polled && l.buf.len() == 0))
 	p.claimJobs, p.claimRows = l.claimWanted(now, p.flushed > 0 || len(p.releases) > 0 || len(p.fails) > 0 || len(p.resurrect) > 0)
-	p.cleanup = l.cleanupDue(now, false)
+	retention := l.r.opts.Queue.AckedRetention
+	p.cleanup = l.cleanup.due(now, false, retention)
 	if p.empty() {
 		return false, nil
 	}
-	p.cleanup = l.cleanupDue(now, true)
+	p.cleanup = l.cleanup.due(now, true, retention)
 	return l.commit(now, p)
 }
 
 // planResults sorts the uncommitted send results into acks, charged failures
 // and releases, and computes when failed rows may be sent again.
-func (l *loop) planResults(p *plan, now time.Time) {
-	for _, res := range l.uncommitted {
+func planResults(p *plan, results []*jobResult, retry *rowRetries, now time.Time) {
+	for _, res := range results {
 		failed, received := false, false
 		for i, r := range res.job.rows {
 			out := res.results[i]
@@ -110,7 +110,7 @@ func (l *loop) planResults(p *plan, now time.Time) {
 		}
 	}
 	if len(p.fails) > 0 {
-		p.notBefore = now.Add(l.rowRetry.Jittered(p.streak - 1))
+		p.notBefore = retry.notBefore(now, p.streak)
 	}
 }
 
@@ -140,18 +140,18 @@ type sourceWrite struct {
 
 // planFlush takes the whole buffer: one row per event with a payload, and
 // the last position per key (position-only events included), per input.
-func (l *loop) planFlush(p *plan) {
-	if len(l.buf) == 0 {
+func (b *eventBuffer) planFlush(p *plan) {
+	if b.len() == 0 {
 		return
 	}
-	p.flushed = len(l.buf)
-	p.flushedBytes = l.bufBytes
+	p.flushed = b.len()
+	p.flushedBytes = b.bytes
 	var w *sourceWrite
-	for i := range l.buf {
-		if id := l.bufIDs[i]; w == nil || w.id != id {
-			w = p.write(id, len(l.buf)-i)
+	for i := range b.events {
+		if id := b.ids[i]; w == nil || w.id != id {
+			w = p.write(id, b.len()-i)
 		}
-		ev := &l.buf[i]
+		ev := &b.events[i]
 		if ev.Payload != nil {
 			w.payloads = append(w.payloads, ev.Payload)
 		}
@@ -161,7 +161,7 @@ func (l *loop) planFlush(p *plan) {
 		// Runs of events come from one file: compare with the key last
 		// seen before paying for a map lookup, and note only where each
 		// key's last event is (positions are copied once, below).
-		if w.last >= 0 && l.buf[w.posAt[w.last]].Pos.Key == ev.Pos.Key {
+		if w.last >= 0 && b.events[w.posAt[w.last]].Pos.Key == ev.Pos.Key {
 			w.posAt[w.last] = i
 			continue
 		}
@@ -178,7 +178,7 @@ func (l *loop) planFlush(p *plan) {
 		w := &p.writes[i]
 		w.positions = make([]input.Position, len(w.posAt))
 		for k, at := range w.posAt {
-			w.positions[k] = l.buf[at].Pos
+			w.positions[k] = b.events[at].Pos
 		}
 	}
 }
@@ -204,72 +204,32 @@ func (p *plan) rows() int {
 	return n
 }
 
-// probeRows is the size of the job the loop hands out while the link is
-// down (loop.linkDown). A claimed row that comes back unsent is released,
-// which rewrites it in the WAL: with full jobs an engine that stays
-// unreachable or rejecting made the agent rewrite the same maxJobs·jobSize
-// rows at the head of the queue at every attempt. In bench-e2e's backlog
-// config (REJECTED every 100-200 ms while 2,000,000 rows queue up) that was
-// 16 % of the run's disk writes (1,691 MB against 1,420 MB with probes);
-// at the default 30 s maximum backoff it is 2,048 row rewrites every
-// 15-30 s for as long as the outage lasts. One row is enough to learn that a
-// session opens; once it has gone through, full jobs follow one round
-// trip later.
-const probeRows = 1
-
 // claimWanted returns how many jobs to claim and the rows each may hold:
 // enough to fill the free job slots, unless sending is paused or there is
-// no sign of due rows; while the link is down, one probe of probeRows
-// when no job is out.
+// no sign of due rows (claimPolicy); while the link is down, one probe of
+// probeRows when no job is out.
 func (l *loop) claimWanted(now time.Time, hint bool) (jobs, rows int) {
-	free := l.maxJobs - len(l.outstanding)
-	if free <= 0 || now.Before(l.pausedUntil) {
+	free := l.jobs.free()
+	if free <= 0 || l.link.paused(now) {
 		return 0, 0
 	}
-	jobs, rows = free, l.jobSize
-	if l.linkDown {
-		if len(l.outstanding) > 0 {
+	jobs, rows = free, l.jobs.size
+	if l.link.down {
+		if len(l.jobs.out) > 0 {
 			return 0, 0
 		}
 		jobs, rows = 1, probeRows
 	}
-	if !l.nextRetryAt.IsZero() && !now.Before(l.nextRetryAt) {
-		l.claimHint, l.nextRetryAt = true, time.Time{}
-	}
-	if hint || l.claimHint {
-		return jobs, rows
-	}
-	// No sign of new rows. The counts of the last commit are exact, so an
-	// empty queue needs no look (and no fsync); rows delayed by a failure
-	// of an earlier run are looked for now and then.
-	if l.queuedRows == 0 || now.Sub(l.lastClaimCheck) < claimRecheckInterval {
+	if !l.claims.due(now, hint) {
 		return 0, 0
 	}
 	return jobs, rows
 }
 
 // jobBytes bounds the payload bytes of one job (its first row whatever
-// its size), so that the maxJobs jobs out hold at most maxJobs·jobBytes
-// (8 MiB) whatever the size of the events. Counted in rows alone, jobs
-// of 1 KiB events held 8 MiB, and of the 1 MiB lines the file input
-// accepts, 8 GiB. Events of a few hundred bytes (the benchmarks' ~320)
-// never reach it: 1,024 of them are 320 KiB. It also bounds a PACKET
-// job's encoded copy.
+// its size), so that the jobs out hold at most maxJobs·jobBytes whatever
+// the size of the events; it also bounds a PACKET job's encoded copy.
 const jobBytes = 1 << 20
-
-// cleanupDue says whether to delete ACKED rows past their retention: in
-// any transaction that runs anyway, alone only now and then.
-func (l *loop) cleanupDue(now time.Time, committing bool) bool {
-	if l.nonMode || l.acked == 0 {
-		return false
-	}
-	if committing || l.moreCleanup {
-		return true
-	}
-	retention := l.r.opts.Queue.AckedRetention
-	every := min(max(retention/10, minCleanupInterval), maxCleanupInterval)
-	return now.Sub(l.lastCleanup) >= every
-}
 
 // appends reports whether the plan writes input: rows, positions or the
 // started mark. These grow the WAL; everything else mostly frees space.
@@ -307,13 +267,13 @@ func (l *loop) commit(now time.Time, p *plan) (bool, error) {
 	if err == nil {
 		// While appends are held back, a commit without them says nothing
 		// about the appends, unless none are waiting any more.
-		if p.appends() || !l.onlyAppendsFail || len(l.buf) == 0 {
+		if p.appends() || !l.walRetry.onlyAppends || l.buf.len() == 0 {
 			l.walRecovered()
 		}
 		l.afterCommit(now, p, res)
-		if !p.appends() && l.onlyAppendsFail && l.freedSpace(p, res) {
+		if !p.appends() && l.walRetry.onlyAppends && freedSpace(p, res, l.r.opts.Queue.AckedRetention) {
 			// Room was made: try the held-back appends at the next turn.
-			l.walRetryAt = time.Time{}
+			l.walRetry.retryNow()
 		}
 		return true, nil
 	}
@@ -333,16 +293,16 @@ func (l *loop) commit(now time.Time, p *plan) (bool, error) {
 	}
 	l.walFailed(now, err, true)
 	l.afterCommit(now, rest, res)
-	if l.freedSpace(rest, res) {
-		l.walRetryAt = time.Time{}
+	if freedSpace(rest, res, l.r.opts.Queue.AckedRetention) {
+		l.walRetry.retryNow()
 	}
 	return true, nil
 }
 
 // freedSpace says whether a committed plan deleted rows, which frees pages
 // in the WAL file that appends can reuse without the disk growing.
-func (l *loop) freedSpace(p *plan, res commitResult) bool {
-	return res.deleted > 0 || (len(p.acks) > 0 && l.r.opts.Queue.AckedRetention == 0)
+func freedSpace(p *plan, res commitResult, retention time.Duration) bool {
+	return res.deleted > 0 || (len(p.acks) > 0 && retention == 0)
 }
 
 // runPlan runs p in one transaction.
@@ -416,7 +376,7 @@ func (l *loop) applyPlan(tx queueTx, p *plan, now time.Time, dead *int) error {
 		}
 	}
 	if p.started {
-		for _, s := range l.inputs {
+		for _, s := range l.in.list {
 			if err := tx.MarkStarted(s.id); err != nil {
 				return err
 			}
@@ -429,18 +389,14 @@ func (l *loop) applyPlan(tx queueTx, p *plan, now time.Time, dead *int) error {
 // onlyAppends says that the send results, claims and cleanups still
 // commit: only the appends of the buffer are held back.
 func (l *loop) walFailed(now time.Time, err error, onlyAppends bool) {
-	l.walErrs++
-	l.onlyAppendsFail = onlyAppends
-	l.resetGroup()
-	// Not jittered: a disk problem is this host's own, no herd to spread.
-	l.walRetryAt = now.Add(backoff.Policy{Initial: 100 * time.Millisecond, Max: 5 * time.Second}.Delay(l.walErrs - 1))
+	report := l.walRetry.failed(now, onlyAppends)
+	l.group.reset()
 	l.r.pub.setError(err, now)
 	l.r.pub.set(func(p *published) { p.walErr = err.Error() })
-	// Log the first failure and then every 20th: a full disk lasts.
-	if l.walErrs != 1 && l.walErrs%20 != 0 {
+	if !report {
 		return
 	}
-	attrs := []any{slog.String(keyError, err.Error()), slog.Int("failures", l.walErrs), slog.Int("buffered_events", len(l.buf))}
+	attrs := []any{slog.String(keyError, err.Error()), slog.Int("failures", l.walRetry.errs), slog.Int("buffered_events", l.buf.len())}
 	if onlyAppends {
 		l.log.Error("cannot append to the WAL; acks and deletes still commit so delivery frees space, input stays paused once the buffer is full, nothing is dropped", attrs...)
 		return
@@ -451,9 +407,8 @@ func (l *loop) walFailed(now time.Time, err error, onlyAppends bool) {
 // walRecovered is called after a transaction committed that was not one
 // of the acks-only commits made while appends are held back.
 func (l *loop) walRecovered() {
-	if l.walErrs > 0 {
-		l.log.Info("WAL writable again", slog.Int("failures", l.walErrs))
+	if n := l.walRetry.recovered(); n > 0 {
+		l.log.Info("WAL writable again", slog.Int("failures", n))
 		l.r.pub.set(func(p *published) { p.walErr = "" })
 	}
-	l.walErrs, l.walRetryAt, l.onlyAppendsFail = 0, time.Time{}, false
 }

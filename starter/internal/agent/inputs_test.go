@@ -58,22 +58,22 @@ func TestPollSharesTheBufferBetweenInputs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &Agent{opts: Options{Agent: Settings{BulkMaxSize: tc.bulk}, Queue: QueueSettings{PollBatchSize: 128}}, now: time.Now}
 			l := &loop{r: r, q: newMemQueue(1000, 1<<20, time.Now())}
-			l.resetGroup()
+			l.group = newGrouping(r.opts, tc.bulk, false) // the group is bulk-max-size
 			for i, n := range tc.queued {
 				f := &fakeInput{}
 				f.push(lineEvents("k", 0, n)...)
-				l.inputs = append(l.inputs, &source{id: fmt.Sprint("in", i), typ: "fake", in: f})
+				l.in.list = append(l.in.list, &source{id: fmt.Sprint("in", i), typ: "fake", in: f})
 			}
 			if _, err := l.poll(t.Context(), time.Now()); err != nil {
 				t.Fatal(err)
 			}
 			got := make([]int, len(tc.queued))
-			for _, id := range l.bufIDs {
+			for _, id := range l.buf.ids {
 				var i int
 				fmt.Sscanf(id, "in%d", &i)
 				got[i]++
 			}
-			if !slices.Equal(got, tc.want) || len(l.bufIDs) != len(l.buf) {
+			if !slices.Equal(got, tc.want) || len(l.buf.ids) != l.buf.len() {
 				t.Fatalf("taken %v, want %v", got, tc.want)
 			}
 		})

@@ -251,14 +251,18 @@ func TestGroupFollowsLoad(t *testing.T) {
 			cfg.Agent.BulkMaxSize = tc.bulk
 			opts := Options{Agent: cfg.Agent}
 			opts.WAL.Fsync = !tc.nosync
-			l := &loop{r: &Agent{opts: opts}, group: tc.start, inputFull: tc.full, jobSize: jobSize, walq: &walQueue{}}
-			l.growGroup()
-			if l.group != tc.want {
-				t.Fatalf("group %d after a commit (input full: %v), want %d", l.group, tc.full, tc.want)
+			g := newGrouping(opts, jobSize, true)
+			if g.size != tc.bulk {
+				t.Fatalf("group %d at start, want bulk-max-size %d", g.size, tc.bulk)
 			}
-			l.resetGroup()
-			if l.group != tc.bulk {
-				t.Fatalf("group %d after reset, want bulk-max-size %d", l.group, tc.bulk)
+			g.size, g.inputFull = tc.start, tc.full
+			g.grow()
+			if g.size != tc.want {
+				t.Fatalf("group %d after a commit (input full: %v), want %d", g.size, tc.full, tc.want)
+			}
+			g.reset()
+			if g.size != tc.bulk {
+				t.Fatalf("group %d after reset, want bulk-max-size %d", g.size, tc.bulk)
 			}
 		})
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/check"
 	"github.com/edge-agent/edge-agent/transport"
-	"github.com/edge-agent/edge-agent/transport/backoff"
 )
 
 // ErrNotRunning is returned by Reload when no loop runs (Run has not
@@ -83,115 +82,140 @@ func (r *Agent) Reload(ctx context.Context, opts Options, replace Replace) error
 // invalid config file), so Snapshot's ConfigReloads covers every attempt.
 func (r *Agent) RejectReload() { r.ctr.reloadsFailed.Add(1) }
 
-// takeReload returns a reload request wait received, or one waiting now.
-func (l *loop) takeReload() *reloadRequest {
-	if req := l.reloadReq; req != nil {
-		l.reloadReq = nil
+// reloadState is a reload request the loop took while it waited, to apply
+// at its next turn.
+type reloadState struct {
+	pending *reloadRequest
+}
+
+// hold keeps req for take.
+func (s *reloadState) hold(req *reloadRequest) { s.pending = req }
+
+// take returns the request held, or one waiting on ch now, or nil.
+func (s *reloadState) take(ch <-chan *reloadRequest) *reloadRequest {
+	if req := s.pending; req != nil {
+		s.pending = nil
 		return req
 	}
 	select {
-	case req := <-l.r.reloads:
+	case req := <-ch:
 		return req
 	default:
 		return nil
 	}
 }
 
-// reload runs on the loop goroutine; see Reload.
-func (l *loop) reload(ctx context.Context, next Options, replace Replace) error {
+// reloadPlan is what a reload replaces: the inputs to close and (re)open,
+// and whether the output is rebuilt.
+type reloadPlan struct {
+	specs   []InputSpec
+	rebuild map[string]bool // input ids to close, open, or both
+	output  bool
+}
+
+func (p *reloadPlan) inputs() bool { return len(p.rebuild) > 0 }
+
+// applyReload runs on the loop goroutine; see Reload. It settles what is in
+// flight, builds what changed, and only then installs it: until the
+// install nothing of the running agent is replaced.
+func (l *loop) applyReload(ctx context.Context, next Options, replace Replace) error {
 	r := l.r
 	old := r.opts
 	next = keepFixed(old, next)
 	if err := next.checkInputs(); err != nil {
 		return l.reloadFailed(fmt.Errorf("reload: %w", err))
 	}
-	specs := next.specs(l.singleID)
-	rebuild := l.inputsToRebuild(old, next, specs, replace)
-	inputChanged := len(rebuild) > 0
-	outputChanged := replace.Output || next.OutputType != old.OutputType
+	p := reloadPlan{specs: next.specs(l.in.singleID)}
+	p.rebuild = l.in.toRebuild(old, next, p.specs, replace)
+	p.output = replace.Output || next.OutputType != old.OutputType
 	start := r.now()
-	timeout := old.Agent.ShutdownTimeout
-	if timeout <= 0 {
-		timeout = 10 * time.Second
+	if err := l.quiesce(stopDeadline(old), &p); err != nil {
+		// What the old inputs read is not all in the queue: new ones
+		// would read it again from the saved positions. Keep the old.
+		l.resume(old, false)
+		return l.reloadFailed(fmt.Errorf("reload: %w", err))
 	}
-	deadline := time.Now().Add(timeout)
+	r.opts = next
+	snd, enc, opened, err := l.build(ctx, &p)
+	if err != nil {
+		r.opts = old
+		l.resume(old, false)
+		return l.reloadFailed(fmt.Errorf("reload: %w", err))
+	}
+	l.install(&p, snd, enc, opened)
+	l.resume(next, p.output)
+	r.publishExt(l.in.list, l.sender.snd)
+	r.pub.set(func(pb *published) {
+		pb.outputType, pb.configHash = next.OutputType, next.ConfigHash
+	})
+	r.ctr.reloadsOK.Add(1)
+	l.log.Info("reload applied",
+		slog.Bool("input_replaced", p.inputs()), slog.Bool("output_replaced", p.output),
+		slog.Duration("took", r.now().Sub(start).Round(time.Millisecond)))
+	return nil
+}
 
-	// The graceful stop's path, short of closing: no new jobs, in-flight
-	// ones come back (or are released uncharged), the buffer goes to the
-	// queue with its positions.
-	maxJobsBefore := l.maxJobs
-	l.maxJobs = 0
+// quiesce takes the graceful stop's path, short of closing: no new jobs,
+// in-flight ones come back (or are released uncharged), the inputs being
+// rebuilt are drained, the buffer goes to the queue with its positions.
+func (l *loop) quiesce(deadline time.Time, p *reloadPlan) error {
+	limit := l.jobs.limit
+	l.jobs.limit = 0
 	l.settleJobs(deadline)
 	if l.stopSender(deadline) {
 		// The Send ignored its context and Close: its rows stay SENDING
 		// until returned to PENDING like those of a crashed run, and the
 		// closed output must be replaced.
-		for _, j := range l.outstanding {
+		for _, j := range l.jobs.takeAll() {
 			for _, row := range j.rows {
 				l.resurrect = append(l.resurrect, row.ID)
 			}
 		}
-		clear(l.outstanding)
-		outputChanged = true
+		p.output = true
 		l.log.Error("reload: the output did not stop; its in-flight rows are sent again")
 	}
-	l.maxJobs = maxJobsBefore
-	if inputChanged {
-		l.drainInputs(func(id string) bool { return rebuild[id] })
+	l.jobs.limit = limit
+	if p.inputs() {
+		l.drainInputs(func(id string) bool { return p.rebuild[id] })
 	}
-	if err := l.flushUntil(deadline); err != nil {
-		// What the old input read is not all in the queue: a new input
-		// would read it again from the saved positions. Keep the old one.
-		l.resume(old, false)
-		return l.reloadFailed(fmt.Errorf("reload: %w", err))
-	}
+	return l.flushUntil(deadline)
+}
 
-	r.opts = next
-	var newSnd transport.Sender
-	var newEnc encoder
-	if outputChanged {
-		snd, enc, err := r.openSender()
-		if err != nil {
-			r.opts = old
-			l.resume(old, false)
-			return l.reloadFailed(fmt.Errorf("reload: %w", err))
-		}
-		newSnd, newEnc = snd, enc
-	}
-	var opened []*source
-	if inputChanged {
+// build opens the new output and inputs p names, with r.opts the new
+// options; on failure nothing it opened stays open.
+func (l *loop) build(ctx context.Context, p *reloadPlan) (transport.Sender, encoder, []*source, error) {
+	var snd transport.Sender
+	var enc encoder
+	if p.output {
 		var err error
-		opened, err = l.openChanged(ctx, specs, rebuild)
-		if err != nil {
-			if newSnd != nil {
-				_ = newSnd.Close()
-			}
-			r.opts = old
-			l.resume(old, false)
-			return l.reloadFailed(fmt.Errorf("reload: %w", err))
+		if snd, enc, err = l.r.openSender(); err != nil {
+			return nil, nil, nil, err
 		}
 	}
-
-	// Committed to the new options from here on.
-	if inputChanged {
-		l.swapInputs(specs, rebuild, opened)
+	if !p.inputs() {
+		return snd, enc, nil, nil
 	}
-	if outputChanged {
+	opened, err := l.openChanged(ctx, p.specs, p.rebuild)
+	if err != nil {
+		if snd != nil {
+			_ = snd.Close()
+		}
+		return nil, nil, nil, err
+	}
+	return snd, enc, opened, nil
+}
+
+// install replaces the inputs and the output p names with those built.
+func (l *loop) install(p *reloadPlan, snd transport.Sender, enc encoder, opened []*source) {
+	if p.inputs() {
+		l.swapInputs(p.specs, p.rebuild, opened)
+	}
+	if p.output {
 		if err := l.sender.snd.Close(); err != nil {
 			l.log.Warn("reload: close the previous output", slog.String(keyError, err.Error()))
 		}
-		l.sender.snd, l.sender.enc = newSnd, newEnc
+		l.sender.snd, l.sender.enc = snd, enc
 	}
-	l.resume(next, outputChanged)
-	r.publishExt(l.inputs, l.sender.snd)
-	r.pub.set(func(p *published) {
-		p.outputType, p.configHash = next.OutputType, next.ConfigHash
-	})
-	r.ctr.reloadsOK.Add(1)
-	l.log.Info("reload applied",
-		slog.Bool("input_replaced", inputChanged), slog.Bool("output_replaced", outputChanged),
-		slog.Duration("took", r.now().Sub(start).Round(time.Millisecond)))
-	return nil
 }
 
 // keepFixed returns next with what a reload does not change taken from
@@ -211,9 +235,9 @@ func keepFixed(old, next Options) Options {
 func (l *loop) settleJobs(deadline time.Time) {
 	t := time.NewTimer(max(0, time.Until(deadline)))
 	defer t.Stop()
-	for len(l.outstanding) > 0 {
+	for len(l.jobs.out) > 0 {
 		select {
-		case res := <-l.results:
+		case res := <-l.send.results:
 			l.accept(res)
 		case <-t.C:
 			return
@@ -221,14 +245,14 @@ func (l *loop) settleJobs(deadline time.Time) {
 	}
 }
 
-// inputsToRebuild returns the ids of the running inputs to close and of
+// toRebuild returns the ids of the running inputs to close and of
 // the inputs to open: those new to the config, gone from it, of another
 // type, or whose config changed (replace); all of them when the config
 // switched between the `input:` and the `inputs:` forms.
-func (l *loop) inputsToRebuild(old, next Options, specs []InputSpec, replace Replace) map[string]bool {
+func (in *inputSet) toRebuild(old, next Options, specs []InputSpec, replace Replace) map[string]bool {
 	out := make(map[string]bool)
-	running := make(map[string]*source, len(l.inputs))
-	for _, s := range l.inputs {
+	running := make(map[string]*source, len(in.list))
+	for _, s := range in.list {
 		running[s.id] = s
 	}
 	formChanged := (len(old.InputList) == 0) != (len(next.InputList) == 0)
@@ -278,8 +302,8 @@ func (l *loop) openChanged(ctx context.Context, specs []InputSpec, rebuild map[s
 // swapInputs closes the inputs being rebuilt or removed and installs the
 // new list in config order: kept inputs as they run, opened ones new.
 func (l *loop) swapInputs(specs []InputSpec, rebuild map[string]bool, opened []*source) {
-	byID := make(map[string]*source, len(l.inputs)+len(opened))
-	for _, s := range l.inputs {
+	byID := make(map[string]*source, len(l.in.list)+len(opened))
+	for _, s := range l.in.list {
 		if rebuild[s.id] {
 			if err := s.in.Close(); err != nil {
 				l.log.Warn("reload: close the previous input", slog.String("input_id", s.id), slog.String(keyError, err.Error()))
@@ -309,9 +333,9 @@ func (l *loop) swapInputs(specs []InputSpec, rebuild map[string]bool, opened []*
 // out output.max-backoff-ms.
 func (l *loop) resume(o Options, outputReplaced bool) {
 	r := l.r
-	l.rowRetry = backoff.Policy{Initial: o.Retry.Backoff, Max: o.Retry.BackoffMax}
-	l.jobSize = jobSize(o)
-	l.resetGroup()
+	l.rowRetry = newRowRetries(o, l.rowRetry.streak)
+	l.jobs.size = jobSize(o)
+	l.group = newGrouping(o, l.jobs.size, l.walq != nil)
 	l.exitOnRefusal = r.exitOnRefusal()
 	if q, ok := l.q.(*walQueue); ok {
 		q.retention, q.maxAttempts = o.Queue.AckedRetention, o.Retry.MaxAttempts
@@ -320,12 +344,12 @@ func (l *loop) resume(o Options, outputReplaced bool) {
 	s := l.sender
 	fresh := r.newSendLoop(s.snd, s.enc, l.nonMode)
 	if outputReplaced {
-		l.pausedUntil = time.Time{}
+		l.link.pausedUntil = time.Time{}
 	} else {
 		fresh.streak, fresh.holdErr, fresh.holdUntil = s.streak, s.holdErr, s.holdUntil
 	}
 	l.sender = fresh
-	l.claimHint = true
+	l.claims.hint = true
 	l.startSender()
 }
 

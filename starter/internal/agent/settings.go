@@ -51,9 +51,9 @@ type Settings struct {
 	IdleSleep time.Duration `yaml:"idle-sleep-ms"`
 	// BulkMaxSize is how many events are buffered before they are written
 	// to the WAL in one transaction: the first group; while the input
-	// keeps the buffer full the group doubles, up to two jobs' rows (512
-	// without fsync) or 1 MiB of payloads, and shrinks back once the input runs dry
-	// (loop.group).
+	// keeps the buffer full the group doubles, up to four jobs' rows (512
+	// without fsync) or 2 MiB of payloads, and shrinks back once the input
+	// runs dry (grouping).
 	BulkMaxSize int `yaml:"bulk-max-size"`
 	// FlushInterval bounds how long a buffered event waits for the WAL.
 	FlushInterval time.Duration `yaml:"flush-interval-ms"`

@@ -13,7 +13,17 @@ import (
 // Pause between attempts to write the WAL during shutdown.
 const shutdownRetry = 50 * time.Millisecond
 
-// shutdown stops the agent in SPEC §2 order, bounded by
+// stopDeadline is when a graceful stop (or a reload's settling) begun now
+// under o must be done: agent.shutdown-timeout-ms from now.
+func stopDeadline(o Options) time.Time {
+	timeout := o.Agent.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = DefaultSettings().ShutdownTimeout
+	}
+	return time.Now().Add(timeout)
+}
+
+// shutdown stops the agent in the order it started, backwards, bounded by
 // agent.shutdown-timeout-ms: stop reading (drain held-back groups), flush
 // the buffer and the send results to the WAL, let the engine answer the
 // jobs in flight (settleOnStop), stop the sender, record what it
@@ -21,11 +31,7 @@ const shutdownRetry = 50 * time.Millisecond
 // (nil: ctx done); it is returned, or a shutdown failure when cause is nil.
 func (r *Agent) shutdown(l *loop, cause error) error {
 	start := r.now()
-	timeout := r.opts.Agent.ShutdownTimeout
-	if timeout <= 0 {
-		timeout = 10 * time.Second
-	}
-	deadline := time.Now().Add(timeout)
+	deadline := stopDeadline(r.opts)
 	r.pub.set(func(p *published) { p.state = "stopping" })
 	if cause == nil {
 		r.log.Info("Shutdown signal received; stopping edge agent.")
@@ -34,7 +40,7 @@ func (r *Agent) shutdown(l *loop, cause error) error {
 	}
 
 	// No new jobs from here on: the rest of the loop only records.
-	l.maxJobs = 0
+	l.jobs.limit = 0
 	l.drainInputs(allInputs)
 	flushErr := l.flushUntil(deadline)
 
@@ -45,8 +51,8 @@ func (r *Agent) shutdown(l *loop, cause error) error {
 	}
 
 	var closeErrs []error
-	l.wakeup.stop()
-	for _, s := range l.inputs {
+	l.in.wakeup.stop()
+	for _, s := range l.in.list {
 		if err := s.in.Close(); err != nil {
 			closeErrs = append(closeErrs, fmt.Errorf("close input %s: %w", s.id, err))
 		}
@@ -83,7 +89,7 @@ func (r *Agent) shutdown(l *loop, cause error) error {
 // unanswered then is released uncharged, as before.
 func (l *loop) settleOnStop(deadline time.Time) {
 	l.reclaimQueued()
-	inFlight := l.inFlightRows()
+	inFlight := l.jobs.rows()
 	if inFlight == 0 {
 		return
 	}
@@ -92,7 +98,7 @@ func (l *loop) settleOnStop(deadline time.Time) {
 	l.log.Info("waiting for the engine to answer the batches in flight",
 		slog.Int("rows", inFlight), slog.Duration("at_most", bound.Sub(start).Round(time.Millisecond)))
 	l.settleJobs(bound)
-	if left := l.inFlightRows(); left > 0 {
+	if left := l.jobs.rows(); left > 0 {
 		l.log.Warn("the engine did not answer every batch in flight before the stop; those rows are sent again at the next start",
 			slog.Int("rows", left), slog.Duration("waited", time.Since(start).Round(time.Millisecond)))
 	}
@@ -107,8 +113,8 @@ func (l *loop) reclaimQueued() {
 	l.sender.handBack()
 	for {
 		select {
-		case j := <-l.jobs:
-			delete(l.outstanding, j.seq)
+		case j := <-l.send.jobs:
+			l.jobs.done(j.seq)
 			l.uncommitted = append(l.uncommitted, &jobResult{job: j, results: notSent(j, transport.ErrClosed)})
 		default:
 			return
@@ -116,44 +122,45 @@ func (l *loop) reclaimQueued() {
 	}
 }
 
-// inFlightRows counts the rows of the jobs handed to the sender and not
-// yet come back.
-func (l *loop) inFlightRows() int {
-	n := 0
-	for _, j := range l.outstanding {
-		n += len(j.rows)
-	}
-	return n
-}
-
 // drainInputs moves the held-back groups (multiline) of the inputs for
 // which which(id) holds into the buffer: they are about to be closed.
 func (l *loop) drainInputs(which func(id string) bool) {
-	for _, s := range l.inputs {
+	for _, s := range l.in.list {
 		if !which(s.id) {
 			continue
 		}
-		before := len(l.buf)
-		l.buf = s.in.Drain(l.buf)
+		before := l.buf.len()
+		l.buf.events = s.in.Drain(l.buf.events)
 		l.tagBuffered(s.id, before, l.r.now())
 	}
 }
 
 func allInputs(string) bool { return true }
 
+// senderRun is the sender goroutine's side of the loop: the channels the
+// jobs go out and their results come back on, and how to stop it.
+type senderRun struct {
+	jobs    chan *job
+	results chan *jobResult
+	// base is the sender's context before cancel; a reload stops the
+	// sender (cancel, then done) and starts another.
+	base   context.Context
+	cancel context.CancelFunc
+	done   <-chan struct{}
+}
+
 // startSender runs the sender loop on its own goroutine, with fresh job
 // channels (a stopped sender may have left jobs in the old one).
 func (l *loop) startSender() {
-	l.jobs = make(chan *job, maxJobs)
-	l.results = make(chan *jobResult, maxJobs)
-	ctx, cancel := context.WithCancel(l.sendBase)
+	jobs, results := make(chan *job, maxJobs), make(chan *jobResult, maxJobs)
+	ctx, cancel := context.WithCancel(l.send.base)
 	done := make(chan struct{})
-	l.cancelSend, l.senderDone = cancel, done
+	l.send = senderRun{jobs: jobs, results: results, base: l.send.base, cancel: cancel, done: done}
 	l.sender.reclaimed.Store(false)
-	go func(s *sendLoop, jobs <-chan *job, results chan<- *jobResult) {
+	go func(s *sendLoop) {
 		defer close(done)
 		s.run(ctx, jobs, results)
-	}(l.sender, l.jobs, l.results)
+	}(l.sender)
 }
 
 // stopSender stops the sender goroutine: in-flight sends end NotSent
@@ -161,20 +168,19 @@ func (l *loop) startSender() {
 // came back. It reports whether the sender was stuck in a Send that
 // ignored both its context and Close; its jobs' results are then unknown.
 func (l *loop) stopSender(deadline time.Time) (stuck bool) {
-	l.cancelSend()
-	if !waitUntil(l.senderDone, deadline) {
+	l.send.cancel()
+	if !waitUntil(l.send.done, deadline) {
 		// Close unblocks a Send that ignores its context.
 		_ = l.sender.snd.Close()
-		stuck = !waitUntil(l.senderDone, time.Now().Add(time.Second))
+		stuck = !waitUntil(l.send.done, time.Now().Add(time.Second))
 	}
 	if stuck {
 		return true
 	}
 	l.collect()
-	for _, j := range l.outstanding {
+	for _, j := range l.jobs.takeAll() {
 		l.uncommitted = append(l.uncommitted, &jobResult{job: j, results: notSent(j, transport.ErrClosed)})
 	}
-	clear(l.outstanding)
 	return false
 }
 
@@ -183,23 +189,23 @@ func (l *loop) stopSender(deadline time.Time) (stuck bool) {
 // are not lost: their input positions were not saved either, so the next
 // start reads them again.
 func (l *loop) flushUntil(deadline time.Time) error {
-	l.walRetryAt = time.Time{}
+	l.walRetry.retryNow()
 	for {
-		if len(l.buf) == 0 && len(l.uncommitted) == 0 {
+		if l.buf.len() == 0 && len(l.uncommitted) == 0 {
 			return nil
 		}
-		p := &plan{streak: l.failStreak}
+		p := &plan{streak: l.rowRetry.streak}
 		now := l.r.now()
-		l.planResults(p, now)
-		l.planFlush(p)
+		planResults(p, l.uncommitted, &l.rowRetry, now)
+		l.buf.planFlush(p)
 		p.started = l.markStarted && p.flushed > 0
 		var err error
-		if _, err = l.commit(now, p); err == nil && l.walErrs == 0 {
+		if _, err = l.commit(now, p); err == nil && l.walRetry.errs == 0 {
 			continue
 		}
 		if time.Now().Add(shutdownRetry).After(deadline) {
 			return fmt.Errorf("flush to the WAL before the shutdown timeout: %d buffered events not written (they are read again at the next start): %s",
-				len(l.buf), l.r.Snapshot().LastError)
+				l.buf.len(), l.r.Snapshot().LastError)
 		}
 		time.Sleep(shutdownRetry)
 	}

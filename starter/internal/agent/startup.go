@@ -13,22 +13,8 @@ import (
 	"github.com/edge-agent/edge-agent/transport/backoff"
 )
 
-// Jobs handed to the sender at once: one in Send and the rest ready
-// behind it, so the connection never waits for the loop's next
-// transaction. Two groups' worth (groupJobs each): while the input stays
-// full, claims happen only at commits, one per group read, so a commit
-// must be able to hand out the whole group it appends while the jobs of
-// the group before are still out. Then the sender keeps pace with the
-// reading (run-peers: acknowledged within ~10k rows of what was read,
-// instead of 60 % of it with one group's worth), the rows a claim takes
-// are still in the WAL's decoded-block cache, and the s2 decompression
-// of claims, ~0.4 CPU-s per 1M lines, is gone. History, run-peers
-// medians on a quiet machine (docs/performance.md): two jobs left the
-// sender waiting before 28 % of PACKET jobs and 74 % of RAW ones; three
-// gave RAW 266-293k lines/s; four (with a read's results committed with
-// it, loop.turn) 290-311k at 3.0-3.1 CPU-s and 49 MiB; eight 404-418k at
-// 2.4 CPU-s, but PACKET, whose sender cannot keep pace, peaked at 67-68
-// MiB with the GC at 200 %, hence process.DefaultGCPercent's 120.
+// maxJobs are the jobs out at once: two groups' worth, so that a commit
+// hands out the group it appends while the group before is still out.
 const maxJobs = 2 * groupJobs
 
 // NON mode keeps at most this many jobs' worth of rows, and this many
@@ -38,43 +24,28 @@ const (
 	nonQueueBytes = 64 << 20
 )
 
-// start opens the queue, the sender and the input, in that order (SPEC §2);
-// a failure closes what was opened and names what failed.
+// start opens the queue, the sender and the inputs, in that order, so that
+// nothing is read before it can be stored; a failure closes what was
+// opened and names what failed.
 func (r *Agent) start(ctx context.Context) (*loop, error) {
+	nonMode := r.opts.Agent.Delivery == DeliveryNon
 	l := &loop{
 		r:             r,
 		log:           r.log,
-		nonMode:       r.opts.Agent.Delivery == DeliveryNon,
-		rowRetry:      backoff.Policy{Initial: r.opts.Retry.Backoff, Max: r.opts.Retry.BackoffMax},
-		maxJobs:       maxJobs,
-		jobSize:       jobSize(r.opts),
-		outstanding:   make(map[uint64]*job),
-		claimHint:     true,
+		nonMode:       nonMode,
+		rowRetry:      newRowRetries(r.opts, 0),
+		jobs:          newJobSlots(jobSize(r.opts)),
+		claims:        claimPolicy{hint: true},
+		cleanup:       cleanupPolicy{off: nonMode},
 		markStarted:   true,
 		exitOnRefusal: r.exitOnRefusal(),
 	}
-	l.resetGroup()
 
-	var (
-		singleID string
-		opens    map[string]input.OpenOptions
-	)
-	if l.nonMode {
-		// No WAL, no positions: every start is a first start.
-		l.q = newMemQueue(nonQueueJobs*l.jobSize, nonQueueBytes, r.now())
-		singleID = r.opts.IDs.Input
-		opens = make(map[string]input.OpenOptions)
-		for _, sp := range r.opts.specs(singleID) {
-			opens[sp.ID] = input.OpenOptions{FirstStart: true}
-		}
-	} else {
-		st, err := r.openWAL()
-		if err != nil {
-			return nil, err
-		}
-		l.q, l.walq, singleID, opens = st.q, st.q, st.inputID, st.opens
-		l.resurrect = st.sending
+	opens, err := l.openQueue()
+	if err != nil {
+		return nil, err
 	}
+	singleID := l.in.singleID
 	if r.wrapQueue != nil {
 		l.q = r.wrapQueue(l.q)
 	}
@@ -82,7 +53,7 @@ func (r *Agent) start(ctx context.Context) (*loop, error) {
 		_ = l.q.Close()
 		return nil, errors.New("start edge agent: no input id (agent.yaml input.id or the edge-agent.id file)")
 	}
-	l.singleID = singleID
+	l.group = newGrouping(r.opts, l.jobs.size, l.walq != nil)
 	specs := r.opts.specs(singleID)
 
 	snd, enc, err := r.openSender()
@@ -106,12 +77,35 @@ func (r *Agent) start(ctx context.Context) (*loop, error) {
 	return l, nil
 }
 
+// openQueue opens the loop's queue: the WAL, or memory in NON mode. It
+// settles the single input's id and returns how to open each input.
+func (l *loop) openQueue() (map[string]input.OpenOptions, error) {
+	r := l.r
+	if l.nonMode {
+		// No WAL, no positions: every start is a first start.
+		l.q = newMemQueue(nonQueueJobs*l.jobs.size, nonQueueBytes, r.now())
+		l.in.singleID = r.opts.IDs.Input
+		opens := make(map[string]input.OpenOptions)
+		for _, sp := range r.opts.specs(l.in.singleID) {
+			opens[sp.ID] = input.OpenOptions{FirstStart: true}
+		}
+		return opens, nil
+	}
+	st, err := r.openWAL()
+	if err != nil {
+		return nil, err
+	}
+	l.q, l.walq, l.in.singleID = st.q, st.q, st.inputID
+	l.resurrect = st.sending
+	return st.opens, nil
+}
+
 // setInputs makes inputs the loop's and waits on their wake-up signals:
 // poll when files changed, not after idle-sleep-ms.
 func (l *loop) setInputs(inputs []*source) {
-	l.wakeup.stop()
-	l.inputs = inputs
-	l.wakeup = newWakeMux(inputs)
+	l.in.wakeup.stop()
+	l.in.list = inputs
+	l.in.wakeup = newWakeMux(inputs)
 	ids := sourceIDs(inputs)
 	l.r.claims.SetOrder(ids)
 	// The single input's id, or the list's ids joined, for status and logs.
@@ -126,21 +120,12 @@ func (l *loop) setInputs(inputs []*source) {
 	l.r.pub.set(func(p *published) { p.ids.input, p.inputType = joined, typ })
 }
 
-// jobSize is the rows per job: enough to fill the transport's pipeline a
-// few times over, at least one poll batch, and at least bulk-max-size. A
-// commit under load acks the rows of the job that came back and claims a
-// new one while it appends a full buffer: with jobs as big as that buffer
-// the three are about the same size, so claims and acks never cap the
-// group commit (with 256-row jobs and a 1,024-event buffer, three commits
-// in four carried only a job's ack and claim, each paying its fsync).
-// The max-in-flight part lets a job fill the transport's window on a long
-// round trip; it is capped at maxWindowJobSize, which covers the default
-// window (1024 lines), because bigger claims and acks cost the WAL more
-// than they gain: with 4096-row jobs a 500,000-row backlog drained at
-// about 60 % of the rate of 1024-row jobs and wrote 1.4-2.3x the bytes
-// (docs/performance.md). The bulk-max-size part is capped too: claimed
-// payloads are held in memory (maxJobs jobs), and beyond a few thousand
-// rows a bigger group gains little over the fsync it amortises.
+// jobSize is the rows per job: at least one poll batch, enough to fill
+// the transport's window a few times over, and as many as bulk-max-size,
+// so that under load a commit's ack and claim are about the size of the
+// group it appends and never cap the group commit. Both parts are capped
+// (maxWindowJobSize, maxBulkJobSize): bigger claims and acks cost the WAL
+// more than they gain, and claimed payloads are held in memory.
 func jobSize(o Options) int {
 	return max(o.Queue.PollBatchSize, min(o.Output.Pacing().MaxInFlight*4, maxWindowJobSize),
 		min(o.Agent.BulkMaxSize, maxBulkJobSize), 1)

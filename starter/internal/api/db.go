@@ -69,42 +69,46 @@ func dbRoutes(mux *http.ServeMux, o *Options) {
 		}
 		return dbview.Verify(w, n)
 	})
-	mux.HandleFunc("POST /db/{change}", func(rw http.ResponseWriter, r *http.Request) {
-		c, err := dbview.ParseChange(r.PathValue("change"))
-		if err != nil {
-			writeError(rw, o, http.StatusNotFound, err)
-			return
+	mux.HandleFunc("POST /db/{change}", func(rw http.ResponseWriter, r *http.Request) { serveChange(rw, r, o) })
+}
+
+// serveChange makes (or, with ?dry_run=true, only shows) the change the
+// path names, through the agent's loop, the WAL's only writer.
+func serveChange(rw http.ResponseWriter, r *http.Request, o *Options) {
+	c, err := dbview.ParseChange(r.PathValue("change"))
+	if err != nil {
+		writeError(rw, o, http.StatusNotFound, err)
+		return
+	}
+	w := o.DB.WAL()
+	if w == nil {
+		writeError(rw, o, http.StatusServiceUnavailable, errNoWAL)
+		return
+	}
+	dry, err := boolParam(r, "dry_run")
+	if err != nil {
+		writeError(rw, o, http.StatusBadRequest, err)
+		return
+	}
+	var res dbview.Result
+	if dry {
+		res, err = c.DryRun(w)
+	} else {
+		res = dbview.Result{Path: w.Path(), What: c.What()}
+		err = o.DB.UpdateWAL(r.Context(), func(tx *wal.Tx) error {
+			var err error
+			res.Rows, err = c.Apply(tx, o.Now().UnixMilli())
+			return err
+		})
+		if err == nil {
+			o.Logger.Info("WAL changed on request through the API", "change", string(c), "rows", res.Rows)
 		}
-		w := o.DB.WAL()
-		if w == nil {
-			writeError(rw, o, http.StatusServiceUnavailable, errNoWAL)
-			return
-		}
-		dry, err := boolParam(r, "dry_run")
-		if err != nil {
-			writeError(rw, o, http.StatusBadRequest, err)
-			return
-		}
-		var res dbview.Result
-		if dry {
-			res, err = c.DryRun(w)
-		} else {
-			res = dbview.Result{Path: w.Path(), What: c.What()}
-			err = o.DB.UpdateWAL(r.Context(), func(tx *wal.Tx) error {
-				var err error
-				res.Rows, err = c.Apply(tx, o.Now().UnixMilli())
-				return err
-			})
-			if err == nil {
-				o.Logger.Info("WAL changed on request through the API", "change", string(c), "rows", res.Rows)
-			}
-		}
-		if err != nil {
-			writeError(rw, o, statusOfError(err), err)
-			return
-		}
-		writeJSON(rw, o, http.StatusOK, res)
-	})
+	}
+	if err != nil {
+		writeError(rw, o, statusOfError(err), err)
+		return
+	}
+	writeJSON(rw, o, http.StatusOK, res)
 }
 
 // requestError is a request the server cannot serve as asked (400).

@@ -157,19 +157,7 @@ Examples:
    edge-agent db wal-summary
    source <(edge-agent completion bash)      TAB completion (also zsh, fish)
    edge-agent man | man -l -                 this help as a manual page`,
-		Commands: []*ucli.Command{
-			a.startCommand(),
-			a.stopCommand(),
-			a.reloadCommand(),
-			a.statusCommand(),
-			a.versionCommand(),
-			a.configCommand(),
-			a.checkCommand(),
-			a.dbCommand(),
-			a.serviceCommand(),
-			a.completionCommand(),
-			a.manCommand(),
-		},
+		Commands:  a.commands(),
 		Writer:    a.env.Stdout,
 		ErrWriter: a.env.Stderr,
 		// Exit codes are decided in Run; urfave's default handler would
@@ -186,6 +174,24 @@ Examples:
 	}
 	guardCommands(app.Commands)
 	return app
+}
+
+// commands are edge-agent's commands, in the order --help lists them.
+// A new command is one line here and its own file.
+func (a *agentCLI) commands() []*ucli.Command {
+	return []*ucli.Command{
+		a.startCommand(),
+		a.stopCommand(),
+		a.reloadCommand(),
+		a.statusCommand(),
+		a.versionCommand(),
+		a.configCommand(),
+		a.checkCommand(),
+		a.dbCommand(),
+		a.serviceCommand(),
+		a.completionCommand(),
+		a.manCommand(),
+	}
 }
 
 // guardCommands gives every command in the tree, including those another

@@ -37,66 +37,94 @@ func (a *agentCLI) startBackground(ctx context.Context, req startRequest) error 
 	if err != nil {
 		return withCode(exitcode.Usage, err)
 	}
-	exe, err := a.env.Executable()
+	args, err := childArgs(req)
 	if err != nil {
-		return fmt.Errorf("find own executable: %w", err)
+		return err
 	}
+	out, outPath, err := a.openOutFile(req.home)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	child, err := a.spawnDetached(req.home, args, out)
+	if err != nil {
+		return err
+	}
+	defer child.ready.Close()
+	return a.awaitReady(ctx, child, timeout, outPath)
+}
+
+// childArgs are the flags start passes on to its detached child.
+func childArgs(req startRequest) ([]string, error) {
 	var args []string
 	if req.explicit != "" {
 		// The child runs in the install root; a path the user typed is
 		// relative to where they typed it.
 		abs, err := filepath.Abs(req.explicit)
 		if err != nil {
-			return fmt.Errorf("config path: %w", err)
+			return nil, fmt.Errorf("config path: %w", err)
 		}
 		args = append(args, "--config", abs)
 	}
 	if req.logLevel != "" {
 		args = append(args, "--log-level", req.logLevel)
 	}
+	return args, nil
+}
 
-	out, outPath, err := a.openOutFile(req.home)
+// detachedChild is a started background agent and the read end of its
+// readiness pipe.
+type detachedChild struct {
+	cmd   *exec.Cmd
+	ready *os.File
+}
+
+// spawnDetached starts `start args` in home, detached, with stdout and
+// stderr to out and the readiness pipe's write end handed over.
+func (a *agentCLI) spawnDetached(home string, args []string, out *os.File) (*detachedChild, error) {
+	exe, err := a.env.Executable()
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("find own executable: %w", err)
 	}
-	defer out.Close()
 	r, w, err := os.Pipe()
 	if err != nil {
-		return fmt.Errorf("readiness pipe: %w", err)
+		return nil, fmt.Errorf("readiness pipe: %w", err)
 	}
-	defer r.Close()
-
+	// Only the child may hold the write end, so EOF means it closed it or
+	// exited.
+	defer w.Close()
 	cmd := exec.Command(exe)
 	// EDGE_AGENT_HOME pins the child to the install root this command
 	// resolved, whatever its working directory or executable path says.
-	cmd.Env = append(a.env.Environ(), "EDGE_AGENT_HOME="+req.home)
-	cmd.Dir = req.home
+	cmd.Env = append(a.env.Environ(), "EDGE_AGENT_HOME="+home)
+	cmd.Dir = home
 	cmd.Stdout = out
 	cmd.Stderr = out
 	fd, err := detach(cmd, w)
 	if err != nil {
-		w.Close()
-		return err
+		r.Close()
+		return nil, err
 	}
 	// The pipe's number is known only once detach has placed it.
 	cmd.Args = append([]string{exe, "start", "--" + notifyFDFlag, strconv.Itoa(fd)}, args...)
 	if err := cmd.Start(); err != nil {
-		w.Close()
-		return fmt.Errorf("start background agent: %w", err)
+		r.Close()
+		return nil, fmt.Errorf("start background agent: %w", err)
 	}
-	// Only the child may hold the write end, so EOF means it closed it or
-	// exited.
-	w.Close()
-	pid := cmd.Process.Pid
+	return &detachedChild{cmd: cmd, ready: r}, nil
+}
 
+// awaitReady waits for the child's one line: ready, or why it failed.
+func (a *agentCLI) awaitReady(ctx context.Context, child *detachedChild, timeout time.Duration, outPath string) error {
+	pid := child.cmd.Process.Pid
 	lineCh := make(chan string, 1)
 	go func() {
-		line, _ := bufio.NewReader(r).ReadString('\n')
+		line, _ := bufio.NewReader(child.ready).ReadString('\n')
 		lineCh <- strings.TrimSpace(line)
 	}()
 	exitCh := make(chan int, 1)
 	go func() {
-		err := cmd.Wait()
+		err := child.cmd.Wait()
 		exitCh <- exitStatus(err)
 	}()
 

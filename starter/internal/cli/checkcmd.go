@@ -15,9 +15,8 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/edge-agent/edge-agent/connector/file"
-	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
+	"github.com/edge-agent/edge-agent/starter/internal/daemon"
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/starter/internal/paths"
@@ -72,8 +71,7 @@ func (a *agentCLI) checkOutput(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	inputs, outputs := registries(a.env.Stdout)
-	cfg, path, err := a.loadConfig(explicit, inputs, outputs)
+	cfg, path, err := a.loadConfig(explicit, a.env.Stdout)
 	if err != nil {
 		return err
 	}
@@ -82,7 +80,7 @@ func (a *agentCLI) checkOutput(c *ucli.Context) error {
 		fmt.Fprintf(a.env.Stdout, "%s: output.type console writes events to stdout and connects to nothing: nothing to check\n", path)
 		return nil
 	}
-	f, err := outputs.Get(typ)
+	f, err := daemon.LoadOptions(a.home(), a.env.Getenv, a.env.Stdout).Outputs.Get(typ)
 	if err != nil {
 		return withCode(exitcode.Config, fmt.Errorf("%s: output.type: %w", path, err))
 	}
@@ -109,35 +107,24 @@ func (a *agentCLI) checkOutput(c *ucli.Context) error {
 	return nil
 }
 
-// registries are the input and output types this build knows. The
-// console output writes to stdout; nil where no sender is built.
-func registries(stdout io.Writer) (*input.Registry, *output.Registry) {
-	return input.NewRegistry(file.NewFactory()),
-		output.NewRegistry(output.NewConsoleFactory(stdout), output.NewTransportFactory())
-}
-
 // readConfig finds and loads the config the way every command does: the
-// path (--config, EDGE_AGENT_CONFIG, the install root), the registries,
-// the environment and the install root. path is "" when no file was found.
-func (a *agentCLI) readConfig(explicit, home string, inputs *input.Registry, outputs *output.Registry) (cfg *config.Config, warnings []config.Warning, path string, err error) {
+// path (--config, EDGE_AGENT_CONFIG, the install root) and
+// daemon.LoadOptions. path is "" when no file was found. stdout takes the
+// console output's events; nil where no sender is built.
+func (a *agentCLI) readConfig(explicit, home string, stdout io.Writer) (cfg *config.Config, warnings []config.Warning, path string, err error) {
 	path, err = paths.ConfigPath(explicit, a.env.Getenv, home)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	cfg, warnings, err = config.Load(path, a.loadOptions(home, inputs, outputs))
+	cfg, warnings, err = config.Load(path, daemon.LoadOptions(home, a.env.Getenv, stdout))
 	return cfg, warnings, path, err
-}
-
-// loadOptions are what every load of the config, and every reload, takes.
-func (a *agentCLI) loadOptions(home string, inputs *input.Registry, outputs *output.Registry) config.LoadOptions {
-	return config.LoadOptions{Registry: inputs, Outputs: outputs, Getenv: a.env.Getenv, Home: home}
 }
 
 // loadConfig loads the config start would use, prints its warnings and,
 // when it is invalid, every problem; the error then carries
 // exitcode.Config and needs no more printing.
-func (a *agentCLI) loadConfig(explicit string, inputs *input.Registry, outputs *output.Registry) (*config.Config, string, error) {
-	cfg, warnings, path, err := a.readConfig(explicit, a.home(), inputs, outputs)
+func (a *agentCLI) loadConfig(explicit string, stdout io.Writer) (*config.Config, string, error) {
+	cfg, warnings, path, err := a.readConfig(explicit, a.home(), stdout)
 	if path == "" {
 		return nil, "", withCode(exitcode.Config, err)
 	}
@@ -145,7 +132,7 @@ func (a *agentCLI) loadConfig(explicit string, inputs *input.Registry, outputs *
 		fmt.Fprintf(a.env.Stderr, "warning: %s\n", w.String())
 	}
 	if err != nil {
-		problems := flatten(err)
+		problems := config.Problems(err)
 		for _, p := range problems {
 			fmt.Fprintln(a.env.Stderr, p.Error())
 		}

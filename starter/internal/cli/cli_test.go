@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"github.com/edge-agent/edge-agent/starter/internal/process"
 )
@@ -302,33 +301,6 @@ func countFailures(t *testing.T, stderr, msg string, code int) int {
 	}
 	return n
 }
-
-func TestFlatten(t *testing.T) {
-	fe1 := &config.FieldError{File: "a.yaml", Key: "x", Line: 1, Column: 1, Err: errors.New("bad")}
-	fe2 := &config.FieldError{File: "a.yaml", Key: "y", Line: 2, Column: 1, Err: errors.New("worse")}
-	tests := []struct {
-		err  error
-		want int
-	}{
-		{errors.New("plain"), 1},
-		{fe1, 1},
-		{errors.Join(fe1, fe2), 2},
-		{wrap(errors.Join(fe1, fe2)), 2},
-		{wrap(fe1), 1},
-	}
-	for _, tt := range tests {
-		if got := flatten(tt.err); len(got) != tt.want {
-			t.Errorf("flatten(%v) = %d errors, want %d", tt.err, len(got), tt.want)
-		}
-	}
-}
-
-func wrap(err error) error { return &wrapped{err} }
-
-type wrapped struct{ err error }
-
-func (w *wrapped) Error() string { return "load: " + w.err.Error() }
-func (w *wrapped) Unwrap() error { return w.err }
 
 func TestReadyTimeout(t *testing.T) {
 	env := map[string]string{}

@@ -292,25 +292,7 @@ function __edge_agent_at
 			}
 		}
 		for _, f := range n.flags {
-			var args []string
-			for _, name := range f.Names() {
-				if len(name) == 1 {
-					args = append(args, "-s", name)
-				} else {
-					args = append(args, "-l", name)
-				}
-			}
-			if v, ok := f.(ucli.DocGenerationFlag); ok && v.TakesValue() {
-				args = append(args, "-r")
-				if takesFile(f) {
-					args = append(args, "-F")
-				}
-			}
-			usage := ""
-			if v, ok := f.(ucli.DocGenerationFlag); ok {
-				usage = v.GetUsage()
-			}
-			fmt.Fprintf(&b, "complete -c edge-agent -n %s %s -d %s\n", cond, strings.Join(args, " "), fishQuote(usage))
+			fmt.Fprintf(&b, "complete -c edge-agent -n %s %s\n", cond, fishFlag(f))
 		}
 		fmt.Fprintf(&b, "complete -c edge-agent -n %s -s h -l help -d 'show help'\n", cond)
 		if n.path == "" {
@@ -320,6 +302,30 @@ function __edge_agent_at
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// fishFlag is what fish's complete is told of f: its names, whether it
+// takes a value (a file name, maybe) and its usage.
+func fishFlag(f ucli.Flag) string {
+	var args []string
+	for _, name := range f.Names() {
+		if len(name) == 1 {
+			args = append(args, "-s", name)
+		} else {
+			args = append(args, "-l", name)
+		}
+	}
+	usage := ""
+	if v, ok := f.(ucli.DocGenerationFlag); ok {
+		if v.TakesValue() {
+			args = append(args, "-r")
+			if takesFile(f) {
+				args = append(args, "-F")
+			}
+		}
+		usage = v.GetUsage()
+	}
+	return strings.Join(args, " ") + " -d " + fishQuote(usage)
 }
 
 func fishPatterns(path string, words []string) string {

@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	ucli "github.com/urfave/cli/v2"
-
-	"github.com/edge-agent/edge-agent/starter/internal/config"
 )
 
 func (a *agentCLI) configCommand() *ucli.Command {
@@ -40,38 +38,10 @@ func (a *agentCLI) configCheck(c *ucli.Context) error {
 		return err
 	}
 	// Checking builds no sender, so the console output needs no writer.
-	inputs, outputs := registries(nil)
-	_, path, err := a.loadConfig(explicit, inputs, outputs)
+	_, path, err := a.loadConfig(explicit, nil)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(a.env.Stdout, "%s: OK\n", path)
 	return nil
-}
-
-// flatten lists the problems inside an errors.Join tree, so each gets its
-// own line. A *config.FieldError also unwraps to several errors (ErrInvalid
-// and its cause) but is one problem, so the walk stops there.
-func flatten(err error) []error {
-	for e := err; e != nil; {
-		if _, ok := e.(*config.FieldError); ok {
-			return []error{e}
-		}
-		if m, ok := e.(interface{ Unwrap() []error }); ok {
-			var out []error
-			for _, inner := range m.Unwrap() {
-				out = append(out, flatten(inner)...)
-			}
-			if len(out) > 0 {
-				return out
-			}
-			break
-		}
-		u, ok := e.(interface{ Unwrap() error })
-		if !ok {
-			break
-		}
-		e = u.Unwrap()
-	}
-	return []error{err}
 }

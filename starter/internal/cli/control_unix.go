@@ -5,7 +5,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"syscall"
@@ -58,7 +57,3 @@ func detach(cmd *exec.Cmd, w *os.File) (int, error) {
 	cmd.ExtraFiles = []*os.File{w}
 	return 3, nil
 }
-
-// watchControl is where another system takes stop and reload requests
-// that do not arrive as signals; here signals carry both.
-func watchControl(*slog.Logger, func(), func()) (stop func()) { return func() {} }

@@ -20,8 +20,7 @@ func (a *agentCLI) dbCommand() *ucli.Command {
 		Getenv:  a.env.Getenv,
 		LoadConfig: func(explicit string) (dbcli.Config, error) {
 			// Reading the config builds no sender: the console output needs no writer.
-			inputs, outputs := registries(nil)
-			cfg, _, _, err := a.readConfig(explicit, home, inputs, outputs)
+			cfg, _, _, err := a.readConfig(explicit, home, nil)
 			if err != nil {
 				return dbcli.Config{}, err
 			}

@@ -1,27 +1,27 @@
-// Package cli is the edge-agent command line: start (foreground or
-// --background), stop, reload (SIGHUP: re-read and apply the config
-// without a restart), status, version, config check, check output (a
-// handshake with the engine through the output's own client), the db
-// tools, on Windows service (install, start, stop and remove the Windows
-// service; elsewhere it exits 64), and completion (bash, zsh, fish) and
-// man, which print a shell completion script and the manual page generated
-// from the command tree itself, so neither can drift from the flags the
-// binary accepts.
+// Package cli is the edge-agent command line: it parses the arguments,
+// resolves the install root and the config path (package paths), and runs
+// the command; it maps every outcome to an exit code of package exitcode
+// (the table lives there).
 //
-// What signals do on unix, named events do on Windows (control_windows.go):
-// another process cannot send SIGTERM or SIGHUP there.
+// The commands: start (foreground, or --background: a detached child that
+// reports readiness through a pipe), stop, reload, status, version, config
+// check, check output, the db tools (package dbcli), service (Windows;
+// elsewhere exit 64), completion and man. The agent process itself is
+// package daemon: start hands it what the flags resolved and turns its
+// result into the exit code, or re-executes itself on daemon.ErrRestart.
+// stop and reload reach a running agent through its pid file: by signal,
+// or on Windows by the named events the agent creates.
 //
-// It is the only place that touches the process as a whole: it builds the
-// logger (package logging), owns the pid file and signals (package process),
-// resolves the install root and every relative path against it (package
-// paths), and maps errors to the exit codes of package exitcode (the
-// table lives there, once).
-//
-// Every command, the db tools included, answers a bad flag or a mistyped
-// subcommand alike: one line on stderr naming the nearest command and the
-// --help to read, and exitcode.Usage.
+// Contracts:
+//   - every command answers a bad flag or a mistyped subcommand alike: one
+//     line on stderr naming the nearest command and the --help to read, and
+//     exitcode.Usage;
+//   - an error is printed once, as "edge-agent: error: …" on stderr, unless
+//     the command already reported it;
+//   - completion scripts and the manual page are generated from the command
+//     tree, so they cannot drift from the flags the binary accepts.
 //
 // Run is driven entirely by its Env (arguments, environment, standard
 // streams, executable path), so tests run commands in-process against temp
-// install roots without touching the real environment.
+// install roots; the build stamps are the only package-level variables.
 package cli

@@ -7,10 +7,6 @@ import (
 	"syscall"
 )
 
-// canRestart: on unix the agent restarts in place with exec (same pid, so
-// the pid file, systemd and `edge-agent stop` keep tracking it).
-const canRestart = true
-
 // reexec replaces this process with a fresh run of the same binary and
 // arguments; it returns only when exec failed.
 func (a *agentCLI) reexec() error {

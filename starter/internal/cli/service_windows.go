@@ -218,7 +218,7 @@ func (a *agentCLI) serviceRun(c *ucli.Context) error {
 	h := &agentService{
 		run: func(ctx context.Context, ready func()) error {
 			req.onReady = ready
-			return a.runForeground(ctx, req)
+			return a.runDaemon(ctx, req)
 		},
 		exitCode: a.exitCode,
 	}

@@ -104,8 +104,7 @@ func (a *agentCLI) status(c *ucli.Context) error {
 
 func (a *agentCLI) statusConfig(explicit, home string) (*config.Config, error) {
 	// Reading the config builds no sender: the console output needs no writer.
-	inputs, outputs := registries(nil)
-	cfg, _, _, err := a.readConfig(explicit, home, inputs, outputs)
+	cfg, _, _, err := a.readConfig(explicit, home, nil)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -195,6 +194,24 @@ func writeStatusText(w io.Writer, st api.Status, pidFile string, detailErr error
 	} else {
 		fmt.Fprintf(out, "oldest pending:\t-\n")
 	}
+	writeFilesText(out, st)
+	if st.Backpressure {
+		fmt.Fprintf(out, "backpressure:\treading paused (queue above queue.max-bytes)\n")
+	}
+	if st.WALError != "" {
+		fmt.Fprintf(out, "WAL error:\t%s\n", oneLine(st.WALError))
+	}
+	if st.LastError != "" {
+		at := ""
+		if st.LastErrorAt != nil {
+			at = " (at " + st.LastErrorAt.Local().Format(time.RFC3339) + ")"
+		}
+		fmt.Fprintf(out, "last error:\t%s%s\n", oneLine(st.LastError), at)
+	}
+}
+
+// writeFilesText shows the files the inputs track, and those lagging.
+func writeFilesText(out io.Writer, st api.Status) {
 	if st.Input != nil {
 		fmt.Fprintf(out, "files:\t%d tracked, %d open\n", st.Input.FilesTracked, st.Input.FilesOpen)
 	}
@@ -215,19 +232,6 @@ func writeStatusText(w io.Writer, st api.Status, pidFile string, detailErr error
 		}
 		fmt.Fprintf(out, "lagging:\t%s: %d bytes unread (offset %d of %d)\n", f.Path, f.Lag, f.Offset, f.Size)
 		shown++
-	}
-	if st.Backpressure {
-		fmt.Fprintf(out, "backpressure:\treading paused (queue above queue.max-bytes)\n")
-	}
-	if st.WALError != "" {
-		fmt.Fprintf(out, "WAL error:\t%s\n", oneLine(st.WALError))
-	}
-	if st.LastError != "" {
-		at := ""
-		if st.LastErrorAt != nil {
-			at = " (at " + st.LastErrorAt.Local().Format(time.RFC3339) + ")"
-		}
-		fmt.Fprintf(out, "last error:\t%s%s\n", oneLine(st.LastError), at)
 	}
 }
 

@@ -245,35 +245,13 @@ func (c *Client) supervise(ctx context.Context) {
 }
 
 func (c *Client) startSession(ctx context.Context, events chan<- int) (opamp.OpAMPClient, error) {
-	send := func(ev int) {
-		select {
-		case events <- ev:
-		default: // a pending failure is enough
-		}
-	}
-	var lastErr error
-	logger := &libLogger{log: c.log}
-	var cl opamp.OpAMPClient
-	u, _ := url.Parse(c.o.Settings.Endpoint)
-	if u != nil && (u.Scheme == "http" || u.Scheme == "https") {
-		cl = opamp.NewHTTP(logger)
-	} else {
-		cl = opamp.NewWebSocket(logger)
-	}
-	if err := cl.SetAgentDescription(c.description()); err != nil {
-		return nil, fmt.Errorf("agent description: %w", err)
+	cl, err := c.newLibClient()
+	if err != nil {
+		return nil, err
 	}
 	c.mu.Lock()
-	health, remote := c.health, c.remote
+	remote := c.remote
 	c.mu.Unlock()
-	// Health first: the library refuses ReportsHealth without one.
-	if err := cl.SetHealth(health); err != nil {
-		return nil, fmt.Errorf("health: %w", err)
-	}
-	caps := c.capabilities()
-	if err := cl.SetCapabilities(&caps); err != nil {
-		return nil, fmt.Errorf("capabilities: %w", err)
-	}
 	tlsCfg, err := c.o.Settings.TLS.Build()
 	if err != nil {
 		return nil, fmt.Errorf("management.opamp.tls: %w", err)
@@ -286,32 +264,7 @@ func (c *Client) startSession(ctx context.Context, events chan<- int) (opamp.OpA
 		InstanceUid:        types.InstanceUid(c.o.InstanceUID),
 		HeartbeatInterval:  &interval,
 		RemoteConfigStatus: remote,
-		Callbacks: types.Callbacks{
-			OnConnect: func(context.Context) { send(evConnected) },
-			OnConnectFailed: func(_ context.Context, err error) {
-				if lastErr == nil || err.Error() != lastErr.Error() {
-					c.log.Debug("OpAMP connection failed", slog.String("error", err.Error()))
-				}
-				lastErr = err
-				send(evFailed)
-			},
-			OnError: func(_ context.Context, e *protobufs.ServerErrorResponse) {
-				c.log.Warn("OpAMP server reported an error", slog.String("error", e.GetErrorMessage()))
-			},
-			OnMessage: func(_ context.Context, msg *types.MessageData) {
-				if msg.RemoteConfig != nil {
-					c.offer(msg.RemoteConfig)
-				}
-			},
-			GetEffectiveConfig: func(context.Context) (*protobufs.EffectiveConfig, error) {
-				return &protobufs.EffectiveConfig{ConfigMap: &protobufs.AgentConfigMap{ConfigMap: map[string]*protobufs.AgentConfigFile{
-					ConfigKey: {Body: c.o.EffectiveConfig(), ContentType: ConfigContentType},
-				}}}, nil
-			},
-			OnCommand: func(_ context.Context, cmd *protobufs.ServerToAgentCommand) error {
-				return c.command(cmd)
-			},
-		},
+		Callbacks:          c.callbacks(events),
 	}
 	if err := cl.Start(ctx, settings); err != nil {
 		return nil, fmt.Errorf("start OpAMP client: %w", err)
@@ -320,6 +273,74 @@ func (c *Client) startSession(ctx context.Context, events chan<- int) (opamp.OpA
 	c.cur = cl
 	c.mu.Unlock()
 	return cl, nil
+}
+
+// newLibClient is an opamp-go client for the endpoint's scheme (HTTP
+// polling, else WebSocket) that knows the description, health and
+// capabilities to report.
+func (c *Client) newLibClient() (opamp.OpAMPClient, error) {
+	logger := &libLogger{log: c.log}
+	var cl opamp.OpAMPClient
+	u, _ := url.Parse(c.o.Settings.Endpoint)
+	if u != nil && (u.Scheme == "http" || u.Scheme == "https") {
+		cl = opamp.NewHTTP(logger)
+	} else {
+		cl = opamp.NewWebSocket(logger)
+	}
+	if err := cl.SetAgentDescription(c.description()); err != nil {
+		return nil, fmt.Errorf("agent description: %w", err)
+	}
+	c.mu.Lock()
+	health := c.health
+	c.mu.Unlock()
+	// Health first: the library refuses ReportsHealth without one.
+	if err := cl.SetHealth(health); err != nil {
+		return nil, fmt.Errorf("health: %w", err)
+	}
+	caps := c.capabilities()
+	if err := cl.SetCapabilities(&caps); err != nil {
+		return nil, fmt.Errorf("capabilities: %w", err)
+	}
+	return cl, nil
+}
+
+// callbacks are one session's answers to the library: connection events
+// go to events (a pending failure is enough), remote configs to offer,
+// commands to command.
+func (c *Client) callbacks(events chan<- int) types.Callbacks {
+	send := func(ev int) {
+		select {
+		case events <- ev:
+		default: // a pending failure is enough
+		}
+	}
+	var lastErr error
+	return types.Callbacks{
+		OnConnect: func(context.Context) { send(evConnected) },
+		OnConnectFailed: func(_ context.Context, err error) {
+			if lastErr == nil || err.Error() != lastErr.Error() {
+				c.log.Debug("OpAMP connection failed", slog.String("error", err.Error()))
+			}
+			lastErr = err
+			send(evFailed)
+		},
+		OnError: func(_ context.Context, e *protobufs.ServerErrorResponse) {
+			c.log.Warn("OpAMP server reported an error", slog.String("error", e.GetErrorMessage()))
+		},
+		OnMessage: func(_ context.Context, msg *types.MessageData) {
+			if msg.RemoteConfig != nil {
+				c.offer(msg.RemoteConfig)
+			}
+		},
+		GetEffectiveConfig: func(context.Context) (*protobufs.EffectiveConfig, error) {
+			return &protobufs.EffectiveConfig{ConfigMap: &protobufs.AgentConfigMap{ConfigMap: map[string]*protobufs.AgentConfigFile{
+				ConfigKey: {Body: c.o.EffectiveConfig(), ContentType: ConfigContentType},
+			}}}, nil
+		},
+		OnCommand: func(_ context.Context, cmd *protobufs.ServerToAgentCommand) error {
+			return c.command(cmd)
+		},
+	}
 }
 
 func (c *Client) endSession(cl opamp.OpAMPClient) {

@@ -17,12 +17,13 @@
 //     per component: input, wal, output) on every change and every
 //     heartbeat, and the effective config with its secrets redacted.
 //   - A remote config is the config map entry "agent.yaml" (text/yaml). It
-//     is reported APPLYING, handed to the Applier (the cli's reloader: the
-//     checks of `config check`, then agent.Reload), and reported APPLIED, or
-//     FAILED with the problems as `config check` words them; a failed one
-//     changes nothing. An applied one is saved by Store (one JSON file,
-//     written atomically, mode 0600) for the next start. An empty config
-//     map withdraws it: the agent goes back to its local file.
+//     is reported APPLYING, handed to the Applier (package daemon's
+//     reloader: the checks of `config check`, then agent.Reload), and
+//     reported APPLIED, or FAILED with the problems as `config check`
+//     words them; a failed one changes nothing. An applied one is saved
+//     by Store (one JSON file, written atomically, mode 0600) for the next
+//     start. An empty config map withdraws it: the agent goes back to its
+//     local file.
 //   - Capabilities are only what is implemented: AcceptsRemoteConfig and
 //     ReportsRemoteConfig only with an Applier
 //     (accept-remote-config: true), AcceptsRestartCommand only where the

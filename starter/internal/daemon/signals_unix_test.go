@@ -1,6 +1,6 @@
 //go:build !windows
 
-package cli
+package daemon
 
 import (
 	"context"
@@ -19,15 +19,11 @@ import (
 func TestSignals(t *testing.T) {
 	exited := make(chan int, 1)
 	cleaned := make(chan struct{}, 1)
-	a := &agentCLI{env: Env{
-		Getenv: func(string) string { return "" },
-		Exit:   func(code int) { exited <- code },
-	}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	logger := slog.New(slog.DiscardHandler)
 	reloaded := make(chan struct{}, 2)
-	stop := a.handleSignals(logger, cancel, func() { reloaded <- struct{}{} }, func() { cleaned <- struct{}{} })
+	stop := handleSignals(logger, cancel, func() { reloaded <- struct{}{} }, func() { cleaned <- struct{}{} }, func(code int) { exited <- code })
 	defer stop()
 
 	for range 2 {

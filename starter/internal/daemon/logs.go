@@ -1,4 +1,4 @@
-package cli
+package daemon
 
 import (
 	"fmt"
@@ -16,14 +16,14 @@ import (
 // for BOOTSTRAP_FAILED. In the foreground stderr gets a record like every
 // other (tint on a terminal, JSON otherwise); a detached agent's stderr is
 // edge-agent.out, which gets the plain error line the parent also prints.
-func (a *agentCLI) bootstrapFailed(req startRequest, terminal bool, code int, err error) {
-	if req.detached() {
-		a.errorf("%s%v", msgFailed, err)
+func (b *boot) bootstrapFailed(code int, err error) {
+	if b.o.Detached {
+		b.o.PrintError(msgFailed + err.Error())
 	} else {
-		logging.Console(a.env.Stderr, terminal, slog.LevelInfo).Error(msgFailed+err.Error(), "exit_code", code)
+		logging.Console(b.o.Stderr, b.terminal, slog.LevelInfo).Error(msgFailed+err.Error(), "exit_code", code)
 	}
 	s := logging.DefaultSettings()
-	s.File = a.logFile(s.File, req.home)
+	s.File = logFile(s.File, b.o.Home, b.o.Getenv)
 	logger, closer, lerr := logging.New(logging.Options{Settings: s})
 	if lerr != nil {
 		return // stderr already has it
@@ -32,39 +32,40 @@ func (a *agentCLI) bootstrapFailed(req startRequest, terminal bool, code int, er
 	_ = closer.Close()
 }
 
-// openLog builds the agent logger from the log.* section: stderr (tint on a
-// terminal, JSON otherwise) plus the file in the foreground, the file alone
-// when detached.
-// level is the LevelVar a reload sets log.level through.
-func (a *agentCLI) openLog(cfg *config.Config, req startRequest, terminal bool, level *slog.LevelVar) (*slog.Logger, io.Closer, error) {
+// openLog builds the agent's logger from the log.* section: stderr (tint on
+// a terminal, JSON otherwise) plus the file in the foreground, the file
+// alone when detached. level is the LevelVar a reload sets log.level
+// through.
+func (b *boot) openLog(cfg *config.Config, level *slog.LevelVar) (io.Closer, error) {
 	s := cfg.Log
-	if req.logLevel != "" {
-		if err := s.Level.UnmarshalText([]byte(req.logLevel)); err != nil {
-			return nil, nil, fmt.Errorf("--log-level: %w", err)
+	if b.o.LogLevel != "" {
+		if err := s.Level.UnmarshalText([]byte(b.o.LogLevel)); err != nil {
+			return nil, fmt.Errorf("--log-level: %w", err)
 		}
 	}
-	s.File = a.logFile(s.File, req.home)
+	s.File = logFile(s.File, b.o.Home, b.o.Getenv)
 	o := logging.Options{Settings: s, LevelVar: level}
-	if !req.detached() {
-		o.Stderr, o.Terminal = a.env.Stderr, terminal
+	if !b.o.Detached {
+		o.Stderr, o.Terminal = b.o.Stderr, b.terminal
 	}
 	logger, closer, err := logging.New(o)
 	if err != nil {
-		return nil, nil, fmt.Errorf("log.file: %w", err)
+		return nil, fmt.Errorf("log.file: %w", err)
 	}
-	return logger, closer, nil
+	b.logger = logger
+	return closer, nil
 }
 
 // logFile is log.file resolved against the install root. When the config
 // leaves it at its default, the Java agent's EDGE_AGENT_LOG_DIR and
 // EDGE_AGENT_APP_LOG_NAME still choose the folder and the name.
-func (a *agentCLI) logFile(name, home string) string {
+func logFile(name, home string, getenv func(string) string) string {
 	if name == "" || name == logging.DefaultFile {
-		base := a.env.Getenv("EDGE_AGENT_APP_LOG_NAME")
+		base := getenv("EDGE_AGENT_APP_LOG_NAME")
 		if base == "" {
 			base = filepath.Base(logging.DefaultFile)
 		}
-		return filepath.Join(paths.LogDir(a.env.Getenv, home), base)
+		return filepath.Join(paths.LogDir(getenv, home), base)
 	}
 	return paths.Resolve(home, name)
 }

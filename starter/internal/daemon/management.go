@@ -1,0 +1,118 @@
+package daemon
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"runtime"
+
+	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/agent"
+	"github.com/edge-agent/edge-agent/starter/internal/api"
+	"github.com/edge-agent/edge-agent/starter/internal/config"
+	"github.com/edge-agent/edge-agent/starter/internal/management"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
+	"github.com/edge-agent/edge-agent/starter/internal/paths"
+)
+
+// managementOptions are what the OpAMP side of a run is built from.
+type managementOptions struct {
+	reloader *reloader
+	agent    *agent.Agent
+	ids      agentIDs
+	remote   *management.Remote // the remote config in force at start
+	home     string
+	getenv   func(string) string
+	version  string
+	logger   *slog.Logger
+	restart  func() // nil where the agent cannot restart in place
+}
+
+// managed is what runs the OpAMP side of a started agent.
+type managed struct {
+	client *management.Client // nil: management is off
+	ids    agentIDs
+	rl     *reloader
+}
+
+// startManagement starts the OpAMP client when management.opamp.endpoint
+// is set; it returns at once (a server that is down never holds up the
+// agent).
+func startManagement(ctx context.Context, mo managementOptions) (*managed, error) {
+	m := &managed{ids: mo.ids, rl: mo.reloader}
+	cfg := mo.reloader.current()
+	if !cfg.Management.Enabled() {
+		return m, nil
+	}
+	s := cfg.Management.OpAMP
+	o := management.Options{
+		Settings:        s,
+		InstanceUID:     mo.ids.uid,
+		Source:          mo.agent,
+		Describe:        describer(mo.reloader, mo.version, mo.ids.ids.Agent),
+		EffectiveConfig: func() []byte { return mo.reloader.current().EffectiveYAML() },
+		Store:           management.Store{Path: paths.RemoteConfigFile(mo.getenv, mo.home)},
+		Remote:          mo.remote,
+		Restart:         mo.restart,
+		Logger:          mo.logger.With("component", "opamp"),
+	}
+	if s.AcceptRemoteConfig {
+		o.Applier = mo.reloader
+	}
+	c, err := management.Start(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	m.client = c
+	mo.logger.Info("OpAMP management on", "opamp_endpoint", s.Endpoint, "instance_uid", mo.ids.uid.String(),
+		"accept_remote_config", s.AcceptRemoteConfig, "heartbeat", slog.DurationValue(s.HeartbeatInterval))
+	return m, nil
+}
+
+// describer describes the agent to the OpAMP server from the config in
+// force when asked.
+func describer(rl *reloader, version, agentID string) func() management.Description {
+	host, _ := os.Hostname()
+	return func() management.Description {
+		c := rl.current()
+		d := management.Description{Version: version, AgentID: agentID, HostName: host, OS: runtime.GOOS, Arch: runtime.GOARCH}
+		d.InputPaths = inputPaths(c)
+		if dst, ok := c.Output.Options.(output.Destination); ok {
+			d.OutputEndpoint = dst.Destination()
+		}
+		return d
+	}
+}
+
+// inputPaths are the sources of the single input: or of every inputs:
+// entry, in config order.
+func inputPaths(c *config.Config) []string {
+	var out []string
+	cfgs := []input.Config{c.Input}
+	for _, e := range c.Inputs {
+		cfgs = append(cfgs, e.Config)
+	}
+	for _, ic := range cfgs {
+		if src, ok := ic.(input.Sourcer); ok {
+			out = append(out, src.Sources()...)
+		}
+	}
+	return out
+}
+
+func (m *managed) close() {
+	if m != nil && m.client != nil {
+		m.client.Close()
+	}
+}
+
+// status is the management part of /debug/status.
+func (m *managed) status() *api.Management {
+	out := &api.Management{InstanceUID: m.ids.uid.String(), ConfigSource: m.rl.current().Origin()}
+	if m.client != nil {
+		st := m.client.Status()
+		out.Endpoint, out.Connected = st.Endpoint, &st.Connected
+		out.RemoteConfig, out.RemoteConfigError = st.RemoteConfig, st.RemoteConfigError
+	}
+	return out
+}
