@@ -162,6 +162,7 @@ Examples:
 			a.stopCommand(),
 			a.reloadCommand(),
 			a.statusCommand(),
+			a.topCommand(),
 			a.versionCommand(),
 			a.configCommand(),
 			a.checkCommand(),
