@@ -320,6 +320,38 @@ func dashboardQueries(t *testing.T) map[string]string {
 	return out
 }
 
+// The dashboard's variables choose what every panel shows: each query
+// selects by job and instance, and instance follows job.
+func TestMonitoringDashboard(t *testing.T) {
+	d := loadDashboard(t)
+	vars := map[string]string{}
+	for _, v := range d.Templating.List {
+		vars[v.Name] = v.Type
+	}
+	if vars["datasource"] != "datasource" || vars["job"] != "query" || vars["instance"] != "query" {
+		t.Fatalf("variables %v, want datasource, job and instance", vars)
+	}
+	queries := dashboardQueries(t)
+	if !strings.Contains(queries["variable instance"], `job=~"$job"`) {
+		t.Errorf("the instance variable does not follow job: %q", queries["variable instance"])
+	}
+	panels := 0
+	for where, expr := range queries {
+		if !strings.HasPrefix(where, "panel ") {
+			continue
+		}
+		panels++
+		for _, sel := range []string{`job=~"$job"`, `instance=~"$instance"`} {
+			if strings.Count(expr, "{") != strings.Count(expr, sel) {
+				t.Errorf("%s: not every selector has %s: %s", where, sel, expr)
+			}
+		}
+	}
+	if panels < 15 {
+		t.Errorf("%d panel queries", panels)
+	}
+}
+
 // PromQL words that are not metric names.
 var promqlWords = map[string]bool{
 	"and": true, "or": true, "unless": true, "by": true, "without": true, "on": true, "ignoring": true,
