@@ -27,7 +27,7 @@ build: ## build bin/edge-agent, bin/edgesocket-receiver and bin/opamp-devserver
 	cd transport && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X main.version=$(VERSION)' -o ../bin/edgesocket-receiver ./cmd/edgesocket-receiver
 	cd starter && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o ../bin/opamp-devserver ./cmd/opamp-devserver
 
-test: test-standalone test-windows test-unit test-purego ## run every test of every module (race detector on), e2e included
+test: prometheus test-standalone test-windows test-unit test-purego ## run every test of every module (race detector on), e2e included
 
 test-unit:
 	for m in $(MODULES); do echo "== go test $$m"; (cd $$m && $(GO) vet ./... && $(GO) test $(TEST_FLAGS) ./...); done
@@ -42,6 +42,25 @@ test-purego: ## vet and test the modules with assembly with -tags purego (Go pat
 		if $(GO) list -tags purego -f '{{.ImportPath}} {{.SFiles}}' ./... | grep -v ' \[\]$$'; then \
 			echo "$$m: the packages above still assemble with -tags purego" >&2; exit 1; fi && \
 		$(GO) vet -tags purego ./... && $(GO) test -tags purego -count=1 -timeout 12m ./...); done
+
+# A real Prometheus for the monitoring tests (dist/monitoring, e2e): prometheus
+# and promtool built from the Go module proxy at a pinned version into
+# build/prometheus, once; a new PROMETHEUS_VERSION builds them again. The e2e
+# tests fail without them under CI=true and skip, saying so, elsewhere.
+PROMETHEUS_VERSION := v0.316.0
+PROMETHEUS_DIR     := build/prometheus
+.PHONY: prometheus
+
+prometheus: ## build prometheus and promtool (pinned) into build/prometheus for the monitoring tests
+	if [ "$$(cat $(PROMETHEUS_DIR)/VERSION 2>/dev/null)" != "$(PROMETHEUS_VERSION)" ]; then \
+		echo "== building prometheus and promtool $(PROMETHEUS_VERSION) into $(PROMETHEUS_DIR) (once)"; \
+		start=$$(date +%s); rm -rf $(PROMETHEUS_DIR); mkdir -p $(PROMETHEUS_DIR); \
+		GOWORK=off GOBIN=$(abspath $(PROMETHEUS_DIR)) CGO_ENABLED=0 $(GO) install -trimpath \
+			github.com/prometheus/prometheus/cmd/prometheus@$(PROMETHEUS_VERSION) \
+			github.com/prometheus/prometheus/cmd/promtool@$(PROMETHEUS_VERSION); \
+		echo "$(PROMETHEUS_VERSION)" > $(PROMETHEUS_DIR)/VERSION; \
+		echo "== prometheus and promtool built in $$(( $$(date +%s) - start )) s"; \
+	fi
 
 # transport is a product of its own: it must build and test without the
 # workspace, importing nothing from starter or connector.

@@ -69,11 +69,11 @@ func DefaultOptions(root string) Options {
 			{Name: "edge-agent", Dir: "starter", Pkg: "./cmd/edge-agent"},
 			{Name: "edgesocket-receiver", Dir: "transport", Pkg: "./cmd/edgesocket-receiver"},
 		},
-		Files: map[string]string{
+		Files: merge(map[string]string{
 			"config/agent.yaml": "config/agent.yaml",
 			"README.md":         operatorGuide,
 			"LICENSE":           "LICENSE",
-		},
+		}, monitoringFiles),
 		UnixFiles: map[string]string{
 			"systemd/edge-agent.service": "dist/packaging/edge-agent.service",
 		},
@@ -85,6 +85,14 @@ func DefaultOptions(root string) Options {
 // operatorGuide is shipped as README.md in every artifact; the developer
 // README stays in the repository.
 const operatorGuide = "dist/packaging/README.operator.md"
+
+// monitoringFiles are the Grafana dashboard and the Prometheus alert rules,
+// by their path in the archive; the packages put them under
+// /opt/edge-agent/monitoring.
+var monitoringFiles = map[string]string{
+	"monitoring/edge-agent.dashboard.json": "dist/monitoring/edge-agent.dashboard.json",
+	"monitoring/edge-agent.rules.yml":      "dist/monitoring/edge-agent.rules.yml",
+}
 
 // Artifact is one file Build wrote.
 type Artifact struct {

@@ -163,6 +163,9 @@ func checkTarball(t *testing.T, tarball string) {
 		amd64Top + "/config/agent.yaml",
 		amd64Top + "/data/",
 		amd64Top + "/log/",
+		amd64Top + "/monitoring/",
+		amd64Top + "/monitoring/edge-agent.dashboard.json",
+		amd64Top + "/monitoring/edge-agent.rules.yml",
 		amd64Top + "/share/",
 		amd64Top + "/share/completion/",
 		amd64Top + "/share/completion/_edge-agent",
@@ -191,6 +194,15 @@ func checkTarball(t *testing.T, tarball string) {
 	}
 	if !bytes.Equal(readTarFile(t, tarball, amd64Top+"/README.md"), guide) {
 		t.Error("README.md in the tarball is not the operator guide")
+	}
+	for dst, src := range monitoringFiles {
+		want, err := os.ReadFile(filepath.Join(repoRoot(t), src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(readTarFile(t, tarball, amd64Top+"/"+dst), want) {
+			t.Errorf("%s in the tarball differs from %s", dst, src)
+		}
 	}
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		t.Skipf("release binaries are linux/amd64; not run on %s/%s", runtime.GOOS, runtime.GOARCH)
@@ -308,7 +320,7 @@ func checkZip(t *testing.T, path string) {
 		names = append(names, f.Name)
 	}
 	top := "edge-agent-0.0.0-test-windows-amd64/"
-	for _, n := range []string{top + "bin/edge-agent.exe", top + "bin/edgesocket-receiver.exe", top + "config/agent.yaml", top + "README.md"} {
+	for _, n := range []string{top + "bin/edge-agent.exe", top + "bin/edgesocket-receiver.exe", top + "config/agent.yaml", top + "README.md", top + "monitoring/edge-agent.rules.yml"} {
 		if !contains(names, n) {
 			t.Errorf("zip lacks %s: %q", n, names)
 		}
@@ -370,6 +382,8 @@ func checkDeb(t *testing.T, deb string) {
 		{"opt/edge-agent/bin/edge-agent", 0o755},
 		{"opt/edge-agent/bin/edgesocket-receiver", 0o755},
 		{"opt/edge-agent/README.md", 0o644},
+		{"opt/edge-agent/monitoring/edge-agent.dashboard.json", 0o644},
+		{"opt/edge-agent/monitoring/edge-agent.rules.yml", 0o644},
 		{"etc/edge-agent/agent.yaml", 0o640},
 		{"usr/lib/systemd/system/edge-agent.service", 0o644},
 		{"usr/share/man/man8/edge-agent.8", 0o644},

@@ -3,8 +3,10 @@ package dist
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/goreleaser/nfpm/v2"
@@ -130,6 +132,10 @@ func packageInfo(o Options, t Target, bins, docs map[string]string, cfgPath stri
 	}
 	for _, d := range generatedDocs {
 		contents = append(contents, file(docs[d.archive], d.pkg, 0o644))
+	}
+	contents = append(contents, dir(pkgHome+"/monitoring", 0o755))
+	for _, dst := range slices.Sorted(maps.Keys(monitoringFiles)) {
+		contents = append(contents, file(filepath.Join(o.Root, monitoringFiles[dst]), pkgHome+"/"+dst, 0o644))
 	}
 
 	info := &nfpm.Info{

@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/edge-agent/edge-agent/starter v0.0.0
+	github.com/goccy/go-yaml v1.19.2
 	github.com/open-telemetry/opamp-go v0.23.0
 )
 

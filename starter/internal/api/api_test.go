@@ -210,6 +210,29 @@ func TestDebugStatusJSON(t *testing.T) {
 	if got.Counters == nil || got.Counters.Acked != 7 || got.Input == nil || got.Input.FilesOpen != 3 {
 		t.Errorf("counters %+v input %+v", got.Counters, got.Input)
 	}
+	if got.Counters != nil && (got.Counters.Sends != 4 || got.Counters.SendSeconds != 1.5) {
+		t.Errorf("send latency: %d sends, %v s", got.Counters.Sends, got.Counters.SendSeconds)
+	}
+	if h := got.Health; h == nil || !h.Healthy || h.Components["output"] != (ComponentHealth{Healthy: true, Status: "connected"}) ||
+		h.Components["wal"].Status != "writable" || h.Components["input"].Status != "running" {
+		t.Errorf("health: %+v", got.Health)
+	}
+}
+
+// The status carries the same judgement as /healthz, per component.
+func TestDebugStatusHealth(t *testing.T) {
+	st := running()
+	st.Connection, st.LastError = "auth_failed", "AUTH_FAILED"
+	srv := serve(t, Options{Source: &fakeSource{st: st}})
+	_, body := get(t, srv.URL+"/debug/status", "")
+	var got Status
+	if err := json.Unmarshal([]byte(body), &got); err != nil {
+		t.Fatalf("%v in %s", err, body)
+	}
+	want := ComponentHealth{Status: "auth_failed", LastError: "engine refused the agent (auth_failed): AUTH_FAILED"}
+	if h := got.Health; h == nil || h.Healthy || h.Reason != want.LastError || h.Components["output"] != want {
+		t.Errorf("health: %+v", got.Health)
+	}
 }
 
 func TestTokenRequired(t *testing.T) {

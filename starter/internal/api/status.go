@@ -33,6 +33,8 @@ type Status struct {
 
 	WAL      WALStatus `json:"wal"`
 	Counters *Counters `json:"counters,omitempty"`
+	// Health is /healthz's judgement with each component's part.
+	Health *Health `json:"health,omitempty"`
 	// Input is every input's figures summed (and the single input's type).
 	Input *Input `json:"input,omitempty"`
 	// Files are the inputs' tracked files, when they can list them.
@@ -94,6 +96,33 @@ type Counters struct {
 	Retries      uint64 `json:"retries"`
 	SendErrors   uint64 `json:"send_errors"`
 	Reconnects   uint64 `json:"reconnects"`
+	// Sends and SendSeconds are the count and the summed duration of the
+	// sends to the engine (edge_agent_send_latency_seconds).
+	Sends       uint64  `json:"sends"`
+	SendSeconds float64 `json:"send_seconds"`
+}
+
+// Health is agent.Health: whether the agent is healthy, why not, and each
+// component's part (input, wal, output).
+type Health struct {
+	Healthy    bool                       `json:"healthy"`
+	Reason     string                     `json:"reason,omitempty"`
+	Components map[string]ComponentHealth `json:"components"`
+}
+
+// ComponentHealth is one component's part of Health.
+type ComponentHealth struct {
+	Healthy   bool   `json:"healthy"`
+	Status    string `json:"status"`
+	LastError string `json:"last_error,omitempty"`
+}
+
+func healthDoc(h agent.Health) *Health {
+	out := &Health{Healthy: h.Healthy, Reason: h.Reason, Components: make(map[string]ComponentHealth, len(h.Components))}
+	for name, c := range h.Components {
+		out.Components[name] = ComponentHealth{Healthy: c.Healthy, Status: c.Status, LastError: c.LastError}
+	}
+	return out
 }
 
 // Input is what the input reports about itself.
@@ -158,7 +187,9 @@ func statusOf(st agent.Status, o *Options, now time.Time) Status {
 			EventsRead: st.EventsRead, RowsAppended: st.RowsAppended, Sent: st.Sent, Acked: st.Acked,
 			Failed: st.Failed, Released: st.Released, Dead: st.Dead, Dropped: st.Dropped,
 			Retries: st.Retries, SendErrors: st.SendErrors, Reconnects: st.Reconnects,
+			Sends: st.SendLatency.Count, SendSeconds: st.SendLatency.Sum.Seconds(),
 		},
+		Health: healthDoc(st.Health(now, o.StallAfter)),
 	}
 	if !st.StartedAt.IsZero() {
 		t := st.StartedAt

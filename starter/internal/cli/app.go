@@ -184,6 +184,7 @@ func (a *agentCLI) commands() []*ucli.Command {
 		a.stopCommand(),
 		a.reloadCommand(),
 		a.statusCommand(),
+		a.topCommand(),
 		a.versionCommand(),
 		a.configCommand(),
 		a.checkCommand(),
