@@ -118,7 +118,7 @@ func TestDamagedTree(t *testing.T) {
 	if err == nil {
 		t.Fatal("verify passed a damaged tree")
 	}
-	mustContain(t, out, "PROBLEM: damaged: page", "referenced twice", "edge-agent db salvage --db-path "+f.walPath())
+	mustContain(t, out, "PROBLEM: damaged: bbolt: ", "multiple references", "edge-agent db salvage --db-path "+f.walPath())
 
 	out, err = f.run(t, "salvage", "--out", "data/wal.salvaged.db")
 	if err != nil {

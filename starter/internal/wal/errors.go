@@ -36,7 +36,4 @@ var (
 	ErrNoSpace = errors.New("no space left for new WAL rows")
 	// ErrClosed: the WAL was used after Close.
 	ErrClosed = errors.New("wal closed")
-
-	// errLockBusy: lockForCheck timed out; reported as ErrLocked.
-	errLockBusy = errors.New("wal file lock busy")
 )

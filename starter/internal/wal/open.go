@@ -21,6 +21,9 @@ func Open(opts Options) (*WAL, error) {
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = defaultLockTimeout
 	}
+	if opts.CheckTimeout <= 0 {
+		opts.CheckTimeout = defaultCheckTimeout
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -43,19 +46,7 @@ func (w *WAL) openReadWrite() error {
 	if err := os.MkdirAll(filepath.Dir(w.path), 0o700); err != nil {
 		return fmt.Errorf("open wal %s: create parent dir: %w", w.path, err)
 	}
-	// bbolt trusts the file: on a damaged tree its read-write open panics
-	// in a goroutine of its own (the free-page scan), which no recover
-	// reaches. So the file is walked first, under the same lock.
-	release, err := lockForCheck(w.path, w.opts.LockTimeout)
-	if errors.Is(err, errLockBusy) {
-		return fmt.Errorf("another edge-agent is using %s: %w", w.path, ErrLocked)
-	}
-	if err != nil {
-		return fmt.Errorf("open wal %s: %w", w.path, err)
-	}
-	err = checkBeforeWrite(w.path)
-	release()
-	if err != nil {
+	if err := w.precheck(); err != nil {
 		return err
 	}
 	var file *os.File
@@ -100,7 +91,7 @@ func (w *WAL) openBolt(bo *bolt.Options) (db *bolt.DB, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			w.log.Error("wal panic recovered", "op", "open", "panic", fmt.Sprint(r))
-			db, err = nil, damagedError(w.path, []Damage{{What: fmt.Sprintf("bbolt: %v", r)}}, 0)
+			db, err = nil, damagedError(w.path, []string{fmt.Sprintf("bbolt: %v", r)}, 0)
 		}
 	}()
 	db, err = bolt.Open(w.path, 0o600, bo)
@@ -115,7 +106,7 @@ func (w *WAL) initOrCheck(db *bolt.DB) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			w.log.Error("wal panic recovered", "op", "open", "panic", fmt.Sprint(r))
-			err = damagedError(w.path, []Damage{{What: fmt.Sprintf("bbolt: %v", r)}}, 0)
+			err = damagedError(w.path, []string{fmt.Sprintf("bbolt: %v", r)}, 0)
 		}
 	}()
 	if err := db.Update(func(btx *bolt.Tx) error { return initOrCheck(btx, w.now()) }); err != nil {

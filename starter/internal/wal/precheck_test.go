@@ -1,0 +1,78 @@
+package wal
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRunChild: the check runs in a child process of the running binary
+// (here the test binary, whose init enters checkChild), and every way the
+// child can end is told apart: a verdict, a child that cannot start, one
+// that does not finish in time.
+func TestRunChild(t *testing.T) {
+	path := buildFixture(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sound := checkRequest{Path: path, LockTimeout: time.Second, Rows: true}
+	for _, tc := range []struct {
+		name    string
+		exe     string
+		req     checkRequest
+		timeout time.Duration
+		wantErr string // "" for a verdict
+	}{
+		{name: "sound file", exe: exe, req: sound, timeout: time.Minute},
+		{name: "missing file", exe: exe, req: checkRequest{Path: filepath.Join(t.TempDir(), "none.db")}, timeout: time.Minute},
+		{name: "no executable", exe: filepath.Join(t.TempDir(), "none"), req: sound, timeout: time.Minute, wantErr: "damage check:"},
+		{name: "timeout", exe: exe, req: sound, timeout: time.Nanosecond, wantErr: "did not finish within 1ns"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := runChild(tc.exe, os.Environ(), tc.req, tc.timeout, t.Logf)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("verdict %+v, error %v, want an error with %q", v, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(v.Damage) > 0 || v.Locked {
+				t.Fatalf("verdict %+v on a file that is not damaged", v)
+			}
+			if tc.name == "missing file" && v.OpenError == "" {
+				t.Fatal("no open error for a missing file")
+			}
+		})
+	}
+}
+
+// TestPrecheckLocked: a read-write open of a file another opener holds
+// reports ErrLocked, found by the child, not a damaged file.
+func TestPrecheckLocked(t *testing.T) {
+	path := buildFixture(t)
+	openAt(t, path, newClock(t0))
+	_, err := Open(Options{Path: path, LockTimeout: 50 * time.Millisecond})
+	if !errors.Is(err, ErrLocked) {
+		t.Fatalf("second open: %v, want ErrLocked", err)
+	}
+}
+
+func TestCrashLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"panic: runtime error: index out of range\n\ngoroutine 1 [running]:\n":    "runtime error: index out of range",
+		"some warning\nfatal error: unexpected signal during runtime execution\n": "fatal error: unexpected signal during runtime execution",
+		"\nkilled\n": "killed",
+		"":           "no output",
+	} {
+		if got := crashLine(in); got != want {
+			t.Errorf("crashLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
