@@ -40,8 +40,11 @@ func damagedError(path string, damage []string, more int) error {
 // otherwise silently never be sent; a damaged run would make Claim walk
 // ids that do not exist.
 func coverageDamage(btx *bolt.Tx) []Damage {
+	if checkSchema(btx) != nil {
+		return nil // what the indexes mean is not known: the open refuses the file
+	}
 	cov := &coverage{}
-	for _, name := range [][]byte{bucketMeta, bucketRows, bucketPending, bucketSending, bucketDelayed, bucketDead, bucketState, bucketAcked} {
+	for _, name := range [][]byte{bucketMeta, bucketPending, bucketSending, bucketDelayed, bucketDead, bucketState, bucketAcked} {
 		b := btx.Bucket(name)
 		if b == nil {
 			continue
@@ -62,15 +65,15 @@ func coverageDamage(btx *bolt.Tx) []Damage {
 	return cov.check()
 }
 
-// coverage collects the row id ranges of the blocks (and of the rows of
-// a schema-2 file) and what the indexes cover during a walk, to find
+// coverage collects the row id ranges of the blocks and what the indexes
+// cover, to find
 // blocks none of whose rows an index holds (a block key or an index was
 // damaged: the rows would silently never be sent) and index entries for
 // rows no block holds.
 type coverage struct {
 	blocks  []idRange // in key order
 	index   []idRange
-	badKeys []Damage // block or row keys that are not 8 bytes
+	badKeys []Damage // block keys that are not 8 bytes
 	// rows is the row count the counters give: the indexes must hold as
 	// many ids, since a row whose index entry is lost looks deleted in a
 	// block that still holds other rows.
@@ -111,12 +114,6 @@ func (c *coverage) visit(bucket [][]byte, key, value []byte) {
 			hi = h.last()
 		}
 		c.blocks = append(c.blocks, idRange{id, hi})
-	case string(bucketRows):
-		if id, ok := keyID(key); ok {
-			c.blocks = append(c.blocks, idRange{id, id})
-		} else {
-			c.badKeys = append(c.badKeys, Damage{Bucket: string(bucketRows), What: fmt.Sprintf("malformed row key %x", key)})
-		}
 	case string(bucketPending):
 		lo, ok1 := keyID(key)
 		hi, ok2 := runEnd(value)

@@ -65,10 +65,6 @@ func (w *WAL) openReadWrite() error {
 	if !w.opts.Fsync {
 		w.log.Warn("wal fsync disabled: committed rows can be lost on a host crash")
 	}
-	if err := w.migrate(db); err != nil {
-		_ = db.Close()
-		return err
-	}
 	if err := w.initOrCheck(db); err != nil {
 		_ = db.Close()
 		return err

@@ -163,6 +163,11 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 		s.liveSorted = true
 		ctr := s.srcCtr
 		s.indexDamaged = len(first.Damage) > 0 || rangesLen(s.live) < uint64(max(ctr.pending+ctr.sending+ctr.acked+ctr.dead, 0))
+		if s.srcSchema != 0 && s.srcSchema != SchemaVersion {
+			// Its rows are not in blocks: none would be found.
+			return rep, fmt.Errorf("salvage wal %s: the file has WAL schema version %d, this edge-agent reads only version %d: %w",
+				src, s.srcSchema, SchemaVersion, ErrSchemaVersion)
+		}
 	}
 
 	if !opts.DryRun {
@@ -251,6 +256,7 @@ type salvager struct {
 	srcNextRow   uint64
 	srcNextBatch int64
 	srcCtr       counters
+	srcSchema    uint32 // 0 when the meta bucket does not say
 	// states, live and indexDamaged come from the first walk: the state
 	// entries, the ids the indexes hold, and whether an index was
 	// damaged (a row of a block that no index holds is then copied as
@@ -275,7 +281,7 @@ type salvager struct {
 // agent's metadata); the first walk reads the others.
 func rowData(path [][]byte) bool {
 	switch string(path[0]) {
-	case string(bucketBlocks), string(bucketRows), string(bucketApp), string(bucketPositions):
+	case string(bucketBlocks), string(bucketApp), string(bucketPositions):
 		return true
 	}
 	return false
@@ -318,6 +324,10 @@ func (s *salvager) visitIndex(bucket [][]byte, key, value []byte, _ uint64) {
 			}
 		case metaCounters:
 			s.srcCtr.decode(value)
+		case metaSchemaVersion:
+			if len(value) == 4 {
+				s.srcSchema = binary.BigEndian.Uint32(value)
+			}
 		}
 	case string(bucketState):
 		if id, ok := keyID(key); ok {
@@ -354,8 +364,6 @@ func (s *salvager) inIndex(id uint64) bool {
 
 func (s *salvager) visit(bucket [][]byte, key, value []byte, page uint64) {
 	switch {
-	case len(bucket) == 1 && bytes.Equal(bucket[0], bucketRows):
-		s.row(key, value, page)
 	case len(bucket) == 2 && bytes.Equal(bucket[0], bucketBlocks):
 		if id, v, ok := blockVisit(bucket, key, value); ok {
 			s.block(id, v, page)
@@ -368,27 +376,6 @@ func (s *salvager) visit(bucket [][]byte, key, value []byte, page uint64) {
 	case len(bucket) == 2 && bytes.Equal(bucket[0], bucketPositions):
 		s.positions = append(s.positions, PositionUpdate{SourceID: string(bucket[1]), Key: string(key), State: bytes.Clone(value)})
 	}
-}
-
-// row takes a row of a schema-2 file (one row per key, its status at
-// rest in its value).
-func (s *salvager) row(key, value []byte, page uint64) {
-	id, keyOK := keyID(key)
-	r, crc, err := decodeRow(id, value)
-	if err != nil {
-		s.rep.BadRows = append(s.rep.BadRows, Problem{RowID: id, What: fmt.Sprintf("key %x, page %d: %v", key, page, err)})
-		return
-	}
-	if payloadCRC(r.Payload) != crc {
-		what := "payload checksum mismatch"
-		if quarantined(&r) {
-			what = "already DEAD for a bad checksum or value (" + r.Reason + ")"
-		}
-		s.rep.BadRows = append(s.rep.BadRows, Problem{RowID: id, What: fmt.Sprintf("key %x, page %d: %s", key, page, what)})
-		return
-	}
-	r.Payload = bytes.Clone(r.Payload)
-	s.take(r, key, keyOK, page)
 }
 
 // block takes the rows of a block that still exist: those an index or a
@@ -528,11 +515,6 @@ func (s *salvager) scan(r io.ReaderAt, size int64, ps, hwm uint64, seen map[uint
 			}
 			continue
 		}
-		rows, ok := rowsLeaf(pg)
-		if !ok {
-			continue
-		}
-		s.scanned(found, rows)
 	}
 	for _, b := range blocks {
 		s.scanned(found, s.blockRows(b))
@@ -562,23 +544,6 @@ func (s *salvager) scanned(found map[uint64]Row, rows []Row) {
 			found[row.ID] = row
 		}
 	}
-}
-
-// rowsLeaf returns the rows of leaf page pg when every element is a sound
-// row of the rows bucket (so that pages of the indexes, positions and
-// meta, whose values are no rows, are never taken for rows).
-func rowsLeaf(pg []byte) ([]Row, bool) {
-	var out []Row
-	ok := idLeaf(pg, func(id uint64, val []byte) bool {
-		r, crc, err := decodeRow(id, val)
-		if err != nil || payloadCRC(r.Payload) != crc {
-			return false
-		}
-		r.Payload = bytes.Clone(r.Payload)
-		out = append(out, r)
-		return true
-	})
-	return out, ok
 }
 
 // idLeaf calls fn with every element of a leaf page whose keys are all row
@@ -642,7 +607,8 @@ func (s *salvager) finish() error {
 }
 
 // blocksLeaf returns the blocks of leaf page pg when every element is a
-// sound block (see rowsLeaf).
+// sound block (so that pages of the indexes, positions and meta, whose
+// values are no blocks, are never taken for blocks).
 func blocksLeaf(pg []byte) ([]*block, bool) {
 	n, ok := boltraw.Elements(pg)
 	if !ok || n == 0 {
@@ -752,7 +718,7 @@ func (tx *Tx) restoreBlock(rows []Row, now int64) error {
 	for i := range rows {
 		nrs[i] = NewRow{SourceID: rows[i].SourceID, Payload: rows[i].Payload}
 	}
-	if err := putBlock(tx.blocks, u64key(first), encodeBlock(first, rows[0].BatchID, rows[0].CreatedAt, nrs, false)); err != nil {
+	if err := putBlock(tx.blocks, u64key(first), encodeBlock(first, rows[0].BatchID, rows[0].CreatedAt, nrs)); err != nil {
 		return fmt.Errorf("wal %s: restore rows %d..%d: %w", tx.w.path, first, last, err)
 	}
 	for i := range rows {

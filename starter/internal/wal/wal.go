@@ -46,13 +46,6 @@ type Options struct {
 	Now func() time.Time `yaml:"-"`
 	// Logger receives warnings (bad checksums, skipped ids); default discard.
 	Logger *slog.Logger `yaml:"-"`
-
-	// migrateStop, when set, runs after each committed chunk of a
-	// conversion from schema 2 (migrate.go); an error stops the open
-	// there, as a kill would. For tests.
-	migrateStop func(chunk int) error
-	// migrateChunk overrides migrateChunkRows; for tests.
-	migrateChunk int
 }
 
 // DefaultPath is where the WAL lives, relative to the install root, when
