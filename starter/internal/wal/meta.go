@@ -69,7 +69,7 @@ func initOrCheck(btx *bolt.Tx, now interface{ UnixMilli() int64 }) error {
 		ms := now.UnixMilli()
 		// Seeding from the clock keeps batch ids increasing even when the
 		// WAL file is deleted and recreated, as long as fewer than 1000 ids
-		// per millisecond were used on average (SPEC §2).
+		// per millisecond were used on average.
 		seed := ms * 1000
 		if seed <= 0 {
 			seed = 1

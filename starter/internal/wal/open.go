@@ -143,14 +143,9 @@ func (w *WAL) openReadOnly() error {
 }
 
 // pageSize is the bbolt page size of a new WAL file (an existing file
-// keeps the one it was created with). Every commit rewrites a few pages
-// whatever its size (the tail of the blocks bucket, the pending and
-// sending runs, the page of the buckets, the meta page), and with blocks
-// that fixed cost is most of what a commit writes: 4 KiB pages write
-// about half the bytes of 8 KiB ones per commit (BenchmarkWriteAmplification:
-// 2.7 against 5.3 bytes per payload byte at 64 rows a commit, 1.3 against
-// 1.8 at 256). Blocks span overflow pages of either size. (8 KiB paid
-// off while every row was a key of its own: fewer splits per commit.)
+// keeps the one it was created with): every commit rewrites a few pages
+// whatever its size, so smaller pages write fewer bytes per commit
+// (BenchmarkWriteAmplification).
 func pageSize() int {
 	return max(walPageSize, os.Getpagesize())
 }
