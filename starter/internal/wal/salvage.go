@@ -161,12 +161,12 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 		first.Run()
 		s.live = mergeRanges(s.live)
 		s.liveSorted = true
-		ctr := s.srcCtr
+		ctr := s.src.ctr
 		s.indexDamaged = len(first.Damage) > 0 || rangesLen(s.live) < uint64(max(ctr.pending+ctr.sending+ctr.acked+ctr.dead, 0))
-		if s.srcSchema != 0 && s.srcSchema != SchemaVersion {
+		if s.src.schema != 0 && s.src.schema != SchemaVersion {
 			// Its rows are not in blocks: none would be found.
 			return rep, fmt.Errorf("salvage wal %s: the file has WAL schema version %d, this edge-agent reads only version %d: %w",
-				src, s.srcSchema, SchemaVersion, ErrSchemaVersion)
+				src, s.src.schema, SchemaVersion, ErrSchemaVersion)
 		}
 	}
 
@@ -253,10 +253,7 @@ type salvager struct {
 	out *WAL // nil: dry run
 	now int64
 
-	srcNextRow   uint64
-	srcNextBatch int64
-	srcCtr       counters
-	srcSchema    uint32 // 0 when the meta bucket does not say
+	src sourceMeta
 	// states, live and indexDamaged come from the first walk: the state
 	// entries, the ids the indexes hold, and whether an index was
 	// damaged (a row of a block that no index holds is then copied as
@@ -275,6 +272,14 @@ type salvager struct {
 	positions  []PositionUpdate
 	appMeta    map[string][]byte
 	writeError error
+}
+
+// sourceMeta is what the source's meta bucket says.
+type sourceMeta struct {
+	nextRow   uint64
+	nextBatch int64
+	ctr       counters
+	schema    uint32 // 0 when the meta bucket does not say
 }
 
 // rowData: the buckets the second walk reads (rows, positions, the
@@ -316,17 +321,17 @@ func (s *salvager) visitIndex(bucket [][]byte, key, value []byte, _ uint64) {
 		switch string(key) {
 		case metaNextRowID:
 			if len(value) == 8 {
-				s.srcNextRow = binary.BigEndian.Uint64(value)
+				s.src.nextRow = binary.BigEndian.Uint64(value)
 			}
 		case metaNextBatchID:
 			if len(value) == 8 {
-				s.srcNextBatch = int64(binary.BigEndian.Uint64(value))
+				s.src.nextBatch = int64(binary.BigEndian.Uint64(value))
 			}
 		case metaCounters:
-			s.srcCtr.decode(value)
+			s.src.ctr.decode(value)
 		case metaSchemaVersion:
 			if len(value) == 4 {
-				s.srcSchema = binary.BigEndian.Uint32(value)
+				s.src.schema = binary.BigEndian.Uint32(value)
 			}
 		}
 	case string(bucketState):
@@ -423,7 +428,7 @@ func (s *salvager) take(r Row, key []byte, keyOK bool, page uint64) {
 	// A key is the row's own when it is well formed, in order and below
 	// the allocator; anything else is a damaged key, and its row goes in
 	// under a new id.
-	if !keyOK || id == 0 || id <= s.lastID || (s.srcNextRow != 0 && id >= s.srcNextRow) {
+	if !keyOK || id == 0 || id <= s.lastID || (s.src.nextRow != 0 && id >= s.src.nextRow) {
 		s.renumber = append(s.renumber, r)
 		s.renumKeys = append(s.renumKeys, RenumberedRow{Key: bytes.Clone(key), Page: page})
 		return
@@ -537,7 +542,7 @@ func (s *salvager) scanned(found map[uint64]Row, rows []Row) {
 	for _, row := range rows {
 		// An older state's allocator does not know the ids of the lost
 		// commit, which are what the scan is after.
-		if s.copied[row.ID] || (!s.rep.OlderState && s.srcNextRow != 0 && row.ID >= s.srcNextRow) {
+		if s.copied[row.ID] || (!s.rep.OlderState && s.src.nextRow != 0 && row.ID >= s.src.nextRow) {
 			continue
 		}
 		if prev, dup := found[row.ID]; !dup || row.UpdatedAt > prev.UpdatedAt {
@@ -571,7 +576,7 @@ func idLeaf(pg []byte, fn func(id uint64, val []byte) bool) bool {
 // finish copies the renumbered rows, the positions and the metadata, and
 // moves the id allocators past everything the source ever handed out.
 func (s *salvager) finish() error {
-	next := max(s.lastID, s.maxScanned, s.srcNextRow-min(s.srcNextRow, 1)) + 1
+	next := max(s.lastID, s.maxScanned, s.src.nextRow-min(s.src.nextRow, 1)) + 1
 	for i := range s.renumber {
 		s.renumber[i].ID = next
 		s.renumKeys[i].NewID = next
@@ -598,9 +603,9 @@ func (s *salvager) finish() error {
 				return err
 			}
 		}
-		tx.nextRow = max(tx.nextRow, s.srcNextRow, next)
-		tx.nextBatch = max(tx.nextBatch, s.srcNextBatch)
-		tx.ctr.checksumFailures += s.srcCtr.checksumFailures
+		tx.nextRow = max(tx.nextRow, s.src.nextRow, next)
+		tx.nextBatch = max(tx.nextBatch, s.src.nextBatch)
+		tx.ctr.checksumFailures += s.src.ctr.checksumFailures
 		tx.dirty = true
 		return nil
 	})
