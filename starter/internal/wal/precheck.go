@@ -123,12 +123,11 @@ func (w *WAL) runCheck(req checkRequest, timeout time.Duration) (checkVerdict, e
 	if err != nil {
 		return checkVerdict{}, fmt.Errorf("wal %s: damage check: %w", w.path, err)
 	}
-	return runChild(exe, os.Environ(), req, timeout, w.log.Debug)
+	return runChild(exe, os.Environ(), req, timeout)
 }
 
 // runChild runs exe as the checking child of req with env.
-func runChild(exe string, env []string, req checkRequest, timeout time.Duration,
-	logDebug func(msg string, args ...any)) (checkVerdict, error) {
+func runChild(exe string, env []string, req checkRequest, timeout time.Duration) (checkVerdict, error) {
 	b, err := json.Marshal(req)
 	if err != nil {
 		return checkVerdict{}, err
@@ -138,9 +137,8 @@ func runChild(exe string, env []string, req checkRequest, timeout time.Duration,
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Env = append(env, checkEnv+"="+string(b))
 	var stdout bytes.Buffer
-	stderr := &capped{max: 64 << 10}
+	stderr := &capped{max: 16 << 10} // the crash reason comes first
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
-	start := time.Now()
 	err = cmd.Run()
 	if ctx.Err() != nil {
 		return checkVerdict{}, fmt.Errorf("wal %s: the damage check did not finish within %s: %w",
@@ -154,7 +152,6 @@ func runChild(exe string, env []string, req checkRequest, timeout time.Duration,
 	case err != nil && !errors.As(err, &exit):
 		return checkVerdict{}, fmt.Errorf("wal %s: damage check: %w", req.Path, err)
 	}
-	logDebug("wal damage check crashed", "wal", req.Path, "after", time.Since(start), "exit", err, "stderr", stderr.String())
 	return checkVerdict{Damage: []string{"bbolt crashed reading the file (" + crashLine(stderr.String()) + ")"}}, nil
 }
 
@@ -164,30 +161,32 @@ func checkError(err error) string {
 	return "bbolt: " + strings.TrimPrefix(err.Error(), "panic: ")
 }
 
-// crashLine is the line that says why a Go process ended (its first
-// "panic:", "fatal error:" or "unexpected fault" line, without "panic:"),
-// else the first one.
+// crashLine is what a Go process that crashed said about why: the lines
+// before its goroutine dump, joined, without "panic: " (the caller's
+// process did not panic), at most maxCrashLine bytes.
 func crashLine(stderr string) string {
-	first := ""
+	var parts []string
 	for line := range strings.Lines(stderr) {
 		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
+		if strings.HasPrefix(line, "goroutine ") {
+			break
 		}
-		if first == "" {
-			first = line
-		}
-		for _, p := range []string{"panic:", "fatal error:", "unexpected fault"} {
-			if strings.HasPrefix(line, p) {
-				return strings.TrimSpace(strings.TrimPrefix(line, "panic:"))
-			}
+		if line != "" {
+			parts = append(parts, strings.TrimPrefix(line, "panic: "))
 		}
 	}
-	if first == "" {
+	if len(parts) == 0 {
 		return "no output"
 	}
-	return first
+	out := strings.Join(parts, "; ")
+	if len(out) > maxCrashLine {
+		out = out[:maxCrashLine] + "..."
+	}
+	return out
 }
+
+// maxCrashLine bounds what an error quotes of a crashed child.
+const maxCrashLine = 500
 
 // capped keeps the first max bytes written to it.
 type capped struct {

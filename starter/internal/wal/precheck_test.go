@@ -33,7 +33,7 @@ func TestRunChild(t *testing.T) {
 		{name: "timeout", exe: exe, req: sound, timeout: time.Nanosecond, wantErr: "did not finish within 1ns"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v, err := runChild(tc.exe, os.Environ(), tc.req, tc.timeout, t.Logf)
+			v, err := runChild(tc.exe, os.Environ(), tc.req, tc.timeout)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("verdict %+v, error %v, want an error with %q", v, err, tc.wantErr)
@@ -66,13 +66,16 @@ func TestPrecheckLocked(t *testing.T) {
 
 func TestCrashLine(t *testing.T) {
 	for in, want := range map[string]string{
-		"panic: runtime error: index out of range\n\ngoroutine 1 [running]:\n":    "runtime error: index out of range",
-		"some warning\nfatal error: unexpected signal during runtime execution\n": "fatal error: unexpected signal during runtime execution",
+		"panic: runtime error: index out of range\n\ngoroutine 1 [running]:\nmain.main()\n":                                                    "runtime error: index out of range",
+		"unexpected fault address 0x7f\nfatal error: fault\n[signal SIGBUS: bus error code=0x2 addr=0x7f pc=0x61]\n\ngoroutine 6 [running]:\n": "unexpected fault address 0x7f; fatal error: fault; [signal SIGBUS: bus error code=0x2 addr=0x7f pc=0x61]",
 		"\nkilled\n": "killed",
 		"":           "no output",
 	} {
 		if got := crashLine(in); got != want {
 			t.Errorf("crashLine(%q) = %q, want %q", in, got, want)
 		}
+	}
+	if got := crashLine(strings.Repeat("x", 2*maxCrashLine)); len(got) > maxCrashLine+3 {
+		t.Errorf("crashLine kept %d bytes", len(got))
 	}
 }
