@@ -66,10 +66,9 @@ func coverageDamage(btx *bolt.Tx) []Damage {
 }
 
 // coverage collects the row id ranges of the blocks and what the indexes
-// cover, to find
-// blocks none of whose rows an index holds (a block key or an index was
-// damaged: the rows would silently never be sent) and index entries for
-// rows no block holds.
+// cover, to find blocks none of whose rows an index holds (a block key or
+// an index was damaged: the rows would silently never be sent) and index
+// entries for rows no block holds.
 type coverage struct {
 	blocks  []idRange // in key order
 	index   []idRange

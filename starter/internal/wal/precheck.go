@@ -91,7 +91,7 @@ func checkFile(r checkRequest) (v checkVerdict) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
-			add(fmt.Sprintf("bbolt: panic: %v", p))
+			add(fmt.Sprintf("bbolt: %v", p))
 		}
 	}()
 	_ = db.View(func(btx *bolt.Tx) error {
@@ -121,7 +121,7 @@ func checkFile(r checkRequest) (v checkVerdict) {
 func (w *WAL) runCheck(req checkRequest, timeout time.Duration) (checkVerdict, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return checkVerdict{}, fmt.Errorf("wal %s: damage check: %w", w.path, err)
+		return checkVerdict{}, fmt.Errorf("damage check: %w", err)
 	}
 	return runChild(exe, os.Environ(), req, timeout)
 }
@@ -136,21 +136,20 @@ func runChild(exe string, env []string, req checkRequest, timeout time.Duration)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Env = append(env, checkEnv+"="+string(b))
-	var stdout bytes.Buffer
+	stdout := &capped{max: 1 << 20}
 	stderr := &capped{max: 16 << 10} // the crash reason comes first
-	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	err = cmd.Run()
 	if ctx.Err() != nil {
-		return checkVerdict{}, fmt.Errorf("wal %s: the damage check did not finish within %s: %w",
-			req.Path, timeout, ctx.Err())
+		return checkVerdict{}, fmt.Errorf("the damage check did not finish within %s: %w", timeout, ctx.Err())
 	}
 	var v checkVerdict
 	var exit *exec.ExitError
 	switch {
-	case err == nil && json.Unmarshal(stdout.Bytes(), &v) == nil:
+	case err == nil && json.Unmarshal(stdout.buf.Bytes(), &v) == nil:
 		return v, nil
 	case err != nil && !errors.As(err, &exit):
-		return checkVerdict{}, fmt.Errorf("wal %s: damage check: %w", req.Path, err)
+		return checkVerdict{}, fmt.Errorf("damage check: %w", err)
 	}
 	return checkVerdict{Damage: []string{"bbolt crashed reading the file (" + crashLine(stderr.String()) + ")"}}, nil
 }

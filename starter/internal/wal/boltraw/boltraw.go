@@ -129,12 +129,12 @@ func ValidPageSize(ps uint64) bool {
 	return ps >= MinPageSize && ps <= MaxPageSize && ps&(ps-1) == 0
 }
 
-// Damage is one structural problem of a WAL file: a page that cannot be
-// read or whose content contradicts the B-tree.
+// Damage is one structural problem of a bbolt file: a page that cannot
+// be read or whose content contradicts the B-tree.
 type Damage struct {
 	// Page is the bbolt page id, 0 when the problem is not one page's.
 	Page uint64
-	// Bucket is the bucket path, e.g. "rows" or "positions/app"; empty
+	// Bucket is the bucket path, e.g. "blocks" or "positions/app"; empty
 	// for the root and the file itself.
 	Bucket string
 	What   string
