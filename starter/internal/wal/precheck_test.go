@@ -79,3 +79,25 @@ func TestCrashLine(t *testing.T) {
 		t.Errorf("crashLine kept %d bytes", len(got))
 	}
 }
+
+// TestPrecheckSurvivesBboltCrash: on a branch page pointing far outside
+// the file, bbolt's check crashes the process it runs in (an index out of
+// range in a goroutine of its own, which no recover reaches). The open
+// outlives it and refuses the file with the crash's reason.
+func TestPrecheckSurvivesBboltCrash(t *testing.T) {
+	var d damage
+	for _, c := range damages {
+		if c.name == "branch page element damaged" {
+			d = c
+		}
+	}
+	path := buildFixture(t)
+	d.apply(t, path)
+	_, err := Open(Options{Path: path})
+	if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "bbolt crashed reading the file (") {
+		t.Fatalf("open: %v, want ErrDamaged from a crashed check", err)
+	}
+	if strings.Contains(err.Error(), "panic") || strings.Contains(err.Error(), "goroutine ") {
+		t.Fatalf("the error reads like the agent's own crash: %v", err)
+	}
+}
