@@ -135,7 +135,14 @@ func runChild(exe string, env []string, req checkRequest, timeout time.Duration)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe)
-	cmd.Env = append(env, checkEnv+"="+string(b))
+	// A race-detector build sleeps a second at exit unless told not to.
+	gorace := "atexit_sleep_ms=0"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GORACE="); ok {
+			gorace = v + " " + gorace
+		}
+	}
+	cmd.Env = append(env, checkEnv+"="+string(b), "GORACE="+gorace)
 	stdout := &capped{max: 1 << 20}
 	stderr := &capped{max: 16 << 10} // the crash reason comes first
 	cmd.Stdout, cmd.Stderr = stdout, stderr
