@@ -81,6 +81,17 @@ func checkFile(r checkRequest) (v checkVerdict) {
 		return checkVerdict{OpenError: err.Error()}
 	}
 	defer db.Close()
+	if f, err := os.Open(r.Path); err == nil {
+		// The check reads a page of every block. With the file dropped
+		// from the page cache and random access advised, that is about
+		// all it maps: the kernel's fault-around maps the cached
+		// neighbours of each page a fault reads, and read-around reads
+		// them in.
+		if st, err := f.Stat(); err == nil && dropCache(f) == nil {
+			_ = adviseRandom(db, st.Size())
+		}
+		_ = f.Close()
+	}
 	add := func(what string) {
 		if len(v.Damage) < checkMaxDamage {
 			v.Damage = append(v.Damage, what)
@@ -105,13 +116,6 @@ func checkFile(r checkRequest) (v checkVerdict) {
 		}
 		return nil
 	})
-	if f, err := os.Open(r.Path); err == nil {
-		// Left in the page cache, the pages the check read would be mapped
-		// by the kernel's fault-around next to every page the parent's
-		// open reads.
-		_ = dropCache(f)
-		_ = f.Close()
-	}
 	return v
 }
 
