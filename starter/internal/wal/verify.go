@@ -47,6 +47,9 @@ func (w *WAL) Verify(max int) ([]Problem, Counts, error) {
 	if len(damage) > 0 {
 		return clip(damageProblems(w.path, damage, more), max), Counts{}, nil
 	}
+	if !w.opts.ReadOnly {
+		defer w.releaseMapped()
+	}
 	var problems []Problem
 	var counts Counts
 	err = w.View(func(tx *ReadTx) error {
@@ -94,6 +97,23 @@ func (w *WAL) checkTree() (damage []string, more int, err error) {
 		return nil
 	})
 	return damage, more, err
+}
+
+// releaseMapped drops the pages Verify read through bbolt's mapping from
+// the agent's resident set, as afterCommit does for commits: Verify
+// reads every page of the file.
+func (w *WAL) releaseMapped() {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	w.mu.Lock()
+	db := w.db
+	w.mu.Unlock()
+	if db == nil {
+		return
+	}
+	if used, ok := usedSize(db); ok {
+		_ = dropResident(db, used)
+	}
 }
 
 func clip(p []Problem, max int) []Problem {
