@@ -80,7 +80,8 @@ func checkFile(r checkRequest) (v checkVerdict) {
 	case err != nil:
 		return checkVerdict{OpenError: err.Error()}
 	}
-	defer db.Close()
+	// Not closed: on damage bbolt's free-page scan can leave a goroutine
+	// reading the mapping, and the process exits once the verdict is out.
 	if f, err := os.Open(r.Path); err == nil {
 		// The check reads a page of every block. With the file dropped
 		// from the page cache and random access advised, that is about
@@ -157,7 +158,10 @@ func runChild(exe string, env []string, req checkRequest, timeout time.Duration)
 	var v checkVerdict
 	var exit *exec.ExitError
 	switch {
-	case err == nil && json.Unmarshal(stdout.buf.Bytes(), &v) == nil:
+	case json.Unmarshal(stdout.buf.Bytes(), &v) == nil:
+		// Written once the check was done, whatever ended the child
+		// after it (a race-detector build exits 66 for a race it saw in
+		// bbolt's handling of the damage).
 		return v, nil
 	case err != nil && !errors.As(err, &exit):
 		return checkVerdict{}, fmt.Errorf("damage check: %w", err)
@@ -173,18 +177,34 @@ func checkError(err error) string {
 
 // crashLine is what a Go process that crashed said about why: the lines
 // before its goroutine dump, joined, without "panic: " (the caller's
-// process did not panic), at most maxCrashLine bytes.
+// process did not panic) and without the race detector's reports (a
+// race-detector build reports the races of bbolt's damage handling), at
+// most maxCrashLine bytes.
 func crashLine(stderr string) string {
 	var parts []string
+	inRace := false
 	for line := range strings.Lines(stderr) {
 		line = strings.TrimSpace(line)
-		if strings.HasPrefix(line, "goroutine ") {
-			break
+		switch {
+		case line == raceReportRule:
+			inRace = !inRace
+			continue
+		case inRace:
+			continue
+		case strings.HasPrefix(line, "goroutine "):
+			return joinCrash(parts)
 		}
 		if line != "" {
 			parts = append(parts, strings.TrimPrefix(line, "panic: "))
 		}
 	}
+	return joinCrash(parts)
+}
+
+// raceReportRule opens and closes each report of the race detector.
+const raceReportRule = "=================="
+
+func joinCrash(parts []string) string {
 	if len(parts) == 0 {
 		return "no output"
 	}

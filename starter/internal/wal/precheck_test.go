@@ -69,7 +69,9 @@ func TestCrashLine(t *testing.T) {
 		"panic: runtime error: index out of range\n\ngoroutine 1 [running]:\nmain.main()\n":                                                    "runtime error: index out of range",
 		"unexpected fault address 0x7f\nfatal error: fault\n[signal SIGBUS: bus error code=0x2 addr=0x7f pc=0x61]\n\ngoroutine 6 [running]:\n": "unexpected fault address 0x7f; fatal error: fault; [signal SIGBUS: bus error code=0x2 addr=0x7f pc=0x61]",
 		"\nkilled\n": "killed",
-		"":           "no output",
+		"==================\nWARNING: DATA RACE\nRead at 0x00c0 by goroutine 9:\n  bbolt.(*Tx).page()\n==================\n" +
+			"unexpected fault address 0x0\nfatal error: fault\n\ngoroutine 9 [running]:\n": "unexpected fault address 0x0; fatal error: fault",
+		"": "no output",
 	} {
 		if got := crashLine(in); got != want {
 			t.Errorf("crashLine(%q) = %q, want %q", in, got, want)
