@@ -118,7 +118,8 @@ func TestDamagedTree(t *testing.T) {
 	if err == nil {
 		t.Fatal("verify passed a damaged tree")
 	}
-	mustContain(t, out, "PROBLEM: damaged: page", "referenced twice", "edge-agent db salvage --db-path "+f.walPath())
+	// bbolt reports the page referenced twice, or crashes the check on it.
+	mustContain(t, out, "PROBLEM: damaged: bbolt", "edge-agent db salvage --db-path "+f.walPath())
 
 	out, err = f.run(t, "salvage", "--out", "data/wal.salvaged.db")
 	if err != nil {

@@ -232,18 +232,17 @@ func blockPayloadLens(v []byte) (blockHeader, []uint32, bool) {
 // encodeBlock returns a freshly allocated block value of rows with row
 // ids first.. and batch ids firstBatch.. (bbolt keeps the slice until
 // commit). The payload area is compressed with s2 unless that does not
-// make it smaller. breakCRC stores a checksum that cannot match (a
-// migrated row that had already failed its own).
-func encodeBlock(first uint64, firstBatch, created int64, rows []NewRow, breakCRC bool) []byte {
+// make it smaller.
+func encodeBlock(first uint64, firstBatch, created int64, rows []NewRow) []byte {
 	var e blockEncoder
-	v, _ := e.encode(first, firstBatch, created, rows, breakCRC, false)
+	v, _ := e.encode(first, firstBatch, created, rows, false)
 	return v
 }
 
 // encArenaKeep bounds the value arena a WAL keeps between transactions
 // (blockEncoder.release): a group's blocks, compressed, plus the room
 // the compressor needs for the last one, fit in it with the agent's
-// 2 MiB groups; a bigger one (a migration, an operator's tool) is
+// 2 MiB groups; a bigger one (a salvage, an operator's tool) is
 // dropped after its transaction instead of staying resident.
 const encArenaKeep = 4 << 20
 
@@ -274,11 +273,11 @@ func (e *blockEncoder) release() {
 }
 
 // encode returns the block value of rows (see encodeBlock), in the
-// arena, and, with keep, the block as decoding the value gives it
-// (breakCRC aside), so that an append can cache it and a claim right
+// arena, and, with keep, the block as decoding the value gives it, so
+// that an append can cache it and a claim right
 // after it decompresses nothing. A kept block's payload buffer is its
 // own copy: the caller's payloads are not kept.
-func (e *blockEncoder) encode(first uint64, firstBatch, created int64, rows []NewRow, breakCRC, keep bool) ([]byte, *block) {
+func (e *blockEncoder) encode(first uint64, firstBatch, created int64, rows []NewRow, keep bool) ([]byte, *block) {
 	var srcIdx map[string]int
 	var sources []string
 	rawLen := 0
@@ -360,9 +359,6 @@ func (e *blockEncoder) encode(first uint64, firstBatch, created int64, rows []Ne
 	binary.BigEndian.PutUint64(buf[14:], uint64(firstBatch))
 	binary.BigEndian.PutUint64(buf[22:], uint64(created))
 	crc := crc32.Checksum(buf[blockHeaderSize:], castagnoli)
-	if breakCRC {
-		crc = ^crc
-	}
 	binary.BigEndian.PutUint32(buf[30:], crc)
 	e.arena = e.arena[:start+len(buf)]
 	v := buf[:len(buf):len(buf)]

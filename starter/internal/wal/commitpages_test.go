@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edge-agent/edge-agent/starter/internal/wal/boltraw"
 )
 
 // pagesByBucket maps every page of the WAL's current tree (overflow pages
@@ -27,18 +29,18 @@ func pagesByBucket(tb testing.TB, w *WAL) map[uint64]string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	m, err := readMeta(f, st.Size())
+	m, err := boltraw.ReadMeta(f, st.Size())
 	if err != nil {
 		tb.Fatal(err)
 	}
 	walk := func(only []byte) map[uint64]bool {
-		tw := newTreeWalk(f, st.Size(), m)
-		tw.enter = func(path [][]byte) bool { return only != nil && string(path[0]) == string(only) }
-		tw.run()
-		if len(tw.damage) > 0 {
-			tb.Fatalf("walk: %v", tw.damage)
+		tw := boltraw.NewWalk(f, st.Size(), m)
+		tw.Enter = func(path [][]byte) bool { return only != nil && string(path[0]) == string(only) }
+		tw.Run()
+		if len(tw.Damage) > 0 {
+			tb.Fatalf("walk: %v", tw.Damage)
 		}
-		return tw.seen
+		return tw.Seen
 	}
 	root := walk(nil)
 	out := map[uint64]string{}

@@ -2,11 +2,13 @@ package wal
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sort"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/edge-agent/edge-agent/starter/internal/wal/boltraw"
 )
 
 // SalvageCommand is the command an operator runs to copy what is readable
@@ -15,76 +17,62 @@ func SalvageCommand(path string) string {
 	return fmt.Sprintf("edge-agent db salvage --db-path %s --out %s.salvaged", path, path)
 }
 
+// Damage is one structural problem of a WAL file found by salvage: a
+// page that cannot be read or whose content contradicts the B-tree.
+type Damage = boltraw.Damage
+
 // damagedError is the error of an open refused because of damage.
-func damagedError(path string, damage []Damage, more int) error {
+func damagedError(path string, damage []string, more int) error {
 	first := "?"
 	if len(damage) > 0 {
-		first = damage[0].String()
+		first = damage[0]
 	}
-	n := len(damage) + more
 	return fmt.Errorf("open wal %s: the file is damaged (%d problems; first: %s); the agent will not write to it. "+
 		"With the agent stopped, copy every readable row and position into a new file with `%s`, "+
 		"then move the new file over %s and start the agent (`edge-agent db verify` lists the problems): %w",
-		path, n, first, SalvageCommand(path), path, ErrDamaged)
+		path, len(damage)+more, first, SalvageCommand(path), path, ErrDamaged)
 }
 
-// openCheckMaxDamage bounds what a refused open keeps of the damage list;
-// `db verify` and `db salvage` report it in full.
-const openCheckMaxDamage = 20
-
-// checkBeforeWrite walks the whole file at path before bbolt opens it for
-// writing (see boltfile.go: bbolt would panic, out of reach of any
-// recover, on a damaged tree) and checks that every row is in an index,
-// since a row whose key was damaged falls out of every index and would
-// silently never be sent. It returns nil for a file that does not exist
-// or has no valid meta page (bbolt reports those itself, without
-// panicking), an error wrapping ErrDamaged for a damaged one. The caller
-// holds the file lock, so no agent is writing.
-func checkBeforeWrite(path string) error {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
+// coverageDamage checks what bbolt's own check cannot know: that every
+// block still has a row in an index, that the indexes hold as many rows
+// as the counters count, and that no index entry names a row outside
+// every block. A block whose key or index entry was damaged would
+// otherwise silently never be sent; a damaged run would make Claim walk
+// ids that do not exist.
+func coverageDamage(btx *bolt.Tx) []Damage {
+	if checkSchema(btx) != nil {
+		return nil // what the indexes mean is not known: the open refuses the file
 	}
-	if err != nil {
-		return fmt.Errorf("open wal %s: %w", path, err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("open wal %s: %w", path, err)
-	}
-	if st.Size() == 0 {
-		return nil
-	}
-	meta, err := readMeta(f, st.Size())
-	if err != nil {
-		return nil
-	}
-	walk := newTreeWalk(f, st.Size(), meta)
-	walk.maxDamage = openCheckMaxDamage
 	cov := &coverage{}
-	walk.visit = cov.visit
-	walk.run()
-	if len(walk.damage) == 0 {
-		cov.check(walk)
+	for _, name := range [][]byte{bucketMeta, bucketPending, bucketSending, bucketDelayed, bucketDead, bucketState, bucketAcked} {
+		b := btx.Bucket(name)
+		if b == nil {
+			continue
+		}
+		c := b.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			cov.visit([][]byte{name}, k, v)
+		}
 	}
-	if len(walk.damage) > 0 {
-		return damagedError(path, walk.damage, walk.dropped)
+	if blocks := btx.Bucket(bucketBlocks); blocks != nil {
+		c := blocks.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if v == nil {
+				cov.visit([][]byte{bucketBlocks, k}, blockValueKey, getBlock(blocks, k))
+			}
+		}
 	}
-	// A failure only costs memory at open (dropCache says how much).
-	_ = dropCache(f)
-	return nil
+	return cov.check()
 }
 
-// coverage collects the row id ranges of the blocks (and of the rows of
-// a schema-2 file) and what the indexes cover during a walk, to find
-// blocks none of whose rows an index holds (a block key or an index was
-// damaged: the rows would silently never be sent) and index entries for
-// rows no block holds.
+// coverage collects the row id ranges of the blocks and what the indexes
+// cover, to find blocks none of whose rows an index holds (a block key or
+// an index was damaged: the rows would silently never be sent) and index
+// entries for rows no block holds.
 type coverage struct {
 	blocks  []idRange // in key order
 	index   []idRange
-	badKeys []Damage // block or row keys that are not 8 bytes
+	badKeys []Damage // block keys that are not 8 bytes
 	// rows is the row count the counters give: the indexes must hold as
 	// many ids, since a row whose index entry is lost looks deleted in a
 	// block that still holds other rows.
@@ -94,7 +82,7 @@ type coverage struct {
 
 type idRange struct{ lo, hi uint64 }
 
-func (c *coverage) visit(bucket [][]byte, key, value []byte, page uint64) {
+func (c *coverage) visit(bucket [][]byte, key, value []byte) {
 	if len(bucket) != 1 && (len(bucket) != 2 || !bytes.Equal(bucket[0], bucketBlocks)) {
 		return
 	}
@@ -117,7 +105,7 @@ func (c *coverage) visit(bucket [][]byte, key, value []byte, page uint64) {
 		}
 		id, ok := keyID(k)
 		if !ok {
-			c.badKeys = append(c.badKeys, Damage{Page: page, Bucket: string(bucketBlocks), What: fmt.Sprintf("malformed block key %x", k)})
+			c.badKeys = append(c.badKeys, Damage{Bucket: string(bucketBlocks), What: fmt.Sprintf("malformed block key %x", k)})
 			return
 		}
 		hi := id
@@ -125,12 +113,6 @@ func (c *coverage) visit(bucket [][]byte, key, value []byte, page uint64) {
 			hi = h.last()
 		}
 		c.blocks = append(c.blocks, idRange{id, hi})
-	case string(bucketRows):
-		if id, ok := keyID(key); ok {
-			c.blocks = append(c.blocks, idRange{id, id})
-		} else {
-			c.badKeys = append(c.badKeys, Damage{Page: page, Bucket: string(bucketRows), What: fmt.Sprintf("malformed row key %x", key)})
-		}
 	case string(bucketPending):
 		lo, ok1 := keyID(key)
 		hi, ok2 := runEnd(value)
@@ -183,12 +165,13 @@ func rangeAt(merged []idRange, id uint64) int {
 
 func inRanges(merged []idRange, id uint64) bool { return rangeAt(merged, id) >= 0 }
 
-// check adds a damage entry for each block (up to the walk's limit) none
-// of whose rows an index holds, and one for index entries outside every
-// block. Malformed keys are damage too: no index can name them.
-func (c *coverage) check(walk *treeWalk) {
-	for _, d := range c.badKeys {
-		walk.add(d.Page, [][]byte{bucketBlocks}, "%s", d.What)
+// check returns a damage entry for each block none of whose rows an
+// index holds, and one for index entries outside every block. Malformed
+// keys are damage too: no index can name them.
+func (c *coverage) check() []Damage {
+	out := c.badKeys
+	add := func(bucket []byte, f string, a ...any) {
+		out = append(out, Damage{Bucket: string(bucket), What: fmt.Sprintf(f, a...)})
 	}
 	index := mergeRanges(c.index)
 	for _, b := range c.blocks {
@@ -199,23 +182,24 @@ func (c *coverage) check(walk *treeWalk) {
 			continue
 		}
 		if b.lo == b.hi {
-			walk.add(0, [][]byte{bucketBlocks}, "row %d is in no index: its key is damaged, or an index is", b.lo)
+			add(bucketBlocks, "row %d is in no index: its key is damaged, or an index is", b.lo)
 		} else {
-			walk.add(0, [][]byte{bucketBlocks}, "rows %d..%d are in no index: their block's key is damaged, or an index is", b.lo, b.hi)
+			add(bucketBlocks, "rows %d..%d are in no index: their block's key is damaged, or an index is", b.lo, b.hi)
 		}
 	}
 	if n := rangesLen(index); c.hasRows && n < uint64(max(c.rows, 0)) {
-		walk.add(0, nil, "the indexes hold %d rows, the counters say %d: an index entry is damaged or lost", n, c.rows)
+		add(nil, "the indexes hold %d rows, the counters say %d: an index entry is damaged or lost", n, c.rows)
 	}
 	// Index entries for rows that do not exist: Claim would walk a damaged
 	// run of up to 2^64 ids one missing row at a time.
 	blocks := mergeRanges(c.blocks)
 	for _, r := range index {
 		if i := rangeAt(blocks, r.lo); i < 0 || blocks[i].hi < r.hi {
-			walk.add(0, nil, "index entries for rows that do not exist (from row %d): an index key or value is damaged", r.lo)
-			return
+			add(nil, "index entries for rows that do not exist (from row %d): an index key or value is damaged", r.lo)
+			return out
 		}
 	}
+	return out
 }
 
 // rangesLen is the number of ids in merged (disjoint) ranges.

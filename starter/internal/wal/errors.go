@@ -13,7 +13,7 @@ var (
 	// written by something other than edge-agent.
 	ErrNotWAL = errors.New("not an edge-agent WAL")
 	// ErrSchemaVersion: the file is an edge-agent WAL of a schema version this
-	// build does not understand (written by a newer agent).
+	// build does not read (SchemaVersion); it is never converted.
 	ErrSchemaVersion = errors.New("unsupported WAL schema version")
 	// ErrNotFound: the WAL file does not exist (read-only opens never create
 	// one).
@@ -36,7 +36,4 @@ var (
 	ErrNoSpace = errors.New("no space left for new WAL rows")
 	// ErrClosed: the WAL was used after Close.
 	ErrClosed = errors.New("wal closed")
-
-	// errLockBusy: lockForCheck timed out; reported as ErrLocked.
-	errLockBusy = errors.New("wal file lock busy")
 )

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/edge-agent/edge-agent/starter/internal/wal/boltraw"
 )
 
 // fuzzBase is a small sound WAL (rows in every state, positions, a rows
@@ -63,12 +65,12 @@ func fuzzBaseFile(t testing.TB) []byte {
 			fuzzBase.err = err
 			return
 		}
-		m, err := readMeta(bytesReaderAt(b), int64(len(b)))
+		m, err := boltraw.ReadMeta(bytesReaderAt(b), int64(len(b)))
 		if err != nil {
 			fuzzBase.err = err
 			return
 		}
-		fuzzBase.b = b[:m.hwm*m.pageSize]
+		fuzzBase.b = b[:m.HWM*m.PageSize]
 	})
 	if fuzzBase.err != nil {
 		t.Fatal(fuzzBase.err)

@@ -9,7 +9,9 @@ import (
 )
 
 // TestMain checks that no test leaves goroutines behind and removes the
-// benchmark backlog files.
+// benchmark backlog files. The damage check's child process is this test
+// binary again: the package's init runs the check and exits before
+// TestMain.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if backlogs.dir != "" {

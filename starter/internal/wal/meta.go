@@ -22,27 +22,17 @@ var (
 	bucketApp       = []byte("app")       // SetMeta/Meta: metadata of the agent
 	bucketPositions = []byte("positions") // source id (nested bucket) -> key -> state
 
-	// bucketRows held one encoded row per id in schema 2 (codec.go); a
-	// read-write open converts it into blocks and removes it (migrate.go).
-	bucketRows = []byte("rows")
-
 	allBuckets = [][]byte{bucketBlocks, bucketState, bucketPending, bucketDelayed, bucketTimers, bucketSending,
 		bucketAcked, bucketDead, bucketMeta, bucketApp, bucketPositions}
 )
 
 const (
-	// SchemaVersion is the layout version this build writes. 2: Claim no
-	// longer rewrites the row, SENDING lives only in the sending index
-	// (codec.go). 3: rows are stored in blocks, one per Append, with the
-	// mutable part of a row apart (block.go, state.go). An older build
-	// would find no rows in a newer file, so it must refuse it: it does,
-	// by this number. A read-write open converts a schema-2 file
-	// (migrate.go).
+	// SchemaVersion is the layout version this build reads and writes:
+	// rows in blocks, one per Append, with the mutable part of a row apart
+	// (block.go, state.go). Versions 1 and 2 (one key per row) were only
+	// written by builds before the first release; no version converts
+	// them. A build finding another version refuses the file.
 	SchemaVersion = 3
-	// schemaRows is the last version with one row per key.
-	schemaRows = 2
-
-	metaMigrating = "migrating" // set while a schema-2 file is converted
 
 	metaSchemaVersion = "schema_version"
 	metaNextBatchID   = "next_batch_id"
@@ -79,7 +69,7 @@ func initOrCheck(btx *bolt.Tx, now interface{ UnixMilli() int64 }) error {
 		ms := now.UnixMilli()
 		// Seeding from the clock keeps batch ids increasing even when the
 		// WAL file is deleted and recreated, as long as fewer than 1000 ids
-		// per millisecond were used on average (SPEC §2).
+		// per millisecond were used on average.
 		seed := ms * 1000
 		if seed <= 0 {
 			seed = 1
@@ -116,16 +106,14 @@ func checkSchema(btx *bolt.Tx) error {
 		return fmt.Errorf("meta has no schema version: %w", ErrNotWAL)
 	}
 	got := binary.BigEndian.Uint32(v)
-	if got == schemaRows {
-		return fmt.Errorf("schema version %d, written by an older edge-agent: start the agent once (a read-write open converts the file to version %d), then retry: %w",
-			got, SchemaVersion, ErrSchemaVersion)
-	}
-	if got != SchemaVersion {
-		return fmt.Errorf("schema version %d, this build reads %d: %w", got, SchemaVersion, ErrSchemaVersion)
-	}
-	if meta.Get([]byte(metaMigrating)) != nil {
-		return fmt.Errorf("the conversion from schema version %d to %d is not finished: start the agent once to finish it, then retry: %w",
-			schemaRows, SchemaVersion, ErrSchemaVersion)
+	switch {
+	case got < SchemaVersion:
+		return fmt.Errorf("the file has WAL schema version %d, this edge-agent reads only version %d and converts no "+
+			"other (version %d was only written by development builds before the first release): move the file "+
+			"aside and start the agent, which creates a new WAL: %w", got, SchemaVersion, got, ErrSchemaVersion)
+	case got > SchemaVersion:
+		return fmt.Errorf("the file has WAL schema version %d, written by a newer edge-agent; this one reads only "+
+			"version %d: run the newer edge-agent on it: %w", got, SchemaVersion, ErrSchemaVersion)
 	}
 	for _, name := range allBuckets {
 		if btx.Bucket(name) == nil {

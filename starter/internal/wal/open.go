@@ -21,6 +21,9 @@ func Open(opts Options) (*WAL, error) {
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = defaultLockTimeout
 	}
+	if opts.CheckTimeout <= 0 {
+		opts.CheckTimeout = defaultCheckTimeout
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -43,19 +46,7 @@ func (w *WAL) openReadWrite() error {
 	if err := os.MkdirAll(filepath.Dir(w.path), 0o700); err != nil {
 		return fmt.Errorf("open wal %s: create parent dir: %w", w.path, err)
 	}
-	// bbolt trusts the file: on a damaged tree its read-write open panics
-	// in a goroutine of its own (the free-page scan), which no recover
-	// reaches. So the file is walked first, under the same lock.
-	release, err := lockForCheck(w.path, w.opts.LockTimeout)
-	if errors.Is(err, errLockBusy) {
-		return fmt.Errorf("another edge-agent is using %s: %w", w.path, ErrLocked)
-	}
-	if err != nil {
-		return fmt.Errorf("open wal %s: %w", w.path, err)
-	}
-	err = checkBeforeWrite(w.path)
-	release()
-	if err != nil {
+	if err := w.precheck(); err != nil {
 		return err
 	}
 	var file *os.File
@@ -73,10 +64,6 @@ func (w *WAL) openReadWrite() error {
 	}
 	if !w.opts.Fsync {
 		w.log.Warn("wal fsync disabled: committed rows can be lost on a host crash")
-	}
-	if err := w.migrate(db); err != nil {
-		_ = db.Close()
-		return err
 	}
 	if err := w.initOrCheck(db); err != nil {
 		_ = db.Close()
@@ -100,7 +87,7 @@ func (w *WAL) openBolt(bo *bolt.Options) (db *bolt.DB, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			w.log.Error("wal panic recovered", "op", "open", "panic", fmt.Sprint(r))
-			db, err = nil, damagedError(w.path, []Damage{{What: fmt.Sprintf("bbolt: %v", r)}}, 0)
+			db, err = nil, damagedError(w.path, []string{fmt.Sprintf("bbolt: %v", r)}, 0)
 		}
 	}()
 	db, err = bolt.Open(w.path, 0o600, bo)
@@ -115,7 +102,7 @@ func (w *WAL) initOrCheck(db *bolt.DB) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			w.log.Error("wal panic recovered", "op", "open", "panic", fmt.Sprint(r))
-			err = damagedError(w.path, []Damage{{What: fmt.Sprintf("bbolt: %v", r)}}, 0)
+			err = damagedError(w.path, []string{fmt.Sprintf("bbolt: %v", r)}, 0)
 		}
 	}()
 	if err := db.Update(func(btx *bolt.Tx) error { return initOrCheck(btx, w.now()) }); err != nil {
@@ -156,14 +143,9 @@ func (w *WAL) openReadOnly() error {
 }
 
 // pageSize is the bbolt page size of a new WAL file (an existing file
-// keeps the one it was created with). Every commit rewrites a few pages
-// whatever its size (the tail of the blocks bucket, the pending and
-// sending runs, the page of the buckets, the meta page), and with blocks
-// that fixed cost is most of what a commit writes: 4 KiB pages write
-// about half the bytes of 8 KiB ones per commit (BenchmarkWriteAmplification:
-// 2.7 against 5.3 bytes per payload byte at 64 rows a commit, 1.3 against
-// 1.8 at 256). Blocks span overflow pages of either size. (8 KiB paid
-// off while every row was a key of its own: fewer splits per commit.)
+// keeps the one it was created with): every commit rewrites a few pages
+// whatever its size, so smaller pages write fewer bytes per commit
+// (BenchmarkWriteAmplification).
 func pageSize() int {
 	return max(walPageSize, os.Getpagesize())
 }

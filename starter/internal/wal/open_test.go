@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"os"
@@ -154,6 +155,46 @@ func TestOpenRejectsUnknownSchemaVersion(t *testing.T) {
 	}
 	// Put it back so the cleanup consistency check can open it.
 	tamper(t, path, putSchemaVersion(SchemaVersion))
+}
+
+// TestOpenRefusesSchema2: a file of schema 2 (one key per row, written
+// only by builds before the first release) is refused by every open and
+// by salvage, with an error that says which version the file has, which
+// this build reads and what to do, and is left as it was. Its indexes
+// name rows no block holds: that must not be taken for damage.
+func TestOpenRefusesSchema2(t *testing.T) {
+	path := buildFixture(t)
+	tamper(t, path, func(tx *bolt.Tx) error {
+		if err := tx.DeleteBucket(bucketBlocks); err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucket([]byte("rows")); err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucket(bucketBlocks); err != nil {
+			return err
+		}
+		return putSchemaVersion(2)(tx)
+	})
+	before, _ := os.ReadFile(path)
+	for _, ro := range []bool{false, true} {
+		_, err := Open(Options{Path: path, ReadOnly: ro})
+		if !errors.Is(err, ErrSchemaVersion) {
+			t.Fatalf("ro=%v: err = %v, want ErrSchemaVersion", ro, err)
+		}
+		for _, want := range []string{path, "schema version 2", "reads only version 3", "move the file aside"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("ro=%v: error %q lacks %q", ro, err, want)
+			}
+		}
+	}
+	_, err := Salvage(path, filepath.Join(t.TempDir(), "out.db"), SalvageOptions{})
+	if !errors.Is(err, ErrSchemaVersion) || !strings.Contains(err.Error(), "schema version 2") {
+		t.Fatalf("salvage: %v, want ErrSchemaVersion", err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Fatal("a refused open changed the file")
+	}
 }
 
 func TestReadOnlyNeverCreates(t *testing.T) {

@@ -82,25 +82,15 @@ func (p Problem) String() string {
 // the index of its status and every index entry points at such a row,
 // that every block still holds a row and every state entry belongs to
 // one, that the counters match a recount and the id allocators are ahead
-// of the rows, and walks every page as bbolt's own consistency check
-// does (without its panics: verifyraw.go). On a damaged B-tree it
-// reports the damage and the blocks it could read, and skips the index
-// and counter checks. It returns at most limit problems (all when limit
-// <= 0). Rows already DEAD for a bad block are not problems: they were
-// handled. O(rows); for operators and tests.
+// of the rows; WAL.Verify runs bbolt's check of the tree first. It
+// returns at most limit problems (all when limit <= 0). Rows already DEAD
+// for a bad block are not problems: they were handled. O(rows); for
+// operators and tests.
 func (tx *ReadTx) Verify(limit int) []Problem {
 	var out []Problem
 	add := func(id uint64, f string, a ...any) bool {
 		out = append(out, Problem{RowID: id, What: fmt.Sprintf(f, a...)})
 		return limit > 0 && len(out) >= limit
-	}
-	damage, rawRows, err := rawCheck(tx.w.path, nil, tx.btx, limit)
-	if err != nil {
-		add(0, "check pages: %v", err)
-		return out
-	}
-	if len(damage) > 0 {
-		return clip(damageProblems(tx.w.path, damage, rawRows), limit)
 	}
 	type blk struct {
 		first uint64

@@ -43,7 +43,7 @@ func (tx *Tx) Append(rows []NewRow) (first, last uint64, err error) {
 	id, batch := tx.nextRow, tx.nextBatch
 	ahead := tx.ctr.pending - tx.ctr.delayed // the rows claims take first
 	for i, group := range groups {
-		vals[i], blocks[i] = tx.w.enc.encode(id, batch, now, group, false, keepDecoded(ahead, group))
+		vals[i], blocks[i] = tx.w.enc.encode(id, batch, now, group, keepDecoded(ahead, group))
 		size += len(vals[i])
 		id += uint64(len(group))
 		batch += int64(len(group))

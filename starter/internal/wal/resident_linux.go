@@ -31,14 +31,26 @@ func dropResident(db *bolt.DB, used int64) error {
 	return nil
 }
 
+// adviseRandom tells the kernel that the first size bytes of bbolt's
+// mapping are read at random (MADV_RANDOM): a fault then reads only its
+// own page from disk, not the pages around it, so a walk that touches one
+// page per block keeps about that much resident.
+func adviseRandom(db *bolt.DB, size int64) error {
+	if size <= 0 {
+		return nil
+	}
+	_, _, errno := syscall.Syscall(syscall.SYS_MADVISE, db.Info().Data, uintptr(size), syscall.MADV_RANDOM)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
 // dropCache asks the kernel to drop the file's clean pages from the page
-// cache (POSIX_FADV_DONTNEED). The check before a read-write open reads
-// the whole file; left cached, those pages would all be mapped into
-// bbolt's mapping by the kernel's fault-around (it maps cached neighbours
-// of every page a fault reads, whatever MADV_RANDOM says) when bbolt's
-// free-page scan reads the first page of each block, and the resident
-// peak at open would be the size of the file. Dropped, the scan faults in
-// about one page per block.
+// cache (POSIX_FADV_DONTNEED): the kernel's fault-around maps the cached
+// neighbours of every page a fault reads, whatever MADV_RANDOM says, so a
+// walk of a cached file that touches one page per block would map most
+// of the file.
 func dropCache(f *os.File) error {
 	return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
 }

@@ -13,5 +13,8 @@ import (
 // pages stay resident until the kernel reclaims them.
 func dropResident(*bolt.DB, int64) error { return errors.ErrUnsupported }
 
+// adviseRandom is Linux-only (resident_linux.go).
+func adviseRandom(*bolt.DB, int64) error { return errors.ErrUnsupported }
+
 // dropCache is Linux-only (resident_linux.go).
 func dropCache(*os.File) error { return errors.ErrUnsupported }

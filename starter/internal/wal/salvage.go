@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/edge-agent/edge-agent/starter/internal/wal/boltraw"
 )
 
 // SalvageOptions configures Salvage.
@@ -79,7 +81,7 @@ const salvageBatch = 1000
 // Salvage copies every readable, checksum-valid row, every position and
 // the agent's metadata of the WAL file src into a new WAL file dst, which
 // must not exist, and reports what it could not read. It reads src with
-// the checked reader of boltfile.go only (never through bbolt, never
+// the checked reader of package boltraw only (never through bbolt, never
 // writing: src is opened read-only), so it works on files bbolt cannot
 // open. The new file is written through the normal write path (indexes
 // and counters consistent) and verified before Salvage returns.
@@ -130,18 +132,18 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 	if err != nil {
 		return rep, fmt.Errorf("salvage wal %s: %w", src, err)
 	}
-	metas, err := readMetas(f, st.Size())
+	metas, err := boltraw.ReadMetas(f, st.Size())
 	headless := err != nil
-	var meta boltMeta
+	var meta boltraw.Meta
 	var skipped []Damage
 	if headless {
 		// Both meta pages are gone: nothing says where the tree starts,
 		// but the pages may still be there. Every page is scanned for rows.
-		ps := guessPageSize(f, st.Size())
+		ps := boltraw.GuessPageSize(f, st.Size())
 		if ps == 0 {
 			return rep, fmt.Errorf("salvage wal %s: neither bbolt meta page is valid and no bbolt page was found: %w", src, ErrNotWAL)
 		}
-		meta = boltMeta{pageSize: ps, hwm: uint64(st.Size()) / ps}
+		meta = boltraw.Meta{PageSize: ps, HWM: uint64(st.Size()) / ps}
 		skipped = []Damage{{What: fmt.Sprintf("neither meta page is valid (the file header is damaged): the tree cannot be walked; "+
 			"the rows were looked for on every page of %d bytes; positions and the agent's metadata are lost", ps)}}
 	} else {
@@ -151,16 +153,21 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 	// First everything but the rows: the id allocators decide which row
 	// keys are plausible, and the indexes and state entries which rows of
 	// a block still exist, before any row is read.
-	var first *treeWalk
+	var first *boltraw.Walk
 	if !headless {
-		first = newTreeWalk(f, st.Size(), meta)
-		first.enter = func(path [][]byte) bool { return !rowData(path) }
-		first.visit = s.visitIndex
-		first.run()
+		first = boltraw.NewWalk(f, st.Size(), meta)
+		first.Enter = func(path [][]byte) bool { return !rowData(path) }
+		first.Visit = s.visitIndex
+		first.Run()
 		s.live = mergeRanges(s.live)
 		s.liveSorted = true
-		ctr := s.srcCtr
-		s.indexDamaged = len(first.damage) > 0 || rangesLen(s.live) < uint64(max(ctr.pending+ctr.sending+ctr.acked+ctr.dead, 0))
+		ctr := s.src.ctr
+		s.indexDamaged = len(first.Damage) > 0 || rangesLen(s.live) < uint64(max(ctr.pending+ctr.sending+ctr.acked+ctr.dead, 0))
+		if s.src.schema != 0 && s.src.schema != SchemaVersion {
+			// Its rows are not in blocks: none would be found.
+			return rep, fmt.Errorf("salvage wal %s: the file has WAL schema version %d, this edge-agent reads only version %d: %w",
+				src, s.src.schema, SchemaVersion, ErrSchemaVersion)
+		}
 	}
 
 	if !opts.DryRun {
@@ -177,27 +184,27 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 			}
 		}()
 	}
-	walk := newTreeWalk(f, st.Size(), meta)
+	walk := boltraw.NewWalk(f, st.Size(), meta)
 	if !headless {
-		walk.enter = rowData
-		walk.visit = s.visit
-		walk.run()
+		walk.Enter = rowData
+		walk.Visit = s.visit
+		walk.Run()
 		// The two walks read the same root and bucket pages: damage there
 		// is reported once.
-		walk.damage = mergeDamage(first.damage, walk.damage)
-		for id := range first.seen {
-			walk.seen[id] = true
+		walk.Damage = mergeDamage(first.Damage, walk.Damage)
+		for id := range first.Seen {
+			walk.Seen[id] = true
 		}
 	}
-	rep.Damage = append(skipped, walk.damage...)
+	rep.Damage = append(skipped, walk.Damage...)
 	if len(rep.Damage) > 0 {
 		// Pages up to the newest state's end: an older state's page count
 		// stops short of the pages the lost commits wrote.
-		hwm := meta.hwm
+		hwm := meta.HWM
 		for _, m := range metas {
-			hwm = max(hwm, m.hwm)
+			hwm = max(hwm, m.HWM)
 		}
-		s.scan(f, st.Size(), meta.pageSize, hwm, walk.seen)
+		s.scan(f, st.Size(), meta.PageSize, hwm, walk.Seen)
 	}
 	if err := s.finish(); err != nil {
 		return rep, fmt.Errorf("salvage wal %s into %s: %w", src, dst, err)
@@ -218,17 +225,17 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 // pickState returns the newest state whose root page reads, an older one
 // only when the newest root is gone (a truncated file loses the pages
 // written last), with the damage that made it skip the newer ones.
-func pickState(f io.ReaderAt, size int64, metas []boltMeta, rep *SalvageReport) (boltMeta, []Damage) {
+func pickState(f io.ReaderAt, size int64, metas []boltraw.Meta, rep *SalvageReport) (boltraw.Meta, []Damage) {
 	meta := metas[0]
 	var skipped []Damage
 	for i, m := range metas {
-		probe := newTreeWalk(f, size, m)
-		if _, ok := probe.readPage(m.root, nil); ok {
+		probe := boltraw.NewWalk(f, size, m)
+		if _, ok := probe.ReadPage(m.Root, nil); ok {
 			meta, rep.OlderState = m, i > 0
 			break
 		}
-		skipped = append(skipped, Damage{Page: m.root, What: fmt.Sprintf(
-			"the root page of transaction %d cannot be read (%s)", m.txid, probe.damage[0].What)})
+		skipped = append(skipped, Damage{Page: m.Root, What: fmt.Sprintf(
+			"the root page of transaction %d cannot be read (%s)", m.TxID, probe.Damage[0].What)})
 	}
 	if !rep.OlderState {
 		return meta, nil
@@ -237,31 +244,8 @@ func pickState(f io.ReaderAt, size int64, metas []boltMeta, rep *SalvageReport) 
 	// commit, so its state is whole and consistent: what the last commit
 	// changed is lost (rows appended with their positions: the inputs read
 	// them again; acks: those rows are sent again).
-	skipped[0].What += fmt.Sprintf("; read the previous transaction %d instead: the last commit's changes are lost", meta.txid)
+	skipped[0].What += fmt.Sprintf("; read the previous transaction %d instead: the last commit's changes are lost", meta.TxID)
 	return meta, skipped
-}
-
-// guessPageSize finds the page size of a bbolt file without meta pages:
-// the size at which the most of the first pages carry their own id in
-// their header, 0 when none does.
-func guessPageSize(r io.ReaderAt, size int64) uint64 {
-	const probePages = 64
-	head := make([]byte, boltPageHeader)
-	best, bestN := uint64(0), 0
-	for ps := uint64(minBoltPage); ps <= maxBoltPage; ps *= 2 {
-		n := 0
-		for id := uint64(2); id < probePages && (id+1)*ps <= uint64(size); id++ {
-			if _, err := r.ReadAt(head, int64(id*ps)); err == nil && native.Uint64(head) == id {
-				if fl := native.Uint16(head[8:]); fl == boltLeafFlag || fl == boltBranchFlag {
-					n++
-				}
-			}
-		}
-		if n > bestN {
-			best, bestN = ps, n
-		}
-	}
-	return best
 }
 
 type salvager struct {
@@ -269,9 +253,7 @@ type salvager struct {
 	out *WAL // nil: dry run
 	now int64
 
-	srcNextRow   uint64
-	srcNextBatch int64
-	srcCtr       counters
+	src sourceMeta
 	// states, live and indexDamaged come from the first walk: the state
 	// entries, the ids the indexes hold, and whether an index was
 	// damaged (a row of a block that no index holds is then copied as
@@ -292,11 +274,19 @@ type salvager struct {
 	writeError error
 }
 
+// sourceMeta is what the source's meta bucket says.
+type sourceMeta struct {
+	nextRow   uint64
+	nextBatch int64
+	ctr       counters
+	schema    uint32 // 0 when the meta bucket does not say
+}
+
 // rowData: the buckets the second walk reads (rows, positions, the
 // agent's metadata); the first walk reads the others.
 func rowData(path [][]byte) bool {
 	switch string(path[0]) {
-	case string(bucketBlocks), string(bucketRows), string(bucketApp), string(bucketPositions):
+	case string(bucketBlocks), string(bucketApp), string(bucketPositions):
 		return true
 	}
 	return false
@@ -331,14 +321,18 @@ func (s *salvager) visitIndex(bucket [][]byte, key, value []byte, _ uint64) {
 		switch string(key) {
 		case metaNextRowID:
 			if len(value) == 8 {
-				s.srcNextRow = binary.BigEndian.Uint64(value)
+				s.src.nextRow = binary.BigEndian.Uint64(value)
 			}
 		case metaNextBatchID:
 			if len(value) == 8 {
-				s.srcNextBatch = int64(binary.BigEndian.Uint64(value))
+				s.src.nextBatch = int64(binary.BigEndian.Uint64(value))
 			}
 		case metaCounters:
-			s.srcCtr.decode(value)
+			s.src.ctr.decode(value)
+		case metaSchemaVersion:
+			if len(value) == 4 {
+				s.src.schema = binary.BigEndian.Uint32(value)
+			}
 		}
 	case string(bucketState):
 		if id, ok := keyID(key); ok {
@@ -375,8 +369,6 @@ func (s *salvager) inIndex(id uint64) bool {
 
 func (s *salvager) visit(bucket [][]byte, key, value []byte, page uint64) {
 	switch {
-	case len(bucket) == 1 && bytes.Equal(bucket[0], bucketRows):
-		s.row(key, value, page)
 	case len(bucket) == 2 && bytes.Equal(bucket[0], bucketBlocks):
 		if id, v, ok := blockVisit(bucket, key, value); ok {
 			s.block(id, v, page)
@@ -389,27 +381,6 @@ func (s *salvager) visit(bucket [][]byte, key, value []byte, page uint64) {
 	case len(bucket) == 2 && bytes.Equal(bucket[0], bucketPositions):
 		s.positions = append(s.positions, PositionUpdate{SourceID: string(bucket[1]), Key: string(key), State: bytes.Clone(value)})
 	}
-}
-
-// row takes a row of a schema-2 file (one row per key, its status at
-// rest in its value).
-func (s *salvager) row(key, value []byte, page uint64) {
-	id, keyOK := keyID(key)
-	r, crc, err := decodeRow(id, value)
-	if err != nil {
-		s.rep.BadRows = append(s.rep.BadRows, Problem{RowID: id, What: fmt.Sprintf("key %x, page %d: %v", key, page, err)})
-		return
-	}
-	if payloadCRC(r.Payload) != crc {
-		what := "payload checksum mismatch"
-		if quarantined(&r) {
-			what = "already DEAD for a bad checksum or value (" + r.Reason + ")"
-		}
-		s.rep.BadRows = append(s.rep.BadRows, Problem{RowID: id, What: fmt.Sprintf("key %x, page %d: %s", key, page, what)})
-		return
-	}
-	r.Payload = bytes.Clone(r.Payload)
-	s.take(r, key, keyOK, page)
 }
 
 // block takes the rows of a block that still exist: those an index or a
@@ -457,7 +428,7 @@ func (s *salvager) take(r Row, key []byte, keyOK bool, page uint64) {
 	// A key is the row's own when it is well formed, in order and below
 	// the allocator; anything else is a damaged key, and its row goes in
 	// under a new id.
-	if !keyOK || id == 0 || id <= s.lastID || (s.srcNextRow != 0 && id >= s.srcNextRow) {
+	if !keyOK || id == 0 || id <= s.lastID || (s.src.nextRow != 0 && id >= s.src.nextRow) {
 		s.renumber = append(s.renumber, r)
 		s.renumKeys = append(s.renumKeys, RenumberedRow{Key: bytes.Clone(key), Page: page})
 		return
@@ -504,7 +475,7 @@ func (s *salvager) flush() {
 // from an older state), are skipped; of several copies of one id the most
 // recently updated wins.
 func (s *salvager) scan(r io.ReaderAt, size int64, ps, hwm uint64, seen map[uint64]bool) {
-	if !validPageSize(ps) {
+	if !boltraw.ValidPageSize(ps) {
 		return
 	}
 	limit := min(hwm, uint64(size)/ps)
@@ -514,7 +485,7 @@ func (s *salvager) scan(r io.ReaderAt, size int64, ps, hwm uint64, seen map[uint
 	found := map[uint64]Row{}
 	var blocks []*block
 	scannedState := map[uint64]bool{} // states taken from the scan, not the tree
-	head := make([]byte, boltPageHeader)
+	head := make([]byte, boltraw.PageHeaderSize)
 	for id := uint64(2); id < limit; id++ {
 		if seen[id] {
 			continue
@@ -522,8 +493,8 @@ func (s *salvager) scan(r io.ReaderAt, size int64, ps, hwm uint64, seen map[uint
 		if _, err := r.ReadAt(head, int64(id*ps)); err != nil {
 			continue
 		}
-		overflow := uint64(native.Uint32(head[12:]))
-		if native.Uint64(head) != id || native.Uint16(head[8:]) != boltLeafFlag || id+overflow >= limit {
+		got, flags, overflow := boltraw.PageHeader(head)
+		if got != id || flags != boltraw.LeafPageFlag || id+overflow >= limit {
 			continue
 		}
 		pg := make([]byte, (overflow+1)*ps)
@@ -549,11 +520,6 @@ func (s *salvager) scan(r io.ReaderAt, size int64, ps, hwm uint64, seen map[uint
 			}
 			continue
 		}
-		rows, ok := rowsLeaf(pg)
-		if !ok {
-			continue
-		}
-		s.scanned(found, rows)
 	}
 	for _, b := range blocks {
 		s.scanned(found, s.blockRows(b))
@@ -576,7 +542,7 @@ func (s *salvager) scanned(found map[uint64]Row, rows []Row) {
 	for _, row := range rows {
 		// An older state's allocator does not know the ids of the lost
 		// commit, which are what the scan is after.
-		if s.copied[row.ID] || (!s.rep.OlderState && s.srcNextRow != 0 && row.ID >= s.srcNextRow) {
+		if s.copied[row.ID] || (!s.rep.OlderState && s.src.nextRow != 0 && row.ID >= s.src.nextRow) {
 			continue
 		}
 		if prev, dup := found[row.ID]; !dup || row.UpdatedAt > prev.UpdatedAt {
@@ -585,34 +551,17 @@ func (s *salvager) scanned(found map[uint64]Row, rows []Row) {
 	}
 }
 
-// rowsLeaf returns the rows of leaf page pg when every element is a sound
-// row of the rows bucket (so that pages of the indexes, positions and
-// meta, whose values are no rows, are never taken for rows).
-func rowsLeaf(pg []byte) ([]Row, bool) {
-	var out []Row
-	ok := idLeaf(pg, func(id uint64, val []byte) bool {
-		r, crc, err := decodeRow(id, val)
-		if err != nil || payloadCRC(r.Payload) != crc {
-			return false
-		}
-		r.Payload = bytes.Clone(r.Payload)
-		out = append(out, r)
-		return true
-	})
-	return out, ok
-}
-
 // idLeaf calls fn with every element of a leaf page whose keys are all row
 // ids (> 0) and whose values are all plain values, and reports false as
 // soon as an element is not, or fn refuses its value: the page then holds
 // something else than the caller looks for.
 func idLeaf(pg []byte, fn func(id uint64, val []byte) bool) bool {
-	n, ok := elements(pg)
+	n, ok := boltraw.Elements(pg)
 	if !ok || n == 0 {
 		return false
 	}
 	for i := range n {
-		flags, key, val, ok := leafElem(pg, i)
+		flags, key, val, ok := boltraw.LeafElem(pg, i)
 		if !ok || flags != 0 {
 			return false
 		}
@@ -627,7 +576,7 @@ func idLeaf(pg []byte, fn func(id uint64, val []byte) bool) bool {
 // finish copies the renumbered rows, the positions and the metadata, and
 // moves the id allocators past everything the source ever handed out.
 func (s *salvager) finish() error {
-	next := max(s.lastID, s.maxScanned, s.srcNextRow-min(s.srcNextRow, 1)) + 1
+	next := max(s.lastID, s.maxScanned, s.src.nextRow-min(s.src.nextRow, 1)) + 1
 	for i := range s.renumber {
 		s.renumber[i].ID = next
 		s.renumKeys[i].NewID = next
@@ -654,35 +603,36 @@ func (s *salvager) finish() error {
 				return err
 			}
 		}
-		tx.nextRow = max(tx.nextRow, s.srcNextRow, next)
-		tx.nextBatch = max(tx.nextBatch, s.srcNextBatch)
-		tx.ctr.checksumFailures += s.srcCtr.checksumFailures
+		tx.nextRow = max(tx.nextRow, s.src.nextRow, next)
+		tx.nextBatch = max(tx.nextBatch, s.src.nextBatch)
+		tx.ctr.checksumFailures += s.src.ctr.checksumFailures
 		tx.dirty = true
 		return nil
 	})
 }
 
 // blocksLeaf returns the blocks of leaf page pg when every element is a
-// sound block (see rowsLeaf).
+// sound block (so that pages of the indexes, positions and meta, whose
+// values are no blocks, are never taken for blocks).
 func blocksLeaf(pg []byte) ([]*block, bool) {
-	n, ok := elements(pg)
+	n, ok := boltraw.Elements(pg)
 	if !ok || n == 0 {
 		return nil, false
 	}
 	var out []*block
 	for i := range n {
-		flags, key, val, ok := leafElem(pg, i)
-		if ok && flags&boltBucketLeaf != 0 && len(val) >= boltBucketHeader {
+		flags, key, val, ok := boltraw.LeafElem(pg, i)
+		if ok && flags&boltraw.BucketLeafFlag != 0 && len(val) >= boltraw.BucketHeaderSize {
 			// A leaf of the blocks bucket: small blocks are inline
 			// buckets; the others have pages of their own, scanned apart.
 			id, idOK := keyID(key)
 			if !idOK {
 				return nil, false
 			}
-			if native.Uint64(val) != 0 {
+			if boltraw.BucketRoot(val) != 0 {
 				continue
 			}
-			bs, ok := blocksLeaf(val[boltBucketHeader:])
+			bs, ok := blocksLeaf(val[boltraw.BucketHeaderSize:])
 			if !ok || len(bs) != 1 || bs[0].first != id {
 				return nil, false
 			}
@@ -709,19 +659,19 @@ func blocksLeaf(pg []byte) ([]*block, bool) {
 // inlineStates returns the states of an inline state bucket on leaf
 // page pg (a root bucket page of a small WAL).
 func inlineStates(pg []byte) (map[uint64]rowState, bool) {
-	n, ok := elements(pg)
+	n, ok := boltraw.Elements(pg)
 	if !ok {
 		return nil, false
 	}
 	for i := range n {
-		flags, key, val, ok := leafElem(pg, i)
-		if !ok || flags&boltBucketLeaf == 0 || !bytes.Equal(key, bucketState) || len(val) < boltBucketHeader+boltPageHeader {
+		flags, key, val, ok := boltraw.LeafElem(pg, i)
+		if !ok || flags&boltraw.BucketLeafFlag == 0 || !bytes.Equal(key, bucketState) || len(val) < boltraw.BucketHeaderSize+boltraw.PageHeaderSize {
 			continue
 		}
-		if native.Uint64(val) != 0 {
+		if boltraw.BucketRoot(val) != 0 {
 			return nil, false // not inline: its own pages are scanned
 		}
-		return statesLeaf(val[boltBucketHeader:])
+		return statesLeaf(val[boltraw.BucketHeaderSize:])
 	}
 	return nil, false
 }
@@ -773,7 +723,7 @@ func (tx *Tx) restoreBlock(rows []Row, now int64) error {
 	for i := range rows {
 		nrs[i] = NewRow{SourceID: rows[i].SourceID, Payload: rows[i].Payload}
 	}
-	if err := putBlock(tx.blocks, u64key(first), encodeBlock(first, rows[0].BatchID, rows[0].CreatedAt, nrs, false)); err != nil {
+	if err := putBlock(tx.blocks, u64key(first), encodeBlock(first, rows[0].BatchID, rows[0].CreatedAt, nrs)); err != nil {
 		return fmt.Errorf("wal %s: restore rows %d..%d: %w", tx.w.path, first, last, err)
 	}
 	for i := range rows {

@@ -12,8 +12,7 @@ import (
 // it differs from what its block says (PENDING, no attempts, updated at
 // creation, no backoff, no reason): every row in the delayed, acked or
 // dead index has one, a fresh row never does. The status byte is the
-// status at rest, as the row byte of schema 2 was: SENDING is recorded
-// only by the sending index.
+// status at rest: SENDING is recorded only by the sending index.
 //
 //	off len field
 //	0   1   status at rest

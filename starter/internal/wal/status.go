@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Status is the state of one WAL row (SPEC §2 state machine):
+// Status is the state of one WAL row (see the package doc):
 //
 //	PENDING --Claim--> SENDING --Ack--> ACKED --CleanupAcked--> (deleted)
 //	SENDING --Fail/Release/ResurrectSending--> PENDING

@@ -33,6 +33,10 @@ type Options struct {
 	// Open fails with an error wrapping ErrLocked whose message is
 	// "another edge-agent is using <path>".
 	LockTimeout time.Duration `yaml:"-"`
+	// CheckTimeout bounds the damage check of an existing file before a
+	// read-write open, and Verify's check of a read-only one; default
+	// 5 minutes.
+	CheckTimeout time.Duration `yaml:"-"`
 	// ReadOnly opens for the db read commands of a stopped agent. It never
 	// creates or changes the file; it fails with ErrLocked while another
 	// process (the agent) has the file open (doc.go, "Locking").
@@ -42,13 +46,6 @@ type Options struct {
 	Now func() time.Time `yaml:"-"`
 	// Logger receives warnings (bad checksums, skipped ids); default discard.
 	Logger *slog.Logger `yaml:"-"`
-
-	// migrateStop, when set, runs after each committed chunk of a
-	// conversion from schema 2 (migrate.go); an error stops the open
-	// there, as a kill would. For tests.
-	migrateStop func(chunk int) error
-	// migrateChunk overrides migrateChunkRows; for tests.
-	migrateChunk int
 }
 
 // DefaultPath is where the WAL lives, relative to the install root, when
@@ -71,7 +68,8 @@ func (o Options) Validate() error {
 }
 
 const (
-	defaultLockTimeout = time.Second
+	defaultLockTimeout  = time.Second
+	defaultCheckTimeout = 5 * time.Minute
 	// initialMmapSize skips the first few remaps (which wait for read
 	// transactions). bbolt grows a small file straight to the mapping size,
 	// so it is kept small: a new WAL costs about 1 MiB on disk (most of it
@@ -102,7 +100,7 @@ type WAL struct {
 	log  *slog.Logger
 	now  func() time.Time
 
-	wmu sync.Mutex // serialises Update and verify's walk of the file
+	wmu sync.Mutex // serialises Update and Verify's check of the tree
 	mu  sync.Mutex // guards db/closed
 	db  *bolt.DB   // open for life, holding bbolt's file lock
 
