@@ -420,10 +420,9 @@ func baseName(name string, doc map[string]docMetric) string {
 // reference marks it conditional or recorded by Prometheus.
 func TestMonitoringMetricNames(t *testing.T) {
 	skipShort(t)
-	port := freePort(t)
-	listen := apiListen(t)
-	root := newRoot(t, options{port: port, httpListen: listen})
-	rc := startReceiver(t, port, "e2e-token-0123456789")
+	rc := startReceiver(t, "e2e-token-0123456789")
+	root := newRoot(t, options{port: rc.port, api: true})
+	listen := root.opts.httpListen
 	agent := root.startReady()
 	want := makeLines(t.Name(), 0, 50)
 	root.createFile("in/app.log").lines(want)
@@ -494,20 +493,40 @@ scrape_configs:
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	listen := "127.0.0.1:" + strconv.Itoa(freePort(t))
-	startProc(t, "prometheus", dir, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}, bin,
-		"--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+listen, "--log.level=warn")
-	p := &prometheus{t: t, base: "http://" + listen}
-	eventually(t, 60*time.Second, "prometheus ready", func() bool {
-		resp, err := (&http.Client{Timeout: 2 * time.Second}).Get(p.base + "/-/ready")
-		if err != nil {
-			return false
+	// Prometheus takes its listen address by number and cannot report a
+	// port it picked, so a port is held, released just before the start,
+	// and a start another socket beat to it is retried on a new one.
+	const attempts = 5
+	for attempt := 1; ; attempt++ {
+		h := holdPort(t)
+		listen := "127.0.0.1:" + strconv.Itoa(h.port)
+		h.release()
+		proc := startProc(t, "prometheus", dir, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}, bin,
+			"--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+			"--web.listen-address="+listen, "--log.level=warn")
+		p := &prometheus{t: t, base: "http://" + listen}
+		exited := false
+		eventually(t, 60*time.Second, "prometheus ready", func() bool {
+			select {
+			case <-proc.done:
+				exited = true
+				return true
+			default:
+			}
+			resp, err := (&http.Client{Timeout: 2 * time.Second}).Get(p.base + "/-/ready")
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK
+		})
+		if !exited {
+			return p
 		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
-	return p
+		if attempt == attempts || !stderrSays(proc.stderr, "address already in use") {
+			t.Fatalf("prometheus exited at start (attempt %d):\n%s", attempt, tail(proc.stderr, 20))
+		}
+	}
 }
 
 // api GETs a Prometheus API path and decodes its data.
@@ -584,10 +603,10 @@ func TestPrometheusAlertsFireAndResolve(t *testing.T) {
 			r.For = "2s"
 		}
 	})
-	port := freePort(t)
-	listen := apiListen(t)
-	root := newRoot(t, options{port: port, httpListen: listen})
-	rc := startReceiver(t, port, "e2e-token-0123456789")
+	rc := startReceiver(t, "e2e-token-0123456789")
+	port := rc.port
+	root := newRoot(t, options{port: port, api: true})
+	listen := root.opts.httpListen
 	agent := root.startReady()
 
 	// An application writing ten lines a second for the whole test.
@@ -659,7 +678,7 @@ func TestPrometheusAlertsFireAndResolve(t *testing.T) {
 	}
 
 	returned := time.Now()
-	rc2 := startReceiver(t, port, "e2e-token-0123456789")
+	rc2 := startReceiverAt(t, port, "e2e-token-0123456789")
 	eventually(t, 2*time.Minute, "both alerts to resolve", func() bool {
 		a := prom.alerts()
 		return a["EdgeAgentBacklogGrowing"] == "" && a["EdgeAgentEngineRefusing"] == ""
@@ -678,4 +697,10 @@ func TestPrometheusAlertsFireAndResolve(t *testing.T) {
 	if code := root.stop(agent); code != 0 {
 		t.Fatalf("stop exit %d", code)
 	}
+}
+
+// stderrSays reports whether the file at path holds s.
+func stderrSays(path, s string) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && strings.Contains(string(b), s)
 }
