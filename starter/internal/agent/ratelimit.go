@@ -70,6 +70,22 @@ func (s *sendCap) limiters() (events, bytes *rate.Limiter) {
 	return s.events, s.bytes
 }
 
+// jobBound bounds a job of rows rows and bytes payload bytes to what the
+// cap lets out at once (its buckets: one second of the cap by default), so
+// a job under the cap comes back, and its rows are acked, about that
+// often rather than after a full job's worth of paced sends; a row bigger
+// than the byte bucket still makes a job of its own.
+func (s *sendCap) jobBound(rows, bytes int) (int, int) {
+	events, byteBucket := s.limiters()
+	if events != nil {
+		rows = max(1, min(rows, events.Burst()))
+	}
+	if byteBucket != nil {
+		bytes = max(1, min(bytes, byteBucket.Burst()))
+	}
+	return rows, bytes
+}
+
 // take waits until the cap has the tokens of the first of batches, takes
 // them, then takes those of as many of the following batches as the cap
 // holds at once, and returns how many batches may go now (all of them

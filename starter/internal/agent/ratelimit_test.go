@@ -43,7 +43,7 @@ func within(got, want, tol float64) bool { return got >= want*(1-tol) && got <= 
 // The cap holds the rate the engine sees within 5 % over 10 s of virtual
 // time (the bucket's first burst aside), for events, bytes and both, and
 // drops nothing: every event is delivered once, the rest of the backlog
-// waiting in the WAL until its turn.
+// waiting in the WAL until its turn. Acks keep up with the sends.
 func TestRateCapHoldsTheRateAndDropsNothing(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -83,8 +83,14 @@ func TestRateCapHoldsTheRateAndDropsNothing(t *testing.T) {
 						t.Errorf("byte rate %.1f/s, cap %.0f/s", byteRate, l)
 					}
 				}
-				if st := h.rt.Snapshot(); st.SendThrottled < 5*time.Second {
+				st := h.rt.Snapshot()
+				if st.SendThrottled < 5*time.Second {
 					t.Errorf("send throttled %v over 12 s at the cap, want most of it", st.SendThrottled)
+				}
+				// Jobs hold about one burst: what went out two seconds
+				// ago is acked, not held SENDING for a whole paced job.
+				if sent, _ := snd.sentBetween(time.Time{}, time.Now().Add(-2*time.Second)); st.Acked < uint64(sent) {
+					t.Errorf("acked %d, though %d were sent more than 2 s ago", st.Acked, sent)
 				}
 				eventually(t, time.Minute, "every event acked", func() bool {
 					st := h.rt.Snapshot()
