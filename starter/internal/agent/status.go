@@ -85,8 +85,8 @@ type RateLimitStatus struct {
 	EventBurst, ByteBurst int
 	// BacklogETA is how long the queued rows (Queue: PENDING and SENDING,
 	// SizeBytes) take to go out at the cap, if the link keeps up; 0
-	// without a cap. The queue counts stored bytes: in PACKET mode, where
-	// the cap counts the smaller compressed bytes, it is an upper bound.
+	// without a cap. The queue counts stored bytes, the cap wire bytes: in
+	// PACKET mode a byte cap's ETA is an estimate.
 	BacklogETA time.Duration
 }
 
