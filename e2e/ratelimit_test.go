@@ -9,12 +9,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edge-agent/edge-agent/starter/opampdev"
 )
 
 // rateStatusDoc is the part of status --json the rate-cap test reads.
 type rateStatusDoc struct {
-	Running bool `json:"running"`
-	WAL     struct {
+	Running    bool `json:"running"`
+	Management *struct {
+		ConfigSource string `json:"config_source"`
+	} `json:"management"`
+	WAL struct {
 		Pending int64 `json:"pending"`
 		Sending int64 `json:"sending"`
 	} `json:"wal"`
@@ -109,5 +114,43 @@ func TestRateCapDrainsBacklog(t *testing.T) {
 	}
 	if strings.Contains(root.logText(), "dropped") {
 		t.Errorf("the log mentions dropped events:\n%s", tail(root.path("log/edge-agent.log"), 20))
+	}
+}
+
+// A remote config from the OpAMP server changes the cap like a reload:
+// at once, without replacing the output, and the backlog the old cap held
+// back is delivered exactly once.
+func TestRateCapFromRemoteConfig(t *testing.T) {
+	skipShort(t)
+	rc := startReceiver(t, "e2e-token-0123456789")
+	srv := startOpAMP(t, "127.0.0.1:0")
+	root := newRoot(t, options{port: rc.port, api: true, extra: managed(srv.Endpoint()),
+		outputExtra: "  rate-limit:\n    events-per-second: 2\n"})
+	want := makeLines(t.Name(), 0, 300)
+	root.createFile("in/app.log").lines(want)
+	agent := root.startReady()
+	defer root.stop(agent)
+	uid := root.instanceUID()
+	eventually(t, deliverTimeout, "the whole file in the WAL", func() bool {
+		return rateStatus(t, root).Counters.RowsAppended == uint64(len(want))
+	})
+
+	remote := *root
+	remote.opts.extra = "" // management always comes from the local file
+	remote.opts.outputExtra = "  rate-limit:\n    events-per-second: 1000\n    burst: 50\n"
+	hash := srv.Push([]byte(remote.configText()))
+	waitAgent(t, srv, uid, "APPLIED", func(a opampdev.Agent) bool {
+		return a.RemoteStatus() == "APPLIED" && string(a.RemoteConfig.GetLastRemoteConfigHash()) == string(hash)
+	})
+	if d := rc.waitDelivered(want, deliverTimeout); d.duplicates != 0 {
+		t.Fatalf("after the remote config: %s", d)
+	}
+	doc := rateStatus(t, root)
+	if doc.RateLimit == nil || doc.RateLimit.EventsPerSecond != 1000 || doc.RateLimit.BurstEvents != 50 ||
+		doc.Management == nil || doc.Management.ConfigSource != "remote" {
+		t.Errorf("status --json: rate_limit %+v, management %+v; want the remote cap in force", doc.RateLimit, doc.Management)
+	}
+	if !regexp.MustCompile(`"msg":"reload applied"[^\n]*"output_replaced":false`).MatchString(root.logText()) {
+		t.Errorf("no reload applied without replacing the output in the log:\n%s", tail(root.path("log/edge-agent.log"), 20))
 	}
 }
