@@ -46,6 +46,8 @@ type options struct {
 	// tailExisting sets read-from-beginning: false (files present when a
 	// path is first configured are tailed from their end).
 	tailExisting bool
+	// outputExtra is appended to the output section (indented YAML).
+	outputExtra string
 }
 
 // agentRoot is one install root: config/, in/ (watched files), data/, log/.
@@ -178,6 +180,7 @@ output:
 	if o.sendAttempts != 0 {
 		fmt.Fprintf(&b, "  max-batch-send-attempts: %d\n", o.sendAttempts)
 	}
+	b.WriteString(o.outputExtra)
 	if o.httpListen == "" {
 		o.httpListen = "off"
 	}

@@ -56,6 +56,9 @@ type Options struct {
 	OutputType string
 	Output     output.Config
 	Outputs    *output.Registry
+	// RateLimit is output.rate-limit: the agent's cap on what it sends,
+	// shared by all it sends through.
+	RateLimit output.RateLimit
 
 	// Home is the install root.
 	Home string
@@ -92,7 +95,9 @@ type Agent struct {
 
 	ctr counters
 	pub published
-	ext atomic.Pointer[extStats]
+	// rate is the send-rate cap in force; a reload retunes it in place.
+	rate *sendCap
+	ext  atomic.Pointer[extStats]
 
 	ran atomic.Bool
 	// reloads hands Reload's requests to the loop, which owns what a
@@ -140,7 +145,7 @@ func New(opts Options) (*Agent, error) {
 	}
 	// The settings' own checks, which config check ran already: options
 	// built in code (tests, tools) must not reach the loop unchecked.
-	if err := errors.Join(opts.Agent.Validate(), opts.Queue.Validate(), opts.Retry.Validate()); err != nil {
+	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("new agent: %w: %w", check.ErrInvalid, err)
 	}
 	if opts.Logger == nil {
@@ -150,6 +155,7 @@ func New(opts Options) (*Agent, error) {
 		opts.Now = time.Now
 	}
 	r := &Agent{opts: opts, log: opts.Logger, now: opts.Now, host: host, claims: input.NewClaims(nil), delivery: opts.Agent.Delivery.String(),
+		rate:    newSendCap(opts.RateLimit, opts.Now()),
 		reloads: make(chan *reloadRequest), loopDone: make(chan struct{}),
 		admin: make(chan *adminReq), stopped: make(chan struct{})}
 	r.pub.state = "starting"
@@ -157,6 +163,20 @@ func New(opts Options) (*Agent, error) {
 	r.pub.connection = "idle"
 	r.pub.ids = resolvedIDs{agent: opts.IDs.Agent, input: opts.IDs.Input, output: opts.IDs.Output}
 	return r, nil
+}
+
+// validate runs the settings' own checks, which config check ran already:
+// options built in code (tests, tools) must not reach the loop unchecked.
+func (o *Options) validate() error {
+	return errors.Join(o.Agent.Validate(), o.Queue.Validate(), o.Retry.Validate(), underKey("output.rate-limit", o.RateLimit.Validate()))
+}
+
+// underKey prefixes the keys of a component's problems with its section.
+func underKey(section string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", section, err)
 }
 
 // Run starts the agent and blocks until ctx is done (graceful stop, nil

@@ -24,9 +24,9 @@ type plan struct {
 	flushed int           // events taken from the buffer
 	started bool
 	// claimJobs is how many jobs to claim, of at most claimRows rows
-	// and jobBytes payload bytes each.
-	claimJobs, claimRows int
-	cleanup              bool
+	// and claimBytes payload bytes each.
+	claimJobs, claimRows, claimBytes int
+	cleanup                          bool
 	// flushedBytes is the payload bytes of the events taken.
 	flushedBytes int
 
@@ -64,6 +64,7 @@ func (l *loop) commitIfDue(now time.Time) (bool, error) {
 	}
 	p.started = !holdAppends && l.markStarted && (p.flushed > 0 || (l.polled && l.buf.len() == 0))
 	p.claimJobs, p.claimRows = l.claimWanted(now, p.flushed > 0 || len(p.releases) > 0 || len(p.fails) > 0 || len(p.resurrect) > 0)
+	p.claimRows, p.claimBytes = l.r.rate.jobBound(p.claimRows, jobBytes)
 	retention := l.r.opts.Queue.AckedRetention
 	p.cleanup = l.cleanup.due(now, false, retention)
 	if p.empty() {
@@ -314,9 +315,9 @@ func (l *loop) runPlan(now time.Time, p *plan) (commitResult, error) {
 			return err
 		}
 		var err error
-		// A claim per job: each stops at claimRows or jobBytes.
+		// A claim per job: each stops at claimRows or claimBytes.
 		for range p.claimJobs {
-			rows, bounded, err := tx.Claim(p.claimRows, jobBytes, now)
+			rows, bounded, err := tx.Claim(p.claimRows, p.claimBytes, now)
 			if err != nil {
 				return err
 			}

@@ -33,6 +33,13 @@
 // its own id, and of several inputs matching a file the first in the
 // config reads it.
 //
+// output.rate-limit caps what the agent sends, all outputs together: the
+// sender takes each batch's tokens before it sends it and waits for them;
+// nothing is dropped, the backlog waits in the queue. Under a cap a job
+// holds at most what the buckets hold, so acks follow the sends. A reload
+// retunes the cap in place; a reload or stop ends a wait for tokens and the
+// rows waiting go back unsent, uncharged.
+//
 // # Concurrency
 //
 // Run owns three goroutines: the loop (Run's own), the sender and the

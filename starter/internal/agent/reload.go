@@ -45,7 +45,9 @@ type Replace struct {
 // both configs goes on at its offset.
 //
 // Reload applies Agent (but Delivery), Queue (but what only the WAL's
-// Open reads), Retry, InputType/Input, OutputType/Output and ConfigHash.
+// Open reads), Retry, InputType/Input, OutputType/Output, RateLimit (in
+// place: the output and its connection stay unless replace.Output) and
+// ConfigHash.
 // WAL, Agent.Delivery, IDs, Home, the registries, Logger, OnReady and Now
 // stay as New got them: changing them needs a restart, which the caller
 // reports. When the new input or output cannot be built the old ones keep
@@ -54,7 +56,7 @@ type Replace struct {
 // It is safe from any goroutine and blocks until the loop applied or
 // rejected the options, or ctx is done (the loop then still applies them).
 func (r *Agent) Reload(ctx context.Context, opts Options, replace Replace) error {
-	if err := errors.Join(opts.Agent.Validate(), opts.Queue.Validate(), opts.Retry.Validate()); err != nil {
+	if err := opts.validate(); err != nil {
 		r.ctr.reloadsFailed.Add(1)
 		return fmt.Errorf("reload: %w: %w", check.ErrInvalid, err)
 	}
@@ -161,6 +163,9 @@ func (l *loop) applyReload(ctx context.Context, next Options, replace Replace) e
 func (l *loop) quiesce(deadline time.Time, p *reloadPlan) error {
 	limit := l.jobs.limit
 	l.jobs.limit = 0
+	// Rows waiting for the rate cap go back unsent rather than hold the
+	// reload up (they may wait for a cap the reload changes).
+	l.sender.stopPacing()
 	l.settleJobs(deadline)
 	if l.stopSender(deadline) {
 		// The Send ignored its context and Close: its rows stay SENDING
@@ -337,6 +342,7 @@ func (l *loop) resume(o Options, outputReplaced bool) {
 	l.jobs.size = jobSize(o)
 	l.group = newGrouping(o, l.jobs.size, l.walq != nil)
 	l.exitOnRefusal = r.exitOnRefusal()
+	r.rate.set(o.RateLimit, r.now())
 	if q, ok := l.q.(*walQueue); ok {
 		q.retention, q.maxAttempts = o.Queue.AckedRetention, o.Retry.MaxAttempts
 		q.cleanupMax, q.maxBytes = max(1, o.Queue.CleanupBatchSize), o.Queue.MaxBytes

@@ -67,6 +67,13 @@ type sendLoop struct {
 	// reclaimed: the loop is taking its queued jobs back (handBack); set
 	// from the loop's goroutine, cleared by startSender.
 	reclaimed atomic.Bool
+	// rate is output.rate-limit, the agent's (every sender loop shares
+	// it). capStop, closed once by stopPacing, ends a wait for its tokens:
+	// the loop is stopping or reloading, and the rows waiting go back
+	// unsent instead of holding the loop up.
+	rate     *sendCap
+	capStop  chan struct{}
+	stopOnce sync.Once
 }
 
 func (s *sendLoop) run(ctx context.Context, jobs <-chan *job, results chan<- *jobResult) {
@@ -107,7 +114,21 @@ type encodedJob struct {
 // handBack makes the sender hand back, unsent, every job it has taken but
 // not begun to Send: the loop takes its queued jobs back to stop
 // (reclaimQueued), and the job encoded ahead is one of them.
-func (s *sendLoop) handBack() { s.reclaimed.Store(true) }
+func (s *sendLoop) handBack() {
+	s.reclaimed.Store(true)
+	s.stopPacing()
+}
+
+// stopPacing makes the sender stop waiting for the rate cap: a job whose
+// next batch has no tokens yet comes back with that batch and the rest
+// NotSent. Safe from any goroutine, more than once.
+func (s *sendLoop) stopPacing() {
+	s.stopOnce.Do(func() {
+		if s.capStop != nil {
+			close(s.capStop)
+		}
+	})
+}
 
 // do sends cur and returns its result, and the next job if it was taken
 // and encoded during the Send.
@@ -132,18 +153,54 @@ func (s *sendLoop) do(ctx context.Context, cur *encodedJob, jobs <-chan *job) (*
 	var ahead *encodedJob
 	var sent []transport.Result
 	var err error
+	cut := false
 	if len(cur.batches) > 0 {
 		next := s.encodeAhead(ctx, jobs, 1-cur.set)
-		s.ctr.sent.Add(uint64(len(cur.batches)))
-		start := s.now()
-		sent, err = s.snd.Send(ctx, cur.batches)
-		s.ctr.sendLatency.observe(s.now().Sub(start))
+		sent, cut, err = s.sendCapped(ctx, cur.batches)
 		ahead = next()
 	}
 	res.results = s.merge(j, cur.batches, sent, cur.failed)
 	res.err = err
+	if cut && len(sent) == 0 {
+		// Nothing of it went: like a job handed back.
+		res.err, res.skipped = transport.ErrClosed, true
+		return res, ahead
+	}
 	s.afterSend(ctx, res)
 	return res, ahead
+}
+
+// sendCapped sends batches in order under the rate cap (sendCap.take):
+// each run once the cap holds the tokens of its first batch, with as many
+// following batches as the cap holds at once. Without a cap that is one
+// Send of every batch. It returns the results of the batches sent; cut:
+// it stopped waiting for tokens (stopPacing) and left the rest unsent.
+func (s *sendLoop) sendCapped(ctx context.Context, batches []transport.Batch) (sent []transport.Result, cut bool, err error) {
+	for len(batches) > 0 {
+		n, waited := s.rate.take(ctx, s.capStop, s.now, batches)
+		if waited > 0 {
+			s.ctr.throttled.Add(int64(waited))
+		}
+		if n == 0 {
+			if err := ctx.Err(); err != nil {
+				return sent, false, err
+			}
+			return sent, true, nil
+		}
+		s.ctr.sent.Add(uint64(n))
+		start := s.now()
+		got, err := s.snd.Send(ctx, batches[:n])
+		s.ctr.sendLatency.observe(s.now().Sub(start))
+		if len(batches) == n && len(sent) == 0 {
+			return got, false, err // the whole job in one Send: no copy
+		}
+		sent = append(sent, got[:min(n, len(got))]...)
+		if err != nil || len(got) < n {
+			return sent, false, err
+		}
+		batches = batches[n:]
+	}
+	return sent, false, nil
 }
 
 // encodeAhead takes the next job, if the loop hands one over before the

@@ -155,6 +155,8 @@ func (r *Agent) newSendLoop(snd transport.Sender, enc encoder, nonMode bool) *se
 		rejectWait: backoff.Policy{Max: pace.MaxBackoff}, // no Initial: always the maximum
 		ctr:        &r.ctr,
 		pub:        &r.pub,
+		rate:       r.rate,
+		capStop:    make(chan struct{}),
 		// One part per core the runtime may use: encoding is pure CPU.
 		encodeWorkers: runtime.GOMAXPROCS(0),
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
 
 // Status is a point-in-time view of a Agent for status commands and
@@ -33,6 +34,12 @@ type Status struct {
 	SendErrors   uint64 // Send calls that stopped early (engine unavailable, rejected, refusing our token or key, …)
 	Reconnects   uint64 // from the transport when it reports it
 	Commits      uint64 // queue transactions committed (one fsync each for the WAL)
+
+	// SendThrottled is how long the sender waited for the rate cap
+	// (output.rate-limit) before sending.
+	SendThrottled time.Duration
+	// RateLimit is the send-rate cap in force.
+	RateLimit RateLimitStatus
 
 	// SendLatency is the duration of each Send call (one job: up to
 	// agent.bulk-max-size batches, until every result is in).
@@ -70,6 +77,19 @@ type Status struct {
 	Inputs []InputStatus
 }
 
+// RateLimitStatus is output.rate-limit in force (the zero RateLimit: no
+// cap) and how long the backlog takes at it.
+type RateLimitStatus struct {
+	output.RateLimit
+	// EventBurst and ByteBurst are the buckets' sizes (0: not capped).
+	EventBurst, ByteBurst int
+	// BacklogETA is how long the queued rows (Queue: PENDING and SENDING,
+	// SizeBytes) take to go out at the cap, if the link keeps up; 0
+	// without a cap. The queue counts stored bytes, the cap wire bytes: in
+	// PACKET mode a byte cap's ETA is an estimate.
+	BacklogETA time.Duration
+}
+
 // ReloadCounts are config reloads by outcome.
 type ReloadCounts struct{ OK, Failed uint64 }
 
@@ -92,6 +112,9 @@ type counters struct {
 	lastTurn                                                atomic.Int64 // unix nanoseconds
 	sendLatency                                             histogram
 	reloadsOK, reloadsFailed                                atomic.Uint64
+	// throttled is how long the sender waited for the rate cap, in
+	// nanoseconds.
+	throttled atomic.Int64
 }
 
 // published is the part of Status that is not a counter.
@@ -142,6 +165,7 @@ func (r *Agent) Snapshot() Status {
 		SendErrors:        r.ctr.sendErrors.Load(),
 		Commits:           r.ctr.commits.Load(),
 		SendLatency:       r.ctr.sendLatency.snapshot(),
+		SendThrottled:     time.Duration(r.ctr.throttled.Load()),
 		ConfigReloads:     ReloadCounts{OK: r.ctr.reloadsOK.Load(), Failed: r.ctr.reloadsFailed.Load()},
 	}
 	if t := r.ctr.lastTurn.Load(); t != 0 {
@@ -160,6 +184,9 @@ func (r *Agent) Snapshot() Status {
 	if !oldest.IsZero() {
 		st.Queue.OldestPendingAge = max(0, r.now().Sub(oldest))
 	}
+	rl := r.rate.config()
+	st.RateLimit = RateLimitStatus{RateLimit: rl, EventBurst: rl.EventBurst(), ByteBurst: rl.ByteBurst(),
+		BacklogETA: rl.TimeToSend(st.Queue.Pending+st.Queue.Sending, st.Queue.SizeBytes)}
 	if e := r.ext.Load(); e != nil {
 		if e.reconnects != nil {
 			st.Reconnects = e.reconnects()

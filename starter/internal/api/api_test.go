@@ -13,6 +13,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -358,5 +359,39 @@ func TestPerInputStatusAndMetrics(t *testing.T) {
 	if len(got.Inputs) != 3 || got.Inputs[0].ID != "app" || got.Inputs[0].Filtered != 3 || got.Inputs[1].Events != 6 ||
 		len(got.Inputs[0].Files) != 1 || got.Inputs[0].Files[0].Path != "/var/log/app.log" || got.Inputs[2].Type != "other" {
 		t.Errorf("inputs: %+v", got.Inputs)
+	}
+}
+
+// The send-rate cap shows in /debug/status (absent without one) with the
+// backlog's ETA, and the time spent waiting for it in /metrics.
+func TestRateLimitStatusAndMetrics(t *testing.T) {
+	src := &fakeSource{st: running()}
+	srv := serve(t, Options{Source: src})
+	status := func() Status {
+		t.Helper()
+		_, body := get(t, srv.URL+"/debug/status", "")
+		var got Status
+		if err := json.Unmarshal([]byte(body), &got); err != nil {
+			t.Fatalf("%v in %s", err, body)
+		}
+		return got
+	}
+	if got := status(); got.RateLimit != nil {
+		t.Errorf("rate_limit %+v without a cap, want it absent", got.RateLimit)
+	}
+	src.set(func(s *agent.Status) {
+		s.SendThrottled = 1500 * time.Millisecond
+		s.RateLimit = agent.RateLimitStatus{RateLimit: output.RateLimit{EventsPerSecond: 10, BytesPerSecond: 2048},
+			EventBurst: 10, ByteBurst: 2048, BacklogETA: 90 * time.Second}
+	})
+	got := status()
+	if want := (RateLimit{EventsPerSecond: 10, BytesPerSecond: 2048, BurstEvents: 10, BurstBytes: 2048, BacklogETASeconds: 90}); got.RateLimit == nil || *got.RateLimit != want {
+		t.Errorf("rate_limit %+v, want %+v", got.RateLimit, want)
+	}
+	if got.Counters == nil || got.Counters.SendThrottledSeconds != 1.5 {
+		t.Errorf("counters %+v, want send_throttled_seconds 1.5", got.Counters)
+	}
+	if _, body := get(t, srv.URL+"/metrics", ""); !strings.Contains(body, "edge_agent_send_throttled_seconds_total 1.5\n") {
+		t.Errorf("/metrics lacks edge_agent_send_throttled_seconds_total 1.5:\n%s", body)
 	}
 }

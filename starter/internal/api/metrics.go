@@ -26,6 +26,7 @@ var (
 	dBackpressure  = desc("backpressure_active", "1 while reading is paused because the queue is above queue.max-bytes.")
 	dFiltered      = desc("input_events_filtered_total", "Events an input's include-lines/exclude-lines dropped (their positions still advance).", "input")
 	dReloads       = desc("config_reloads_total", "Configuration reloads by result.", "result")
+	dThrottled     = desc("send_throttled_seconds_total", "Time the sender waited for the send-rate cap (output.rate-limit) before sending.")
 	dBuildInfo     = desc("build_info", "Always 1; the labels name the build.", "version", "commit")
 )
 
@@ -35,7 +36,7 @@ type collector struct{ o *Options }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dEventsRead, dBytesRead, dEventsAcked, dWALRows, dWALBytes, dWALFileBytes,
-		dOldestPending, dBatches, dLatency, dReconnects, dFilesOpen, dTruncated, dLostBytes, dBackpressure, dFiltered, dReloads, dBuildInfo} {
+		dOldestPending, dBatches, dLatency, dReconnects, dFilesOpen, dTruncated, dLostBytes, dBackpressure, dFiltered, dReloads, dThrottled, dBuildInfo} {
 		ch <- d
 	}
 }
@@ -60,6 +61,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter(dBatches, float64(st.Failed), "failed")
 	counter(dBatches, float64(st.Released), "not_sent")
 	counter(dReconnects, float64(st.Reconnects))
+	counter(dThrottled, st.SendThrottled.Seconds())
 	gauge(dBackpressure, b2f(st.Backpressure))
 	counter(dReloads, float64(st.ConfigReloads.OK), "success")
 	counter(dReloads, float64(st.ConfigReloads.Failed), "failure")

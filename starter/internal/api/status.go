@@ -35,6 +35,8 @@ type Status struct {
 	Counters *Counters `json:"counters,omitempty"`
 	// Health is /healthz's judgement with each component's part.
 	Health *Health `json:"health,omitempty"`
+	// RateLimit is output.rate-limit in force; absent without a cap.
+	RateLimit *RateLimit `json:"rate_limit,omitempty"`
 	// Input is every input's figures summed (and the single input's type).
 	Input *Input `json:"input,omitempty"`
 	// Files are the inputs' tracked files, when they can list them.
@@ -83,6 +85,20 @@ type WALStatus struct {
 	OldestPendingAgeSeconds float64 `json:"oldest_pending_age_seconds"`
 }
 
+// RateLimit is the send-rate cap in force and the backlog's time to go
+// out at it.
+type RateLimit struct {
+	// EventsPerSecond and BytesPerSecond are the caps (0: not capped).
+	EventsPerSecond float64 `json:"events_per_second"`
+	BytesPerSecond  int64   `json:"bytes_per_second"`
+	// BurstEvents and BurstBytes are the buckets' sizes (0: not capped).
+	BurstEvents int `json:"burst_events"`
+	BurstBytes  int `json:"burst_bytes"`
+	// BacklogETASeconds is how long the rows queued now take to go out at
+	// the cap, if the link keeps up with it.
+	BacklogETASeconds float64 `json:"backlog_eta_seconds"`
+}
+
 // Counters are the agent's totals since start.
 type Counters struct {
 	EventsRead   uint64 `json:"events_read"`
@@ -100,6 +116,8 @@ type Counters struct {
 	// sends to the engine (edge_agent_send_latency_seconds).
 	Sends       uint64  `json:"sends"`
 	SendSeconds float64 `json:"send_seconds"`
+	// SendThrottledSeconds is the time the sender waited for the rate cap.
+	SendThrottledSeconds float64 `json:"send_throttled_seconds"`
 }
 
 // Health is agent.Health: whether the agent is healthy, why not, and each
@@ -188,8 +206,13 @@ func statusOf(st agent.Status, o *Options, now time.Time) Status {
 			Failed: st.Failed, Released: st.Released, Dead: st.Dead, Dropped: st.Dropped,
 			Retries: st.Retries, SendErrors: st.SendErrors, Reconnects: st.Reconnects,
 			Sends: st.SendLatency.Count, SendSeconds: st.SendLatency.Sum.Seconds(),
+			SendThrottledSeconds: st.SendThrottled.Seconds(),
 		},
 		Health: healthDoc(st.Health(now, o.StallAfter)),
+	}
+	if rl := st.RateLimit; rl.On() {
+		out.RateLimit = &RateLimit{EventsPerSecond: rl.EventsPerSecond, BytesPerSecond: rl.BytesPerSecond,
+			BurstEvents: rl.EventBurst, BurstBytes: rl.ByteBurst, BacklogETASeconds: rl.BacklogETA.Seconds()}
 	}
 	if !st.StartedAt.IsZero() {
 		t := st.StartedAt

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -194,6 +195,9 @@ func writeStatusText(w io.Writer, st api.Status, pidFile string, detailErr error
 	} else {
 		fmt.Fprintf(out, "oldest pending:\t-\n")
 	}
+	if st.Running {
+		writeRateLimitText(out, st)
+	}
 	writeFilesText(out, st)
 	if st.Backpressure {
 		fmt.Fprintf(out, "backpressure:\treading paused (queue above queue.max-bytes)\n")
@@ -207,6 +211,31 @@ func writeStatusText(w io.Writer, st api.Status, pidFile string, detailErr error
 			at = " (at " + st.LastErrorAt.Local().Format(time.RFC3339) + ")"
 		}
 		fmt.Fprintf(out, "last error:\t%s%s\n", oneLine(st.LastError), at)
+	}
+}
+
+// writeRateLimitText shows the send-rate cap in force and how long the
+// backlog takes at it.
+func writeRateLimitText(out io.Writer, st api.Status) {
+	rl := st.RateLimit
+	if rl == nil {
+		fmt.Fprintf(out, "rate limit:\tnone\n")
+		return
+	}
+	var caps, bursts []string
+	if rl.EventsPerSecond > 0 {
+		caps = append(caps, strconv.FormatFloat(rl.EventsPerSecond, 'f', -1, 64)+" events/s")
+		bursts = append(bursts, strconv.Itoa(rl.BurstEvents)+" events")
+	}
+	if rl.BytesPerSecond > 0 {
+		caps = append(caps, strconv.FormatInt(rl.BytesPerSecond, 10)+" bytes/s")
+		bursts = append(bursts, strconv.Itoa(rl.BurstBytes)+" bytes")
+	}
+	eta := time.Duration(rl.BacklogETASeconds * float64(time.Second)).Round(time.Second)
+	fmt.Fprintf(out, "rate limit:\t%s (burst %s); backlog ETA %s at the cap\n",
+		strings.Join(caps, ", "), strings.Join(bursts, ", "), eta)
+	if c := st.Counters; c != nil && c.SendThrottledSeconds > 0 {
+		fmt.Fprintf(out, "throttled:\t%s waiting for the cap\n", time.Duration(c.SendThrottledSeconds*float64(time.Second)).Round(time.Millisecond))
 	}
 }
 

@@ -41,3 +41,31 @@ func TestStatusTextPerInput(t *testing.T) {
 		})
 	}
 }
+
+// A running agent's text status shows the send-rate cap, or that there is
+// none, and the backlog's ETA at it.
+func TestStatusTextRateLimit(t *testing.T) {
+	cases := []struct {
+		name string
+		st   api.Status
+		want []string
+	}{
+		{"none", api.Status{Running: true}, []string{"rate limit:      none"}},
+		{"both", api.Status{Running: true, Counters: &api.Counters{SendThrottledSeconds: 2.5},
+			RateLimit: &api.RateLimit{EventsPerSecond: 2.5, BytesPerSecond: 4096, BurstEvents: 3, BurstBytes: 4916, BacklogETASeconds: 3600}},
+			[]string{"2.5 events/s, 4096 bytes/s (burst 3 events, 4916 bytes); backlog ETA 1h0m0s at the cap", "2.5s waiting for the cap"}},
+		{"bytes", api.Status{Running: true, RateLimit: &api.RateLimit{BytesPerSecond: 100, BurstBytes: 100, BacklogETASeconds: 12.4}},
+			[]string{"100 bytes/s (burst 100 bytes); backlog ETA 12s at the cap"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			writeStatusText(&b, tc.st, "edge-agent.pid", nil)
+			for _, w := range tc.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("status lacks %q:\n%s", w, b.String())
+				}
+			}
+		})
+	}
+}

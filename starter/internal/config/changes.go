@@ -27,7 +27,8 @@ type Changes struct {
 func (c *Config) Changes(next *Config) Changes {
 	var ch Changes
 	ch.Input = c.InputType != next.InputType || c.InputID != next.InputID || !reflect.DeepEqual(c.Input, next.Input)
-	ch.Output = c.Output.Type != next.Output.Type || !reflect.DeepEqual(c.Output, next.Output)
+	// The rate cap is retuned in place: it rebuilds no output.
+	ch.Output = c.Output.Type != next.Output.Type || c.Output.ID != next.Output.ID || !reflect.DeepEqual(c.Output.Options, next.Output.Options)
 	ch.Inputs = changedInputs(c.Inputs, next.Inputs)
 	section := func(name string, differs bool) {
 		if differs {
@@ -39,7 +40,7 @@ func (c *Config) Changes(next *Config) Changes {
 	section("retry", c.Retry != next.Retry)
 	section("input", ch.Input)
 	section("inputs", len(ch.Inputs) > 0)
-	section("output", ch.Output)
+	section("output", ch.Output || c.Output.RateLimit != next.Output.RateLimit)
 	section("log", c.Log != next.Log)
 	section("http", c.HTTP != next.HTTP)
 	management := !reflect.DeepEqual(c.Management, next.Management)

@@ -15,7 +15,8 @@ const defaultOutputType = output.TypeConsole
 
 // decodeOutput decodes the `output` section through the registry:
 // output.type picks the factory, whose default config receives every key
-// but type and id, which are decoded here. kv is nil when the file has no
+// but type, id and rate-limit (the agent's, whatever the type), which are
+// decoded here. kv is nil when the file has no
 // output section: the default type's defaults apply.
 func (d *decoder) decodeOutput(kv *ast.MappingValueNode, reg *output.Registry, cfg *Config) {
 	var kvs []*ast.MappingValueNode
@@ -48,6 +49,9 @@ func (d *decoder) decodeOutput(kv *ast.MappingValueNode, reg *output.Registry, c
 			} else if s != "" {
 				typ = strings.ToLower(s)
 			}
+		case "rate-limit":
+			d.mark("output.rate-limit", "output.rate-limit", e.Key)
+			d.decodeValue(e.Value, reflect.ValueOf(&cfg.Output.RateLimit).Elem(), "output.rate-limit", "output.rate-limit")
 		default:
 			rest = append(rest, e)
 		}

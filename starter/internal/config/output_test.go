@@ -2,6 +2,7 @@ package config
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,5 +81,47 @@ func TestOutputSharedKeys(t *testing.T) {
 		if want := "agent.yaml:3:3: output.max-in-flite: unknown key; did you mean output.max-in-flight?"; err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", typ, err, want)
 		}
+	}
+}
+
+// output.rate-limit is the agent's, whatever the type: decoded for every
+// type, checked by package output at its own keys, handed to the agent,
+// and retuned by a reload without rebuilding the output.
+func TestOutputRateLimit(t *testing.T) {
+	for _, typ := range []string{"console", "transport"} {
+		text := "output:\n  type: " + typ + "\n  endpoint: h:1\n  token: t\n  rate-limit:\n    events-per-second: 2.5\n    bytes-per-second: 4096\n    burst: 10\n" + minimal
+		cfg, _, err := loadText(t, text)
+		if err != nil {
+			t.Fatalf("%s: %v", typ, err)
+		}
+		want := output.RateLimit{EventsPerSecond: 2.5, BytesPerSecond: 4096, Burst: 10}
+		if got := cfg.AgentOptions().RateLimit; got != want {
+			t.Errorf("%s: agent gets %+v, want %+v", typ, got, want)
+		}
+	}
+	_, _, err := loadText(t, "output:\n  rate-limit:\n    events-per-second: -1\n    burst: x\n"+minimal)
+	for _, want := range []string{
+		"agent.yaml:3:5: output.rate-limit.events-per-second: must be >= 0",
+		"agent.yaml:4:5: output.rate-limit.burst: expected an integer",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want %q", err, want)
+		}
+	}
+	_, _, err = loadText(t, "output:\n  rate-limit:\n    event-per-second: 1\n"+minimal)
+	if want := "output.rate-limit.event-per-second: unknown key; did you mean output.rate-limit.events-per-second?"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+
+	a, _, err := loadText(t, "output:\n  type: transport\n  endpoint: h:1\n  token: t\n"+minimal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := loadText(t, "output:\n  type: transport\n  endpoint: h:1\n  token: t\n  rate-limit:\n    bytes-per-second: 1000\n"+minimal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch := a.Changes(b); ch.Output || !slices.Equal(ch.Sections, []string{"output"}) || len(ch.RestartKeys) != 0 {
+		t.Errorf("rate-limit change: %+v, want the output section changed, nothing rebuilt or restarted", ch)
 	}
 }

@@ -94,6 +94,9 @@ type OutputConfig struct {
 	// *output.TransportConfig). Nil in NewDefaultConfig: like the input's,
 	// its defaults come from the factory once the type is known.
 	Options output.Config `yaml:"-"`
+	// RateLimit is output.rate-limit, the agent's send-rate cap: decoded
+	// here, not by the type, since every output shares it.
+	RateLimit output.RateLimit `yaml:"rate-limit"`
 }
 
 // AgentOptions hands each component its own options; the caller adds
@@ -109,6 +112,7 @@ func (c *Config) AgentOptions() agent.Options {
 		InputList:  c.inputSpecs(),
 		OutputType: c.Output.Type,
 		Output:     c.Output.Options,
+		RateLimit:  c.Output.RateLimit,
 	}
 }
 

@@ -138,6 +138,7 @@ func (c *Config) validateOutput(k checker) {
 		return
 	}
 	k.component("output", c.Output.Options.Validate())
+	k.component("output.rate-limit", c.Output.RateLimit.Validate())
 }
 
 func (c *Config) validateLog(k checker) {
