@@ -23,9 +23,8 @@ const topAPIToken = "top-e2e-api-token-0123"
 // backlog top shows holds still while the test compares it with the API.
 func topRoot(t *testing.T) (root *agentRoot, listen string, rows int) {
 	t.Helper()
-	port := freePort(t)
-	listen = apiListen(t)
-	root = newRoot(t, options{port: port, httpListen: listen})
+	root = newRoot(t, options{port: deadPort(t), api: true})
+	listen = root.opts.httpListen
 	cfg := strings.Replace(root.configText(), "http:\n  listen: "+strconv.Quote(listen)+"\n",
 		"http:\n  listen: "+strconv.Quote(listen)+"\n  token: "+topAPIToken+"\n", 1)
 	if !strings.Contains(cfg, topAPIToken) {
@@ -117,7 +116,7 @@ func TestTopOnce(t *testing.T) {
 	}
 	t.Logf("top --once:\n%s", out)
 
-	idle := newRoot(t, options{port: freePort(t), httpListen: apiListen(t)})
+	idle := newRoot(t, options{port: deadPort(t), api: true})
 	out, errOut, code = idle.cli("top", "--once")
 	if code != 3 || !strings.Contains(errOut, "edge-agent is not running") || out != "" {
 		t.Errorf("top without an agent: exit %d, stdout %q, stderr %q", code, out, errOut)
