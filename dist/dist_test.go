@@ -148,6 +148,23 @@ func TestRelease(t *testing.T) {
 			}
 		}
 	})
+	// The packages as an operator meets them outside systemd: installed
+	// into a fresh Debian root, the agent started there by hand.
+	t.Run("deb installed, no systemd", func(t *testing.T) {
+		if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+			t.Skip("the amd64 package runs on linux/amd64 only")
+		}
+		checkInstalledOutsideSystemd(t, filepath.Join(out, amd64Deb), installDeb)
+	})
+	t.Run("rpm installed, no systemd", func(t *testing.T) {
+		if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+			t.Skip("the amd64 package runs on linux/amd64 only")
+		}
+		if _, err := exec.LookPath("rpm"); err != nil {
+			needTool(t, "rpm is not installed (apt-get install rpm); it installs the .rpm into the Debian root")
+		}
+		checkInstalledOutsideSystemd(t, filepath.Join(out, "edge-agent-0.0.0~test-1.x86_64.rpm"), installRPM)
+	})
 }
 
 func checkTarball(t *testing.T, tarball string) {
@@ -406,6 +423,7 @@ func checkDeb(t *testing.T, deb string) {
 		"opt/edge-agent/config":                  "/etc/edge-agent",
 		"usr/bin/edge-agent":                     "/opt/edge-agent/bin/edge-agent",
 		"opt/edge-agent/edge-agent.instance-uid": "/var/lib/edge-agent/edge-agent.instance-uid",
+		"opt/edge-agent/edge-agent.pid":          "/var/lib/edge-agent/edge-agent.pid",
 	} {
 		if got, err := os.Readlink(filepath.Join(rootfs, link)); err != nil || got != target {
 			t.Errorf("%s -> %q (%v), want %q", link, got, err, target)
@@ -424,9 +442,25 @@ func checkDeb(t *testing.T, deb string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"User=edge-agent", "Environment=EDGE_AGENT_HOME=/opt/edge-agent", "Environment=EDGE_AGENT_CONFIG=/etc/edge-agent/agent.yaml"} {
-		if !strings.Contains(string(unit), w+"\n") {
-			t.Errorf("packaged unit lacks %q", w)
+	if !strings.Contains(string(unit), "User=edge-agent\n") {
+		t.Error("packaged unit lacks User=edge-agent")
+	}
+	// The paths come from edge-agent.paths alone, so an agent started
+	// without systemd uses the unit's files; /run/edge-agent would exist
+	// only under the unit.
+	for _, w := range []string{"Environment=EDGE_AGENT_", "RuntimeDirectory=", "/run/edge-agent"} {
+		if strings.Contains(string(unit), w) {
+			t.Errorf("packaged unit sets %q, which edge-agent.paths owns", w)
+		}
+	}
+	defaults, err := os.ReadFile(filepath.Join(rootfs, "opt/edge-agent/edge-agent.paths"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"EDGE_AGENT_CONFIG=/etc/edge-agent/agent.yaml", "EDGE_AGENT_ID_FILE=/var/lib/edge-agent/edge-agent.id",
+		"EDGE_AGENT_PID_FILE=/var/lib/edge-agent/edge-agent.pid", "EDGE_AGENT_LOG_DIR=/var/log/edge-agent"} {
+		if !strings.Contains(string(defaults), "\n"+w+"\n") {
+			t.Errorf("edge-agent.paths lacks %q:\n%s", w, defaults)
 		}
 	}
 	if runtime.GOOS == "linux" && runtime.GOARCH == "amd64" {

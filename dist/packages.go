@@ -22,8 +22,15 @@ const (
 	pkgConfig = "/etc/edge-agent/agent.yaml"
 	pkgData   = "/var/lib/edge-agent"
 	pkgLog    = "/var/log/edge-agent"
-	pkgRun    = "/run/edge-agent"
-	pkgUnit   = "/usr/lib/systemd/system/edge-agent.service"
+	// The pid file sits with the agent's other state rather than under
+	// /run: /run/edge-agent would exist only while systemd's
+	// RuntimeDirectory= made it, so an agent started without systemd could
+	// not write it, and the pid file's lock makes a stale one harmless.
+	pkgPID = pkgData + "/edge-agent.pid"
+	// pkgPaths is read by every edge-agent command (the agent's
+	// paths.DefaultsFileName): the unit and a shell find the same files.
+	pkgPaths = pkgHome + "/edge-agent.paths"
+	pkgUnit  = "/usr/lib/systemd/system/edge-agent.service"
 )
 
 // packagedConfig rewrites the two relative paths of config/agent.yaml so
@@ -42,6 +49,19 @@ func packagedConfig(src []byte) ([]byte, error) {
 		src = bytes.Replace(src, []byte(r.old), []byte(r.new), 1)
 	}
 	return src, nil
+}
+
+// packagedPaths is the install root's path defaults, the variables the
+// agent would otherwise need from its environment. The environment still
+// wins over it.
+func packagedPaths() []byte {
+	return []byte("# Where the packaged edge-agent keeps its files; environment variables\n" +
+		"# of the same names win over these.\n" +
+		"EDGE_AGENT_CONFIG=" + pkgConfig + "\n" +
+		"EDGE_AGENT_ID_FILE=" + pkgData + "/edge-agent.id\n" +
+		"EDGE_AGENT_PID_FILE=" + pkgPID + "\n" +
+		"EDGE_AGENT_LOG_DIR=" + pkgLog + "\n" +
+		"EDGE_AGENT_LOG_FILE=" + pkgLog + "/edge-agent.out\n")
 }
 
 // writePackages builds the .deb and the .rpm of one linux target from the
@@ -64,10 +84,14 @@ func writePackages(o Options, t Target, bins, docs map[string]string) ([]string,
 	if err := os.WriteFile(cfgPath, cfg, 0o640); err != nil {
 		return nil, fmt.Errorf("dist: %w", err)
 	}
+	pathsFile := filepath.Join(work, "edge-agent.paths")
+	if err := os.WriteFile(pathsFile, packagedPaths(), 0o644); err != nil {
+		return nil, fmt.Errorf("dist: %w", err)
+	}
 
 	var names []string
 	for _, format := range []string{"deb", "rpm"} {
-		info := packageInfo(o, t, bins, docs, cfgPath)
+		info := packageInfo(o, t, bins, docs, cfgPath, pathsFile)
 		var p nfpm.Packager = deb.Default
 		if format == "rpm" {
 			p = rpm.DefaultRPM
@@ -88,7 +112,7 @@ func writePackages(o Options, t Target, bins, docs map[string]string) ([]string,
 	return names, nil
 }
 
-func packageInfo(o Options, t Target, bins, docs map[string]string, cfgPath string) *nfpm.Info {
+func packageInfo(o Options, t Target, bins, docs map[string]string, cfgPath, pathsFile string) *nfpm.Info {
 	pkg := func(p string) string { return filepath.Join(o.Root, "dist", "packaging", p) }
 	mtime := o.Epoch.UTC().Truncate(1e9)
 	file := func(src, dst string, mode os.FileMode) *files.Content {
@@ -106,6 +130,7 @@ func packageInfo(o Options, t Target, bins, docs map[string]string, cfgPath stri
 		dir(pkgHome+"/bin", 0o755),
 		file(filepath.Join(o.Root, operatorGuide), pkgHome+"/README.md", 0o644),
 		file(filepath.Join(o.Root, "LICENSE"), pkgHome+"/LICENSE", 0o644),
+		file(pathsFile, pkgPaths, 0o644),
 		dir("/etc/edge-agent", 0o755),
 		{Source: cfgPath, Destination: pkgConfig, Type: files.TypeConfigNoReplace,
 			FileInfo: &files.ContentFileInfo{Owner: "root", Group: "adm", Mode: 0o640, MTime: mtime}},
@@ -119,7 +144,7 @@ func packageInfo(o Options, t Target, bins, docs map[string]string, cfgPath stri
 		link(pkgLog, pkgHome+"/log"),
 		link(pkgData+"/edge-agent.id", pkgHome+"/edge-agent.id"),
 		link(pkgData+"/edge-agent.instance-uid", pkgHome+"/edge-agent.instance-uid"),
-		link(pkgRun+"/edge-agent.pid", pkgHome+"/edge-agent.pid"),
+		link(pkgPID, pkgHome+"/edge-agent.pid"),
 		link(pkgHome+"/bin/edge-agent", "/usr/bin/edge-agent"),
 	}
 	names := make([]string, 0, len(bins))

@@ -422,14 +422,13 @@ func TestMonitoringMetricNames(t *testing.T) {
 	skipShort(t)
 	rc := startReceiver(t, "e2e-token-0123456789")
 	root := newRoot(t, options{port: rc.port, api: true})
-	listen := root.opts.httpListen
 	agent := root.startReady()
 	want := makeLines(t.Name(), 0, 50)
 	root.createFile("in/app.log").lines(want)
 	rc.waitDelivered(want, deliverTimeout)
 
 	doc := documentedMetrics(t)
-	live := liveMetrics(t, "http://"+listen)
+	live := liveMetrics(t, root.apiBase())
 	used := usedMetrics(t)
 	if len(used) < 10 {
 		t.Fatalf("found only %d metric names in the rules and the dashboard: %v", len(used), used)
@@ -590,8 +589,9 @@ func (p *prometheus) alerts() map[string]string {
 
 // A real Prometheus scrapes a running agent while the engine goes away:
 // the backlog grows and the engine takes nothing, so EdgeAgentBacklogGrowing
-// and EdgeAgentEngineRefusing fire; when the engine returns and the backlog
-// drains, both resolve. The rules are the shipped ones with every `for:`
+// and EdgeAgentEngineDown fire, EdgeAgentEngineRefusing does not; the engine
+// then returns with another token, and EdgeAgentEngineRefusing fires; when
+// it returns as it should and the backlog drains, all resolve. The rules are the shipped ones with every `for:`
 // cut to 2s: the expressions, their windows and thresholds are as shipped,
 // which makes the outage last a little over the minute the oldest pending
 // row must wait.
@@ -606,8 +606,8 @@ func TestPrometheusAlertsFireAndResolve(t *testing.T) {
 	rc := startReceiver(t, "e2e-token-0123456789")
 	port := rc.port
 	root := newRoot(t, options{port: port, api: true})
-	listen := root.opts.httpListen
 	agent := root.startReady()
+	listen := root.opts.httpListen
 
 	// An application writing ten lines a second for the whole test.
 	appLog := root.createFile("in/app.log")
@@ -669,21 +669,32 @@ func TestPrometheusAlertsFireAndResolve(t *testing.T) {
 		}
 		return true
 	}
-	eventually(t, 3*time.Minute, "EdgeAgentBacklogGrowing and EdgeAgentEngineRefusing to fire", func() bool {
-		return firing("EdgeAgentBacklogGrowing", "EdgeAgentEngineRefusing")
+	eventually(t, 3*time.Minute, "EdgeAgentBacklogGrowing and EdgeAgentEngineDown to fire", func() bool {
+		return firing("EdgeAgentBacklogGrowing", "EdgeAgentEngineDown")
 	})
-	t.Logf("both alerts firing %s after the engine stopped; active: %v", time.Since(stopped).Round(time.Second), prom.alerts())
-	if a := prom.alerts(); a["EdgeAgentDown"] != "" || a["EdgeAgentDeadRows"] != "" {
-		t.Errorf("alerts that do not apply: %v", a)
+	t.Logf("backlog and engine-down alerts firing %s after the engine stopped; active: %v", time.Since(stopped).Round(time.Second), prom.alerts())
+	if a := prom.alerts(); a["EdgeAgentDown"] != "" || a["EdgeAgentDeadRows"] != "" || a["EdgeAgentEngineRefusing"] != "" {
+		t.Errorf("alerts that do not apply to an engine that is down: %v", a)
 	}
+
+	// The engine comes back refusing the agent's token: a refusal, not an
+	// outage.
+	refusing := time.Now()
+	wrong := startReceiverAt(t, port, "not-the-agent-token-0123")
+	eventually(t, 2*time.Minute, "EdgeAgentEngineRefusing to fire and EdgeAgentEngineDown to resolve", func() bool {
+		a := prom.alerts()
+		return a["EdgeAgentEngineRefusing"] == "firing" && a["EdgeAgentEngineDown"] == ""
+	})
+	t.Logf("engine-refusing alert firing %s after the wrong token; active: %v", time.Since(refusing).Round(time.Second), prom.alerts())
+	wrong.stop()
 
 	returned := time.Now()
 	rc2 := startReceiverAt(t, port, "e2e-token-0123456789")
-	eventually(t, 2*time.Minute, "both alerts to resolve", func() bool {
+	eventually(t, 2*time.Minute, "every engine alert to resolve", func() bool {
 		a := prom.alerts()
-		return a["EdgeAgentBacklogGrowing"] == "" && a["EdgeAgentEngineRefusing"] == ""
+		return a["EdgeAgentBacklogGrowing"] == "" && a["EdgeAgentEngineRefusing"] == "" && a["EdgeAgentEngineDown"] == ""
 	})
-	t.Logf("both resolved %s after the engine returned", time.Since(returned).Round(time.Second))
+	t.Logf("all resolved %s after the engine returned", time.Since(returned).Round(time.Second))
 
 	stopWriting <- struct{}{}
 	lines := <-written

@@ -3,9 +3,14 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -393,5 +398,47 @@ func TestRateLimitStatusAndMetrics(t *testing.T) {
 	}
 	if _, body := get(t, srv.URL+"/metrics", ""); !strings.Contains(body, "edge_agent_send_throttled_seconds_total 1.5\n") {
 		t.Errorf("/metrics lacks edge_agent_send_throttled_seconds_total 1.5:\n%s", body)
+	}
+}
+
+// TestMetricsConnectionState: exactly the state the last send found is 1,
+// every known state has a series (so a rule selecting auth_failed sees 0
+// before the first refusal), and a state the list lacks still shows.
+func TestMetricsConnectionState(t *testing.T) {
+	for _, tc := range []struct{ conn, one string }{
+		{"connected", "connected"},
+		{"unavailable", "unavailable"},
+		{"auth_failed", "auth_failed"},
+		{"decrypt_failed", "decrypt_failed"},
+		{"something_new", "something_new"},
+	} {
+		st := running()
+		st.Connection = tc.conn
+		srv := serve(t, Options{Source: &fakeSource{st: st}})
+		_, body := get(t, srv.URL+"/metrics", "")
+		for _, s := range append(slices.Clone(connectionStates), tc.one) {
+			want := fmt.Sprintf(`edge_agent_output_connection_state{state=%q} %d`, s, map[bool]int{true: 1}[s == tc.one])
+			if !strings.Contains(body, want+"\n") {
+				t.Errorf("connection %s: /metrics lacks %q", tc.conn, want)
+			}
+		}
+	}
+}
+
+// TestMetricsWALFilesystem: with the WAL's path, its filesystem's size and
+// free bytes are exported; without it, neither is.
+func TestMetricsWALFilesystem(t *testing.T) {
+	srv := serve(t, Options{Source: &fakeSource{st: running()}, WALPath: filepath.Join(t.TempDir(), "wal.db")})
+	_, body := get(t, srv.URL+"/metrics", "")
+	if runtime.GOOS == "linux" {
+		for _, name := range []string{"edge_agent_wal_filesystem_avail_bytes", "edge_agent_wal_filesystem_size_bytes"} {
+			if !regexp.MustCompile(`(?m)^` + name + ` [1-9][0-9.e+]*$`).MatchString(body) {
+				t.Errorf("/metrics lacks a positive %s", name)
+			}
+		}
+	}
+	srv = serve(t, Options{Source: &fakeSource{st: running()}})
+	if _, body := get(t, srv.URL+"/metrics", ""); strings.Contains(body, "edge_agent_wal_filesystem_") {
+		t.Error("filesystem figures exported without a WAL path")
 	}
 }

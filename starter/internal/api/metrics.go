@@ -1,6 +1,9 @@
 package api
 
 import (
+	"slices"
+
+	"github.com/edge-agent/edge-agent/starter/internal/fsspace"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -28,7 +31,18 @@ var (
 	dReloads       = desc("config_reloads_total", "Configuration reloads by result.", "result")
 	dThrottled     = desc("send_throttled_seconds_total", "Time the sender waited for the send-rate cap (output.rate-limit) before sending.")
 	dBuildInfo     = desc("build_info", "Always 1; the labels name the build.", "version", "commit")
+	dConnection    = desc("output_connection_state", "1 for the output's connection state (what the last send found), 0 for the others.", "state")
+	dFSAvail       = desc("wal_filesystem_avail_bytes", "Bytes left to the agent's user on the filesystem holding the WAL.")
+	dFSSize        = desc("wal_filesystem_size_bytes", "Size of the filesystem holding the WAL.")
 )
+
+// connectionStates are the output connection states the agent reports
+// (its status' connection): idle before the first send, connected,
+// unavailable (the engine cannot be reached), rejected (another collector
+// holds the ingress), auth_failed and decrypt_failed (the engine refuses
+// the token or the key). Each is exported, so an alert can select a state
+// whose series exists before it first holds.
+var connectionStates = []string{"idle", "connected", "unavailable", "rejected", "auth_failed", "decrypt_failed"}
 
 // collector reads one Snapshot per scrape: the agent keeps its counters
 // anyway, so exporting them costs the hot path nothing.
@@ -36,7 +50,8 @@ type collector struct{ o *Options }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dEventsRead, dBytesRead, dEventsAcked, dWALRows, dWALBytes, dWALFileBytes,
-		dOldestPending, dBatches, dLatency, dReconnects, dFilesOpen, dTruncated, dLostBytes, dBackpressure, dFiltered, dReloads, dThrottled, dBuildInfo} {
+		dOldestPending, dBatches, dLatency, dReconnects, dFilesOpen, dTruncated, dLostBytes, dBackpressure, dFiltered, dReloads, dThrottled, dBuildInfo,
+		dConnection, dFSAvail, dFSSize} {
 		ch <- d
 	}
 }
@@ -66,6 +81,18 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter(dReloads, float64(st.ConfigReloads.OK), "success")
 	counter(dReloads, float64(st.ConfigReloads.Failed), "failure")
 	gauge(dBuildInfo, 1, c.o.Version, c.o.Commit)
+	for _, s := range connectionStates {
+		gauge(dConnection, b2f(st.Connection == s), s)
+	}
+	if st.Connection != "" && !slices.Contains(connectionStates, st.Connection) {
+		gauge(dConnection, 1, st.Connection)
+	}
+	if c.o.WALPath != "" {
+		if sp, ok := fsspace.Of(c.o.WALPath); ok {
+			gauge(dFSAvail, float64(sp.Avail))
+			gauge(dFSSize, float64(sp.Size))
+		}
+	}
 
 	h := st.SendLatency
 	buckets := make(map[float64]uint64, len(h.Bounds))

@@ -37,6 +37,9 @@ type Options struct {
 	// Version, Commit and ConfigHash are shown in /debug/status and
 	// edge_agent_build_info.
 	Version, Commit, ConfigHash string
+	// WALPath is the WAL file (queue.path): its filesystem's space is in
+	// /metrics. Empty: no space figures.
+	WALPath string
 	// Management, when set, fills the status' management part.
 	Management func() *Management
 	// StallAfter defaults to DefaultStallAfter.

@@ -13,6 +13,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
+	"github.com/edge-agent/edge-agent/starter/internal/paths"
 	"github.com/edge-agent/edge-agent/starter/internal/suggest"
 )
 
@@ -97,8 +98,27 @@ func Run(ctx context.Context, env Env) int {
 		env.Exit = os.Exit
 	}
 	a := &agentCLI{env: env}
+	if err := a.applyPathDefaults(); err != nil {
+		a.errorf("%v", err)
+		return exitcode.Config
+	}
 	err := a.app().RunContext(ctx, env.Args)
 	return a.exitCode(err)
+}
+
+// applyPathDefaults makes the install root's path defaults (a package's
+// edge-agent.paths) part of the environment every command reads, so that a
+// shell, a container or the service find the same pid and id files.
+func (a *agentCLI) applyPathDefaults() error {
+	if a.env.Getenv == nil || a.env.Executable == nil {
+		return nil
+	}
+	defs, err := paths.LoadDefaults(a.home())
+	if err != nil {
+		return err
+	}
+	a.env.Getenv = paths.WithDefaults(a.env.Getenv, defs)
+	return nil
 }
 
 func (a *agentCLI) exitCode(err error) int {

@@ -194,7 +194,7 @@ func exitStatus(err error) int {
 // edge-agent.out in the install root. What the agent prints before its
 // log file is open (a config error) ends up there.
 func (a *agentCLI) openOutFile(home string) (*os.File, string, error) {
-	outPath := a.env.Getenv("EDGE_AGENT_LOG_FILE")
+	outPath := a.env.Getenv(paths.EnvOutFile)
 	if outPath == "" {
 		outPath = "edge-agent.out"
 	}

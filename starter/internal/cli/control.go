@@ -14,11 +14,12 @@ func (a *agentCLI) stopCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:      "stop",
 		Usage:     "stop a running agent gracefully (" + stopHow + ", then wait)",
-		UsageText: "edge-agent stop [--timeout DURATION] [--kill=false]",
+		UsageText: "edge-agent stop [--config FILE] [--timeout DURATION] [--kill=false]",
 		Description: `Sends SIGTERM to the pid in the pid file and waits until the process is
 gone: the agent stops reading, flushes memory to the WAL and closes it. If it
 is still running after --timeout, SIGKILL follows (nothing stored is lost;
---kill=false only reports and exits 1). Exits 0 when the agent is not running.
+--kill=false only reports and exits 1). Exits 0 when the agent is not running. A --config that does not load is
+an error (exit 78) before any signal is sent.
 
 On Windows there is no SIGTERM: stop sets a named event the agent creates
 at start (edge-agent-<pid>-stop) and the agent stops as on SIGTERM; --kill
@@ -28,10 +29,10 @@ stopped with edge-agent service stop instead.
 Examples:
    edge-agent stop
    edge-agent stop --timeout 2m --kill=false`,
-		Flags: []ucli.Flag{
+		Flags: agentFlags(
 			&ucli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "how long to wait for a graceful stop"},
 			&ucli.BoolFlag{Name: "kill", Value: true, Usage: "kill it (" + killHow + ") when --timeout runs out"},
-		},
+		),
 		OnUsageError: usageError,
 		Action:       a.stop,
 	}
@@ -58,6 +59,9 @@ func (a *agentCLI) runningAgent() (st process.State, pidFile string, err error) 
 }
 
 func (a *agentCLI) stop(c *ucli.Context) error {
+	if err := a.checkNamedConfig(c); err != nil {
+		return err
+	}
 	st, pidFile, err := a.runningAgent()
 	if err != nil || !st.Running {
 		return err

@@ -18,6 +18,8 @@ func (a *agentCLI) dbCommand() *ucli.Command {
 		Stdout:  a.env.Stdout,
 		Stderr:  a.env.Stderr,
 		Getenv:  a.env.Getenv,
+		// --config, read by the db tools under this name.
+		AgentFlags: agentFlags,
 		LoadConfig: func(explicit string) (dbcli.Config, error) {
 			// Reading the config builds no sender: the console output needs no writer.
 			cfg, _, _, err := a.readConfig(explicit, home, nil)

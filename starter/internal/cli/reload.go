@@ -12,7 +12,7 @@ func (a *agentCLI) reloadCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:      "reload",
 		Usage:     "make the running agent re-read its config (SIGHUP)",
-		UsageText: "edge-agent reload",
+		UsageText: "edge-agent reload [--config FILE]",
 		Description: `Sends SIGHUP to the agent found through the pid file. The agent re-reads the
 file it was started with (same ${ENV}, secret files and install root) and
 checks it. A valid file is applied without a restart and without losing
@@ -27,6 +27,10 @@ running. While a config from the OpAMP server is in force, the file gives
 its management section and queue.path and the remote config keeps the
 rest (the agent logs config_source remote).
 
+With --config, that file is checked first, as config check does: an
+invalid one is refused here (exit 78, each problem printed) and the agent
+is not signalled.
+
 This command returns once the signal is sent; the outcome is in the
 agent's log. Exit codes: 0 signal sent, 3 the agent is not running.
 Under systemd: ExecReload=/bin/kill -HUP $MAINPID. On Windows, which has no
@@ -36,12 +40,16 @@ SIGHUP, it sets a named event the agent creates at start
 Examples:
    edge-agent reload
    kill -HUP "$(cat edge-agent.pid)"`,
+		Flags:        agentFlags(),
 		OnUsageError: usageError,
 		Action:       a.reload,
 	}
 }
 
-func (a *agentCLI) reload(*ucli.Context) error {
+func (a *agentCLI) reload(c *ucli.Context) error {
+	if err := a.checkNamedConfig(c); err != nil {
+		return err
+	}
 	st, _, err := a.runningAgent()
 	if err != nil {
 		return err

@@ -45,10 +45,9 @@ Examples:
    edge-agent status
    edge-agent status --json | jq .wal.pending
    edge-agent status >/dev/null || systemctl start edge-agent`,
-		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "agent.yaml (for http.listen and queue.path)", TakesFile: true},
+		Flags: agentFlags(
 			&ucli.BoolFlag{Name: "json", Usage: "print JSON"},
-		},
+		),
 		OnUsageError: usageError,
 		Action:       a.status,
 	}
@@ -63,7 +62,7 @@ func (a *agentCLI) status(c *ucli.Context) error {
 	}
 	// The config only adds detail: without it the answer to "does it
 	// run" still stands, with the reason the rest is missing.
-	cfg, cfgErr := a.statusConfig(c.String("config"), home)
+	cfg, cfgErr := a.statusConfig(c.String(flagConfig), home)
 	var st api.Status
 	var detailErr error
 	switch {

@@ -42,11 +42,10 @@ Examples:
    edge-agent top
    edge-agent top --once
    TERM=dumb edge-agent top --interval 10s >> top.log`,
-		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "agent.yaml (for http.listen, http.token and http.tls)", TakesFile: true},
+		Flags: agentFlags(
 			&ucli.BoolFlag{Name: "once", Usage: "print one plain frame and exit"},
 			&ucli.DurationFlag{Name: "interval", Value: top.DefaultInterval, Usage: "time between two readings"},
-		},
+		),
 		OnUsageError: usageError,
 		Action:       a.top,
 	}
@@ -63,7 +62,7 @@ func (a *agentCLI) top(c *ucli.Context) error {
 		fmt.Fprintf(a.env.Stderr, "edge-agent is not running (no agent holds %s); start it with: edge-agent start\n", pidFile)
 		return quietCode(exitcode.NotRunning)
 	}
-	cfg, err := a.statusConfig(c.String("config"), home)
+	cfg, err := a.statusConfig(c.String(flagConfig), home)
 	if err != nil {
 		return err
 	}

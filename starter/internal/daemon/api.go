@@ -22,7 +22,7 @@ func startAPI(cfg *config.Config, rt *agent.Agent, logger *slog.Logger, build Bu
 	srv, err := api.Start(api.Options{
 		Settings: cfg.HTTP, Source: rt, DB: rt, Logger: logger,
 		Version: build.Version, Commit: build.Commit, ConfigHash: cfg.Hash,
-		Management: mgmt,
+		Management: mgmt, WALPath: cfg.Queue.Path,
 	})
 	if err != nil {
 		return nil, err

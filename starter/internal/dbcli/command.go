@@ -32,6 +32,10 @@ type Env struct {
 	// default place; an error wrapping paths.ErrNoConfig means there is
 	// none. nil: no config (tests).
 	LoadConfig func(explicit string) (Config, error)
+	// AgentFlags returns the mounting CLI's flags for naming the agent
+	// meant, extra appended; they must include a string flag named
+	// "config", read as LoadConfig's explicit path. nil: extra alone.
+	AgentFlags func(extra ...cli.Flag) []cli.Flag
 }
 
 // Environment variables naming the WAL, in priority order.
@@ -51,13 +55,15 @@ const (
 // Command returns the `db` command.
 func Command(env Env) *cli.Command {
 	r := &runner{env: env}
+	agentFlags := env.AgentFlags
+	if agentFlags == nil {
+		agentFlags = func(extra ...cli.Flag) []cli.Flag { return extra }
+	}
 	pathFlags := func(extra ...cli.Flag) []cli.Flag {
-		return append([]cli.Flag{
-			&cli.StringFlag{Name: flagConfig, Aliases: []string{"c"}, TakesFile: true,
-				Usage: "agent.yaml: its queue.path is the WAL, its http.* how to reach the running agent (default as for start)"},
+		return agentFlags(append([]cli.Flag{
 			&cli.StringFlag{Name: flagDBPath, Aliases: []string{"sqlite-path"},
 				Usage: "WAL file (relative: against the install root); default $" + envDBPath + ", then queue.path of --config, then <install root>/data/wal.db"},
-		}, extra...)
+		}, extra...)...)
 	}
 	writeFlags := func(extra ...cli.Flag) []cli.Flag {
 		return pathFlags(append([]cli.Flag{

@@ -82,6 +82,9 @@ func (f *fixture) run(t *testing.T, args ...string) (string, error) {
 				return Config{}, fmt.Errorf("no agent.yaml found: %w", paths.ErrNoConfig)
 			}
 			return *f.cfg, nil
+		},
+		AgentFlags: func(extra ...cli.Flag) []cli.Flag {
+			return append([]cli.Flag{&cli.StringFlag{Name: flagConfig, Aliases: []string{"c"}}}, extra...)
 		}}
 	app := &cli.App{Name: "edge-agent", Writer: &out, ErrWriter: &errOut, Commands: []*cli.Command{Command(env)},
 		ExitErrHandler: func(*cli.Context, error) {}}

@@ -142,7 +142,13 @@ func NewUUID() (string, error) {
 // readers see the old or the new file, never a torn one, even across a
 // power cut: the temp file is synced before the rename and the directory
 // after it. The identity files and the persisted remote config use it.
+// When path is a symlink, the file it points to is replaced and the link
+// kept: the temp file goes beside the target, in the folder the writer
+// owns, not beside the link (a package links /opt into /var/lib).
 func WriteAtomic(path string, data []byte, perm os.FileMode) (err error) {
+	if path, err = followLinks(path); err != nil {
+		return err
+	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -173,6 +179,31 @@ func WriteAtomic(path string, data []byte, perm os.FileMode) (err error) {
 		return fmt.Errorf("replace %s: %w", path, err)
 	}
 	return syncDir(dir)
+}
+
+// maxLinks bounds followLinks, as the kernel bounds a lookup (ELOOP).
+const maxLinks = 40
+
+// followLinks returns the file that path names once its symlinks are
+// followed, even when the last target does not exist yet (a fresh
+// install's link to an id file not written yet). Only the last component
+// is followed: a link among the folders is resolved by the kernel anyway.
+func followLinks(path string) (string, error) {
+	for range maxLinks {
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			return path, nil
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return "", fmt.Errorf("write %s: %w", path, err)
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
+	}
+	return "", fmt.Errorf("write %s: more than %d symlinks", path, maxLinks)
 }
 
 // syncDir makes the rename durable. Some filesystems refuse to fsync a

@@ -165,3 +165,81 @@ func TestNewUUID(t *testing.T) {
 		seen[u] = true
 	}
 }
+
+// TestWriteAtomicThroughSymlink: a write through a link replaces the file
+// it points to and leaves the link in place, whether the target exists yet
+// or not and whether the link is relative, absolute or a chain. Replacing
+// the link itself would also put the temp file in the link's folder, which
+// the agent may not own.
+func TestWriteAtomicThroughSymlink(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		targetExist bool
+		link        func(t *testing.T, links, target string) string
+	}{
+		{"absolute, target missing", false, func(t *testing.T, links, target string) string {
+			return symlink(t, target, filepath.Join(links, "edge-agent.id"))
+		}},
+		{"absolute, target present", true, func(t *testing.T, links, target string) string {
+			return symlink(t, target, filepath.Join(links, "edge-agent.id"))
+		}},
+		{"relative", false, func(t *testing.T, links, target string) string {
+			rel, err := filepath.Rel(links, target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return symlink(t, rel, filepath.Join(links, "edge-agent.id"))
+		}},
+		{"chain", true, func(t *testing.T, links, target string) string {
+			mid := symlink(t, target, filepath.Join(links, "mid.id"))
+			return symlink(t, mid, filepath.Join(links, "edge-agent.id"))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			links, state := t.TempDir(), t.TempDir()
+			target := filepath.Join(state, "edge-agent.id")
+			if tc.targetExist {
+				if err := os.WriteFile(target, []byte("old\n"), 0o640); err != nil {
+					t.Fatal(err)
+				}
+			}
+			link := tc.link(t, links, target)
+			if err := WriteAtomic(link, []byte("new\n"), 0o640); err != nil {
+				t.Fatal(err)
+			}
+			if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+				t.Fatalf("the link was replaced: %v, %v", fi, err)
+			}
+			if got, err := os.ReadFile(target); err != nil || string(got) != "new\n" {
+				t.Errorf("target holds %q (%v), want the new content", got, err)
+			}
+			left, err := os.ReadDir(links)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range left {
+				if e.Type()&os.ModeSymlink == 0 {
+					t.Errorf("the link's folder gained %s", e.Name())
+				}
+			}
+		})
+	}
+}
+
+func TestWriteAtomicSymlinkLoop(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	symlink(t, b, a)
+	symlink(t, a, b)
+	if err := WriteAtomic(a, []byte("x"), 0o640); err == nil {
+		t.Error("a write through a symlink loop succeeded")
+	}
+}
+
+func symlink(t *testing.T, target, link string) string {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	return link
+}

@@ -6,5 +6,7 @@
 // Every function takes the environment as a getenv func and touches no
 // global state; the environment variables honoured are EDGE_AGENT_HOME,
 // EDGE_AGENT_CONFIG, EDGE_AGENT_PID_FILE, EDGE_AGENT_ID_FILE and
-// EDGE_AGENT_LOG_DIR, the Java agent's names.
+// EDGE_AGENT_LOG_DIR, the Java agent's names. A package that keeps the
+// agent's state outside the install root ships <home>/edge-agent.paths
+// (LoadDefaults) with the same names as defaults under the environment.
 package paths

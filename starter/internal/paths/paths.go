@@ -15,6 +15,8 @@ const (
 	EnvPIDFile = "EDGE_AGENT_PID_FILE"
 	EnvIDFile  = "EDGE_AGENT_ID_FILE"
 	EnvLogDir  = "EDGE_AGENT_LOG_DIR"
+	// EnvOutFile takes the stdout and stderr of `start --background`.
+	EnvOutFile = "EDGE_AGENT_LOG_FILE"
 )
 
 // File names under the install root.
