@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
 )
@@ -442,6 +443,7 @@ func (in *Input) copyAtFirstRead(t *tracked, cur []byte) bool {
 	if err != nil {
 		return false
 	}
+	t.headChecked = len(cur)
 	switch cm := in.copySource(t.id, t.path, t.f, fi.Size(), cur); {
 	case cm.prior != nil:
 		in.setFP(t, cur)
@@ -525,13 +527,34 @@ func (in *Input) continueCopy(c *tracked, offset, line int64, from string) {
 		return
 	}
 	c.resume = nil
-	if offset > size {
-		offset, line = size, 0
-	}
 	c.offset, c.consumed, c.readPos = offset, offset, offset
 	c.line, c.consumedLine = line, line
+	c.behind, c.lastSize = offset > size, size
+	if c.split != nil {
+		c.split.Reset()
+	}
 	c.needsRead = true
 	in.logFile(slog.LevelInfo, "file is a copy of a truncated file (copytruncate); reading it from where the original was delivered", c, offset,
 		"copy_of", from)
 	in.emitPosition(c)
+}
+
+// settleBehind ends the wait of a copy that holds less than where it
+// continues (behind): once it holds that much it is read on; once it has
+// been quiet for close-inactive it is complete, and shorter than what its
+// original delivered (lines written between the copy and the truncate,
+// read from the original): it is kept at its end.
+func (in *Input) settleBehind(t *tracked, size int64, now time.Time) {
+	switch {
+	case !t.behind:
+	case size >= t.offset:
+		t.behind = false
+	case now.Sub(t.lastData) >= in.closeAfter:
+		t.behind = false
+		t.offset, t.consumed, t.readPos, t.line, t.consumedLine = size, size, size, 0, 0
+		if t.split != nil {
+			t.split.Reset()
+		}
+		in.emitPosition(t)
+	}
 }

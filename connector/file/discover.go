@@ -84,9 +84,6 @@ func (in *Input) discover(c candidate, now time.Time) error {
 		}
 		if p := cm.prior; p != nil {
 			offset, line = p.offset, p.line
-			if offset > c.size {
-				offset, line = c.size, 0
-			}
 		}
 	}
 	if key == "" && cm.prior == nil && cm.waitOn == nil && c.tail && !in.cfg.ReadFromBeginning {
@@ -106,6 +103,7 @@ func (in *Input) discover(c candidate, now time.Time) error {
 		in.local.rotations++ // the name now holds a different file
 	}
 	t := in.track(key, c.path, c.id, cur)
+	t.headChecked = len(cur)
 	for _, k := range forgets {
 		delete(in.savedKeys, k)
 	}
@@ -114,6 +112,7 @@ func (in *Input) discover(c candidate, now time.Time) error {
 	t.lastSize, t.lastMod = c.size, c.mod
 	t.lastData = now
 	t.seenScan = in.scanGen
+	t.behind = offset > c.size // a copy still being written
 	switch {
 	case restored != nil:
 		in.setPrior(t, restored)

@@ -110,7 +110,13 @@ func (in *Input) position(t *tracked) input.Position {
 		start = len(buf)
 		buf = appendStateHead(buf, t.id, t.fileJSON, t.fp.Sum(), t.prior)
 	}
-	buf = appendStateTail(buf, t.offset, t.line, max(t.lastSize, t.readPos))
+	off, line, size := t.offset, t.line, max(t.lastSize, t.readPos)
+	if t.behind {
+		// Saved at its end: after a restart a file holding less than its
+		// offset would be taken for truncated and read from 0.
+		off, line, size = t.lastSize, 0, t.lastSize
+	}
+	buf = appendStateTail(buf, off, line, size)
 	return input.Position{Key: t.key, State: in.arena.end(buf, start)}
 }
 

@@ -20,6 +20,7 @@ func (in *Input) truncate(t *tracked, cur []byte) {
 	handed := in.resolveCopies(t)
 	t.resetTo0()
 	in.setFP(t, cur)
+	t.headChecked = len(cur)
 	n, be := in.fmt.codec.bom(cur)
 	if be != t.bigEndian && t.split != nil {
 		t.split.Configure(in.cfg.MaxLineBytes, in.fmt.codec.width(), be)

@@ -19,6 +19,11 @@ func (in *Input) housekeep(now time.Time) {
 		if t.dead {
 			continue
 		}
+		if t.behind {
+			if fi, err := in.fsys.Stat(t.path); err == nil {
+				in.settleBehind(t, fi.Size(), now)
+			}
+		}
 		if t.asm != nil && t.asm.Pending() && nowMs-t.asm.LastAt() >= in.flushIdle.Milliseconds() {
 			t.asm.Flush()
 			in.emitReady(t, false)
@@ -135,7 +140,8 @@ func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
 		}
 		return false, nil
 	}
-	if t.offset == 0 && t.readPos == 0 && len(cur) > t.fp.Len() {
+	if t.offset == 0 && t.readPos == 0 && len(cur) > t.headChecked {
+		t.headChecked = len(cur)
 		// Nothing delivered and a fingerprint that covers less than the
 		// file holds now (an empty file's matches anything): the inode
 		// may have been freed and reused by a copy (copytruncate).
@@ -162,7 +168,7 @@ func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
 	}
 	t.evicted = false
 	in.logFile(level, "file reopened", t, t.readPos)
-	if fi.Size() < t.readPos {
+	if fi.Size() < t.readPos && !t.behind {
 		in.truncate(t, cur)
 	}
 	return t.f != nil && t.copyOf == nil, nil

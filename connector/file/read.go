@@ -116,18 +116,19 @@ func (in *Input) readTurn(t *tracked, quota int, poll uint64, now time.Time) err
 				}
 				continue
 			}
-			if len(cur) > t.fp.Len() {
-				if t.readPos == 0 && t.offset == 0 && in.copyAtFirstRead(t, cur) {
-					if t.f == nil || t.copyOf != nil {
-						return nil
-					}
-					continue // reading on from where its original was delivered
+			if t.readPos == 0 && t.offset == 0 && len(cur) > t.headChecked && in.copyAtFirstRead(t, cur) {
+				if t.f == nil || t.copyOf != nil {
+					return nil
 				}
+				continue // reading on from where its original was delivered
+			}
+			if len(cur) > t.fp.Len() {
 				in.setFP(t, cur)
 				t.refreshState()
 			}
 		}
 		t.atEOF = false
+		t.behind = false
 		t.lastData = now
 		in.local.bytes += int64(n)
 		in.byteBudget -= n
@@ -215,7 +216,7 @@ func (in *Input) reachedEOF(t *tracked, poll uint64) {
 		return
 	}
 	// Last chance to notice a truncation before forgetting the file.
-	if fi, err := t.f.Stat(); err == nil && fi.Size() < t.readPos {
+	if fi, err := t.f.Stat(); err == nil && fi.Size() < t.readPos && !t.behind {
 		in.checkShrunk(t, fi.Size())
 		t.eofPoll = 0 // read it again in this poll
 		return

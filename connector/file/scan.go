@@ -567,7 +567,7 @@ func (in *Input) checkRewritten(t *tracked) {
 // checkShrunk restarts an open file at 0 when it is smaller than what was
 // read (copytruncate).
 func (in *Input) checkShrunk(t *tracked, size int64) {
-	if size >= t.readPos {
+	if size >= t.readPos || t.behind {
 		return
 	}
 	if cur, err := fingerprint.Read(t.f, in.cfg.FingerprintBytes, in.fpBuf); err == nil {

@@ -77,6 +77,13 @@ type tracked struct {
 	// resume is where a copy continues once a scan finds its new name
 	// (continueCopy could not stat it: renamed in between).
 	resume *prior
+	// headChecked is how many first bytes the last check for being a
+	// copy saw; a file not read from yet is checked again at its first
+	// read when it holds more (a copy listed while still being written).
+	headChecked int
+	// behind: a copy continued from its original's offset while it held
+	// less (still being written); it is not taken for truncated meanwhile.
+	behind bool
 	inFP   bool // indexed in Input.byFP under fp.Sum()
 	stale  bool // listed in Input.staleByDir
 }
