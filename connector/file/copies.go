@@ -116,7 +116,7 @@ func (in *Input) removePrior(p *prior, save bool) {
 		p.holder = nil
 		t.prior = nil
 		t.refreshState()
-		if save && !t.dead {
+		if save && !t.life.dead() {
 			in.emitPosition(t)
 		}
 	}
@@ -146,7 +146,7 @@ func (in *Input) expirePriors() {
 			p.holder = nil
 			t.prior = nil
 			t.refreshState()
-			if !t.dead {
+			if !t.life.dead() {
 				in.emitPosition(t)
 			}
 		}
@@ -179,7 +179,7 @@ func (in *Input) refreshStale(dir string, except fileID, curLen int) {
 	delete(in.staleByDir, dir)
 	for _, t := range list {
 		t.stale = false
-		if t.dead || t.id == except || t.copyOf != nil {
+		if t.life.dead() || t.id == except || t.copyOf != nil {
 			continue
 		}
 		tf, done, ok := in.fileOf(t)
@@ -198,7 +198,7 @@ func (in *Input) refreshStale(dir string, except fileID, curLen int) {
 		default:
 			in.truncate(t, head)
 			if t.f == nil {
-				t.needsRead = true
+				t.life.pending()
 			}
 		}
 	}
@@ -285,7 +285,7 @@ func (in *Input) copySourceBy(id fileID, f *os.File, size int64, sum fingerprint
 		}
 	}
 	for _, t := range slices.Clone(in.byFP[sum]) {
-		if t.dead || t.id == id || t.copyOf != nil {
+		if t.life.dead() || t.id == id || t.copyOf != nil {
 			continue
 		}
 		tf, done, ok := in.fileOf(t)
@@ -305,7 +305,7 @@ func (in *Input) copySourceBy(id fileID, f *os.File, size int64, sum fingerprint
 			done()
 			in.truncate(t, head)
 			if t.f == nil {
-				t.needsRead = true
+				t.life.pending()
 			}
 			if t.prior != nil && t.prior.sum == sum {
 				return copyMatch{prior: t.prior, from: t.path}
@@ -412,7 +412,7 @@ func (in *Input) resolveCopies(t *tracked) bool {
 		return false
 	}
 	for _, c := range in.ring {
-		if c.copyOf == t && !c.dead {
+		if c.copyOf == t && !c.life.dead() {
 			in.continueCopy(c, t.offset, t.line, t.path)
 		}
 	}
@@ -488,7 +488,9 @@ func (in *Input) takeOver(t, src *tracked) {
 	if t.split != nil {
 		t.split.Reset()
 	}
-	t.needsRead = t.f == nil
+	if t.f == nil {
+		t.life.pending()
+	}
 	in.logFile(slog.LevelInfo, "file holds what a copy of it already delivered (copytruncate); reading it on from there", t, t.offset,
 		"copy", src.path)
 	in.emitPosition(t)
@@ -497,7 +499,7 @@ func (in *Input) takeOver(t, src *tracked) {
 // makeWait makes c, tracked but not read yet, wait on its original t.
 func (in *Input) makeWait(c, t *tracked) {
 	in.closeFile(c)
-	c.needsRead = false
+	c.life.settled()
 	c.copyOf = t
 	t.copies++
 	in.logFile(slog.LevelInfo, "file is a copy of a file being read (copytruncate); it is read once the original is truncated", c, 0,
@@ -533,7 +535,7 @@ func (in *Input) continueCopy(c *tracked, offset, line int64, from string) {
 	if c.split != nil {
 		c.split.Reset()
 	}
-	c.needsRead = true
+	c.life.pending()
 	in.logFile(slog.LevelInfo, "file is a copy of a truncated file (copytruncate); reading it from where the original was delivered", c, offset,
 		"copy_of", from)
 	in.emitPosition(c)

@@ -146,7 +146,7 @@ func (in *Input) discover(c candidate, now time.Time) error {
 		in.attach(t, f)
 	} else {
 		_ = f.Close()
-		t.needsRead = true
+		t.life.pending()
 	}
 	if src := cm.waitOn; src != nil {
 		in.takeOver(t, src) // larger than the file read so far: the original

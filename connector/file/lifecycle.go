@@ -49,7 +49,7 @@ func (in *Input) truncate(t *tracked, cur []byte) {
 	cm := in.copySource(t.id, t.path, tf, fi.Size(), cur)
 	done()
 	switch {
-	case t.dead:
+	case t.life.dead():
 	case cm.prior != nil:
 		in.closeFile(t)
 		in.continueCopy(t, cm.prior.offset, cm.prior.line, cm.from)
@@ -63,7 +63,7 @@ func (in *Input) truncate(t *tracked, cur []byte) {
 // why, when not empty, is logged as the reason, with the final offset
 // and extra.
 func (in *Input) retire(t *tracked, why string, extra ...any) {
-	if t.dead {
+	if t.life.dead() {
 		return
 	}
 	in.flushGroups(t, true)
@@ -78,7 +78,7 @@ func (in *Input) retire(t *tracked, why string, extra ...any) {
 	}
 	in.releasePrior(t)
 	in.unindexFP(t)
-	t.dead = true
+	t.life.retire()
 	delete(in.files, t.key)
 	if in.byID[t.id] == t {
 		delete(in.byID, t.id)
@@ -94,7 +94,7 @@ func (in *Input) compactRing() {
 	n := 0
 	cur := in.cursor
 	for i, t := range in.ring {
-		if t.dead {
+		if t.life.dead() {
 			if i < in.cursor {
 				cur--
 			}

@@ -16,7 +16,7 @@ import (
 func (in *Input) housekeep(now time.Time) {
 	nowMs := now.UnixMilli()
 	for _, t := range in.ring {
-		if t.dead {
+		if t.life.dead() {
 			continue
 		}
 		if t.behind {
@@ -28,12 +28,12 @@ func (in *Input) housekeep(now time.Time) {
 			t.asm.Flush()
 			in.emitReady(t, false)
 		}
-		if t.f != nil && t.away && t.atEOF && now.Sub(t.lastData) >= in.closeAfter && !in.grew(t) {
+		if t.f != nil && t.life.away() && t.life.atEOF() && now.Sub(t.lastData) >= in.closeAfter && !in.grew(t) {
 			// Its last lines are read.
 			in.retire(t, "renamed out of the globs and read to its end (quiet for close-inactive)")
 			continue
 		}
-		if t.f != nil && t.atEOF && t.missing == 0 && now.Sub(t.lastData) >= in.closeAfter && !in.grew(t) && in.stillNamed(t) {
+		if t.f != nil && t.life.atEOF() && t.missing == 0 && now.Sub(t.lastData) >= in.closeAfter && !in.grew(t) && in.stillNamed(t) {
 			// Deliver the buffered group instead of dropping it (the Java
 			// agent drops it here), then free the descriptor.
 			in.flushGroups(t, true)
@@ -74,6 +74,7 @@ func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
 	if len(in.openFiles) >= in.cfg.MaxOpenFiles && !in.evict(t) {
 		return false, nil
 	}
+	wasEvicted := t.life.evicted()
 	f, err := in.openFile(t.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -82,14 +83,13 @@ func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
 			in.rescan = true
 			return false, nil
 		}
-		t.needsRead = false
-		t.failed = true
+		t.life.fail()
 		return false, in.fileErr("open", t.path, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		_ = f.Close()
-		t.needsRead, t.failed = false, true
+		t.life.fail()
 		return false, in.fileErr("stat", t.path, err)
 	}
 	if id, _, ok := idOfOpen(f, fi); !ok || id != t.id {
@@ -101,11 +101,10 @@ func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
 	cur, err := fingerprint.Read(f, in.cfg.FingerprintBytes, in.fpBuf)
 	if err != nil {
 		_ = f.Close()
-		t.needsRead, t.failed = false, true
+		t.life.fail()
 		return false, in.fileErr("read", t.path, err)
 	}
 	in.attach(t, f)
-	t.needsRead, t.failed = false, false
 	t.lastData = now
 	in.fileOK(t.path)
 	if !t.fp.Matches(cur) {
@@ -163,10 +162,9 @@ func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
 	// A file closed to make room for another is reopened constantly when
 	// more files match than max-open-files: that churn is not news.
 	level := slog.LevelInfo
-	if t.evicted {
+	if wasEvicted {
 		level = slog.LevelDebug
 	}
-	t.evicted = false
 	in.logFile(level, "file reopened", t, t.readPos)
 	if fi.Size() < t.readPos && !t.behind {
 		in.truncate(t, cur)
@@ -187,13 +185,13 @@ func (in *Input) evict(except *tracked) bool {
 	for range len(in.openFiles) {
 		var victim *tracked
 		for _, t := range in.openFiles {
-			if t == except || t.dead || t.gone || (t.missing > 0 && !t.moved) {
+			if t == except || t.life.dead() || t.life.gone() || (t.missing > 0 && !t.life.moved()) {
 				continue
 			}
 			if _, skip := renamed[t]; skip {
 				continue
 			}
-			if victim == nil || (t.atEOF && !victim.atEOF) || (t.atEOF == victim.atEOF && t.served < victim.served) {
+			if victim == nil || (t.life.atEOF() && !victim.life.atEOF()) || (t.life.atEOF() == victim.life.atEOF() && t.served < victim.served) {
 				victim = t
 			}
 		}
@@ -207,9 +205,9 @@ func (in *Input) evict(except *tracked) bool {
 			renamed[victim] = struct{}{}
 			continue
 		}
-		unread := !victim.atEOF || in.grew(victim)
+		unread := !victim.life.atEOF() || in.grew(victim)
 		in.closeFile(victim)
-		victim.needsRead, victim.evicted = unread, true
+		victim.life.evictedWith(unread)
 		in.logFile(slog.LevelDebug, "file closed to stay under max-open-files", victim, victim.offset)
 		return true
 	}
@@ -224,6 +222,7 @@ func (in *Input) attach(t *tracked, f *os.File) {
 		t.split = linesplit.New(in.cfg.MaxLineBytes, in.fmt.codec.width(), t.bigEndian)
 	}
 	t.f = f
+	t.life.opened()
 	t.openIdx = len(in.openFiles)
 	in.openFiles = append(in.openFiles, t)
 }
@@ -237,6 +236,7 @@ func (in *Input) detach(t *tracked) {
 	in.openFiles[last] = nil
 	in.openFiles = in.openFiles[:last]
 	t.f = nil
+	t.life.closed()
 }
 
 // closeFile releases t's descriptor. A held partial line is dropped and
@@ -250,14 +250,13 @@ func (in *Input) closeFile(t *tracked) {
 	t.stateHead = nil // rebuilt on the next position; closed files hold none
 	t.split = nil     // the held partial line is read again from the file
 	t.readPos = t.consumed
-	t.atEOF = false
 }
 
 // readFailed applies on-error to a read error on an open file.
 func (in *Input) readFailed(t *tracked, err error) error {
 	in.flushGroups(t, true)
 	in.closeFile(t)
-	t.failed = true
+	t.life.fail()
 	return in.fileErr("read", t.path, err)
 }
 
@@ -273,7 +272,7 @@ func (in *Input) takeWatchEvents() {
 	for _, p := range written {
 		for t := in.byPath[p]; t != nil; t = t.samePath {
 			if t.f == nil {
-				t.needsRead = true
+				t.life.pending()
 			}
 		}
 	}

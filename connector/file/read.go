@@ -57,13 +57,13 @@ func (in *Input) readAll(now time.Time) error {
 }
 
 func (in *Input) wantsTurn(t *tracked, poll uint64) bool {
-	if t.dead || t.eofPoll == poll || t.copyOf != nil || t.resume != nil {
+	if t.life.dead() || t.eofPoll == poll || t.copyOf != nil || t.resume != nil {
 		return false
 	}
 	if t.asm != nil && t.asm.Ready() != nil {
 		return true
 	}
-	return t.f != nil || t.needsRead
+	return t.f != nil || t.life.needsRead()
 }
 
 // readTurn reads t until quota events were produced, the budget is used,
@@ -80,7 +80,7 @@ func (in *Input) readTurn(t *tracked, quota int, poll uint64, now time.Time) err
 		}
 	}
 	if t.f == nil {
-		if !t.needsRead {
+		if !t.life.needsRead() {
 			t.eofPoll = poll
 			return nil
 		}
@@ -127,7 +127,7 @@ func (in *Input) readTurn(t *tracked, quota int, poll uint64, now time.Time) err
 				t.refreshState()
 			}
 		}
-		t.atEOF = false
+		t.life.grew()
 		t.behind = false
 		t.lastData = now
 		in.local.bytes += int64(n)
@@ -210,9 +210,9 @@ func (in *Input) learnLineBytes(n int64, lines int) {
 // reachedEOF records that t has no more data now; a file that is gone
 // (deleted, renamed out of the globs) is finished and forgotten.
 func (in *Input) reachedEOF(t *tracked, poll uint64) {
-	t.atEOF = true
+	t.life.reachedEOF()
 	t.eofPoll = poll
-	if !t.gone {
+	if !t.life.gone() {
 		return
 	}
 	// Last chance to notice a truncation before forgetting the file.

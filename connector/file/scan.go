@@ -128,7 +128,7 @@ func (in *Input) scan(ctx context.Context, now time.Time) error {
 	in.listRecovered(failed)
 
 	for _, t := range in.ring {
-		if t.dead || t.seenScan == gen || underAny(t.path, failed) {
+		if t.life.dead() || t.seenScan == gen || underAny(t.path, failed) {
 			continue
 		}
 		if err := in.unseen(t); err != nil {
@@ -327,7 +327,8 @@ func (in *Input) excluded(path string) bool {
 
 // seen updates a known file matched by this scan.
 func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
-	t.seenScan, t.missing, t.gone, t.away = gen, 0, false, false
+	t.seenScan, t.missing = gen, 0
+	t.life.listed()
 	if t.path != path {
 		old := t.path
 		in.setPath(t, path) // renamed within the globs: same identity
@@ -361,7 +362,7 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 		}
 	case t.f != nil:
 		if size > t.readPos {
-			t.atEOF = false // grew: not a candidate for eviction or closing
+			t.life.grew() // grew: not a candidate for eviction or closing
 		}
 		in.checkShrunk(t, size)
 		if changed && size <= t.readPos && t.readPos > 0 {
@@ -369,8 +370,8 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 			// same size or less? Only the first bytes can tell.
 			in.checkRewritten(t)
 		}
-	case changed || size < t.readPos || t.failed:
-		t.needsRead = true
+	case changed || size < t.readPos || t.life.failed():
+		t.life.pending()
 	}
 	t.lastMod = mod
 	t.lastSize = size
@@ -393,7 +394,7 @@ func (in *Input) truncatedUnnoticed(t *tracked) bool {
 	}
 	in.truncate(t, head)
 	if t.f == nil {
-		t.needsRead = true
+		t.life.pending()
 	}
 	return true
 }
@@ -427,7 +428,7 @@ func (in *Input) release(t *tracked) {
 	src := t.copyOf
 	src.copies--
 	t.copyOf = nil
-	t.needsRead = true
+	t.life.pending()
 	in.logFile(slog.LevelInfo, "file taken for a copy holds other content; reading it as a file of its own", t, t.offset,
 		"copy_of", src.path)
 }
@@ -502,7 +503,7 @@ func (in *Input) unseen(t *tracked) error {
 		return nil
 	}
 	if t.f == nil {
-		if t.missing >= 2 && !(t.away && t.needsRead) { // a file moved while stopped waits for a descriptor
+		if t.missing >= 2 && !(t.life.away() && t.life.needsRead()) { // a file moved while stopped waits for a descriptor
 			// Without a descriptor nothing more can be read: bytes
 			// written after the last read are lost, and the operator
 			// must hear about it.
@@ -525,13 +526,13 @@ func (in *Input) unseen(t *tracked) error {
 	switch _, nlink, ok := idOfOpen(t.f, fi); {
 	case ok && nlink == 0:
 		in.markGone(t) // deleted: nothing can write to its name any more
-	case t.missing >= 2 && !t.away:
+	case t.missing >= 2 && !t.life.away():
 		// Renamed out of the globs (rename rotation to a name they do not
 		// cover): the application writes on through its descriptor until
 		// it reopens its log, which can be minutes later. Finishing the
 		// file at its first EOF would lose those lines; it is read until
 		// close-inactive instead, as for any quiet file.
-		t.away = true
+		t.life.markAway()
 		in.logFile(slog.LevelInfo, "file renamed out of the globs; reading it until quiet for close-inactive", t, t.offset)
 	}
 	if size := fi.Size(); size <= t.readPos && t.readPos > 0 && !fi.ModTime().Equal(t.lastMod) {
@@ -548,10 +549,10 @@ func (in *Input) unseen(t *tracked) error {
 // markGone records that t was deleted: it is read to its end, then
 // forgotten. Logged once, when it is first noticed.
 func (in *Input) markGone(t *tracked) {
-	if t.gone {
+	if t.life.gone() {
 		return
 	}
-	t.gone = true
+	t.life.markGone()
 	in.logFile(slog.LevelInfo, "file deleted; reading it to its end", t, t.offset)
 }
 

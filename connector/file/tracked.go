@@ -46,21 +46,14 @@ type tracked struct {
 	// only open files hold one.
 	stateHead []byte
 
-	atEOF     bool      // the last read found no more data
-	lastData  time.Time // last time new bytes were read (close-inactive)
-	served    uint64    // round-robin tick of the last turn (eviction order)
-	seenScan  uint64    // last scan whose globs matched this file
-	missing   int       // consecutive scans that did not match it
-	gone      bool      // deleted: finish at EOF, then forget
-	away      bool      // renamed out of the globs: read until close-inactive, then forget
-	moved     bool      // away, found under its new name at start (path names it)
-	needsRead bool      // closed but known to have data (or to need a check)
-	failed    bool      // the last open/read failed (on-error: skip)
-	evicted   bool      // closed for max-open-files, not for inactivity
-	dead      bool      // retired: position forgotten
-	eofPoll   uint64    // poll in which the last read found EOF
-	lastSize  int64     // size at the last scan
-	lastMod   time.Time // modification time at the last scan
+	lastData time.Time // last time new bytes were read (close-inactive)
+	served   uint64    // round-robin tick of the last turn (eviction order)
+	seenScan uint64    // last scan whose globs matched this file
+	missing  int       // consecutive scans that did not match it
+	life     lifecycle
+	eofPoll  uint64    // poll in which the last read found EOF
+	lastSize int64     // size at the last scan
+	lastMod  time.Time // modification time at the last scan
 
 	samePath *tracked // next live file indexed under the same path (Input.byPath)
 	openIdx  int      // index in Input.openFiles while f != nil
@@ -160,5 +153,5 @@ func (t *tracked) resetTo0() {
 	if t.split != nil {
 		t.split.Reset()
 	}
-	t.atEOF = false
+	t.life.grew()
 }
