@@ -185,7 +185,7 @@ func (in *Input) discover(c candidate, now time.Time) error {
 // track registers a new identity. An empty key means a new file; keys are
 // made unique among known and saved positions.
 func (in *Input) track(key, path string, id fileID, cur []byte) *tracked {
-	t := &tracked{id: id, fp: fingerprint.New(in.cfg.FingerprintBytes)}
+	t := &tracked{identity: identity{id: id, fp: fingerprint.New(in.cfg.FingerprintBytes)}}
 	in.setFP(t, cur)
 	n, be := in.fmt.codec.bom(cur)
 	t.bomLen, t.bigEndian = n, be

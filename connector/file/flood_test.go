@@ -46,8 +46,7 @@ func floodRun(t *testing.T, total, every, rate int) (dups, lost int) {
 	cfg := NewDefaultConfig()
 	cfg.Paths = []string{filepath.Join(dir, "app.log*")}
 	cfg.ReadFromBeginning = true
-	cfg.UseFsnotify = false
-	cfg.GlobScanInterval = 10 * time.Millisecond
+	cfg.GlobScanInterval = time.Second // the agent's discovery: fsnotify first, a scan each second
 	in, err := New(cfg, input.Settings{ID: "flood"})
 	must(t, err)
 	defer in.Close()
@@ -78,7 +77,7 @@ func floodRun(t *testing.T, total, every, rate int) (dups, lost int) {
 	go func() { writerDone <- floodWrite(w, dir, total, every, rate) }()
 	deadline := time.Now().Add(time.Duration(total/rate)*time.Second + 30*time.Second)
 	written := false
-	for idle := 0; idle < 200 && time.Now().Before(deadline); {
+	for idle := 0; idle < 400 && time.Now().Before(deadline); {
 		if !written {
 			select {
 			case err := <-writerDone:
@@ -91,7 +90,10 @@ func floodRun(t *testing.T, total, every, rate int) (dups, lost int) {
 			if written {
 				idle++
 			}
-			time.Sleep(time.Millisecond) // the scheduler's idle pause
+			select { // the scheduler's idle wait
+			case <-in.Wakeup():
+			case <-time.After(5 * time.Millisecond):
+			}
 		}
 	}
 	if !written {
@@ -136,11 +138,7 @@ func floodWrite(w *os.File, dir string, total, every, rate int) error {
 					}
 				}
 			}
-			data, err := os.ReadFile(app)
-			if err != nil {
-				return err
-			}
-			if err := os.WriteFile(app+".1", data, 0o644); err != nil {
+			if err := floodCopy(app, app+".1"); err != nil {
 				return err
 			}
 			if err := os.Truncate(app, 0); err != nil {
@@ -152,4 +150,28 @@ func floodWrite(w *os.File, dir string, total, every, rate int) error {
 		}
 	}
 	return nil
+}
+
+// floodCopy copies from to a new file to as cp does, in 32 KiB writes
+// with a pause between them (a disk, not the page cache), so a scan can
+// list the copy while it is being written.
+func floodCopy(from, to string) error {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	for len(data) > 0 {
+		n := min(len(data), 32<<10)
+		if _, err := f.Write(data[:n]); err != nil {
+			_ = f.Close()
+			return err
+		}
+		data = data[n:]
+		time.Sleep(200 * time.Microsecond)
+	}
+	return f.Close()
 }

@@ -19,6 +19,38 @@ import (
 // errReplacedByDir reports a watched file whose name now holds a directory.
 var errReplacedByDir = errors.New("file was replaced by a directory")
 
+// manager is discovery and its schedule: when the globs are listed next,
+// which files another input claims, and what a listing failure streak
+// has logged already.
+type manager struct {
+	// claims says which input reads a file several match; unclaim
+	// removes this input's matcher from it at Close.
+	claims      *input.Claims
+	unclaim     func()
+	claimLogged map[string]struct{} // paths logged as read by another input
+
+	scanGen   uint64
+	firstScan bool
+	lastScan  time.Time
+	rescan    bool
+	// knownPats are the patterns the saved positions were taken under
+	// (patternsKey); nil when every pattern counts as known.
+	knownPats map[string]struct{}
+	listErrs  map[string]struct{} // directories in a listing failure streak
+	deepSeen  map[string]struct{} // directories logged as too deep to walk
+
+	watch *watcher
+	wake  <-chan struct{} // the watcher's wake channel; kept after Close
+}
+
+func newManager() manager {
+	return manager{
+		claimLogged: make(map[string]struct{}),
+		listErrs:    make(map[string]struct{}),
+		deepSeen:    make(map[string]struct{}),
+	}
+}
+
 // candidate is a file seen for the first time by a scan. Only what
 // discover needs is kept: a scan of a large tree holds one per new file.
 type candidate struct {

@@ -10,6 +10,62 @@ import (
 	"github.com/edge-agent/edge-agent/connector/file/internal/multiline"
 )
 
+// tracker knows every file identity of the input, open or not, by key,
+// identity, path and fingerprint, and the positions saved by the last run
+// that no file has claimed yet.
+type tracker struct {
+	files  map[string]*tracked // by Key
+	byID   map[fileID]*tracked
+	byPath map[string]*tracked // live files by path, chained by samePath
+	// byFP and byPrior index files by their fingerprint and by the
+	// fingerprint of their content before a truncation: a new file is
+	// looked up in both to tell a copy (copytruncate) from a new file.
+	byFP    map[fingerprint.Sum][]*tracked
+	byPrior map[fingerprint.Sum][]*prior
+	fpLens  map[int]int // entries of byFP and byPrior by fingerprint length
+	priorQ  []*prior    // the priors in byPrior, oldest first
+	// staleByDir lists by directory the files whose short fingerprint
+	// they outgrew since their last read (copies.go).
+	staleByDir map[string][]*tracked
+	savedIndex
+}
+
+// savedIndex holds the positions restored by Open that no file has
+// matched yet.
+type savedIndex struct {
+	saved     map[fileID][]savedState // positions from Open not yet matched
+	savedKeys map[string]struct{}     // the keys in saved
+	// savedBySum and savedLens index the saved positions by fingerprint,
+	// for copies of files truncated or gone while the agent was stopped
+	// (entries whose position was matched since are skipped on lookup).
+	savedBySum map[fingerprint.Sum][]fileID
+	// savedByPrior indexes them by their "prev": the content a file held
+	// before a truncation, which its copy continues even when the copy
+	// is discovered before the truncated file is.
+	savedByPrior map[fingerprint.Sum][]fileID
+	savedLens    map[int]struct{}
+	savedScans   int
+}
+
+func newTracker() tracker {
+	return tracker{
+		files:      make(map[string]*tracked),
+		byID:       make(map[fileID]*tracked),
+		byPath:     make(map[string]*tracked),
+		byFP:       make(map[fingerprint.Sum][]*tracked),
+		byPrior:    make(map[fingerprint.Sum][]*prior),
+		fpLens:     make(map[int]int),
+		staleByDir: make(map[string][]*tracked),
+		savedIndex: savedIndex{
+			saved:        make(map[fileID][]savedState),
+			savedKeys:    make(map[string]struct{}),
+			savedBySum:   make(map[fingerprint.Sum][]fileID),
+			savedByPrior: make(map[fingerprint.Sum][]fileID),
+			savedLens:    make(map[int]struct{}),
+		},
+	}
+}
+
 // tracked is one file identity (device+inode+fingerprint) the input knows,
 // open or not. Offsets:
 //
@@ -20,22 +76,44 @@ import (
 //
 // Without multiline, offset == consumed after every line.
 type tracked struct {
+	identity
+	position
+	text
+	handle
+	seenBy
+	life lifecycle
+	copyState
+}
+
+// identity is what a tracked file is, and how the tracker's indexes
+// find it.
+type identity struct {
 	key  string
 	path string
 	id   fileID
+	fp   fingerprint.Print
+	// headChecked is how many first bytes the last check for being a
+	// copy saw; a file not read from yet is checked again at its first
+	// read when it holds more (a copy listed while still being written).
+	headChecked int
+	samePath    *tracked // next live file indexed under the same path (tracker.byPath)
+	inFP        bool     // indexed in tracker.byFP under fp.Sum()
+	stale       bool     // listed in tracker.staleByDir
+}
 
-	fp        fingerprint.Print
-	bigEndian bool // UTF-16 byte order of this file
-	bomLen    int  // byte-order mark length at offset 0
-
+// position is how far a tracked file was read, handed on and delivered
+// (see tracked).
+type position struct {
 	offset, line           int64
 	consumed, consumedLine int64
 	readPos                int64
-	f                      *os.File
-	split                  *linesplit.Splitter  // only while f != nil: holds no more than a partial line
-	asm                    *multiline.Assembler // nil without multiline
+}
 
-	fileJSON []byte // the path as a JSON string, for _file
+// text is what the events and positions of a file are built from.
+type text struct {
+	bigEndian bool   // UTF-16 byte order of this file
+	bomLen    int    // byte-order mark length at offset 0
+	fileJSON  []byte // the path as a JSON string, for _file
 	// lineHead is a single-line event up to its _line value, so the
 	// event starts with one copy.
 	lineHead []byte
@@ -45,19 +123,29 @@ type tracked struct {
 	// when a position is needed and dropped when the file is closed, so
 	// only open files hold one.
 	stateHead []byte
+}
 
-	lastData time.Time // last time new bytes were read (close-inactive)
-	served   uint64    // round-robin tick of the last turn (eviction order)
+// handle is the open descriptor of a file and its read loop's state.
+type handle struct {
+	f        *os.File
+	split    *linesplit.Splitter  // only while f != nil: holds no more than a partial line
+	asm      *multiline.Assembler // nil without multiline
+	openIdx  int                  // index in readers.openFiles while f != nil
+	lastData time.Time            // last time new bytes were read (close-inactive)
+	served   uint64               // round-robin tick of the last turn (eviction order)
+	eofPoll  uint64               // poll in which the last read found EOF
+}
+
+// seenBy is what the scans saw of a file.
+type seenBy struct {
 	seenScan uint64    // last scan whose globs matched this file
 	missing  int       // consecutive scans that did not match it
-	life     lifecycle
-	eofPoll  uint64    // poll in which the last read found EOF
 	lastSize int64     // size at the last scan
 	lastMod  time.Time // modification time at the last scan
+}
 
-	samePath *tracked // next live file indexed under the same path (Input.byPath)
-	openIdx  int      // index in Input.openFiles while f != nil
-
+// copyState is a file's part in copytruncate (rotation_copies.go).
+type copyState struct {
 	// prior is the content this file held before its last truncation,
 	// kept for a scan or two so that its copy (copytruncate) continues
 	// from where it was delivered instead of from 0.
@@ -70,15 +158,9 @@ type tracked struct {
 	// resume is where a copy continues once a scan finds its new name
 	// (continueCopy could not stat it: renamed in between).
 	resume *prior
-	// headChecked is how many first bytes the last check for being a
-	// copy saw; a file not read from yet is checked again at its first
-	// read when it holds more (a copy listed while still being written).
-	headChecked int
 	// behind: a copy continued from its original's offset while it held
 	// less (still being written); it is not taken for truncated meanwhile.
 	behind bool
-	inFP   bool // indexed in Input.byFP under fp.Sum()
-	stale  bool // listed in Input.staleByDir
 }
 
 // prior is content a file no longer holds: its fingerprint and how far it
