@@ -218,6 +218,9 @@ type copyMatch struct {
 	ends    *tracked // the original, closed and unreachable: forgotten
 }
 
+// none reports whether the file is a copy of nothing known.
+func (m copyMatch) none() bool { return m.prior == nil && m.waitOn == nil }
+
 // consume forgets the prior the copy now continues.
 func (in *Input) consume(m copyMatch) {
 	if m.prior != nil {

@@ -79,16 +79,8 @@ func (in *Input) readTurn(t *tracked, quota int, poll uint64, now time.Time) err
 			return nil
 		}
 	}
-	if t.f == nil {
-		if !t.life.needsRead() {
-			t.eofPoll = poll
-			return nil
-		}
-		ok, err := in.reopen(t, now)
-		if err != nil || !ok {
-			t.eofPoll = poll
-			return err
-		}
+	if ok, err := in.ensureOpen(t, poll, now); !ok {
+		return err
 	}
 	verified := false
 	for emitted < quota && in.budget > 0 && in.byteBudget > 0 {
@@ -101,78 +93,129 @@ func (in *Input) readTurn(t *tracked, quota int, poll uint64, now time.Time) err
 			return nil
 		}
 		if !verified {
-			// Before using new bytes, make sure the file still starts
-			// the way it did: a copytruncate followed by fast writes can
-			// make a shrunk file look like it grew.
 			verified = true
-			cur, err := fingerprint.Read(t.f, in.cfg.FingerprintBytes, in.fpBuf)
-			if err != nil {
-				return in.readFailed(t, err)
-			}
-			if !t.fp.Matches(cur) {
-				in.truncate(t, cur)
-				if t.f == nil || t.copyOf != nil {
-					return nil // its new content is a copy's (copies.go)
-				}
+			switch v, err := in.verifyHead(t); {
+			case err != nil:
+				return err
+			case v == headGone:
+				return nil
+			case v == headMoved:
 				continue
 			}
-			if t.readPos == 0 && t.offset == 0 && len(cur) > t.headChecked && in.copyAtFirstRead(t, cur) {
-				if t.f == nil || t.copyOf != nil {
-					return nil
-				}
-				continue // reading on from where its original was delivered
-			}
-			if len(cur) > t.fp.Len() {
-				in.setFP(t, cur)
-				t.refreshState()
-			}
 		}
-		t.life.grew()
-		t.behind = false
-		t.lastData = now
-		in.local.bytes += int64(n)
-		in.byteBudget -= n
-		chunk := in.readBuf[:n]
-		ts := now.UnixMilli()
-		if ts != in.tsCached {
-			in.tsCached = ts
-			in.tsTail = append(append(append(in.tsTail[:0], `,"_ts":`...), strconv.AppendInt(nil, ts, 10)...), `,"payload":`...)
+		full, done, fed := in.consumeChunk(t, n, quota-emitted, now)
+		emitted += full
+		if done {
+			return nil
 		}
-		if t.readPos == 0 {
-			// The byte-order mark is only known once the file has bytes.
-			n, be := in.fmt.codec.bom(chunk)
-			if be != t.bigEndian {
-				t.split.Configure(in.cfg.MaxLineBytes, in.fmt.codec.width(), be)
-			}
-			t.bomLen, t.bigEndian = n, be
-		}
-		from := t.readPos
-		acc := t.split.Feed(chunk, t.readPos)
-		t.readPos += int64(acc)
-		lines, last := 0, from
-		for {
-			line, end, truncated, ok := t.split.Next()
-			if !ok {
-				break
-			}
-			lines++
-			last = end
-			emitted += in.handleLine(t, line, end, truncated, ts)
-			if emitted >= quota || in.budget == 0 {
-				in.learnLineBytes(last-from, lines)
-				if r := t.split.Stop(); r >= 0 {
-					t.readPos = r
-				}
-				return nil
-			}
-		}
-		in.learnLineBytes(last-from, lines)
-		if errors.Is(rerr, io.EOF) || acc == 0 {
+		if !fed || errors.Is(rerr, io.EOF) {
 			in.reachedEOF(t, poll)
 			return nil
 		}
 	}
 	return nil
+}
+
+// ensureOpen reopens t for its turn if it is closed and has something to
+// read; false when the turn ends here.
+func (in *Input) ensureOpen(t *tracked, poll uint64, now time.Time) (bool, error) {
+	if t.f != nil {
+		return true, nil
+	}
+	if !t.life.needsRead() {
+		t.eofPoll = poll
+		return false, nil
+	}
+	ok, err := in.reopen(t, now)
+	if err != nil || !ok {
+		t.eofPoll = poll
+		return false, err
+	}
+	return true, nil
+}
+
+// headCheck is what verifyHead found.
+type headCheck uint8
+
+const (
+	headSame  headCheck = iota // read on from readPos
+	headMoved                  // read on, from where readPos is now
+	headGone                   // t is not read on in this turn (closed, or a waiting copy)
+)
+
+// verifyHead makes sure, before new bytes are used, that t still starts
+// the way it did (a copytruncate followed by fast writes can make a shrunk
+// file look like it grew), and that a file not read from yet is no copy.
+func (in *Input) verifyHead(t *tracked) (headCheck, error) {
+	cur, err := fingerprint.Read(t.f, in.cfg.FingerprintBytes, in.fpBuf)
+	if err != nil {
+		return headGone, in.readFailed(t, err)
+	}
+	if !t.fp.Matches(cur) {
+		in.truncate(t, cur)
+		if t.f == nil || t.copyOf != nil {
+			return headGone, nil // its new content is a copy's (copies.go)
+		}
+		return headMoved, nil
+	}
+	if t.readPos == 0 && t.offset == 0 && len(cur) > t.headChecked && in.copyAtFirstRead(t, cur) {
+		if t.f == nil || t.copyOf != nil {
+			return headGone, nil
+		}
+		return headMoved, nil // reading on from where its original was delivered
+	}
+	if len(cur) > t.fp.Len() {
+		in.setFP(t, cur)
+		t.refreshState()
+	}
+	return headSame, nil
+}
+
+// consumeChunk turns the n bytes just read into lines and events, up to
+// want events. It returns how many it emitted, whether the turn is over
+// (the budget or want used) and whether the splitter took any byte.
+func (in *Input) consumeChunk(t *tracked, n, want int, now time.Time) (emitted int, done, fed bool) {
+	t.life.grew()
+	t.behind = false
+	t.lastData = now
+	in.local.bytes += int64(n)
+	in.byteBudget -= n
+	chunk := in.readBuf[:n]
+	ts := now.UnixMilli()
+	if ts != in.tsCached {
+		in.tsCached = ts
+		in.tsTail = append(append(append(in.tsTail[:0], `,"_ts":`...), strconv.AppendInt(nil, ts, 10)...), `,"payload":`...)
+	}
+	if t.readPos == 0 {
+		// The byte-order mark is only known once the file has bytes.
+		n, be := in.fmt.codec.bom(chunk)
+		if be != t.bigEndian {
+			t.split.Configure(in.cfg.MaxLineBytes, in.fmt.codec.width(), be)
+		}
+		t.bomLen, t.bigEndian = n, be
+	}
+	from := t.readPos
+	acc := t.split.Feed(chunk, t.readPos)
+	t.readPos += int64(acc)
+	lines, last := 0, from
+	for {
+		line, end, truncated, ok := t.split.Next()
+		if !ok {
+			break
+		}
+		lines++
+		last = end
+		emitted += in.handleLine(t, line, end, truncated, ts)
+		if emitted >= want || in.budget == 0 {
+			in.learnLineBytes(last-from, lines)
+			if r := t.split.Stop(); r >= 0 {
+				t.readPos = r
+			}
+			return emitted, true, true
+		}
+	}
+	in.learnLineBytes(last-from, lines)
+	return emitted, false, acc > 0
 }
 
 // minReadBytes is the smallest read: below it the syscall costs more

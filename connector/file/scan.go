@@ -84,94 +84,135 @@ func (in *Input) scan(ctx context.Context, now time.Time) error {
 	in.lastScan = now
 	in.rescan = false
 	in.scanGen++
-	gen := in.scanGen
+	ls, err := in.list(ctx)
+	if err != nil {
+		return err
+	}
+	in.listRecovered(ls.failed)
+	if err := in.reconcileUnseen(ls.failed); err != nil {
+		return err
+	}
+	if err := in.discoverFresh(ctx, ls.fresh, now); err != nil {
+		return err
+	}
+	if in.firstScan && len(in.saved) > 0 {
+		if err := in.findMovedWhileStopped(ctx, now, ls.failed); err != nil {
+			return err
+		}
+	}
+	in.expirePriors()
+	in.dropUnmatchedSaved(ls.failed)
+	in.compactRing()
+	if in.watch != nil {
+		in.watch.sync(in.watchDirs())
+	}
+	return nil
+}
 
-	var firstErr error
-	failed := make(map[string]struct{}) // paths whose state is unknown in this scan
+// listing is what one scan's walk of the globs found.
+type listing struct {
+	gen      uint64
+	failed   map[string]struct{} // paths whose state is unknown in this scan
+	firstErr error               // the first error on-error: fail returns
+	visited  map[string]struct{} // with several patterns, the paths walked already
+	fresh    []candidate         // files not tracked yet
+	freshIDs map[fileID]struct{}
+}
+
+// list walks every pattern: known files are updated as it goes (seen),
+// new ones collected.
+func (in *Input) list(ctx context.Context) (*listing, error) {
+	ls := &listing{gen: in.scanGen, failed: make(map[string]struct{}), freshIDs: make(map[fileID]struct{})}
+	// One pattern never yields a path twice; only several can overlap.
+	if len(in.pats) > 1 {
+		ls.visited = make(map[string]struct{})
+	}
 	onErr := func(path string, err error) {
 		if errors.Is(err, glob.ErrTooDeep) {
 			in.tooDeep(path)
 			return
 		}
-		failed[path] = struct{}{}
-		if e := in.listFailed(path, err); e != nil && firstErr == nil {
-			firstErr = e
+		ls.failed[path] = struct{}{}
+		if e := in.listFailed(path, err); e != nil && ls.firstErr == nil {
+			ls.firstErr = e
 		}
 	}
-	// One pattern never yields a path twice; only several can overlap.
-	var visited map[string]struct{}
-	if len(in.pats) > 1 {
-		visited = make(map[string]struct{})
-	}
-	var fresh []candidate
-	freshIDs := make(map[fileID]struct{})
 	for _, p := range in.scanOrder() {
 		tail := in.firstScan && in.isNewPattern(p)
-		err := p.Walk(ctx, in.fsys, func(path string) {
-			if visited != nil {
-				if _, dup := visited[path]; dup {
-					return
-				}
-				visited[path] = struct{}{}
-			}
-			if in.excluded(path) || in.readElsewhere(path) {
-				return
-			}
-			fi, err := in.fsys.Stat(path) // follows symlinks: identity of the target
-			if err != nil {
-				if !errors.Is(err, fs.ErrNotExist) {
-					failed[path] = struct{}{}
-					if e := in.fileErr("scan", path, err); e != nil && firstErr == nil {
-						firstErr = e
-					}
-				}
-				return
-			}
-			if !fi.Mode().IsRegular() {
-				return
-			}
-			id, _, ok := idOf(path, fi)
-			if !ok {
-				return
-			}
-			if t := in.byID[id]; t != nil {
-				if t.seenScan == gen { // a second name of the same file keeps the first
-					return
-				}
-				if !in.reusedInode(t, path) {
-					in.seen(t, path, fi, gen)
-					return
-				}
-				in.forgetReused(t, path)
-			}
-			if _, dup := freshIDs[id]; !dup {
-				freshIDs[id] = struct{}{}
-				fresh = append(fresh, candidate{path: path, size: fi.Size(), mod: fi.ModTime(), id: id, tail: tail})
-			}
-		}, onErr)
+		err := p.Walk(ctx, in.fsys, func(path string) { in.visit(ls, path, tail) }, onErr)
 		if err != nil {
 			in.rescan = true
-			return fmt.Errorf("scan %s: %w", p, err)
+			return nil, fmt.Errorf("scan %s: %w", p, err)
 		}
-		if firstErr != nil {
-			return firstErr
+		if ls.firstErr != nil {
+			return nil, ls.firstErr
 		}
 	}
-	in.listRecovered(failed)
+	return ls, nil
+}
 
+// visit takes one path a pattern matched.
+func (in *Input) visit(ls *listing, path string, tail bool) {
+	if ls.visited != nil {
+		if _, dup := ls.visited[path]; dup {
+			return
+		}
+		ls.visited[path] = struct{}{}
+	}
+	if in.excluded(path) || in.readElsewhere(path) {
+		return
+	}
+	fi, err := in.fsys.Stat(path) // follows symlinks: identity of the target
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			ls.failed[path] = struct{}{}
+			if e := in.fileErr("scan", path, err); e != nil && ls.firstErr == nil {
+				ls.firstErr = e
+			}
+		}
+		return
+	}
+	if !fi.Mode().IsRegular() {
+		return
+	}
+	id, _, ok := idOf(path, fi)
+	if !ok {
+		return
+	}
+	if t := in.byID[id]; t != nil {
+		if t.seenScan == ls.gen { // a second name of the same file keeps the first
+			return
+		}
+		if !in.reusedInode(t, path) {
+			in.seen(t, path, fi, ls.gen)
+			return
+		}
+		in.forgetReused(t, path)
+	}
+	if _, dup := ls.freshIDs[id]; !dup {
+		ls.freshIDs[id] = struct{}{}
+		ls.fresh = append(ls.fresh, candidate{path: path, size: fi.Size(), mod: fi.ModTime(), id: id, tail: tail})
+	}
+}
+
+// reconcileUnseen handles the tracked files the walk did not list.
+func (in *Input) reconcileUnseen(failed map[string]struct{}) error {
 	for _, t := range in.ring {
-		if t.life.dead() || t.seenScan == gen || underAny(t.path, failed) {
+		if t.life.dead() || t.seenScan == in.scanGen || underAny(t.path, failed) {
 			continue
 		}
 		if err := in.unseen(t); err != nil {
 			return err
 		}
 	}
+	return nil
+}
 
-	// New files oldest first, as the Java agent orders them; but files
-	// with a saved position first, so that a copy (copytruncate) finds
-	// the content its original held before it was truncated while the
-	// agent was stopped, whatever their times.
+// discoverFresh discovers the new files oldest first, as the Java agent
+// orders them; but files with a saved position first, so that a copy
+// (copytruncate) finds the content its original held before it was
+// truncated while the agent was stopped, whatever their times.
+func (in *Input) discoverFresh(ctx context.Context, fresh []candidate, now time.Time) error {
 	slices.SortStableFunc(fresh, func(a, b candidate) int {
 		_, sa := in.saved[a.id]
 		_, sb := in.saved[b.id]
@@ -194,50 +235,50 @@ func (in *Input) scan(ctx context.Context, now time.Time) error {
 			return err
 		}
 	}
-
-	if in.firstScan && len(in.saved) > 0 {
-		if err := in.findMovedWhileStopped(ctx, now, failed); err != nil {
-			return err
-		}
-	}
-	in.expirePriors()
-	if len(in.saved) > 0 {
-		// Positions whose file was not found in two scans are dropped so
-		// positions do not accumulate forever; a position whose file may
-		// sit under a directory that could not be listed is kept.
-		in.savedScans++
-		if in.savedScans >= 2 {
-			for id, ss := range in.saved {
-				kept := ss[:0]
-				for _, s := range ss {
-					if underAny(s.Path, failed) {
-						kept = append(kept, s)
-						continue
-					}
-					delete(in.savedKeys, s.key)
-					if lost := s.Size - s.Offset; lost > 0 {
-						in.local.lostBytes += lost
-						in.log.Warn("file rotated or deleted while the agent was stopped and not found in its directory; its unread bytes are lost",
-							"path", s.Path, "dev", s.Dev, "inode", s.Ino, "offset", s.Offset, "lost_bytes", lost)
-					} else {
-						in.log.Info("file position forgotten: the file was not found since the start",
-							"path", s.Path, "dev", s.Dev, "inode", s.Ino, "offset", s.Offset)
-					}
-					in.emitForget(s.key)
-				}
-				if len(kept) == 0 {
-					delete(in.saved, id)
-				} else {
-					in.saved[id] = kept
-				}
-			}
-		}
-	}
-	in.compactRing()
-	if in.watch != nil {
-		in.watch.sync(in.watchDirs())
-	}
 	return nil
+}
+
+// dropUnmatchedSaved drops the positions whose file was not found in two
+// scans, so positions do not accumulate forever; a position whose file
+// may sit under a directory that could not be listed is kept.
+func (in *Input) dropUnmatchedSaved(failed map[string]struct{}) {
+	if len(in.saved) == 0 {
+		return
+	}
+	in.savedScans++
+	if in.savedScans < 2 {
+		return
+	}
+	for id, ss := range in.saved {
+		kept := ss[:0]
+		for _, s := range ss {
+			if underAny(s.Path, failed) {
+				kept = append(kept, s)
+				continue
+			}
+			in.dropSaved(s)
+		}
+		if len(kept) == 0 {
+			delete(in.saved, id)
+		} else {
+			in.saved[id] = kept
+		}
+	}
+}
+
+// dropSaved forgets a saved position whose file was not found, and
+// reports the bytes it had not read.
+func (in *Input) dropSaved(s savedState) {
+	delete(in.savedKeys, s.key)
+	if lost := s.Size - s.Offset; lost > 0 {
+		in.local.lostBytes += lost
+		in.log.Warn("file rotated or deleted while the agent was stopped and not found in its directory; its unread bytes are lost",
+			"path", s.Path, "dev", s.Dev, "inode", s.Ino, "offset", s.Offset, "lost_bytes", lost)
+	} else {
+		in.log.Info("file position forgotten: the file was not found since the start",
+			"path", s.Path, "dev", s.Dev, "inode", s.Ino, "offset", s.Offset)
+	}
+	in.emitForget(s.key)
 }
 
 // scanOrder is the order the patterns are walked in: in the first scan,
