@@ -280,7 +280,9 @@ func (in *Input) copySource(id fileID, path string, f *os.File, size int64, cur 
 	return copyMatch{}
 }
 
-// copySourceBy is copySource for one fingerprint of the new file.
+// copySourceBy is copySource for one fingerprint of the new file: the
+// content a tracked file held before a truncation, a live tracked file,
+// then the positions saved by the last run.
 func (in *Input) copySourceBy(id fileID, f *os.File, size int64, sum fingerprint.Sum) copyMatch {
 	for _, p := range in.byPrior[sum] {
 		if p.holder == nil || p.holder.id != id {
@@ -291,51 +293,62 @@ func (in *Input) copySourceBy(id fileID, f *os.File, size int64, sum fingerprint
 		if t.life.dead() || t.id == id || t.copyOf != nil {
 			continue
 		}
-		tf, done, ok := in.fileOf(t)
-		if !ok {
-			if t.f == nil {
-				// Closed, and its name is gone or holds another file:
-				// it cannot be read again, its copy continues it.
-				return copyMatch{prior: &prior{sum: t.fp.Sum(), offset: t.offset, line: t.line}, from: t.path, ends: t}
-			}
-			continue
-		}
-		head, err := fingerprint.Read(tf, in.cfg.FingerprintBytes, nil)
-		if err == nil && !t.fp.Matches(head) {
-			// The original no longer holds that content: truncated,
-			// maybe refilled already, before a read noticed. Take note
-			// now, so the copy continues from its prior.
-			done()
-			in.truncate(t, head)
-			if t.f == nil {
-				t.life.pending()
-			}
-			if t.prior != nil && t.prior.sum == sum {
-				return copyMatch{prior: t.prior, from: t.path}
-			}
-			continue
-		}
-		if len(head) < in.cfg.FingerprintBytes && int64(len(head)) < size {
-			// t holds fewer bytes than fingerprint-bytes, and fewer than
-			// the new file: the new file is neither its copy nor, being
-			// newer, its original; they merely start alike (a line being
-			// written in t that starts with the same timestamp).
-			done()
-			continue
-		}
-		var srcSize int64
-		same := false
-		if fi, serr := tf.Stat(); err == nil && serr == nil {
-			srcSize = fi.Size()
-			same = sameBytes(f, size, tf, srcSize, int64(sum.Len))
-		}
-		done()
-		if same {
-			return copyMatch{waitOn: t, srcSize: srcSize}
+		if m := in.copyOfLive(t, f, size, sum); !m.none() {
+			return m
 		}
 	}
-	// A position saved by the last run whose file was not found (yet):
-	// truncated, replaced or rotated away while the agent was stopped.
+	return in.copyOfSaved(id, sum)
+}
+
+// copyOfLive checks the new file f (size bytes, starting with sum) for
+// being a copy of the tracked file t.
+func (in *Input) copyOfLive(t *tracked, f *os.File, size int64, sum fingerprint.Sum) copyMatch {
+	tf, done, ok := in.fileOf(t)
+	if !ok {
+		if t.f == nil {
+			// Closed, and its name is gone or holds another file:
+			// it cannot be read again, its copy continues it.
+			return copyMatch{prior: &prior{sum: t.fp.Sum(), offset: t.offset, line: t.line}, from: t.path, ends: t}
+		}
+		return copyMatch{}
+	}
+	defer done()
+	head, err := fingerprint.Read(tf, in.cfg.FingerprintBytes, nil)
+	switch {
+	case err != nil:
+		return copyMatch{}
+	case !t.fp.Matches(head):
+		// The original no longer holds that content: truncated,
+		// maybe refilled already, before a read noticed. Take note
+		// now, so the copy continues from its prior.
+		in.truncate(t, head)
+		if t.f == nil {
+			t.life.pending()
+		}
+		if t.prior != nil && t.prior.sum == sum {
+			return copyMatch{prior: t.prior, from: t.path}
+		}
+		return copyMatch{}
+	case len(head) < in.cfg.FingerprintBytes && int64(len(head)) < size:
+		// t holds fewer bytes than fingerprint-bytes, and fewer than
+		// the new file: the new file is neither its copy nor, being
+		// newer, its original; they merely start alike (a line being
+		// written in t that starts with the same timestamp).
+		return copyMatch{}
+	}
+	fi, err := tf.Stat()
+	if err != nil || !sameBytes(f, size, tf, fi.Size(), int64(sum.Len)) {
+		return copyMatch{}
+	}
+	return copyMatch{waitOn: t, srcSize: fi.Size()}
+}
+
+// copyOfSaved finds a position saved by the last run whose content starts
+// with sum: its file was not found (yet), truncated, replaced or rotated
+// away while the agent was stopped; or it held that content before it was
+// truncated (its copy may be discovered before it: an inode reused by the
+// copy can carry a stale position of its own, which sorts it first).
+func (in *Input) copyOfSaved(id fileID, sum fingerprint.Sum) copyMatch {
 	for _, sid := range in.savedBySum[sum] {
 		if sid == id {
 			continue
@@ -346,9 +359,6 @@ func (in *Input) copySourceBy(id fileID, f *os.File, size int64, sum fingerprint
 			}
 		}
 	}
-	// The content a saved position's file held before it was truncated:
-	// its copy may be discovered before it (an inode reused by the copy
-	// can carry a stale position of its own, which sorts it first).
 	for _, sid := range in.savedByPrior[sum] {
 		if sid == id {
 			continue

@@ -157,31 +157,8 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 			in.cfg.MaxOpenFiles = n
 		}
 	}
-	in.fmt = formatter{codec: c, dec: newDecoder(c), jsonOut: strings.EqualFold(cfg.OutputFormat.Type, "json")}
-	for _, p := range cfg.Paths {
-		pat, err := glob.Compile(p)
-		if err != nil {
-			return nil, fmt.Errorf("file input paths: %w", err)
-		}
-		in.pats = append(in.pats, pat)
-	}
-	for _, p := range cfg.Exclude {
-		pat, err := glob.CompileExclude(p)
-		if err != nil {
-			return nil, fmt.Errorf("file input exclude: %w", err)
-		}
-		in.excludes = append(in.excludes, pat)
-	}
-	if cfg.Multiline.Pattern != "" {
-		re, err := regexp.Compile(cfg.Multiline.Pattern)
-		if err != nil {
-			return nil, fmt.Errorf("file input multiline.pattern: %w", err)
-		}
-		mode := multiline.After
-		if strings.EqualFold(cfg.Multiline.Match, "before") {
-			mode = multiline.Before
-		}
-		in.ml = &multiline.Config{Pattern: re, Mode: mode, Negate: cfg.Multiline.Negate, MaxLines: cfg.Multiline.MaxLines}
+	if err := in.rules.compile(cfg, c); err != nil {
+		return nil, err
 	}
 	in.filter, _ = compileLineFilter(cfg.IncludeLines, cfg.ExcludeLines) // Validate checked them
 	if cfg.AddHostFields && set.Host == "" {
@@ -191,6 +168,37 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 	in.claims = set.Claims
 	in.unclaim = set.Claims.Register(set.ID, in.matches)
 	return in, nil
+}
+
+// compile builds the patterns, the formatter and the multiline rule.
+func (r *rules) compile(cfg *Config, c codec) error {
+	r.fmt = formatter{codec: c, dec: newDecoder(c), jsonOut: strings.EqualFold(cfg.OutputFormat.Type, "json")}
+	for _, p := range cfg.Paths {
+		pat, err := glob.Compile(p)
+		if err != nil {
+			return fmt.Errorf("file input paths: %w", err)
+		}
+		r.pats = append(r.pats, pat)
+	}
+	for _, p := range cfg.Exclude {
+		pat, err := glob.CompileExclude(p)
+		if err != nil {
+			return fmt.Errorf("file input exclude: %w", err)
+		}
+		r.excludes = append(r.excludes, pat)
+	}
+	if cfg.Multiline.Pattern != "" {
+		re, err := regexp.Compile(cfg.Multiline.Pattern)
+		if err != nil {
+			return fmt.Errorf("file input multiline.pattern: %w", err)
+		}
+		mode := multiline.After
+		if strings.EqualFold(cfg.Multiline.Match, "before") {
+			mode = multiline.Before
+		}
+		r.ml = &multiline.Config{Pattern: re, Mode: mode, Negate: cfg.Multiline.Negate, MaxLines: cfg.Multiline.MaxLines}
+	}
+	return nil
 }
 
 // Open restores saved positions, starts the optional change watcher and
@@ -205,6 +213,36 @@ func (in *Input) Open(ctx context.Context, opts input.OpenOptions) error {
 		return errors.New("file input: Open called twice")
 	}
 	in.opened = true
+	in.restore(opts)
+	if in.cfg.UseFsnotify {
+		w, err := newWatcher(in.log)
+		if err != nil {
+			in.log.Warn("fsnotify unavailable; relying on polling", "error", err)
+		} else {
+			in.watch = w
+			in.wake = w.wake
+		}
+	}
+	in.firstScan = true
+	in.budget = math.MaxInt
+	in.out = in.pending[:0:0]
+	err := in.scan(ctx, in.now())
+	in.settle()
+	in.pending = append(in.pending, in.out...)
+	in.out, in.budget = nil, 0
+	in.firstScan = false
+	if err != nil {
+		_ = in.Close()
+		return err
+	}
+	in.recordPatterns()
+	in.publish()
+	return ctx.Err()
+}
+
+// restore takes the positions the last run saved: the patterns they were
+// taken under, and each file's, indexed for discovery.
+func (in *Input) restore(opts input.OpenOptions) {
 	if !opts.FirstStart {
 		// Positions saved before the patterns were recorded: every
 		// pattern counts as known, as it did then.
@@ -245,30 +283,6 @@ func (in *Input) Open(ctx context.Context, opts input.OpenOptions) error {
 			in.savedLens[p.sum.Len] = struct{}{}
 		}
 	}
-	if in.cfg.UseFsnotify {
-		w, err := newWatcher(in.log)
-		if err != nil {
-			in.log.Warn("fsnotify unavailable; relying on polling", "error", err)
-		} else {
-			in.watch = w
-			in.wake = w.wake
-		}
-	}
-	in.firstScan = true
-	in.budget = math.MaxInt
-	in.out = in.pending[:0:0]
-	err := in.scan(ctx, in.now())
-	in.settle()
-	in.pending = append(in.pending, in.out...)
-	in.out, in.budget = nil, 0
-	in.firstScan = false
-	if err != nil {
-		_ = in.Close()
-		return err
-	}
-	in.recordPatterns()
-	in.publish()
-	return ctx.Err()
 }
 
 // Poll appends up to max events to dst. It never waits for data.

@@ -75,88 +75,23 @@ func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
 		return false, nil
 	}
 	wasEvicted := t.life.evicted()
-	f, err := in.openFile(t.path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			// Renamed or deleted since the last scan: scan now to find
-			// its new name (or to finish and forget it).
-			in.rescan = true
-			return false, nil
-		}
-		t.life.fail()
-		return false, in.fileErr("open", t.path, err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		_ = f.Close()
-		t.life.fail()
-		return false, in.fileErr("stat", t.path, err)
-	}
-	if id, _, ok := idOfOpen(f, fi); !ok || id != t.id {
-		// The name now holds another file; the next scan sorts it out.
-		_ = f.Close()
-		in.rescan = true
-		return false, nil
-	}
-	cur, err := fingerprint.Read(f, in.cfg.FingerprintBytes, in.fpBuf)
-	if err != nil {
-		_ = f.Close()
-		t.life.fail()
-		return false, in.fileErr("read", t.path, err)
+	f, fi, cur, ok, err := in.openAgain(t)
+	if !ok {
+		return false, err
 	}
 	in.attach(t, f)
 	t.lastData = now
 	in.fileOK(t.path)
 	if !t.fp.Matches(cur) {
-		// Rewritten while closed, or a new file that reused the inode:
-		// the old content is gone either way. Keep the descriptor, start
-		// a new identity from 0.
-		path, id, had := t.path, t.id, t.offset
-		old := &prior{sum: t.fp.Sum(), offset: t.offset, line: t.line}
-		handed := t.copies > 0
-		in.detach(t)
-		in.retire(t, "")
-		nt := in.track("", path, id, cur)
-		if !handed {
-			in.setPrior(nt, old) // its old content may be in a copy
-		}
-		in.attach(nt, f)
-		nt.lastData, nt.lastSize, nt.seenScan = now, fi.Size(), in.scanGen
-		in.logFile(slog.LevelInfo, "file rewritten while closed; reading it again from the start", nt, 0, "previous_offset", had)
-		// Stored now, with its prior: the old position is forgotten, and
-		// an empty file has nothing to read that would store one, so a
-		// stop before the copy is found would lose where it continues.
-		in.emitPosition(nt)
-		// Or the inode was reused by a copy (copytruncate) of another file.
-		switch cm := in.copySource(id, path, f, fi.Size(), cur); {
-		case cm.prior != nil:
-			in.detach(nt)
-			_ = f.Close()
-			in.continueCopy(nt, cm.prior.offset, cm.prior.line, cm.from)
-			in.consume(cm)
-		case cm.waitOn != nil:
-			in.copyOrOriginal(nt, cm, fi.Size())
-		}
+		in.rewrittenWhileClosed(t, f, fi, cur, now)
 		return false, nil
 	}
 	if t.offset == 0 && t.readPos == 0 && len(cur) > t.headChecked {
-		t.headChecked = len(cur)
 		// Nothing delivered and a fingerprint that covers less than the
 		// file holds now (an empty file's matches anything): the inode
 		// may have been freed and reused by a copy (copytruncate).
-		switch cm := in.copySource(t.id, t.path, f, fi.Size(), cur); {
-		case cm.prior != nil:
-			in.closeFile(t)
-			in.setFP(t, cur)
-			t.refreshState()
-			in.continueCopy(t, cm.prior.offset, cm.prior.line, cm.from)
-			in.consume(cm)
-			return false, nil
-		case cm.waitOn != nil:
-			in.setFP(t, cur)
-			t.refreshState()
-			in.copyOrOriginal(t, cm, fi.Size())
-			return t.copyOf == nil, nil
+		if settled, readOn := in.copyAtReopen(t, fi.Size(), cur); settled {
+			return readOn, nil
 		}
 	}
 	// A file closed to make room for another is reopened constantly when
@@ -170,6 +105,95 @@ func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
 		in.truncate(t, cur)
 	}
 	return t.f != nil && t.copyOf == nil, nil
+}
+
+// openAgain opens t's path and checks it still names t; false (with the
+// error on-error: fail returns) when it cannot be read now.
+func (in *Input) openAgain(t *tracked) (*os.File, os.FileInfo, []byte, bool, error) {
+	f, err := in.openFile(t.path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			// Renamed or deleted since the last scan: scan now to find
+			// its new name (or to finish and forget it).
+			in.rescan = true
+			return nil, nil, nil, false, nil
+		}
+		t.life.fail()
+		return nil, nil, nil, false, in.fileErr("open", t.path, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		t.life.fail()
+		return nil, nil, nil, false, in.fileErr("stat", t.path, err)
+	}
+	if id, _, ok := idOfOpen(f, fi); !ok || id != t.id {
+		// The name now holds another file; the next scan sorts it out.
+		_ = f.Close()
+		in.rescan = true
+		return nil, nil, nil, false, nil
+	}
+	cur, err := fingerprint.Read(f, in.cfg.FingerprintBytes, in.fpBuf)
+	if err != nil {
+		_ = f.Close()
+		t.life.fail()
+		return nil, nil, nil, false, in.fileErr("read", t.path, err)
+	}
+	return f, fi, cur, true, nil
+}
+
+// rewrittenWhileClosed replaces t, reopened on f, by a new identity read
+// from 0: rewritten while closed, or a new file that reused the inode,
+// the old content is gone either way.
+func (in *Input) rewrittenWhileClosed(t *tracked, f *os.File, fi os.FileInfo, cur []byte, now time.Time) {
+	path, id, had := t.path, t.id, t.offset
+	old := &prior{sum: t.fp.Sum(), offset: t.offset, line: t.line}
+	handed := t.copies > 0
+	in.detach(t)
+	in.retire(t, "")
+	nt := in.track("", path, id, cur)
+	if !handed {
+		in.setPrior(nt, old) // its old content may be in a copy
+	}
+	in.attach(nt, f)
+	nt.lastData, nt.lastSize, nt.seenScan = now, fi.Size(), in.scanGen
+	in.logFile(slog.LevelInfo, "file rewritten while closed; reading it again from the start", nt, 0, "previous_offset", had)
+	// Stored now, with its prior: the old position is forgotten, and
+	// an empty file has nothing to read that would store one, so a
+	// stop before the copy is found would lose where it continues.
+	in.emitPosition(nt)
+	// Or the inode was reused by a copy (copytruncate) of another file.
+	switch cm := in.copySource(id, path, f, fi.Size(), cur); {
+	case cm.prior != nil:
+		in.detach(nt)
+		_ = f.Close()
+		in.continueCopy(nt, cm.prior.offset, cm.prior.line, cm.from)
+		in.consume(cm)
+	case cm.waitOn != nil:
+		in.copyOrOriginal(nt, cm, fi.Size())
+	}
+}
+
+// copyAtReopen checks t, reopened before anything of it was read, for
+// being a copy. settled reports that it is one, and readOn whether it is
+// read on now.
+func (in *Input) copyAtReopen(t *tracked, size int64, cur []byte) (settled, readOn bool) {
+	t.headChecked = len(cur)
+	switch cm := in.copySource(t.id, t.path, t.f, size, cur); {
+	case cm.prior != nil:
+		in.closeFile(t)
+		in.setFP(t, cur)
+		t.refreshState()
+		in.continueCopy(t, cm.prior.offset, cm.prior.line, cm.from)
+		in.consume(cm)
+		return true, false
+	case cm.waitOn != nil:
+		in.setFP(t, cur)
+		t.refreshState()
+		in.copyOrOriginal(t, cm, size)
+		return true, t.copyOf == nil
+	}
+	return false, false
 }
 
 // evict closes the open file served longest ago, preferring files at
