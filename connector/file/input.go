@@ -99,6 +99,7 @@ type emitter struct {
 	tsTail   []byte // `,"_ts":<ms>,"payload":` for the current read time
 	tsCached int64
 	arena    arena
+	local    localCounts // counted during the poll, published by publish
 }
 
 // report is what the input tells its operator: errors logged once per
@@ -109,7 +110,6 @@ type report struct {
 	filesList atomic.Pointer[[]input.FileStatus]
 	filesAt   time.Time
 	stats     counters
-	local     localCounts
 }
 
 var (

@@ -252,13 +252,13 @@ func (in *Input) attach(t *tracked, f *os.File) {
 }
 
 // detach forgets t's descriptor without closing it.
-func (in *Input) detach(t *tracked) {
-	last := len(in.openFiles) - 1
-	moved := in.openFiles[last]
-	in.openFiles[t.openIdx] = moved
+func (rd *readers) detach(t *tracked) {
+	last := len(rd.openFiles) - 1
+	moved := rd.openFiles[last]
+	rd.openFiles[t.openIdx] = moved
 	moved.openIdx = t.openIdx
-	in.openFiles[last] = nil
-	in.openFiles = in.openFiles[:last]
+	rd.openFiles[last] = nil
+	rd.openFiles = rd.openFiles[:last]
 	t.f = nil
 	t.life.closed()
 }

@@ -1,6 +1,7 @@
 package file
 
 import (
+	"log/slog"
 	"os"
 	"time"
 
@@ -25,7 +26,7 @@ type tracker struct {
 	fpLens  map[int]int // entries of byFP and byPrior by fingerprint length
 	priorQ  []*prior    // the priors in byPrior, oldest first
 	// staleByDir lists by directory the files whose short fingerprint
-	// they outgrew since their last read (copies.go).
+	// they outgrew since their last read (rotation_copies.go).
 	staleByDir map[string][]*tracked
 	savedIndex
 }
@@ -175,26 +176,26 @@ type prior struct {
 
 // setPath records the name t is matched under and keeps the path index
 // current; _file and the state's path follow renames within the globs.
-func (in *Input) setPath(t *tracked, p string) {
+func (tk *tracker) setPath(t *tracked, p string) {
 	if t.path != "" {
-		in.unindexPath(t)
+		tk.unindexPath(t)
 	}
 	t.path = p
-	t.samePath = in.byPath[p]
-	in.byPath[p] = t
+	t.samePath = tk.byPath[p]
+	tk.byPath[p] = t
 	t.setPathText(p)
 }
 
 // unindexPath removes t from the path index. A path names several live
 // files only briefly (a rotated file still being finished under its old
 // name next to its successor), so the chain is short.
-func (in *Input) unindexPath(t *tracked) {
-	head := in.byPath[t.path]
+func (tk *tracker) unindexPath(t *tracked) {
+	head := tk.byPath[t.path]
 	if head == t {
 		if t.samePath == nil {
-			delete(in.byPath, t.path)
+			delete(tk.byPath, t.path)
 		} else {
-			in.byPath[t.path] = t.samePath
+			tk.byPath[t.path] = t.samePath
 		}
 		t.samePath = nil
 		return
@@ -236,4 +237,33 @@ func (t *tracked) resetTo0() {
 		t.split.Reset()
 	}
 	t.life.grew()
+}
+
+// retire delivers what t still holds, closes it and forgets its position.
+// why, when not empty, is logged as the reason, with the final offset
+// and extra.
+func (in *Input) retire(t *tracked, why string, extra ...any) {
+	if t.life.dead() {
+		return
+	}
+	in.flushGroups(t, true)
+	in.closeFile(t)
+	if why != "" {
+		in.logFile(slog.LevelInfo, "file forgotten: "+why, t, t.offset, extra...)
+	}
+	in.resolveCopies(t)
+	if t.copyOf != nil {
+		t.copyOf.copies--
+		t.copyOf = nil
+	}
+	in.releasePrior(t)
+	in.unindexFP(t)
+	t.life.retire()
+	delete(in.files, t.key)
+	if in.byID[t.id] == t {
+		delete(in.byID, t.id)
+	}
+	delete(in.errSeen, t.path)
+	in.unindexPath(t)
+	in.emitForget(t.key)
 }

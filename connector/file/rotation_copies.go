@@ -32,29 +32,29 @@ import (
 // the end of the shorter file (sameBytes).
 
 // setFP sets t's fingerprint to cur and keeps the index current.
-func (in *Input) setFP(t *tracked, cur []byte) {
-	in.unindexFP(t)
+func (tk *tracker) setFP(t *tracked, cur []byte) {
+	tk.unindexFP(t)
 	t.fp.Set(cur)
 	if s := t.fp.Sum(); s.Len > 0 {
-		in.byFP[s] = append(in.byFP[s], t)
-		in.fpLens[s.Len]++
+		tk.byFP[s] = append(tk.byFP[s], t)
+		tk.fpLens[s.Len]++
 		t.inFP = true
 	}
 }
 
-func (in *Input) unindexFP(t *tracked) {
+func (tk *tracker) unindexFP(t *tracked) {
 	if !t.inFP {
 		return
 	}
 	t.inFP = false
-	in.unindex(in.byFP, t.fp.Sum(), t)
+	tk.unindex(tk.byFP, t.fp.Sum(), t)
 }
 
-func (in *Input) unindex(m map[fingerprint.Sum][]*tracked, s fingerprint.Sum, t *tracked) {
-	if n := in.fpLens[s.Len] - 1; n > 0 {
-		in.fpLens[s.Len] = n
+func (tk *tracker) unindex(m map[fingerprint.Sum][]*tracked, s fingerprint.Sum, t *tracked) {
+	if n := tk.fpLens[s.Len] - 1; n > 0 {
+		tk.fpLens[s.Len] = n
 	} else {
-		delete(in.fpLens, s.Len)
+		delete(tk.fpLens, s.Len)
 	}
 	list := slices.DeleteFunc(m[s], func(x *tracked) bool { return x == t })
 	if len(list) == 0 {
@@ -123,7 +123,7 @@ func (in *Input) removePrior(p *prior, save bool) {
 }
 
 // releasePrior lets t be forgotten while its prior stays findable.
-func (in *Input) releasePrior(t *tracked) {
+func (tk *tracker) releasePrior(t *tracked) {
 	if p := t.prior; p != nil {
 		p.holder = nil
 		t.prior = nil
@@ -157,13 +157,13 @@ func (in *Input) expirePriors() {
 // fingerprint-bytes, now holds more than it covers: until it is read
 // again, a copy of it could not be recognised (an empty file's
 // fingerprint matches nothing).
-func (in *Input) markStale(t *tracked) {
+func (tk *tracker) markStale(t *tracked) {
 	if t.stale {
 		return
 	}
 	t.stale = true
 	dir := filepath.Dir(t.path)
-	in.staleByDir[dir] = append(in.staleByDir[dir], t)
+	tk.staleByDir[dir] = append(tk.staleByDir[dir], t)
 }
 
 // refreshStale brings the stale fingerprints of the files in dir (where

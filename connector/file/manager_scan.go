@@ -417,7 +417,7 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 	}
 	switch {
 	case t.copyOf != nil:
-		// A copy waiting for its original is not read (copies.go),
+		// A copy waiting for its original is not read (rotation_copies.go),
 		// unless it does what a copy does not: grow past its original,
 		// or shrink. Then it is a live file that starts like the other.
 		switch src := t.copyOf; {

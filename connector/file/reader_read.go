@@ -56,7 +56,7 @@ func (in *Input) readAll(now time.Time) error {
 	return nil
 }
 
-func (in *Input) wantsTurn(t *tracked, poll uint64) bool {
+func (rd *readers) wantsTurn(t *tracked, poll uint64) bool {
 	if t.life.dead() || t.eofPoll == poll || t.copyOf != nil || t.resume != nil {
 		return false
 	}
@@ -154,7 +154,7 @@ func (in *Input) verifyHead(t *tracked) (headCheck, error) {
 	if !t.fp.Matches(cur) {
 		in.truncate(t, cur)
 		if t.f == nil || t.copyOf != nil {
-			return headGone, nil // its new content is a copy's (copies.go)
+			return headGone, nil // its new content is a copy's (rotation_copies.go)
 		}
 		return headMoved, nil
 	}
@@ -228,26 +228,26 @@ const minReadBytes = 4 << 10
 // events per poll and a full readChunk per read, a file was read about
 // 2.5 times over. So reads are sized to the lines wanted (and an eighth more)
 // at the mean line length seen, between minReadBytes and readChunk.
-func (in *Input) readSize(wantLines int) int {
-	if in.lineBytes == 0 {
-		return len(in.readBuf)
+func (rd *readers) readSize(wantLines int) int {
+	if rd.lineBytes == 0 {
+		return len(rd.readBuf)
 	}
-	return min(max((wantLines+wantLines/8+1)*in.lineBytes, minReadBytes), len(in.readBuf))
+	return min(max((wantLines+wantLines/8+1)*rd.lineBytes, minReadBytes), len(rd.readBuf))
 }
 
 // learnLineBytes updates the mean line length from a chunk that yielded
 // lines over n bytes (a moving average, so a file's long lines or a
 // second file's short ones are followed within a few reads).
-func (in *Input) learnLineBytes(n int64, lines int) {
+func (rd *readers) learnLineBytes(n int64, lines int) {
 	if lines == 0 || n <= 0 {
 		return
 	}
-	l := int(min(n/int64(lines), int64(len(in.readBuf))))
-	if in.lineBytes == 0 {
-		in.lineBytes = l
+	l := int(min(n/int64(lines), int64(len(rd.readBuf))))
+	if rd.lineBytes == 0 {
+		rd.lineBytes = l
 		return
 	}
-	in.lineBytes += (l - in.lineBytes) / 4
+	rd.lineBytes += (l - rd.lineBytes) / 4
 }
 
 // reachedEOF records that t has no more data now; a file that is gone
@@ -319,4 +319,27 @@ func trimPartialRune(b []byte) []byte {
 		}
 	}
 	return b
+}
+
+// compactRing drops retired files from the read order, keeping the
+// round-robin cursor on the same live file.
+func (rd *readers) compactRing() {
+	n := 0
+	cur := rd.cursor
+	for i, t := range rd.ring {
+		if t.life.dead() {
+			if i < rd.cursor {
+				cur--
+			}
+			continue
+		}
+		rd.ring[n] = t
+		n++
+	}
+	clear(rd.ring[n:])
+	rd.ring = rd.ring[:n]
+	if cur < 0 || cur >= n {
+		cur = 0
+	}
+	rd.cursor = cur
 }

@@ -51,7 +51,7 @@ func (in *Input) discover(c candidate, now time.Time) error {
 	t := in.register(c, cur, &fd, now)
 	if src := fd.cm.waitOn; src != nil && (c.size <= fd.cm.srcSize || c.size < src.offset) {
 		// Not read (nor holding a descriptor) until the original is
-		// truncated or ends: see copies.go.
+		// truncated or ends: see rotation_copies.go.
 		_ = f.Close()
 		in.makeWait(t, src)
 		return nil
@@ -268,19 +268,19 @@ func (in *Input) track(key, path string, id fileID, cur []byte) *tracked {
 	return t
 }
 
-func (in *Input) newKey(id fileID, sum fingerprint.Sum) string {
+func (tk *tracker) newKey(id fileID, sum fingerprint.Sum) string {
 	base := fmt.Sprintf("%d:%d:%016x", id.dev, id.ino, sum.Hash)
 	key := base
-	for i := 2; in.keyUsed(key); i++ {
+	for i := 2; tk.keyUsed(key); i++ {
 		key = fmt.Sprintf("%s~%d", base, i)
 	}
 	return key
 }
 
-func (in *Input) keyUsed(key string) bool {
-	if _, ok := in.files[key]; ok {
+func (tk *tracker) keyUsed(key string) bool {
+	if _, ok := tk.files[key]; ok {
 		return true
 	}
-	_, ok := in.savedKeys[key]
+	_, ok := tk.savedKeys[key]
 	return ok
 }
