@@ -589,12 +589,19 @@ func (in *Input) unseen(t *tracked) error {
 		}
 		return nil
 	}
+	in.unseenOpen(t)
+	return nil
+}
+
+// unseenOpen handles an open file no glob matched: deleted, it is read to
+// its end; renamed out of the globs, until quiet for close-inactive.
+func (in *Input) unseenOpen(t *tracked) {
 	fi, err := t.f.Stat()
 	if err != nil {
 		if t.missing >= 2 {
 			in.markGone(t)
 		}
-		return nil
+		return
 	}
 	switch _, nlink, ok := idOfOpen(t.f, fi); {
 	case ok && nlink == 0:
@@ -616,7 +623,6 @@ func (in *Input) unseen(t *tracked) error {
 		in.checkRewritten(t)
 	}
 	in.checkShrunk(t, fi.Size())
-	return nil
 }
 
 // markGone records that t was deleted: it is read to its end, then
