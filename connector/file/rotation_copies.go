@@ -545,6 +545,9 @@ func (in *Input) continueCopy(c *tracked, offset, line int64, from string) {
 	c.offset, c.consumed, c.readPos = offset, offset, offset
 	c.line, c.consumedLine = line, line
 	c.behind, c.lastSize = offset > size, size
+	if c.behind {
+		c.lastData = in.now() // quiet for close-inactive from now on: complete
+	}
 	if c.split != nil {
 		c.split.Reset()
 	}
