@@ -36,8 +36,8 @@ const readChunk = 64 << 10
 // are the only methods safe to call concurrently.
 //
 // Its state is cut along its parts, each a type of its own: rules (what
-// New compiled from the config), manager (listing, scan scheduling,
-// claims), tracker (identities, positions, copies), readers (the read
+// New compiled from the config for reading), manager (the globs, listing,
+// scan scheduling, claims), tracker (identities, positions, copies), readers (the read
 // loop over the open files) and emitter (the poll's output).
 type Input struct {
 	cfg      Config
@@ -59,10 +59,8 @@ type Input struct {
 
 // rules is what New compiled from the config; read-only after New.
 type rules struct {
-	pats     []*glob.Pattern
-	excludes []*glob.Pattern
-	ml       *multiline.Config
-	fmt      formatter
+	ml  *multiline.Config
+	fmt formatter
 	// filter is include-lines/exclude-lines; nil when neither is set.
 	filter *lineFilter
 	// extra is appended to every event object after its payload (fields,
@@ -157,7 +155,7 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 			in.cfg.MaxOpenFiles = n
 		}
 	}
-	if err := in.rules.compile(cfg, c); err != nil {
+	if err := in.compile(cfg, c); err != nil {
 		return nil, err
 	}
 	in.filter, _ = compileLineFilter(cfg.IncludeLines, cfg.ExcludeLines) // Validate checked them
@@ -171,21 +169,21 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 }
 
 // compile builds the patterns, the formatter and the multiline rule.
-func (r *rules) compile(cfg *Config, c codec) error {
-	r.fmt = formatter{codec: c, dec: newDecoder(c), jsonOut: strings.EqualFold(cfg.OutputFormat.Type, "json")}
+func (in *Input) compile(cfg *Config, c codec) error {
+	in.fmt = formatter{codec: c, dec: newDecoder(c), jsonOut: strings.EqualFold(cfg.OutputFormat.Type, "json")}
 	for _, p := range cfg.Paths {
 		pat, err := glob.Compile(p)
 		if err != nil {
 			return fmt.Errorf("file input paths: %w", err)
 		}
-		r.pats = append(r.pats, pat)
+		in.pats = append(in.pats, pat)
 	}
 	for _, p := range cfg.Exclude {
 		pat, err := glob.CompileExclude(p)
 		if err != nil {
 			return fmt.Errorf("file input exclude: %w", err)
 		}
-		r.excludes = append(r.excludes, pat)
+		in.excludes = append(in.excludes, pat)
 	}
 	if cfg.Multiline.Pattern != "" {
 		re, err := regexp.Compile(cfg.Multiline.Pattern)
@@ -196,7 +194,7 @@ func (r *rules) compile(cfg *Config, c codec) error {
 		if strings.EqualFold(cfg.Multiline.Match, "before") {
 			mode = multiline.Before
 		}
-		r.ml = &multiline.Config{Pattern: re, Mode: mode, Negate: cfg.Multiline.Negate, MaxLines: cfg.Multiline.MaxLines}
+		in.ml = &multiline.Config{Pattern: re, Mode: mode, Negate: cfg.Multiline.Negate, MaxLines: cfg.Multiline.MaxLines}
 	}
 	return nil
 }

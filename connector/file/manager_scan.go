@@ -19,10 +19,12 @@ import (
 // errReplacedByDir reports a watched file whose name now holds a directory.
 var errReplacedByDir = errors.New("file was replaced by a directory")
 
-// manager is discovery and its schedule: when the globs are listed next,
+// manager is discovery and its schedule: the globs, when they are listed next,
 // which files another input claims, and what a listing failure streak
 // has logged already.
 type manager struct {
+	pats     []*glob.Pattern
+	excludes []*glob.Pattern
 	// claims says which input reads a file several match; unclaim
 	// removes this input's matcher from it at Close.
 	claims      *input.Claims
@@ -284,18 +286,18 @@ func (in *Input) dropSaved(s savedState) {
 // scanOrder is the order the patterns are walked in: in the first scan,
 // those known from the last run first, so a file that an old and a new
 // pattern both match counts as found under the old one (read from 0).
-func (in *Input) scanOrder() []*glob.Pattern {
-	if !in.firstScan || in.knownPats == nil {
-		return in.pats
+func (mg *manager) scanOrder() []*glob.Pattern {
+	if !mg.firstScan || mg.knownPats == nil {
+		return mg.pats
 	}
-	out := make([]*glob.Pattern, 0, len(in.pats))
-	for _, p := range in.pats {
-		if !in.isNewPattern(p) {
+	out := make([]*glob.Pattern, 0, len(mg.pats))
+	for _, p := range mg.pats {
+		if !mg.isNewPattern(p) {
 			out = append(out, p)
 		}
 	}
-	for _, p := range in.pats {
-		if in.isNewPattern(p) {
+	for _, p := range mg.pats {
+		if mg.isNewPattern(p) {
 			out = append(out, p)
 		}
 	}
@@ -303,11 +305,11 @@ func (in *Input) scanOrder() []*glob.Pattern {
 }
 
 // isNewPattern reports whether p was not configured in the last run.
-func (in *Input) isNewPattern(p *glob.Pattern) bool {
-	if in.knownPats == nil {
+func (mg *manager) isNewPattern(p *glob.Pattern) bool {
+	if mg.knownPats == nil {
 		return false
 	}
-	_, ok := in.knownPats[p.String()]
+	_, ok := mg.knownPats[p.String()]
 	return !ok
 }
 
@@ -389,8 +391,8 @@ func (in *Input) tooDeep(dir string) {
 		"dir", dir, "max_depth", glob.MaxDepth)
 }
 
-func (in *Input) excluded(path string) bool {
-	for _, p := range in.excludes {
+func (mg *manager) excluded(path string) bool {
+	for _, p := range mg.excludes {
 		if p.Match(path) {
 			return true
 		}

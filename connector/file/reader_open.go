@@ -28,12 +28,12 @@ func (in *Input) housekeep(now time.Time) {
 			t.asm.Flush()
 			in.emitReady(t, false)
 		}
-		if t.f != nil && t.life.away() && t.life.atEOF() && now.Sub(t.lastData) >= in.closeAfter && !in.grew(t) {
+		if t.f != nil && t.life.away() && t.life.atEOF() && now.Sub(t.lastData) >= in.closeAfter && !t.grew() {
 			// Its last lines are read.
 			in.retire(t, "renamed out of the globs and read to its end (quiet for close-inactive)")
 			continue
 		}
-		if t.f != nil && t.life.atEOF() && t.missing == 0 && now.Sub(t.lastData) >= in.closeAfter && !in.grew(t) && in.stillNamed(t) {
+		if t.f != nil && t.life.atEOF() && t.missing == 0 && now.Sub(t.lastData) >= in.closeAfter && !t.grew() && in.stillNamed(t) {
 			// Deliver the buffered group instead of dropping it (the Java
 			// agent drops it here), then free the descriptor.
 			in.flushGroups(t, true)
@@ -46,7 +46,7 @@ func (in *Input) housekeep(now time.Time) {
 
 // grew reports whether t has bytes beyond what was read: written after
 // the last read of this poll cycle. Such a file is not idle.
-func (in *Input) grew(t *tracked) bool {
+func (t *tracked) grew() bool {
 	fi, err := t.f.Stat()
 	return err == nil && fi.Size() > t.readPos
 }
@@ -229,7 +229,7 @@ func (in *Input) evict(except *tracked) bool {
 			renamed[victim] = struct{}{}
 			continue
 		}
-		unread := !victim.life.atEOF() || in.grew(victim)
+		unread := !victim.life.atEOF() || victim.grew()
 		in.closeFile(victim)
 		victim.life.evictedWith(unread)
 		in.logFile(slog.LevelDebug, "file closed to stay under max-open-files", victim, victim.offset)
