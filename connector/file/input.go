@@ -37,8 +37,9 @@ const readChunk = 64 << 10
 //
 // Its state is cut along its parts, each a type of its own: rules (what
 // New compiled from the config for reading), manager (the globs, listing,
-// scan scheduling, claims), tracker (identities, positions, copies), readers (the read
-// loop over the open files) and emitter (the poll's output).
+// scan scheduling, claims), tracker (identities, positions, copies),
+// readers (the read loop over the open files), emitter (the poll's
+// output and counts) and report (errors logged once, Files, Stats).
 type Input struct {
 	cfg      Config
 	log      *slog.Logger

@@ -19,9 +19,9 @@ import (
 // errReplacedByDir reports a watched file whose name now holds a directory.
 var errReplacedByDir = errors.New("file was replaced by a directory")
 
-// manager is discovery and its schedule: the globs, when they are listed next,
-// which files another input claims, and what a listing failure streak
-// has logged already.
+// manager is discovery and its schedule: the globs, when they are listed
+// next, which files another input claims, and what a listing failure
+// streak has logged already.
 type manager struct {
 	pats     []*glob.Pattern
 	excludes []*glob.Pattern
