@@ -38,18 +38,17 @@ var agentSteps = []agentStep{agentNothing, agentScan, agentPollAll}
 
 // TestCopyListedHalfWritten: with the copies in the glob, a copy that the
 // input lists while it is still being written (empty, or holding a first
-// part of at least fingerprint-bytes, cut mid-line) is still told for a
-// copy, whether the original is truncated before the copy is complete or
-// after, and whatever the input does between the steps: every line is
-// delivered exactly once. (A copy caught holding fewer than
-// fingerprint-bytes of a longer original is a documented limit.)
+// part shorter than fingerprint-bytes, or at least that long, cut
+// mid-line) is still told for a copy, whether the original is truncated
+// before the copy is complete or after, and whatever the input does
+// between the steps: every line is delivered exactly once.
 func TestCopyListedHalfWritten(t *testing.T) {
 	const fpBytes = 64
 	before := ctPadded("A", 1, 20)  // delivered before the rotation
 	pending := ctPadded("A", 21, 5) // written just before it: in the copy only, once truncated
 	after := ctPadded("B", 1, 3)    // written to the emptied original
 	content := strings.Join(append(append([]string{}, before...), pending...), "\n") + "\n"
-	for _, half := range []int{fpBytes, len(content) - 5} {
+	for _, half := range []int{fpBytes / 2, fpBytes, len(content) - 5} {
 		for _, order := range ctOrderings {
 			for combo := range pow(len(agentSteps), len(order)-1) {
 				agent := agentCombo(combo, len(order)-1)

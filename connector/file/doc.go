@@ -45,8 +45,10 @@
 // Limits: content rewritten in place with identical first bytes and a size
 // that did not shrink reads as appended data; a file renamed out of the
 // globs or deleted while closed (close-inactive, max-open-files) cannot be
-// finished; a copy shorter than fingerprint-bytes, or caught holding fewer
-// than fingerprint-bytes of a longer original, is read as a new file.
+// finished; a copy whose whole content is shorter than fingerprint-bytes
+// is read as a new file; one listed while it holds fewer than
+// fingerprint-bytes of a longer original is told for a copy only when its
+// name extends the original's (app.log.1, app.log-20261201).
 //
 // The code is cut into file sets: manager_* (listing, scan schedule,
 // discovery, claims, watcher), tracker_* (identities, indexes, saved

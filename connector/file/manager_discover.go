@@ -186,6 +186,9 @@ func (in *Input) register(c candidate, cur []byte, fd *found, now time.Time) *tr
 	t.lastData = now
 	t.seenScan = in.scanGen
 	t.behind = fd.offset > c.size // a copy still being written
+	if fd.key != "" {
+		t.hold = holdReleased // its own position: not a new copy
+	}
 	switch {
 	case fd.restored != nil:
 		in.setPrior(t, fd.restored)

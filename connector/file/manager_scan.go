@@ -413,6 +413,7 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 	if r := t.resume; r != nil {
 		in.continueCopy(t, r.offset, r.line, r.from)
 	}
+	in.releaseHold(t, size)
 	changed := size != t.lastSize || !mod.Equal(t.lastMod)
 	if !t.fp.Full() && size > int64(t.fp.Len()) {
 		in.markStale(t)
@@ -570,6 +571,7 @@ func (in *Input) unseen(t *tracked) error {
 			}
 		}
 	}
+	in.releaseHold(t, -1)
 	if t.copyOf != nil || t.resume != nil {
 		if t.missing >= 2 {
 			// Its content is its original's, read there.

@@ -20,9 +20,7 @@ func (in *Input) housekeep(now time.Time) {
 			continue
 		}
 		if t.behind {
-			if fi, err := in.fsys.Stat(t.path); err == nil {
-				in.settleBehind(t, fi.Size(), now)
-			}
+			in.settleBehind(t, now)
 		}
 		if t.asm != nil && t.asm.Pending() && nowMs-t.asm.LastAt() >= in.flushIdle.Milliseconds() {
 			t.asm.Flush()

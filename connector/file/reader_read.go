@@ -57,7 +57,7 @@ func (in *Input) readAll(now time.Time) error {
 }
 
 func (rd *readers) wantsTurn(t *tracked, poll uint64) bool {
-	if t.life.dead() || t.eofPoll == poll || t.copyOf != nil || t.resume != nil {
+	if t.life.dead() || t.eofPoll == poll || t.copyOf != nil || t.resume != nil || t.hold == holding {
 		return false
 	}
 	if t.asm != nil && t.asm.Ready() != nil {
@@ -94,7 +94,7 @@ func (in *Input) readTurn(t *tracked, quota int, poll uint64, now time.Time) err
 		}
 		if !verified {
 			verified = true
-			switch v, err := in.verifyHead(t); {
+			switch v, err := in.verifyHead(t, now); {
 			case err != nil:
 				return err
 			case v == headGone:
@@ -146,7 +146,7 @@ const (
 // verifyHead makes sure, before new bytes are used, that t still starts
 // the way it did (a copytruncate followed by fast writes can make a shrunk
 // file look like it grew), and that a file not read from yet is no copy.
-func (in *Input) verifyHead(t *tracked) (headCheck, error) {
+func (in *Input) verifyHead(t *tracked, now time.Time) (headCheck, error) {
 	cur, err := fingerprint.Read(t.f, in.cfg.FingerprintBytes, in.fpBuf)
 	if err != nil {
 		return headGone, in.readFailed(t, err)
@@ -158,11 +158,16 @@ func (in *Input) verifyHead(t *tracked) (headCheck, error) {
 		}
 		return headMoved, nil
 	}
-	if t.readPos == 0 && t.offset == 0 && len(cur) > t.headChecked && in.copyAtFirstRead(t, cur) {
-		if t.f == nil || t.copyOf != nil {
+	if t.readPos == 0 && t.offset == 0 {
+		if len(cur) > t.headChecked && in.copyAtFirstRead(t, cur) {
+			if t.f == nil || t.copyOf != nil {
+				return headGone, nil
+			}
+			return headMoved, nil // reading on from where its original was delivered
+		}
+		if in.holdCopy(t, cur, now) {
 			return headGone, nil
 		}
-		return headMoved, nil // reading on from where its original was delivered
 	}
 	if len(cur) > t.fp.Len() {
 		in.setFP(t, cur)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
@@ -74,7 +75,7 @@ func (in *Input) setPrior(t *tracked, p *prior) {
 	if p == nil || p.sum.Len == 0 {
 		return
 	}
-	p.until = in.scanGen + 2
+	p.until, p.madeAt = in.scanGen+2, in.lastScan
 	p.from, p.holder = t.path, t
 	t.prior = p
 	in.byPrior[p.sum] = append(in.byPrior[p.sum], p)
@@ -562,8 +563,17 @@ func (in *Input) continueCopy(c *tracked, offset, line int64, from string) {
 // been quiet for close-inactive it is complete, and shorter than what its
 // original delivered (lines written between the copy and the truncate,
 // read from the original): it is kept at its end.
-func (in *Input) settleBehind(t *tracked, size int64, now time.Time) {
-	switch {
+func (in *Input) settleBehind(t *tracked, now time.Time) {
+	tf, done, ok := in.fileOf(t) // its path may name another file by now
+	if !ok {
+		return
+	}
+	fi, err := tf.Stat()
+	done()
+	if err != nil {
+		return
+	}
+	switch size := fi.Size(); {
 	case !t.behind:
 	case size >= t.offset:
 		t.behind = false
@@ -574,5 +584,83 @@ func (in *Input) settleBehind(t *tracked, size int64, now time.Time) {
 			t.split.Reset()
 		}
 		in.emitPosition(t)
+	}
+}
+
+// holdCopy keeps t, not read from yet and holding fewer first bytes (cur)
+// than fingerprint-bytes, unread while it may be a copy still being
+// written: its name extends a tracked file's (app.log.1, app.log-1201)
+// that holds more and starts with cur, or that was truncated lately (its
+// prior awaits a copy). Too short to be matched, it would otherwise be
+// read from 0. It is read once it holds fingerprint-bytes (then checked
+// for a copy) or has been quiet for close-inactive.
+func (in *Input) holdCopy(t *tracked, cur []byte, now time.Time) bool {
+	if t.hold != holdNone || len(cur) >= in.cfg.FingerprintBytes || !in.mayBeCopyOf(t, cur) {
+		return false
+	}
+	t.hold, t.lastData = holding, now
+	in.logFile(slog.LevelInfo, "file may be a copy still being written (copytruncate); it is read once it can be told", t, 0)
+	return true
+}
+
+// mayBeCopyOf reports whether a file that t's name extends was truncated
+// within close-inactive (noticed now if it was not yet), or holds more
+// than cur and starts with it.
+func (in *Input) mayBeCopyOf(t *tracked, cur []byte) bool {
+	dir, name := filepath.Split(t.path)
+	for {
+		i := strings.LastIndexAny(name, ".-_")
+		if i <= 0 {
+			return false
+		}
+		name = name[:i]
+		orig := filepath.Join(dir, name)
+		for o := in.byPath[orig]; o != nil; o = o.samePath {
+			if o != t && !o.life.dead() {
+				in.truncatedUnnoticed(o) // its prior is made now
+			}
+		}
+		for _, p := range in.priorQ {
+			if p.from == orig && in.lastScan.Sub(p.madeAt) < in.closeAfter {
+				return true
+			}
+		}
+		for o := in.byPath[orig]; o != nil; o = o.samePath {
+			if o != t && !o.life.dead() && in.startsWith(o, cur) {
+				return true
+			}
+		}
+	}
+}
+
+// startsWith reports whether t holds more than cur and starts with it.
+func (in *Input) startsWith(t *tracked, cur []byte) bool {
+	tf, done, ok := in.fileOf(t)
+	if !ok {
+		return false
+	}
+	defer done()
+	head, err := fingerprint.Read(tf, len(cur)+1, nil)
+	return err == nil && len(head) > len(cur) && bytes.Equal(head[:len(cur)], cur)
+}
+
+// releaseHold ends the hold of t once it holds fingerprint-bytes or has
+// been quiet for close-inactive. size < 0: t is no longer listed (renamed
+// or deleted); it is read as any file then.
+func (in *Input) releaseHold(t *tracked, size int64) {
+	if t.hold != holding {
+		return
+	}
+	if size < 0 {
+		t.hold = holdReleased
+		t.life.pending()
+		return
+	}
+	if size != t.lastSize {
+		t.lastData = in.lastScan // still being written
+	}
+	if size >= int64(in.cfg.FingerprintBytes) || in.lastScan.Sub(t.lastData) >= in.closeAfter {
+		t.hold = holdReleased
+		t.life.pending()
 	}
 }

@@ -162,7 +162,18 @@ type copyState struct {
 	// behind: a copy continued from its original's offset while it held
 	// less (still being written); it is not taken for truncated meanwhile.
 	behind bool
+	hold   copyHold
 }
+
+// copyHold is whether a new file too short to be told for a copy is kept
+// unread until it can be (holdCopy).
+type copyHold uint8
+
+const (
+	holdNone     copyHold = iota // never held
+	holding                      // not read until it holds fingerprint-bytes, or is quiet
+	holdReleased                 // held once; not held again
+)
 
 // prior is content a file no longer holds: its fingerprint and how far it
 // was delivered. until is the last scan that may still find its copy.
@@ -170,8 +181,9 @@ type prior struct {
 	sum          fingerprint.Sum
 	offset, line int64
 	until        uint64
-	from         string   // the file's name then
-	holder       *tracked // the file, while it is tracked (its state saves the prior)
+	madeAt       time.Time // the scan time when it was made
+	from         string    // the file's name then
+	holder       *tracked  // the file, while it is tracked (its state saves the prior)
 }
 
 // setPath records the name t is matched under and keeps the path index
