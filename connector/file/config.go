@@ -154,22 +154,7 @@ func (c *Config) Validate() error {
 	if c.MaxOpenFiles <= 0 {
 		errs = append(errs, input.Errorf("max-open-files", "must be > 0, got %d", c.MaxOpenFiles))
 	}
-	if c.Multiline.Pattern != "" {
-		if _, err := regexp.Compile(c.Multiline.Pattern); err != nil {
-			errs = append(errs, input.Errorf("multiline.pattern", "invalid regular expression: %v", err))
-		}
-		if c.Multiline.FlushIdleTimeout <= 0 {
-			errs = append(errs, input.Errorf("multiline.flush-idle-timeout-ms", "must be > 0 when multiline is enabled, got %d", c.Multiline.FlushIdleTimeout.Milliseconds()))
-		}
-	}
-	switch strings.ToLower(c.Multiline.Match) {
-	case "after", "before":
-	default:
-		errs = append(errs, input.Errorf("multiline.match", "must be after or before, got %q", c.Multiline.Match))
-	}
-	if c.Multiline.MaxLines <= 0 {
-		errs = append(errs, input.Errorf("multiline.max-lines", "must be > 0, got %d", c.Multiline.MaxLines))
-	}
+	errs = append(errs, c.Multiline.validate()...)
 	switch strings.ToLower(c.OutputFormat.Type) {
 	case "line", "json":
 	default:
@@ -179,4 +164,26 @@ func (c *Config) Validate() error {
 	_, ferrs := compileLineFilter(c.IncludeLines, c.ExcludeLines)
 	errs = append(errs, ferrs...)
 	return errors.Join(errs...)
+}
+
+// validate checks the multiline section.
+func (m *MultilineConfig) validate() []error {
+	var errs []error
+	if m.Pattern != "" {
+		if _, err := regexp.Compile(m.Pattern); err != nil {
+			errs = append(errs, input.Errorf("multiline.pattern", "invalid regular expression: %v", err))
+		}
+		if m.FlushIdleTimeout <= 0 {
+			errs = append(errs, input.Errorf("multiline.flush-idle-timeout-ms", "must be > 0 when multiline is enabled, got %d", m.FlushIdleTimeout.Milliseconds()))
+		}
+	}
+	switch strings.ToLower(m.Match) {
+	case "after", "before":
+	default:
+		errs = append(errs, input.Errorf("multiline.match", "must be after or before, got %q", m.Match))
+	}
+	if m.MaxLines <= 0 {
+		errs = append(errs, input.Errorf("multiline.max-lines", "must be > 0, got %d", m.MaxLines))
+	}
+	return errs
 }

@@ -17,7 +17,7 @@ const (
 	agentIDField = "_agent_id"
 )
 
-// reservedFields are the keys every event object carries (format.go) and
+// reservedFields are the keys every event object carries (reader_format.go) and
 // those add-host-fields writes. A static field with one of these names is
 // refused at config time: a JSON object with a key twice is parsed
 // differently by different readers, so neither value can be relied on.

@@ -311,7 +311,7 @@ func TestOnErrorSkip(t *testing.T) {
 	for _, tr := range h.in.ring {
 		if filepath.Base(tr.path) == "bad.log" {
 			h.in.closeFile(tr)
-			tr.needsRead = true
+			tr.life.pending()
 		}
 	}
 	wantTexts(t, h.pollAll(), "g1")

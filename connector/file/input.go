@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
 	"github.com/edge-agent/edge-agent/connector/file/internal/glob"
 	"github.com/edge-agent/edge-agent/connector/file/internal/multiline"
 	"github.com/edge-agent/edge-agent/connector/input"
@@ -35,6 +34,12 @@ const readChunk = 64 << 10
 // through rotation and truncation, and turns their lines into events.
 // Like every input.Input it is driven by one goroutine; Stats and Wakeup
 // are the only methods safe to call concurrently.
+//
+// Its state is cut along its parts, each a type of its own: rules (what
+// New compiled from the config for reading), manager (the globs, listing,
+// scan scheduling, claims), tracker (identities, positions, copies),
+// readers (the read loop over the open files), emitter (the poll's
+// output and counts) and report (errors logged once, Files, Stats).
 type Input struct {
 	cfg      Config
 	log      *slog.Logger
@@ -42,91 +47,68 @@ type Input struct {
 	now      func() time.Time               // injectable clock for tests
 	openFile func(string) (*os.File, error) // injectable for error tests
 	fsys     glob.FS                        // listing and stat; injectable for error tests
-	pats     []*glob.Pattern
-	excludes []*glob.Pattern
-	ml       *multiline.Config
-	fmt      formatter
+
+	rules
+	manager
+	tracker
+	readers
+	emitter
+	report
+
+	opened, closed bool
+}
+
+// rules is what New compiled from the config; read-only after New.
+type rules struct {
+	ml  *multiline.Config
+	fmt formatter
 	// filter is include-lines/exclude-lines; nil when neither is set.
 	filter *lineFilter
 	// extra is appended to every event object after its payload (fields,
 	// add-host-fields); nil when neither is set.
 	extra []byte
-	// claims says which input reads a file several match; unclaim
-	// removes this input's matcher from it at Close.
-	claims      *input.Claims
-	unclaim     func()
-	claimLogged map[string]struct{} // paths logged as read by another input
 
 	scanEvery, closeAfter, flushIdle time.Duration
 	failFast                         bool
+}
 
-	files  map[string]*tracked // by Key
-	byID   map[fileID]*tracked
-	byPath map[string]*tracked // live files by path, chained by samePath
-	// byFP and byPrior index files by their fingerprint and by the
-	// fingerprint of their content before a truncation: a new file is
-	// looked up in both to tell a copy (copytruncate) from a new file.
-	byFP    map[fingerprint.Sum][]*tracked
-	byPrior map[fingerprint.Sum][]*prior
-	fpLens  map[int]int // entries of byFP and byPrior by fingerprint length
-	priorQ  []*prior    // the priors in byPrior, oldest first
-	// staleByDir lists by directory the files whose short fingerprint
-	// they outgrew since their last read (copies.go).
-	staleByDir map[string][]*tracked
-	ring       []*tracked // read order; files found earlier come first
-	cursor     int        // where the next poll's round-robin starts
-	tick       uint64
-	openFiles  []*tracked // files holding a descriptor (≤ max-open-files)
-	scanGen    uint64
-
-	saved     map[fileID][]savedState // positions from Open not yet matched
-	savedKeys map[string]struct{}     // the keys in saved
-	// savedBySum and savedLens index the saved positions by fingerprint,
-	// for copies of files truncated or gone while the agent was stopped
-	// (entries whose position was matched since are skipped on lookup).
-	savedBySum map[fingerprint.Sum][]fileID
-	// savedByPrior indexes them by their "prev": the content a file held
-	// before a truncation, which its copy continues even when the copy
-	// is discovered before the truncated file is.
-	savedByPrior map[fingerprint.Sum][]fileID
-	savedLens    map[int]struct{}
-	savedScans   int
-	// knownPats are the patterns the saved positions were taken under
-	// (patternsKey); nil when every pattern counts as known.
-	knownPats map[string]struct{}
-	firstScan bool
-	lastScan  time.Time
-	rescan    bool
-
-	pending []input.Event // events that did not fit the last poll
-	out     []input.Event // the poll's output while it runs
-	owed    owedPos       // the position the last line event still lacks
-	budget  int
-	// byteBudget is what the running poll may still read (maxPollBytes).
-	byteBudget int
-
-	readBuf []byte
+// readers is the read loop's state: the files in read order and the
+// buffers one read uses.
+type readers struct {
+	ring      []*tracked // read order; files found earlier come first
+	cursor    int        // where the next poll's round-robin starts
+	tick      uint64
+	openFiles []*tracked // files holding a descriptor (≤ max-open-files)
+	readBuf   []byte
 	// lineBytes is the mean line length read lately (learnLineBytes),
 	// which sizes reads; 0 until a read yielded a line.
 	lineBytes int
 	fpBuf     []byte
-	scratch   []byte
-	tsTail    []byte // `,"_ts":<ms>,"payload":` for the current read time
-	tsCached  int64
-	arena     arena
-	errSeen   map[string]string // path → last logged error, to log once
+	// byteBudget is what the running poll may still read (maxPollBytes).
+	byteBudget int
+}
+
+// emitter is the output of the running poll and what did not fit it.
+type emitter struct {
+	pending  []input.Event // events that did not fit the last poll
+	out      []input.Event // the poll's output while it runs
+	owed     owedPos       // the position the last line event still lacks
+	budget   int
+	scratch  []byte
+	tsTail   []byte // `,"_ts":<ms>,"payload":` for the current read time
+	tsCached int64
+	arena    arena
+	local    localCounts // counted during the poll, published by publish
+}
+
+// report is what the input tells its operator: errors logged once per
+// file, the Files list and the Stats counters.
+type report struct {
+	errSeen map[string]string // path → last logged error, to log once
 	// filesList is what Files returns, copied by publishFiles at filesAt.
 	filesList atomic.Pointer[[]input.FileStatus]
 	filesAt   time.Time
-	listErrs  map[string]struct{} // directories in a listing failure streak
-	deepSeen  map[string]struct{} // directories logged as too deep to walk
-
-	watch *watcher
-	wake  <-chan struct{} // the watcher's wake channel; kept after Close
-	stats counters
-	local localCounts
-
-	opened, closed bool
+	stats     counters
 }
 
 var (
@@ -150,33 +132,22 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	in := &Input{
-		cfg:          *cfg,
-		log:          log,
-		id:           set.ID,
-		now:          time.Now,
-		openFile:     openShared,
-		fsys:         glob.OS{},
-		scanEvery:    cfg.GlobScanInterval,
-		closeAfter:   cfg.CloseInactive,
-		flushIdle:    cfg.Multiline.FlushIdleTimeout,
-		failFast:     strings.EqualFold(cfg.OnError, "fail"),
-		files:        make(map[string]*tracked),
-		byID:         make(map[fileID]*tracked),
-		byPath:       make(map[string]*tracked),
-		byFP:         make(map[fingerprint.Sum][]*tracked),
-		byPrior:      make(map[fingerprint.Sum][]*prior),
-		fpLens:       make(map[int]int),
-		staleByDir:   make(map[string][]*tracked),
-		saved:        make(map[fileID][]savedState),
-		savedKeys:    make(map[string]struct{}),
-		savedBySum:   make(map[fingerprint.Sum][]fileID),
-		savedByPrior: make(map[fingerprint.Sum][]fileID),
-		savedLens:    make(map[int]struct{}),
-		errSeen:      make(map[string]string),
-		listErrs:     make(map[string]struct{}),
-		deepSeen:     make(map[string]struct{}),
-		readBuf:      make([]byte, readChunk),
-		fpBuf:        make([]byte, cfg.FingerprintBytes),
+		cfg:      *cfg,
+		log:      log,
+		id:       set.ID,
+		now:      time.Now,
+		openFile: openShared,
+		fsys:     glob.OS{},
+		rules: rules{
+			scanEvery:  cfg.GlobScanInterval,
+			closeAfter: cfg.CloseInactive,
+			flushIdle:  cfg.Multiline.FlushIdleTimeout,
+			failFast:   strings.EqualFold(cfg.OnError, "fail"),
+		},
+		manager: newManager(),
+		tracker: newTracker(),
+		readers: readers{readBuf: make([]byte, readChunk), fpBuf: make([]byte, cfg.FingerprintBytes)},
+		report:  report{errSeen: make(map[string]string)},
 	}
 	if limit := openFilesLimit(); limit > 0 {
 		if n, lowered := clampOpenFiles(in.cfg.MaxOpenFiles, limit); lowered {
@@ -185,25 +156,40 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 			in.cfg.MaxOpenFiles = n
 		}
 	}
+	if err := in.compile(cfg, c); err != nil {
+		return nil, err
+	}
+	in.filter, _ = compileLineFilter(cfg.IncludeLines, cfg.ExcludeLines) // Validate checked them
+	if cfg.AddHostFields && set.Host == "" {
+		return nil, fmt.Errorf("file input: %w", ErrNoHost)
+	}
+	in.extra = extraFields(cfg.Fields, cfg.AddHostFields, set.Host, set.AgentID)
+	in.claims = set.Claims
+	in.unclaim = set.Claims.Register(set.ID, in.matches)
+	return in, nil
+}
+
+// compile builds the patterns, the formatter and the multiline rule.
+func (in *Input) compile(cfg *Config, c codec) error {
 	in.fmt = formatter{codec: c, dec: newDecoder(c), jsonOut: strings.EqualFold(cfg.OutputFormat.Type, "json")}
 	for _, p := range cfg.Paths {
 		pat, err := glob.Compile(p)
 		if err != nil {
-			return nil, fmt.Errorf("file input paths: %w", err)
+			return fmt.Errorf("file input paths: %w", err)
 		}
 		in.pats = append(in.pats, pat)
 	}
 	for _, p := range cfg.Exclude {
 		pat, err := glob.CompileExclude(p)
 		if err != nil {
-			return nil, fmt.Errorf("file input exclude: %w", err)
+			return fmt.Errorf("file input exclude: %w", err)
 		}
 		in.excludes = append(in.excludes, pat)
 	}
 	if cfg.Multiline.Pattern != "" {
 		re, err := regexp.Compile(cfg.Multiline.Pattern)
 		if err != nil {
-			return nil, fmt.Errorf("file input multiline.pattern: %w", err)
+			return fmt.Errorf("file input multiline.pattern: %w", err)
 		}
 		mode := multiline.After
 		if strings.EqualFold(cfg.Multiline.Match, "before") {
@@ -211,14 +197,7 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 		}
 		in.ml = &multiline.Config{Pattern: re, Mode: mode, Negate: cfg.Multiline.Negate, MaxLines: cfg.Multiline.MaxLines}
 	}
-	in.filter, _ = compileLineFilter(cfg.IncludeLines, cfg.ExcludeLines) // Validate checked them
-	if cfg.AddHostFields && set.Host == "" {
-		return nil, fmt.Errorf("file input: %w", ErrNoHost)
-	}
-	in.extra = extraFields(cfg.Fields, cfg.AddHostFields, set.Host, set.AgentID)
-	in.claims, in.claimLogged = set.Claims, make(map[string]struct{})
-	in.unclaim = set.Claims.Register(set.ID, in.matches)
-	return in, nil
+	return nil
 }
 
 // Open restores saved positions, starts the optional change watcher and
@@ -233,6 +212,36 @@ func (in *Input) Open(ctx context.Context, opts input.OpenOptions) error {
 		return errors.New("file input: Open called twice")
 	}
 	in.opened = true
+	in.restore(opts)
+	if in.cfg.UseFsnotify {
+		w, err := newWatcher(in.log)
+		if err != nil {
+			in.log.Warn("fsnotify unavailable; relying on polling", "error", err)
+		} else {
+			in.watch = w
+			in.wake = w.wake
+		}
+	}
+	in.firstScan = true
+	in.budget = math.MaxInt
+	in.out = in.pending[:0:0]
+	err := in.scan(ctx, in.now())
+	in.settle()
+	in.pending = append(in.pending, in.out...)
+	in.out, in.budget = nil, 0
+	in.firstScan = false
+	if err != nil {
+		_ = in.Close()
+		return err
+	}
+	in.recordPatterns()
+	in.publish()
+	return ctx.Err()
+}
+
+// restore takes the positions the last run saved: the patterns they were
+// taken under, and each file's, indexed for discovery.
+func (in *Input) restore(opts input.OpenOptions) {
 	if !opts.FirstStart {
 		// Positions saved before the patterns were recorded: every
 		// pattern counts as known, as it did then.
@@ -273,30 +282,6 @@ func (in *Input) Open(ctx context.Context, opts input.OpenOptions) error {
 			in.savedLens[p.sum.Len] = struct{}{}
 		}
 	}
-	if in.cfg.UseFsnotify {
-		w, err := newWatcher(in.log)
-		if err != nil {
-			in.log.Warn("fsnotify unavailable; relying on polling", "error", err)
-		} else {
-			in.watch = w
-			in.wake = w.wake
-		}
-	}
-	in.firstScan = true
-	in.budget = math.MaxInt
-	in.out = in.pending[:0:0]
-	err := in.scan(ctx, in.now())
-	in.settle()
-	in.pending = append(in.pending, in.out...)
-	in.out, in.budget = nil, 0
-	in.firstScan = false
-	if err != nil {
-		_ = in.Close()
-		return err
-	}
-	in.recordPatterns()
-	in.publish()
-	return ctx.Err()
 }
 
 // Poll appends up to max events to dst. It never waits for data.

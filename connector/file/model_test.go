@@ -191,7 +191,7 @@ func runModel(t *testing.T, seed uint64) (m *model) {
 			t.Errorf("gen %s (%s, ino %d, size %d): delivered %d of %d required lines (dead=%v)", g.tag, g.path, g.ino, g.size, g.delivered, req, g.dead)
 			for _, tr := range h.in.ring {
 				t.Logf("  tracked %s path=%s open=%v readPos=%d offset=%d needsRead=%v atEOF=%v missing=%d gone=%v failed=%v lastSize=%d",
-					tr.key, tr.path, tr.f != nil, tr.readPos, tr.offset, tr.needsRead, tr.atEOF, tr.missing, tr.gone, tr.failed, tr.lastSize)
+					tr.key, tr.path, tr.f != nil, tr.readPos, tr.offset, tr.life.needsRead(), tr.life.atEOF(), tr.missing, tr.life.gone(), tr.life.failed(), tr.lastSize)
 			}
 		}
 	}
@@ -329,7 +329,7 @@ func (m *model) isOpen(ino uint64) bool {
 		return false
 	}
 	for _, t := range m.h.in.ring {
-		if !t.dead && t.f != nil && t.id.ino == ino {
+		if !t.life.dead() && t.f != nil && t.id.ino == ino {
 			return true
 		}
 	}

@@ -45,7 +45,7 @@ func (in *Input) publishFiles() {
 	in.filesAt = now
 	list := make([]input.FileStatus, 0, len(in.ring))
 	for _, t := range in.ring {
-		if t.dead {
+		if t.life.dead() {
 			continue
 		}
 		size := max(t.lastSize, t.readPos)

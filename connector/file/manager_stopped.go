@@ -102,7 +102,8 @@ func (in *Input) resumeMoved(path string, now time.Time) error {
 	if t == nil {
 		return nil // it changed in between; the positions are dropped as not found
 	}
-	t.away, t.missing, t.moved = true, 2, true
+	t.missing = 2
+	t.life.markMoved()
 	in.logFile(slog.LevelInfo, "file renamed while the agent was stopped, to a name the globs do not match; reading it until quiet for close-inactive", t, t.offset,
 		"old_path", was)
 	return nil

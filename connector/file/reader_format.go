@@ -9,7 +9,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/file/internal/multiline"
 )
 
-// The event JSON (SPEC §3) is built by hand: field order and spelling
+// The event JSON of the RAW format is built by hand: field order and spelling
 // must match the Java agent's Jackson output byte for byte, and the hot
 // path must not reflect or allocate per field.
 //

@@ -16,19 +16,22 @@ import (
 func (in *Input) housekeep(now time.Time) {
 	nowMs := now.UnixMilli()
 	for _, t := range in.ring {
-		if t.dead {
+		if t.life.dead() {
 			continue
+		}
+		if t.behind {
+			in.settleBehind(t, now)
 		}
 		if t.asm != nil && t.asm.Pending() && nowMs-t.asm.LastAt() >= in.flushIdle.Milliseconds() {
 			t.asm.Flush()
 			in.emitReady(t, false)
 		}
-		if t.f != nil && t.away && t.atEOF && now.Sub(t.lastData) >= in.closeAfter && !in.grew(t) {
+		if t.f != nil && t.life.away() && t.life.atEOF() && now.Sub(t.lastData) >= in.closeAfter && !t.grew() {
 			// Its last lines are read.
 			in.retire(t, "renamed out of the globs and read to its end (quiet for close-inactive)")
 			continue
 		}
-		if t.f != nil && t.atEOF && t.missing == 0 && now.Sub(t.lastData) >= in.closeAfter && !in.grew(t) && in.stillNamed(t) {
+		if t.f != nil && t.life.atEOF() && t.missing == 0 && now.Sub(t.lastData) >= in.closeAfter && !t.grew() && in.stillNamed(t) {
 			// Deliver the buffered group instead of dropping it (the Java
 			// agent drops it here), then free the descriptor.
 			in.flushGroups(t, true)
@@ -41,7 +44,7 @@ func (in *Input) housekeep(now time.Time) {
 
 // grew reports whether t has bytes beyond what was read: written after
 // the last read of this poll cycle. Such a file is not idle.
-func (in *Input) grew(t *tracked) bool {
+func (t *tracked) grew() bool {
 	fi, err := t.f.Stat()
 	return err == nil && fi.Size() > t.readPos
 }
@@ -69,103 +72,126 @@ func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
 	if len(in.openFiles) >= in.cfg.MaxOpenFiles && !in.evict(t) {
 		return false, nil
 	}
+	wasEvicted := t.life.evicted()
+	f, fi, cur, ok, err := in.openAgain(t)
+	if !ok {
+		return false, err
+	}
+	in.attach(t, f)
+	t.lastData = now
+	in.fileOK(t.path)
+	if !t.fp.Matches(cur) {
+		in.rewrittenWhileClosed(t, f, fi, cur, now)
+		return false, nil
+	}
+	if t.offset == 0 && t.readPos == 0 && len(cur) > t.headChecked {
+		// Nothing delivered and a fingerprint that covers less than the
+		// file holds now (an empty file's matches anything): the inode
+		// may have been freed and reused by a copy (copytruncate).
+		if settled, readOn := in.copyAtReopen(t, fi.Size(), cur); settled {
+			return readOn, nil
+		}
+	}
+	// A file closed to make room for another is reopened constantly when
+	// more files match than max-open-files: that churn is not news.
+	level := slog.LevelInfo
+	if wasEvicted {
+		level = slog.LevelDebug
+	}
+	in.logFile(level, "file reopened", t, t.readPos)
+	if fi.Size() < t.readPos && !t.behind {
+		in.truncate(t, cur)
+	}
+	return t.f != nil && t.copyOf == nil, nil
+}
+
+// openAgain opens t's path and checks it still names t; false (with the
+// error on-error: fail returns) when it cannot be read now.
+func (in *Input) openAgain(t *tracked) (*os.File, os.FileInfo, []byte, bool, error) {
 	f, err := in.openFile(t.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			// Renamed or deleted since the last scan: scan now to find
 			// its new name (or to finish and forget it).
 			in.rescan = true
-			return false, nil
+			return nil, nil, nil, false, nil
 		}
-		t.needsRead = false
-		t.failed = true
-		return false, in.fileErr("open", t.path, err)
+		t.life.fail()
+		return nil, nil, nil, false, in.fileErr("open", t.path, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		_ = f.Close()
-		t.needsRead, t.failed = false, true
-		return false, in.fileErr("stat", t.path, err)
+		t.life.fail()
+		return nil, nil, nil, false, in.fileErr("stat", t.path, err)
 	}
 	if id, _, ok := idOfOpen(f, fi); !ok || id != t.id {
 		// The name now holds another file; the next scan sorts it out.
 		_ = f.Close()
 		in.rescan = true
-		return false, nil
+		return nil, nil, nil, false, nil
 	}
 	cur, err := fingerprint.Read(f, in.cfg.FingerprintBytes, in.fpBuf)
 	if err != nil {
 		_ = f.Close()
-		t.needsRead, t.failed = false, true
-		return false, in.fileErr("read", t.path, err)
+		t.life.fail()
+		return nil, nil, nil, false, in.fileErr("read", t.path, err)
 	}
-	in.attach(t, f)
-	t.needsRead, t.failed = false, false
-	t.lastData = now
-	in.fileOK(t.path)
-	if !t.fp.Matches(cur) {
-		// Rewritten while closed, or a new file that reused the inode:
-		// the old content is gone either way. Keep the descriptor, start
-		// a new identity from 0.
-		path, id, had := t.path, t.id, t.offset
-		old := &prior{sum: t.fp.Sum(), offset: t.offset, line: t.line}
-		handed := t.copies > 0
-		in.detach(t)
-		in.retire(t, "")
-		nt := in.track("", path, id, cur)
-		if !handed {
-			in.setPrior(nt, old) // its old content may be in a copy
-		}
-		in.attach(nt, f)
-		nt.lastData, nt.lastSize, nt.seenScan = now, fi.Size(), in.scanGen
-		in.logFile(slog.LevelInfo, "file rewritten while closed; reading it again from the start", nt, 0, "previous_offset", had)
-		// Stored now, with its prior: the old position is forgotten, and
-		// an empty file has nothing to read that would store one, so a
-		// stop before the copy is found would lose where it continues.
-		in.emitPosition(nt)
-		// Or the inode was reused by a copy (copytruncate) of another file.
-		switch cm := in.copySource(id, path, f, fi.Size(), cur); {
-		case cm.prior != nil:
-			in.detach(nt)
-			_ = f.Close()
-			in.continueCopy(nt, cm.prior.offset, cm.prior.line, cm.from)
-			in.consume(cm)
-		case cm.waitOn != nil:
-			in.copyOrOriginal(nt, cm, fi.Size())
-		}
-		return false, nil
+	return f, fi, cur, true, nil
+}
+
+// rewrittenWhileClosed replaces t, reopened on f, by a new identity read
+// from 0: rewritten while closed, or a new file that reused the inode,
+// the old content is gone either way.
+func (in *Input) rewrittenWhileClosed(t *tracked, f *os.File, fi os.FileInfo, cur []byte, now time.Time) {
+	path, id, had := t.path, t.id, t.offset
+	old := &prior{sum: t.fp.Sum(), offset: t.offset, line: t.line}
+	handed := t.copies > 0
+	in.detach(t)
+	in.retire(t, "")
+	nt := in.track("", path, id, cur)
+	if !handed {
+		in.setPrior(nt, old) // its old content may be in a copy
 	}
-	if t.offset == 0 && t.readPos == 0 && len(cur) > t.fp.Len() {
-		// Nothing delivered and a fingerprint that covers less than the
-		// file holds now (an empty file's matches anything): the inode
-		// may have been freed and reused by a copy (copytruncate).
-		switch cm := in.copySource(t.id, t.path, f, fi.Size(), cur); {
-		case cm.prior != nil:
-			in.closeFile(t)
-			in.setFP(t, cur)
-			t.refreshState()
-			in.continueCopy(t, cm.prior.offset, cm.prior.line, cm.from)
-			in.consume(cm)
-			return false, nil
-		case cm.waitOn != nil:
-			in.setFP(t, cur)
-			t.refreshState()
-			in.copyOrOriginal(t, cm, fi.Size())
-			return t.copyOf == nil, nil
-		}
+	in.attach(nt, f)
+	nt.lastData, nt.lastSize, nt.seenScan = now, fi.Size(), in.scanGen
+	in.logFile(slog.LevelInfo, "file rewritten while closed; reading it again from the start", nt, 0, "previous_offset", had)
+	// Stored now, with its prior: the old position is forgotten, and
+	// an empty file has nothing to read that would store one, so a
+	// stop before the copy is found would lose where it continues.
+	in.emitPosition(nt)
+	// Or the inode was reused by a copy (copytruncate) of another file.
+	switch cm := in.copySource(id, path, f, fi.Size(), cur); {
+	case cm.prior != nil:
+		in.detach(nt)
+		_ = f.Close()
+		in.continueCopy(nt, cm.prior.offset, cm.prior.line, cm.from)
+		in.consume(cm)
+	case cm.waitOn != nil:
+		in.copyOrOriginal(nt, cm, fi.Size())
 	}
-	// A file closed to make room for another is reopened constantly when
-	// more files match than max-open-files: that churn is not news.
-	level := slog.LevelInfo
-	if t.evicted {
-		level = slog.LevelDebug
+}
+
+// copyAtReopen checks t, reopened before anything of it was read, for
+// being a copy. settled reports that it is one, and readOn whether it is
+// read on now.
+func (in *Input) copyAtReopen(t *tracked, size int64, cur []byte) (settled, readOn bool) {
+	t.headChecked = len(cur)
+	switch cm := in.copySource(t.id, t.path, t.f, size, cur); {
+	case cm.prior != nil:
+		in.closeFile(t)
+		in.setFP(t, cur)
+		t.refreshState()
+		in.continueCopy(t, cm.prior.offset, cm.prior.line, cm.from)
+		in.consume(cm)
+		return true, false
+	case cm.waitOn != nil:
+		in.setFP(t, cur)
+		t.refreshState()
+		in.copyOrOriginal(t, cm, size)
+		return true, t.copyOf == nil
 	}
-	t.evicted = false
-	in.logFile(level, "file reopened", t, t.readPos)
-	if fi.Size() < t.readPos {
-		in.truncate(t, cur)
-	}
-	return t.f != nil && t.copyOf == nil, nil
+	return false, false
 }
 
 // evict closes the open file served longest ago, preferring files at
@@ -181,13 +207,13 @@ func (in *Input) evict(except *tracked) bool {
 	for range len(in.openFiles) {
 		var victim *tracked
 		for _, t := range in.openFiles {
-			if t == except || t.dead || t.gone || (t.missing > 0 && !t.moved) {
+			if t == except || t.life.dead() || t.life.gone() || (t.missing > 0 && !t.life.moved()) {
 				continue
 			}
 			if _, skip := renamed[t]; skip {
 				continue
 			}
-			if victim == nil || (t.atEOF && !victim.atEOF) || (t.atEOF == victim.atEOF && t.served < victim.served) {
+			if victim == nil || (t.life.atEOF() && !victim.life.atEOF()) || (t.life.atEOF() == victim.life.atEOF() && t.served < victim.served) {
 				victim = t
 			}
 		}
@@ -201,9 +227,9 @@ func (in *Input) evict(except *tracked) bool {
 			renamed[victim] = struct{}{}
 			continue
 		}
-		unread := !victim.atEOF || in.grew(victim)
+		unread := !victim.life.atEOF() || victim.grew()
 		in.closeFile(victim)
-		victim.needsRead, victim.evicted = unread, true
+		victim.life.evictedWith(unread)
 		in.logFile(slog.LevelDebug, "file closed to stay under max-open-files", victim, victim.offset)
 		return true
 	}
@@ -218,19 +244,21 @@ func (in *Input) attach(t *tracked, f *os.File) {
 		t.split = linesplit.New(in.cfg.MaxLineBytes, in.fmt.codec.width(), t.bigEndian)
 	}
 	t.f = f
+	t.life.opened()
 	t.openIdx = len(in.openFiles)
 	in.openFiles = append(in.openFiles, t)
 }
 
 // detach forgets t's descriptor without closing it.
-func (in *Input) detach(t *tracked) {
-	last := len(in.openFiles) - 1
-	moved := in.openFiles[last]
-	in.openFiles[t.openIdx] = moved
+func (rd *readers) detach(t *tracked) {
+	last := len(rd.openFiles) - 1
+	moved := rd.openFiles[last]
+	rd.openFiles[t.openIdx] = moved
 	moved.openIdx = t.openIdx
-	in.openFiles[last] = nil
-	in.openFiles = in.openFiles[:last]
+	rd.openFiles[last] = nil
+	rd.openFiles = rd.openFiles[:last]
 	t.f = nil
+	t.life.closed()
 }
 
 // closeFile releases t's descriptor. A held partial line is dropped and
@@ -244,14 +272,13 @@ func (in *Input) closeFile(t *tracked) {
 	t.stateHead = nil // rebuilt on the next position; closed files hold none
 	t.split = nil     // the held partial line is read again from the file
 	t.readPos = t.consumed
-	t.atEOF = false
 }
 
 // readFailed applies on-error to a read error on an open file.
 func (in *Input) readFailed(t *tracked, err error) error {
 	in.flushGroups(t, true)
 	in.closeFile(t)
-	t.failed = true
+	t.life.fail()
 	return in.fileErr("read", t.path, err)
 }
 
@@ -267,7 +294,7 @@ func (in *Input) takeWatchEvents() {
 	for _, p := range written {
 		for t := in.byPath[p]; t != nil; t = t.samePath {
 			if t.f == nil {
-				t.needsRead = true
+				t.life.pending()
 			}
 		}
 	}

@@ -8,12 +8,12 @@ import (
 // matches reports whether this input's paths cover path and its exclude
 // does not: what a scan would pick up. Other inputs call it through
 // input.Claims; it reads only what New set up.
-func (in *Input) matches(path string) bool {
-	if in.excluded(path) {
+func (mg *manager) matches(path string) bool {
+	if mg.excluded(path) {
 		return false
 	}
 	slashed := filepath.ToSlash(path)
-	for _, p := range in.pats {
+	for _, p := range mg.pats {
 		if p.Match(path) {
 			return true
 		}

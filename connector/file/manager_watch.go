@@ -3,6 +3,9 @@ package file
 import (
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/fsnotify/fsnotify"
@@ -139,4 +142,28 @@ func (w *watcher) close() error {
 	err := w.w.Close()
 	w.wg.Wait()
 	return err
+}
+
+// watchDirs lists directories whose changes should wake discovery: each
+// pattern's base and each tracked file's directory.
+func (in *Input) watchDirs() []string {
+	set := make(map[string]struct{})
+	for _, p := range in.pats {
+		d := p.Base()
+		if p.Literal() {
+			if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+				d = filepath.Dir(d)
+			}
+		}
+		set[d] = struct{}{}
+	}
+	for _, t := range in.ring {
+		set[filepath.Dir(t.path)] = struct{}{}
+	}
+	out := make([]string, 0, len(set))
+	for d := range set {
+		out = append(out, d)
+	}
+	slices.Sort(out)
+	return out
 }

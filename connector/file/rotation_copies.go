@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
 )
@@ -31,29 +33,29 @@ import (
 // the end of the shorter file (sameBytes).
 
 // setFP sets t's fingerprint to cur and keeps the index current.
-func (in *Input) setFP(t *tracked, cur []byte) {
-	in.unindexFP(t)
+func (tk *tracker) setFP(t *tracked, cur []byte) {
+	tk.unindexFP(t)
 	t.fp.Set(cur)
 	if s := t.fp.Sum(); s.Len > 0 {
-		in.byFP[s] = append(in.byFP[s], t)
-		in.fpLens[s.Len]++
+		tk.byFP[s] = append(tk.byFP[s], t)
+		tk.fpLens[s.Len]++
 		t.inFP = true
 	}
 }
 
-func (in *Input) unindexFP(t *tracked) {
+func (tk *tracker) unindexFP(t *tracked) {
 	if !t.inFP {
 		return
 	}
 	t.inFP = false
-	in.unindex(in.byFP, t.fp.Sum(), t)
+	tk.unindex(tk.byFP, t.fp.Sum(), t)
 }
 
-func (in *Input) unindex(m map[fingerprint.Sum][]*tracked, s fingerprint.Sum, t *tracked) {
-	if n := in.fpLens[s.Len] - 1; n > 0 {
-		in.fpLens[s.Len] = n
+func (tk *tracker) unindex(m map[fingerprint.Sum][]*tracked, s fingerprint.Sum, t *tracked) {
+	if n := tk.fpLens[s.Len] - 1; n > 0 {
+		tk.fpLens[s.Len] = n
 	} else {
-		delete(in.fpLens, s.Len)
+		delete(tk.fpLens, s.Len)
 	}
 	list := slices.DeleteFunc(m[s], func(x *tracked) bool { return x == t })
 	if len(list) == 0 {
@@ -73,7 +75,7 @@ func (in *Input) setPrior(t *tracked, p *prior) {
 	if p == nil || p.sum.Len == 0 {
 		return
 	}
-	p.until = in.scanGen + 2
+	p.until, p.madeAt = in.scanGen+2, in.lastScan
 	p.from, p.holder = t.path, t
 	t.prior = p
 	in.byPrior[p.sum] = append(in.byPrior[p.sum], p)
@@ -115,14 +117,14 @@ func (in *Input) removePrior(p *prior, save bool) {
 		p.holder = nil
 		t.prior = nil
 		t.refreshState()
-		if save && !t.dead {
+		if save && !t.life.dead() {
 			in.emitPosition(t)
 		}
 	}
 }
 
 // releasePrior lets t be forgotten while its prior stays findable.
-func (in *Input) releasePrior(t *tracked) {
+func (tk *tracker) releasePrior(t *tracked) {
 	if p := t.prior; p != nil {
 		p.holder = nil
 		t.prior = nil
@@ -145,7 +147,7 @@ func (in *Input) expirePriors() {
 			p.holder = nil
 			t.prior = nil
 			t.refreshState()
-			if !t.dead {
+			if !t.life.dead() {
 				in.emitPosition(t)
 			}
 		}
@@ -156,13 +158,13 @@ func (in *Input) expirePriors() {
 // fingerprint-bytes, now holds more than it covers: until it is read
 // again, a copy of it could not be recognised (an empty file's
 // fingerprint matches nothing).
-func (in *Input) markStale(t *tracked) {
+func (tk *tracker) markStale(t *tracked) {
 	if t.stale {
 		return
 	}
 	t.stale = true
 	dir := filepath.Dir(t.path)
-	in.staleByDir[dir] = append(in.staleByDir[dir], t)
+	tk.staleByDir[dir] = append(tk.staleByDir[dir], t)
 }
 
 // refreshStale brings the stale fingerprints of the files in dir (where
@@ -178,7 +180,7 @@ func (in *Input) refreshStale(dir string, except fileID, curLen int) {
 	delete(in.staleByDir, dir)
 	for _, t := range list {
 		t.stale = false
-		if t.dead || t.id == except || t.copyOf != nil {
+		if t.life.dead() || t.id == except || t.copyOf != nil {
 			continue
 		}
 		tf, done, ok := in.fileOf(t)
@@ -197,7 +199,7 @@ func (in *Input) refreshStale(dir string, except fileID, curLen int) {
 		default:
 			in.truncate(t, head)
 			if t.f == nil {
-				t.needsRead = true
+				t.life.pending()
 			}
 		}
 	}
@@ -216,6 +218,9 @@ type copyMatch struct {
 	srcSize int64    // waitOn's size now
 	ends    *tracked // the original, closed and unreachable: forgotten
 }
+
+// none reports whether the file is a copy of nothing known.
+func (m copyMatch) none() bool { return m.prior == nil && m.waitOn == nil }
 
 // consume forgets the prior the copy now continues.
 func (in *Input) consume(m copyMatch) {
@@ -276,7 +281,9 @@ func (in *Input) copySource(id fileID, path string, f *os.File, size int64, cur 
 	return copyMatch{}
 }
 
-// copySourceBy is copySource for one fingerprint of the new file.
+// copySourceBy is copySource for one fingerprint of the new file: the
+// content a tracked file held before a truncation, a live tracked file,
+// then the positions saved by the last run.
 func (in *Input) copySourceBy(id fileID, f *os.File, size int64, sum fingerprint.Sum) copyMatch {
 	for _, p := range in.byPrior[sum] {
 		if p.holder == nil || p.holder.id != id {
@@ -284,54 +291,65 @@ func (in *Input) copySourceBy(id fileID, f *os.File, size int64, sum fingerprint
 		}
 	}
 	for _, t := range slices.Clone(in.byFP[sum]) {
-		if t.dead || t.id == id || t.copyOf != nil {
+		if t.life.dead() || t.id == id || t.copyOf != nil {
 			continue
 		}
-		tf, done, ok := in.fileOf(t)
-		if !ok {
-			if t.f == nil {
-				// Closed, and its name is gone or holds another file:
-				// it cannot be read again, its copy continues it.
-				return copyMatch{prior: &prior{sum: t.fp.Sum(), offset: t.offset, line: t.line}, from: t.path, ends: t}
-			}
-			continue
-		}
-		head, err := fingerprint.Read(tf, in.cfg.FingerprintBytes, nil)
-		if err == nil && !t.fp.Matches(head) {
-			// The original no longer holds that content: truncated,
-			// maybe refilled already, before a read noticed. Take note
-			// now, so the copy continues from its prior.
-			done()
-			in.truncate(t, head)
-			if t.f == nil {
-				t.needsRead = true
-			}
-			if t.prior != nil && t.prior.sum == sum {
-				return copyMatch{prior: t.prior, from: t.path}
-			}
-			continue
-		}
-		if len(head) < in.cfg.FingerprintBytes && int64(len(head)) < size {
-			// t holds fewer bytes than fingerprint-bytes, and fewer than
-			// the new file: the new file is neither its copy nor, being
-			// newer, its original; they merely start alike (a line being
-			// written in t that starts with the same timestamp).
-			done()
-			continue
-		}
-		var srcSize int64
-		same := false
-		if fi, serr := tf.Stat(); err == nil && serr == nil {
-			srcSize = fi.Size()
-			same = sameBytes(f, size, tf, srcSize, int64(sum.Len))
-		}
-		done()
-		if same {
-			return copyMatch{waitOn: t, srcSize: srcSize}
+		if m := in.copyOfLive(t, f, size, sum); !m.none() {
+			return m
 		}
 	}
-	// A position saved by the last run whose file was not found (yet):
-	// truncated, replaced or rotated away while the agent was stopped.
+	return in.copyOfSaved(id, sum)
+}
+
+// copyOfLive checks the new file f (size bytes, starting with sum) for
+// being a copy of the tracked file t.
+func (in *Input) copyOfLive(t *tracked, f *os.File, size int64, sum fingerprint.Sum) copyMatch {
+	tf, done, ok := in.fileOf(t)
+	if !ok {
+		if t.f == nil {
+			// Closed, and its name is gone or holds another file:
+			// it cannot be read again, its copy continues it.
+			return copyMatch{prior: &prior{sum: t.fp.Sum(), offset: t.offset, line: t.line}, from: t.path, ends: t}
+		}
+		return copyMatch{}
+	}
+	defer done()
+	head, err := fingerprint.Read(tf, in.cfg.FingerprintBytes, nil)
+	switch {
+	case err != nil:
+		return copyMatch{}
+	case !t.fp.Matches(head):
+		// The original no longer holds that content: truncated,
+		// maybe refilled already, before a read noticed. Take note
+		// now, so the copy continues from its prior.
+		in.truncate(t, head)
+		if t.f == nil {
+			t.life.pending()
+		}
+		if t.prior != nil && t.prior.sum == sum {
+			return copyMatch{prior: t.prior, from: t.path}
+		}
+		return copyMatch{}
+	case len(head) < in.cfg.FingerprintBytes && int64(len(head)) < size:
+		// t holds fewer bytes than fingerprint-bytes, and fewer than
+		// the new file: the new file is neither its copy nor, being
+		// newer, its original; they merely start alike (a line being
+		// written in t that starts with the same timestamp).
+		return copyMatch{}
+	}
+	fi, err := tf.Stat()
+	if err != nil || !sameBytes(f, size, tf, fi.Size(), int64(sum.Len)) {
+		return copyMatch{}
+	}
+	return copyMatch{waitOn: t, srcSize: fi.Size()}
+}
+
+// copyOfSaved finds a position saved by the last run whose content starts
+// with sum: its file was not found (yet), truncated, replaced or rotated
+// away while the agent was stopped; or it held that content before it was
+// truncated (its copy may be discovered before it: an inode reused by the
+// copy can carry a stale position of its own, which sorts it first).
+func (in *Input) copyOfSaved(id fileID, sum fingerprint.Sum) copyMatch {
 	for _, sid := range in.savedBySum[sum] {
 		if sid == id {
 			continue
@@ -342,9 +360,6 @@ func (in *Input) copySourceBy(id fileID, f *os.File, size int64, sum fingerprint
 			}
 		}
 	}
-	// The content a saved position's file held before it was truncated:
-	// its copy may be discovered before it (an inode reused by the copy
-	// can carry a stale position of its own, which sorts it first).
 	for _, sid := range in.savedByPrior[sum] {
 		if sid == id {
 			continue
@@ -411,7 +426,7 @@ func (in *Input) resolveCopies(t *tracked) bool {
 		return false
 	}
 	for _, c := range in.ring {
-		if c.copyOf == t && !c.dead {
+		if c.copyOf == t && !c.life.dead() {
 			in.continueCopy(c, t.offset, t.line, t.path)
 		}
 	}
@@ -442,6 +457,7 @@ func (in *Input) copyAtFirstRead(t *tracked, cur []byte) bool {
 	if err != nil {
 		return false
 	}
+	t.headChecked = len(cur)
 	switch cm := in.copySource(t.id, t.path, t.f, fi.Size(), cur); {
 	case cm.prior != nil:
 		in.setFP(t, cur)
@@ -486,7 +502,9 @@ func (in *Input) takeOver(t, src *tracked) {
 	if t.split != nil {
 		t.split.Reset()
 	}
-	t.needsRead = t.f == nil
+	if t.f == nil {
+		t.life.pending()
+	}
 	in.logFile(slog.LevelInfo, "file holds what a copy of it already delivered (copytruncate); reading it on from there", t, t.offset,
 		"copy", src.path)
 	in.emitPosition(t)
@@ -495,7 +513,7 @@ func (in *Input) takeOver(t, src *tracked) {
 // makeWait makes c, tracked but not read yet, wait on its original t.
 func (in *Input) makeWait(c, t *tracked) {
 	in.closeFile(c)
-	c.needsRead = false
+	c.life.settled()
 	c.copyOf = t
 	t.copies++
 	in.logFile(slog.LevelInfo, "file is a copy of a file being read (copytruncate); it is read once the original is truncated", c, 0,
@@ -525,13 +543,124 @@ func (in *Input) continueCopy(c *tracked, offset, line int64, from string) {
 		return
 	}
 	c.resume = nil
-	if offset > size {
-		offset, line = size, 0
-	}
 	c.offset, c.consumed, c.readPos = offset, offset, offset
 	c.line, c.consumedLine = line, line
-	c.needsRead = true
+	c.behind, c.lastSize = offset > size, size
+	if c.behind {
+		c.lastData = in.now() // quiet for close-inactive from now on: complete
+	}
+	if c.split != nil {
+		c.split.Reset()
+	}
+	c.life.pending()
 	in.logFile(slog.LevelInfo, "file is a copy of a truncated file (copytruncate); reading it from where the original was delivered", c, offset,
 		"copy_of", from)
 	in.emitPosition(c)
+}
+
+// settleBehind ends the wait of a copy that holds less than where it
+// continues (behind): once it holds that much it is read on; once it has
+// been quiet for close-inactive it is complete, and shorter than what its
+// original delivered (lines written between the copy and the truncate,
+// read from the original): it is kept at its end.
+func (in *Input) settleBehind(t *tracked, now time.Time) {
+	tf, done, ok := in.fileOf(t) // its path may name another file by now
+	if !ok {
+		return
+	}
+	fi, err := tf.Stat()
+	done()
+	if err != nil {
+		return
+	}
+	switch size := fi.Size(); {
+	case !t.behind:
+	case size >= t.offset:
+		t.behind = false
+	case now.Sub(t.lastData) >= in.closeAfter:
+		t.behind = false
+		t.offset, t.consumed, t.readPos, t.line, t.consumedLine = size, size, size, 0, 0
+		if t.split != nil {
+			t.split.Reset()
+		}
+		in.emitPosition(t)
+	}
+}
+
+// holdCopy keeps t, not read from yet and holding fewer first bytes (cur)
+// than fingerprint-bytes, unread while it may be a copy still being
+// written: its name extends a tracked file's (app.log.1, app.log-1201)
+// that holds more and starts with cur, or that was truncated lately (its
+// prior awaits a copy). Too short to be matched, it would otherwise be
+// read from 0. It is read once it holds fingerprint-bytes (then checked
+// for a copy) or has been quiet for close-inactive.
+func (in *Input) holdCopy(t *tracked, cur []byte, now time.Time) bool {
+	if t.hold != holdNone || len(cur) >= in.cfg.FingerprintBytes || !in.mayBeCopyOf(t, cur) {
+		return false
+	}
+	t.hold, t.lastData = holding, now
+	in.logFile(slog.LevelInfo, "file may be a copy still being written (copytruncate); it is read once it can be told", t, 0)
+	return true
+}
+
+// mayBeCopyOf reports whether a file that t's name extends was truncated
+// within close-inactive (noticed now if it was not yet), or holds more
+// than cur and starts with it.
+func (in *Input) mayBeCopyOf(t *tracked, cur []byte) bool {
+	dir, name := filepath.Split(t.path)
+	for {
+		i := strings.LastIndexAny(name, ".-_")
+		if i <= 0 {
+			return false
+		}
+		name = name[:i]
+		orig := filepath.Join(dir, name)
+		for o := in.byPath[orig]; o != nil; o = o.samePath {
+			if o != t && !o.life.dead() {
+				in.truncatedUnnoticed(o) // its prior is made now
+			}
+		}
+		for _, p := range in.priorQ {
+			if p.from == orig && in.lastScan.Sub(p.madeAt) < in.closeAfter {
+				return true
+			}
+		}
+		for o := in.byPath[orig]; o != nil; o = o.samePath {
+			if o != t && !o.life.dead() && in.startsWith(o, cur) {
+				return true
+			}
+		}
+	}
+}
+
+// startsWith reports whether t holds more than cur and starts with it.
+func (in *Input) startsWith(t *tracked, cur []byte) bool {
+	tf, done, ok := in.fileOf(t)
+	if !ok {
+		return false
+	}
+	defer done()
+	head, err := fingerprint.Read(tf, len(cur)+1, nil)
+	return err == nil && len(head) > len(cur) && bytes.Equal(head[:len(cur)], cur)
+}
+
+// releaseHold ends the hold of t once it holds fingerprint-bytes or has
+// been quiet for close-inactive. size < 0: t is no longer listed (renamed
+// or deleted); it is read as any file then.
+func (in *Input) releaseHold(t *tracked, size int64) {
+	if t.hold != holding {
+		return
+	}
+	if size < 0 {
+		t.hold = holdReleased
+		t.life.pending()
+		return
+	}
+	if size != t.lastSize {
+		t.lastData = in.lastScan // still being written
+	}
+	if size >= int64(in.cfg.FingerprintBytes) || in.lastScan.Sub(t.lastData) >= in.closeAfter {
+		t.hold = holdReleased
+		t.life.pending()
+	}
 }

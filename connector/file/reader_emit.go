@@ -9,39 +9,39 @@ import (
 
 // drainPending moves queued events into the poll's output, oldest first,
 // within the budget.
-func (in *Input) drainPending() {
-	in.settle()
-	n := len(in.pending)
-	if n > in.budget {
-		n = in.budget
+func (em *emitter) drainPending() {
+	em.settle()
+	n := len(em.pending)
+	if n > em.budget {
+		n = em.budget
 	}
-	in.out = append(in.out, in.pending[:n]...)
-	in.budget -= n
-	rest := copy(in.pending, in.pending[n:])
-	clear(in.pending[rest:])
-	in.pending = in.pending[:rest]
+	em.out = append(em.out, em.pending[:n]...)
+	em.budget -= n
+	rest := copy(em.pending, em.pending[n:])
+	clear(em.pending[rest:])
+	em.pending = em.pending[:rest]
 }
 
 // emit adds an event to the poll's output, or queues it for the next
 // poll when the budget is used up (only forced events: position changes
 // and group flushes that cannot wait).
-func (in *Input) emit(ev input.Event) {
-	in.settle()
-	in.put(ev)
+func (em *emitter) emit(ev input.Event) {
+	em.settle()
+	em.put(ev)
 }
 
 // put adds an event to the poll's output or queues it, and reports where.
-func (in *Input) put(ev input.Event) (pending bool, idx int) {
+func (em *emitter) put(ev input.Event) (pending bool, idx int) {
 	if ev.Payload != nil {
-		in.local.events++
+		em.local.events++
 	}
-	if in.budget > 0 && len(in.pending) == 0 {
-		in.out = append(in.out, ev)
-		in.budget--
-		return false, len(in.out) - 1
+	if em.budget > 0 && len(em.pending) == 0 {
+		em.out = append(em.out, ev)
+		em.budget--
+		return false, len(em.out) - 1
 	}
-	in.pending = append(in.pending, ev)
-	return true, len(in.pending) - 1
+	em.pending = append(em.pending, ev)
+	return true, len(em.pending) - 1
 }
 
 // owedPos is the position a line event left without one (emitLine): the
@@ -64,64 +64,70 @@ type owedPos struct {
 // position is owed, and written only into the last line event of a run
 // from one file (settle), before any other event is emitted and before
 // Poll or Drain returns. The events before it carry no position.
-func (in *Input) emitLine(t *tracked, payload []byte) {
+func (em *emitter) emitLine(t *tracked, payload []byte) {
 	head := t.state()
 	if head == nil {
-		in.emit(input.Event{Payload: payload, Pos: in.position(t)})
+		em.emit(input.Event{Payload: payload, Pos: em.position(t)})
 		return
 	}
-	if in.owed.ok && in.owed.key != t.key {
-		in.settle()
+	if em.owed.ok && em.owed.key != t.key {
+		em.settle()
 	}
-	pending, idx := in.put(input.Event{Payload: payload})
-	in.owed = owedPos{ok: true, pending: pending, idx: idx, key: t.key, head: head,
+	pending, idx := em.put(input.Event{Payload: payload})
+	em.owed = owedPos{ok: true, pending: pending, idx: idx, key: t.key, head: head,
 		offset: t.offset, line: t.line, size: max(t.lastSize, t.readPos)}
 }
 
 // settle writes the owed position, if any, into its event.
-func (in *Input) settle() {
-	o := &in.owed
+func (em *emitter) settle() {
+	o := &em.owed
 	if !o.ok {
 		return
 	}
-	buf := in.arena.begin(len(o.head) + 48)
+	buf := em.arena.begin(len(o.head) + 48)
 	start := len(buf)
 	buf = append(buf, o.head...)
 	buf = appendStateTail(buf, o.offset, o.line, o.size)
-	pos := input.Position{Key: o.key, State: in.arena.end(buf, start)}
+	pos := input.Position{Key: o.key, State: em.arena.end(buf, start)}
 	if o.pending {
-		in.pending[o.idx].Pos = pos
+		em.pending[o.idx].Pos = pos
 	} else {
-		in.out[o.idx].Pos = pos
+		em.out[o.idx].Pos = pos
 	}
 	*o = owedPos{}
 }
 
 // position returns the current position of t.
-func (in *Input) position(t *tracked) input.Position {
+func (em *emitter) position(t *tracked) input.Position {
 	var buf []byte
 	var start int
 	if head := t.state(); head != nil {
-		buf = in.arena.begin(len(head) + 48)
+		buf = em.arena.begin(len(head) + 48)
 		start = len(buf)
 		buf = append(buf, head...)
 	} else {
-		buf = in.arena.begin(len(t.fileJSON) + stateHeadFixed + 48)
+		buf = em.arena.begin(len(t.fileJSON) + stateHeadFixed + 48)
 		start = len(buf)
 		buf = appendStateHead(buf, t.id, t.fileJSON, t.fp.Sum(), t.prior)
 	}
-	buf = appendStateTail(buf, t.offset, t.line, max(t.lastSize, t.readPos))
-	return input.Position{Key: t.key, State: in.arena.end(buf, start)}
+	off, line, size := t.offset, t.line, max(t.lastSize, t.readPos)
+	if t.behind {
+		// Saved at its end: after a restart a file holding less than its
+		// offset would be taken for truncated and read from 0.
+		off, line, size = t.lastSize, 0, t.lastSize
+	}
+	buf = appendStateTail(buf, off, line, size)
+	return input.Position{Key: t.key, State: em.arena.end(buf, start)}
 }
 
 // emitPosition emits a position-only event for t.
-func (in *Input) emitPosition(t *tracked) {
-	in.emit(input.Event{Pos: in.position(t)})
+func (em *emitter) emitPosition(t *tracked) {
+	em.emit(input.Event{Pos: em.position(t)})
 }
 
 // emitForget tells the scheduler to drop the position of key.
-func (in *Input) emitForget(key string) {
-	in.emit(input.Event{Pos: input.Position{Key: key}})
+func (em *emitter) emitForget(key string) {
+	em.emit(input.Event{Pos: input.Position{Key: key}})
 }
 
 // publish copies the poll-local counters to the atomics Stats reads.
@@ -163,17 +169,17 @@ func (in *Input) fileErr(op, path string, err error) error {
 }
 
 // fileOK clears the once-per-error log memory of a path.
-func (in *Input) fileOK(path string) {
-	if len(in.errSeen) > 0 {
-		delete(in.errSeen, path)
+func (rp *report) fileOK(path string) {
+	if len(rp.errSeen) > 0 {
+		delete(rp.errSeen, path)
 	}
 }
 
 // dropFiltered accounts for an event the line filters dropped: counted,
 // and its position still saved so its bytes are not read again.
-func (in *Input) dropFiltered(t *tracked) {
-	in.local.filtered++
-	in.emitPosition(t)
+func (em *emitter) dropFiltered(t *tracked) {
+	em.local.filtered++
+	em.emitPosition(t)
 }
 
 // emitGroup emits a completed multiline group, or drops it when the line
@@ -188,4 +194,32 @@ func (in *Input) emitGroup(t *tracked, g []multiline.Line) {
 	s := in.fmt.appendGroup(in.scratch[:0], t.fileJSON, g, t.bigEndian, in.extra)
 	in.scratch = s
 	in.emit(input.Event{Payload: in.arena.copy(s), Pos: in.position(t)})
+}
+
+// emitReady emits t's completed multiline groups while the budget lasts
+// (all of them when force is set) and returns how many it emitted.
+func (in *Input) emitReady(t *tracked, force bool) int {
+	if t.asm == nil {
+		return 0
+	}
+	n := 0
+	for g := t.asm.Ready(); g != nil; g = t.asm.Ready() {
+		if !force && in.budget == 0 {
+			break
+		}
+		in.emitGroup(t, g)
+		t.asm.Done()
+		n++
+	}
+	return n
+}
+
+// flushGroups releases t's buffered lines as a group and emits everything
+// ready.
+func (in *Input) flushGroups(t *tracked, force bool) {
+	if t.asm == nil {
+		return
+	}
+	t.asm.Flush()
+	in.emitReady(t, force)
 }

@@ -19,6 +19,40 @@ import (
 // errReplacedByDir reports a watched file whose name now holds a directory.
 var errReplacedByDir = errors.New("file was replaced by a directory")
 
+// manager is discovery and its schedule: the globs, when they are listed
+// next, which files another input claims, and what a listing failure
+// streak has logged already.
+type manager struct {
+	pats     []*glob.Pattern
+	excludes []*glob.Pattern
+	// claims says which input reads a file several match; unclaim
+	// removes this input's matcher from it at Close.
+	claims      *input.Claims
+	unclaim     func()
+	claimLogged map[string]struct{} // paths logged as read by another input
+
+	scanGen   uint64
+	firstScan bool
+	lastScan  time.Time
+	rescan    bool
+	// knownPats are the patterns the saved positions were taken under
+	// (patternsKey); nil when every pattern counts as known.
+	knownPats map[string]struct{}
+	listErrs  map[string]struct{} // directories in a listing failure streak
+	deepSeen  map[string]struct{} // directories logged as too deep to walk
+
+	watch *watcher
+	wake  <-chan struct{} // the watcher's wake channel; kept after Close
+}
+
+func newManager() manager {
+	return manager{
+		claimLogged: make(map[string]struct{}),
+		listErrs:    make(map[string]struct{}),
+		deepSeen:    make(map[string]struct{}),
+	}
+}
+
 // candidate is a file seen for the first time by a scan. Only what
 // discover needs is kept: a scan of a large tree holds one per new file.
 type candidate struct {
@@ -52,94 +86,135 @@ func (in *Input) scan(ctx context.Context, now time.Time) error {
 	in.lastScan = now
 	in.rescan = false
 	in.scanGen++
-	gen := in.scanGen
+	ls, err := in.list(ctx)
+	if err != nil {
+		return err
+	}
+	in.listRecovered(ls.failed)
+	if err := in.reconcileUnseen(ls.failed); err != nil {
+		return err
+	}
+	if err := in.discoverFresh(ctx, ls.fresh, now); err != nil {
+		return err
+	}
+	if in.firstScan && len(in.saved) > 0 {
+		if err := in.findMovedWhileStopped(ctx, now, ls.failed); err != nil {
+			return err
+		}
+	}
+	in.expirePriors()
+	in.dropUnmatchedSaved(ls.failed)
+	in.compactRing()
+	if in.watch != nil {
+		in.watch.sync(in.watchDirs())
+	}
+	return nil
+}
 
-	var firstErr error
-	failed := make(map[string]struct{}) // paths whose state is unknown in this scan
+// listing is what one scan's walk of the globs found.
+type listing struct {
+	gen      uint64
+	failed   map[string]struct{} // paths whose state is unknown in this scan
+	firstErr error               // the first error on-error: fail returns
+	visited  map[string]struct{} // with several patterns, the paths walked already
+	fresh    []candidate         // files not tracked yet
+	freshIDs map[fileID]struct{}
+}
+
+// list walks every pattern: known files are updated as it goes (seen),
+// new ones collected.
+func (in *Input) list(ctx context.Context) (*listing, error) {
+	ls := &listing{gen: in.scanGen, failed: make(map[string]struct{}), freshIDs: make(map[fileID]struct{})}
+	// One pattern never yields a path twice; only several can overlap.
+	if len(in.pats) > 1 {
+		ls.visited = make(map[string]struct{})
+	}
 	onErr := func(path string, err error) {
 		if errors.Is(err, glob.ErrTooDeep) {
 			in.tooDeep(path)
 			return
 		}
-		failed[path] = struct{}{}
-		if e := in.listFailed(path, err); e != nil && firstErr == nil {
-			firstErr = e
+		ls.failed[path] = struct{}{}
+		if e := in.listFailed(path, err); e != nil && ls.firstErr == nil {
+			ls.firstErr = e
 		}
 	}
-	// One pattern never yields a path twice; only several can overlap.
-	var visited map[string]struct{}
-	if len(in.pats) > 1 {
-		visited = make(map[string]struct{})
-	}
-	var fresh []candidate
-	freshIDs := make(map[fileID]struct{})
 	for _, p := range in.scanOrder() {
 		tail := in.firstScan && in.isNewPattern(p)
-		err := p.Walk(ctx, in.fsys, func(path string) {
-			if visited != nil {
-				if _, dup := visited[path]; dup {
-					return
-				}
-				visited[path] = struct{}{}
-			}
-			if in.excluded(path) || in.readElsewhere(path) {
-				return
-			}
-			fi, err := in.fsys.Stat(path) // follows symlinks: identity of the target
-			if err != nil {
-				if !errors.Is(err, fs.ErrNotExist) {
-					failed[path] = struct{}{}
-					if e := in.fileErr("scan", path, err); e != nil && firstErr == nil {
-						firstErr = e
-					}
-				}
-				return
-			}
-			if !fi.Mode().IsRegular() {
-				return
-			}
-			id, _, ok := idOf(path, fi)
-			if !ok {
-				return
-			}
-			if t := in.byID[id]; t != nil {
-				if t.seenScan == gen { // a second name of the same file keeps the first
-					return
-				}
-				if !in.reusedInode(t, path) {
-					in.seen(t, path, fi, gen)
-					return
-				}
-				in.forgetReused(t, path)
-			}
-			if _, dup := freshIDs[id]; !dup {
-				freshIDs[id] = struct{}{}
-				fresh = append(fresh, candidate{path: path, size: fi.Size(), mod: fi.ModTime(), id: id, tail: tail})
-			}
-		}, onErr)
+		err := p.Walk(ctx, in.fsys, func(path string) { in.visit(ls, path, tail) }, onErr)
 		if err != nil {
 			in.rescan = true
-			return fmt.Errorf("scan %s: %w", p, err)
+			return nil, fmt.Errorf("scan %s: %w", p, err)
 		}
-		if firstErr != nil {
-			return firstErr
+		if ls.firstErr != nil {
+			return nil, ls.firstErr
 		}
 	}
-	in.listRecovered(failed)
+	return ls, nil
+}
 
+// visit takes one path a pattern matched.
+func (in *Input) visit(ls *listing, path string, tail bool) {
+	if ls.visited != nil {
+		if _, dup := ls.visited[path]; dup {
+			return
+		}
+		ls.visited[path] = struct{}{}
+	}
+	if in.excluded(path) || in.readElsewhere(path) {
+		return
+	}
+	fi, err := in.fsys.Stat(path) // follows symlinks: identity of the target
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			ls.failed[path] = struct{}{}
+			if e := in.fileErr("scan", path, err); e != nil && ls.firstErr == nil {
+				ls.firstErr = e
+			}
+		}
+		return
+	}
+	if !fi.Mode().IsRegular() {
+		return
+	}
+	id, _, ok := idOf(path, fi)
+	if !ok {
+		return
+	}
+	if t := in.byID[id]; t != nil {
+		if t.seenScan == ls.gen { // a second name of the same file keeps the first
+			return
+		}
+		if !in.reusedInode(t, path) {
+			in.seen(t, path, fi, ls.gen)
+			return
+		}
+		in.forgetReused(t, path)
+	}
+	if _, dup := ls.freshIDs[id]; !dup {
+		ls.freshIDs[id] = struct{}{}
+		ls.fresh = append(ls.fresh, candidate{path: path, size: fi.Size(), mod: fi.ModTime(), id: id, tail: tail})
+	}
+}
+
+// reconcileUnseen handles the tracked files the walk did not list.
+func (in *Input) reconcileUnseen(failed map[string]struct{}) error {
 	for _, t := range in.ring {
-		if t.dead || t.seenScan == gen || underAny(t.path, failed) {
+		if t.life.dead() || t.seenScan == in.scanGen || underAny(t.path, failed) {
 			continue
 		}
 		if err := in.unseen(t); err != nil {
 			return err
 		}
 	}
+	return nil
+}
 
-	// New files oldest first, as the Java agent orders them; but files
-	// with a saved position first, so that a copy (copytruncate) finds
-	// the content its original held before it was truncated while the
-	// agent was stopped, whatever their times.
+// discoverFresh discovers the new files oldest first, as the Java agent
+// orders them; but files with a saved position first, so that a copy
+// (copytruncate) finds the content its original held before it was
+// truncated while the agent was stopped, whatever their times.
+func (in *Input) discoverFresh(ctx context.Context, fresh []candidate, now time.Time) error {
 	slices.SortStableFunc(fresh, func(a, b candidate) int {
 		_, sa := in.saved[a.id]
 		_, sb := in.saved[b.id]
@@ -162,67 +237,67 @@ func (in *Input) scan(ctx context.Context, now time.Time) error {
 			return err
 		}
 	}
-
-	if in.firstScan && len(in.saved) > 0 {
-		if err := in.findMovedWhileStopped(ctx, now, failed); err != nil {
-			return err
-		}
-	}
-	in.expirePriors()
-	if len(in.saved) > 0 {
-		// Positions whose file was not found in two scans are dropped so
-		// positions do not accumulate forever; a position whose file may
-		// sit under a directory that could not be listed is kept.
-		in.savedScans++
-		if in.savedScans >= 2 {
-			for id, ss := range in.saved {
-				kept := ss[:0]
-				for _, s := range ss {
-					if underAny(s.Path, failed) {
-						kept = append(kept, s)
-						continue
-					}
-					delete(in.savedKeys, s.key)
-					if lost := s.Size - s.Offset; lost > 0 {
-						in.local.lostBytes += lost
-						in.log.Warn("file rotated or deleted while the agent was stopped and not found in its directory; its unread bytes are lost",
-							"path", s.Path, "dev", s.Dev, "inode", s.Ino, "offset", s.Offset, "lost_bytes", lost)
-					} else {
-						in.log.Info("file position forgotten: the file was not found since the start",
-							"path", s.Path, "dev", s.Dev, "inode", s.Ino, "offset", s.Offset)
-					}
-					in.emitForget(s.key)
-				}
-				if len(kept) == 0 {
-					delete(in.saved, id)
-				} else {
-					in.saved[id] = kept
-				}
-			}
-		}
-	}
-	in.compactRing()
-	if in.watch != nil {
-		in.watch.sync(in.watchDirs())
-	}
 	return nil
+}
+
+// dropUnmatchedSaved drops the positions whose file was not found in two
+// scans, so positions do not accumulate forever; a position whose file
+// may sit under a directory that could not be listed is kept.
+func (in *Input) dropUnmatchedSaved(failed map[string]struct{}) {
+	if len(in.saved) == 0 {
+		return
+	}
+	in.savedScans++
+	if in.savedScans < 2 {
+		return
+	}
+	for id, ss := range in.saved {
+		kept := ss[:0]
+		for _, s := range ss {
+			if underAny(s.Path, failed) {
+				kept = append(kept, s)
+				continue
+			}
+			in.dropSaved(s)
+		}
+		if len(kept) == 0 {
+			delete(in.saved, id)
+		} else {
+			in.saved[id] = kept
+		}
+	}
+}
+
+// dropSaved forgets a saved position whose file was not found, and
+// reports the bytes it had not read.
+func (in *Input) dropSaved(s savedState) {
+	delete(in.savedKeys, s.key)
+	if lost := s.Size - s.Offset; lost > 0 {
+		in.local.lostBytes += lost
+		in.log.Warn("file rotated or deleted while the agent was stopped and not found in its directory; its unread bytes are lost",
+			"path", s.Path, "dev", s.Dev, "inode", s.Ino, "offset", s.Offset, "lost_bytes", lost)
+	} else {
+		in.log.Info("file position forgotten: the file was not found since the start",
+			"path", s.Path, "dev", s.Dev, "inode", s.Ino, "offset", s.Offset)
+	}
+	in.emitForget(s.key)
 }
 
 // scanOrder is the order the patterns are walked in: in the first scan,
 // those known from the last run first, so a file that an old and a new
 // pattern both match counts as found under the old one (read from 0).
-func (in *Input) scanOrder() []*glob.Pattern {
-	if !in.firstScan || in.knownPats == nil {
-		return in.pats
+func (mg *manager) scanOrder() []*glob.Pattern {
+	if !mg.firstScan || mg.knownPats == nil {
+		return mg.pats
 	}
-	out := make([]*glob.Pattern, 0, len(in.pats))
-	for _, p := range in.pats {
-		if !in.isNewPattern(p) {
+	out := make([]*glob.Pattern, 0, len(mg.pats))
+	for _, p := range mg.pats {
+		if !mg.isNewPattern(p) {
 			out = append(out, p)
 		}
 	}
-	for _, p := range in.pats {
-		if in.isNewPattern(p) {
+	for _, p := range mg.pats {
+		if mg.isNewPattern(p) {
 			out = append(out, p)
 		}
 	}
@@ -230,11 +305,11 @@ func (in *Input) scanOrder() []*glob.Pattern {
 }
 
 // isNewPattern reports whether p was not configured in the last run.
-func (in *Input) isNewPattern(p *glob.Pattern) bool {
-	if in.knownPats == nil {
+func (mg *manager) isNewPattern(p *glob.Pattern) bool {
+	if mg.knownPats == nil {
 		return false
 	}
-	_, ok := in.knownPats[p.String()]
+	_, ok := mg.knownPats[p.String()]
 	return !ok
 }
 
@@ -316,8 +391,8 @@ func (in *Input) tooDeep(dir string) {
 		"dir", dir, "max_depth", glob.MaxDepth)
 }
 
-func (in *Input) excluded(path string) bool {
-	for _, p := range in.excludes {
+func (mg *manager) excluded(path string) bool {
+	for _, p := range mg.excludes {
 		if p.Match(path) {
 			return true
 		}
@@ -327,7 +402,8 @@ func (in *Input) excluded(path string) bool {
 
 // seen updates a known file matched by this scan.
 func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
-	t.seenScan, t.missing, t.gone, t.away = gen, 0, false, false
+	t.seenScan, t.missing = gen, 0
+	t.life.listed()
 	if t.path != path {
 		old := t.path
 		in.setPath(t, path) // renamed within the globs: same identity
@@ -337,13 +413,14 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 	if r := t.resume; r != nil {
 		in.continueCopy(t, r.offset, r.line, r.from)
 	}
+	in.releaseHold(t, size)
 	changed := size != t.lastSize || !mod.Equal(t.lastMod)
 	if !t.fp.Full() && size > int64(t.fp.Len()) {
 		in.markStale(t)
 	}
 	switch {
 	case t.copyOf != nil:
-		// A copy waiting for its original is not read (copies.go),
+		// A copy waiting for its original is not read (rotation_copies.go),
 		// unless it does what a copy does not: grow past its original,
 		// or shrink. Then it is a live file that starts like the other.
 		switch src := t.copyOf; {
@@ -361,7 +438,7 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 		}
 	case t.f != nil:
 		if size > t.readPos {
-			t.atEOF = false // grew: not a candidate for eviction or closing
+			t.life.grew() // grew: not a candidate for eviction or closing
 		}
 		in.checkShrunk(t, size)
 		if changed && size <= t.readPos && t.readPos > 0 {
@@ -369,8 +446,8 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 			// same size or less? Only the first bytes can tell.
 			in.checkRewritten(t)
 		}
-	case changed || size < t.readPos || t.failed:
-		t.needsRead = true
+	case changed || size < t.readPos || t.life.failed():
+		t.life.pending()
 	}
 	t.lastMod = mod
 	t.lastSize = size
@@ -393,7 +470,7 @@ func (in *Input) truncatedUnnoticed(t *tracked) bool {
 	}
 	in.truncate(t, head)
 	if t.f == nil {
-		t.needsRead = true
+		t.life.pending()
 	}
 	return true
 }
@@ -427,7 +504,7 @@ func (in *Input) release(t *tracked) {
 	src := t.copyOf
 	src.copies--
 	t.copyOf = nil
-	t.needsRead = true
+	t.life.pending()
 	in.logFile(slog.LevelInfo, "file taken for a copy holds other content; reading it as a file of its own", t, t.offset,
 		"copy_of", src.path)
 }
@@ -494,6 +571,7 @@ func (in *Input) unseen(t *tracked) error {
 			}
 		}
 	}
+	in.releaseHold(t, -1)
 	if t.copyOf != nil || t.resume != nil {
 		if t.missing >= 2 {
 			// Its content is its original's, read there.
@@ -502,7 +580,7 @@ func (in *Input) unseen(t *tracked) error {
 		return nil
 	}
 	if t.f == nil {
-		if t.missing >= 2 && !(t.away && t.needsRead) { // a file moved while stopped waits for a descriptor
+		if t.missing >= 2 && !(t.life.away() && t.life.needsRead()) { // a file moved while stopped waits for a descriptor
 			// Without a descriptor nothing more can be read: bytes
 			// written after the last read are lost, and the operator
 			// must hear about it.
@@ -515,23 +593,30 @@ func (in *Input) unseen(t *tracked) error {
 		}
 		return nil
 	}
+	in.unseenOpen(t)
+	return nil
+}
+
+// unseenOpen handles an open file no glob matched: deleted, it is read to
+// its end; renamed out of the globs, until quiet for close-inactive.
+func (in *Input) unseenOpen(t *tracked) {
 	fi, err := t.f.Stat()
 	if err != nil {
 		if t.missing >= 2 {
 			in.markGone(t)
 		}
-		return nil
+		return
 	}
 	switch _, nlink, ok := idOfOpen(t.f, fi); {
 	case ok && nlink == 0:
 		in.markGone(t) // deleted: nothing can write to its name any more
-	case t.missing >= 2 && !t.away:
+	case t.missing >= 2 && !t.life.away():
 		// Renamed out of the globs (rename rotation to a name they do not
 		// cover): the application writes on through its descriptor until
 		// it reopens its log, which can be minutes later. Finishing the
 		// file at its first EOF would lose those lines; it is read until
 		// close-inactive instead, as for any quiet file.
-		t.away = true
+		t.life.markAway()
 		in.logFile(slog.LevelInfo, "file renamed out of the globs; reading it until quiet for close-inactive", t, t.offset)
 	}
 	if size := fi.Size(); size <= t.readPos && t.readPos > 0 && !fi.ModTime().Equal(t.lastMod) {
@@ -542,16 +627,15 @@ func (in *Input) unseen(t *tracked) error {
 		in.checkRewritten(t)
 	}
 	in.checkShrunk(t, fi.Size())
-	return nil
 }
 
 // markGone records that t was deleted: it is read to its end, then
 // forgotten. Logged once, when it is first noticed.
 func (in *Input) markGone(t *tracked) {
-	if t.gone {
+	if t.life.gone() {
 		return
 	}
-	t.gone = true
+	t.life.markGone()
 	in.logFile(slog.LevelInfo, "file deleted; reading it to its end", t, t.offset)
 }
 
@@ -567,7 +651,7 @@ func (in *Input) checkRewritten(t *tracked) {
 // checkShrunk restarts an open file at 0 when it is smaller than what was
 // read (copytruncate).
 func (in *Input) checkShrunk(t *tracked, size int64) {
-	if size >= t.readPos {
+	if size >= t.readPos || t.behind {
 		return
 	}
 	if cur, err := fingerprint.Read(t.f, in.cfg.FingerprintBytes, in.fpBuf); err == nil {

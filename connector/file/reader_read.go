@@ -56,14 +56,14 @@ func (in *Input) readAll(now time.Time) error {
 	return nil
 }
 
-func (in *Input) wantsTurn(t *tracked, poll uint64) bool {
-	if t.dead || t.eofPoll == poll || t.copyOf != nil || t.resume != nil {
+func (rd *readers) wantsTurn(t *tracked, poll uint64) bool {
+	if t.life.dead() || t.eofPoll == poll || t.copyOf != nil || t.resume != nil || t.hold == holding {
 		return false
 	}
 	if t.asm != nil && t.asm.Ready() != nil {
 		return true
 	}
-	return t.f != nil || t.needsRead
+	return t.f != nil || t.life.needsRead()
 }
 
 // readTurn reads t until quota events were produced, the budget is used,
@@ -79,16 +79,8 @@ func (in *Input) readTurn(t *tracked, quota int, poll uint64, now time.Time) err
 			return nil
 		}
 	}
-	if t.f == nil {
-		if !t.needsRead {
-			t.eofPoll = poll
-			return nil
-		}
-		ok, err := in.reopen(t, now)
-		if err != nil || !ok {
-			t.eofPoll = poll
-			return err
-		}
+	if ok, err := in.ensureOpen(t, poll, now); !ok {
+		return err
 	}
 	verified := false
 	for emitted < quota && in.budget > 0 && in.byteBudget > 0 {
@@ -101,77 +93,134 @@ func (in *Input) readTurn(t *tracked, quota int, poll uint64, now time.Time) err
 			return nil
 		}
 		if !verified {
-			// Before using new bytes, make sure the file still starts
-			// the way it did: a copytruncate followed by fast writes can
-			// make a shrunk file look like it grew.
 			verified = true
-			cur, err := fingerprint.Read(t.f, in.cfg.FingerprintBytes, in.fpBuf)
-			if err != nil {
-				return in.readFailed(t, err)
-			}
-			if !t.fp.Matches(cur) {
-				in.truncate(t, cur)
-				if t.f == nil || t.copyOf != nil {
-					return nil // its new content is a copy's (copies.go)
-				}
+			switch v, err := in.verifyHead(t, now); {
+			case err != nil:
+				return err
+			case v == headGone:
+				return nil
+			case v == headMoved:
 				continue
 			}
-			if len(cur) > t.fp.Len() {
-				if t.readPos == 0 && t.offset == 0 && in.copyAtFirstRead(t, cur) {
-					if t.f == nil || t.copyOf != nil {
-						return nil
-					}
-					continue // reading on from where its original was delivered
-				}
-				in.setFP(t, cur)
-				t.refreshState()
-			}
 		}
-		t.atEOF = false
-		t.lastData = now
-		in.local.bytes += int64(n)
-		in.byteBudget -= n
-		chunk := in.readBuf[:n]
-		ts := now.UnixMilli()
-		if ts != in.tsCached {
-			in.tsCached = ts
-			in.tsTail = append(append(append(in.tsTail[:0], `,"_ts":`...), strconv.AppendInt(nil, ts, 10)...), `,"payload":`...)
+		full, done, fed := in.consumeChunk(t, n, quota-emitted, now)
+		emitted += full
+		if done {
+			return nil
 		}
-		if t.readPos == 0 {
-			// The byte-order mark is only known once the file has bytes.
-			n, be := in.fmt.codec.bom(chunk)
-			if be != t.bigEndian {
-				t.split.Configure(in.cfg.MaxLineBytes, in.fmt.codec.width(), be)
-			}
-			t.bomLen, t.bigEndian = n, be
-		}
-		from := t.readPos
-		acc := t.split.Feed(chunk, t.readPos)
-		t.readPos += int64(acc)
-		lines, last := 0, from
-		for {
-			line, end, truncated, ok := t.split.Next()
-			if !ok {
-				break
-			}
-			lines++
-			last = end
-			emitted += in.handleLine(t, line, end, truncated, ts)
-			if emitted >= quota || in.budget == 0 {
-				in.learnLineBytes(last-from, lines)
-				if r := t.split.Stop(); r >= 0 {
-					t.readPos = r
-				}
-				return nil
-			}
-		}
-		in.learnLineBytes(last-from, lines)
-		if errors.Is(rerr, io.EOF) || acc == 0 {
+		if !fed || errors.Is(rerr, io.EOF) {
 			in.reachedEOF(t, poll)
 			return nil
 		}
 	}
 	return nil
+}
+
+// ensureOpen reopens t for its turn if it is closed and has something to
+// read; false when the turn ends here.
+func (in *Input) ensureOpen(t *tracked, poll uint64, now time.Time) (bool, error) {
+	if t.f != nil {
+		return true, nil
+	}
+	if !t.life.needsRead() {
+		t.eofPoll = poll
+		return false, nil
+	}
+	ok, err := in.reopen(t, now)
+	if err != nil || !ok {
+		t.eofPoll = poll
+		return false, err
+	}
+	return true, nil
+}
+
+// headCheck is what verifyHead found.
+type headCheck uint8
+
+const (
+	headSame  headCheck = iota // read on from readPos
+	headMoved                  // read on, from where readPos is now
+	headGone                   // t is not read on in this turn (closed, or a waiting copy)
+)
+
+// verifyHead makes sure, before new bytes are used, that t still starts
+// the way it did (a copytruncate followed by fast writes can make a shrunk
+// file look like it grew), and that a file not read from yet is no copy.
+func (in *Input) verifyHead(t *tracked, now time.Time) (headCheck, error) {
+	cur, err := fingerprint.Read(t.f, in.cfg.FingerprintBytes, in.fpBuf)
+	if err != nil {
+		return headGone, in.readFailed(t, err)
+	}
+	if !t.fp.Matches(cur) {
+		in.truncate(t, cur)
+		if t.f == nil || t.copyOf != nil {
+			return headGone, nil // its new content is a copy's (rotation_copies.go)
+		}
+		return headMoved, nil
+	}
+	if t.readPos == 0 && t.offset == 0 {
+		if len(cur) > t.headChecked && in.copyAtFirstRead(t, cur) {
+			if t.f == nil || t.copyOf != nil {
+				return headGone, nil
+			}
+			return headMoved, nil // reading on from where its original was delivered
+		}
+		if in.holdCopy(t, cur, now) {
+			return headGone, nil
+		}
+	}
+	if len(cur) > t.fp.Len() {
+		in.setFP(t, cur)
+		t.refreshState()
+	}
+	return headSame, nil
+}
+
+// consumeChunk turns the n bytes just read into lines and events, up to
+// want events. It returns how many it emitted, whether the turn is over
+// (the budget or want used) and whether the splitter took any byte.
+func (in *Input) consumeChunk(t *tracked, n, want int, now time.Time) (emitted int, done, fed bool) {
+	t.life.grew()
+	t.behind = false
+	t.lastData = now
+	in.local.bytes += int64(n)
+	in.byteBudget -= n
+	chunk := in.readBuf[:n]
+	ts := now.UnixMilli()
+	if ts != in.tsCached {
+		in.tsCached = ts
+		in.tsTail = append(append(append(in.tsTail[:0], `,"_ts":`...), strconv.AppendInt(nil, ts, 10)...), `,"payload":`...)
+	}
+	if t.readPos == 0 {
+		// The byte-order mark is only known once the file has bytes.
+		n, be := in.fmt.codec.bom(chunk)
+		if be != t.bigEndian {
+			t.split.Configure(in.cfg.MaxLineBytes, in.fmt.codec.width(), be)
+		}
+		t.bomLen, t.bigEndian = n, be
+	}
+	from := t.readPos
+	acc := t.split.Feed(chunk, t.readPos)
+	t.readPos += int64(acc)
+	lines, last := 0, from
+	for {
+		line, end, truncated, ok := t.split.Next()
+		if !ok {
+			break
+		}
+		lines++
+		last = end
+		emitted += in.handleLine(t, line, end, truncated, ts)
+		if emitted >= want || in.budget == 0 {
+			in.learnLineBytes(last-from, lines)
+			if r := t.split.Stop(); r >= 0 {
+				t.readPos = r
+			}
+			return emitted, true, true
+		}
+	}
+	in.learnLineBytes(last-from, lines)
+	return emitted, false, acc > 0
 }
 
 // minReadBytes is the smallest read: below it the syscall costs more
@@ -184,38 +233,38 @@ const minReadBytes = 4 << 10
 // events per poll and a full readChunk per read, a file was read about
 // 2.5 times over. So reads are sized to the lines wanted (and an eighth more)
 // at the mean line length seen, between minReadBytes and readChunk.
-func (in *Input) readSize(wantLines int) int {
-	if in.lineBytes == 0 {
-		return len(in.readBuf)
+func (rd *readers) readSize(wantLines int) int {
+	if rd.lineBytes == 0 {
+		return len(rd.readBuf)
 	}
-	return min(max((wantLines+wantLines/8+1)*in.lineBytes, minReadBytes), len(in.readBuf))
+	return min(max((wantLines+wantLines/8+1)*rd.lineBytes, minReadBytes), len(rd.readBuf))
 }
 
 // learnLineBytes updates the mean line length from a chunk that yielded
 // lines over n bytes (a moving average, so a file's long lines or a
 // second file's short ones are followed within a few reads).
-func (in *Input) learnLineBytes(n int64, lines int) {
+func (rd *readers) learnLineBytes(n int64, lines int) {
 	if lines == 0 || n <= 0 {
 		return
 	}
-	l := int(min(n/int64(lines), int64(len(in.readBuf))))
-	if in.lineBytes == 0 {
-		in.lineBytes = l
+	l := int(min(n/int64(lines), int64(len(rd.readBuf))))
+	if rd.lineBytes == 0 {
+		rd.lineBytes = l
 		return
 	}
-	in.lineBytes += (l - in.lineBytes) / 4
+	rd.lineBytes += (l - rd.lineBytes) / 4
 }
 
 // reachedEOF records that t has no more data now; a file that is gone
 // (deleted, renamed out of the globs) is finished and forgotten.
 func (in *Input) reachedEOF(t *tracked, poll uint64) {
-	t.atEOF = true
+	t.life.reachedEOF()
 	t.eofPoll = poll
-	if !t.gone {
+	if !t.life.gone() {
 		return
 	}
 	// Last chance to notice a truncation before forgetting the file.
-	if fi, err := t.f.Stat(); err == nil && fi.Size() < t.readPos {
+	if fi, err := t.f.Stat(); err == nil && fi.Size() < t.readPos && !t.behind {
 		in.checkShrunk(t, fi.Size())
 		t.eofPoll = 0 // read it again in this poll
 		return
@@ -275,4 +324,27 @@ func trimPartialRune(b []byte) []byte {
 		}
 	}
 	return b
+}
+
+// compactRing drops retired files from the read order, keeping the
+// round-robin cursor on the same live file.
+func (rd *readers) compactRing() {
+	n := 0
+	cur := rd.cursor
+	for i, t := range rd.ring {
+		if t.life.dead() {
+			if i < rd.cursor {
+				cur--
+			}
+			continue
+		}
+		rd.ring[n] = t
+		n++
+	}
+	clear(rd.ring[n:])
+	rd.ring = rd.ring[:n]
+	if cur < 0 || cur >= n {
+		cur = 0
+	}
+	rd.cursor = cur
 }
