@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -127,7 +126,9 @@ func checkInstalledOutsideSystemd(t *testing.T, pkg string, install func(ctx con
 		// Whatever happens below, the agent this test started ends.
 		defer func() {
 			if alive(pid) {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
+				if p, err := os.FindProcess(pid); err == nil {
+					_ = p.Kill()
+				}
 			}
 		}()
 	}
