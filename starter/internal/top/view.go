@@ -34,21 +34,27 @@ func render(f frame, width, height int) string {
 	if width <= 0 {
 		width = 80
 	}
-	var lines []string
-	add := func(format string, args ...any) { lines = append(lines, fmt.Sprintf(format, args...)) }
 	if f.cur == nil {
-		add("edge-agent top")
+		lines := []string{"edge-agent top"}
 		if f.err != nil {
-			add("cannot read the agent: %s", oneLine(f.err.Error()))
-			add("retrying every %s", f.interval)
+			lines = append(lines, "cannot read the agent: "+oneLine(f.err.Error()), fmt.Sprintf("retrying every %s", f.interval))
 		} else {
-			add("waiting for the agent's first answer…")
+			lines = append(lines, "waiting for the agent's first answer…")
 		}
 		return finish(lines, f, width, height)
 	}
-	st := f.cur.st
 	r := rates{prev: f.prev, cur: f.cur}
+	lines := summaryLines(f, r)
+	lines = append(lines, inputLines(f, r)...)
+	lines = append(lines, fileLines(f, r, width, height, len(lines))...)
+	return finish(lines, f, width, height)
+}
 
+// summaryLines are the header, health, output, WAL and input summary.
+func summaryLines(f frame, r rates) []string {
+	var lines []string
+	add := func(format string, args ...any) { lines = append(lines, fmt.Sprintf(format, args...)) }
+	st := f.cur.st
 	head := fmt.Sprintf("edge-agent %s  %s  up %s  agent %s  %s", orDash(st.Version), st.State,
 		duration(st.UptimeSeconds), short(st.AgentID, 12), f.cur.at.Format("15:04:05"))
 	if f.paused {
@@ -61,11 +67,10 @@ func render(f frame, width, height int) string {
 	if c == nil {
 		c = &api.Counters{}
 	}
-	out := fmt.Sprintf("output  %s  out %s ev/s  sent %s/s  send %s  reconnects %d  retries %d",
+	add("output  %s  out %s ev/s  sent %s/s  send %s  reconnects %d  retries %d",
 		orDash(st.Connection), r.per(func(s api.Status) (uint64, bool) { return ctr(s).Acked, true }),
 		r.per(func(s api.Status) (uint64, bool) { return ctr(s).Sent, true }),
 		r.meanSend(), c.Reconnects, c.Retries)
-	add("%s", out)
 	if st.LastError != "" {
 		age := ""
 		if st.LastErrorAt != nil {
@@ -95,59 +100,69 @@ func render(f frame, width, height int) string {
 			}), st.Input.FilesOpen, st.Input.FilesTracked, st.Input.TruncatedLines, st.Input.Errors)
 	}
 	add("%s", in)
+	return lines
+}
 
-	if len(st.Inputs) > 0 {
-		add("")
-		add("%-16s %-8s %9s %10s %10s %10s", "INPUT", "TYPE", "FILES", "EVENTS/S", "BYTES/S", "LAG")
-		for _, input := range st.Inputs {
-			id := input.ID
-			mark := " "
-			if f.filter == id {
-				mark = "*"
-			}
-			files := fmt.Sprintf("%d/%d", input.FilesOpen, input.FilesTracked)
-			add("%s%-15s %-8s %9s %10s %10s %10s", mark, short(id, 15), short(input.Type, 8), files,
-				r.per(func(s api.Status) (uint64, bool) {
-					return inputCounter(s, id, func(i api.Input) int64 { return i.Events })
-				}),
-				r.bytesPer(func(s api.Status) (int64, bool) {
-					v, ok := inputCounter(s, id, func(i api.Input) int64 { return i.BytesRead })
-					return int64(v), ok
-				}),
-				sizeOf(lagOf(input.Files)))
-		}
+// inputLines are the table of inputs, the filtered one marked; none
+// when the agent lists no inputs.
+func inputLines(f frame, r rates) []string {
+	st := f.cur.st
+	if len(st.Inputs) == 0 {
+		return nil
 	}
+	lines := []string{"", fmt.Sprintf("%-16s %-8s %9s %10s %10s %10s", "INPUT", "TYPE", "FILES", "EVENTS/S", "BYTES/S", "LAG")}
+	for _, input := range st.Inputs {
+		id := input.ID
+		mark := " "
+		if f.filter == id {
+			mark = "*"
+		}
+		files := fmt.Sprintf("%d/%d", input.FilesOpen, input.FilesTracked)
+		lines = append(lines, fmt.Sprintf("%s%-15s %-8s %9s %10s %10s %10s", mark, short(id, 15), short(input.Type, 8), files,
+			r.per(func(s api.Status) (uint64, bool) {
+				return inputCounter(s, id, func(i api.Input) int64 { return i.Events })
+			}),
+			r.bytesPer(func(s api.Status) (int64, bool) {
+				v, ok := inputCounter(s, id, func(i api.Input) int64 { return i.BytesRead })
+				return int64(v), ok
+			}),
+			sizeOf(lagOf(input.Files))))
+	}
+	return lines
+}
 
+// fileLines are the table of files, filtered and sorted, cut to the
+// rows left below the used lines of a screen height rows tall.
+func fileLines(f frame, r rates, width, height, used int) []string {
 	files := r.files(f.filter)
 	sortFiles(files, f.sortBy)
 	filter := "all inputs"
 	if f.filter != "" {
 		filter = "input " + f.filter
 	}
-	add("")
-	add("FILES (%d, %s, by %s)", len(files), filter, f.sortBy)
 	pathW := max(width, minWidth) - 36
-	add("%-*s %11s %11s %11s", pathW, "PATH", "READ/S", "LAG", "SIZE")
+	lines := []string{"", fmt.Sprintf("FILES (%d, %s, by %s)", len(files), filter, f.sortBy),
+		fmt.Sprintf("%-*s %11s %11s %11s", pathW, "PATH", "READ/S", "LAG", "SIZE")}
 	room := len(files)
 	if height > 0 {
 		// The lines still to come: the key line, an error line.
-		room = height - len(lines) - footerLines(f)
+		room = height - used - len(lines) - footerLines(f)
 	}
 	for i, fl := range files {
 		if i >= room {
 			break
 		}
 		if i == room-1 && len(files) > room {
-			add("… %d more", len(files)-i)
+			lines = append(lines, fmt.Sprintf("… %d more", len(files)-i))
 			break
 		}
 		open := " "
 		if !fl.Open {
 			open = "-"
 		}
-		add("%s%-*s %11s %11s %11s", open, pathW-1, leftCut(fl.Path, pathW-1), fl.rate, sizeOf(fl.Lag), sizeOf(fl.Size))
+		lines = append(lines, fmt.Sprintf("%s%-*s %11s %11s %11s", open, pathW-1, leftCut(fl.Path, pathW-1), fl.rate, sizeOf(fl.Lag), sizeOf(fl.Size)))
 	}
-	return finish(lines, f, width, height)
+	return lines
 }
 
 func footerLines(f frame) int {

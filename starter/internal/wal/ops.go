@@ -87,157 +87,202 @@ func (p Problem) String() string {
 // for a bad block are not problems: they were handled. O(rows); for
 // operators and tests.
 func (tx *ReadTx) Verify(limit int) []Problem {
-	var out []Problem
-	add := func(id uint64, f string, a ...any) bool {
-		out = append(out, Problem{RowID: id, What: fmt.Sprintf(f, a...)})
-		return limit > 0 && len(out) >= limit
+	v := &verifier{tx: tx, limit: limit}
+	for _, step := range []func() bool{v.blocks, v.runs, v.indexes, v.totals} {
+		if step() {
+			break
+		}
 	}
-	type blk struct {
-		first uint64
-		v     []byte
-	}
-	var blocks []blk
-	c := tx.blocks.Cursor()
+	return v.out
+}
+
+// verifier is one Verify: the problems found so far and what the walk
+// of the blocks counted, for the checks after it.
+type verifier struct {
+	tx    *ReadTx
+	limit int
+	out   []Problem
+
+	recount      counters
+	maxID, nLive uint64
+	maxBatch     int64
+	unknownBytes bool // a block's payload table did not parse
+}
+
+// add records a problem and reports whether the limit is reached.
+func (v *verifier) add(id uint64, f string, a ...any) bool {
+	v.out = append(v.out, Problem{RowID: id, What: fmt.Sprintf(f, a...)})
+	return v.limit > 0 && len(v.out) >= v.limit
+}
+
+type verifyBlock struct {
+	first uint64
+	v     []byte
+}
+
+// blocks walks every block and the rows it holds; it reports true when
+// the limit is reached.
+func (v *verifier) blocks() bool {
+	var blocks []verifyBlock
+	c := v.tx.blocks.Cursor()
 	for k, _ := c.First(); k != nil; k, _ = c.Next() {
-		v := getBlock(tx.blocks, k)
 		first, ok := keyID(k)
 		if !ok || first == 0 {
-			if add(0, "malformed block key %x", k) {
-				return out
+			if v.add(0, "malformed block key %x", k) {
+				return true
 			}
 			continue
 		}
-		blocks = append(blocks, blk{first, v})
+		blocks = append(blocks, verifyBlock{first, getBlock(v.tx.blocks, k)})
 	}
-	var recount counters
-	var maxID, prevLast, nLive uint64
-	var maxBatch int64
-	unknownBytes := false
+	var prevLast uint64
 	for i, bl := range blocks {
-		b := decodeBlock(bl.first, bl.v)
-		if h, err := parseBlockHeader(bl.v); err == nil && h.first != bl.first {
-			if add(bl.first, "block key %d, its header says row %d: the key is damaged", bl.first, h.first) {
-				return out
+		next := v.tx.nextRow
+		if i+1 < len(blocks) {
+			next = blocks[i+1].first
+		}
+		last, ok, stop := v.blockExtent(bl, next, prevLast)
+		if stop {
+			return true
+		}
+		if !ok {
+			continue
+		}
+		prevLast, v.maxID = last, max(v.maxID, last)
+		if last-bl.first >= blockMaxRows+uint64(v.tx.nextRow) {
+			if v.add(bl.first, "block %d..%d is longer than any block", bl.first, last) {
+				return true
 			}
 			continue
 		}
-		last := b.last()
-		if h, err := parseBlockHeader(bl.v); err != nil {
-			// Its extent is unknown: up to the next block, as findBlock
-			// takes it.
-			last = tx.nextRow - 1
-			if i+1 < len(blocks) {
-				last = blocks[i+1].first - 1
-			}
-		} else {
-			maxBatch = max(maxBatch, h.firstBatch+int64(h.count)-1)
+		if v.blockRows(bl, last) {
+			return true
 		}
-		if bl.first <= prevLast {
-			if add(bl.first, "block %d..%d overlaps the block before (up to %d)", bl.first, last, prevLast) {
-				return out
-			}
-			continue
-		}
-		prevLast, maxID = last, max(maxID, last)
-		if last-bl.first >= blockMaxRows+uint64(tx.nextRow) {
-			if add(bl.first, "block %d..%d is longer than any block", bl.first, last) {
-				return out
-			}
-			continue
-		}
-		_, lens, lensOK := blockPayloadLens(bl.v)
-		if !lensOK {
-			unknownBytes = true
-		}
-		live := 0
-		var blockErr error
-		for id := bl.first; id <= last; id++ {
-			st, hasState := tx.stateOf(id, b.created)
-			sending := tx.isSending(id)
-			if !hasState && !sending && !tx.pendContains(id) {
-				continue // deleted; the block still holds others
-			}
-			live++
-			status := st.status
-			if sending {
-				// A SENDING row rests as PENDING: any other stored status
-				// means the sending entry is stray.
-				if st.status != StatusPending {
-					if add(id, "in the sending index but stored as %s", st.status) {
-						return out
-					}
-				}
-				status = StatusSending
-			}
-			recount.add(status, 1)
-			if lensOK {
-				recount.payloadBytes += int64(lens[id-bl.first])
-			}
-			if b.err != nil && !(status == StatusDead && quarantinedReason(st.reason)) {
-				blockErr = b.err
-			}
-			for _, p := range tx.indexProblems(id, status, &st, &recount) {
-				if add(id, "%s", p) {
-					return out
-				}
-			}
-		}
-		if blockErr != nil {
-			if add(bl.first, "%v (rows %d..%d; those still in use are not DEAD for it yet)", blockErr, bl.first, last) {
-				return out
-			}
-		}
-		if live == 0 {
-			if add(bl.first, "block %d..%d holds no row any more and was not deleted", bl.first, last) {
-				return out
-			}
-		}
-		nLive += uint64(live)
 	}
-	// Every index entry must point at a row of its status.
-	var prevEnd uint64
-	var runProblems []Problem
-	tx.pendRuns(func(s, e uint64) bool {
-		if e < s || (prevEnd != 0 && s <= prevEnd) {
-			runProblems = append(runProblems, Problem{RowID: s, What: fmt.Sprintf("malformed or overlapping pending run %d..%d", s, e)})
+	return false
+}
+
+// blockExtent is the last row of block bl (next is the first row of the
+// block after it), ok=false when the block is reported and skipped.
+func (v *verifier) blockExtent(bl verifyBlock, next, prevLast uint64) (last uint64, ok, stop bool) {
+	h, err := parseBlockHeader(bl.v)
+	if err == nil && h.first != bl.first {
+		return 0, false, v.add(bl.first, "block key %d, its header says row %d: the key is damaged", bl.first, h.first)
+	}
+	if err != nil {
+		// Its extent is unknown: up to the next block, as findBlock
+		// takes it.
+		last = next - 1
+	} else {
+		last = decodeBlock(bl.first, bl.v).last()
+		v.maxBatch = max(v.maxBatch, h.firstBatch+int64(h.count)-1)
+	}
+	if bl.first <= prevLast {
+		return 0, false, v.add(bl.first, "block %d..%d overlaps the block before (up to %d)", bl.first, last, prevLast)
+	}
+	return last, true, false
+}
+
+// blockRows checks the rows of block bl up to last against the indexes
+// and counts them.
+func (v *verifier) blockRows(bl verifyBlock, last uint64) bool {
+	tx := v.tx
+	b := decodeBlock(bl.first, bl.v)
+	_, lens, lensOK := blockPayloadLens(bl.v)
+	if !lensOK {
+		v.unknownBytes = true
+	}
+	live := 0
+	var blockErr error
+	for id := bl.first; id <= last; id++ {
+		st, hasState := tx.stateOf(id, b.created)
+		sending := tx.isSending(id)
+		if !hasState && !sending && !tx.pendContains(id) {
+			continue // deleted; the block still holds others
+		}
+		live++
+		status := st.status
+		if sending {
+			// A SENDING row rests as PENDING: any other stored status
+			// means the sending entry is stray.
+			if st.status != StatusPending {
+				if v.add(id, "in the sending index but stored as %s", st.status) {
+					return true
+				}
+			}
+			status = StatusSending
+		}
+		v.recount.add(status, 1)
+		if lensOK {
+			v.recount.payloadBytes += int64(lens[id-bl.first])
+		}
+		if b.err != nil && !(status == StatusDead && quarantinedReason(st.reason)) {
+			blockErr = b.err
+		}
+		for _, p := range tx.indexProblems(id, status, &st, &v.recount) {
+			if v.add(id, "%s", p) {
+				return true
+			}
+		}
+	}
+	if blockErr != nil {
+		if v.add(bl.first, "%v (rows %d..%d; those still in use are not DEAD for it yet)", blockErr, bl.first, last) {
 			return true
 		}
-		prevEnd = e
-		// A damaged run can span 2^64 ids: it is reported, not walked.
-		if e-s >= nLive || e >= tx.nextRow {
-			runProblems = append(runProblems, Problem{RowID: s, What: fmt.Sprintf("pending run %d..%d longer than the %d rows or beyond next_row_id %d", s, e, nLive, tx.nextRow)})
+	}
+	if live == 0 {
+		if v.add(bl.first, "block %d..%d holds no row any more and was not deleted", bl.first, last) {
 			return true
+		}
+	}
+	v.nLive += uint64(live)
+	return false
+}
+
+// runs checks that every pending and sending run entry points at a row
+// of its status.
+func (v *verifier) runs() bool {
+	tx := v.tx
+	var problems []Problem
+	checkRun := func(kind string, s, e uint64, prevEnd *uint64, want Status, ok bool) {
+		if !ok || e < s || (*prevEnd != 0 && s <= *prevEnd) {
+			problems = append(problems, Problem{RowID: s, What: fmt.Sprintf("malformed or overlapping %s run %d..%d", kind, s, e)})
+			return
+		}
+		*prevEnd = e
+		// A damaged run can span 2^64 ids: it is reported, not walked.
+		if e-s >= v.nLive || e >= tx.nextRow {
+			problems = append(problems, Problem{RowID: s, What: fmt.Sprintf("%s run %d..%d longer than the %d rows or beyond next_row_id %d", kind, s, e, v.nLive, tx.nextRow)})
+			return
 		}
 		for id := s; id <= e; id++ {
-			if st, ok := tx.statusAt(id); !ok || st != StatusPending {
-				runProblems = append(runProblems, Problem{RowID: id, What: fmt.Sprintf("pending run entry, row is %s", st)})
+			if st, ok := tx.statusAt(id); !ok || st != want {
+				problems = append(problems, Problem{RowID: id, What: fmt.Sprintf("%s run entry, row is %s", kind, st)})
 			}
 		}
+	}
+	var prevEnd uint64
+	tx.pendRuns(func(s, e uint64) bool {
+		checkRun("pending", s, e, &prevEnd, StatusPending, true)
 		return true
 	})
 	prevEnd = 0
 	tx.sendRuns(func(r sendRun, ok bool) bool {
-		if !ok || (prevEnd != 0 && r.start <= prevEnd) {
-			runProblems = append(runProblems, Problem{RowID: r.start, What: fmt.Sprintf("malformed or overlapping sending run %d..%d", r.start, r.end)})
-			return true
-		}
-		prevEnd = r.end
-		if r.end-r.start >= nLive || r.end >= tx.nextRow {
-			runProblems = append(runProblems, Problem{RowID: r.start, What: fmt.Sprintf("sending run %d..%d longer than the %d rows or beyond next_row_id %d", r.start, r.end, nLive, tx.nextRow)})
-			return true
-		}
-		for id := r.start; id <= r.end; id++ {
-			if st, ok := tx.statusAt(id); !ok || st != StatusSending {
-				runProblems = append(runProblems, Problem{RowID: id, What: fmt.Sprintf("sending run entry, row is %s", st)})
-			}
-		}
+		checkRun("sending", r.start, r.end, &prevEnd, StatusSending, ok)
 		return true
 	})
-	for _, p := range runProblems {
-		if add(p.RowID, "%s", p.What) {
-			return out
+	for _, p := range problems {
+		if v.add(p.RowID, "%s", p.What) {
+			return true
 		}
 	}
+	return false
+}
+
+// indexes checks that every entry of the other indexes points at a row of
+// its status, and every state entry at a row some block holds.
+func (v *verifier) indexes() bool {
+	tx := v.tx
 	checks := []struct {
 		b      *bolt.Bucket
 		status Status
@@ -255,48 +300,55 @@ func (tx *ReadTx) Verify(limit int) []Problem {
 				id, ok = keyID(k)
 			}
 			if !ok {
-				if add(0, "malformed key %x in index", k) {
-					return out
+				if v.add(0, "malformed key %x in index", k) {
+					return true
 				}
 				continue
 			}
 			s, ok := tx.statusAt(id)
 			if ch.status == 0 { // state entries: of a row in some block
 				if _, _, found := tx.findBlock(id); !found {
-					if add(id, "state entry of a row no block holds") {
-						return out
+					if v.add(id, "state entry of a row no block holds") {
+						return true
 					}
 				}
 				continue
 			}
 			if !ok || s != ch.status {
-				if add(id, "index entry for %s, row is %s", ch.status, s) {
-					return out
+				if v.add(id, "index entry for %s, row is %s", ch.status, s) {
+					return true
 				}
 			}
 		}
 	}
+	return false
+}
+
+// totals checks the stored counters against the recount and the id
+// allocators against the highest ids seen.
+func (v *verifier) totals() bool {
+	tx := v.tx
 	stored := tx.ctr
 	stored.checksumFailures = 0
-	if unknownBytes {
+	if v.unknownBytes {
 		// A block whose table does not parse: its payload bytes cannot
 		// be recounted (its rows are reported above).
-		stored.payloadBytes = recount.payloadBytes
+		stored.payloadBytes = v.recount.payloadBytes
 	}
-	if stored != recount {
-		if add(0, "counters %+v differ from a recount %+v", stored, recount) {
-			return out
+	if stored != v.recount {
+		if v.add(0, "counters %+v differ from a recount %+v", stored, v.recount) {
+			return true
 		}
 	}
-	if maxID >= tx.nextRow {
-		if add(0, "next_row_id %d not above the highest row id %d", tx.nextRow, maxID) {
-			return out
+	if v.maxID >= tx.nextRow {
+		if v.add(0, "next_row_id %d not above the highest row id %d", tx.nextRow, v.maxID) {
+			return true
 		}
 	}
-	if maxBatch >= tx.nextBatch {
-		add(0, "next_batch_id %d not above the highest batch id %d", tx.nextBatch, maxBatch)
+	if v.maxBatch >= tx.nextBatch {
+		return v.add(0, "next_batch_id %d not above the highest batch id %d", tx.nextBatch, v.maxBatch)
 	}
-	return out
+	return false
 }
 
 // statusAt is the status of row id as the indexes and its state entry
