@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/edge-agent/edge-agent/transport/client"
 	"log/slog"
 	"os"
 	"sync/atomic"
@@ -119,8 +120,8 @@ type Agent struct {
 // extStats are optional statistics of the input and the transport, read by
 // Snapshot from any goroutine; the providers must be safe for that.
 type extStats struct {
-	inputs     []*source
-	reconnects func() uint64
+	inputs []*source
+	link   func() client.Stats // the transport's own counters, when it keeps them
 }
 
 // New checks the options; it opens nothing (Run does).

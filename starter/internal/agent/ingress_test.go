@@ -351,6 +351,11 @@ func TestRestartDoesNotResendAckedRows(t *testing.T) {
 			}
 		}
 		eventually(t, 10*time.Second, "acks", func() bool { return h.rt.Snapshot().Acked == 200 })
+		// The status carries the EdgeSocket session's window after a send:
+		// at least one line, at most output.max-in-flight.
+		if w := h.rt.Snapshot().Window; w < 1 || w > 16 {
+			t.Errorf("round %d: window %d after delivery, want 1..16", round, w)
+		}
 		if err := h.stop(); err != nil {
 			t.Fatal(err)
 		}

@@ -174,7 +174,7 @@ func (r *Agent) exitOnRefusal() bool {
 func (r *Agent) publishExt(inputs []*source, snd transport.Sender) {
 	e := extStats{inputs: slices.Clone(inputs)}
 	if s, ok := snd.(clientStats); ok {
-		e.reconnects = func() uint64 { return s.Stats().Reconnects }
+		e.link = s.Stats
 	}
 	r.ext.Store(&e)
 }

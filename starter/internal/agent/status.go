@@ -33,7 +33,11 @@ type Status struct {
 	Retries      uint64 // rows sent again after an earlier charged attempt
 	SendErrors   uint64 // Send calls that stopped early (engine unavailable, rejected, refusing our token or key, …)
 	Reconnects   uint64 // from the transport when it reports it
-	Commits      uint64 // queue transactions committed (one fsync each for the WAL)
+	// Window is the EdgeSocket session's congestion window (batch lines
+	// that may await replies) after the last send; 0 when the transport
+	// keeps none.
+	Window  int
+	Commits uint64 // queue transactions committed (one fsync each for the WAL)
 
 	// SendThrottled is how long the sender waited for the rate cap
 	// (output.rate-limit) before sending.
@@ -188,8 +192,9 @@ func (r *Agent) Snapshot() Status {
 	st.RateLimit = RateLimitStatus{RateLimit: rl, EventBurst: rl.EventBurst(), ByteBurst: rl.ByteBurst(),
 		BacklogETA: rl.TimeToSend(st.Queue.Pending+st.Queue.Sending, st.Queue.SizeBytes)}
 	if e := r.ext.Load(); e != nil {
-		if e.reconnects != nil {
-			st.Reconnects = e.reconnects()
+		if e.link != nil {
+			ls := e.link()
+			st.Reconnects, st.Window = ls.Reconnects, ls.Window
 		}
 		st.Inputs = inputStatuses(e.inputs)
 		for _, in := range st.Inputs {

@@ -442,3 +442,25 @@ func TestMetricsWALFilesystem(t *testing.T) {
 		t.Error("filesystem figures exported without a WAL path")
 	}
 }
+
+// The output's congestion window is in /debug/status while the transport
+// keeps one, and absent when it keeps none.
+func TestStatusWindow(t *testing.T) {
+	for _, window := range []int{0, 512} {
+		st := running()
+		st.Window = window
+		srv := serve(t, Options{Source: &fakeSource{st: st}})
+		_, body := get(t, srv.URL+"/debug/status", "")
+		var got map[string]any
+		if err := json.Unmarshal([]byte(body), &got); err != nil {
+			t.Fatalf("%v in %s", err, body)
+		}
+		w, ok := got["window"]
+		if window == 0 && ok {
+			t.Errorf("window %v without one, want it absent", w)
+		}
+		if window > 0 && w != float64(window) {
+			t.Errorf("window %v, want %d", w, window)
+		}
+	}
+}

@@ -30,6 +30,9 @@ type Status struct {
 	LastErrorAt  *time.Time `json:"last_error_at,omitempty"`
 	WALError     string     `json:"wal_error,omitempty"`
 	Backpressure bool       `json:"backpressure"`
+	// Window is the output's congestion window: the batch lines that may
+	// await replies at once; absent when the output keeps none.
+	Window int `json:"window,omitempty"`
 
 	WAL      WALStatus `json:"wal"`
 	Counters *Counters `json:"counters,omitempty"`
@@ -194,7 +197,7 @@ func statusOf(st agent.Status, o *Options, now time.Time) Status {
 		Running: true, Source: "api", State: st.State,
 		AgentID: st.AgentID, InputID: st.InputID, OutputID: st.OutputID,
 		Version: o.Version, Commit: o.Commit, ConfigHash: configHash(st, o),
-		Connection: st.Connection, LastError: st.LastError, WALError: st.WALError,
+		Connection: st.Connection, LastError: st.LastError, WALError: st.WALError, Window: st.Window,
 		Backpressure: st.Backpressure,
 		WAL: WALStatus{
 			Pending: st.Queue.Pending, Sending: st.Queue.Sending, Acked: st.Queue.Acked, Dead: st.Queue.Dead,

@@ -16,6 +16,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
 	"github.com/edge-agent/edge-agent/starter/internal/api"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
 
 var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
@@ -392,5 +393,29 @@ func TestTokenIsSent(t *testing.T) {
 	m = step(t, m, m.Init())
 	if got := m.View(); !strings.Contains(got, "unauthorized") {
 		t.Errorf("without the token:\n%s", got)
+	}
+}
+
+// The congestion window and, with output.rate-limit set, the cap, the
+// time throttled and the backlog's ETA at the cap show on the output's
+// lines; without a cap there is no cap line and no window is a dash.
+func TestViewShowsWindowAndRateCap(t *testing.T) {
+	clk := &clock{now: t0}
+	st := runningAgent()
+	st.Window = 256
+	st.SendThrottled = 90 * time.Second
+	st.RateLimit = agent.RateLimitStatus{RateLimit: output.RateLimit{EventsPerSecond: 100, BytesPerSecond: 64 << 10},
+		EventBurst: 100, ByteBurst: 64 << 10, BacklogETA: 125 * time.Second}
+	got := newView(t, &fakeAgent{st: st}, clk).View()
+	for _, want := range []string{"window 256", "rate cap 100 ev/s, 64.0 KiB/s  throttled 1m30s  backlog ETA 2m05s"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %q in:\n%s", want, got)
+		}
+	}
+
+	plain := runningAgent()
+	got = newView(t, &fakeAgent{st: plain}, clk).View()
+	if !strings.Contains(got, "window -") || strings.Contains(got, "rate cap") {
+		t.Errorf("without a window or a cap:\n%s", got)
 	}
 }

@@ -67,10 +67,17 @@ func summaryLines(f frame, r rates) []string {
 	if c == nil {
 		c = &api.Counters{}
 	}
-	add("output  %s  out %s ev/s  sent %s/s  send %s  reconnects %d  retries %d",
+	window := "-"
+	if st.Window > 0 {
+		window = fmt.Sprint(st.Window)
+	}
+	add("output  %s  out %s ev/s  sent %s/s  send %s  window %s  reconnects %d  retries %d",
 		orDash(st.Connection), r.per(func(s api.Status) (uint64, bool) { return ctr(s).Acked, true }),
 		r.per(func(s api.Status) (uint64, bool) { return ctr(s).Sent, true }),
-		r.meanSend(), c.Reconnects, c.Retries)
+		r.meanSend(), window, c.Reconnects, c.Retries)
+	if rl := st.RateLimit; rl != nil {
+		add("        rate cap %s  throttled %s  backlog ETA %s", rateCap(rl), duration(c.SendThrottledSeconds), duration(rl.BacklogETASeconds))
+	}
 	if st.LastError != "" {
 		age := ""
 		if st.LastErrorAt != nil {
@@ -442,4 +449,16 @@ func cut(s string, width int) string {
 		return s
 	}
 	return string(r[:width])
+}
+
+// rateCap says output.rate-limit in force, e.g. "100 ev/s, 64.0 KiB/s".
+func rateCap(rl *api.RateLimit) string {
+	var parts []string
+	if rl.EventsPerSecond > 0 {
+		parts = append(parts, fmt.Sprintf("%g ev/s", rl.EventsPerSecond))
+	}
+	if rl.BytesPerSecond > 0 {
+		parts = append(parts, sizeOf(rl.BytesPerSecond)+"/s")
+	}
+	return strings.Join(parts, ", ")
 }
