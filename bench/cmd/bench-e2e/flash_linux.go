@@ -53,7 +53,11 @@ func runFlash(o options) error {
 	if err != nil {
 		return fmt.Errorf("temporary directory: %w", err)
 	}
-	defer os.RemoveAll(root)
+	if o.keep {
+		fmt.Fprintln(os.Stderr, "keeping", root)
+	} else {
+		defer os.RemoveAll(root)
+	}
 	b := &bench{o: o, agent: agent, root: root}
 	var rows []flashRow
 	for i, r := range o.flashRates {
