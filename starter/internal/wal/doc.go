@@ -112,7 +112,10 @@
 // drops its mapped pages (MADV_DONTNEED, resident_linux.go) after open and
 // whenever transactions have read residentDropBytes (4 MiB) of rows, or
 // written as many bytes of pages, since the last time; the pages stay in
-// the page cache and are mapped again when read. At open, bbolt's
+// the page cache and are mapped again when read. After a commit that came
+// a second or more after the one before (a quiet WAL), it drops them from
+// the page cache too, so that a later one-page write does not dirty a
+// whole large cached folio (quiet, in wal.go). At open, bbolt's
 // free-page scan reads the first page of every page run (each block is
 // one, in a bucket of its own: block.go); the check before it reads the
 // whole file, and then drops the file from the page cache
