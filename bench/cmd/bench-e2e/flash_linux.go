@@ -31,7 +31,6 @@ type flashRow struct {
 	lines      int
 	inBytes    int64
 	writeBytes int64 // the agent's write_bytes over the window and drain
-	secs       float64
 	latencyP50 time.Duration
 	latencyMax time.Duration
 	note       string
@@ -84,9 +83,11 @@ func runFlash(o options) error {
 		fmt.Printf("| %s | %d B | %d B | %s | %s |%s\n", r.label(), r.inBytes, r.writeBytes, amp, lat, r.noteCell())
 	}
 	for _, r := range rows {
-		if r.rate == 10 && r.secs > 0 {
+		if r.rate == 10 && r.inBytes > 0 {
+			// A day of input at the window's rate, times what each byte cost.
+			in := float64(r.inBytes) / o.flashWindow.Seconds() * 86400
 			fmt.Printf("at 10 lines/s: %.2f GB written per day for %.2f GB of input\n",
-				float64(r.writeBytes)/r.secs*86400/1e9, float64(r.inBytes)/r.secs*86400/1e9)
+				in*float64(r.writeBytes)/float64(r.inBytes)/1e9, in/1e9)
 		}
 	}
 	return nil
@@ -198,7 +199,6 @@ func (b *bench) flashOne(work string, r flashRate) (flashRow, error) {
 	if err != nil {
 		return row, err
 	}
-	start := time.Now()
 	if r.rate > 0 {
 		n, err := feed(ctx, f, lines, r.rate, sent, &mu)
 		row.inBytes = n
@@ -221,7 +221,6 @@ func (b *bench) flashOne(work string, r flashRate) (flashRow, error) {
 	if err != nil {
 		return row, err
 	}
-	row.secs = time.Since(start).Seconds()
 	row.lines, _, _ = t.counts()
 	row.writeBytes = end.WriteBytes - base.WriteBytes
 	mu.Lock()
