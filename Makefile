@@ -16,7 +16,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 TEST_FLAGS  ?= -race -count=1 -timeout 12m
 BENCH_COUNT ?= 3
 
-.PHONY: help build test test-unit test-purego test-standalone test-windows lint fmt bench bench-e2e demo dist clean
+.PHONY: help build test test-unit test-purego test-standalone test-windows lint fmt bench bench-e2e bench-flash demo dist clean
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -92,6 +92,13 @@ bench: ## print the benchmark figures (codec, client pipelining, reader, WAL, en
 bench-e2e: build ## run the built agent end to end (RAW, nosync, in-flight 1, PACKET, 20/100 ms RTT, backlog drain, bare bbolt)
 	cd bench && N='$(N)' RUNS='$(RUNS)' CONFIGS='$(CONFIGS)' RTT_N='$(RTT_N)' BACKLOG_N='$(BACKLOG_N)' PPROF='$(PPROF)' \
 		$(GO) run ./cmd/bench-e2e -agent ../bin/edge-agent
+
+# The write-amplification table of docs/performance.md (Linux; ~5 min):
+# disk bytes the agent writes per input byte at FLASH_RATES lines/s
+# (comma-separated; max = N lines as fast as it goes), FLASH_WINDOW each.
+bench-flash: build ## print the agent's disk writes per input byte at 1, 10, 100, 10,000 lines/s and full speed
+	cd bench && N='$(N)' FLASH_RATES='$(FLASH_RATES)' FLASH_WINDOW='$(FLASH_WINDOW)' \
+		$(GO) run ./cmd/bench-e2e -flash -agent ../bin/edge-agent
 
 demo: build ## run the agent end to end on a local demo (receiver + agent + generated log)
 	./scripts/demo.sh

@@ -5,12 +5,14 @@ go 1.26.0
 require (
 	github.com/edge-agent/edge-agent/starter v0.0.0
 	github.com/goccy/go-yaml v1.19.2
+	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/open-telemetry/opamp-go v0.23.0
 )
 
 require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/gorilla/websocket v1.5.3 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 

@@ -49,11 +49,19 @@ type options struct {
 	// each agent run there (pprofSeconds long, from the agent's start).
 	pprofDir     string
 	pprofSeconds int
+	// flash: print the write-amplification table instead (flash_linux.go).
+	flash       bool
+	flashRates  []flashRate
+	flashWindow time.Duration
+	flashSettle time.Duration
 }
 
 func main() {
 	o, err := parseFlags(os.Args[1:])
-	if err == nil {
+	switch {
+	case err == nil && o.flash:
+		err = runFlash(o)
+	case err == nil:
 		err = run(o)
 	}
 	if err != nil {
@@ -77,10 +85,29 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary directory (agent logs, configs) for a look")
 	fs.StringVar(&o.pprofDir, "pprof", envString("PPROF", ""), "save a CPU profile of each agent run in this directory, as <config>-<run>.pprof (env PPROF)")
 	fs.IntVar(&o.pprofSeconds, "pprof-seconds", envInt("PPROF_SECONDS", 10), "length of each CPU profile, from the agent's start; a run waits for its profile before stopping the agent (env PPROF_SECONDS)")
+	fs.BoolVar(&o.flash, "flash", false, "print the write-amplification table (disk bytes written per input byte at -flash-rates) instead")
+	rates := fs.String("flash-rates", envString("FLASH_RATES", "1,10,100,10000,max"), "lines/s of each -flash row; max is -n lines as fast as the agent goes (env FLASH_RATES)")
+	fs.DurationVar(&o.flashWindow, "flash-window", envDuration("FLASH_WINDOW", time.Minute), "how long each paced -flash row feeds the input (env FLASH_WINDOW)")
+	fs.DurationVar(&o.flashSettle, "flash-settle", 6*time.Second, "wait after the last line was delivered, for its ack to be written, before the last sample")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	var errs []error
+	for _, r := range strings.Split(*rates, ",") {
+		switch r = strings.TrimSpace(r); {
+		case r == "max":
+			o.flashRates = append(o.flashRates, flashRate{n: o.n})
+		case r != "":
+			v, err := strconv.Atoi(r)
+			if err != nil || v < 1 || v > 1_000_000 {
+				errs = append(errs, fmt.Errorf("-flash-rates: %q is neither max nor 1..1000000 lines/s", r))
+			}
+			o.flashRates = append(o.flashRates, flashRate{rate: v})
+		}
+	}
+	if o.flashWindow < time.Second {
+		errs = append(errs, fmt.Errorf("-flash-window must be at least 1s, got %v", o.flashWindow))
+	}
 	for _, c := range strings.Split(*configs, ",") {
 		c = strings.TrimSpace(c)
 		if c == "" {
@@ -116,6 +143,13 @@ func known(c string) bool {
 
 func envInt(key string, def int) int {
 	if v, err := strconv.Atoi(strings.TrimSpace(os.Getenv(key))); err == nil {
+		return v
+	}
+	return def
+}
+
+func envDuration(key string, def time.Duration) time.Duration {
+	if v, err := time.ParseDuration(strings.TrimSpace(os.Getenv(key))); err == nil {
 		return v
 	}
 	return def

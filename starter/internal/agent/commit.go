@@ -44,7 +44,8 @@ func (p *plan) empty() bool {
 }
 
 // commitIfDue runs one transaction when there is something to write:
-// buffered events, send results, rows to claim, or a cleanup. While
+// buffered events, send results, rows to claim, or a cleanup; at low
+// rates buffered lines and acks wait for one another (cadence.go). While
 // appends are held back after a failed append (disk full), send results,
 // claims and cleanups still commit on their own: that is what frees space.
 func (l *loop) commitIfDue(now time.Time) (bool, error) {
@@ -53,10 +54,13 @@ func (l *loop) commitIfDue(now time.Time) (bool, error) {
 	}
 	holdAppends := l.walRetry.holdAppends(now)
 	flushDue := l.group.full(&l.buf) ||
-		(l.buf.len() > 0 && now.Sub(l.buf.since) >= l.r.opts.Agent.FlushInterval)
+		(l.buf.len() > 0 && now.Sub(l.buf.since) >= l.commitWait())
 	p := &plan{streak: l.rowRetry.streak}
 	planResults(p, l.uncommitted, &l.rowRetry, now)
 	p.resurrect = l.resurrect[:min(len(l.resurrect), resurrectChunk)]
+	if !flushDue && l.resultsMayWait(now, p) {
+		return false, nil // the acks ride on the next commit that appends
+	}
 	// Once a transaction is paid for anyway, buffered events ride along:
 	// fewer fsyncs, lower latency.
 	if !holdAppends && (flushDue || !p.empty()) {

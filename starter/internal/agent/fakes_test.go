@@ -289,6 +289,7 @@ func testConfig(t testing.TB) *testCfg {
 	cfg.Queue.Fsync = false
 	cfg.Agent.IdleSleep = 5 * time.Millisecond
 	cfg.Agent.FlushInterval = 20 * time.Millisecond
+	cfg.Agent.CommitInterval = 20 * time.Millisecond
 	cfg.Agent.ShutdownTimeout = 5 * time.Second
 	cfg.Retry.Backoff = 10 * time.Millisecond
 	cfg.Retry.BackoffMax = 100 * time.Millisecond

@@ -13,6 +13,9 @@ type eventBuffer struct {
 	ids    []string // ids[i] is the input events[i] came from
 	since  time.Time
 	bytes  int // payload bytes of events
+	// unpositioned counts the events without an input position: nothing
+	// reads them again after a crash (commitWait).
+	unpositioned int
 }
 
 func (b *eventBuffer) len() int { return len(b.events) }
@@ -29,6 +32,9 @@ func (b *eventBuffer) tag(id string, before int, now time.Time) int {
 	n := 0
 	for i := before; i < len(b.events); i++ {
 		b.ids = append(b.ids, id)
+		if b.events[i].Pos.Key == "" {
+			b.unpositioned++
+		}
 		if p := b.events[i].Payload; p != nil {
 			n++
 			b.bytes += len(p)
@@ -40,6 +46,11 @@ func (b *eventBuffer) tag(id string, before int, now time.Time) int {
 // drop removes the first n events, of nbytes payload bytes, once they are
 // in the queue; what is left waits from now on.
 func (b *eventBuffer) drop(n, nbytes int, now time.Time) {
+	for i := range b.events[:n] {
+		if b.events[i].Pos.Key == "" {
+			b.unpositioned--
+		}
+	}
 	clear(b.events[:n])
 	b.events = b.events[:copy(b.events, b.events[n:])]
 	b.ids = b.ids[:copy(b.ids, b.ids[n:])]

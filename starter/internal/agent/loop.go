@@ -39,6 +39,8 @@ type loop struct {
 	// resurrect: rows left SENDING by the previous run, still to be
 	// returned to PENDING (a full disk at start, see openWAL).
 	resurrect []uint64
+	// resultsSince is when the oldest of uncommitted came back.
+	resultsSince time.Time
 
 	markStarted   bool // MarkStarted not yet committed
 	polled        bool // the inputs have been polled at least once
@@ -98,6 +100,9 @@ func (l *loop) collect() bool {
 // accept records a job result for the next commit and reacts to why the
 // Send stopped, if it did.
 func (l *loop) accept(res *jobResult) {
+	if len(l.uncommitted) == 0 {
+		l.resultsSince = l.r.now()
+	}
 	l.jobs.done(res.job.seq)
 	l.uncommitted = append(l.uncommitted, res)
 	l.link.observe(res)
@@ -226,7 +231,10 @@ func (l *loop) wait(ctx context.Context) {
 		}
 	}
 	if l.buf.len() > 0 {
-		wake(l.buf.since.Add(l.r.opts.Agent.FlushInterval))
+		wake(l.buf.since.Add(l.commitWait()))
+	}
+	if len(l.uncommitted) > 0 {
+		wake(l.resultsSince.Add(l.r.opts.Agent.CommitInterval))
 	}
 	if l.jobs.free() > 0 {
 		wake(l.link.pausedUntil)

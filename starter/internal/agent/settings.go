@@ -55,8 +55,14 @@ type Settings struct {
 	// without fsync) or 2 MiB of payloads, and shrinks back once the input
 	// runs dry (grouping).
 	BulkMaxSize int `yaml:"bulk-max-size"`
-	// FlushInterval bounds how long a buffered event waits for the WAL.
+	// FlushInterval bounds how long a buffered event waits for the WAL
+	// (CommitInterval, if longer, for an event with an input position).
 	FlushInterval time.Duration `yaml:"flush-interval-ms"`
+	// CommitInterval bounds how long, at low rates, an event with an
+	// input position (a line of a file, read again after a crash until
+	// its position commits) and a send result wait for a WAL commit:
+	// fewer commits spare flash, at the cost of latency (cadence.go).
+	CommitInterval time.Duration `yaml:"commit-interval-ms"`
 	// ShutdownTimeout bounds a graceful stop.
 	ShutdownTimeout time.Duration `yaml:"shutdown-timeout-ms"`
 }
@@ -68,6 +74,7 @@ func DefaultSettings() Settings {
 		IdleSleep:       200 * time.Millisecond,
 		BulkMaxSize:     256,
 		FlushInterval:   time.Second,
+		CommitInterval:  4 * time.Second,
 		ShutdownTimeout: 10 * time.Second,
 	}
 }
@@ -81,6 +88,7 @@ func (a Settings) Validate() error {
 	p.PositiveMillis("idle-sleep-ms", a.IdleSleep)
 	p.Positive("bulk-max-size", int64(a.BulkMaxSize))
 	p.PositiveMillis("flush-interval-ms", a.FlushInterval)
+	p.PositiveMillis("commit-interval-ms", a.CommitInterval)
 	p.PositiveMillis("shutdown-timeout-ms", a.ShutdownTimeout)
 	return p.Err()
 }

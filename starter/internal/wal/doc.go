@@ -34,6 +34,11 @@
 // Row's Payload, which is read-only (it may be shared with the WAL's
 // cache of decoded blocks). Append copies the payloads it is given.
 //
+// Memory: the WAL drops the pages it read or wrote from its mapping every
+// few MiB, and after a commit that came a second or more after the one
+// before (a quiet WAL) from the page cache too, so that a later one-page
+// write does not dirty a whole cached folio.
+//
 // A file is open in one process at a time: a read-write Open holds
 // bbolt's exclusive lock and a read-only Open its shared lock, each for
 // the life of the WAL, waiting up to Options.LockTimeout; meeting the

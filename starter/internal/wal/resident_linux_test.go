@@ -6,9 +6,12 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"unsafe"
 )
 
 // TestClaimDropsMappedPages: rows the sender claimed were read through
@@ -133,4 +136,77 @@ func mappedRSS(t *testing.T, w *WAL) int64 {
 	}
 	t.Fatalf("no mapping at %#x in /proc/self/smaps", start)
 	return 0
+}
+
+// cachedPages counts the pages of the file at path in the page cache.
+func cachedPages(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(m)
+	ps := os.Getpagesize()
+	vec := make([]byte, (len(m)+ps-1)/ps)
+	if _, _, errno := syscall.Syscall(syscall.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
+		t.Fatal(errno)
+	}
+	n := 0
+	for _, v := range vec {
+		n += int(v & 1)
+	}
+	return n
+}
+
+// TestQuietCommitLeavesNoPagesCached: with fsync, a commit a second or more after the
+// one before drops the file from the page cache, so that the next
+// commit's one-page writes do not land in large cached folios; commits
+// closer together keep it cached.
+func TestQuietCommitLeavesNoPagesCached(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		gap      int64 // ms between the two commits
+		wantNone bool
+	}{
+		{"a commit after a quiet second drops the cache", 1000, true},
+		{"commits in a row keep it", 10, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newClock(t0)
+			// With fsync the pages are clean once committed: the kernel
+			// drops only those.
+			w, err := Open(Options{Path: filepath.Join(t.TempDir(), "wal.db"), Fsync: true, Now: clk.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			appendOne := func() {
+				if err := w.Update(func(tx *Tx) error {
+					_, _, err := tx.Append([]NewRow{{SourceID: "app", Payload: payload(1)}})
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			appendOne()
+			clk.Add(tc.gap)
+			appendOne()
+			n := cachedPages(t, w.path)
+			if tc.wantNone && n != 0 {
+				t.Fatalf("%d pages of the WAL still cached after a quiet commit", n)
+			}
+			if !tc.wantNone && n == 0 {
+				t.Fatal("no page cached after commits in a row: the cache was dropped anyway")
+			}
+		})
+	}
 }

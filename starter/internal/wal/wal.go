@@ -116,6 +116,9 @@ type WAL struct {
 	// wmu.
 	readSinceDrop int64
 	dropFailed    bool
+	// lastCommit is when the last write transaction committed
+	// (quietCommitGap). Guarded by wmu.
+	lastCommit time.Time
 	// cache keeps decoded blocks between write transactions. Guarded by
 	// wmu.
 	cache blockCache
@@ -248,6 +251,14 @@ func (w *WAL) afterCommit(db *bolt.DB, read int64) {
 		return
 	}
 	w.keepReserve(used)
+	if w.quiet() {
+		// Unmapped first: the kernel keeps mapped pages in the cache.
+		if dropResident(db, used) == nil && w.file != nil {
+			_ = dropCache(w.file) // a failure only costs writes
+		}
+		w.readSinceDrop = 0
+		return
+	}
 	w.readSinceDrop += read
 	if w.readSinceDrop < residentDropBytes {
 		return
@@ -258,6 +269,27 @@ func (w *WAL) afterCommit(db *bolt.DB, read int64) {
 		w.log.Warn("cannot release the WAL's mapped pages; the agent's resident memory grows with the rows it reads",
 			"error", err.Error())
 	}
+}
+
+// quietCommitGap: a commit this long after the one before it is a
+// quiet WAL's (quiet).
+const quietCommitGap = time.Second
+
+// quiet reports whether this commit came quietCommitGap or more after
+// the one before. After such a commit the WAL drops the file's pages from
+// its mapping and the page cache: bbolt writes a run of pages with one
+// write, which the kernel caches as one large folio, and a later one-page
+// write into a cached large folio dirties the whole folio (the meta
+// pages, which every commit writes, sit in the folio of bbolt's first
+// write), so a quiet WAL wrote several times the pages it changed.
+// Uncached, each page comes back on its own when read through the
+// mapping (bbolt maps it MADV_RANDOM). The cost is reading the pages of
+// the next commit from disk, once per gap at most. Called with wmu held.
+func (w *WAL) quiet() bool {
+	now := w.now()
+	q := !w.lastCommit.IsZero() && now.Sub(w.lastCommit) >= quietCommitGap
+	w.lastCommit = now
+	return q
 }
 
 // View runs fn in a read-only transaction that sees one committed state.
