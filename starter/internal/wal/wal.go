@@ -49,6 +49,9 @@ type Options struct {
 	migrateStop func(chunk int) error
 	// migrateChunk overrides migrateChunkRows; for tests.
 	migrateChunk int
+	// statDisk overrides the filesystem figures of the disk holding the
+	// WAL (statDisk in space_*.go); for tests.
+	statDisk func(path string) (diskStat, bool)
 }
 
 // DefaultPath is where the WAL lives, relative to the install root, when
