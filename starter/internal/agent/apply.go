@@ -42,6 +42,7 @@ func (l *loop) afterCommit(now time.Time, p *plan, res commitResult) {
 		}
 	}
 	l.reportDead(nFailed, dead)
+	l.noteDrops(now, res.drops)
 	if p.cleanup {
 		l.cleanup.ran(now, more)
 	}

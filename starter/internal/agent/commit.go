@@ -258,6 +258,7 @@ type commitResult struct {
 	dead    int
 	deleted int
 	more    bool
+	drops   queueDrops
 }
 
 // commit runs the plan in one transaction. A failed transaction (disk full,
@@ -318,7 +319,12 @@ func (l *loop) runPlan(now time.Time, p *plan) (commitResult, error) {
 		if err := l.applyPlan(tx, p, now, &res.dead); err != nil {
 			return err
 		}
+		// After the appends, so that they make room for themselves;
+		// before the claims, which then take what the bounds kept.
 		var err error
+		if res.drops, err = tx.Drop(now); err != nil {
+			return err
+		}
 		// A claim per job: each stops at claimRows or claimBytes.
 		for range p.claimJobs {
 			rows, bounded, err := tx.Claim(p.claimRows, p.claimBytes, now)

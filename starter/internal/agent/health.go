@@ -18,6 +18,10 @@ const (
 	ComponentOutput = "output"
 )
 
+// DegradedDropping is the Reason of a healthy agent whose WAL bounds are
+// deleting unsent rows (queue.when-full: drop-oldest, queue.max-age-ms).
+const DegradedDropping = "degraded: dropping"
+
 // ComponentHealth is one component's part of Health.
 type ComponentHealth struct {
 	Healthy bool
@@ -54,6 +58,9 @@ func (s Status) Health(now time.Time, stallAfter time.Duration) Health {
 			LastError: fmt.Sprintf("scheduler loop has not turned for %s", now.Sub(s.LastTurn).Round(time.Second))}
 	}
 	w := ComponentHealth{Healthy: true, Status: "writable"}
+	if s.Drops.Dropping {
+		w.Status = "dropping"
+	}
 	if s.WALError != "" {
 		w = ComponentHealth{Status: "not_writable", LastError: "WAL not writable: " + s.WALError}
 	}
@@ -78,6 +85,8 @@ func (s Status) Health(now time.Time, stallAfter time.Duration) Health {
 		h.Healthy, h.Reason = false, in.LastError
 	case !out.Healthy:
 		h.Healthy, h.Reason = false, out.LastError
+	case s.Drops.Dropping:
+		h.Reason = DegradedDropping
 	}
 	return h
 }

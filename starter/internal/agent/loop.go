@@ -45,6 +45,8 @@ type loop struct {
 	markStarted   bool // MarkStarted not yet committed
 	polled        bool // the inputs have been polled at least once
 	backpressured bool
+	// drops is the episode of drops not logged yet (drops.go).
+	drops dropEpisode
 
 	// exitOnRefusal: output.on-refusal is exit, so AUTH_FAILED and
 	// DECRYPT_FAILED stop the agent instead of pausing sending.
@@ -205,6 +207,7 @@ func (l *loop) tagBuffered(id string, before int, now time.Time) {
 // checkBackpressure reports whether input reading must pause, logging
 // once when entering and once when leaving that state.
 func (l *loop) checkBackpressure() bool {
+	l.tickDrops(l.r.now())
 	full, size := l.q.Full(l.backpressured)
 	if full != l.backpressured {
 		l.backpressured = full

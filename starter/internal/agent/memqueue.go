@@ -160,6 +160,10 @@ func (q *memQueue) Release(ids []uint64, _ time.Time) error {
 
 func (q *memQueue) CleanupAcked(time.Time) (int, bool, error) { return 0, false, nil }
 
+// Drop drops nothing: the queue.* bounds are the WAL's; the memory queue
+// is bounded by its own rows and bytes (newMemQueue).
+func (q *memQueue) Drop(time.Time) (queueDrops, error) { return queueDrops{}, nil }
+
 func (q *memQueue) Counts() (queueCounts, error) {
 	return queueCounts{
 		Pending:      int64(len(q.pending)),

@@ -55,6 +55,10 @@ type queueTx interface {
 	// CleanupAcked deletes ACKED rows past their retention; it reports how
 	// many it deleted and whether more are due.
 	CleanupAcked(now time.Time) (deleted int, more bool, err error)
+	// Drop deletes the unsent rows that queue.when-full: drop-oldest and
+	// queue.max-age-ms no longer keep, oldest commit group first; rows in
+	// flight are never dropped.
+	Drop(now time.Time) (queueDrops, error)
 	// Counts returns row counts per status.
 	Counts() (queueCounts, error)
 }

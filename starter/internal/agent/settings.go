@@ -109,10 +109,23 @@ type QueueSettings struct {
 	// to PENDING when their send ends and at every start.
 	ResurrectBatchSize int           `yaml:"resurrect-batch-size"`
 	ResurrectInterval  time.Duration `yaml:"resurrect-interval-ms"`
-	// MaxBytes is the queued payload size above which reading pauses
-	// until the backlog drains (nothing is dropped); 0 = unlimited.
+	// MaxBytes bounds the payload of every row in the WAL (DEAD and
+	// ACKED included); 0 = unlimited. WhenFull says what happens above it.
 	MaxBytes int64 `yaml:"max-bytes"`
+	// WhenFull is WhenFullBlock (reading pauses until the backlog drains,
+	// nothing is dropped) or WhenFullDropOldest (the oldest unsent commit
+	// groups are deleted to make room and reading goes on).
+	WhenFull string `yaml:"when-full"`
+	// MaxAge, when above zero, deletes unsent rows older than it,
+	// whatever WhenFull says.
+	MaxAge time.Duration `yaml:"max-age-ms"`
 }
+
+// queue.when-full values.
+const (
+	WhenFullBlock      = "block"
+	WhenFullDropOldest = "drop-oldest"
+)
 
 // DefaultQueueSettings are the Java agent's defaults, and 1 GiB for our
 // backpressure limit.
@@ -123,6 +136,7 @@ func DefaultQueueSettings() QueueSettings {
 		ResurrectBatchSize: 100,
 		ResurrectInterval:  time.Minute,
 		MaxBytes:           1 << 30,
+		WhenFull:           WhenFullBlock,
 	}
 }
 
@@ -135,6 +149,10 @@ func (q QueueSettings) Validate() error {
 	p.Positive("resurrect-batch-size", int64(q.ResurrectBatchSize))
 	p.PositiveMillis("resurrect-interval-ms", q.ResurrectInterval)
 	p.NonNegative("max-bytes", q.MaxBytes)
+	if q.WhenFull != WhenFullBlock && q.WhenFull != WhenFullDropOldest {
+		p.Add("when-full", "must be %s or %s, got %q", WhenFullBlock, WhenFullDropOldest, q.WhenFull)
+	}
+	p.NonNegativeMillis("max-age-ms", q.MaxAge)
 	return p.Err()
 }
 

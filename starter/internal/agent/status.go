@@ -54,6 +54,8 @@ type Status struct {
 
 	Queue        QueueStatus
 	Backpressure bool // input reading paused: queue above queue.max-bytes
+	// Drops are the unsent rows the WAL's bounds deleted.
+	Drops DropStatus
 	// Connection is what the last Send found: idle (none yet), connected,
 	// unavailable, rejected (another collector holds the ingress),
 	// auth_failed or decrypt_failed (the engine refuses output.token or
@@ -129,6 +131,7 @@ type published struct {
 	queue        QueueStatus
 	oldest       time.Time
 	backpressure bool
+	drops        DropStatus
 	connection   string
 	lastErr      string
 	lastErrAt    time.Time
@@ -180,7 +183,7 @@ func (r *Agent) Snapshot() Status {
 	st.AgentID, st.InputID, st.OutputID = p.ids.agent, p.ids.input, p.ids.output
 	st.State, st.StartedAt = p.state, p.startedAt
 	st.InputType, st.OutputType, st.ConfigHash = p.inputType, p.outputType, p.configHash
-	st.Queue, st.Backpressure = p.queue, p.backpressure
+	st.Queue, st.Backpressure, st.Drops = p.queue, p.backpressure, p.drops
 	st.Connection, st.LastError, st.LastErrorAt = p.connection, p.lastErr, p.lastErrAt
 	st.WALError = p.walErr
 	oldest := p.oldest

@@ -26,6 +26,12 @@ type walQueue struct {
 	maxAttempts int
 	cleanupMax  int
 	maxBytes    int64
+	// whenFull and maxAge are queue.when-full and queue.max-age-ms;
+	// nextDropCheck is when Drop next walks the oldest groups for age or
+	// without anything over the bound it could drop.
+	whenFull      string
+	maxAge        time.Duration
+	nextDropCheck time.Time
 	// queued is the payload bytes of the rows in the WAL as of the last
 	// transaction (wal.Counts.PayloadBytes).
 	queued int64
@@ -70,6 +76,8 @@ func (r *Agent) openWAL() (*walStart, error) {
 		maxAttempts: r.opts.Retry.MaxAttempts,
 		cleanupMax:  max(1, r.opts.Queue.CleanupBatchSize),
 		maxBytes:    r.opts.Queue.MaxBytes,
+		whenFull:    r.opts.Queue.WhenFull,
+		maxAge:      r.opts.Queue.MaxAge,
 	}
 	st, err := r.startTx(q, true)
 	if wal.IsNoSpace(err) {
@@ -105,6 +113,8 @@ func (r *Agent) startTx(q *walQueue, resurrect bool) (*walStart, error) {
 			st.sending = tx.SendingIDs()
 		}
 		q.queued = tx.Counts().PayloadBytes
+		drops := dropStatus(tx.DropTotals())
+		r.pub.set(func(p *published) { p.drops = drops })
 		ids := make([]string, 0, len(r.opts.InputList))
 		for _, sp := range r.opts.InputList {
 			ids = append(ids, sp.ID)
@@ -302,6 +312,29 @@ func (t walTx) Release(ids []uint64, now time.Time) error {
 func (t walTx) CleanupAcked(now time.Time) (int, bool, error) {
 	n, err := t.tx.CleanupAcked(now.Add(-t.q.retention).UnixMilli(), t.q.cleanupMax)
 	return n, n >= t.q.cleanupMax, err
+}
+
+func (t walTx) Drop(now time.Time) (queueDrops, error) {
+	q := t.q
+	var lim wal.DropLimits
+	over := q.whenFull == WhenFullDropOldest && q.maxBytes > 0 && t.tx.Counts().PayloadBytes > q.maxBytes
+	if !over && (q.maxAge <= 0 || now.Before(q.nextDropCheck)) {
+		return queueDrops{}, nil
+	}
+	if q.whenFull == WhenFullDropOldest {
+		lim.MaxBytes = q.maxBytes
+	}
+	if q.maxAge > 0 {
+		lim.OlderThanMS = now.Add(-q.maxAge).UnixMilli()
+	}
+	full, age, more, err := t.tx.DropUnsent(lim)
+	if err != nil {
+		return queueDrops{}, err
+	}
+	if !more {
+		q.nextDropCheck = now.Add(dropRecheck)
+	}
+	return queueDrops{full: full, age: age, totals: dropStatus(t.tx.DropTotals())}, nil
 }
 
 func (t walTx) Counts() (queueCounts, error) {

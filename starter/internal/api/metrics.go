@@ -26,6 +26,8 @@ var (
 	dFilesOpen     = desc("files_open", "File descriptors the input holds open.")
 	dTruncated     = desc("lines_truncated_total", "Lines cut to the input's maximum line size.")
 	dLostBytes     = desc("unread_bytes_lost_total", "Bytes known written to files that went away before they were read.")
+	dDropped       = desc("wal_dropped_events_total", "Unsent rows deleted by queue.when-full: drop-oldest (full) or queue.max-age-ms (age), since the WAL file was created.", "reason")
+	dDroppedBytes  = desc("wal_dropped_bytes_total", "Payload bytes of the rows counted by edge_agent_wal_dropped_events_total.", "reason")
 	dBackpressure  = desc("backpressure_active", "1 while reading is paused because the queue is above queue.max-bytes.")
 	dFiltered      = desc("input_events_filtered_total", "Events an input's include-lines/exclude-lines dropped (their positions still advance).", "input")
 	dReloads       = desc("config_reloads_total", "Configuration reloads by result.", "result")
@@ -50,7 +52,7 @@ type collector struct{ o *Options }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dEventsRead, dBytesRead, dEventsAcked, dWALRows, dWALBytes, dWALFileBytes,
-		dOldestPending, dBatches, dLatency, dReconnects, dFilesOpen, dTruncated, dLostBytes, dBackpressure, dFiltered, dReloads, dThrottled, dBuildInfo,
+		dOldestPending, dBatches, dLatency, dReconnects, dFilesOpen, dTruncated, dLostBytes, dDropped, dDroppedBytes, dBackpressure, dFiltered, dReloads, dThrottled, dBuildInfo,
 		dConnection, dFSAvail, dFSSize} {
 		ch <- d
 	}
@@ -78,6 +80,10 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter(dReconnects, float64(st.Reconnects))
 	counter(dThrottled, st.SendThrottled.Seconds())
 	gauge(dBackpressure, b2f(st.Backpressure))
+	counter(dDropped, float64(st.Drops.FullRows), "full")
+	counter(dDropped, float64(st.Drops.AgeRows), "age")
+	counter(dDroppedBytes, float64(st.Drops.FullBytes), "full")
+	counter(dDroppedBytes, float64(st.Drops.AgeBytes), "age")
 	counter(dReloads, float64(st.ConfigReloads.OK), "success")
 	counter(dReloads, float64(st.ConfigReloads.Failed), "failure")
 	gauge(dBuildInfo, 1, c.o.Version, c.o.Commit)

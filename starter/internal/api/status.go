@@ -86,6 +86,20 @@ type WALStatus struct {
 	// FileBytes is the WAL file's size (bbolt never shrinks it).
 	FileBytes               int64   `json:"file_bytes"`
 	OldestPendingAgeSeconds float64 `json:"oldest_pending_age_seconds"`
+	// Dropping is true while queue.when-full: drop-oldest or
+	// queue.max-age-ms delete unsent rows (until 10 s without a drop).
+	Dropping bool `json:"dropping"`
+	// Dropped are the unsent rows those bounds deleted since the WAL file
+	// was created, by reason.
+	Dropped WALDrops `json:"dropped"`
+}
+
+// WALDrops count the unsent rows the WAL's bounds deleted, by reason.
+type WALDrops struct {
+	FullRows  int64 `json:"full_rows"`
+	FullBytes int64 `json:"full_bytes"`
+	AgeRows   int64 `json:"age_rows"`
+	AgeBytes  int64 `json:"age_bytes"`
 }
 
 // RateLimit is the send-rate cap in force and the backlog's time to go
@@ -203,6 +217,9 @@ func statusOf(st agent.Status, o *Options, now time.Time) Status {
 			Pending: st.Queue.Pending, Sending: st.Queue.Sending, Acked: st.Queue.Acked, Dead: st.Queue.Dead,
 			Bytes: st.Queue.SizeBytes, FileBytes: st.Queue.FileBytes,
 			OldestPendingAgeSeconds: st.Queue.OldestPendingAge.Seconds(),
+			Dropping:                st.Drops.Dropping,
+			Dropped: WALDrops{FullRows: st.Drops.FullRows, FullBytes: st.Drops.FullBytes,
+				AgeRows: st.Drops.AgeRows, AgeBytes: st.Drops.AgeBytes},
 		},
 		Counters: &Counters{
 			EventsRead: st.EventsRead, RowsAppended: st.RowsAppended, Sent: st.Sent, Acked: st.Acked,

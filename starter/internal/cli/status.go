@@ -201,6 +201,13 @@ func writeStatusText(w io.Writer, st api.Status, pidFile string, detailErr error
 	if st.Backpressure {
 		fmt.Fprintf(out, "backpressure:\treading paused (queue above queue.max-bytes)\n")
 	}
+	if d := st.WAL.Dropped; d.FullRows > 0 || d.AgeRows > 0 || st.WAL.Dropping {
+		now := ""
+		if st.WAL.Dropping {
+			now = ", dropping now"
+		}
+		fmt.Fprintf(out, "dropped unsent:	%d rows (%d bytes) for size, %d rows (%d bytes) for age%s\n", d.FullRows, d.FullBytes, d.AgeRows, d.AgeBytes, now)
+	}
 	if st.WALError != "" {
 		fmt.Fprintf(out, "WAL error:\t%s\n", oneLine(st.WALError))
 	}

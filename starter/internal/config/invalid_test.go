@@ -89,6 +89,8 @@ func TestLoadRejects(t *testing.T) {
 		{"resurrect-interval-ms", "queue:\n  resurrect-interval-ms: 0" + validInput, "agent.yaml:2:3: queue.resurrect-interval-ms: must be > 0, got 0"},
 		{"acked-retention-ms", "queue:\n  acked-retention-ms: -5" + validInput, "agent.yaml:2:3: queue.acked-retention-ms: must be >= 0, got -5"},
 		{"max-bytes", "queue:\n  max-bytes: -1" + validInput, "agent.yaml:2:3: queue.max-bytes: must be >= 0, got -1"},
+		{"when-full", "queue:\n  when-full: drop-newest" + validInput, `agent.yaml:2:3: queue.when-full: must be block or drop-oldest, got "drop-newest"`},
+		{"max-age-ms", "queue:\n  max-age-ms: -5" + validInput, "agent.yaml:2:3: queue.max-age-ms: must be >= 0, got -5"},
 		{"empty queue.path", "queue:\n  path: ''" + validInput, "agent.yaml:2:3: queue.path: must not be empty"},
 		{"max-attempts", "retry:\n  max-attempts: 0" + validInput, "agent.yaml:2:3: retry.max-attempts: must be > 0, got 0"},
 		{"backoff-ms", "retry:\n  backoff-ms: 0" + validInput, "agent.yaml:2:3: retry.backoff-ms: must be > 0, got 0"},

@@ -22,6 +22,8 @@ func TestRandomizedAgainstModel(t *testing.T) {
 		attempts  int
 		notBefore int64
 		size      int
+		group     uint64 // first id of its append (its block)
+		created   int64
 	}
 	model := map[uint64]*mrow{}
 	const maxAttempts = 3
@@ -46,7 +48,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 	}
 	for step := 0; step < 400; step++ {
 		now := clk.MS()
-		op := rng.IntN(10)
+		op := rng.IntN(11)
 		mustUpdate(t, w, func(tx *Tx) error {
 			switch op {
 			case 0, 1: // append
@@ -60,7 +62,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 					return err
 				}
 				for id := first; id <= last; id++ {
-					model[id] = &mrow{status: StatusPending, size: len(rows[id-first].Payload)}
+					model[id] = &mrow{status: StatusPending, size: len(rows[id-first].Payload), group: first, created: now}
 				}
 			case 2, 3: // claim
 				max := 1 + rng.IntN(15)
@@ -177,6 +179,50 @@ func TestRandomizedAgainstModel(t *testing.T) {
 				}
 			case 9:
 				clk.Add(int64(rng.IntN(150)))
+			case 10: // drop unsent rows by age and size
+				lim := DropLimits{MaxBytes: int64(rng.IntN(2000)), OlderThanMS: now - int64(rng.IntN(600)), MaxBlocks: 1 << 20}
+				if rng.IntN(3) == 0 {
+					lim.OlderThanMS = 0
+				}
+				var total int64
+				groups := map[uint64][]uint64{}
+				var order []uint64
+				for id, r := range model {
+					total += int64(r.size)
+					if groups[r.group] == nil {
+						order = append(order, r.group)
+					}
+					groups[r.group] = append(groups[r.group], id)
+				}
+				slices.Sort(order)
+				var wantFull, wantAge int
+				for _, g := range order {
+					created := model[groups[g][0]].created
+					var n *int
+					switch {
+					case lim.OlderThanMS > 0 && created < lim.OlderThanMS:
+						n = &wantAge
+					case lim.MaxBytes > 0 && total > lim.MaxBytes:
+						n = &wantFull
+					}
+					if n == nil {
+						break
+					}
+					for _, id := range groups[g] {
+						if model[id].status == StatusPending {
+							total -= int64(model[id].size)
+							delete(model, id)
+							*n++
+						}
+					}
+				}
+				full, age, more, err := tx.DropUnsent(lim)
+				if err != nil {
+					return err
+				}
+				if more || full.Rows != wantFull || age.Rows != wantAge {
+					t.Fatalf("step %d: drop %+v: full %d, age %d (more %v); model %d, %d", step, lim, full.Rows, age.Rows, more, wantFull, wantAge)
+				}
 			}
 			return nil
 		})

@@ -34,14 +34,14 @@ func allocate(f *os.File, off, n int64) error {
 	return nil
 }
 
-// diskAvail is the space left to unprivileged writers on the filesystem
-// holding path; ok=false when it cannot be told.
-func diskAvail(path string) (int64, bool) {
+// statDisk reads the size of the filesystem holding path; ok=false when
+// it cannot be told.
+func statDisk(path string) (diskStat, bool) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(path, &st); err != nil {
-		return 0, false
+		return diskStat{}, false
 	}
-	return int64(st.Bavail) * st.Bsize, true
+	return diskStat{avail: int64(st.Bavail) * st.Bsize, total: int64(st.Blocks) * st.Bsize}, true
 }
 
 // IsNoSpace says whether err is a full filesystem or an exhausted quota,

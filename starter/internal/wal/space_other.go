@@ -12,7 +12,7 @@ import (
 // refuses, as bbolt alone does.
 func allocate(*os.File, int64, int64) error { return errors.ErrUnsupported }
 
-func diskAvail(string) (int64, bool) { return 0, false }
+func statDisk(string) (diskStat, bool) { return diskStat{}, false }
 
 // IsNoSpace says whether err is a full filesystem (see space_linux.go).
 func IsNoSpace(err error) bool {

@@ -124,3 +124,42 @@ func TestOpenOnFullDisk(t *testing.T) {
 		t.Fatalf("counts %+v, want 2500 PENDING", c)
 	}
 }
+
+// A filesystem that reports a total of 0 blocks (some FUSE and network
+// filesystems) has an unknown size, not a full disk: appends go on and
+// only a failing write (ENOSPC) would stop them. One that reports a size
+// and no room left refuses them.
+func TestUnknownDiskSizeIsNotFull(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		stat    diskStat
+		refused bool
+	}{
+		{"no size reported", diskStat{avail: 0, total: 0}, false},
+		{"full", diskStat{avail: 0, total: 8 << 30}, true},
+		{"room left", diskStat{avail: 1 << 30, total: 8 << 30}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newClock(t0)
+			w, err := Open(Options{
+				Path:     filepath.Join(t.TempDir(), "wal.db"),
+				Now:      clk.Now,
+				statDisk: func(string) (diskStat, bool) { return tc.stat, true },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = w.Close() })
+			rows := []NewRow{{SourceID: "src", Payload: []byte("line")}}
+			for i := 0; i < 100; i++ {
+				err = w.Update(func(tx *Tx) error { _, _, err := tx.Append(rows); return err })
+				if err != nil {
+					break
+				}
+			}
+			if tc.refused != errors.Is(err, ErrNoSpace) {
+				t.Fatalf("append: %v, want refused=%v", err, tc.refused)
+			}
+		})
+	}
+}

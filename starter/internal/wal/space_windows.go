@@ -12,18 +12,18 @@ import (
 // refuses, as bbolt alone does.
 func allocate(*os.File, int64, int64) error { return errors.ErrUnsupported }
 
-// diskAvail is the space left to this user (quotas included) on the volume
-// holding path; ok=false when it cannot be told.
-func diskAvail(path string) (int64, bool) {
+// statDisk reads the space left to this user (quotas included) on the
+// volume holding path; ok=false when it cannot be told.
+func statDisk(path string) (diskStat, bool) {
 	dir, err := windows.UTF16PtrFromString(filepath.Dir(path))
 	if err != nil {
-		return 0, false
+		return diskStat{}, false
 	}
 	var avail, total, free uint64
 	if err := windows.GetDiskFreeSpaceEx(dir, &avail, &total, &free); err != nil {
-		return 0, false
+		return diskStat{}, false
 	}
-	return int64(min(avail, 1<<62)), true
+	return diskStat{avail: int64(min(avail, 1<<62)), total: int64(min(total, 1<<62))}, true
 }
 
 // IsNoSpace says whether err is a full volume or an exhausted quota,

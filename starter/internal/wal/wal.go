@@ -46,6 +46,9 @@ type Options struct {
 	Now func() time.Time `yaml:"-"`
 	// Logger receives warnings (bad checksums, skipped ids); default discard.
 	Logger *slog.Logger `yaml:"-"`
+	// statDisk overrides the filesystem figures of the disk holding the
+	// WAL (statDisk in space_*.go); for tests.
+	statDisk func(path string) (diskStat, bool)
 }
 
 // DefaultPath is where the WAL lives, relative to the install root, when

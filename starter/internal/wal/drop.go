@@ -1,0 +1,233 @@
+package wal
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+)
+
+// Drop reasons, the values of the reason label of the drop counters.
+const (
+	DropFull = "full"
+	DropAge  = "age"
+)
+
+// DropTotal is what DropUnsent deleted for one reason over the life of
+// the file. It is stored in the same transaction as the drop, so after a
+// crash it still accounts for every row that is gone unsent.
+type DropTotal struct {
+	Rows  int64 `json:"rows"`
+	Bytes int64 `json:"bytes"`
+}
+
+func dropTotalKey(reason string) []byte { return []byte("wal_dropped:" + reason) }
+
+// DropTotals returns the rows and bytes dropped for each reason
+// (DropFull, DropAge) since the file was created.
+func (tx *ReadTx) DropTotals() map[string]DropTotal {
+	out := map[string]DropTotal{}
+	for _, r := range []string{DropFull, DropAge} {
+		var t DropTotal
+		if v := tx.app.Get(dropTotalKey(r)); len(v) == 16 {
+			t.Rows, t.Bytes = int64(binary.BigEndian.Uint64(v)), int64(binary.BigEndian.Uint64(v[8:]))
+		}
+		out[r] = t
+	}
+	return out
+}
+
+func (tx *Tx) addDropTotal(reason string, d Dropped) error {
+	if d.Rows == 0 {
+		return nil
+	}
+	t := tx.DropTotals()[reason]
+	var v [16]byte
+	binary.BigEndian.PutUint64(v[:], uint64(t.Rows+int64(d.Rows)))
+	binary.BigEndian.PutUint64(v[8:], uint64(t.Bytes+d.Bytes))
+	if err := tx.app.Put(dropTotalKey(reason), v[:]); err != nil {
+		return fmt.Errorf("wal %s: drop totals: %w", tx.w.path, err)
+	}
+	return nil
+}
+
+// Dropped describes the unsent rows one DropUnsent deleted for one reason.
+type Dropped struct {
+	Rows  int
+	Bytes int64
+	// OldestMS and NewestMS are the creation times (unix ms) of the
+	// oldest and newest row dropped; 0 when none was.
+	OldestMS, NewestMS int64
+	// Sources are the input ids of the rows dropped, sorted.
+	Sources []string
+}
+
+func (d *Dropped) add(rows int, bytes, created int64, sources []string) {
+	if rows == 0 {
+		return
+	}
+	if d.Rows == 0 || created < d.OldestMS {
+		d.OldestMS = created
+	}
+	d.NewestMS = max(d.NewestMS, created)
+	d.Rows += rows
+	d.Bytes += bytes
+	for _, s := range sources {
+		if i, found := slices.BinarySearch(d.Sources, s); !found {
+			d.Sources = slices.Insert(d.Sources, i, s)
+		}
+	}
+}
+
+// DropLimits say which unsent rows DropUnsent deletes.
+type DropLimits struct {
+	// MaxBytes, when above zero: drop while the payload of every row
+	// (DEAD and ACKED included) exceeds it, reason "full".
+	MaxBytes int64
+	// OlderThanMS, when above zero: drop rows created before it (unix
+	// ms), reason "age".
+	OlderThanMS int64
+	// MaxBlocks bounds the commit groups one call drops rows of (the
+	// transaction's size); default 64.
+	MaxBlocks int
+}
+
+// DropUnsent deletes PENDING rows (due or backed off), oldest commit
+// group first, a whole group (block) at a time: the groups created
+// before lim.OlderThanMS (age), then more while the payload exceeds
+// lim.MaxBytes (full). Rows of a group that are SENDING (in flight),
+// ACKED or DEAD are never deleted; a group left with such rows is kept
+// for them. The totals DropTotals reports grow in the same transaction. Blocks are deleted (f.free) only after the walk, so the
+// cursor over them stays valid. more reports that it stopped at lim.MaxBlocks with work left:
+// call it again in a new transaction.
+func (tx *Tx) DropUnsent(lim DropLimits) (full, age Dropped, more bool, err error) {
+	full, age, more, err = tx.dropUnsent(lim)
+	if err != nil {
+		return full, age, false, err
+	}
+	if err := tx.addDropTotal(DropFull, full); err != nil {
+		return full, age, false, err
+	}
+	return full, age, more, tx.addDropTotal(DropAge, age)
+}
+
+func (tx *Tx) dropUnsent(lim DropLimits) (full, age Dropped, more bool, err error) {
+	if lim.MaxBlocks <= 0 {
+		lim.MaxBlocks = 64
+	}
+	var f blockFreer
+	c := tx.blocks.Cursor()
+	dropped := 0 // blocks that lost rows
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		h, err := parseBlockHeader(getBlock(tx.blocks, k))
+		if err != nil {
+			continue // its rows go DEAD at their claim
+		}
+		var into *Dropped
+		switch {
+		case lim.OlderThanMS > 0 && h.created < lim.OlderThanMS:
+			into = &age
+		case lim.MaxBytes > 0 && tx.ctr.payloadBytes > lim.MaxBytes:
+			into = &full
+		default:
+			return full, age, false, f.free(tx)
+		}
+		if dropped == lim.MaxBlocks {
+			return full, age, true, f.free(tx)
+		}
+		rows, bytes, err := tx.dropPendingIn(&f, h.first, h.last())
+		if err != nil {
+			return full, age, false, err
+		}
+		var sources []string
+		if rows > 0 {
+			dropped++
+			if b := tx.blockOf(h.first); b != nil && b.err == nil {
+				sources = b.sources
+			}
+		}
+		into.add(rows, bytes, h.created, sources)
+	}
+	return full, age, false, f.free(tx)
+}
+
+// dropPendingIn deletes the PENDING rows with ids lo..hi, due or
+// delayed, and returns how many and their payload bytes.
+func (tx *Tx) dropPendingIn(f *blockFreer, lo, hi uint64) (int, int64, error) {
+	rows, bytes := 0, int64(0)
+	for id := lo; id <= hi; id++ {
+		ik := u64key(id)
+		due := tx.pendContains(id)
+		var delayedUntil []byte
+		if !due {
+			if delayedUntil = tx.delayed.Get(ik); delayedUntil == nil {
+				continue
+			}
+		}
+		if delayedUntil != nil {
+			nb, _ := keyID(delayedUntil)
+			if err := tx.timers.Delete(tsKey(int64(nb), id)); err != nil {
+				return rows, bytes, fmt.Errorf("wal %s: drop row %d: %w", tx.w.path, id, err)
+			}
+			if err := tx.delayed.Delete(ik); err != nil {
+				return rows, bytes, fmt.Errorf("wal %s: drop row %d: %w", tx.w.path, id, err)
+			}
+			tx.ctr.delayed--
+		}
+		if tx.state.Get(ik) != nil {
+			if err := tx.state.Delete(ik); err != nil {
+				return rows, bytes, fmt.Errorf("wal %s: drop row %d: %w", tx.w.path, id, err)
+			}
+		}
+		n, _ := f.payloadLen(tx, id)
+		tx.ctr.payloadBytes -= int64(n)
+		tx.ctr.add(StatusPending, -1)
+		rows++
+		bytes += int64(n)
+	}
+	if err := tx.pendRemoveRange(lo, hi); err != nil {
+		return rows, bytes, err
+	}
+	if rows > 0 {
+		tx.dirty = true
+	}
+	return rows, bytes, nil
+}
+
+// pendRemoveRange takes lo..hi out of the runs of the pending index.
+func (tx *Tx) pendRemoveRange(lo, hi uint64) error {
+	type run struct{ s, e uint64 }
+	var hit []run
+	c := tx.pending.Cursor()
+	k, v := c.Seek(u64key(lo))
+	if pk, pv := c.Prev(); pk != nil {
+		s, _ := keyID(pk)
+		if e, ok := runEnd(pv); ok && e >= lo {
+			hit = append(hit, run{s, e})
+		}
+	}
+	for k, v = c.Seek(u64key(lo)); k != nil; k, v = c.Next() {
+		s, _ := keyID(k)
+		if s > hi {
+			break
+		}
+		if e, ok := runEnd(v); ok {
+			hit = append(hit, run{s, e})
+		}
+	}
+	for _, r := range hit {
+		if err := tx.pending.Delete(u64key(r.s)); err != nil {
+			return fmt.Errorf("wal %s: pending index: %w", tx.w.path, err)
+		}
+		if r.s < lo {
+			if err := tx.putRun(r.s, lo-1); err != nil {
+				return err
+			}
+		}
+		if r.e > hi {
+			if err := tx.putRun(hi+1, r.e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
