@@ -41,22 +41,11 @@ type flashRow struct {
 // once its API listens to once the last line was delivered) per input byte,
 // with the agent's defaults (RAW, queue.fsync on) and the in-process sink.
 func runFlash(o options) error {
-	agent, err := filepath.Abs(o.agent)
+	agent, root, done, err := setup(o, "edge-agent-flash-")
 	if err != nil {
-		return fmt.Errorf("-agent %s: %w", o.agent, err)
+		return err
 	}
-	if st, err := os.Stat(agent); err != nil || st.IsDir() {
-		return fmt.Errorf("-agent %s: not a file (run make build first): %v", o.agent, err)
-	}
-	root, err := os.MkdirTemp("", "edge-agent-flash-")
-	if err != nil {
-		return fmt.Errorf("temporary directory: %w", err)
-	}
-	if o.keep {
-		fmt.Fprintln(os.Stderr, "keeping", root)
-	} else {
-		defer os.RemoveAll(root)
-	}
+	defer done()
 	b := &bench{o: o, agent: agent, root: root}
 	var rows []flashRow
 	for i, r := range o.flashRates {

@@ -26,23 +26,33 @@ import (
 
 const token = "bench-token"
 
-func run(o options) error {
-	agent, err := filepath.Abs(o.agent)
+// setup resolves the agent binary and makes the run's temporary root;
+// done removes the root unless -keep.
+func setup(o options, prefix string) (agent, root string, done func(), err error) {
+	agent, err = filepath.Abs(o.agent)
 	if err != nil {
-		return fmt.Errorf("-agent %s: %w", o.agent, err)
+		return "", "", nil, fmt.Errorf("-agent %s: %w", o.agent, err)
 	}
 	if st, err := os.Stat(agent); err != nil || st.IsDir() {
-		return fmt.Errorf("-agent %s: not a file (run make build first): %v", o.agent, err)
+		return "", "", nil, fmt.Errorf("-agent %s: not a file (run make build first): %v", o.agent, err)
 	}
-	root, err := os.MkdirTemp("", "edge-agent-bench-")
+	root, err = os.MkdirTemp("", prefix)
 	if err != nil {
-		return fmt.Errorf("temporary directory: %w", err)
+		return "", "", nil, fmt.Errorf("temporary directory: %w", err)
 	}
 	if o.keep {
 		fmt.Fprintln(os.Stderr, "keeping", root)
-	} else {
-		defer os.RemoveAll(root)
+		return agent, root, func() {}, nil
 	}
+	return agent, root, func() { os.RemoveAll(root) }, nil
+}
+
+func run(o options) error {
+	agent, root, done, err := setup(o, "edge-agent-bench-")
+	if err != nil {
+		return err
+	}
+	defer done()
 	key := make([]byte, codec.KeySize)
 	_, _ = rand.Read(key)
 	b := &bench{o: o, agent: agent, root: root, key: key, data: map[int]dataFile{}}
