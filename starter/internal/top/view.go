@@ -246,32 +246,38 @@ func (r rates) seconds() float64 {
 	return r.cur.at.Sub(r.prev.at).Seconds()
 }
 
-// per is the rate of a counter; "-" without two readings, or when the
-// counter went back (the agent restarted in between).
-func (r rates) per(get func(api.Status) (uint64, bool)) string {
+// perSecond is the rate of a counter between the two readings; ok=false
+// without two readings, or when the counter went back (the agent
+// restarted in between).
+func perSecond[T uint64 | int64](r rates, get func(api.Status) (T, bool)) (float64, bool) {
 	dt := r.seconds()
 	if dt <= 0 {
-		return "-"
+		return 0, false
 	}
 	a, okA := get(r.prev.st)
 	b, okB := get(r.cur.st)
 	if !okA || !okB || b < a {
-		return "-"
+		return 0, false
 	}
-	return count(float64(b-a) / dt)
+	return float64(b-a) / dt, true
 }
 
+// per is a counter's rate as a count, "-" when there is none.
+func (r rates) per(get func(api.Status) (uint64, bool)) string {
+	v, ok := perSecond(r, get)
+	if !ok {
+		return "-"
+	}
+	return count(v)
+}
+
+// bytesPer is a byte counter's rate as a size, "-" when there is none.
 func (r rates) bytesPer(get func(api.Status) (int64, bool)) string {
-	dt := r.seconds()
-	if dt <= 0 {
+	v, ok := perSecond(r, get)
+	if !ok {
 		return "-"
 	}
-	a, okA := get(r.prev.st)
-	b, okB := get(r.cur.st)
-	if !okA || !okB || b < a {
-		return "-"
-	}
-	return sizeOf(int64(float64(b-a) / dt))
+	return sizeOf(int64(v))
 }
 
 // meanSend is the mean duration of the sends between the two readings.
