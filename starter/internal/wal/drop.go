@@ -198,14 +198,14 @@ func (tx *Tx) pendRemoveRange(lo, hi uint64) error {
 	type run struct{ s, e uint64 }
 	var hit []run
 	c := tx.pending.Cursor()
-	k, v := c.Seek(u64key(lo))
+	c.Seek(u64key(lo)) // positions the cursor for the run that may start before lo
 	if pk, pv := c.Prev(); pk != nil {
 		s, _ := keyID(pk)
 		if e, ok := runEnd(pv); ok && e >= lo {
 			hit = append(hit, run{s, e})
 		}
 	}
-	for k, v = c.Seek(u64key(lo)); k != nil; k, v = c.Next() {
+	for k, v := c.Seek(u64key(lo)); k != nil; k, v = c.Next() {
 		s, _ := keyID(k)
 		if s > hi {
 			break
