@@ -1,5 +1,5 @@
-// Package fsspace tells how much room the filesystem holding a path has,
-// for the metrics that warn before the WAL's disk is full.
+// Package fsspace tells how much room the filesystem holding a path has:
+// for the WAL's disk reserve and the metrics that warn before it is full.
 package fsspace
 
 // Space is a filesystem's size and the bytes left to unprivileged writers

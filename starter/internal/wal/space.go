@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/edge-agent/edge-agent/starter/internal/fsspace"
 )
 
 // spaceReserve is the disk space kept allocated in the WAL file past its
@@ -53,26 +55,20 @@ func (w *WAL) keepReserve(used int64) {
 	}
 }
 
-// diskStat is what the filesystem holding the WAL says of its size:
-// avail bytes left to unprivileged writers out of total.
-type diskStat struct {
-	avail, total int64
-}
-
 // diskAvail is the space left on the WAL's filesystem; ok=false when it
 // cannot be told. A filesystem reporting a total of 0 (some FUSE and
 // network filesystems) has an unknown size, not a full disk: there the
 // WAL appends until a write fails with ENOSPC, as bbolt alone does.
 func (w *WAL) diskAvail() (int64, bool) {
-	stat := statDisk
+	stat := fsspace.Of
 	if w.opts.statDisk != nil {
 		stat = w.opts.statDisk
 	}
 	st, ok := stat(w.path)
-	if !ok || st.total <= 0 {
+	if !ok || st.Size <= 0 {
 		return 0, false
 	}
-	return st.avail, true
+	return st.Avail, true
 }
 
 // roomFor refuses an append of about size bytes that would leave less than

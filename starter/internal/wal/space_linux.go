@@ -34,16 +34,6 @@ func allocate(f *os.File, off, n int64) error {
 	return nil
 }
 
-// statDisk reads the size of the filesystem holding path; ok=false when
-// it cannot be told.
-func statDisk(path string) (diskStat, bool) {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(path, &st); err != nil {
-		return diskStat{}, false
-	}
-	return diskStat{avail: int64(st.Bavail) * st.Bsize, total: int64(st.Blocks) * st.Bsize}, true
-}
-
 // IsNoSpace says whether err is a full filesystem or an exhausted quota,
 // including the WAL's own refusal to append (ErrNoSpace). bbolt reports a
 // failed file resize with the cause formatted into the text, not wrapped,

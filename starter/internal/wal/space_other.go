@@ -12,8 +12,6 @@ import (
 // refuses, as bbolt alone does.
 func allocate(*os.File, int64, int64) error { return errors.ErrUnsupported }
 
-func statDisk(string) (diskStat, bool) { return diskStat{}, false }
-
 // IsNoSpace says whether err is a full filesystem (see space_linux.go).
 func IsNoSpace(err error) bool {
 	if err == nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/edge-agent/edge-agent/starter/internal/disktest"
+	"github.com/edge-agent/edge-agent/starter/internal/fsspace"
 )
 
 // appendUntilFull appends groups of ~1 KiB rows until the WAL refuses one
@@ -132,19 +133,19 @@ func TestOpenOnFullDisk(t *testing.T) {
 func TestUnknownDiskSizeIsNotFull(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		stat    diskStat
+		stat    fsspace.Space
 		refused bool
 	}{
-		{"no size reported", diskStat{avail: 0, total: 0}, false},
-		{"full", diskStat{avail: 0, total: 8 << 30}, true},
-		{"room left", diskStat{avail: 1 << 30, total: 8 << 30}, false},
+		{"no size reported", fsspace.Space{Avail: 0, Size: 0}, false},
+		{"full", fsspace.Space{Avail: 0, Size: 8 << 30}, true},
+		{"room left", fsspace.Space{Avail: 1 << 30, Size: 8 << 30}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newClock(t0)
 			w, err := Open(Options{
 				Path:     filepath.Join(t.TempDir(), "wal.db"),
 				Now:      clk.Now,
-				statDisk: func(string) (diskStat, bool) { return tc.stat, true },
+				statDisk: func(string) (fsspace.Space, bool) { return tc.stat, true },
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -3,7 +3,6 @@ package wal
 import (
 	"errors"
 	"os"
-	"path/filepath"
 
 	"golang.org/x/sys/windows"
 )
@@ -11,20 +10,6 @@ import (
 // Without fallocate there is no reserve: the WAL appends until the disk
 // refuses, as bbolt alone does.
 func allocate(*os.File, int64, int64) error { return errors.ErrUnsupported }
-
-// statDisk reads the space left to this user (quotas included) on the
-// volume holding path; ok=false when it cannot be told.
-func statDisk(path string) (diskStat, bool) {
-	dir, err := windows.UTF16PtrFromString(filepath.Dir(path))
-	if err != nil {
-		return diskStat{}, false
-	}
-	var avail, total, free uint64
-	if err := windows.GetDiskFreeSpaceEx(dir, &avail, &total, &free); err != nil {
-		return diskStat{}, false
-	}
-	return diskStat{avail: int64(min(avail, 1<<62)), total: int64(min(total, 1<<62))}, true
-}
 
 // IsNoSpace says whether err is a full volume or an exhausted quota,
 // including the WAL's own refusal to append (ErrNoSpace). Windows reports

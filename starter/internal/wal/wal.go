@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/edge-agent/edge-agent/starter/internal/check"
+	"github.com/edge-agent/edge-agent/starter/internal/fsspace"
 )
 
 // Options configures Open. The zero value is NOT durable: set Fsync.
@@ -47,8 +48,8 @@ type Options struct {
 	// Logger receives warnings (bad checksums, skipped ids); default discard.
 	Logger *slog.Logger `yaml:"-"`
 	// statDisk overrides the filesystem figures of the disk holding the
-	// WAL (statDisk in space_*.go); for tests.
-	statDisk func(path string) (diskStat, bool)
+	// WAL (fsspace.Of); for tests.
+	statDisk func(path string) (fsspace.Space, bool)
 }
 
 // DefaultPath is where the WAL lives, relative to the install root, when
