@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/edge-agent/edge-agent/transport v0.0.0
-	go.etcd.io/bbolt v1.4.3
+	go.etcd.io/bbolt v1.5.0
 )
 
 require (
