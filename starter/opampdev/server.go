@@ -43,6 +43,8 @@ type Agent struct {
 	RemoteConfig                *protobufs.RemoteConfigStatus
 	// EffectiveConfig is the agent.yaml entry of the effective config.
 	EffectiveConfig string
+	// Packages is the last package status report.
+	Packages *protobufs.PackageStatuses
 }
 
 // Healthy reads the health report ("" when none arrived yet).
@@ -76,6 +78,7 @@ type Server struct {
 	conns   map[string]types.Connection
 	offer   *protobufs.AgentRemoteConfig
 	changed chan struct{} // closed and replaced at every change
+	pkgs    packages
 }
 
 // Start listens on addr (host:port; port 0 picks one).
@@ -120,7 +123,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
-	err := s.srv.Stop(ctx)
+	err := errors.Join(s.srv.Stop(ctx), s.pkgs.stop(ctx))
 	for _, c := range conns {
 		_ = c.Disconnect() // already gone or closed now: either way it is closed
 	}
@@ -255,6 +258,10 @@ func (s *Server) onMessage(_ context.Context, conn types.Connection, msg *protob
 			a.EffectiveConfig = string(f.GetBody())
 		}
 	}
+	if ps := msg.GetPackageStatuses(); ps != nil {
+		a.Packages = ps
+	}
+	reply.PackagesAvailable = s.pendingOffer(a)
 	if s.offer != nil && a.Capabilities&protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig != 0 &&
 		!hashIs(a.RemoteConfig, s.offer.GetConfigHash()) {
 		reply.RemoteConfig = s.offer

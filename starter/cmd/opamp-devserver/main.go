@@ -27,13 +27,20 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 const usage = `opamp-devserver: a stand-in OpAMP server (not a fleet manager)
 
 Usage: opamp-devserver [--listen 127.0.0.1:4320] [--push-config agent.yaml] [--poll-ms 1000]
+                       [--package FILE --package-version V --package-key KEY [--package-cut-after N]]
 
 Agents connect to ws://LISTEN/v1/opamp (management.opamp.endpoint). Every
 change is printed as the full listing of agents: instance uid, version,
 host, health per component, and the status of the remote config (APPLIED,
 or FAILED with the agent's line:column errors). With --push-config the
 file is offered to every agent as its agent.yaml, and offered again each
-time the file changes (checked every --poll-ms). SIGINT or SIGTERM stop it.
+time the file changes (checked every --poll-ms). With --package the
+binary FILE is offered as the agent's new version V (self-upgrade:
+management.opamp.packages.public-key), served over HTTP on a port of its
+own and signed at start with KEY (from edge-agent package keygen);
+--package-allow-downgrade signs it as a permitted downgrade, and
+--package-cut-after N cuts the first download after N bytes, to watch it
+resume. SIGINT or SIGTERM stop it.
 Exit codes: 0 stopped by a signal, 1 failure, 64 bad flags.
 `
 
@@ -44,6 +51,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	listen := fs.String("listen", "127.0.0.1:4320", "host:port to listen on")
 	push := fs.String("push-config", "", "agent.yaml to offer to every agent")
 	pollMs := fs.Int("poll-ms", 1000, "how often the --push-config file is checked for changes")
+	var pkg packageFlags
+	pkg.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -63,6 +72,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fmt.Fprintf(stdout, "opamp-devserver listening on %s (management.opamp.endpoint: %s)\n", srv.Addr(), srv.Endpoint())
+	if err := pkg.offer(srv, stdout); err != nil {
+		fmt.Fprintf(stderr, "opamp-devserver: %v\n", err)
+		_ = srv.Stop(context.Background())
+		return 64
+	}
 
 	var pushed time.Time
 	var pushedSize int64 = -1
@@ -156,6 +170,7 @@ func listing(agents []opampdev.Agent) string {
 			}
 			b.WriteString("\n")
 		}
+		writePackage(&b, a)
 		if rs := a.RemoteConfig; rs != nil {
 			fmt.Fprintf(&b, "    remote config: %s", a.RemoteStatus())
 			if h := rs.GetLastRemoteConfigHash(); len(h) > 0 {

@@ -210,6 +210,7 @@ func (a *agentCLI) commands() []*ucli.Command {
 		a.checkCommand(),
 		a.dbCommand(),
 		a.serviceCommand(),
+		a.packageCommand(),
 		a.completionCommand(),
 		a.manCommand(),
 	}

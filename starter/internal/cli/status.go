@@ -288,6 +288,7 @@ func writeManagementText(out io.Writer, st api.Status) {
 		conn = "connected"
 	}
 	fmt.Fprintf(out, "opamp:\t%s, %s\n", m.Endpoint, conn)
+	writeVersionsText(out, m.Versions)
 	if m.RemoteConfig != "" {
 		line := m.RemoteConfig
 		if m.RemoteConfigError != "" {

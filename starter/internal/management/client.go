@@ -72,6 +72,9 @@ type Options struct {
 	// Restart stops the agent gracefully and starts it again; nil where
 	// that is not supported (the capability is then not reported).
 	Restart func()
+	// Packages installs offered packages (self-upgrade); nil leaves
+	// AcceptsPackages and ReportsPackageStatuses out.
+	Packages Packages
 	// Backoff paces reconnection attempts; zero values take one second
 	// growing to the heartbeat interval.
 	Backoff backoff.Policy
@@ -115,6 +118,10 @@ type Client struct {
 	applied   []byte // hash of the remote config in force (nil: local)
 	health    *protobufs.ComponentHealth
 	restart   bool
+	pkgStatus *protobufs.PackageStatuses // last package status reported
+
+	ctx   context.Context // the client's, for package installs
+	pkgWG sync.WaitGroup
 }
 
 // Start begins the registration in the background and returns at once.
@@ -149,7 +156,9 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 			Status: protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED}
 	}
 	c.health = c.healthReport(o.Source.Snapshot())
+	c.initialPackageStatus()
 	ctx, c.cancel = context.WithCancel(ctx)
+	c.ctx = ctx
 	var wg sync.WaitGroup
 	wg.Add(3)
 	go func() { defer wg.Done(); c.supervise(ctx) }()
@@ -164,6 +173,7 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 func (c *Client) Close() {
 	c.cancel()
 	<-c.done
+	c.pkgWG.Wait()
 }
 
 // Status reports the connection and the last remote config's fate.
@@ -190,6 +200,10 @@ func (c *Client) capabilities() protobufs.AgentCapabilities {
 	}
 	if c.o.Restart != nil {
 		caps |= protobufs.AgentCapabilities_AgentCapabilities_AcceptsRestartCommand
+	}
+	if c.o.Packages != nil {
+		caps |= protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages |
+			protobufs.AgentCapabilities_AgentCapabilities_ReportsPackageStatuses
 	}
 	return caps
 }
@@ -266,6 +280,9 @@ func (c *Client) startSession(ctx context.Context, events chan<- int) (opamp.OpA
 		RemoteConfigStatus: remote,
 		Callbacks:          c.callbacks(events),
 	}
+	if c.o.Packages != nil {
+		settings.PackagesStateProvider = packageState{c}
+	}
 	if err := cl.Start(ctx, settings); err != nil {
 		return nil, fmt.Errorf("start OpAMP client: %w", err)
 	}
@@ -330,6 +347,9 @@ func (c *Client) callbacks(events chan<- int) types.Callbacks {
 		OnMessage: func(_ context.Context, msg *types.MessageData) {
 			if msg.RemoteConfig != nil {
 				c.offer(msg.RemoteConfig)
+			}
+			if msg.PackagesAvailable != nil {
+				c.handlePackages(msg.PackagesAvailable)
 			}
 		},
 		GetEffectiveConfig: func(context.Context) (*protobufs.EffectiveConfig, error) {
