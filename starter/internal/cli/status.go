@@ -83,6 +83,7 @@ func (a *agentCLI) status(c *ucli.Context) error {
 			}
 		}
 	}
+	a.fillVersions(&st, home)
 	if st.State == "" {
 		st.State = "stopped"
 		if probe.Running {

@@ -73,7 +73,7 @@ func startManagement(ctx context.Context, mo managementOptions) (*managed, error
 	}); up != nil {
 		o.Packages = up
 		layout := UpgradeLayout(mo.getenv, mo.home)
-		m.versions = func() *api.Versions { return versionsStatus(layout, mo.version) }
+		m.versions = func() *api.Versions { return VersionsStatus(layout, mo.version) }
 	}
 	c, err := management.Start(ctx, o)
 	if err != nil {

@@ -88,8 +88,9 @@ func watchTrial(ctx context.Context, getenv func(string) string, home string, rt
 	}()
 }
 
-// versionsStatus is the versions part of /debug/status.
-func versionsStatus(l upgrade.Layout, running string) *api.Versions {
+// VersionsStatus is the versions part of /debug/status and of `status`
+// for an agent that does not report them itself.
+func VersionsStatus(l upgrade.Layout, running string) *api.Versions {
 	st := upgrade.ReadStatus(l, running)
 	v := &api.Versions{Running: st.Running, Previous: st.Previous, Trial: st.Trial}
 	if o := st.Last; o != nil {

@@ -282,6 +282,11 @@ func (c *Client) startSession(ctx context.Context, events chan<- int) (opamp.OpA
 	}
 	if c.o.Packages != nil {
 		settings.PackagesStateProvider = packageState{c}
+		// opamp-go checks SetCapabilities against a provider it only
+		// learns at Start, so the package capabilities can only be given
+		// here, in the deprecated field.
+		//lint:ignore SA1019 no other way to announce packages with our own installer
+		settings.Capabilities = c.capabilities()
 	}
 	if err := cl.Start(ctx, settings); err != nil {
 		return nil, fmt.Errorf("start OpAMP client: %w", err)
@@ -314,7 +319,9 @@ func (c *Client) newLibClient() (opamp.OpAMPClient, error) {
 	if err := cl.SetHealth(health); err != nil {
 		return nil, fmt.Errorf("health: %w", err)
 	}
-	caps := c.capabilities()
+	// The package capabilities go in at Start (startSession).
+	caps := c.capabilities() &^ (protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages |
+		protobufs.AgentCapabilities_AgentCapabilities_ReportsPackageStatuses)
 	if err := cl.SetCapabilities(&caps); err != nil {
 		return nil, fmt.Errorf("capabilities: %w", err)
 	}

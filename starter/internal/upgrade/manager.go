@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/edge-agent/edge-agent/transport/backoff"
 )
 
 // Defaults of management.opamp.packages.*.
@@ -93,6 +95,9 @@ type Options struct {
 	Restart func()
 	Log     *slog.Logger
 	Now     func() time.Time
+	// RetryPause is the first pause before a cut download resumes; zero
+	// means one second.
+	RetryPause time.Duration
 	// Run runs a staged binary for its checks; nil runs it for real.
 	Run func(ctx context.Context, env []string, bin string, args ...string) ([]byte, error)
 }
@@ -166,18 +171,23 @@ func ReadStatus(l Layout, running string) Status {
 // tell). Nil when nothing was ever offered.
 func (m *Manager) Known() *Report {
 	st, err := m.o.Layout.Load()
-	if err != nil || st.Last == nil {
-		if err == nil && st.Trial != nil {
-			return &Report{Offer: Offer{Version: st.Trial.Version, Hash: st.Trial.Hash}, Phase: Installing}
-		}
+	if err != nil {
 		return nil
 	}
-	r := &Report{Offer: Offer{Version: st.Last.Version, Hash: st.Last.Hash}, Phase: Installed}
-	if st.Last.Failed {
-		r.Phase, r.Error = InstallFailed, st.Last.Error
+	return known(st)
+}
+
+func known(st State) *Report {
+	if t := st.Trial; t != nil {
+		return &Report{Offer: Offer{Name: t.Name, Version: t.Version, Hash: t.Hash, AllHash: t.AllHash}, Phase: Installing}
 	}
-	if st.Trial != nil {
-		r = &Report{Offer: Offer{Version: st.Trial.Version, Hash: st.Trial.Hash}, Phase: Installing}
+	o := st.Last
+	if o == nil {
+		return nil
+	}
+	r := &Report{Offer: Offer{Name: o.Name, Version: o.Version, Hash: o.Hash, AllHash: o.AllHash}, Phase: Installed}
+	if o.Failed {
+		r.Phase, r.Error = InstallFailed, o.Error
 	}
 	return r
 }
@@ -201,7 +211,13 @@ func (m *Manager) Handle(ctx context.Context, o Offer) {
 		m.mu.Unlock()
 	}()
 	if st, err := m.o.Layout.Load(); err == nil && st.Last != nil && st.Last.Version == o.Version && bytes.Equal(st.Last.Hash, o.Hash) {
-		return // the server repeats its offer at every connection
+		// The server repeats its offer at every connection: tell it again
+		// how this one ended.
+		if r := known(st); r != nil {
+			r.Offer.AllHash = o.AllHash
+			m.o.Report(*r)
+		}
+		return
 	}
 	if o.Version == m.o.Self.Version {
 		m.o.Report(Report{Offer: o, Phase: Installed})
@@ -215,7 +231,7 @@ func (m *Manager) Handle(ctx context.Context, o Offer) {
 		m.o.Report(Report{Offer: o, Phase: InstallFailed, Error: err.Error()})
 		st, lerr := m.o.Layout.Load()
 		if lerr == nil {
-			st.Last = &Outcome{Version: o.Version, Hash: o.Hash, Failed: true, Error: err.Error(), At: m.o.Now()}
+			st.Last = &Outcome{Version: o.Version, Hash: o.Hash, AllHash: o.AllHash, Name: o.Name, Failed: true, Error: err.Error(), At: m.o.Now()}
 			if serr := m.o.Layout.Save(st); serr != nil {
 				m.o.Log.Warn("could not record the refused package", "error", serr)
 			}
@@ -247,7 +263,7 @@ func (m *Manager) install(ctx context.Context, o Offer) error {
 			m.o.Report(Report{Offer: o, Phase: Downloading, Done: done, Total: total})
 		}
 	}
-	if err := download(ctx, m.o.HTTP, o.URL, o.Header, part, m.o.MaxSize, o.SHA256, progress); err != nil {
+	if err := m.fetch(ctx, o, part, progress); err != nil {
 		return err
 	}
 	m.o.Report(Report{Offer: o, Phase: Installing})
@@ -268,7 +284,7 @@ func (m *Manager) install(ctx context.Context, o Offer) error {
 	if st.Current.Path == "" {
 		st.Current = m.o.Self
 	}
-	st.Trial = &Trial{Slot: Slot{Version: o.Version, Path: bin}, Hash: o.Hash, StagedAt: m.o.Now(), Deadline: Duration(m.o.HealthDeadline)}
+	st.Trial = &Trial{Slot: Slot{Version: o.Version, Path: bin}, Hash: o.Hash, AllHash: o.AllHash, Name: o.Name, StagedAt: m.o.Now(), Deadline: Duration(m.o.HealthDeadline)}
 	if err := m.o.Layout.Save(st); err != nil {
 		return err
 	}
@@ -277,6 +293,36 @@ func (m *Manager) install(ctx context.Context, o Offer) error {
 		"health_deadline", m.o.HealthDeadline.String())
 	m.o.Restart()
 	return nil
+}
+
+// downloadAttempts bounds the tries of one offer's download; each
+// resumes where the last one was cut.
+const downloadAttempts = 6
+
+// fetch downloads with retries: a cut or a server error is tried again
+// after a growing pause, resuming; a wrong hash or size is final.
+func (m *Manager) fetch(ctx context.Context, o Offer, part string, progress func(done, total int64)) error {
+	pause := backoff.Policy{Initial: m.retryPause(), Max: 32 * m.retryPause()}
+	var err error
+	for attempt := range downloadAttempts {
+		if err = download(ctx, m.o.HTTP, o.URL, o.Header, part, m.o.MaxSize, o.SHA256, progress); err == nil ||
+			errors.Is(err, ErrHash) || errors.Is(err, ErrTooLarge) || ctx.Err() != nil {
+			return err
+		}
+		wait := pause.Jittered(attempt)
+		m.o.Log.Warn("package download cut; resuming", "version", o.Version, "error", err.Error(), "retry_in", wait.String())
+		if backoff.Sleep(ctx, wait) != nil {
+			return ctx.Err()
+		}
+	}
+	return fmt.Errorf("%w (after %d attempts)", err, downloadAttempts)
+}
+
+func (m *Manager) retryPause() time.Duration {
+	if m.o.RetryPause > 0 {
+		return m.o.RetryPause
+	}
+	return time.Second
 }
 
 // stage moves the verified download to versions/<v>/bin/edge-agent.

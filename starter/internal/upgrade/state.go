@@ -52,7 +52,9 @@ type Slot struct {
 type Trial struct {
 	Slot
 	// Hash is the server's package hash, reported back.
-	Hash []byte `json:"hash,omitempty"`
+	Hash    []byte `json:"hash,omitempty"`
+	AllHash []byte `json:"all_packages_hash,omitempty"`
+	Name    string `json:"name,omitempty"`
 	// Starts counts the trial's starts so far.
 	Starts    int       `json:"starts"`
 	StagedAt  time.Time `json:"staged_at"`
@@ -64,6 +66,8 @@ type Trial struct {
 type Outcome struct {
 	Version string    `json:"version"`
 	Hash    []byte    `json:"hash,omitempty"`
+	AllHash []byte    `json:"all_packages_hash,omitempty"`
+	Name    string    `json:"name,omitempty"`
 	Failed  bool      `json:"failed"`
 	Error   string    `json:"error,omitempty"`
 	At      time.Time `json:"at"`

@@ -154,7 +154,7 @@ func (s *Supervisor) rollback(st State, reason string) (Result, error) {
 	s.Log.Error("the new version failed its trial; rolling back", "version", tr.Version,
 		"back_to", st.Current.Version, "reason", reason)
 	st.Trial = nil
-	st.Last = &Outcome{Version: tr.Version, Hash: tr.Hash, Failed: true, Error: msg, At: s.Clock.Now()}
+	st.Last = &Outcome{Version: tr.Version, Hash: tr.Hash, AllHash: tr.AllHash, Name: tr.Name, Failed: true, Error: msg, At: s.Clock.Now()}
 	if err := s.Layout.Save(st); err != nil {
 		return Result{}, err
 	}
@@ -179,7 +179,7 @@ func (l Layout) Confirm(version string, now time.Time) error {
 	tr := st.Trial
 	prev := st.Current
 	next := State{Current: tr.Slot, Previous: &prev,
-		Last: &Outcome{Version: tr.Version, Hash: tr.Hash, At: now}}
+		Last: &Outcome{Version: tr.Version, Hash: tr.Hash, AllHash: tr.AllHash, Name: tr.Name, At: now}}
 	if err := l.Save(next); err != nil {
 		return err
 	}
