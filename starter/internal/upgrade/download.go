@@ -133,7 +133,7 @@ func contentRange(v string) (start, size int64, ok bool) {
 	}
 	start, err1 := strconv.ParseInt(from, 10, 64)
 	size, err2 := strconv.ParseInt(total, 10, 64)
-	if err1 != nil || err2 != nil {
+	if err1 != nil || err2 != nil || start < 0 || size < 0 || start > size {
 		return 0, 0, false
 	}
 	return start, size, true
