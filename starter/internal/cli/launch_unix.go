@@ -21,7 +21,7 @@ import (
 // versions/state.json names, or the trial of a new one. handled false
 // means this binary is the one to run.
 func (a *agentCLI) launch(ctx context.Context, req startRequest) (handled bool, err error) {
-	if a.env.Getenv(upgrade.EnvTrial) != "" {
+	if upgrade.InTrial(a.env.Getenv) {
 		return false, nil // the trial itself
 	}
 	layout := daemon.UpgradeLayout(a.env.Getenv, req.home)

@@ -158,7 +158,7 @@ func (a *agentCLI) start(c *ucli.Context) error {
 	}
 	err = a.runDaemon(c.Context, req)
 	if errors.Is(err, daemon.ErrRestart) {
-		if a.env.Getenv(upgrade.EnvTrial) != "" {
+		if upgrade.InTrial(a.env.Getenv) {
 			// A trial ends here; its launcher execs what runs next.
 			return nil
 		}

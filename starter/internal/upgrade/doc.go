@@ -34,7 +34,7 @@
 //   - WAL across versions: no build converts a WAL in place (the WAL
 //     refuses a file of another schema version and changes nothing in
 //     it). A build that someday converts must do it only outside a trial
-//     (Trial reports false), so a newer WAL the old binary cannot read is
+//     (InTrial false), so a newer WAL the old binary cannot read is
 //     never written before the new version is confirmed.
 //   - Two versions are kept: the one running and the previous one; older
 //     staged versions are removed once a new one is confirmed.

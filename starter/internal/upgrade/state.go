@@ -18,6 +18,11 @@ import (
 // version: it confirms itself once healthy (see Confirm).
 const EnvTrial = "EDGE_AGENT_UPGRADE_TRIAL"
 
+// InTrial reports whether this process is a version on trial: it must
+// not convert anything the previous version could not read back (the WAL
+// contract of the package doc).
+func InTrial(getenv func(string) string) bool { return getenv(EnvTrial) != "" }
+
 // MaxTrialStarts bounds how often one trial is started without
 // confirming (kill -9, a reboot, a stop) before it is rolled back.
 const MaxTrialStarts = 3
