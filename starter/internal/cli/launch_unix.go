@@ -49,6 +49,11 @@ func (a *agentCLI) launch(ctx context.Context, req startRequest) (handled bool, 
 	}
 	switch d.Action {
 	case upgrade.ExecOther:
+		if _, err := os.Stat(d.Path); err != nil {
+			// A staged version deleted by hand: the installed binary runs.
+			a.errorf("self-upgrade: %s names %s: %v; running this binary", layout.StateFile(), d.Path, err)
+			return false, nil
+		}
 		// The whole command line: a readiness pipe of start --background
 		// is inherited by the exec'd binary.
 		return true, a.execVersion(d.Path, a.env.Args)
