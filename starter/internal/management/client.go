@@ -285,7 +285,6 @@ func (c *Client) startSession(ctx context.Context, events chan<- int) (opamp.OpA
 		// opamp-go checks SetCapabilities against a provider it only
 		// learns at Start, so the package capabilities can only be given
 		// here, in the deprecated field.
-		//lint:ignore SA1019 no other way to announce packages with our own installer
 		settings.Capabilities = c.capabilities()
 	}
 	if err := cl.Start(ctx, settings); err != nil {
