@@ -27,7 +27,12 @@
 //   - Capabilities are only what is implemented: AcceptsRemoteConfig and
 //     ReportsRemoteConfig only with an Applier
 //     (accept-remote-config: true), AcceptsRestartCommand only where the
-//     agent can restart in place (Options.Restart; not on Windows).
+//     agent can restart in place (Options.Restart; not on Windows),
+//     AcceptsPackages and ReportsPackageStatuses only with Packages
+//     (management.opamp.packages.public-key set, and a restart in place).
+//   - A package offer's top-level package is handed to Packages (package
+//     upgrade: signature, download, trial, rollback); its statuses are
+//     reported as it reports them, and at start the last offer's fate.
 //
 // Nothing below imports this package: it observes the agent (Source) and
 // changes it only through the Applier.
