@@ -24,6 +24,12 @@ func UpgradeLayout(getenv func(string) string, home string) upgrade.Layout {
 // confirmEvery is how often a version on trial checks its health.
 const confirmEvery = 250 * time.Millisecond
 
+// ConfirmHold is how long a version on trial must stay healthy, without
+// a break, before it confirms itself: a quarter of its health deadline,
+// at most ten seconds, so a version that is healthy for a moment and
+// then fails is still rolled back.
+func ConfirmHold(deadline time.Duration) time.Duration { return min(10*time.Second, deadline/4) }
+
 // newUpgrader is the package installer, when management.opamp.packages
 // is on and the agent can restart in place; report is late-bound to the
 // client that hands it offers.
@@ -65,16 +71,29 @@ func watchTrial(ctx context.Context, getenv func(string) string, home string, rt
 		return
 	}
 	layout := UpgradeLayout(getenv, home)
+	hold := ConfirmHold(upgrade.DefaultHealthDeadline)
+	if st, err := layout.Load(); err == nil && st.Trial != nil {
+		hold = ConfirmHold(time.Duration(st.Trial.Deadline))
+	}
 	go func() {
 		t := time.NewTicker(confirmEvery)
 		defer t.Stop()
+		var since time.Time
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
 			}
-			if !rt.Snapshot().Health(time.Now(), 0).Healthy {
+			now := time.Now()
+			if !rt.Snapshot().Health(now, 0).Healthy {
+				since = time.Time{}
+				continue
+			}
+			if since.IsZero() {
+				since = now
+			}
+			if now.Sub(since) < hold {
 				continue
 			}
 			if err := layout.Confirm(version, time.Now()); err != nil {
