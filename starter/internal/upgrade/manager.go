@@ -210,7 +210,14 @@ func (m *Manager) Handle(ctx context.Context, o Offer) {
 		m.busy = ""
 		m.mu.Unlock()
 	}()
-	if st, err := m.o.Layout.Load(); err == nil && st.Last != nil && st.Last.Version == o.Version && bytes.Equal(st.Last.Hash, o.Hash) {
+	if st, err := m.o.Layout.Load(); err == nil && st.Trial != nil {
+		// A trial is under way: its verdict comes first, and the server
+		// hears of it; a new offer is taken once it is over.
+		r := known(st)
+		r.Offer.AllHash = o.AllHash
+		m.o.Report(*r)
+		return
+	} else if err == nil && st.Last != nil && st.Last.Version == o.Version && bytes.Equal(st.Last.Hash, o.Hash) {
 		// The server repeats its offer at every connection: tell it again
 		// how this one ended.
 		if r := known(st); r != nil {

@@ -117,3 +117,21 @@ func TestManagerHandle(t *testing.T) {
 		})
 	}
 }
+
+// An offer during a trial (the trial itself is offered its own version)
+// is not installed nor reported Installed before the verdict.
+func TestManagerWaitsForTheTrial(t *testing.T) {
+	l := trialLayout(t, 1)
+	pub, priv, _ := GenerateKey(nil)
+	rec := &recorder{}
+	m, err := NewManager(Options{Layout: l, PublicKey: pub, Self: Slot{Version: "1.1.0", Path: l.Binary("1.1.0")},
+		Report: rec.report, Restart: func() { rec.restarts++ }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sha := make([]byte, 32)
+	m.Handle(context.Background(), Offer{Version: "1.1.0", URL: "http://127.0.0.1:1/x", SHA256: sha, Signature: Sign(priv, "1.1.0", sha, false)})
+	if got := rec.phases(); got != "Installing" || rec.restarts != 0 {
+		t.Errorf("phases %s restarts %d", got, rec.restarts)
+	}
+}
