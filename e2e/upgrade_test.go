@@ -48,11 +48,8 @@ func buildOnce(t *testing.T, name, pkg, ldflags string) string {
 	versioned.mu.Lock()
 	defer versioned.mu.Unlock()
 	if versioned.bins == nil {
-		dir, err := os.MkdirTemp("", "edge-agent-e2e-versions-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		versioned.dir, versioned.bins = dir, map[string]string{}
+		// Beside the suite's binaries: TestMain removes that folder.
+		versioned.dir, versioned.bins = filepath.Join(filepath.Dir(filepath.Dir(bins.agent)), "versions"), map[string]string{}
 	}
 	if p, ok := versioned.bins[name]; ok {
 		return p
