@@ -14,6 +14,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/starter/internal/daemon"
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
+	"github.com/edge-agent/edge-agent/starter/internal/process"
 	"github.com/edge-agent/edge-agent/starter/internal/upgrade"
 )
 
@@ -96,6 +97,11 @@ func (a *agentCLI) superviseTrial(ctx context.Context, layout upgrade.Layout, ho
 		}()
 		return c, nil
 	}}
+	// Under systemd (Type=notify, NotifyAccess=main) only this process
+	// may notify, and the trial is not told the socket: the launcher
+	// reports ready itself, or a trial pending at boot would time out the
+	// unit's start. The agent it execs next reports ready again.
+	_ = process.Notify(a.env.Getenv("NOTIFY_SOCKET"), "READY=1\nSTATUS=trying a new version")
 	res, err := sup.Supervise(ctx)
 	if err != nil {
 		return fmt.Errorf("self-upgrade trial: %w", err)
