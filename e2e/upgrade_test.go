@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,9 +105,9 @@ func (u *upgradeRoot) waitStarted(p *proc) string {
 }
 
 // startInstalled runs bin/edge-agent start, as the unit does.
-func (u *upgradeRoot) startInstalled() *proc {
+func (u *upgradeRoot) startInstalled(env ...string) *proc {
 	u.t.Helper()
-	return startProc(u.t, "edge-agent", u.dir, u.env(), u.bin, "start")
+	return startProc(u.t, "edge-agent", u.dir, u.env(env...), u.bin, "start")
 }
 
 // sign is `edge-agent package sign` of file as version.
@@ -199,11 +200,26 @@ func TestUpgradeOverOpAMP(t *testing.T) {
 	w := u.createFile("in/a.log")
 	want := makeLines(t.Name(), 0, 300)
 	w.lines(want[:100])
-	agent := u.startInstalled()
+	// systemd's notification socket (Type=notify, NotifyAccess=main).
+	sockDir, err := os.MkdirTemp("", "sdn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	sock := filepath.Join(sockDir, "notify.sock")
+	notify, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer notify.Close()
+	agent := u.startInstalled("NOTIFY_SOCKET=" + sock)
 	defer u.stop(agent)
 	uid := u.waitStarted(agent)
 	waitAgent(t, srv, uid, "1.0.0 registered", func(a opampdev.Agent) bool { return runningVersion(a) == "1.0.0" })
 	rc.waitDelivered(want[:100], deliverTimeout)
+	if got := readDatagram(t, notify, 20*time.Second); got != "READY=1" {
+		t.Fatalf("first notification %q", got)
+	}
 
 	srv.CutNextDownload(1 << 20)
 	u.offer(srv, agentVersion(t, "1.1.0"), "1.1.0")
@@ -215,6 +231,21 @@ func TestUpgradeOverOpAMP(t *testing.T) {
 	}
 	if !agent.running() || u.pid() != agent.pid() {
 		t.Fatalf("the upgraded agent should run under the first pid %d; pid file says %d", agent.pid(), u.pid())
+	}
+	// The launcher (the main pid) says ready while it tries the new
+	// version, which is not given the socket; the new version, exec'd
+	// in its place, says ready again. Nothing else: no STOPPING=1 for a
+	// restart in place.
+	for _, want := range []string{"READY=1\nSTATUS=trying a new version", "READY=1"} {
+		if got := readDatagram(t, notify, 20*time.Second); got != want {
+			t.Errorf("notification %q, want %q", got, want)
+		}
+	}
+	if err := notify.SetReadDeadline(time.Now().Add(500 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := notify.Read(make([]byte, 256)); err == nil {
+		t.Errorf("a notification beyond the launcher's and the new version's (%d bytes): the trial was given the socket", n)
 	}
 	dl := srv.Downloads()
 	if len(dl) < 2 || dl[0] != "" || !strings.HasPrefix(dl[1], "bytes=1048576-") {
