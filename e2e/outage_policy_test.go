@@ -510,4 +510,3 @@ func TestOutagePolicies(t *testing.T) {
 		}
 	})
 }
-
