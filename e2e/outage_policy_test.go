@@ -427,7 +427,7 @@ func TestOutagePolicies(t *testing.T) {
 
 	t.Run("max-age", func(t *testing.T) {
 		t.Parallel()
-		const maxAge = 8 * time.Second
+		const maxAge = 12 * time.Second // the young lines must go out younger than this
 		engine := holdPort(t)
 		root := newRoot(t, options{port: engine.port, api: true,
 			queueExtra: "  max-age-ms: " + strconv.Itoa(int(maxAge/time.Millisecond)) + "\n"})
