@@ -48,6 +48,8 @@ type options struct {
 	tailExisting bool
 	// outputExtra is appended to the output section (indented YAML).
 	outputExtra string
+	// queueExtra is appended to the queue section (indented YAML).
+	queueExtra string
 }
 
 // agentRoot is one install root: config/, in/ (watched files), data/, log/.
@@ -125,6 +127,7 @@ func (r *agentRoot) configText() string {
 	if o.retentionMs != 0 {
 		retention = fmt.Sprintf("  acked-retention-ms: %d\n", o.retentionMs)
 	}
+	retention += o.queueExtra
 	// baseNames leaves patterns without a separator as they are: exclude
 	// matches those against the base name anywhere.
 	quoted := func(list []string, baseNames bool) string {

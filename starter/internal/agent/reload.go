@@ -351,7 +351,7 @@ func (l *loop) resume(o Options, outputReplaced bool) {
 	s := l.sender
 	fresh := r.newSendLoop(s.snd, s.enc, l.nonMode)
 	if outputReplaced {
-		l.link.pausedUntil = time.Time{}
+		l.link = linkPacing{down: !l.nonMode && o.Queue.drops()}
 	} else {
 		fresh.streak, fresh.holdErr, fresh.holdUntil = s.streak, s.holdErr, s.holdUntil
 	}

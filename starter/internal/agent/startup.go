@@ -36,6 +36,7 @@ func (r *Agent) start(ctx context.Context) (*loop, error) {
 		rowRetry:      newRowRetries(r.opts, 0),
 		jobs:          newJobSlots(jobSize(r.opts)),
 		claims:        claimPolicy{hint: true},
+		link:          linkPacing{down: !nonMode && r.opts.Queue.drops()},
 		cleanup:       cleanupPolicy{off: nonMode},
 		markStarted:   true,
 		exitOnRefusal: r.exitOnRefusal(),
