@@ -9,6 +9,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/glob"
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/connector/internal/linefilter"
 )
 
 // Config is the `input` section for `type: file`. Durations are in
@@ -161,7 +162,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, input.Errorf("output-format.type", "must be line or json, got %q", c.OutputFormat.Type))
 	}
 	errs = append(errs, validateFields(c.Fields)...)
-	_, ferrs := compileLineFilter(c.IncludeLines, c.ExcludeLines)
+	_, ferrs := linefilter.Compile(c.IncludeLines, c.ExcludeLines)
 	errs = append(errs, ferrs...)
 	return errors.Join(errs...)
 }
