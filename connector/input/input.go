@@ -122,6 +122,9 @@ type Stats struct {
 	// away before they could be read (rotated or deleted while closed or
 	// while the agent was stopped, and not found again).
 	LostBytes int64
+	// Restarts counts the times a process the input reads from was
+	// started again after it exited or hung (journald: journalctl).
+	Restarts int64
 }
 
 // Add returns the sum of s and o, for an agent totalling its inputs.
@@ -138,6 +141,7 @@ func (s Stats) Add(o Stats) Stats {
 	s.Errors += o.Errors
 	s.Filtered += o.Filtered
 	s.LostBytes += o.LostBytes
+	s.Restarts += o.Restarts
 	return s
 }
 

@@ -1,0 +1,324 @@
+package journald
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/edge-agent/edge-agent/connector/journald/journaltest"
+)
+
+// Following: entries appended to a journal file, and a journal file
+// created in the directory later, arrive while journalctl follows, in
+// journal order, with _ts from __REALTIME_TIMESTAMP and the journal fields.
+func TestFollowSeesAppendedEntriesAndNewFiles(t *testing.T) {
+	r := newRig(t)
+	r.write("a.journal", entries("m", 0, 5, "a.service")...)
+	r.open(r.config())
+	got := r.collect(5, 20*time.Second)
+	equal(t, "first entries", payloads(got), msgs("m", 0, 5))
+	o := got[2]
+	if o["_ts"] != float64(journaltest.Base.UnixMilli()+2) || o["_SYSTEMD_UNIT"] != "a.service" || o["PRIORITY"] != "6" || o["_index"] != float64(0) {
+		t.Fatalf("event fields: %v", o)
+	}
+	for k := range o {
+		if strings.HasPrefix(k, "__") || k == "MESSAGE" {
+			t.Fatalf("event carries %s by default: %v", k, o)
+		}
+	}
+	r.write("a.journal", entries("m", 5, 8, "a.service")...)
+	equal(t, "appended to the same file", payloads(r.collect(3, 20*time.Second)), msgs("m", 5, 8))
+	r.write("b.journal", entries("m", 8, 10, "b.service")...)
+	equal(t, "in a file created later", payloads(r.collect(2, 20*time.Second)), msgs("m", 8, 10))
+	st := r.in.Stats()
+	if st.LinesRead != 10 || st.Events != 10 || st.BytesRead <= 0 || st.Restarts != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	var pos state
+	if err := json.Unmarshal(r.pos, &pos); err != nil || pos.Cursor == "" || pos.Cursor != r.in.Cursor() ||
+		pos.Realtime != journaltest.Base.UnixMicro()+9000 {
+		t.Fatalf("position %s (%v), Cursor() %q", r.pos, err, r.in.Cursor())
+	}
+}
+
+// A restart resumes right after the saved cursor: what was delivered is
+// not read again, what came while stopped is read.
+func TestRestartResumesAfterCursor(t *testing.T) {
+	r := newRig(t)
+	r.write("a.journal", entries("m", 0, 6, "a.service")...)
+	in := r.open(r.config())
+	equal(t, "first run", payloads(r.collect(6, 20*time.Second)), msgs("m", 0, 6))
+	if err := in.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r.write("a.journal", entries("m", 6, 9, "a.service")...)
+	r.open(r.config())
+	equal(t, "after the restart", payloads(r.collect(3, 20*time.Second)), msgs("m", 6, 9))
+	r.quiet(500 * time.Millisecond)
+	// A restart with nothing new reads nothing.
+	_ = r.in.Close()
+	r.open(r.config())
+	r.quiet(500 * time.Millisecond)
+	if strings.Contains(r.log.String(), "rotated away") {
+		t.Fatalf("a cursor still in the journal reported as lost:\n%s", r.log)
+	}
+}
+
+// The saved cursor's file is gone (rotated and vacuumed) together with
+// entries never read: the input warns with the time range lost and
+// resumes at the oldest entry left.
+func TestRotatedAwayCursorWarnsAndResumesAtOldest(t *testing.T) {
+	r := newRig(t)
+	r.write("old.journal", entries("m", 0, 5, "a.service")...)
+	in := r.open(r.config())
+	r.collect(5, 20*time.Second)
+	_ = in.Close()
+	r.write("old.journal", entries("m", 5, 8, "a.service")...) // never read
+	r.write("new.journal", entries("m", 8, 11, "a.service")...)
+	if err := os.Remove(filepath.Join(r.dir, "old.journal")); err != nil {
+		t.Fatal(err)
+	}
+	r.open(r.config())
+	equal(t, "after the rotation", payloads(r.collect(3, 20*time.Second)), msgs("m", 8, 11))
+	logs := r.log.String()
+	from := journaltest.Base.Add(4 * time.Millisecond).Format(time.RFC3339Nano)
+	to := journaltest.Base.Add(8 * time.Millisecond).Format(time.RFC3339Nano)
+	if !strings.Contains(logs, `"level":"WARN","msg":"journal entries after the saved cursor were rotated away`) ||
+		!strings.Contains(logs, `"lost_from":"`+from+`"`) || !strings.Contains(logs, `"lost_to":"`+to+`"`) ||
+		!strings.Contains(logs, `"lost_span":"4ms"`) {
+		t.Fatalf("no WARN with the range lost (%s .. %s):\n%s", from, to, logs)
+	}
+}
+
+// A cursor journalctl refuses (not a cursor at all) restarts from the
+// oldest entry, with a WARN.
+func TestInvalidCursorReadsFromOldest(t *testing.T) {
+	r := newRig(t)
+	r.write("a.journal", entries("m", 0, 3, "a.service")...)
+	r.pos = []byte(`{"cursor":"not-a-cursor","realtime_us":1}`)
+	r.open(r.config())
+	equal(t, "from the oldest", payloads(r.collect(3, 20*time.Second)), msgs("m", 0, 3))
+	if !strings.Contains(r.log.String(), "the saved journal cursor is not valid") {
+		t.Fatalf("no WARN:\n%s", r.log)
+	}
+}
+
+// A MESSAGE that is not UTF-8 is written as the file input writes such a
+// line (U+FFFD, counted) and kept exactly in payload_base64; binary fields
+// (NUL, newline, invalid UTF-8) likewise; a multi-line UTF-8 MESSAGE is
+// exact in payload.
+func TestNonUTF8MessageAndBinaryFields(t *testing.T) {
+	r := newRig(t)
+	bad := []byte("caf\xe9 \xff\xfe end")
+	bin := []byte("\x00\x01\nbin\xff")
+	e0 := journaltest.NewEntry(0, "a.service", "")
+	e0[3].Value = bad
+	e0 = append(e0, journaltest.Field{Name: "BIN", Value: bin})
+	e1 := journaltest.NewEntry(1, "a.service", "line one\nline two\x00three", "TEXT", "ok ü")
+	r.write("a.journal", e0, e1)
+	r.open(r.config())
+	got := r.collect(2, 20*time.Second)
+	o := got[0]
+	if o["payload"] != "caf\uFFFD \uFFFD\uFFFD end" {
+		t.Fatalf("payload %q", o["payload"])
+	}
+	if b, _ := base64.StdEncoding.DecodeString(o["payload_base64"].(string)); string(b) != string(bad) {
+		t.Fatalf("payload_base64 %q decodes to %q", o["payload_base64"], b)
+	}
+	if b, _ := base64.StdEncoding.DecodeString(o["BIN_base64"].(string)); string(b) != string(bin) {
+		t.Fatalf("BIN_base64 %v", o)
+	}
+	if o["BIN"] != "\x00\x01\nbin\uFFFD" {
+		t.Fatalf("BIN %q", o["BIN"])
+	}
+	p := got[1]
+	if p["payload"] != "line one\nline two\x00three" || p["TEXT"] != "ok ü" {
+		t.Fatalf("second entry %v", p)
+	}
+	if _, ok := p["payload_base64"]; ok {
+		t.Fatalf("UTF-8 payload got a base64 copy: %v", p)
+	}
+	if st := r.in.Stats(); st.InvalidSequences != 4 {
+		t.Fatalf("invalid sequences %d, want 4 (3 in MESSAGE, 1 in BIN)", st.InvalidSequences)
+	}
+}
+
+// units, priority and matches select entries; include-fields and
+// exclude-fields choose the fields.
+func TestFiltersAndFieldSelection(t *testing.T) {
+	r := newRig(t)
+	var es []journaltest.Entry
+	for i := range 12 {
+		unit := []string{"a.service", "b.service", "c.service"}[i%3]
+		e := journaltest.NewEntry(i, unit, unit+" "+string(rune('0'+i%10)), "APP", "x", "CODE_LINE", "7")
+		if i%2 == 1 {
+			e[4].Value = []byte("7") // PRIORITY debug
+		}
+		es = append(es, e)
+	}
+	r.write("a.journal", es...)
+	c := r.config()
+	c.Units = []string{"a.service", "b.service"}
+	c.Priority = "info"
+	c.IncludeFields = []string{"_SYSTEMD_UNIT", "APP", "CODE_LINE", "__CURSOR"}
+	c.ExcludeFields = []string{"CODE_LINE"}
+	r.open(c)
+	// i%3 in {0,1} and i even: 0, 4, 6, 10.
+	got := r.collect(4, 20*time.Second)
+	equal(t, "selected", payloads(got), []string{"a.service 0", "b.service 4", "a.service 6", "b.service 0"})
+	for _, o := range got {
+		if len(o) != 6 || o["APP"] != "x" || o["__CURSOR"] == nil || o["_SYSTEMD_UNIT"] == nil {
+			t.Fatalf("fields %v, want _index, _ts, payload, _SYSTEMD_UNIT, APP, __CURSOR", o)
+		}
+	}
+	r.quiet(300 * time.Millisecond)
+
+	// matches: FIELD=value terms as journalctl takes them.
+	r2 := newRig(t)
+	r2.write("a.journal", es...)
+	c2 := r2.config()
+	c2.Matches = []string{"_SYSTEMD_UNIT=c.service"}
+	r2.open(c2)
+	equal(t, "matches", payloads(r2.collect(4, 20*time.Second)), []string{"c.service 2", "c.service 5", "c.service 8", "c.service 1"})
+}
+
+// multiline groups consecutive entries and include/exclude-lines drop
+// events as for files; a filtered event still moves the position.
+func TestMultilineAndLineFilters(t *testing.T) {
+	r := newRig(t)
+	var es []journaltest.Entry
+	n := 0
+	add := func(m string) { es = append(es, journaltest.NewEntry(n, "a.service", m)); n++ }
+	for i := range 3 {
+		add("E" + string(rune('0'+i)) + " start")
+		add("  at 1")
+		add("  at 2")
+		add("DEBUG x")
+	}
+	r.write("a.journal", es...)
+	c := r.config()
+	c.Multiline.Pattern = `^\s`
+	c.Multiline.Negate = true
+	c.Multiline.FlushIdleTimeout = 100 * time.Millisecond
+	c.ExcludeLines = []string{`^DEBUG`}
+	r.open(c)
+	got := r.collect(3, 20*time.Second)
+	equal(t, "groups", payloads(got), []string{"E0 start", "  at 1", "  at 2", "E1 start", "  at 1", "  at 2", "E2 start", "  at 1", "  at 2"})
+	if got[1]["_index"] != float64(1) || got[2]["_index"] != float64(2) {
+		t.Fatalf("group indexes: %v", got[:3])
+	}
+	// The last DEBUG entry is flushed by the idle timeout and filtered:
+	// the position still reaches it.
+	deadline := time.Now().Add(10 * time.Second)
+	var pos state
+	for time.Now().Before(deadline) {
+		r.quiet(50 * time.Millisecond)
+		_ = json.Unmarshal(r.pos, &pos)
+		if pos.Realtime == journaltest.Base.UnixMicro()+11000 {
+			break
+		}
+	}
+	if pos.Realtime != journaltest.Base.UnixMicro()+11000 {
+		t.Fatalf("position %s, want the last (filtered) entry's", r.pos)
+	}
+	if st := r.in.Stats(); st.Filtered != 3 || st.Events != 3 || st.LinesRead != 12 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// Killed journalctl is started again (shared backoff) and resumes after the
+// last entry read: nothing lost, nothing twice.
+func TestJournalctlRestartedAfterExit(t *testing.T) {
+	r := newRig(t)
+	r.write("a.journal", entries("m", 0, 3, "a.service")...)
+	r.open(r.config())
+	r.collect(3, 20*time.Second)
+	pid := r.pid(0)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r.write("a.journal", entries("m", 3, 6, "a.service")...)
+	equal(t, "after the restart", payloads(r.collect(3, 20*time.Second)), msgs("m", 3, 6))
+	if st := r.in.Stats(); st.Restarts < 1 {
+		t.Fatalf("restarts %d", st.Restarts)
+	}
+	if r.pid(pid) == pid {
+		t.Fatal("same journalctl")
+	}
+	r.quiet(300 * time.Millisecond)
+}
+
+// A journalctl that hangs (stopped: alive, prints nothing) while the
+// journal has newer entries is killed and started again.
+func TestHungJournalctlRestarted(t *testing.T) {
+	r := newRig(t)
+	r.write("a.journal", entries("m", 0, 2, "a.service")...)
+	c := r.config()
+	c.HangTimeout = 300 * time.Millisecond
+	r.open(c)
+	r.collect(2, 20*time.Second)
+	pid := r.pid(0)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	r.write("a.journal", entries("m", 2, 4, "a.service")...)
+	equal(t, "after the hang", payloads(r.collect(2, 20*time.Second)), msgs("m", 2, 4))
+	if !strings.Contains(r.log.String(), "journalctl printed nothing although the journal holds newer entries") {
+		t.Fatalf("no hang WARN:\n%s", r.log)
+	}
+	if st := r.in.Stats(); st.Restarts != 1 {
+		t.Fatalf("restarts %d, want 1", st.Restarts)
+	}
+}
+
+// journalctl failing at once (a directory that does not exist) has its
+// stderr logged and is retried with the backoff, not in a spin.
+func TestJournalctlStderrLoggedAndBackedOff(t *testing.T) {
+	r := newRig(t)
+	c := r.config()
+	c.Directory = filepath.Join(r.dir, "missing")
+	c.RestartBackoff, c.RestartBackoffMax = 50*time.Millisecond, 200*time.Millisecond
+	r.open(c)
+	start := time.Now()
+	deadline := time.After(20 * time.Second)
+	for r.in.Stats().Restarts < 4 {
+		select {
+		case <-deadline:
+			t.Fatalf("restarts %d; log:\n%s", r.in.Stats().Restarts, r.log)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	// Waits of at least 25, 50, 100 ms (jitter halves at most).
+	if el := time.Since(start); el < 175*time.Millisecond {
+		t.Fatalf("4 restarts in %v: no backoff", el)
+	}
+	if !strings.Contains(r.log.String(), `"msg":"journalctl: Failed to open`) {
+		t.Fatalf("stderr not logged:\n%s", r.log)
+	}
+}
+
+// pid waits for a journalctl --follow other than old and returns its PID.
+func (r *rig) pid(old int) int {
+	r.t.Helper()
+	deadline := time.After(10 * time.Second)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		r.in.fol.mu.Lock()
+		p := r.in.fol.proc
+		r.in.fol.mu.Unlock()
+		if p != nil && p.Process != nil && p.Process.Pid != old {
+			return p.Process.Pid
+		}
+		select {
+		case <-deadline:
+			return old
+		case <-tick.C:
+		}
+	}
+}
