@@ -30,9 +30,8 @@ const (
 type startMode uint8
 
 const (
-	fromEnd   startMode = iota // only entries written from now on
+	fromSince startMode = iota // follower.since (journalctl --since)
 	fromHead                   // the oldest entry
-	fromSince                  // follower.since (journalctl --since)
 )
 
 // counters are what the reader goroutine counts; Stats reads them.
@@ -87,10 +86,8 @@ func (f *follower) followArgs(at string, mode startMode) []string {
 		args = append(args, "--cursor="+at)
 	case mode == fromHead:
 		args = append(args, "--no-tail")
-	case mode == fromSince:
-		args = append(args, "--since="+f.since)
 	default:
-		args = append(args, "--lines=0")
+		args = append(args, "--since="+f.since)
 	}
 	return append(args, f.filters...)
 }

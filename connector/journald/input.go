@@ -156,8 +156,11 @@ func (in *Input) Open(_ context.Context, opts input.OpenOptions) error {
 	case in.cfg.ReadFromBeginning:
 		f.mode = fromHead
 	default:
-		f.mode = fromEnd
+		// From now: entries from this time on, so that what is written
+		// while journalctl starts is not missed, and a restart before the
+		// first entry starts from the same time (the anchor, saved).
 		in.anchor = in.now().UnixMicro()
+		f.mode, f.since = fromSince, sinceArg(in.anchor)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	in.cancel = cancel

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -321,4 +322,31 @@ func (r *rig) pid(old int) int {
 		case <-tick.C:
 		}
 	}
+}
+
+// The default (no read-from-beginning) reads entries from the time the
+// input first opened on: older ones are skipped, and a restart before any
+// entry arrived still reads what came while the agent was stopped.
+func TestTailFromNowAndAnchorAcrossRestart(t *testing.T) {
+	r := newRig(t)
+	now := func(n int, msg string) journaltest.Entry {
+		e := journaltest.NewEntry(n, "a.service", msg)
+		e[0].Value = []byte(strconv.FormatInt(time.Now().UnixMicro(), 10))
+		return e
+	}
+	r.write("a.journal", entries("old", 0, 3, "a.service")...)
+	c := r.config()
+	c.ReadFromBeginning = false
+	in := r.open(c)
+	r.quiet(200 * time.Millisecond)
+	if r.pos == nil {
+		t.Fatal("no anchor position saved before the first entry")
+	}
+	_ = in.Close()
+	r.write("a.journal", now(10, "while stopped"))
+	in = r.open(c)
+	equal(t, "after a restart before any entry", payloads(r.collect(1, 20*time.Second)), []string{"while stopped"})
+	r.write("a.journal", now(11, "live"))
+	equal(t, "live", payloads(r.collect(1, 20*time.Second)), []string{"live"})
+	_ = in.Close()
 }
