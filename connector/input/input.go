@@ -77,6 +77,14 @@ type StatsReporter interface {
 	Stats() Stats
 }
 
+// CursorReporter is implemented by inputs whose position is one cursor
+// they can show (journald: the journal cursor of the last entry handed to
+// the scheduler; "" before any). Cursor is called from other goroutines
+// than the one driving the input, so it must be safe for concurrent use.
+type CursorReporter interface {
+	Cursor() string
+}
+
 // FilesReporter is implemented by inputs that read files and can list them
 // cheaply. Files is called from other goroutines than the one driving the
 // input, so it must be safe for concurrent use; the list may be a little
