@@ -84,12 +84,12 @@ func TestJournalctlArgs(t *testing.T) {
 		mode startMode
 		want string
 	}{
-		{"s=1", fromHead, "--cursor=s=1"},
-		{"", fromHead, "--no-tail"},
-		{"", fromSince, "--since=-1h"},
+		{"s=1", fromHead, "--cursor=s=1 "},
+		{"", fromHead, ""},
+		{"", fromSince, "--since=-1h "},
 	} {
 		got := strings.Join(f.followArgs(tc.at, tc.mode), " ")
-		want := "--output=export --no-pager --quiet --file=/j/a.journal --follow " + tc.want + " --unit=a.service --user-unit=u.service --priority=3 _PID=1"
+		want := "--output=export --no-pager --quiet --file=/j/a.journal --follow --no-tail " + tc.want + "--unit=a.service --user-unit=u.service --priority=3 _PID=1"
 		if got != want {
 			t.Errorf("got  %s\nwant %s", got, want)
 		}

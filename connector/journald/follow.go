@@ -80,12 +80,13 @@ func (f *follower) baseArgs() []string {
 // followArgs are the arguments of one journalctl --follow run, and the
 // cursor whose own entry it prints first and the reader drops.
 func (f *follower) followArgs(at string, mode startMode) []string {
-	args := append(f.baseArgs(), "--follow")
+	// --no-tail: with --follow journalctl otherwise prints only 10
+	// entries of the backlog after a --cursor, then waits for new ones.
+	args := append(f.baseArgs(), "--follow", "--no-tail")
 	switch {
 	case at != "":
 		args = append(args, "--cursor="+at)
-	case mode == fromHead:
-		args = append(args, "--no-tail")
+	case mode == fromHead: // no position: from the oldest entry
 	default:
 		args = append(args, "--since="+f.since)
 	}

@@ -57,9 +57,10 @@ func TestRestartResumesAfterCursor(t *testing.T) {
 	if err := in.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r.write("a.journal", entries("m", 6, 9, "a.service")...)
+	// More than journalctl's default 10 lines of backlog.
+	r.write("a.journal", entries("m", 6, 60, "a.service")...)
 	r.open(r.config())
-	equal(t, "after the restart", payloads(r.collect(3, 20*time.Second)), msgs("m", 6, 9))
+	equal(t, "after the restart", payloads(r.collect(54, 20*time.Second)), msgs("m", 6, 60))
 	r.quiet(500 * time.Millisecond)
 	// A restart with nothing new reads nothing.
 	_ = r.in.Close()
@@ -243,8 +244,8 @@ func TestJournalctlRestartedAfterExit(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	r.write("a.journal", entries("m", 3, 6, "a.service")...)
-	equal(t, "after the restart", payloads(r.collect(3, 20*time.Second)), msgs("m", 3, 6))
+	r.write("a.journal", entries("m", 3, 40, "a.service")...)
+	equal(t, "after the restart", payloads(r.collect(37, 20*time.Second)), msgs("m", 3, 40))
 	if st := r.in.Stats(); st.Restarts < 1 {
 		t.Fatalf("restarts %d", st.Restarts)
 	}
