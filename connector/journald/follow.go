@@ -148,6 +148,10 @@ func (f *follower) once(ctx context.Context) (int, error) {
 	f.mu.Lock()
 	f.proc = cmd
 	f.mu.Unlock()
+	// Close cancels ctx, then kills f.proc; this covers a Close that came
+	// between Start and the line above.
+	stopKill := context.AfterFunc(ctx, func() { _ = cmd.Process.Kill() })
+	defer stopKill()
 	f.lastOut.Store(time.Now().UnixNano())
 	f.log.Debug("journalctl started", "pid", cmd.Process.Pid, "args", strings.Join(cmd.Args[1:], " "))
 

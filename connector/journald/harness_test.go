@@ -67,10 +67,16 @@ func (r *rig) write(file string, entries ...journaltest.Entry) {
 	r.tools.Write(r.t, filepath.Join(r.dir, file), entries...)
 }
 
+func inputSettings(r *rig) input.Settings {
+	return input.Settings{ID: "j", Logger: slog.New(slog.NewJSONHandler(r.log, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+}
+
+func openFirst() input.OpenOptions { return input.OpenOptions{FirstStart: true} }
+
 // open starts an input with cfg, from the rig's saved position if any.
 func (r *rig) open(cfg *Config) *Input {
 	r.t.Helper()
-	in, err := New(cfg, input.Settings{ID: "j", Logger: slog.New(slog.NewJSONHandler(r.log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	in, err := New(cfg, inputSettings(r))
 	if err != nil {
 		r.t.Fatal(err)
 	}

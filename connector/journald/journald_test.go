@@ -351,3 +351,56 @@ func TestTailFromNowAndAnchorAcrossRestart(t *testing.T) {
 	equal(t, "live", payloads(r.collect(1, 20*time.Second)), []string{"live"})
 	_ = in.Close()
 }
+
+// While Poll is not called the reader fills the bounded queue and stops
+// reading (journalctl blocks on its pipe); then every entry still
+// arrives, in order: nothing is dropped.
+func TestFullQueueStopsReadingDropsNothing(t *testing.T) {
+	r := newRig(t)
+	r.write("a.journal", entries("m", 0, 500, "a.service")...)
+	in, err := New(r.config(), inputSettings(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.q = newQueue(16, 1<<20)
+	in.fol.q = in.q
+	if err := in.Open(t.Context(), openFirst()); err != nil {
+		t.Fatal(err)
+	}
+	r.in = in
+	t.Cleanup(func() { _ = in.Close() })
+	deadline := time.After(20 * time.Second)
+	for !in.fol.blocked.Load() {
+		select {
+		case <-deadline:
+			t.Fatal("the reader never waited for room")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if n := in.c.entries.Load(); n > 17 {
+		t.Fatalf("%d entries read with a queue of 16", n)
+	}
+	equal(t, "everything after the pause", payloads(r.collect(500, 20*time.Second)), msgs("m", 0, 500))
+}
+
+// Close kills journalctl by its PID and reaps it, promptly.
+func TestCloseStopsJournalctl(t *testing.T) {
+	r := newRig(t)
+	r.write("a.journal", entries("m", 0, 1, "a.service")...)
+	in := r.open(r.config())
+	r.collect(1, 20*time.Second)
+	pid := r.pid(0)
+	start := time.Now()
+	if err := in.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Fatalf("Close took %v", el)
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Fatalf("journalctl %d still exists after Close", pid)
+	}
+	if err := in.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
