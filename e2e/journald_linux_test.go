@@ -16,9 +16,10 @@ import (
 	"github.com/edge-agent/edge-agent/connector/journald/journaltest"
 )
 
-// kill -9 of an agent reading a journal (type journald) while entries keep
-// arriving, then a restart: every entry arrives (the cursor was saved with
-// the events), journalctl did not outlive the agent, and status lists the
+// kill -9 of an agent reading a journal (type journald) and a file at once
+// while both keep growing, then a restart: every entry and every line
+// arrives (the cursor and the offset were saved with the events),
+// journalctl did not outlive the agent, and status lists the journald
 // input with its cursor.
 func TestJournaldKill9LosesNothing(t *testing.T) {
 	skipShort(t)
@@ -29,8 +30,12 @@ func TestJournaldKill9LosesNothing(t *testing.T) {
 	if err := os.MkdirAll(jdir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	root.opts.inputs = fmt.Sprintf("inputs:\n  - id: journal\n    type: journald\n    directory: %q\n    read-from-beginning: true\n", jdir)
+	root.opts.inputs = fmt.Sprintf("inputs:\n  - id: journal\n    type: journald\n    directory: %q\n    read-from-beginning: true\n"+
+		"  - id: files\n    paths: [%q]\n    read-from-beginning: true\n    glob-scan-interval-ms: 200\n", jdir, root.path("in/*.log"))
 	root.writeConfig()
+	lines := makeLines(t.Name()+"-file", 0, 6000)
+	w := root.createFile("in/app.log")
+	w.lines(lines[:500])
 	const total, chunk = 6000, 500
 	var want []string
 	var es []journaltest.Entry
@@ -48,6 +53,8 @@ func TestJournaldKill9LosesNothing(t *testing.T) {
 		defer close(writerDone)
 		for i := chunk; i < total; i += chunk {
 			tools.Write(t, file, es[i:i+chunk]...)
+			w.lines(lines[i : i+chunk])
+			time.Sleep(50 * time.Millisecond) // pacing: the kill comes mid-stream
 		}
 	}()
 	eventually(t, deliverTimeout, "some entries delivered", func() bool {
@@ -55,8 +62,12 @@ func TestJournaldKill9LosesNothing(t *testing.T) {
 	})
 	agent.signal(t, syscall.SIGKILL)
 	agent.wait(t, 10*time.Second)
+	atKill := len(journalPayloads(rc.out))
 	<-writerDone
-	t.Logf("killed with %d distinct entries delivered", len(journalPayloads(rc.out)))
+	t.Logf("killed with %d distinct entries delivered", atKill)
+	if atKill >= total {
+		t.Errorf("every entry was delivered before the kill: the test did not kill the agent mid-stream")
+	}
 	eventually(t, 10*time.Second, "journalctl gone with the agent", func() bool {
 		return len(processesNaming(jdir)) == 0
 	})
@@ -78,7 +89,11 @@ func TestJournaldKill9LosesNothing(t *testing.T) {
 	for _, n := range counts {
 		dups += n - 1
 	}
-	t.Logf("after kill -9 and restart: 0 missing, %d duplicates (expected only for rows in flight at the kill)", dups)
+	d := rc.waitDelivered(lines, deliverTimeout)
+	if len(d.missing) > 0 {
+		t.Fatalf("file input after kill -9 and restart: %s", d)
+	}
+	t.Logf("after kill -9 and restart: 0 entries and 0 lines missing, %d entry and %d line duplicates (expected only for rows in flight at the kill)", dups, d.duplicates)
 
 	resp, err := http.Get(root.apiBase() + "/debug/status")
 	if err != nil {
@@ -94,7 +109,7 @@ func TestJournaldKill9LosesNothing(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Inputs) != 1 || st.Inputs[0].Type != "journald" || !strings.HasPrefix(st.Inputs[0].Cursor, "s=") || st.Inputs[0].LinesRead == 0 {
+	if len(st.Inputs) != 2 || st.Inputs[0].Type != "journald" || !strings.HasPrefix(st.Inputs[0].Cursor, "s=") || st.Inputs[0].LinesRead == 0 {
 		t.Fatalf("/debug/status inputs: %+v", st.Inputs)
 	}
 	if out, _, code := root.cli("status"); code != 0 || !strings.Contains(out, "input journal (journald):") || !strings.Contains(out, "cursor s=") {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -125,6 +126,11 @@ func filterArgs(c *Config) []string {
 	}
 	if p, _ := priorityLevel(c.Priority); p >= 0 {
 		out = append(out, "--priority="+strconv.Itoa(p))
+	}
+	if len(c.IncludeFields) > 0 {
+		// journalctl then prints only these (and the __ address fields
+		// and _BOOT_ID, which it always prints): less to write and parse.
+		out = append(out, "--output-fields="+strings.Join(append([]string{"MESSAGE"}, c.IncludeFields...), ","))
 	}
 	return append(out, c.Matches...)
 }
