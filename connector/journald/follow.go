@@ -276,16 +276,17 @@ func (f *follower) watch(ctx context.Context, cmd *exec.Cmd) {
 			continue
 		}
 		newest, err := f.newest(ctx)
-		if err != nil || newest == nil || ctx.Err() != nil {
-			continue
+		if ctx.Err() != nil {
+			return
 		}
 		cur := f.cursorNow()
-		if cur != "" && sameEntry(newest.cursor, cur) {
-			f.lastOut.Store(time.Now().UnixNano()) // idle, not hung
+		if err != nil || newest == nil || (cur != "" && sameEntry(newest.cursor, cur)) ||
+			(cur == "" && newest.realtime*1000 < last) {
+			// Idle, not hung (nothing matches, journalctl printed the
+			// newest entry, or it is older than this run's start), or
+			// the journal cannot say now: look again after a timeout.
+			f.lastOut.CompareAndSwap(last, time.Now().UnixNano())
 			continue
-		}
-		if cur == "" && newest.realtime*1000 < last {
-			continue // older than this run's start: tailing from the end
 		}
 		grace := min(f.hang, 5*time.Second)
 		if backoff.Sleep(ctx, grace) != nil || f.lastOut.Load() != last || f.blocked.Load() {

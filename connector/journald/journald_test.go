@@ -266,6 +266,11 @@ func TestHungJournalctlRestarted(t *testing.T) {
 	c.HangTimeout = 300 * time.Millisecond
 	r.open(c)
 	r.collect(2, 20*time.Second)
+	// Idle but alive, with nothing newer in the journal: not a hang.
+	r.quiet(4 * c.HangTimeout)
+	if st := r.in.Stats(); st.Restarts != 0 {
+		t.Fatalf("an idle journalctl was restarted %d times", st.Restarts)
+	}
 	pid := r.pid(0)
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
