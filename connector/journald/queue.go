@@ -81,11 +81,3 @@ func (q *queue) pop() *entry {
 	}
 	return e
 }
-
-// full reports whether push would wait now.
-func (q *queue) full() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	n := q.lenLocked()
-	return n > 0 && (n >= q.maxN || q.bytes >= q.maxSize)
-}
