@@ -411,3 +411,39 @@ func TestCloseStopsJournalctl(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 }
+
+// user-units selects a user unit's entries (journalctl --user-unit: the
+// unit's _SYSTEMD_USER_UNIT entries of the agent's own user).
+func TestUserUnitFilter(t *testing.T) {
+	r := newRig(t)
+	uid := strconv.Itoa(os.Getuid())
+	r.write("a.journal",
+		journaltest.NewEntry(0, "", "user entry", "_SYSTEMD_USER_UNIT", "u.service", "_UID", uid),
+		journaltest.NewEntry(1, "a.service", "system entry"),
+		journaltest.NewEntry(2, "", "other user unit", "_SYSTEMD_USER_UNIT", "v.service", "_UID", uid))
+	c := r.config()
+	c.UserUnits = []string{"u.service"}
+	r.open(c)
+	equal(t, "user unit", payloads(r.collect(1, 20*time.Second)), []string{"user entry"})
+	r.quiet(300 * time.Millisecond)
+}
+
+// The saved cursor's entry is gone and nothing came after it yet: the
+// input warns, then reads what is written next.
+func TestCursorGoneNothingAfter(t *testing.T) {
+	r := newRig(t)
+	r.write("old.journal", entries("m", 0, 3, "a.service")...)
+	in := r.open(r.config())
+	r.collect(3, 20*time.Second)
+	_ = in.Close()
+	if err := os.Remove(filepath.Join(r.dir, "old.journal")); err != nil {
+		t.Fatal(err)
+	}
+	r.open(r.config())
+	r.quiet(300 * time.Millisecond)
+	r.write("new.journal", entries("m", 3, 6, "a.service")...)
+	equal(t, "after", payloads(r.collect(3, 20*time.Second)), msgs("m", 3, 6))
+	if !strings.Contains(r.log.String(), "nor any after it") {
+		t.Fatalf("no WARN:\n%s", r.log)
+	}
+}
