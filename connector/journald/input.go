@@ -287,7 +287,8 @@ func (in *Input) Close() error {
 	return nil
 }
 
-// Wakeup fires when the reader queued entries into an empty queue.
+// Wakeup fires when the reader queued entries (signals coalesce: one
+// pending at most).
 func (in *Input) Wakeup() <-chan struct{} { return in.q.wake }
 
 // Stats are the input's counters: LinesRead are journal entries read,

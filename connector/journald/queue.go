@@ -22,7 +22,7 @@ type queue struct {
 	head    int
 	bytes   int
 	space   chan struct{} // signalled when pop made room
-	wake    chan struct{} // signalled when push added to an empty queue
+	wake    chan struct{} // signalled on every push; one pending signal at most
 	maxN    int
 	maxSize int
 }
