@@ -230,6 +230,7 @@ func (in *Input) emitGroup(dst []input.Event, n int) []input.Event {
 	last := g[n-1]
 	if last.cursor != "" {
 		in.done = state{Cursor: last.cursor, Realtime: last.realtime}
+		in.anchorOut = true // a cursor supersedes the tailing start time
 	}
 	in.lastFiltered = in.filter != nil && !in.filter.Keep(g[0].msg)
 	if in.lastFiltered {

@@ -356,6 +356,13 @@ func TestTailFromNowAndAnchorAcrossRestart(t *testing.T) {
 	equal(t, "after a restart before any entry", payloads(r.collect(1, 20*time.Second)), []string{"while stopped"})
 	r.write("a.journal", now(11, "live"))
 	equal(t, "live", payloads(r.collect(1, 20*time.Second)), []string{"live"})
+	// Idle polls after that keep the cursor's position (the start time
+	// no longer matters).
+	saved := string(r.pos)
+	r.quiet(200 * time.Millisecond)
+	if string(r.pos) != saved || !strings.Contains(saved, `"cursor":"s=`) {
+		t.Fatalf("position %s after idle polls, want %s", r.pos, saved)
+	}
 	_ = in.Close()
 }
 
