@@ -238,13 +238,11 @@ func (f *follower) logStderr(r io.Reader, pid int) {
 	for {
 		line, err := br.ReadSlice('\n')
 		if len(line) > 0 {
+			text := strings.TrimRight(string(line), "\r\n") // copied: line is bufio's
 			cut := errors.Is(err, bufio.ErrBufferFull)
-			if cut { // skip the rest of an over-long line
-				for errors.Is(err, bufio.ErrBufferFull) {
-					_, err = br.ReadSlice('\n')
-				}
+			for errors.Is(err, bufio.ErrBufferFull) { // skip the rest of an over-long line
+				_, err = br.ReadSlice('\n')
 			}
-			text := strings.TrimRight(string(line), "\r\n")
 			switch {
 			case logged < stderrLines:
 				f.log.Warn("journalctl: "+text, "pid", pid, "cut", cut)

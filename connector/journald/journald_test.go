@@ -454,3 +454,44 @@ func TestCursorGoneNothingAfter(t *testing.T) {
 		t.Fatalf("no WARN:\n%s", r.log)
 	}
 }
+
+// journalctl-path runs another binary; what it writes to stderr is logged
+// line by line, each cut to stderrLineBytes and at most stderrLines per
+// process.
+func TestStderrBounded(t *testing.T) {
+	r := newRig(t)
+	script := filepath.Join(r.dir, "fake-journalctl")
+	body := "#!/bin/sh\n" +
+		"head -c 5000 /dev/zero | tr '\\0' x >&2; echo >&2\n" +
+		"i=0; while [ $i -lt 150 ]; do echo \"line $i\" >&2; i=$((i+1)); done\n" +
+		"exit 3\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := r.config()
+	c.JournalctlPath = script
+	c.RestartBackoff, c.RestartBackoffMax = time.Hour, time.Hour
+	r.open(c)
+	deadline := time.After(20 * time.Second)
+	for r.in.Stats().Restarts < 1 {
+		select {
+		case <-deadline:
+			t.Fatalf("no restart; log:\n%s", r.log)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	logs := r.log.String()
+	if n := strings.Count(logs, `"msg":"journalctl: `); n != stderrLines+1 {
+		t.Fatalf("%d stderr records, want %d and the note", n, stderrLines+1)
+	}
+	if !strings.Contains(logs, `"msg":"journalctl: `+strings.Repeat("x", stderrLineBytes-1)) ||
+		strings.Contains(logs, strings.Repeat("x", stderrLineBytes+1)) || !strings.Contains(logs, `"cut":true`) {
+		t.Fatalf("the long line was not cut to the bound:\n%.3000s", logs)
+	}
+	if !strings.Contains(logs, "line 98") || strings.Contains(logs, "line 99\"") || !strings.Contains(logs, "further stderr lines are not logged") {
+		t.Fatalf("stderr not bounded to %d lines:\n%s", stderrLines, logs)
+	}
+	if !strings.Contains(logs, "exit status 3") {
+		t.Fatalf("exit status not logged:\n%s", logs)
+	}
+}
