@@ -113,7 +113,7 @@ type FileStatus struct {
 // except FilesOpen and FilesTracked, which are gauges. The file fields
 // name what a file input counts; an input without files leaves them 0.
 type Stats struct {
-	LinesRead        int64 // complete lines read (before multiline grouping)
+	LinesRead        int64 // complete lines read (before multiline grouping; journald: entries)
 	BytesRead        int64 // raw bytes read
 	Events           int64 // data events produced (lines or groups)
 	TruncatedLines   int64 // lines cut to the input's maximum line size
