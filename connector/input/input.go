@@ -77,6 +77,14 @@ type StatsReporter interface {
 	Stats() Stats
 }
 
+// CursorReporter is implemented by inputs whose position is one cursor
+// they can show (journald: the journal cursor of the last entry handed to
+// the scheduler; "" before any). Cursor is called from other goroutines
+// than the one driving the input, so it must be safe for concurrent use.
+type CursorReporter interface {
+	Cursor() string
+}
+
 // FilesReporter is implemented by inputs that read files and can list them
 // cheaply. Files is called from other goroutines than the one driving the
 // input, so it must be safe for concurrent use; the list may be a little
@@ -105,7 +113,7 @@ type FileStatus struct {
 // except FilesOpen and FilesTracked, which are gauges. The file fields
 // name what a file input counts; an input without files leaves them 0.
 type Stats struct {
-	LinesRead        int64 // complete lines read (before multiline grouping)
+	LinesRead        int64 // complete lines read (before multiline grouping; journald: entries)
 	BytesRead        int64 // raw bytes read
 	Events           int64 // data events produced (lines or groups)
 	TruncatedLines   int64 // lines cut to the input's maximum line size
@@ -122,6 +130,9 @@ type Stats struct {
 	// away before they could be read (rotated or deleted while closed or
 	// while the agent was stopped, and not found again).
 	LostBytes int64
+	// Restarts counts the times a process the input reads from was
+	// started again after it exited or hung (journald: journalctl).
+	Restarts int64
 }
 
 // Add returns the sum of s and o, for an agent totalling its inputs.
@@ -138,6 +149,7 @@ func (s Stats) Add(o Stats) Stats {
 	s.Errors += o.Errors
 	s.Filtered += o.Filtered
 	s.LostBytes += o.LostBytes
+	s.Restarts += o.Restarts
 	return s
 }
 

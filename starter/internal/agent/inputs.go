@@ -172,6 +172,9 @@ type InputStatus struct {
 	// Files are the files it tracks (input.FilesReporter); nil when it
 	// cannot say.
 	Files []input.FileStatus
+	// Cursor is its position when it is one cursor (input.CursorReporter,
+	// journald); "" otherwise or before the first entry.
+	Cursor string
 }
 
 // inputStatuses reads every input's statistics; safe from any goroutine
@@ -186,6 +189,9 @@ func inputStatuses(inputs []*source) []InputStatus {
 		}
 		if fr, ok := s.in.(input.FilesReporter); ok {
 			out[i].Files = fr.Files()
+		}
+		if cr, ok := s.in.(input.CursorReporter); ok {
+			out[i].Cursor = cr.Cursor()
 		}
 	}
 	return out

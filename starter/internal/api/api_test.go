@@ -342,12 +342,14 @@ func TestPerInputStatusAndMetrics(t *testing.T) {
 			Files: []input.FileStatus{{Path: "/var/log/app.log", Identity: "1:3:cd", Offset: 4, Size: 4}}},
 		{ID: "db", Type: "file", Stats: &input.Stats{Events: 6}},
 		{ID: "quiet", Type: "other"}, // reports no stats: no series
+		{ID: "journal", Type: "journald", Stats: &input.Stats{LinesRead: 7, Events: 7, Restarts: 2}, Cursor: "s=1;i=7"},
 	}
 	srv := serve(t, Options{Source: &fakeSource{st: st}})
 	_, body := get(t, srv.URL+"/metrics", "")
 	for _, want := range []string{
 		`edge_agent_input_events_filtered_total{input="app"} 3` + "\n",
 		`edge_agent_input_events_filtered_total{input="db"} 0` + "\n",
+		`edge_agent_input_restarts_total{input="journal"} 2` + "\n",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)
@@ -361,7 +363,12 @@ func TestPerInputStatusAndMetrics(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &got); err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Inputs) != 3 || got.Inputs[0].ID != "app" || got.Inputs[0].Filtered != 3 || got.Inputs[1].Events != 6 ||
+	if len(got.Inputs) == 4 {
+		if j := got.Inputs[3]; j.Cursor != "s=1;i=7" || j.Restarts != 2 || j.LinesRead != 7 {
+			t.Errorf("journald input: %+v", j)
+		}
+	}
+	if len(got.Inputs) != 4 || got.Inputs[0].ID != "app" || got.Inputs[0].Filtered != 3 || got.Inputs[1].Events != 6 ||
 		len(got.Inputs[0].Files) != 1 || got.Inputs[0].Files[0].Path != "/var/log/app.log" || got.Inputs[2].Type != "other" {
 		t.Errorf("inputs: %+v", got.Inputs)
 	}

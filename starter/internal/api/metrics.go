@@ -30,6 +30,7 @@ var (
 	dDroppedBytes  = desc("wal_dropped_bytes_total", "Payload bytes of the rows counted by edge_agent_wal_dropped_events_total.", "reason")
 	dBackpressure  = desc("backpressure_active", "1 while reading is paused because the queue is above queue.max-bytes.")
 	dFiltered      = desc("input_events_filtered_total", "Events an input's include-lines/exclude-lines dropped (their positions still advance).", "input")
+	dRestarts      = desc("input_restarts_total", "Restarts of a process an input reads from (journald: journalctl) after it exited or hung.", "input")
 	dReloads       = desc("config_reloads_total", "Configuration reloads by result.", "result")
 	dThrottled     = desc("send_throttled_seconds_total", "Time the sender waited for the send-rate cap (output.rate-limit) before sending.")
 	dBuildInfo     = desc("build_info", "Always 1; the labels name the build.", "version", "commit")
@@ -52,7 +53,7 @@ type collector struct{ o *Options }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dEventsRead, dBytesRead, dEventsAcked, dWALRows, dWALBytes, dWALFileBytes,
-		dOldestPending, dBatches, dLatency, dReconnects, dFilesOpen, dTruncated, dLostBytes, dDropped, dDroppedBytes, dBackpressure, dFiltered, dReloads, dThrottled, dBuildInfo,
+		dOldestPending, dBatches, dLatency, dReconnects, dFilesOpen, dTruncated, dLostBytes, dDropped, dDroppedBytes, dBackpressure, dFiltered, dRestarts, dReloads, dThrottled, dBuildInfo,
 		dConnection, dFSAvail, dFSSize} {
 		ch <- d
 	}
@@ -118,6 +119,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for _, in := range st.Inputs {
 		if in.Stats != nil {
 			counter(dFiltered, float64(in.Stats.Filtered), in.ID)
+			counter(dRestarts, float64(in.Stats.Restarts), in.ID)
 		}
 	}
 }

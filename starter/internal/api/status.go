@@ -176,6 +176,13 @@ type Input struct {
 	Errors         int64  `json:"errors"`
 	// Filtered are events include-lines/exclude-lines dropped.
 	Filtered int64 `json:"events_filtered"`
+	// Restarts are restarts of a process the input reads from (journald:
+	// journalctl) after it exited or hung.
+	Restarts int64 `json:"restarts"`
+	// Cursor is the position of an input that has one cursor (journald:
+	// the journal cursor of the last entry handed over); in Status.Inputs
+	// only, omitted when there is none.
+	Cursor string `json:"cursor,omitempty"`
 	// Files are set in Status.Inputs only (Status.Files lists them all).
 	Files []File `json:"files,omitempty"`
 }
@@ -185,6 +192,7 @@ func inputDoc(typ string, s input.Stats) *Input {
 		Type: typ, LinesRead: s.LinesRead, BytesRead: s.BytesRead, Events: s.Events,
 		TruncatedLines: s.TruncatedLines, FilesOpen: s.FilesOpen, FilesTracked: s.FilesTracked,
 		Rotations: s.Rotations, Truncations: s.Truncations, Errors: s.Errors, Filtered: s.Filtered,
+		Restarts: s.Restarts,
 	}
 }
 
@@ -255,7 +263,7 @@ func statusOf(st agent.Status, o *Options, now time.Time) Status {
 		if in.Stats != nil {
 			doc = inputDoc(in.Type, *in.Stats)
 		}
-		doc.ID, doc.Files = in.ID, fileDocs(in.Files)
+		doc.ID, doc.Files, doc.Cursor = in.ID, fileDocs(in.Files), in.Cursor
 		out.Inputs = append(out.Inputs, *doc)
 	}
 	return out

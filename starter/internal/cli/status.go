@@ -256,6 +256,16 @@ func writeFilesText(out io.Writer, st api.Status) {
 				in.ID, in.FilesTracked, in.FilesOpen, in.Events, in.Filtered)
 		}
 	}
+	for _, in := range st.Inputs {
+		if in.Cursor != "" || in.Restarts > 0 {
+			cursor := in.Cursor
+			if cursor == "" {
+				cursor = "-"
+			}
+			fmt.Fprintf(out, "input %s (%s):\t%d entries, %d bytes, %d events, %d restarts, cursor %s\n",
+				in.ID, in.Type, in.LinesRead, in.BytesRead, in.Events, in.Restarts, cursor)
+		}
+	}
 	shown := 0
 	for _, f := range st.Files {
 		if f.Lag <= 0 {

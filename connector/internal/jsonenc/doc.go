@@ -1,6 +1,6 @@
 // Package jsonenc appends JSON string literals and integers to byte slices
-// without reflection, for the event JSON built on the hot path of the file
-// input.
+// without reflection, for the event JSON the inputs build on their hot
+// paths.
 //
 // Contract: the output of AppendString is always a valid JSON string that
 // decodes back to the input text, except that every invalid UTF-8 sequence
