@@ -568,3 +568,21 @@ func (e *Endpoints) Close() error {
 	})
 	return nil
 }
+
+// ProbeEach probes every endpoint in list order the way client.Probe
+// does (nothing sent), for `edge-agent check output`.
+func (e *Endpoints) ProbeEach(ctx context.Context) []client.ProbeResult {
+	out := make([]client.ProbeResult, 0, len(e.eps))
+	for _, ep := range e.eps {
+		p, ok := ep.c.(interface {
+			Probe(ctx context.Context) client.ProbeResult
+		})
+		if !ok {
+			out = append(out, client.ProbeResult{Endpoint: ep.addr,
+				Steps: []client.StepResult{{Step: client.StepConnect, Err: errors.New("this endpoint's client cannot be probed")}}})
+			continue
+		}
+		out = append(out, p.Probe(ctx))
+	}
+	return out
+}
