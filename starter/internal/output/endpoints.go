@@ -43,9 +43,11 @@ import (
 // Every Send's batches arrive in id order and each endpoint gets
 // contiguous runs of them, in order, so an endpoint sees increasing ids
 // for rows it has not seen, with gaps where another endpoint took the
-// rows (spread) or while it was not active (failover). Exceptions are
-// resends, as with one endpoint: a row that comes back unsent or refused
-// is sent again with its id, later, to whichever endpoint is then chosen.
+// rows (spread) or while it was not active (failover). Exceptions follow
+// failures, as with one endpoint: a row that comes back unsent or refused
+// is sent again with its id, later, to whichever endpoint is then chosen,
+// and the rows a failed endpoint left are moved at once, so the endpoint
+// that takes them may already have got higher ids.
 // Each endpoint is a source of its own to the engine (its own
 // __COMMIT__ watermark); the agent does not send __COMMIT__.
 //
