@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edge-agent/edge-agent/starter/opampdev"
 )
 
 // batchIDs lists the batch ids a receiver wrote (--format envelope), in
@@ -82,7 +84,8 @@ func TestFailoverEndpoints(t *testing.T) {
 	}
 
 	first.release()
-	back := startReceiverAt(t, first.port, token)
+	// Slow (2 ms a reply), so that rows are on the wire when it stops.
+	back := startReceiverAt(t, first.port, token, "--fault-delay-ms", "2")
 	n := len(want)
 	eventually(t, deliverTimeout, "the preferred endpoint takes lines again", func() bool {
 		more := makeLines(t.Name(), n, 20) // keep lines flowing while the probe runs
@@ -90,19 +93,28 @@ func TestFailoverEndpoints(t *testing.T) {
 		want, n = append(want, more...), n+20
 		return len(back.received()) > 0
 	})
-	for range 20 { // lines on the wire when it is stopped
-		more := makeLines(t.Name(), n, 50)
-		w.lines(more)
-		want, n = append(want, more...), n+50
-	}
-	back.stop() // by its pid, mid-run
-	more := makeLines(t.Name(), n, 1000)
+	got := len(back.received())
+	more := makeLines(t.Name(), n, 2000)
+	w.lines(more)
+	want, n = append(want, more...), n+2000
+	eventually(t, deliverTimeout, "the preferred endpoint midway through 2000 lines", func() bool {
+		return len(back.received()) >= got+200
+	})
+	// Stopped by its pid, mid-run, with SIGTERM: a receiver killed with
+	// SIGKILL loses the records it answered RECEIVED but had not written
+	// yet, as an engine loses what no checkpoint covered, and this test
+	// counts what the agent lost.
+	back.stop()
+	more = makeLines(t.Name(), n, 1000)
 	w.lines(more)
 	want = append(want, more...)
 	d := waitUnion(t, want, deliverTimeout, back, second, third)
 	t.Logf("%d lines: preferred %d, second %d, third %d; %s", len(want), len(back.received()), len(second.received()), len(third.received()), d)
 	if code := root.stop(agent); code != 0 {
 		t.Fatalf("graceful stop exit code %d", code)
+	}
+	if n := len(third.received()); n != 0 {
+		t.Errorf("the third endpoint got %d lines while the second was up", n)
 	}
 	log := root.logText()
 	for _, line := range []string{"failed over to another output endpoint", "returning to the preferred output endpoint"} {
@@ -169,4 +181,35 @@ func TestSpreadEndpoints(t *testing.T) {
 		}
 	}
 	t.Logf("%d lines: a %d, b %d; status %+v", len(want), len(a.batchIDs()), len(b.batchIDs()), st.Endpoints)
+}
+
+// An OpAMP remote config changes the endpoint list: from one endpoint to
+// a spread pair, applied like a reload; later rows reach both.
+func TestOpAMPChangesTheEndpoints(t *testing.T) {
+	skipShort(t)
+	const token = "e2e-token-0123456789"
+	one, a, b := startReceiver(t, token), startReceiver(t, token), startReceiver(t, token)
+	srv := startOpAMP(t, "127.0.0.1:0")
+	root := newRoot(t, options{port: one.port, extra: managed(srv.Endpoint())})
+	w := root.createFile("in/app.log")
+	want := makeLines(t.Name(), 0, 500)
+	w.lines(want)
+	agent := root.startReady()
+	defer root.stop(agent)
+	uid := root.instanceUID()
+	one.waitDelivered(want, deliverTimeout)
+
+	spread := *root
+	spread.opts.endpoints, spread.opts.endpointMode = []int{a.port, b.port}, "spread"
+	hash := srv.Push([]byte(spread.configText()))
+	waitAgent(t, srv, uid, "APPLIED", func(ag opampdev.Agent) bool {
+		return ag.RemoteStatus() == "APPLIED" && string(ag.RemoteConfig.GetLastRemoteConfigHash()) == string(hash)
+	})
+	more := makeLines(t.Name(), 500, 5000)
+	w.lines(more)
+	d := waitUnion(t, append(want, more...), deliverTimeout, one, a, b)
+	if len(a.received()) == 0 || len(b.received()) == 0 {
+		t.Fatalf("after the remote config: a %d, b %d lines", len(a.received()), len(b.received()))
+	}
+	t.Logf("one %d, a %d, b %d lines; %s", len(one.received()), len(a.received()), len(b.received()), d)
 }
