@@ -23,6 +23,9 @@ type fakeEndpoint struct {
 	up       atomic.Bool
 	refuse   atomic.Bool
 	perBatch time.Duration
+	// dieAfter > 0: the connection fails after that many batches of the
+	// next Send were received; the rest were on the wire, unanswered.
+	dieAfter int
 
 	mu       sync.Mutex
 	ids      []int64
@@ -56,6 +59,20 @@ func (f *fakeEndpoint) Send(ctx context.Context, bs []transport.Batch) ([]transp
 		return out, err
 	}
 	for i, b := range bs {
+		if f.dieAfter > 0 && i == f.dieAfter {
+			f.up.Store(false)
+			lost := fmt.Errorf("%w: connection reset", transport.ErrUnavailable)
+			for j := i; j < len(bs); j++ {
+				out[j] = transport.Result{ID: bs[j].ID, Outcome: transport.Failed, Err: fmt.Errorf("batch %d: written but never answered: %w", bs[j].ID, lost)}
+			}
+			return out, lost
+		}
+		if err := ctx.Err(); err != nil {
+			for j := i; j < len(bs); j++ {
+				out[j] = transport.Result{ID: bs[j].ID, Outcome: transport.NotSent, Err: err}
+			}
+			return out, err
+		}
 		if f.perBatch > 0 {
 			time.Sleep(f.perBatch)
 		}
@@ -304,4 +321,42 @@ func TestTransportFactoryEndpoints(t *testing.T) {
 	if c.Destination() != "127.0.0.1:1,127.0.0.1:2" {
 		t.Errorf("Destination = %q", c.Destination())
 	}
+}
+
+// Rows on the wire when the active endpoint dies go, in order, to the
+// next one in the same Send: each is acked by one of them, none is
+// charged; a Send the caller stops moves nothing on.
+func TestFailoverMovesWhatWasOnTheWire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := newFake(true), newFake(true)
+		a.dieAfter = 40
+		e := newTestEndpoints(ModeFailover, a, b)
+		defer e.Close()
+		mustSend(t, e, ids(1, 100))
+		if got := a.got(); len(got) != 40 || got[39] != 40 {
+			t.Fatalf("a got %v", got)
+		}
+		if got := b.got(); len(got) != 60 || got[0] != 41 || !increasing(got) {
+			t.Fatalf("b got %v, want 41..100 in order", got)
+		}
+		if st := e.Endpoints(); st[1].Switches != 1 || !st[1].Active {
+			t.Fatalf("status %+v", st)
+		}
+
+		b.perBatch = time.Second
+		ctx, cancel := context.WithTimeout(context.Background(), 5500*time.Millisecond)
+		defer cancel()
+		res, err := e.Send(ctx, ids(101, 10))
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("stopped Send = %v", err)
+		}
+		for _, r := range res[6:] { // 101..106 were answered before the deadline
+			if r.Outcome != transport.NotSent {
+				t.Fatalf("batch %d = %v after the caller stopped, want NotSent", r.ID, r.Outcome)
+			}
+		}
+		if st := e.Endpoints(); !st[1].Active || st[1].State != "connected" {
+			t.Fatalf("a caller's stop failed the endpoint: %+v", st)
+		}
+	})
 }
