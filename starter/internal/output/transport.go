@@ -25,8 +25,8 @@ type TransportConfig struct {
 	// Endpoints lists several engines' host:port instead of endpoint
 	// (one of the two): EndpointMode says how they are used (endpoints.go).
 	Endpoints []string `yaml:"endpoints"`
-	// EndpointMode is failover (the default) or spread; used only with
-	// endpoints.
+	// EndpointMode is failover (the default; also when empty) or spread;
+	// used only with endpoints.
 	EndpointMode string `yaml:"endpoint-mode"`
 	// TokenFile names a file holding the token; read at load, it wins
 	// over token.
@@ -149,7 +149,7 @@ func (c *TransportConfig) Validate() error {
 func (c *TransportConfig) validateEndpoints() []error {
 	var errs []error
 	mode := strings.ToLower(strings.TrimSpace(c.EndpointMode))
-	if mode != ModeFailover && mode != ModeSpread {
+	if mode != "" && mode != ModeFailover && mode != ModeSpread {
 		errs = append(errs, transport.Errorf("endpoint-mode", "must be %s or %s, got %q", ModeFailover, ModeSpread, c.EndpointMode))
 	}
 	if len(c.Endpoints) == 0 {
@@ -351,6 +351,9 @@ func (transportFactory) Create(cfg Config, set Settings) (transport.Sender, Enco
 		}
 		cl, err := client.New(one)
 		if err != nil {
+			for _, made := range clients[:i] {
+				_ = made.Close()
+			}
 			return nil, nil, fmt.Errorf("output.endpoints[%d]: %w", i, err)
 		}
 		addrs[i], clients[i] = one.Endpoint, cl
