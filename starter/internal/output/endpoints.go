@@ -25,8 +25,10 @@ import (
 // (AUTH_FAILED, DECRYPT_FAILED, a broken protocol), the batches it left
 // unanswered go, in their order and within the same Send, to the next
 // endpoint of the list; the failed one is probed (a session opened,
-// nothing sent) after a jittered backoff that grows from
-// probeInitial to max-backoff-ms while it stays down. An endpoint before
+// nothing sent) after a jittered backoff that grows from probeInitial to
+// max-backoff-ms while it stays down, and keeps growing when it fails
+// again within stableUp of coming back (a flapping endpoint is not
+// switched to every second). An endpoint before
 // the active one that answers a probe becomes active at the next Send:
 // switches happen only between Sends, never with batches in flight.
 //
@@ -80,8 +82,12 @@ const (
 const multiReconnectCycles = 5
 
 // probeInitial is the first wait before a failed endpoint is probed; the
-// waits double up to max-backoff-ms while it stays down.
-const probeInitial = time.Second
+// waits double up to max-backoff-ms while it stays down, or while it
+// fails again within stableUp of answering a probe.
+const (
+	probeInitial = time.Second
+	stableUp     = time.Minute
+)
 
 // EndpointStatus is one endpoint of a list, for status and metrics.
 type EndpointStatus struct {
@@ -142,7 +148,11 @@ type endpoint struct {
 	state     string
 	lastErr   string
 	lastErrAt time.Time
-	failures  int       // probes failed in a row since it went down
+	// failures counts the failed probes and the falls back down soon
+	// after coming up (within stableUp): the probe waits grow with it,
+	// so a flapping endpoint is not switched to every second.
+	failures  int
+	upSince   time.Time // when it last came up
 	nextProbe time.Time // when to probe it while down
 	probing   bool
 	rate      float64 // rows RECEIVED per second at its last send (spread's weight)
@@ -429,8 +439,10 @@ func (e *Endpoints) after(t int, err error, received int, took time.Duration) {
 	now := e.now()
 	wasUp := ep.up
 	ep.up, ep.state, ep.lastErr, ep.lastErrAt = false, stateOf(err), err.Error(), now
-	ep.failures = 0
-	ep.nextProbe = now.Add(e.probe.Jittered(0))
+	if now.Sub(ep.upSince) >= stableUp {
+		ep.failures = 0
+	}
+	ep.nextProbe = now.Add(e.probe.Jittered(ep.failures))
 	if !wasUp {
 		return
 	}
@@ -503,7 +515,8 @@ func (e *Endpoints) probeOne(ep *endpoint) {
 		return
 	}
 	if err == nil {
-		ep.up, ep.state, ep.failures = true, "connected", 0
+		ep.up, ep.state, ep.upSince = true, "connected", e.now()
+		ep.failures++ // forgotten once it stays up for stableUp
 		e.log.Info("output endpoint answers again", slog.String("endpoint", ep.addr))
 		return
 	}

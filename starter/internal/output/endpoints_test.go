@@ -360,3 +360,36 @@ func TestFailoverMovesWhatWasOnTheWire(t *testing.T) {
 		}
 	})
 }
+
+// A preferred endpoint that fails again soon after each return is
+// probed at growing waits, so the agent does not switch every second.
+func TestFailoverFlappingEndpointBacksOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := newFake(false), newFake(true)
+		e := newTestEndpoints(ModeFailover, a, b)
+		defer e.Close()
+		next := 1
+		var waits []time.Duration
+		for range 4 {
+			mustSend(t, e, ids(next, 1)) // a fails: on b
+			next++
+			a.up.Store(true)
+			start := time.Now()
+			for activeOf(e) != "engine-0:9999" {
+				if time.Since(start) > time.Hour {
+					t.Fatal("never returned to the preferred endpoint")
+				}
+				time.Sleep(100 * time.Millisecond)
+				mustSend(t, e, ids(next, 1))
+				next++
+				synctest.Wait()
+			}
+			waits = append(waits, time.Since(start))
+			a.up.Store(false) // and down again at once
+		}
+		t.Logf("waits before each return: %v", waits)
+		if waits[3] < 3*waits[0] {
+			t.Fatalf("waits %v: a flapping endpoint must be probed less and less often", waits)
+		}
+	})
+}
