@@ -177,5 +177,8 @@ func (r *Agent) publishExt(inputs []*source, snd transport.Sender) {
 	if s, ok := snd.(clientStats); ok {
 		e.link = s.Stats
 	}
+	if s, ok := snd.(output.EndpointReporter); ok {
+		e.endpoints = s.Endpoints
+	}
 	r.ext.Store(&e)
 }

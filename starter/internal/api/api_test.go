@@ -471,3 +471,43 @@ func TestStatusWindow(t *testing.T) {
 		}
 	}
 }
+
+// With output.endpoints each endpoint has its own series, and status
+// lists each endpoint; the agent-wide connection state is still there.
+func TestMetricsAndStatusPerEndpoint(t *testing.T) {
+	st := running()
+	st.Connection = "connected"
+	st.Endpoints = []output.EndpointStatus{
+		{Endpoint: "a:1", State: "unavailable", LastError: "connection refused", Sent: 3},
+		{Endpoint: "b:2", State: "connected", Active: true, Sent: 10, Received: 9, Switches: 1},
+	}
+	srv := serve(t, Options{Source: &fakeSource{st: st}})
+	_, body := get(t, srv.URL+"/metrics", "")
+	for _, want := range []string{
+		`edge_agent_output_endpoint_state{endpoint="a:1",state="unavailable"} 1`,
+		`edge_agent_output_endpoint_state{endpoint="a:1",state="connected"} 0`,
+		`edge_agent_output_endpoint_state{endpoint="b:2",state="connected"} 1`,
+		`edge_agent_output_endpoint_active{endpoint="a:1"} 0`,
+		`edge_agent_output_endpoint_active{endpoint="b:2"} 1`,
+		`edge_agent_output_endpoint_batches_received_total{endpoint="b:2"} 9`,
+		`edge_agent_output_endpoint_batches_sent_total{endpoint="a:1"} 3`,
+		`edge_agent_output_endpoint_switches_total{endpoint="b:2"} 1`,
+		`edge_agent_output_connection_state{state="connected"} 1`,
+	} {
+		if !strings.Contains(body, want+"\n") {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	_, body = get(t, srv.URL+"/debug/status", "")
+	var doc Status
+	if err := json.Unmarshal([]byte(body), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Endpoints) != 2 || doc.Endpoints[0].LastError != "connection refused" || !doc.Endpoints[1].Active || doc.Endpoints[1].Received != 9 {
+		t.Fatalf("status endpoints = %+v", doc.Endpoints)
+	}
+	srv = serve(t, Options{Source: &fakeSource{st: running()}})
+	if _, body := get(t, srv.URL+"/metrics", ""); strings.Contains(body, "edge_agent_output_endpoint_") {
+		t.Error("per-endpoint series exported with a single endpoint")
+	}
+}

@@ -35,8 +35,17 @@ var (
 	dThrottled     = desc("send_throttled_seconds_total", "Time the sender waited for the send-rate cap (output.rate-limit) before sending.")
 	dBuildInfo     = desc("build_info", "Always 1; the labels name the build.", "version", "commit")
 	dConnection    = desc("output_connection_state", "1 for the output's connection state (what the last send found), 0 for the others.", "state")
-	dFSAvail       = desc("wal_filesystem_avail_bytes", "Bytes left to the agent's user on the filesystem holding the WAL.")
-	dFSSize        = desc("wal_filesystem_size_bytes", "Size of the filesystem holding the WAL.")
+	// The endpoints of output.endpoints, one series each; absent with a
+	// single endpoint. output_connection_state stays the agent's as a
+	// whole (what the last send found, whichever endpoint took it), so
+	// alerts on it mean the same with a list.
+	dEndpointState    = desc("output_endpoint_state", "1 for each endpoint's connection state (what its last send or probe found), 0 for the others; only with output.endpoints.", "endpoint", "state")
+	dEndpointActive   = desc("output_endpoint_active", "1 while the endpoint is sent to (failover: the active one; spread: every endpoint up).", "endpoint")
+	dEndpointSent     = desc("output_endpoint_batches_sent_total", "Batch lines written to the endpoint, resends included.", "endpoint")
+	dEndpointReceived = desc("output_endpoint_batches_received_total", "Batches the endpoint answered RECEIVED.", "endpoint")
+	dEndpointSwitches = desc("output_endpoint_switches_total", "Times failover made the endpoint the active one.", "endpoint")
+	dFSAvail          = desc("wal_filesystem_avail_bytes", "Bytes left to the agent's user on the filesystem holding the WAL.")
+	dFSSize           = desc("wal_filesystem_size_bytes", "Size of the filesystem holding the WAL.")
 )
 
 // connectionStates are the output connection states the agent reports
@@ -54,7 +63,7 @@ type collector struct{ o *Options }
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dEventsRead, dBytesRead, dEventsAcked, dWALRows, dWALBytes, dWALFileBytes,
 		dOldestPending, dBatches, dLatency, dReconnects, dFilesOpen, dTruncated, dLostBytes, dDropped, dDroppedBytes, dBackpressure, dFiltered, dRestarts, dReloads, dThrottled, dBuildInfo,
-		dConnection, dFSAvail, dFSSize} {
+		dConnection, dEndpointState, dEndpointActive, dEndpointSent, dEndpointReceived, dEndpointSwitches, dFSAvail, dFSSize} {
 		ch <- d
 	}
 }
@@ -93,6 +102,15 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if st.Connection != "" && !slices.Contains(connectionStates, st.Connection) {
 		gauge(dConnection, 1, st.Connection)
+	}
+	for _, e := range st.Endpoints {
+		for _, s := range connectionStates {
+			gauge(dEndpointState, b2f(e.State == s), e.Endpoint, s)
+		}
+		gauge(dEndpointActive, b2f(e.Active), e.Endpoint)
+		counter(dEndpointSent, float64(e.Sent), e.Endpoint)
+		counter(dEndpointReceived, float64(e.Received), e.Endpoint)
+		counter(dEndpointSwitches, float64(e.Switches), e.Endpoint)
 	}
 	if c.o.WALPath != "" {
 		if sp, ok := fsspace.Of(c.o.WALPath); ok {

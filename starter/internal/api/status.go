@@ -5,6 +5,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
 
 // Status is /debug/status and `edge-agent status --json`. From a stopped
@@ -33,6 +34,9 @@ type Status struct {
 	// Window is the output's congestion window: the batch lines that may
 	// await replies at once; absent when the output keeps none.
 	Window int `json:"window,omitempty"`
+	// Endpoints lists each endpoint of output.endpoints, in list order;
+	// absent with a single endpoint.
+	Endpoints []Endpoint `json:"endpoints,omitempty"`
 
 	WAL      WALStatus `json:"wal"`
 	Counters *Counters `json:"counters,omitempty"`
@@ -204,6 +208,35 @@ func fileDocs(fs []input.FileStatus) []File {
 	return out
 }
 
+// Endpoint is one endpoint of output.endpoints.
+type Endpoint struct {
+	Endpoint string `json:"endpoint"`
+	// State: idle, connected, unavailable, rejected, auth_failed,
+	// decrypt_failed (what the last send or probe found).
+	State string `json:"state"`
+	// Active: sent to now (failover's one; spread's every endpoint up).
+	Active      bool       `json:"active"`
+	Sent        uint64     `json:"sent"`
+	Received    uint64     `json:"received"`
+	Switches    uint64     `json:"switches,omitempty"`
+	LastError   string     `json:"last_error,omitempty"`
+	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
+}
+
+func endpointDocs(eps []output.EndpointStatus) []Endpoint {
+	var out []Endpoint
+	for _, e := range eps {
+		d := Endpoint{Endpoint: e.Endpoint, State: e.State, Active: e.Active, Sent: e.Sent, Received: e.Received,
+			Switches: e.Switches, LastError: e.LastError}
+		if !e.LastErrorAt.IsZero() {
+			t := e.LastErrorAt
+			d.LastErrorAt = &t
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
 // configHash is the hash of the config in force: the last reload's, else
 // the one the agent started with.
 func configHash(st agent.Status, o *Options) string {
@@ -258,6 +291,7 @@ func statusOf(st agent.Status, o *Options, now time.Time) Status {
 		out.Management = o.Management()
 	}
 	out.Files = fileDocs(st.Files)
+	out.Endpoints = endpointDocs(st.Endpoints)
 	for _, in := range st.Inputs {
 		doc := &Input{Type: in.Type}
 		if in.Stats != nil {

@@ -186,6 +186,7 @@ func writeStatusText(w io.Writer, st api.Status, pidFile string, detailErr error
 		fmt.Fprintf(out, "agent id:\t%s\n", st.AgentID)
 		fmt.Fprintf(out, "version:\t%s\n", st.Version)
 		fmt.Fprintf(out, "connection:\t%s\n", st.Connection)
+		writeEndpointsText(out, st)
 		writeManagementText(out, st)
 	}
 	fmt.Fprintf(out, "backlog:\tPENDING %d, SENDING %d, DEAD %d (%d bytes)\n", st.WAL.Pending, st.WAL.Sending, st.WAL.Dead, st.WAL.Bytes)
@@ -304,5 +305,21 @@ func writeManagementText(out io.Writer, st api.Status) {
 			line += ": " + oneLine(m.RemoteConfigError)
 		}
 		fmt.Fprintf(out, "remote config:\t%s\n", line)
+	}
+}
+
+// writeEndpointsText lists each endpoint of output.endpoints: the one(s)
+// sent to marked with *, its state, rows sent and received, last error.
+func writeEndpointsText(out io.Writer, st api.Status) {
+	for _, e := range st.Endpoints {
+		mark := " "
+		if e.Active {
+			mark = "*"
+		}
+		line := fmt.Sprintf("endpoint:\t%s %s %s, sent %d, received %d", mark, e.Endpoint, e.State, e.Sent, e.Received)
+		if e.LastError != "" {
+			line += ", last error: " + oneLine(e.LastError)
+		}
+		fmt.Fprintln(out, line)
 	}
 }
