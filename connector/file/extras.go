@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/edge-agent/edge-agent/connector/file/internal/jsonenc"
+	"github.com/edge-agent/edge-agent/connector/internal/jsonenc"
 	"github.com/edge-agent/edge-agent/connector/input"
 )
 

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"unicode/utf8"
 
-	"github.com/edge-agent/edge-agent/connector/file/internal/jsonenc"
+	"github.com/edge-agent/edge-agent/connector/internal/jsonenc"
 	"github.com/edge-agent/edge-agent/connector/file/internal/multiline"
 )
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
-	"github.com/edge-agent/edge-agent/connector/file/internal/jsonenc"
+	"github.com/edge-agent/edge-agent/connector/internal/jsonenc"
 	"github.com/edge-agent/edge-agent/connector/file/internal/linesplit"
 	"github.com/edge-agent/edge-agent/connector/file/internal/multiline"
 )
