@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/edge-agent/edge-agent/connector/internal/jsonenc"
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/connector/internal/jsonenc"
 )
 
 // Host field names written by add-host-fields.
