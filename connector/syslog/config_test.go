@@ -35,7 +35,10 @@ func TestConfigValidate(t *testing.T) {
 		{"limits", func(c *Config) { c.MaxMessageBytes = 10; c.MaxConnections = 0; c.IdleTimeout = -time.Second }, []string{"max-message-bytes", "max-connections", "idle-timeout-ms"}},
 		{"queue below a message", func(c *Config) { c.QueueBytes = 1000 }, []string{"queue-bytes"}},
 		{"tls without files", func(c *Config) { c.Protocol = "tls" }, []string{"tls"}},
-		{"tls files missing", func(c *Config) { c.Protocol = "tls"; c.TLS.CertFile, c.TLS.KeyFile = "/nonexistent/c", "/nonexistent/k" }, []string{"tls.cert-file"}},
+		{"tls files missing", func(c *Config) {
+			c.Protocol = "tls"
+			c.TLS.CertFile, c.TLS.KeyFile = "/nonexistent/c", "/nonexistent/k"
+		}, []string{"tls.cert-file"}},
 		{"tls keys with tcp", func(c *Config) { c.TLS.CertFile = "c.pem" }, []string{"tls"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
