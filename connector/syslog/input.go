@@ -36,9 +36,16 @@ type Input struct {
 	pc   *net.UDPConn
 	addr atomic.Pointer[net.Addr]
 
-	done     chan struct{} // closed by stop: readers end, pushes stop waiting
-	stopOnce sync.Once
-	wg       sync.WaitGroup
+	// done is closed by stop: readers end, pushes stop waiting. It, ln
+	// and pc are replaced only by the scheduler's goroutine, after every
+	// reader of the previous listener has ended.
+	done chan struct{}
+	wg   sync.WaitGroup
+	// stopped: not listening (after Drain or Close); closed: after Close.
+	// relistenAt: when Poll next tries to listen again after a Drain that
+	// was not followed by Close (a reload that failed keeps this input).
+	stopped, closed bool
+	relistenAt      time.Time
 
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
@@ -86,6 +93,10 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 
 // Open binds the listener and starts reading. Syslog keeps no positions.
 func (in *Input) Open(ctx context.Context, _ input.OpenOptions) error {
+	return in.listen(ctx)
+}
+
+func (in *Input) listen(ctx context.Context) error {
 	var lc net.ListenConfig
 	if in.cfg.Protocol == ProtoUDP {
 		pc, err := lc.ListenPacket(ctx, "udp", in.cfg.Listen)
@@ -99,7 +110,7 @@ func (in *Input) Open(ctx context.Context, _ input.OpenOptions) error {
 		a := in.pc.LocalAddr()
 		in.addr.Store(&a)
 		in.wg.Add(1)
-		go in.readUDP()
+		go in.readUDP(in.pc)
 	} else {
 		ln, err := lc.Listen(ctx, "tcp", in.cfg.Listen)
 		if err != nil {
@@ -109,7 +120,7 @@ func (in *Input) Open(ctx context.Context, _ input.OpenOptions) error {
 		a := ln.Addr()
 		in.addr.Store(&a)
 		in.wg.Add(1)
-		go in.accept()
+		go in.accept(in.ln)
 	}
 	in.log.Info("syslog listening", slog.String("protocol", in.cfg.Protocol), slog.String("listen", in.Addr().String()))
 	return nil
@@ -124,16 +135,23 @@ func (in *Input) Addr() net.Addr {
 	return nil
 }
 
-// Poll hands over up to max received messages; it never waits.
-func (in *Input) Poll(_ context.Context, dst []input.Event, max int) ([]input.Event, error) {
+// Poll hands over up to max received messages; it never waits (but for
+// a bind after a Drain, below).
+func (in *Input) Poll(ctx context.Context, dst []input.Event, max int) ([]input.Event, error) {
+	if in.stopped && !in.closed && !time.Now().Before(in.relistenAt) {
+		in.relisten(ctx)
+	}
 	dst, n := in.q.take(dst, max)
 	in.st.events.Add(int64(n))
 	return dst, nil
 }
 
 // Drain stops listening, lets every reader finish the message it holds,
-// and hands over everything still queued, so a graceful stop loses
-// nothing the input read. Bytes still in socket buffers are not read.
+// and hands over everything still queued, so a graceful stop, or a reload
+// that rebuilds this input (and binds the address again), loses nothing
+// the input read. Bytes still in socket buffers are not read. Polled
+// again without a Close (the reload failed and keeps this input), the
+// input listens again, retrying every relistenEvery.
 func (in *Input) Drain(dst []input.Event) []input.Event {
 	in.stop()
 	dst, n := in.q.take(dst, int(^uint(0)>>1))
@@ -144,8 +162,25 @@ func (in *Input) Drain(dst []input.Event) []input.Event {
 // Close stops the listener and the readers; idempotent. Messages still
 // queued are dropped (Drain hands them over first).
 func (in *Input) Close() error {
+	in.closed = true
 	in.stop()
 	return nil
+}
+
+// relistenEvery spaces the attempts to listen again after a Drain.
+const relistenEvery = time.Second
+
+func (in *Input) relisten(ctx context.Context) {
+	// The address bound before: the same port also when listen said :0.
+	in.cfg.Listen = in.Addr().String()
+	in.done = make(chan struct{})
+	in.stopped = false
+	if err := in.listen(ctx); err != nil {
+		close(in.done)
+		in.stopped, in.relistenAt = true, time.Now().Add(relistenEvery)
+		in.st.errors.Add(1)
+		in.log.Warn("syslog: cannot listen again after a drain; retrying", slog.Any("error", err), slog.Duration("retry_in", relistenEvery))
+	}
 }
 
 // Wakeup fires when messages were queued.
@@ -162,21 +197,26 @@ func (in *Input) Stats() input.Stats {
 	}
 }
 
+// stop ends listening and every reader, and waits for them.
 func (in *Input) stop() {
-	in.stopOnce.Do(func() {
-		close(in.done)
-		if in.ln != nil {
-			_ = in.ln.Close()
-		}
-		if in.pc != nil {
-			_ = in.pc.Close()
-		}
-		in.mu.Lock()
-		for c := range in.conns {
-			_ = c.Close()
-		}
-		in.mu.Unlock()
-	})
+	if in.stopped {
+		return
+	}
+	in.stopped = true
+	close(in.done)
+	if in.ln != nil {
+		_ = in.ln.Close()
+		in.ln = nil
+	}
+	if in.pc != nil {
+		_ = in.pc.Close()
+		in.pc = nil
+	}
+	in.mu.Lock()
+	for c := range in.conns {
+		_ = c.Close()
+	}
+	in.mu.Unlock()
 	in.wg.Wait()
 }
 
@@ -191,11 +231,11 @@ func (in *Input) stopping() bool {
 
 // accept serves connections until the listener closes. Temporary accept
 // failures (out of descriptors) are retried with a capped backoff.
-func (in *Input) accept() {
+func (in *Input) accept(ln net.Listener) {
 	defer in.wg.Done()
 	backoff := 5 * time.Millisecond
 	for {
-		c, err := in.ln.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			if in.stopping() || errors.Is(err, net.ErrClosed) {
 				return
@@ -325,13 +365,13 @@ func (r *idleReader) Read(p []byte) (int, error) {
 
 // readUDP reads datagrams until the socket closes. It never waits for the
 // queue: a datagram that finds it full is dropped and counted.
-func (in *Input) readUDP() {
+func (in *Input) readUDP(pc *net.UDPConn) {
 	defer in.wg.Done()
 	buf := make([]byte, in.cfg.MaxMessageBytes+1)
 	h := in.newHandler("")
 	var last string
 	for {
-		n, addr, err := in.pc.ReadFromUDPAddrPort(buf)
+		n, addr, err := pc.ReadFromUDPAddrPort(buf)
 		if err != nil {
 			if in.stopping() || errors.Is(err, net.ErrClosed) {
 				return

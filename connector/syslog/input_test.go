@@ -375,3 +375,54 @@ func TestDrainKeepsWhatWasRead(t *testing.T) {
 		t.Fatalf("drained %d of %d read", len(evs), st.LinesRead)
 	}
 }
+
+// A reload drains the inputs it rebuilds, then opens their successors:
+// the drained listener frees its address for the new one. When the reload
+// fails, the drained input is kept and polled again: it listens again.
+func TestDrainThenListenAgain(t *testing.T) {
+	for _, proto := range []string{ProtoTCP, ProtoUDP} {
+		t.Run(proto, func(t *testing.T) {
+			old := openInput(t, func(c *Config) { c.Protocol = proto })
+			addr := old.Addr().String()
+			send := func(text string) {
+				c, err := net.Dial(proto, addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				fmt.Fprintf(c, "<13>1 - h a - - - %s\n", text)
+			}
+			send("before")
+			eventually(t, func() bool { return old.Stats().LinesRead == 1 })
+			if evs := old.Drain(nil); len(evs) != 1 {
+				t.Fatalf("drained %d events, want 1", len(evs))
+			}
+			// The successor binds the same address.
+			c := NewDefaultConfig()
+			c.Protocol, c.Listen = proto, addr
+			next, err := New(c, input.Settings{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := next.Open(context.Background(), input.OpenOptions{}); err != nil {
+				t.Fatalf("successor cannot bind %s after Drain: %v", addr, err)
+			}
+			send("to the successor")
+			if evs := collect(t, next, 1, 5*time.Second); len(evs) != 1 || evs[0]["msg"] != "to the successor" {
+				t.Fatalf("successor got %v", msgs(evs))
+			}
+			_ = next.Close()
+			// The reload "failed": the drained input is polled again.
+			if evs, err := old.Poll(context.Background(), nil, 10); err != nil || len(evs) != 0 {
+				t.Fatalf("first poll after drain: %d events, %v", len(evs), err)
+			}
+			if old.Addr().String() != addr {
+				t.Fatalf("listening again on %s, want %s", old.Addr(), addr)
+			}
+			send("after")
+			if evs := collect(t, old, 1, 5*time.Second); len(evs) != 1 || evs[0]["msg"] != "after" {
+				t.Fatalf("after listening again: %v", msgs(evs))
+			}
+		})
+	}
+}
