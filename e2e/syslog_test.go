@@ -207,6 +207,18 @@ func TestSyslogInputs(t *testing.T) {
 		t.Fatalf("/metrics lacks the udp input's drop counter:\n%s", syslogGrepLines(metrics, "edge_agent_input"))
 	}
 
+	// A reload that changes the TCP listener drains it and binds the
+	// same address again: what it read is kept, new messages arrive.
+	root.opts.inputs = strings.Replace(root.opts.inputs, "    protocol: tcp\n", "    protocol: tcp\n    max-connections: 100\n", 1)
+	root.writeConfig()
+	agent.signal(t, syscall.SIGHUP)
+	eventually(t, 10*time.Second, "the reload applied", func() bool {
+		return strings.Contains(root.logText(), `"msg":"config reloaded"`)
+	})
+	reloadWant := makeLines("tcp-after-reload", 0, 200)
+	send([]string{"--port", strconv.Itoa(tcpPort), "--tcp", "--rfc5424", "--octet-count"}, reloadWant)
+	waitSyslog(t, tally, reloadWant, deliverTimeout)
+
 	// kill -9 while a TCP sender streams.
 	conn, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(tcpPort))
 	if err != nil {
