@@ -19,7 +19,9 @@
 //     crash (kill -9, power loss) loses what was read or buffered by the
 //     kernel but not yet in the WAL: at most queue-bytes in the queue, the
 //     Poll batch being written, and the socket buffers. The sender does
-//     not know and does not resend.
+//     not know and does not resend. A reload that rebuilds the input
+//     drains it the same way before its successor binds the address; an
+//     input polled again after Drain (the reload failed) listens again.
 //   - UDP: the socket reader never waits. A datagram that finds the queue
 //     full is dropped and counted (Stats.DroppedQueueFull); the kernel
 //     drops datagrams when its socket buffer overflows (counted by the
