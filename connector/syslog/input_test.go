@@ -327,6 +327,17 @@ func TestHostileClients(t *testing.T) {
 	if st.TruncatedLines != 1 || st.ConnectionsRefused != 1 || st.Errors != 1 || st.ConnectionsTotal != 3 {
 		t.Fatalf("stats %+v", st)
 	}
+	// A datagram over the limit: cut to it, counted.
+	udp := openInput(t, func(c *Config) { c.Protocol = ProtoUDP; c.MaxMessageBytes = 512 })
+	uc, err := net.Dial("udp", udp.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uc.Close()
+	fmt.Fprintf(uc, "<13>1 - h a - - - %s", strings.Repeat("u", 4000))
+	if evs := collect(t, udp, 1, 5*time.Second); len(evs) != 1 || len(evs[0]["payload"].(string)) != 512 || udp.Stats().TruncatedLines != 1 {
+		t.Fatalf("oversized datagram: %d events, stats %+v", len(evs), udp.Stats())
+	}
 }
 
 // readUntilClosed reads until the server closes c (EOF or reset).
