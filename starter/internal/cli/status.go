@@ -254,7 +254,8 @@ func writeFilesText(out io.Writer, st api.Status) {
 			listeners++
 		}
 	}
-	if st.Input != nil && listeners < len(st.Inputs) {
+	// Files only where some input reads them.
+	if st.Input != nil && (len(st.Inputs) == 0 || listeners < len(st.Inputs)) {
 		fmt.Fprintf(out, "files:\t%d tracked, %d open\n", st.Input.FilesTracked, st.Input.FilesOpen)
 	}
 	for _, in := range st.Inputs {
