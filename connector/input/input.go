@@ -110,7 +110,7 @@ type FileStatus struct {
 }
 
 // Stats are an input's counters since Create. Every field is monotonic
-// except FilesOpen and FilesTracked, which are gauges. The file fields
+// except FilesOpen, FilesTracked and Connections, which are gauges. The file fields
 // name what a file input counts; an input without files leaves them 0.
 type Stats struct {
 	LinesRead        int64 // complete lines read (before multiline grouping; journald: entries)
@@ -133,6 +133,14 @@ type Stats struct {
 	// Restarts counts the times a process the input reads from was
 	// started again after it exited or hung (journald: journalctl).
 	Restarts int64
+	// Network inputs (syslog) count these; the others leave them 0.
+	Connections        int64 // open connections now (a gauge)
+	ConnectionsTotal   int64 // connections accepted
+	ConnectionsRefused int64 // closed at once: max-connections were open
+	ParseErrors        int64 // messages delivered raw because they did not parse
+	// DroppedQueueFull are messages dropped because the input's own queue
+	// was full (a UDP sender cannot be made to wait).
+	DroppedQueueFull int64
 }
 
 // Add returns the sum of s and o, for an agent totalling its inputs.
@@ -150,6 +158,11 @@ func (s Stats) Add(o Stats) Stats {
 	s.Filtered += o.Filtered
 	s.LostBytes += o.LostBytes
 	s.Restarts += o.Restarts
+	s.Connections += o.Connections
+	s.ConnectionsTotal += o.ConnectionsTotal
+	s.ConnectionsRefused += o.ConnectionsRefused
+	s.ParseErrors += o.ParseErrors
+	s.DroppedQueueFull += o.DroppedQueueFull
 	return s
 }
 
@@ -266,6 +279,14 @@ type Overlapper interface {
 // Nothing it returns may be a secret.
 type Sourcer interface {
 	Sources() []string
+}
+
+// Adviser is implemented by configs that can tell a setting that works
+// but is likely a mistake (a syslog listener other hosts reach without
+// TLS). The agent prints each as a warning at config check and at start;
+// Key is relative to the input's section.
+type Adviser interface {
+	Advice() []FieldError
 }
 
 // PathAnchor is implemented by configs that name files. The agent calls it

@@ -3,6 +3,7 @@ package api
 import (
 	"slices"
 
+	"github.com/edge-agent/edge-agent/connector/syslog"
 	"github.com/edge-agent/edge-agent/starter/internal/fsspace"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -31,6 +32,9 @@ var (
 	dBackpressure  = desc("backpressure_active", "1 while reading is paused because the queue is above queue.max-bytes.")
 	dFiltered      = desc("input_events_filtered_total", "Events an input's include-lines/exclude-lines dropped (their positions still advance).", "input")
 	dRestarts      = desc("input_restarts_total", "Restarts of a process an input reads from (journald: journalctl) after it exited or hung.", "input")
+	dInputDropped  = desc("input_dropped_total", "Messages an input dropped before the WAL, by reason (queue_full: a UDP syslog input's queue was full).", "input", "reason")
+	dInputConns    = desc("input_connections", "Connections open to an input that listens (syslog over TCP/TLS).", "input")
+	dParseErrors   = desc("input_parse_errors_total", "Messages an input delivered raw because they did not parse.", "input")
 	dReloads       = desc("config_reloads_total", "Configuration reloads by result.", "result")
 	dThrottled     = desc("send_throttled_seconds_total", "Time the sender waited for the send-rate cap (output.rate-limit) before sending.")
 	dBuildInfo     = desc("build_info", "Always 1; the labels name the build.", "version", "commit")
@@ -62,7 +66,7 @@ type collector struct{ o *Options }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dEventsRead, dBytesRead, dEventsAcked, dWALRows, dWALBytes, dWALFileBytes,
-		dOldestPending, dBatches, dLatency, dReconnects, dFilesOpen, dTruncated, dLostBytes, dDropped, dDroppedBytes, dBackpressure, dFiltered, dRestarts, dReloads, dThrottled, dBuildInfo,
+		dOldestPending, dBatches, dLatency, dReconnects, dFilesOpen, dTruncated, dLostBytes, dDropped, dDroppedBytes, dBackpressure, dFiltered, dRestarts, dInputDropped, dInputConns, dParseErrors, dReloads, dThrottled, dBuildInfo,
 		dConnection, dEndpointState, dEndpointActive, dEndpointSent, dEndpointReceived, dEndpointSwitches, dFSAvail, dFSSize} {
 		ch <- d
 	}
@@ -138,6 +142,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		if in.Stats != nil {
 			counter(dFiltered, float64(in.Stats.Filtered), in.ID)
 			counter(dRestarts, float64(in.Stats.Restarts), in.ID)
+			counter(dInputDropped, float64(in.Stats.DroppedQueueFull), in.ID, "queue_full")
+			if in.Type == syslog.TypeName {
+				gauge(dInputConns, float64(in.Stats.Connections), in.ID)
+				counter(dParseErrors, float64(in.Stats.ParseErrors), in.ID)
+			}
 		}
 	}
 }

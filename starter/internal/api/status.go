@@ -187,6 +187,14 @@ type Input struct {
 	// the journal cursor of the last entry handed over); in Status.Inputs
 	// only, omitted when there is none.
 	Cursor string `json:"cursor,omitempty"`
+	// Network inputs (syslog) only: connections open now, accepted and
+	// refused (max-connections), messages that did not parse, and
+	// messages dropped because the input's queue was full (UDP).
+	Connections        int64 `json:"connections,omitempty"`
+	ConnectionsTotal   int64 `json:"connections_total,omitempty"`
+	ConnectionsRefused int64 `json:"connections_refused,omitempty"`
+	ParseErrors        int64 `json:"parse_errors,omitempty"`
+	DroppedQueueFull   int64 `json:"dropped_queue_full,omitempty"`
 	// Files are set in Status.Inputs only (Status.Files lists them all).
 	Files []File `json:"files,omitempty"`
 }
@@ -196,7 +204,9 @@ func inputDoc(typ string, s input.Stats) *Input {
 		Type: typ, LinesRead: s.LinesRead, BytesRead: s.BytesRead, Events: s.Events,
 		TruncatedLines: s.TruncatedLines, FilesOpen: s.FilesOpen, FilesTracked: s.FilesTracked,
 		Rotations: s.Rotations, Truncations: s.Truncations, Errors: s.Errors, Filtered: s.Filtered,
-		Restarts: s.Restarts,
+		Restarts:    s.Restarts,
+		Connections: s.Connections, ConnectionsTotal: s.ConnectionsTotal, ConnectionsRefused: s.ConnectionsRefused,
+		ParseErrors: s.ParseErrors, DroppedQueueFull: s.DroppedQueueFull,
 	}
 }
 

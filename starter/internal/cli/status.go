@@ -14,6 +14,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/edge-agent/edge-agent/connector/syslog"
 	"github.com/edge-agent/edge-agent/starter/internal/api"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
@@ -248,11 +249,22 @@ func writeRateLimitText(out io.Writer, st api.Status) {
 
 // writeFilesText shows the files the inputs track, and those lagging.
 func writeFilesText(out io.Writer, st api.Status) {
-	if st.Input != nil {
+	listeners := 0
+	for _, in := range st.Inputs {
+		if in.Type == syslog.TypeName {
+			listeners++
+		}
+	}
+	// Files only where some input reads them.
+	if st.Input != nil && (len(st.Inputs) == 0 || listeners < len(st.Inputs)) {
 		fmt.Fprintf(out, "files:\t%d tracked, %d open\n", st.Input.FilesTracked, st.Input.FilesOpen)
 	}
-	if len(st.Inputs) > 1 {
-		for _, in := range st.Inputs {
+	for _, in := range st.Inputs {
+		switch {
+		case in.Type == syslog.TypeName:
+			fmt.Fprintf(out, "input %s (syslog):\t%d connections open (%d accepted, %d refused), %d messages, %d bytes, %d parse errors, %d dropped (queue full)\n",
+				in.ID, in.Connections, in.ConnectionsTotal, in.ConnectionsRefused, in.LinesRead, in.BytesRead, in.ParseErrors, in.DroppedQueueFull)
+		case len(st.Inputs) > 1:
 			fmt.Fprintf(out, "input %s:\t%d files tracked, %d open, %d events, %d filtered\n",
 				in.ID, in.FilesTracked, in.FilesOpen, in.Events, in.Filtered)
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/file"
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/connector/journald"
+	"github.com/edge-agent/edge-agent/connector/syslog"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/management"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
@@ -19,7 +20,7 @@ import (
 // output writes its events to stdout; nil where no sender is built.
 func LoadOptions(home string, getenv func(string) string, stdout io.Writer) config.LoadOptions {
 	return config.LoadOptions{
-		Registry: input.NewRegistry(file.NewFactory(), journald.NewFactory()),
+		Registry: input.NewRegistry(file.NewFactory(), journald.NewFactory(), syslog.NewFactory()),
 		Outputs:  output.NewRegistry(output.NewConsoleFactory(stdout), output.NewTransportFactory()),
 		Getenv:   getenv,
 		Home:     home,
