@@ -26,6 +26,7 @@ type managementOptions struct {
 	version  string
 	logger   *slog.Logger
 	restart  func() // nil where the agent cannot restart in place
+	tasks    management.Tasks
 }
 
 // managed is what runs the OpAMP side of a started agent.
@@ -54,6 +55,7 @@ func startManagement(ctx context.Context, mo managementOptions) (*managed, error
 		Store:           management.Store{Path: paths.RemoteConfigFile(mo.getenv, mo.home)},
 		Remote:          mo.remote,
 		Restart:         mo.restart,
+		Tasks:           mo.tasks,
 		Logger:          mo.logger.With("component", "opamp"),
 	}
 	if s.AcceptRemoteConfig {

@@ -80,6 +80,9 @@ type Options struct {
 	Logger     *slog.Logger
 	// Now defaults to time.Now.
 	Now func() time.Time
+	// Tasks are the operator tasks run on the server's request (custom
+	// messages of TaskCapability); nil: none, and nothing advertised.
+	Tasks Tasks
 	// HealthEvery is how often health and the config hash are compared
 	// with what was reported; zero means one second (capped at the
 	// heartbeat interval).
@@ -105,6 +108,7 @@ type Client struct {
 	o      Options
 	log    *slog.Logger
 	offers chan *protobufs.AgentRemoteConfig
+	tasks  chan *protobufs.CustomMessage
 	done   chan struct{}
 	cancel context.CancelFunc
 
@@ -141,6 +145,7 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 		o:      o,
 		log:    o.Logger.With("opamp_endpoint", o.Settings.Endpoint),
 		offers: make(chan *protobufs.AgentRemoteConfig, 1),
+		tasks:  make(chan *protobufs.CustomMessage, taskQueue),
 		done:   make(chan struct{}),
 	}
 	if o.Remote != nil {
@@ -151,7 +156,8 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 	c.health = c.healthReport(o.Source.Snapshot())
 	ctx, c.cancel = context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(4)
+	go func() { defer wg.Done(); c.runTasks(ctx) }()
 	go func() { defer wg.Done(); c.supervise(ctx) }()
 	go func() { defer wg.Done(); c.applyOffers(ctx) }()
 	go func() { defer wg.Done(); c.watch(ctx) }()
@@ -301,6 +307,9 @@ func (c *Client) newLibClient() (opamp.OpAMPClient, error) {
 	if err := cl.SetCapabilities(&caps); err != nil {
 		return nil, fmt.Errorf("capabilities: %w", err)
 	}
+	if err := cl.SetCustomCapabilities(c.customCapabilities()); err != nil {
+		return nil, fmt.Errorf("custom capabilities: %w", err)
+	}
 	return cl, nil
 }
 
@@ -330,6 +339,9 @@ func (c *Client) callbacks(events chan<- int) types.Callbacks {
 		OnMessage: func(_ context.Context, msg *types.MessageData) {
 			if msg.RemoteConfig != nil {
 				c.offer(msg.RemoteConfig)
+			}
+			if msg.CustomMessage != nil {
+				c.takeTask(msg.CustomMessage)
 			}
 		},
 		GetEffectiveConfig: func(context.Context) (*protobufs.EffectiveConfig, error) {
