@@ -215,4 +215,3 @@ func (c *Client) sendCustom(ctx context.Context, typ string, data []byte) error 
 		}
 	}
 }
-
