@@ -43,6 +43,8 @@ type Agent struct {
 	RemoteConfig                *protobufs.RemoteConfigStatus
 	// EffectiveConfig is the agent.yaml entry of the effective config.
 	EffectiveConfig string
+	// CustomCapabilities are those the agent advertised.
+	CustomCapabilities []string
 }
 
 // Healthy reads the health report ("" when none arrived yet).
@@ -75,6 +77,7 @@ type Server struct {
 	agents  map[string]*Agent
 	conns   map[string]types.Connection
 	offer   *protobufs.AgentRemoteConfig
+	tasks   tasksState
 	changed chan struct{} // closed and replaced at every change
 }
 
@@ -246,6 +249,12 @@ func (s *Server) onMessage(_ context.Context, conn types.Connection, msg *protob
 	}
 	if h := msg.GetHealth(); h != nil {
 		a.Health = h
+	}
+	if cc := msg.GetCustomCapabilities(); cc != nil {
+		a.CustomCapabilities = slices.Clone(cc.GetCapabilities())
+	}
+	if m := msg.GetCustomMessage(); m != nil {
+		s.onCustom(m)
 	}
 	if rs := msg.GetRemoteConfigStatus(); rs != nil {
 		a.RemoteConfig = rs

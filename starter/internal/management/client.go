@@ -81,7 +81,7 @@ type Options struct {
 	// Now defaults to time.Now.
 	Now func() time.Time
 	// Tasks are the operator tasks run on the server's request (custom
-	// messages of TaskCapability); nil: none, and nothing advertised.
+	// messages of opamptask.Capability); nil: none, and nothing advertised.
 	Tasks Tasks
 	// HealthEvery is how often health and the config hash are compared
 	// with what was reported; zero means one second (capped at the
