@@ -61,6 +61,9 @@ func startManagement(ctx context.Context, mo managementOptions) (*managed, error
 	if s.AcceptRemoteConfig {
 		o.Applier = mo.reloader
 	}
+	if _, ok := cfg.Output.Options.(*output.TransportConfig); ok {
+		o.Connections = mo.reloader
+	}
 	c, err := management.Start(ctx, o)
 	if err != nil {
 		return nil, err

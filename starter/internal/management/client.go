@@ -80,6 +80,9 @@ type Options struct {
 	Logger     *slog.Logger
 	// Now defaults to time.Now.
 	Now func() time.Time
+	// Connections takes the server's edgesocket connection settings; nil:
+	// AcceptsOtherConnectionSettings is not advertised.
+	Connections ConnectionApplier
 	// Tasks are the operator tasks run on the server's request (custom
 	// messages of opamptask.Capability); nil: none, and nothing advertised.
 	Tasks Tasks
@@ -119,6 +122,9 @@ type Client struct {
 	applied   []byte // hash of the remote config in force (nil: local)
 	health    *protobufs.ComponentHealth
 	restart   bool
+	// connStatus is the last connection settings' fate, reported again
+	// by every new session.
+	connStatus *protobufs.ConnectionSettingsStatus
 }
 
 // Start begins the registration in the background and returns at once.
@@ -197,6 +203,10 @@ func (c *Client) capabilities() protobufs.AgentCapabilities {
 	if c.o.Restart != nil {
 		caps |= protobufs.AgentCapabilities_AgentCapabilities_AcceptsRestartCommand
 	}
+	if c.o.Connections != nil {
+		caps |= protobufs.AgentCapabilities_AgentCapabilities_AcceptsOtherConnectionSettings |
+			protobufs.AgentCapabilities_AgentCapabilities_ReportsConnectionSettingsStatus
+	}
 	return caps
 }
 
@@ -256,7 +266,7 @@ func (c *Client) startSession(ctx context.Context, events chan<- int) (opamp.OpA
 		return nil, err
 	}
 	c.mu.Lock()
-	remote := c.remote
+	remote, connStatus := c.remote, c.connStatus
 	c.mu.Unlock()
 	tlsCfg, err := c.o.Settings.TLS.Build()
 	if err != nil {
@@ -271,6 +281,8 @@ func (c *Client) startSession(ctx context.Context, events chan<- int) (opamp.OpA
 		HeartbeatInterval:  &interval,
 		RemoteConfigStatus: remote,
 		Callbacks:          c.callbacks(events),
+		// The library reports it only with ReportsConnectionSettingsStatus.
+		LastConnectionSettingsStatus: connStatus,
 	}
 	if err := cl.Start(ctx, settings); err != nil {
 		return nil, fmt.Errorf("start OpAMP client: %w", err)
@@ -352,6 +364,7 @@ func (c *Client) callbacks(events chan<- int) types.Callbacks {
 		OnCommand: func(_ context.Context, cmd *protobufs.ServerToAgentCommand) error {
 			return c.command(cmd)
 		},
+		OnConnectionSettings: c.onConnectionSettings,
 	}
 }
 
