@@ -84,3 +84,46 @@ func TestOpAMPEdgeSocketConnectionSettings(t *testing.T) {
 		t.Errorf("the first engine got %d lines, want %d (none after the switch)", got, len(toFirst))
 	}
 }
+
+// OpAMP connection settings: offered a second server, the agent connects
+// there beside the first, then leaves the first and reports APPLIED; a
+// bad endpoint offered by the second is FAILED and the agent stays; the
+// new server is kept across a restart.
+func TestOpAMPConnectionSettings(t *testing.T) {
+	skipShort(t)
+	rc := startReceiver(t, "e2e-token-0123456789")
+	first := startOpAMP(t, "127.0.0.1:0")
+	second := startOpAMP(t, "127.0.0.1:0")
+	root := newRoot(t, options{port: rc.port, extra: managed(first.Endpoint())})
+	agent := root.startReady()
+	uid := root.instanceUID()
+	waitAgent(t, first, uid, "AcceptsOpAMPConnectionSettings", func(a opampdev.Agent) bool {
+		return a.Connected && a.Capabilities&(1<<8) != 0 // AcceptsOpAMPConnectionSettings
+	})
+
+	hash := first.OfferOpAMP(second.Endpoint(), map[string]string{"X-Fleet": "second"}, nil, nil, nil)
+	waitAgent(t, second, uid, "connected to the second server, settings APPLIED", func(a opampdev.Agent) bool {
+		return a.Connected && a.ConnectionStatus() == "APPLIED" && string(a.Connections.GetLastConnectionSettingsHash()) == string(hash)
+	})
+	waitAgent(t, first, uid, "gone from the first server", func(a opampdev.Agent) bool { return !a.Connected })
+	if saved := readText(root.path("edge-agent.connections/opamp.json")); !strings.Contains(saved, second.Endpoint()) {
+		t.Fatalf("saved OpAMP settings %q", saved)
+	}
+
+	bad := second.OfferOpAMP("ws://127.0.0.1:"+strconv.Itoa(deadPort(t))+"/v1/opamp", nil, nil, nil, nil)
+	got := waitAgent(t, second, uid, "the bad endpoint FAILED", func(a opampdev.Agent) bool {
+		return a.ConnectionStatus() == "FAILED" && string(a.Connections.GetLastConnectionSettingsHash()) == string(bad)
+	})
+	if !strings.Contains(got.Connections.GetErrorMessage(), "kept the connection in force") {
+		t.Errorf("FAILED with %q", got.Connections.GetErrorMessage())
+	}
+	n := got.Messages
+	waitAgent(t, second, uid, "still reporting to the second server", func(a opampdev.Agent) bool { return a.Connected && a.Messages >= n+3 })
+
+	if code := root.stop(agent); code != 0 {
+		t.Fatalf("stop exit %d", code)
+	}
+	agent = root.startReady()
+	defer root.stop(agent)
+	waitAgent(t, second, uid, "back on the second server after a restart", func(a opampdev.Agent) bool { return a.Connected })
+}

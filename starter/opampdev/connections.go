@@ -42,10 +42,15 @@ func (s *Server) OfferEdgeSocket(e EdgeSocket) []byte {
 		OtherConnections: map[string]*protobufs.OtherConnectionSettings{"edgesocket": set}})
 }
 
+// OfferHeartbeatSeconds is the heartbeat interval OfferOpAMP sends with
+// the settings: opamp-go clients take the offer's interval as theirs, and
+// 0 would turn their heartbeats off.
+const OfferHeartbeatSeconds = 1
+
 // OfferOpAMP offers the agents a new way to reach their OpAMP server:
 // endpoint, headers, and a PEM CA (ca) and client certificate.
 func (s *Server) OfferOpAMP(endpoint string, headers map[string]string, ca, cert, key []byte) []byte {
-	set := &protobufs.OpAMPConnectionSettings{DestinationEndpoint: endpoint}
+	set := &protobufs.OpAMPConnectionSettings{DestinationEndpoint: endpoint, HeartbeatIntervalSeconds: OfferHeartbeatSeconds}
 	if len(headers) > 0 {
 		set.Headers = &protobufs.Headers{}
 		for k, v := range headers {

@@ -64,6 +64,7 @@ func startManagement(ctx context.Context, mo managementOptions) (*managed, error
 	if _, ok := cfg.Output.Options.(*output.TransportConfig); ok {
 		o.Connections = mo.reloader
 	}
+	o.OpAMPStore = &management.OpAMPStore{Dir: connectionsDir(mo.getenv, mo.home)}
 	c, err := management.Start(ctx, o)
 	if err != nil {
 		return nil, err
