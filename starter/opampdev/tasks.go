@@ -16,10 +16,10 @@ import (
 // diagnostics bundle) put together from its chunks.
 type TaskResult struct {
 	opamptask.Result
-	Attachment []byte
+	Attachment []byte `json:"-"`
 	// Problem is set when the chunks did not add up to what the result
 	// announced.
-	Problem string
+	Problem string `json:"problem,omitempty"`
 }
 
 // tasksState is what the server keeps of tasks: per task id the chunks

@@ -82,8 +82,7 @@ func (c *control) task(w http.ResponseWriter, r *http.Request) {
 	}
 	answer := struct {
 		opampdev.TaskResult
-		Attachment string `json:"attachment,omitempty"`
-		SavedTo    string `json:"saved_to,omitempty"`
+		SavedTo string `json:"saved_to,omitempty"`
 	}{TaskResult: res}
 	if len(res.Attachment) > 0 {
 		path := filepath.Join(c.saveDir, uid+"-"+id+".tar.gz")
@@ -93,7 +92,6 @@ func (c *control) task(w http.ResponseWriter, r *http.Request) {
 		}
 		answer.SavedTo = path
 	}
-	answer.TaskResult.Attachment = nil
 	writeJSON(w, http.StatusOK, answer)
 }
 

@@ -40,10 +40,21 @@ func (t *tasks) Names() []string {
 
 // backlogReport is the backlog task's details.
 type backlogReport struct {
-	Queue      agent.QueueStatus `json:"queue"`
-	Connection string            `json:"connection"`
+	Queue      backlogQueue `json:"queue"`
+	Connection string       `json:"connection"`
 	// Summary is the WAL's per-status counts and oldest rows (no payload).
 	Summary *dbview.Summary `json:"wal,omitempty"`
+}
+
+// backlogQueue is the queue as the loop last published it.
+type backlogQueue struct {
+	Pending                 int64   `json:"pending"`
+	Sending                 int64   `json:"sending"`
+	Acked                   int64   `json:"acked"`
+	Dead                    int64   `json:"dead"`
+	PayloadBytes            int64   `json:"payload_bytes"`
+	FileBytes               int64   `json:"file_bytes"`
+	OldestPendingAgeSeconds float64 `json:"oldest_pending_age_seconds"`
 }
 
 // Run runs one task. The WAL changes go through the scheduler loop, as
@@ -83,7 +94,9 @@ func (t *tasks) Run(ctx context.Context, task string, args json.RawMessage) (man
 			}
 		}
 		st := t.rt.Snapshot()
-		rep := backlogReport{Queue: st.Queue, Connection: st.Connection}
+		q := st.Queue
+		rep := backlogReport{Connection: st.Connection, Queue: backlogQueue{Pending: q.Pending, Sending: q.Sending, Acked: q.Acked, Dead: q.Dead,
+			PayloadBytes: q.PayloadBytes, FileBytes: q.FileBytes, OldestPendingAgeSeconds: q.OldestPendingAge.Seconds()}}
 		if w := t.rt.WAL(); w != nil {
 			s, err := dbview.ReadSummary(w)
 			if err != nil {
