@@ -127,3 +127,32 @@ func TestOpAMPConnectionSettings(t *testing.T) {
 	defer root.stop(agent)
 	waitAgent(t, second, uid, "back on the second server after a restart", func(a opampdev.Agent) bool { return a.Connected })
 }
+
+// An edgesocket endpoint nobody answers on is given up after the
+// deadline (15 s) and the output goes back to the engine it had.
+func TestOpAMPEdgeSocketUnreachableRolledBack(t *testing.T) {
+	skipShort(t)
+	rc := startReceiver(t, "e2e-token-0123456789")
+	srv := startOpAMP(t, "127.0.0.1:0")
+	root := newRoot(t, options{port: rc.port, extra: managed(srv.Endpoint())})
+	agent := root.startReady()
+	defer root.stop(agent)
+	uid := root.instanceUID()
+	waitAgent(t, srv, uid, "AcceptsOtherConnectionSettings", func(a opampdev.Agent) bool {
+		return a.Capabilities&(1<<13) != 0
+	})
+	dead := "127.0.0.1:" + strconv.Itoa(deadPort(t))
+	hash := srv.OfferEdgeSocket(opampdev.EdgeSocket{Endpoint: dead, Token: "e2e-token-0123456789"})
+	got := waitAgent(t, srv, uid, "the unreachable endpoint FAILED", func(a opampdev.Agent) bool {
+		return a.ConnectionStatus() == "FAILED" && string(a.Connections.GetLastConnectionSettingsHash()) == string(hash)
+	})
+	if msg := got.Connections.GetErrorMessage(); !strings.Contains(msg, "not reached within 15s") {
+		t.Errorf("FAILED with %q", msg)
+	}
+	want := makeLines(t.Name(), 0, 40)
+	root.createFile("in/a.log").lines(want)
+	rc.waitDelivered(want, deliverTimeout)
+	if _, err := os.Stat(root.path("edge-agent.connections/edgesocket.json")); !os.IsNotExist(err) {
+		t.Errorf("refused settings were saved: %v", err)
+	}
+}
