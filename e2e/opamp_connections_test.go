@@ -114,7 +114,7 @@ func TestOpAMPConnectionSettings(t *testing.T) {
 	got := waitAgent(t, second, uid, "the bad endpoint FAILED", func(a opampdev.Agent) bool {
 		return a.ConnectionStatus() == "FAILED" && string(a.Connections.GetLastConnectionSettingsHash()) == string(bad)
 	})
-	if !strings.Contains(got.Connections.GetErrorMessage(), "kept the connection in force") {
+	if msg := got.Connections.GetErrorMessage(); !strings.Contains(msg, "kept the connection in force") || !strings.Contains(msg, "connection refused") {
 		t.Errorf("FAILED with %q", got.Connections.GetErrorMessage())
 	}
 	n := got.Messages

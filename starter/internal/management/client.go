@@ -245,6 +245,12 @@ const (
 	evFailed
 )
 
+// event is one session event; err is the library's reason for evFailed.
+type event struct {
+	kind int
+	err  error
+}
+
 // supervise runs one opamp-go client per connection attempt. The library
 // retries on its own schedule; the agent wants the shared backoff (the
 // same pacing and jitter as its engine connection, so a fleet cut off by
@@ -253,7 +259,7 @@ const (
 func (c *Client) supervise(ctx context.Context) {
 	attempt := 0
 	for {
-		events := make(chan int, 8)
+		events := make(chan event, 8)
 		c.mu.Lock()
 		settings := c.settings
 		c.mu.Unlock()
@@ -266,7 +272,7 @@ func (c *Client) supervise(ctx context.Context) {
 		for !failed && ctx.Err() == nil {
 			select {
 			case ev := <-events:
-				switch ev {
+				switch ev.kind {
 				case evConnected:
 					if attempt > 0 || !c.isConnected() {
 						c.log.Info("registered with the OpAMP server", "instance_uid", c.o.InstanceUID.String())
@@ -303,7 +309,7 @@ func (c *Client) supervise(ctx context.Context) {
 
 // startSession starts one opamp-go client with s; adopt makes it the
 // session in force (a trial of new settings is not, until it connects).
-func (c *Client) startSession(ctx context.Context, events chan<- int, s OpAMPSettings, adopt bool) (opamp.OpAMPClient, error) {
+func (c *Client) startSession(ctx context.Context, events chan<- event, s OpAMPSettings, adopt bool) (opamp.OpAMPClient, error) {
 	cl, err := c.newLibClient(s.Endpoint)
 	if err != nil {
 		return nil, err
@@ -373,8 +379,8 @@ func (c *Client) newLibClient(endpoint string) (opamp.OpAMPClient, error) {
 // callbacks are one session's answers to the library: connection events
 // go to events (a pending failure is enough), remote configs to offer,
 // commands to command.
-func (c *Client) callbacks(events chan<- int) types.Callbacks {
-	send := func(ev int) {
+func (c *Client) callbacks(events chan<- event) types.Callbacks {
+	send := func(ev event) {
 		select {
 		case events <- ev:
 		default: // a pending failure is enough
@@ -382,13 +388,13 @@ func (c *Client) callbacks(events chan<- int) types.Callbacks {
 	}
 	var lastErr error
 	return types.Callbacks{
-		OnConnect: func(context.Context) { send(evConnected) },
+		OnConnect: func(context.Context) { send(event{kind: evConnected}) },
 		OnConnectFailed: func(_ context.Context, err error) {
 			if lastErr == nil || err.Error() != lastErr.Error() {
 				c.log.Debug("OpAMP connection failed", slog.String("error", err.Error()))
 			}
 			lastErr = err
-			send(evFailed)
+			send(event{kind: evFailed, err: err})
 		},
 		OnError: func(_ context.Context, e *protobufs.ServerErrorResponse) {
 			c.log.Warn("OpAMP server reported an error", slog.String("error", e.GetErrorMessage()))

@@ -139,7 +139,7 @@ func (s OpAMPStore) prune(keep savedOpAMP) {
 // take over from the one in force.
 type swap struct {
 	cl       opamp.OpAMPClient
-	events   chan int
+	events   chan event
 	settings OpAMPSettings
 }
 
@@ -174,7 +174,7 @@ func (c *Client) onOpAMPSettings(ctx context.Context, o *protobufs.OpAMPConnecti
 	// The new session reports the settings APPLIED as it connects, which
 	// is when they are.
 	c.setConnStatus(hash, protobufs.ConnectionSettingsStatuses_ConnectionSettingsStatuses_APPLIED, "")
-	events := make(chan int, 8)
+	events := make(chan event, 8)
 	cl, err := c.startSession(ctx, events, next, false)
 	if err == nil {
 		err = waitConnected(ctx, events, OpAMPConnectTimeout)
@@ -209,17 +209,20 @@ func (c *Client) savedOpAMP() savedOpAMP {
 }
 
 // waitConnected waits for a session's first connection.
-func waitConnected(ctx context.Context, events <-chan int, timeout time.Duration) error {
+func waitConnected(ctx context.Context, events <-chan event, timeout time.Duration) error {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	for {
 		select {
 		case ev := <-events:
-			switch ev {
+			switch ev.kind {
 			case evConnected:
 				return nil
 			case evFailed:
-				return errors.New("the connection failed (see the debug log for the library's reason)")
+				if ev.err == nil {
+					return errors.New("the connection failed")
+				}
+				return ev.err
 			}
 		case <-t.C:
 			return fmt.Errorf("not connected within %s", timeout)
