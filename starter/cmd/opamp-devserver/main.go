@@ -27,13 +27,29 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 const usage = `opamp-devserver: a stand-in OpAMP server (not a fleet manager)
 
 Usage: opamp-devserver [--listen 127.0.0.1:4320] [--push-config agent.yaml] [--poll-ms 1000]
+                       [--control 127.0.0.1:4321] [--save-dir .]
 
 Agents connect to ws://LISTEN/v1/opamp (management.opamp.endpoint). Every
 change is printed as the full listing of agents: instance uid, version,
 host, health per component, and the status of the remote config (APPLIED,
 or FAILED with the agent's line:column errors). With --push-config the
 file is offered to every agent as its agent.yaml, and offered again each
-time the file changes (checked every --poll-ms). SIGINT or SIGTERM stop it.
+time the file changes (checked every --poll-ms).
+
+--control serves a small HTTP API to push the rest ("off" turns it off):
+  GET  /agents                      the agents, as JSON
+  POST /agents/{uid|any}/tasks/{task}
+                                    run an operator task (retry-dead,
+                                    purge-dead, backlog, diagnostics) and
+                                    print its result; a diagnostics bundle
+                                    is saved in --save-dir
+  POST /connections/edgesocket      {"endpoint","token","cert_file",
+                                    "key_file","ca_file"}: new output
+                                    connection settings
+  POST /connections/opamp           {"endpoint","headers","ca_file",
+                                    "cert_file","key_file"}: a new OpAMP
+                                    server for the agents
+SIGINT or SIGTERM stop it.
 Exit codes: 0 stopped by a signal, 1 failure, 64 bad flags.
 `
 
@@ -44,6 +60,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	listen := fs.String("listen", "127.0.0.1:4320", "host:port to listen on")
 	push := fs.String("push-config", "", "agent.yaml to offer to every agent")
 	pollMs := fs.Int("poll-ms", 1000, "how often the --push-config file is checked for changes")
+	controlAddr := fs.String("control", "127.0.0.1:4321", `host:port of the control API ("off": none)`)
+	saveDir := fs.String("save-dir", ".", "where diagnostics bundles are saved")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -63,6 +81,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fmt.Fprintf(stdout, "opamp-devserver listening on %s (management.opamp.endpoint: %s)\n", srv.Addr(), srv.Endpoint())
+	if *controlAddr != "off" {
+		addr, err := serveControl(ctx, *controlAddr, &control{srv: srv, saveDir: *saveDir}, log)
+		if err != nil {
+			fmt.Fprintf(stderr, "opamp-devserver: %v\n", err)
+			_ = srv.Stop(context.Background())
+			return 1
+		}
+		fmt.Fprintf(stdout, "control API on http://%s (GET /agents, POST /agents/any/tasks/diagnostics, POST /connections/edgesocket, POST /connections/opamp)\n", addr)
+	}
 
 	var pushed time.Time
 	var pushedSize int64 = -1
@@ -153,6 +180,13 @@ func listing(agents []opampdev.Agent) string {
 					state = "FAIL"
 				}
 				fmt.Fprintf(&b, "; %s %s %s", name, state, c.GetStatus())
+			}
+			b.WriteString("\n")
+		}
+		if cs := a.Connections; cs != nil {
+			fmt.Fprintf(&b, "    connection settings: %s (hash %x)", a.ConnectionStatus(), shortHash(cs.GetLastConnectionSettingsHash()))
+			if cs.GetErrorMessage() != "" {
+				fmt.Fprintf(&b, ": %s", cs.GetErrorMessage())
 			}
 			b.WriteString("\n")
 		}

@@ -115,6 +115,9 @@ func (c *Config) EffectiveYAML() []byte {
 	} else {
 		fmt.Fprintf(&b, "# in effect: the local file %s (hash %s)\n", c.Path, c.Hash)
 	}
+	if c.connection != "" {
+		fmt.Fprintf(&b, "# output.endpoint, output.token and output.tls below are replaced by the OpAMP server's edgesocket connection settings %s\n", c.connection)
+	}
 	b.Write(body)
 	return []byte(b.String())
 }

@@ -35,7 +35,11 @@ type startConfig struct {
 	// remote config last applied, over local.
 	local, cfg *config.Config
 	remote     *management.Remote
-	warnings   []config.Warning
+	// plain is cfg without the saved edgesocket connection settings, conn
+	// those settings (nil: none).
+	plain    *config.Config
+	conn     *savedConnection
+	warnings []config.Warning
 	// notes are logged once the logger exists.
 	notes []func(*slog.Logger)
 }
@@ -54,6 +58,7 @@ func loadAtStart(o Options) (*startConfig, error) {
 	}
 	sc.cfg = sc.local
 	sc.applySaved(paths.RemoteConfigFile(o.Getenv, o.Home))
+	sc.applySavedConnection(connStore{dir: connectionsDir(o.Getenv, o.Home)})
 	return sc, nil
 }
 

@@ -26,6 +26,7 @@ type managementOptions struct {
 	version  string
 	logger   *slog.Logger
 	restart  func() // nil where the agent cannot restart in place
+	tasks    management.Tasks
 }
 
 // managed is what runs the OpAMP side of a started agent.
@@ -54,11 +55,16 @@ func startManagement(ctx context.Context, mo managementOptions) (*managed, error
 		Store:           management.Store{Path: paths.RemoteConfigFile(mo.getenv, mo.home)},
 		Remote:          mo.remote,
 		Restart:         mo.restart,
+		Tasks:           mo.tasks,
 		Logger:          mo.logger.With("component", "opamp"),
 	}
 	if s.AcceptRemoteConfig {
 		o.Applier = mo.reloader
 	}
+	if _, ok := cfg.Output.Options.(*output.TransportConfig); ok {
+		o.Connections = mo.reloader
+	}
+	o.OpAMPStore = &management.OpAMPStore{Dir: connectionsDir(mo.getenv, mo.home)}
 	c, err := management.Start(ctx, o)
 	if err != nil {
 		return nil, err

@@ -27,7 +27,22 @@
 //   - Capabilities are only what is implemented: AcceptsRemoteConfig and
 //     ReportsRemoteConfig only with an Applier
 //     (accept-remote-config: true), AcceptsRestartCommand only where the
-//     agent can restart in place (Options.Restart; not on Windows).
+//     agent can restart in place (Options.Restart; not on Windows),
+//     AcceptsOpAMPConnectionSettings with an OpAMPStore,
+//     AcceptsOtherConnectionSettings with a ConnectionApplier (the
+//     "edgesocket" connection: the output), ReportsConnectionSettingsStatus
+//     with either, and the custom capability opamptask.Capability with
+//     Tasks. ReportsOwnMetrics, ReportsOwnTraces and ReportsOwnLogs are
+//     not: own telemetry settings are not supported.
+//   - OpAMP connection settings follow the OpAMP rule: a second session
+//     with them connects beside the one in force (OpAMPConnectTimeout),
+//     and only once it is connected does it take over and are they saved
+//     (OpAMPStore); at the next start they replace management.opamp's
+//     endpoint, headers and TLS files.
+//   - Operator tasks run one at a time off the library's goroutines, at
+//     most a few queued (more are answered busy); each request gets one
+//     result message, an attachment (the diagnostics bundle) goes first
+//     in chunk messages, bounded by opamptask.MaxAttachment.
 //
 // Nothing below imports this package: it observes the agent (Source) and
 // changes it only through the Applier.
