@@ -70,6 +70,22 @@ type Waker interface {
 	Wakeup() <-chan struct{}
 }
 
+// Acker is implemented by inputs that must learn when their events are
+// stored: a relay answers its senders only once what they sent is in the
+// queue, so a sender deletes nothing the relay could still lose.
+//
+// After each queue transaction that committed events of the input, the
+// scheduler calls Committed(n) with how many: the next n events in the
+// order Poll and Drain returned them, position-only events included. In
+// the WAL that is after the transaction's fsync (when wal.fsync is on);
+// in delivery-guarantee NON it is the in-memory queue. Events the
+// scheduler never commits (a stop whose last transaction failed) are
+// never reported: the input learns it from Close. Committed is called on
+// the goroutine that calls Poll and must not block.
+type Acker interface {
+	Committed(n int)
+}
+
 // StatsReporter is implemented by inputs that count what they read.
 // Stats is called from other goroutines than the one driving the input
 // (status, metrics), so it must be safe for concurrent use.
