@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Position is the resume state of one source inside an input (for the file
@@ -99,6 +100,43 @@ type StatsReporter interface {
 // behind the input (the file input refreshes it at most once a second).
 type FilesReporter interface {
 	Files() []FileStatus
+}
+
+// PeersReporter is implemented by inputs that others connect to (the
+// edgesocket input of a relay). Both methods are called from other
+// goroutines than the one driving the input (status, metrics), so they
+// must be safe for concurrent use.
+type PeersReporter interface {
+	// Peers lists the connections now open, one entry each.
+	Peers() []Peer
+	// PeerTotals are the counters per peer name since the input was
+	// created, for every name that has connected.
+	PeerTotals() []PeerTotals
+}
+
+// Peer is one connected sender.
+type Peer struct {
+	// Name is the name it authenticated as (a token's name).
+	Name   string
+	Remote string
+	Since  time.Time
+	// Batches and Bytes were read from it; Received are the batches
+	// answered as stored, Refused the others (QUEUE_FULL, decode errors).
+	Batches, Bytes, Received, Refused uint64
+	// Rate is batches per second over the last few seconds.
+	Rate float64
+	// Owed are the replies it waits for.
+	Owed      int
+	LastError string
+}
+
+// PeerTotals are the counters of every connection of one name.
+type PeerTotals struct {
+	Name                                        string
+	Connected                                   int
+	Sessions, Batches, Bytes, Received, Refused uint64
+	LastError                                   string
+	LastErrorAt                                 time.Time
 }
 
 // FileStatus is one file an input tracks.
@@ -270,6 +308,18 @@ type Overlapper interface {
 // Nothing it returns may be a secret.
 type Sourcer interface {
 	Sources() []string
+}
+
+// RedactedValue replaces secrets in Redacted copies (the same placeholder
+// the agent uses for its other secrets).
+const RedactedValue = "<redacted>"
+
+// Redacter is implemented by configs that hold secrets (a relay's
+// tokens): Redacted returns a copy with each secret replaced by
+// RedactedValue, safe to log, show in status or report to a fleet
+// manager. Empty stays empty, so "not set" is still visible.
+type Redacter interface {
+	Redacted() Config
 }
 
 // PathAnchor is implemented by configs that name files. The agent calls it
