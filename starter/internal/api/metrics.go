@@ -36,6 +36,13 @@ var (
 	dConnection    = desc("output_connection_state", "1 for the output's connection state (what the last send found), 0 for the others.", "state")
 	dFSAvail       = desc("wal_filesystem_avail_bytes", "Bytes left to the agent's user on the filesystem holding the WAL.")
 	dFSSize        = desc("wal_filesystem_size_bytes", "Size of the filesystem holding the WAL.")
+	// A relay's edgesocket input, per token name (names come from the
+	// config, so the label values are bounded).
+	dRelayConnected = desc("relay_collectors_connected", "Collectors connected to a relay input, per token name.", "input", "name")
+	dRelayBatches   = desc("relay_batches_total", "Batches a relay input read from collectors, per token name.", "input", "name")
+	dRelayBytes     = desc("relay_bytes_total", "Payload bytes (as sent) a relay input read from collectors, per token name.", "input", "name")
+	dRelayStored    = desc("relay_batches_stored_total", "Batches a relay input answered RECEIVED (stored in its queue), per token name.", "input", "name")
+	dRelayRefused   = desc("relay_batches_refused_total", "Batches a relay input answered otherwise (QUEUE_FULL, DECODE_FAILED...), per token name.", "input", "name")
 )
 
 // connectionStates are the output connection states the agent reports
@@ -53,7 +60,7 @@ type collector struct{ o *Options }
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dEventsRead, dBytesRead, dEventsAcked, dWALRows, dWALBytes, dWALFileBytes,
 		dOldestPending, dBatches, dLatency, dReconnects, dFilesOpen, dTruncated, dLostBytes, dDropped, dDroppedBytes, dBackpressure, dFiltered, dReloads, dThrottled, dBuildInfo,
-		dConnection, dFSAvail, dFSSize} {
+		dConnection, dFSAvail, dFSSize, dRelayConnected, dRelayBatches, dRelayBytes, dRelayStored, dRelayRefused} {
 		ch <- d
 	}
 }
@@ -118,6 +125,13 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for _, in := range st.Inputs {
 		if in.Stats != nil {
 			counter(dFiltered, float64(in.Stats.Filtered), in.ID)
+		}
+		for _, t := range in.PeerTotals {
+			gauge(dRelayConnected, float64(t.Connected), in.ID, t.Name)
+			counter(dRelayBatches, float64(t.Batches), in.ID, t.Name)
+			counter(dRelayBytes, float64(t.Bytes), in.ID, t.Name)
+			counter(dRelayStored, float64(t.Received), in.ID, t.Name)
+			counter(dRelayRefused, float64(t.Refused), in.ID, t.Name)
 		}
 	}
 }
