@@ -42,7 +42,7 @@ type Config struct {
 	// BAD_REQUEST and the connection closed. Default 4 MiB.
 	MaxLineBytes int `yaml:"max-line-bytes"`
 	// MaxInFlight bounds the requests of one connection read ahead of
-	// their replies. Default 256.
+	// their replies. Default 64.
 	MaxInFlight int `yaml:"max-in-flight"`
 	// ReadTimeout bounds reading one request line once begun. Default 30s.
 	ReadTimeout time.Duration `yaml:"read-timeout-ms"`
@@ -54,7 +54,7 @@ type Config struct {
 	WriteTimeout time.Duration `yaml:"write-timeout-ms"`
 	// MaxPendingBytes bounds the events taken from collectors and not yet
 	// handed to the queue; beyond it batches are answered QUEUE_FULL.
-	// Default 16 MiB.
+	// Default 4 MiB.
 	MaxPendingBytes int `yaml:"max-pending-bytes"`
 	// QueueFullRetry is the delay QUEUE_FULL replies ask for. Default 500ms.
 	QueueFullRetry time.Duration `yaml:"queue-full-retry-ms"`
@@ -100,11 +100,11 @@ const (
 	DefaultListen          = "127.0.0.1:9700"
 	DefaultMaxConnections  = 1024
 	DefaultMaxLineBytes    = 4 << 20
-	DefaultMaxInFlight     = 256
+	DefaultMaxInFlight     = 64
 	DefaultReadTimeout     = 30 * time.Second
 	DefaultIdleTimeout     = 5 * time.Minute
 	DefaultWriteTimeout    = 10 * time.Second
-	DefaultMaxPendingBytes = 16 << 20
+	DefaultMaxPendingBytes = 4 << 20
 	DefaultQueueFullRetry  = 500 * time.Millisecond
 	maxMaxConnections      = 100_000
 	maxMaxLineBytes        = 64 << 20

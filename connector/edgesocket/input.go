@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/transport/codec"
@@ -46,6 +47,9 @@ type Input struct {
 	pendingHead      int
 	pendingBytes     int
 	draining, closed bool
+	// room, when set, is closed by the next Poll that takes batches: the
+	// sessions waiting at the bound try again.
+	room chan struct{}
 
 	// unacked are the tickets of the batches polled, in Poll order,
 	// awaiting Committed; the scheduler's goroutine only.
@@ -167,27 +171,60 @@ func (in *Input) Addr() string {
 	return ""
 }
 
-// handle takes one decoded batch from a session. It never blocks: at the
-// bound, or once the input stops taking batches, the batch is answered
-// QUEUE_FULL at once and the sender retries after the delay.
+// handle takes one decoded batch from a session. At the bound it waits,
+// up to queue-full-retry-ms, for a poll to make room: the wait holds only
+// this connection's reader (its collector's socket then backs up, which
+// is fair across collectors), never the scheduler. If no room comes, and
+// at once once the input stops taking batches, the batch is answered
+// QUEUE_FULL and the sender retries after the delay.
 func (in *Input) handle(p ingress.Peer, _ int64, record []byte, t ingress.Ticket) {
 	payload := in.event(p, record)
-	in.pendingMu.Lock()
-	if in.draining || in.closed || (in.pendingBytes+len(payload) > in.maxPending && in.pendingBytes > 0) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		in.pendingMu.Lock()
+		if in.draining || in.closed {
+			in.pendingMu.Unlock()
+			in.refuse(t)
+			return
+		}
+		if in.pendingBytes+len(payload) <= in.maxPending || in.pendingBytes == 0 {
+			in.pending = append(in.pending, handoff{payload: payload, ticket: t})
+			in.pendingBytes += len(payload)
+			in.pendingMu.Unlock()
+			select {
+			case in.wake <- struct{}{}:
+			default:
+			}
+			return
+		}
+		if in.room == nil {
+			in.room = make(chan struct{})
+		}
+		room := in.room
 		in.pendingMu.Unlock()
-		in.stats.queueFull.Add(1)
-		in.logQueueFull.warn(in.log, "relay queue at its bound (max-pending-bytes, or the relay's own queue is full); answering QUEUE_FULL",
-			slog.Int("max_pending_bytes", in.maxPending))
-		t.Done(in.queueFull)
-		return
+		if timer == nil {
+			timer = time.NewTimer(in.cfg.QueueFullRetry)
+		}
+		select {
+		case <-room:
+		case <-timer.C:
+			in.refuse(t)
+			return
+		}
 	}
-	in.pending = append(in.pending, handoff{payload: payload, ticket: t})
-	in.pendingBytes += len(payload)
-	in.pendingMu.Unlock()
-	select {
-	case in.wake <- struct{}{}:
-	default:
-	}
+}
+
+// refuse answers QUEUE_FULL.
+func (in *Input) refuse(t ingress.Ticket) {
+	in.stats.queueFull.Add(1)
+	in.logQueueFull.warn(in.log, "relay queue at its bound (max-pending-bytes, or the relay's own queue is full); answering QUEUE_FULL",
+		slog.Int("max_pending_bytes", in.maxPending))
+	t.Done(in.queueFull)
 }
 
 // event copies record (it is reused after handle returns), adding the
@@ -249,6 +286,10 @@ func (in *Input) Poll(_ context.Context, dst []input.Event, max int) ([]input.Ev
 		in.pending = in.pending[:copy(in.pending, in.pending[in.pendingHead:])]
 		in.pendingHead = 0
 	}
+	if n > 0 && in.room != nil {
+		close(in.room)
+		in.room = nil
+	}
 	in.pendingMu.Unlock()
 	return dst, nil
 }
@@ -257,9 +298,7 @@ func (in *Input) Poll(_ context.Context, dst []input.Event, max int) ([]input.Ev
 // has stored them.
 func (in *Input) Committed(n int) {
 	end := min(in.unackedHead+n, len(in.unacked))
-	for _, t := range in.unacked[in.unackedHead:end] {
-		t.Done(protocol.ReplyReceived)
-	}
+	ingress.DoneAll(in.unacked[in.unackedHead:end], protocol.ReplyReceived)
 	in.stats.committed.Add(int64(end - in.unackedHead))
 	clear(in.unacked[in.unackedHead:end])
 	in.unackedHead = end
@@ -276,6 +315,10 @@ func (in *Input) Committed(n int) {
 func (in *Input) Drain(dst []input.Event) []input.Event {
 	in.pendingMu.Lock()
 	in.draining = true
+	if in.room != nil {
+		close(in.room)
+		in.room = nil
+	}
 	left := len(in.pending) - in.pendingHead
 	in.pendingMu.Unlock()
 	dst, _ = in.Poll(context.Background(), dst, left) // Poll never fails
@@ -289,6 +332,10 @@ func (in *Input) Close() error {
 		in.pendingMu.Lock()
 		in.closed = true
 		in.pending, in.pendingHead, in.pendingBytes = nil, 0, 0
+		if in.room != nil {
+			close(in.room)
+			in.room = nil
+		}
 		in.pendingMu.Unlock()
 		if in.srv != nil {
 			if err := in.srv.Close(); err != nil && !errors.Is(err, net.ErrClosed) {

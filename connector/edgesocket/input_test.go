@@ -271,3 +271,23 @@ func TestWrongTokenRefused(t *testing.T) {
 		t.Fatalf("reply %q", line)
 	}
 }
+
+// A batch that meets the bound waits for the next poll instead of being
+// refused at once: when the poll comes within queue-full-retry-ms, it is
+// taken and stored, not answered QUEUE_FULL.
+func TestBoundWaitsForRoom(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxPendingBytes = 64 << 10
+	cfg.QueueFullRetry = 5 * time.Second
+	in := open(t, cfg)
+	c := connect(t, in, "tok-1")
+	big := strings.Repeat("x", 40<<10)
+	c.send("__BATCH__:1:" + big + "\n__BATCH__:2:" + big + "\n")
+	pollN(t, in, 2) // the first poll makes room for the second batch
+	in.Committed(2)
+	c.expect("RECEIVED")
+	c.expect("RECEIVED")
+	if n := in.Stats().Errors; n != 0 {
+		t.Fatalf("%d batches answered QUEUE_FULL, want 0", n)
+	}
+}

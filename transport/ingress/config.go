@@ -26,9 +26,10 @@ type CommitHandler func(batchID int64) string
 // server and settles its reply later through t (t.Done, exactly once,
 // from any goroutine): replies still leave in request order per
 // connection, so a slow batch holds back the replies after it. record is
-// reused after the call returns: copy it to keep it. The call must not
-// block; a handler that cannot take the record answers at once
-// (protocol.QueueFull).
+// reused after the call returns: copy it to keep it. The call runs on
+// the connection's reader: while it blocks, that connection alone stops
+// being read (its collector's socket backs up), so it may wait briefly
+// for room, but must not wait on anything that waits on the server.
 type DeferredHandler func(p Peer, batchID int64, record []byte, t Ticket)
 
 // Token is one accepted collector token and the name the collector is

@@ -117,6 +117,54 @@ func (t Ticket) Done(reply string) {
 	}
 }
 
+// DoneAll sets reply ("" means RECEIVED) for every ticket, as Done on
+// each would, but takes each connection's lock and wakes its writer once
+// per run of consecutive tickets of that connection: a relay settles the
+// batches of a commit together, and a wake-up per batch made a write per
+// reply.
+func DoneAll(ts []Ticket, reply string) {
+	if reply == "" {
+		reply = protocol.ReplyReceived
+	}
+	for i := 0; i < len(ts); {
+		p := ts[i].p
+		j := i
+		for j < len(ts) && ts[j].p == p {
+			j++
+		}
+		if p != nil {
+			p.settle(ts[i:j], reply)
+		}
+		i = j
+	}
+}
+
+// settle marks the slots of ts (all of p) ready, then wakes the writer
+// once if the head became ready.
+func (p *pipe) settle(ts []Ticket, reply string) {
+	p.mu.Lock()
+	if p.ended {
+		p.mu.Unlock()
+		return
+	}
+	atHead := false
+	for _, t := range ts {
+		if t.seq < p.head || t.seq >= p.tail {
+			continue
+		}
+		sl := &p.ring[t.seq%uint64(len(p.ring))]
+		if sl.ready || sl.kind != slotBatch {
+			continue
+		}
+		sl.reply, sl.ready = reply, true
+		atHead = atHead || t.seq == p.head
+	}
+	p.mu.Unlock()
+	if atHead {
+		notify(p.wake)
+	}
+}
+
 func notify(c chan struct{}) {
 	select {
 	case c <- struct{}{}:
