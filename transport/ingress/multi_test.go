@@ -469,7 +469,7 @@ func FuzzMultiLines(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	s, err := New(Config{
-		MaxConnections: 4, Tokens: []Token{{"n", "tok"}}, Deferred: immediate, MaxLineBytes: 256,
+		MaxConnections: 256, Tokens: []Token{{"n", "tok"}}, Deferred: immediate, MaxLineBytes: 256,
 		IdleTimeout: 2 * time.Second,
 	})
 	if err != nil {

@@ -39,7 +39,7 @@ func main() {
 	fs.IntVar(&o.collectors, "collectors", 1000, "simulated collectors, one connection and token each")
 	fs.DurationVar(&o.duration, "duration", 20*time.Second, "measured window, after the warm-up")
 	fs.DurationVar(&o.warmup, "warmup", 5*time.Second, "load before the window opens")
-	fs.IntVar(&o.batch, "batch", 128, "batches per Send call of a collector (each batch is one line)")
+	fs.IntVar(&o.batch, "batch", 16, "batches per Send call of a collector (each batch is one line)")
 	fs.IntVar(&o.inFlight, "in-flight", 128, "each collector's pipelining window (client max-in-flight)")
 	fs.IntVar(&o.lineBytes, "line-bytes", 200, "bytes per line")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary directory")
