@@ -11,4 +11,9 @@ require (
 	golang.org/x/text v0.44.0
 )
 
+require (
+	github.com/klauspost/compress v1.20.4 // indirect
+	golang.org/x/crypto v0.59.0 // indirect
+)
+
 replace github.com/edge-agent/edge-agent/transport => ../transport

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Position is the resume state of one source inside an input (for the file
@@ -70,6 +71,22 @@ type Waker interface {
 	Wakeup() <-chan struct{}
 }
 
+// Acker is implemented by inputs that must learn when their events are
+// stored: a relay answers its senders only once what they sent is in the
+// queue, so a sender deletes nothing the relay could still lose.
+//
+// After each queue transaction that committed events of the input, the
+// scheduler calls Committed(n) with how many: the next n events in the
+// order Poll and Drain returned them, position-only events included. In
+// the WAL that is after the transaction's fsync (when wal.fsync is on);
+// in delivery-guarantee NON it is the in-memory queue. Events the
+// scheduler never commits (a stop whose last transaction failed) are
+// never reported: the input learns it from Close. Committed is called on
+// the goroutine that calls Poll and must not block.
+type Acker interface {
+	Committed(n int)
+}
+
 // StatsReporter is implemented by inputs that count what they read.
 // Stats is called from other goroutines than the one driving the input
 // (status, metrics), so it must be safe for concurrent use.
@@ -91,6 +108,43 @@ type CursorReporter interface {
 // behind the input (the file input refreshes it at most once a second).
 type FilesReporter interface {
 	Files() []FileStatus
+}
+
+// PeersReporter is implemented by inputs that others connect to (the
+// edgesocket input of a relay). Both methods are called from other
+// goroutines than the one driving the input (status, metrics), so they
+// must be safe for concurrent use.
+type PeersReporter interface {
+	// Peers lists the connections now open, one entry each.
+	Peers() []Peer
+	// PeerTotals are the counters per peer name since the input was
+	// created, for every name that has connected.
+	PeerTotals() []PeerTotals
+}
+
+// Peer is one connected sender.
+type Peer struct {
+	// Name is the name it authenticated as (a token's name).
+	Name   string
+	Remote string
+	Since  time.Time
+	// Batches and Bytes were read from it; Received are the batches
+	// answered as stored, Refused the others (QUEUE_FULL, decode errors).
+	Batches, Bytes, Received, Refused uint64
+	// Rate is batches per second over the last few seconds.
+	Rate float64
+	// Owed are the replies it waits for.
+	Owed      int
+	LastError string
+}
+
+// PeerTotals are the counters of every connection of one name.
+type PeerTotals struct {
+	Name                                        string
+	Connected                                   int
+	Sessions, Batches, Bytes, Received, Refused uint64
+	LastError                                   string
+	LastErrorAt                                 time.Time
 }
 
 // FileStatus is one file an input tracks.
@@ -287,6 +341,18 @@ type Sourcer interface {
 // Key is relative to the input's section.
 type Adviser interface {
 	Advice() []FieldError
+}
+
+// RedactedValue replaces secrets in Redacted copies (the same placeholder
+// the agent uses for its other secrets).
+const RedactedValue = "<redacted>"
+
+// Redacter is implemented by configs that hold secrets (a relay's
+// tokens): Redacted returns a copy with each secret replaced by
+// RedactedValue, safe to log, show in status or report to a fleet
+// manager. Empty stays empty, so "not set" is still visible.
+type Redacter interface {
+	Redacted() Config
 }
 
 // PathAnchor is implemented by configs that name files. The agent calls it

@@ -50,6 +50,13 @@ var (
 	dEndpointSwitches = desc("output_endpoint_switches_total", "Times failover made the endpoint the active one.", "endpoint")
 	dFSAvail          = desc("wal_filesystem_avail_bytes", "Bytes left to the agent's user on the filesystem holding the WAL.")
 	dFSSize           = desc("wal_filesystem_size_bytes", "Size of the filesystem holding the WAL.")
+	// A relay's edgesocket input, per token name (names come from the
+	// config, so the label values are bounded).
+	dRelayConnected = desc("relay_collectors_connected", "Collectors connected to a relay input, per token name.", "input", "name")
+	dRelayBatches   = desc("relay_batches_total", "Batches a relay input read from collectors, per token name.", "input", "name")
+	dRelayBytes     = desc("relay_bytes_total", "Payload bytes (as sent) a relay input read from collectors, per token name.", "input", "name")
+	dRelayStored    = desc("relay_batches_stored_total", "Batches a relay input answered RECEIVED (stored in its queue), per token name.", "input", "name")
+	dRelayRefused   = desc("relay_batches_refused_total", "Batches a relay input answered otherwise (QUEUE_FULL, DECODE_FAILED...), per token name.", "input", "name")
 )
 
 // connectionStates are the output connection states the agent reports
@@ -67,7 +74,7 @@ type collector struct{ o *Options }
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dEventsRead, dBytesRead, dEventsAcked, dWALRows, dWALBytes, dWALFileBytes,
 		dOldestPending, dBatches, dLatency, dReconnects, dFilesOpen, dTruncated, dLostBytes, dDropped, dDroppedBytes, dBackpressure, dFiltered, dRestarts, dInputDropped, dInputConns, dParseErrors, dReloads, dThrottled, dBuildInfo,
-		dConnection, dEndpointState, dEndpointActive, dEndpointSent, dEndpointReceived, dEndpointSwitches, dFSAvail, dFSSize} {
+		dConnection, dEndpointState, dEndpointActive, dEndpointSent, dEndpointReceived, dEndpointSwitches, dFSAvail, dFSSize, dRelayConnected, dRelayBatches, dRelayBytes, dRelayStored, dRelayRefused} {
 		ch <- d
 	}
 }
@@ -147,6 +154,13 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 				gauge(dInputConns, float64(in.Stats.Connections), in.ID)
 				counter(dParseErrors, float64(in.Stats.ParseErrors), in.ID)
 			}
+		}
+		for _, t := range in.PeerTotals {
+			gauge(dRelayConnected, float64(t.Connected), in.ID, t.Name)
+			counter(dRelayBatches, float64(t.Batches), in.ID, t.Name)
+			counter(dRelayBytes, float64(t.Bytes), in.ID, t.Name)
+			counter(dRelayStored, float64(t.Received), in.ID, t.Name)
+			counter(dRelayRefused, float64(t.Refused), in.ID, t.Name)
 		}
 	}
 }

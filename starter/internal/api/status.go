@@ -197,6 +197,56 @@ type Input struct {
 	DroppedQueueFull   int64 `json:"dropped_queue_full,omitempty"`
 	// Files are set in Status.Inputs only (Status.Files lists them all).
 	Files []File `json:"files,omitempty"`
+	// Collectors are the senders connected to a relay's edgesocket input,
+	// CollectorTotals its counters per token name (Status.Inputs only).
+	Collectors      []Collector      `json:"collectors,omitempty"`
+	CollectorTotals []CollectorTotal `json:"collector_totals,omitempty"`
+}
+
+// Collector is one sender connected to a relay.
+type Collector struct {
+	Name          string    `json:"name"`
+	Remote        string    `json:"remote"`
+	ConnectedAt   time.Time `json:"connected_at"`
+	Batches       uint64    `json:"batches"`
+	Bytes         uint64    `json:"bytes"`
+	Received      uint64    `json:"received"`
+	Refused       uint64    `json:"refused"`
+	BatchesPerSec float64   `json:"batches_per_second"`
+	Owed          int       `json:"replies_owed"`
+	LastError     string    `json:"last_error,omitempty"`
+}
+
+// CollectorTotal are a relay's counters for one token name.
+type CollectorTotal struct {
+	Name        string     `json:"name"`
+	Connected   int        `json:"connected"`
+	Sessions    uint64     `json:"sessions"`
+	Batches     uint64     `json:"batches"`
+	Bytes       uint64     `json:"bytes"`
+	Received    uint64     `json:"received"`
+	Refused     uint64     `json:"refused"`
+	LastError   string     `json:"last_error,omitempty"`
+	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
+}
+
+func collectorDocs(ps []input.Peer, ts []input.PeerTotals) ([]Collector, []CollectorTotal) {
+	var cs []Collector
+	for _, p := range ps {
+		cs = append(cs, Collector{Name: p.Name, Remote: p.Remote, ConnectedAt: p.Since, Batches: p.Batches, Bytes: p.Bytes,
+			Received: p.Received, Refused: p.Refused, BatchesPerSec: p.Rate, Owed: p.Owed, LastError: p.LastError})
+	}
+	var out []CollectorTotal
+	for _, t := range ts {
+		ct := CollectorTotal{Name: t.Name, Connected: t.Connected, Sessions: t.Sessions, Batches: t.Batches, Bytes: t.Bytes,
+			Received: t.Received, Refused: t.Refused, LastError: t.LastError}
+		if !t.LastErrorAt.IsZero() {
+			at := t.LastErrorAt
+			ct.LastErrorAt = &at
+		}
+		out = append(out, ct)
+	}
+	return cs, out
 }
 
 func inputDoc(typ string, s input.Stats) *Input {
@@ -308,6 +358,7 @@ func statusOf(st agent.Status, o *Options, now time.Time) Status {
 			doc = inputDoc(in.Type, *in.Stats)
 		}
 		doc.ID, doc.Files, doc.Cursor = in.ID, fileDocs(in.Files), in.Cursor
+		doc.Collectors, doc.CollectorTotals = collectorDocs(in.Peers, in.PeerTotals)
 		out.Inputs = append(out.Inputs, *doc)
 	}
 	return out

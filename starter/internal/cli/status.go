@@ -279,6 +279,7 @@ func writeFilesText(out io.Writer, st api.Status) {
 				in.ID, in.Type, in.LinesRead, in.BytesRead, in.Events, in.Restarts, cursor)
 		}
 	}
+	writeCollectorsText(out, st)
 	shown := 0
 	for _, f := range st.Files {
 		if f.Lag <= 0 {
@@ -290,6 +291,40 @@ func writeFilesText(out io.Writer, st api.Status) {
 		}
 		fmt.Fprintf(out, "lagging:\t%s: %d bytes unread (offset %d of %d)\n", f.Path, f.Lag, f.Offset, f.Size)
 		shown++
+	}
+}
+
+// maxCollectorsShown keeps the summary of a big relay short.
+const maxCollectorsShown = 20
+
+// writeCollectorsText shows a relay input's connected collectors with
+// their rate and last error.
+func writeCollectorsText(out io.Writer, st api.Status) {
+	for _, in := range st.Inputs {
+		if len(in.CollectorTotals) == 0 && len(in.Collectors) == 0 {
+			continue
+		}
+		var batches uint64
+		for _, t := range in.CollectorTotals {
+			batches += t.Batches
+		}
+		fmt.Fprintf(out, "relay %s:\t%d collectors connected, %d batches read since start\n", in.ID, len(in.Collectors), batches)
+		for i, c := range in.Collectors {
+			if i == maxCollectorsShown {
+				fmt.Fprintf(out, "\t… (status --json lists every collector)\n")
+				break
+			}
+			line := fmt.Sprintf("%s %s: %.1f batches/s, %d batches, %d stored, %d refused", c.Name, c.Remote, c.BatchesPerSec, c.Batches, c.Received, c.Refused)
+			if c.LastError != "" {
+				line += "; last error: " + oneLine(c.LastError)
+			}
+			fmt.Fprintf(out, "collector:\t%s\n", line)
+		}
+		for _, t := range in.CollectorTotals {
+			if t.Connected == 0 && t.LastError != "" {
+				fmt.Fprintf(out, "disconnected:\t%s: last error %s\n", t.Name, oneLine(t.LastError))
+			}
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/edge-agent/edge-agent/connector/edgesocket"
 	"github.com/edge-agent/edge-agent/connector/file"
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/connector/journald"
@@ -20,7 +21,7 @@ import (
 // output writes its events to stdout; nil where no sender is built.
 func LoadOptions(home string, getenv func(string) string, stdout io.Writer) config.LoadOptions {
 	return config.LoadOptions{
-		Registry: input.NewRegistry(file.NewFactory(), journald.NewFactory(), syslog.NewFactory()),
+		Registry: input.NewRegistry(file.NewFactory(), journald.NewFactory(), syslog.NewFactory(), edgesocket.NewFactory()),
 		Outputs:  output.NewRegistry(output.NewConsoleFactory(stdout), output.NewTransportFactory()),
 		Getenv:   getenv,
 		Home:     home,
