@@ -16,7 +16,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 TEST_FLAGS  ?= -race -count=1 -timeout 12m
 BENCH_COUNT ?= 3
 
-.PHONY: help build test test-unit test-purego test-standalone test-windows lint fmt bench bench-e2e bench-flash demo dist clean
+.PHONY: help build test test-unit test-purego test-standalone test-windows lint fmt bench bench-e2e bench-flash bench-relay demo dist clean
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -92,6 +92,13 @@ bench: ## print the benchmark figures (codec, client pipelining, reader, WAL, en
 bench-e2e: build ## run the built agent end to end (RAW, nosync, in-flight 1, PACKET, 20/100 ms RTT, backlog drain, bare bbolt)
 	cd bench && N='$(N)' RUNS='$(RUNS)' CONFIGS='$(CONFIGS)' RTT_N='$(RTT_N)' BACKLOG_N='$(BACKLOG_N)' PPROF='$(PPROF)' \
 		$(GO) run ./cmd/bench-e2e -agent ../bin/edge-agent
+
+# The relay figures of docs/fleet.md (Linux; ~40 s): COLLECTORS simulated
+# collectors (the transport client library, pipelined) → the built agent
+# with an edgesocket input, queue.fsync on → a sink, for DURATION after a
+# warm-up; RELAY_FLAGS passes more (`go run ./cmd/bench-relay -h` in bench/).
+bench-relay: build ## print the relay's lines/s, CPU-s per 1M lines, peak RSS, RSS per connection and fairness at 1,000 collectors
+	cd bench && $(GO) run ./cmd/bench-relay -agent ../bin/edge-agent -collectors '$(or $(COLLECTORS),1000)' -duration '$(or $(DURATION),30s)' $(RELAY_FLAGS)
 
 # The write-amplification table of docs/performance.md (Linux; ~5 min):
 # disk bytes the agent writes per input byte at FLASH_RATES lines/s

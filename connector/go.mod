@@ -4,8 +4,16 @@ go 1.26.0
 
 require (
 	github.com/bmatcuk/doublestar/v4 v4.10.4
+	github.com/edge-agent/edge-agent/transport v0.0.0
 	github.com/fsnotify/fsnotify v1.10.1
 	go.uber.org/goleak v1.3.0
-	golang.org/x/sys v0.13.0
+	golang.org/x/sys v0.50.0
 	golang.org/x/text v0.44.0
 )
+
+require (
+	github.com/klauspost/compress v1.20.4 // indirect
+	golang.org/x/crypto v0.59.0 // indirect
+)
+
+replace github.com/edge-agent/edge-agent/transport => ../transport

@@ -48,6 +48,12 @@ type options struct {
 	tailExisting bool
 	// outputExtra is appended to the output section (indented YAML).
 	outputExtra string
+	// queueExtra is appended to the queue section (indented YAML).
+	queueExtra string
+	// endpoints, when set, is written as output.endpoints (loopback ports)
+	// instead of endpoint, with endpointMode as output.endpoint-mode.
+	endpoints    []int
+	endpointMode string
 }
 
 // agentRoot is one install root: config/, in/ (watched files), data/, log/.
@@ -125,6 +131,7 @@ func (r *agentRoot) configText() string {
 	if o.retentionMs != 0 {
 		retention = fmt.Sprintf("  acked-retention-ms: %d\n", o.retentionMs)
 	}
+	retention += o.queueExtra
 	// baseNames leaves patterns without a separator as they are: exclude
 	// matches those against the base name anywhere.
 	quoted := func(list []string, baseNames bool) string {
@@ -157,14 +164,14 @@ func (r *agentRoot) configText() string {
   backoff-max-ms: 500
 output:
   type: transport
-  endpoint: 127.0.0.1:%d
+  %s
   token: %s
   connect-timeout-ms: 1000
   read-timeout-ms: 5000
   initial-backoff-ms: 50
   max-backoff-ms: 500
   packet-mode: %s
-`, inputSection, strconv.Quote(o.queuePath), retention, o.maxAttempts, o.port, strconv.Quote(o.token), o.packetMode)
+`, inputSection, strconv.Quote(o.queuePath), retention, o.maxAttempts, endpointKeys(o), strconv.Quote(o.token), o.packetMode)
 	if o.compression != "" {
 		fmt.Fprintf(&b, "  compression: %s\n", o.compression)
 	}
@@ -188,6 +195,23 @@ output:
 	b.WriteString("log:\n  level: debug\n")
 	b.WriteString(o.extra)
 	return b.String()
+}
+
+// endpointKeys is output.endpoint, or output.endpoints and
+// output.endpoint-mode.
+func endpointKeys(o options) string {
+	if len(o.endpoints) == 0 {
+		return fmt.Sprintf("endpoint: 127.0.0.1:%d", o.port)
+	}
+	var eps []string
+	for _, p := range o.endpoints {
+		eps = append(eps, fmt.Sprintf("127.0.0.1:%d", p))
+	}
+	mode := o.endpointMode
+	if mode == "" {
+		mode = "failover"
+	}
+	return fmt.Sprintf("endpoints: [%s]\n  endpoint-mode: %s", strings.Join(eps, ", "), mode)
 }
 
 // env is the agent's whole environment: nothing from the test process

@@ -3,6 +3,7 @@ module github.com/edge-agent/edge-agent/e2e
 go 1.26.0
 
 require (
+	github.com/edge-agent/edge-agent/connector v0.0.0
 	github.com/edge-agent/edge-agent/starter v0.0.0
 	github.com/goccy/go-yaml v1.19.2
 	github.com/hanwen/go-fuse/v2 v2.12.1

@@ -3,12 +3,13 @@ package file
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/glob"
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/connector/internal/linefilter"
+	"github.com/edge-agent/edge-agent/connector/internal/multiline"
 )
 
 // Config is the `input` section for `type: file`. Durations are in
@@ -68,21 +69,9 @@ type Config struct {
 	ExcludeLines []string `yaml:"exclude-lines"`
 }
 
-// MultilineConfig groups physical lines into one event.
-type MultilineConfig struct {
-	// Pattern: a non-empty regular expression enables multiline.
-	Pattern string `yaml:"pattern"`
-	// Match: after (a matching line starts an event) or before (a
-	// matching line ends an event).
-	Match string `yaml:"match"`
-	// Negate inverts the pattern test.
-	Negate bool `yaml:"negate"`
-	// MaxLines caps lines per event; longer groups are split. Default 500.
-	MaxLines int `yaml:"max-lines"`
-	// FlushIdleTimeout: a buffered group is emitted after this long
-	// without a new line for it (measured from the LAST line). Default 5s.
-	FlushIdleTimeout time.Duration `yaml:"flush-idle-timeout-ms"`
-}
+// MultilineConfig groups physical lines into one event (the keys are
+// shared with the other inputs that group lines).
+type MultilineConfig = multiline.Settings
 
 // OutputFormatConfig chooses how the payload field is written.
 type OutputFormatConfig struct {
@@ -102,12 +91,8 @@ func NewDefaultConfig() *Config {
 		MaxLineBytes:     1 << 20,
 		MaxOpenFiles:     1024,
 		UseFsnotify:      true,
-		Multiline: MultilineConfig{
-			Match:            "after",
-			MaxLines:         500,
-			FlushIdleTimeout: 5 * time.Second,
-		},
-		OutputFormat: OutputFormatConfig{Type: "line"},
+		Multiline:        multiline.DefaultSettings(),
+		OutputFormat:     OutputFormatConfig{Type: "line"},
 	}
 }
 
@@ -154,36 +139,14 @@ func (c *Config) Validate() error {
 	if c.MaxOpenFiles <= 0 {
 		errs = append(errs, input.Errorf("max-open-files", "must be > 0, got %d", c.MaxOpenFiles))
 	}
-	errs = append(errs, c.Multiline.validate()...)
+	errs = append(errs, c.Multiline.Validate()...)
 	switch strings.ToLower(c.OutputFormat.Type) {
 	case "line", "json":
 	default:
 		errs = append(errs, input.Errorf("output-format.type", "must be line or json, got %q", c.OutputFormat.Type))
 	}
 	errs = append(errs, validateFields(c.Fields)...)
-	_, ferrs := compileLineFilter(c.IncludeLines, c.ExcludeLines)
+	_, ferrs := linefilter.Compile(c.IncludeLines, c.ExcludeLines)
 	errs = append(errs, ferrs...)
 	return errors.Join(errs...)
-}
-
-// validate checks the multiline section.
-func (m *MultilineConfig) validate() []error {
-	var errs []error
-	if m.Pattern != "" {
-		if _, err := regexp.Compile(m.Pattern); err != nil {
-			errs = append(errs, input.Errorf("multiline.pattern", "invalid regular expression: %v", err))
-		}
-		if m.FlushIdleTimeout <= 0 {
-			errs = append(errs, input.Errorf("multiline.flush-idle-timeout-ms", "must be > 0 when multiline is enabled, got %d", m.FlushIdleTimeout.Milliseconds()))
-		}
-	}
-	switch strings.ToLower(m.Match) {
-	case "after", "before":
-	default:
-		errs = append(errs, input.Errorf("multiline.match", "must be after or before, got %q", m.Match))
-	}
-	if m.MaxLines <= 0 {
-		errs = append(errs, input.Errorf("multiline.max-lines", "must be > 0, got %d", m.MaxLines))
-	}
-	return errs
 }

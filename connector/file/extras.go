@@ -2,13 +2,11 @@ package file
 
 import (
 	"errors"
-	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
-	"github.com/edge-agent/edge-agent/connector/file/internal/jsonenc"
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/connector/internal/jsonenc"
 )
 
 // Host field names written by add-host-fields.
@@ -72,43 +70,4 @@ func extraFields(fields map[string]string, hostFields bool, host, agentID string
 		add(agentIDField, agentID)
 	}
 	return out
-}
-
-// lineFilter is include-lines / exclude-lines, applied as Filebeat does:
-// with include-lines set only matching events are kept, then any event
-// matching exclude-lines is dropped.
-type lineFilter struct {
-	include, exclude []*regexp.Regexp
-}
-
-// compileLineFilter compiles both lists; nil when both are empty, so the
-// read path skips filtering entirely. Errors are *input.FieldError keyed
-// by the list element.
-func compileLineFilter(include, exclude []string) (*lineFilter, []error) {
-	var errs []error
-	compile := func(key string, pats []string) []*regexp.Regexp {
-		out := make([]*regexp.Regexp, 0, len(pats))
-		for i, p := range pats {
-			re, err := regexp.Compile(p)
-			if err != nil {
-				errs = append(errs, input.Errorf(fmt.Sprintf("%s[%d]", key, i), "invalid regular expression: %v", err))
-				continue
-			}
-			out = append(out, re)
-		}
-		return out
-	}
-	f := &lineFilter{include: compile("include-lines", include), exclude: compile("exclude-lines", exclude)}
-	if len(errs) > 0 || (len(f.include) == 0 && len(f.exclude) == 0) {
-		return nil, errs
-	}
-	return f, nil
-}
-
-// keep reports whether an event whose (first) line is txt is delivered.
-func (f *lineFilter) keep(txt []byte) bool {
-	if len(f.include) > 0 && !slices.ContainsFunc(f.include, func(re *regexp.Regexp) bool { return re.Match(txt) }) {
-		return false
-	}
-	return !slices.ContainsFunc(f.exclude, func(re *regexp.Regexp) bool { return re.Match(txt) })
 }

@@ -14,8 +14,9 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/glob"
-	"github.com/edge-agent/edge-agent/connector/file/internal/multiline"
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/connector/internal/linefilter"
+	"github.com/edge-agent/edge-agent/connector/internal/multiline"
 )
 
 // Errors returned by the file input.
@@ -63,7 +64,7 @@ type rules struct {
 	ml  *multiline.Config
 	fmt formatter
 	// filter is include-lines/exclude-lines; nil when neither is set.
-	filter *lineFilter
+	filter *linefilter.Filter
 	// extra is appended to every event object after its payload (fields,
 	// add-host-fields); nil when neither is set.
 	extra []byte
@@ -159,7 +160,7 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 	if err := in.compile(cfg, c); err != nil {
 		return nil, err
 	}
-	in.filter, _ = compileLineFilter(cfg.IncludeLines, cfg.ExcludeLines) // Validate checked them
+	in.filter, _ = linefilter.Compile(cfg.IncludeLines, cfg.ExcludeLines) // Validate checked them
 	if cfg.AddHostFields && set.Host == "" {
 		return nil, fmt.Errorf("file input: %w", ErrNoHost)
 	}

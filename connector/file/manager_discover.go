@@ -10,7 +10,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
 	"github.com/edge-agent/edge-agent/connector/file/internal/linesplit"
-	"github.com/edge-agent/edge-agent/connector/file/internal/multiline"
+	"github.com/edge-agent/edge-agent/connector/internal/multiline"
 )
 
 // found is what discover learned of a new file before tracking it.

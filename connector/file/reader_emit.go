@@ -2,7 +2,7 @@ package file
 
 import (
 	"fmt"
-	"github.com/edge-agent/edge-agent/connector/file/internal/multiline"
+	"github.com/edge-agent/edge-agent/connector/internal/multiline"
 
 	"github.com/edge-agent/edge-agent/connector/input"
 )
@@ -187,7 +187,7 @@ func (em *emitter) dropFiltered(t *tracked) {
 func (in *Input) emitGroup(t *tracked, g []multiline.Line) {
 	last := g[len(g)-1]
 	t.offset, t.line = last.End, last.Num
-	if in.filter != nil && !in.filter.keep(g[0].Text) {
+	if in.filter != nil && !in.filter.Keep(g[0].Text) {
 		in.dropFiltered(t)
 		return
 	}

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"unicode/utf8"
 
-	"github.com/edge-agent/edge-agent/connector/file/internal/jsonenc"
-	"github.com/edge-agent/edge-agent/connector/file/internal/multiline"
+	"github.com/edge-agent/edge-agent/connector/internal/jsonenc"
+	"github.com/edge-agent/edge-agent/connector/internal/multiline"
 )
 
 // The event JSON of the RAW format is built by hand: field order and spelling

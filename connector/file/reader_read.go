@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
-	"github.com/edge-agent/edge-agent/connector/file/internal/multiline"
+	"github.com/edge-agent/edge-agent/connector/internal/multiline"
 )
 
 // maxPollBytes bounds the bytes one Poll reads, so a poll stays short
@@ -290,7 +290,7 @@ func (in *Input) handleLine(t *tracked, raw []byte, end int64, truncated bool, t
 	if t.asm == nil {
 		t.offset, t.line = end, t.consumedLine
 		if in.filter != nil {
-			if txt, _ := in.fmt.text(raw, t.bigEndian); !in.filter.keep(txt) {
+			if txt, _ := in.fmt.text(raw, t.bigEndian); !in.filter.Keep(txt) {
 				in.dropFiltered(t)
 				return 1
 			}

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
-	"github.com/edge-agent/edge-agent/connector/file/internal/jsonenc"
 	"github.com/edge-agent/edge-agent/connector/file/internal/linesplit"
-	"github.com/edge-agent/edge-agent/connector/file/internal/multiline"
+	"github.com/edge-agent/edge-agent/connector/internal/jsonenc"
+	"github.com/edge-agent/edge-agent/connector/internal/multiline"
 )
 
 // tracker knows every file identity of the input, open or not, by key,

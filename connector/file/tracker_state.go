@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
-	"github.com/edge-agent/edge-agent/connector/file/internal/jsonenc"
+	"github.com/edge-agent/edge-agent/connector/internal/jsonenc"
 )
 
 // stateVersion is bumped if the State layout changes incompatibly.

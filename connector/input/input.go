@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Position is the resume state of one source inside an input (for the file
@@ -70,11 +71,35 @@ type Waker interface {
 	Wakeup() <-chan struct{}
 }
 
+// Acker is implemented by inputs that must learn when their events are
+// stored: a relay answers its senders only once what they sent is in the
+// queue, so a sender deletes nothing the relay could still lose.
+//
+// After each queue transaction that committed events of the input, the
+// scheduler calls Committed(n) with how many: the next n events in the
+// order Poll and Drain returned them, position-only events included. In
+// the WAL that is after the transaction's fsync (when wal.fsync is on);
+// in delivery-guarantee NON it is the in-memory queue. Events the
+// scheduler never commits (a stop whose last transaction failed) are
+// never reported: the input learns it from Close. Committed is called on
+// the goroutine that calls Poll and must not block.
+type Acker interface {
+	Committed(n int)
+}
+
 // StatsReporter is implemented by inputs that count what they read.
 // Stats is called from other goroutines than the one driving the input
 // (status, metrics), so it must be safe for concurrent use.
 type StatsReporter interface {
 	Stats() Stats
+}
+
+// CursorReporter is implemented by inputs whose position is one cursor
+// they can show (journald: the journal cursor of the last entry handed to
+// the scheduler; "" before any). Cursor is called from other goroutines
+// than the one driving the input, so it must be safe for concurrent use.
+type CursorReporter interface {
+	Cursor() string
 }
 
 // FilesReporter is implemented by inputs that read files and can list them
@@ -83,6 +108,43 @@ type StatsReporter interface {
 // behind the input (the file input refreshes it at most once a second).
 type FilesReporter interface {
 	Files() []FileStatus
+}
+
+// PeersReporter is implemented by inputs that others connect to (the
+// edgesocket input of a relay). Both methods are called from other
+// goroutines than the one driving the input (status, metrics), so they
+// must be safe for concurrent use.
+type PeersReporter interface {
+	// Peers lists the connections now open, one entry each.
+	Peers() []Peer
+	// PeerTotals are the counters per peer name since the input was
+	// created, for every name that has connected.
+	PeerTotals() []PeerTotals
+}
+
+// Peer is one connected sender.
+type Peer struct {
+	// Name is the name it authenticated as (a token's name).
+	Name   string
+	Remote string
+	Since  time.Time
+	// Batches and Bytes were read from it; Received are the batches
+	// answered as stored, Refused the others (QUEUE_FULL, decode errors).
+	Batches, Bytes, Received, Refused uint64
+	// Rate is batches per second over the last few seconds.
+	Rate float64
+	// Owed are the replies it waits for.
+	Owed      int
+	LastError string
+}
+
+// PeerTotals are the counters of every connection of one name.
+type PeerTotals struct {
+	Name                                        string
+	Connected                                   int
+	Sessions, Batches, Bytes, Received, Refused uint64
+	LastError                                   string
+	LastErrorAt                                 time.Time
 }
 
 // FileStatus is one file an input tracks.
@@ -102,10 +164,10 @@ type FileStatus struct {
 }
 
 // Stats are an input's counters since Create. Every field is monotonic
-// except FilesOpen and FilesTracked, which are gauges. The file fields
+// except FilesOpen, FilesTracked and Connections, which are gauges. The file fields
 // name what a file input counts; an input without files leaves them 0.
 type Stats struct {
-	LinesRead        int64 // complete lines read (before multiline grouping)
+	LinesRead        int64 // complete lines read (before multiline grouping; journald: entries)
 	BytesRead        int64 // raw bytes read
 	Events           int64 // data events produced (lines or groups)
 	TruncatedLines   int64 // lines cut to the input's maximum line size
@@ -122,6 +184,17 @@ type Stats struct {
 	// away before they could be read (rotated or deleted while closed or
 	// while the agent was stopped, and not found again).
 	LostBytes int64
+	// Restarts counts the times a process the input reads from was
+	// started again after it exited or hung (journald: journalctl).
+	Restarts int64
+	// Network inputs (syslog) count these; the others leave them 0.
+	Connections        int64 // open connections now (a gauge)
+	ConnectionsTotal   int64 // connections accepted
+	ConnectionsRefused int64 // closed at once: max-connections were open
+	ParseErrors        int64 // messages delivered raw because they did not parse
+	// DroppedQueueFull are messages dropped because the input's own queue
+	// was full (a UDP sender cannot be made to wait).
+	DroppedQueueFull int64
 }
 
 // Add returns the sum of s and o, for an agent totalling its inputs.
@@ -138,6 +211,12 @@ func (s Stats) Add(o Stats) Stats {
 	s.Errors += o.Errors
 	s.Filtered += o.Filtered
 	s.LostBytes += o.LostBytes
+	s.Restarts += o.Restarts
+	s.Connections += o.Connections
+	s.ConnectionsTotal += o.ConnectionsTotal
+	s.ConnectionsRefused += o.ConnectionsRefused
+	s.ParseErrors += o.ParseErrors
+	s.DroppedQueueFull += o.DroppedQueueFull
 	return s
 }
 
@@ -254,6 +333,26 @@ type Overlapper interface {
 // Nothing it returns may be a secret.
 type Sourcer interface {
 	Sources() []string
+}
+
+// Adviser is implemented by configs that can tell a setting that works
+// but is likely a mistake (a syslog listener other hosts reach without
+// TLS). The agent prints each as a warning at config check and at start;
+// Key is relative to the input's section.
+type Adviser interface {
+	Advice() []FieldError
+}
+
+// RedactedValue replaces secrets in Redacted copies (the same placeholder
+// the agent uses for its other secrets).
+const RedactedValue = "<redacted>"
+
+// Redacter is implemented by configs that hold secrets (a relay's
+// tokens): Redacted returns a copy with each secret replaced by
+// RedactedValue, safe to log, show in status or report to a fleet
+// manager. Empty stays empty, so "not set" is still visible.
+type Redacter interface {
+	Redacted() Config
 }
 
 // PathAnchor is implemented by configs that name files. The agent calls it

@@ -45,6 +45,10 @@ type Agent struct {
 	EffectiveConfig string
 	// Packages is the last package status report.
 	Packages *protobufs.PackageStatuses
+	// CustomCapabilities are those the agent advertised.
+	CustomCapabilities []string
+	// Connections is the status of the last connection settings offered.
+	Connections *protobufs.ConnectionSettingsStatus
 }
 
 // Healthy reads the health report ("" when none arrived yet).
@@ -73,12 +77,15 @@ type Server struct {
 	log  *slog.Logger
 	now  func() time.Time
 
-	mu      sync.Mutex
-	agents  map[string]*Agent
-	conns   map[string]types.Connection
-	offer   *protobufs.AgentRemoteConfig
-	changed chan struct{} // closed and replaced at every change
-	pkgs    packages
+	mu     sync.Mutex
+	agents map[string]*Agent
+	conns  map[string]types.Connection
+	offer  *protobufs.AgentRemoteConfig
+	tasks  tasksState
+	pkgs   packages
+	// connOffer are the connection settings offered (nil: none).
+	connOffer *protobufs.ConnectionSettingsOffers
+	changed   chan struct{} // closed and replaced at every change
 }
 
 // Start listens on addr (host:port; port 0 picks one).
@@ -249,6 +256,19 @@ func (s *Server) onMessage(_ context.Context, conn types.Connection, msg *protob
 	}
 	if h := msg.GetHealth(); h != nil {
 		a.Health = h
+	}
+	if cc := msg.GetCustomCapabilities(); cc != nil {
+		a.CustomCapabilities = slices.Clone(cc.GetCapabilities())
+	}
+	if m := msg.GetCustomMessage(); m != nil {
+		s.onCustom(m)
+	}
+	if cs := msg.GetConnectionSettingsStatus(); cs != nil {
+		a.Connections = cs
+	}
+	if o := s.connOffer; o != nil && takesConnections(a.Capabilities, o) &&
+		(a.Connections == nil || string(a.Connections.GetLastConnectionSettingsHash()) != string(o.GetHash())) {
+		reply.ConnectionSettings = o
 	}
 	if rs := msg.GetRemoteConfigStatus(); rs != nil {
 		a.RemoteConfig = rs

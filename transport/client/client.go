@@ -118,3 +118,39 @@ func (c *Client) setSession(s *session) {
 	}
 	c.hadSession = true
 }
+
+// Connect opens and authenticates a session now, unless one is open, and
+// keeps it for the next Send: a caller holding several clients (failover)
+// learns that an engine answers again without sending a batch, and the
+// Send that follows does not pay for the handshake nor race an engine
+// that reopens its port between a probe and the session. It makes one
+// connect attempt; its error wraps transport.ErrAuthFailed or
+// transport.ErrRejected when the engine refused the session, and is
+// transport.ErrClosed after Close. It waits for a Send in progress.
+func (c *Client) Connect(ctx context.Context) error {
+	if c.life.Err() != nil {
+		return transport.ErrClosed
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(c.life, cancel)
+	defer stop()
+	if c.sess != nil {
+		if err := c.sess.check(); err == nil {
+			return nil
+		}
+		c.dropSession()
+	}
+	s, err := c.connect(ctx)
+	if err != nil {
+		if stopErr := c.stopped(ctx); stopErr != nil {
+			return stopErr
+		}
+		return err
+	}
+	c.setSession(s)
+	c.log.Info("edgesocket session authenticated ahead of a send")
+	return nil
+}

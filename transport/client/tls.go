@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/tlsfiles"
 )
 
 // TLSOptions name the files of a TLS setup; the yaml tags are the keys of
@@ -71,11 +72,13 @@ func (o TLSOptions) Build() (*tls.Config, error) {
 		cfg.RootCAs = pool
 	}
 	if o.CertFile != "" {
-		pair, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
+		// Read again when the files change: a rotated client certificate
+		// is presented from the next handshake on.
+		pair, err := tlsfiles.Load(o.CertFile, o.KeyFile, tlsfiles.Options{})
 		if err != nil {
 			return nil, fmt.Errorf("tls client certificate: %w", err)
 		}
-		cfg.Certificates = []tls.Certificate{pair}
+		cfg.GetClientCertificate = pair.GetClientCertificate
 	}
 	return cfg, nil
 }

@@ -2,8 +2,10 @@ package ingress
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/edge-agent/edge-agent/transport/codec"
@@ -19,6 +21,23 @@ type Handler func(batchID int64, record []byte) string
 // CommitHandler answers __COMMIT__:<id>; "" means PENDING. The engine
 // answers PENDING, ACK:<watermark>, RESEND or RETRY.
 type CommitHandler func(batchID int64) string
+
+// DeferredHandler receives one decoded record of a multi-collector
+// server and settles its reply later through t (t.Done, exactly once,
+// from any goroutine): replies still leave in request order per
+// connection, so a slow batch holds back the replies after it. record is
+// reused after the call returns: copy it to keep it. The call runs on
+// the connection's reader: while it blocks, that connection alone stops
+// being read (its collector's socket backs up), so it may wait briefly
+// for room, but must not wait on anything that waits on the server.
+type DeferredHandler func(p Peer, batchID int64, record []byte, t Ticket)
+
+// Token is one accepted collector token and the name the collector is
+// known by once it presented it (in logs, stats and Peer).
+type Token struct {
+	Name  string
+	Value string
+}
 
 // Config configures a Server. Zero values take the documented defaults.
 type Config struct {
@@ -43,6 +62,34 @@ type Config struct {
 	// MaxLineBytes bounds a request line; a longer one gets BAD_REQUEST and
 	// the connection is closed. Default protocol.DefaultMaxRequestBytes.
 	MaxLineBytes int
+	// Tokens, when set, are the accepted tokens, each with a name; Token
+	// is then ignored. Multi-collector mode only.
+	Tokens []Token
+	// MaxConnections above 0 selects multi-collector mode: up to that
+	// many authenticated collectors at once, each pipelined (many
+	// requests in flight, replies in order). A collector beyond it gets
+	// REJECTED. 0 keeps the engine's one collector at a time.
+	MaxConnections int
+	// MaxHandshakes bounds the connections not yet authenticated (multi
+	// mode): a connection beyond it is refused at once, so a flood of
+	// idle or garbage connections cannot take the collectors' slots.
+	// Default 64.
+	MaxHandshakes int
+	// MaxInFlight bounds one connection's requests read but not yet
+	// answered (multi mode); reading pauses at the bound. Default 256.
+	MaxInFlight int
+	// ReadTimeout bounds the reading of one request line once its first
+	// byte arrived (multi mode): a slow-loris line is cut. Default 30s.
+	ReadTimeout time.Duration
+	// IdleTimeout closes a connection that sends nothing while it is owed
+	// no reply (multi mode). Default 5m.
+	IdleTimeout time.Duration
+	// WriteTimeout bounds writing replies, and the wait for replies still
+	// owed once a connection stopped reading (multi mode): a collector
+	// that never reads its replies is closed. Default 10s.
+	WriteTimeout time.Duration
+	// Deferred, in multi mode, receives the records instead of Handler.
+	Deferred DeferredHandler
 	// RejectGrace is how long a new connection waits for a busy ingress
 	// before it gets REJECTED. Default 250ms; negative means no wait.
 	RejectGrace time.Duration
@@ -92,6 +139,21 @@ func (c Config) withDefaults() Config {
 	if c.RejectGrace == 0 {
 		c.RejectGrace = 250 * time.Millisecond
 	}
+	if c.MaxHandshakes <= 0 {
+		c.MaxHandshakes = 64
+	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = 256
+	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = 30 * time.Second
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = 5 * time.Minute
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 10 * time.Second
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -100,8 +162,38 @@ func (c Config) withDefaults() Config {
 
 // Validate checks what has no default.
 func (c Config) Validate() error {
-	if err := protocol.CheckToken(c.Token); err != nil {
-		return fmt.Errorf("ingress token: %w", err)
+	if c.MaxConnections < 0 {
+		return fmt.Errorf("ingress max connections %d: must be 0 (one collector at a time) or more", c.MaxConnections)
 	}
-	return nil
+	if c.Deferred != nil && c.MaxConnections == 0 {
+		return errors.New("ingress: a deferred handler needs multi-collector mode (MaxConnections > 0)")
+	}
+	if len(c.Tokens) == 0 {
+		if err := protocol.CheckToken(c.Token); err != nil {
+			return fmt.Errorf("ingress token: %w", err)
+		}
+		return nil
+	}
+	if c.MaxConnections == 0 {
+		return errors.New("ingress tokens: named tokens need multi-collector mode (MaxConnections > 0)")
+	}
+	var errs []error
+	seen := make(map[string]bool, len(c.Tokens))
+	values := make(map[string]bool, len(c.Tokens))
+	for i, t := range c.Tokens {
+		switch {
+		case strings.TrimSpace(t.Name) == "":
+			errs = append(errs, fmt.Errorf("ingress tokens[%d]: the name is empty", i))
+		case seen[t.Name]:
+			errs = append(errs, fmt.Errorf("ingress tokens[%d]: name %q is used twice", i, t.Name))
+		}
+		seen[t.Name] = true
+		if err := protocol.CheckToken(t.Value); err != nil {
+			errs = append(errs, fmt.Errorf("ingress tokens[%d] (%s): %w", i, t.Name, err))
+		} else if values[t.Value] {
+			errs = append(errs, fmt.Errorf("ingress tokens[%d] (%s): the same token is given to another name", i, t.Name))
+		}
+		values[t.Value] = true
+	}
+	return errors.Join(errs...)
 }

@@ -37,4 +37,29 @@
 //
 // The Handler is called from one goroutine at a time (there is one
 // collector at a time). The record it gets is valid only during the call.
+//
+// # Multi-collector mode
+//
+// Config.MaxConnections > 0 turns the stand-in into a server for many
+// collectors at once (a relay's listener):
+//
+//   - up to MaxConnections authenticated collectors; one more gets
+//     REJECTED after its token checked out. Connections not yet
+//     authenticated have a budget of their own (MaxHandshakes): beyond it
+//     a connection is refused on the accept loop, without a goroutine, so
+//     a flood of connections costs no memory per attempt;
+//   - tokens have names (Config.Tokens); all are compared in constant
+//     time; a failure is answered AUTH_FAILED and logged at WARN, at most
+//     once per 10 s, without what was presented;
+//   - each connection is pipelined: up to MaxInFlight requests are read
+//     ahead of their replies, and replies leave in request order;
+//   - a DeferredHandler settles each batch's reply later through its
+//     Ticket, so a relay answers RECEIVED only once the batch is durable;
+//     __COMMIT__ is then answered from the session's own durability (see
+//     commitReply);
+//   - timeouts: AuthTimeout for the token line, ReadTimeout for a request
+//     line once begun (slow-loris), IdleTimeout while nothing is owed,
+//     WriteTimeout for replies (a collector that does not read them is
+//     closed: its kernel send buffer is kept small on purpose);
+//   - Faults do not apply.
 package ingress

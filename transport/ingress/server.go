@@ -25,16 +25,19 @@ type Server struct {
 	slot chan struct{}
 	seq  atomic.Int64 // server-wide batch counter, for Faults
 
-	mu       sync.Mutex
-	ln       net.Listener
-	conns    map[net.Conn]struct{}
-	started  bool
-	closing  bool
-	done     chan struct{} // closed by Close
-	wg       sync.WaitGroup
-	stats    counters
-	closeErr error
-	once     sync.Once
+	mu      sync.Mutex
+	ln      net.Listener
+	conns   map[net.Conn]struct{}
+	started bool
+	closing bool
+	done    chan struct{} // closed by Close
+	wg      sync.WaitGroup
+	stats   counters
+	// multi is nil in the single-collector mode.
+	multi      *multi
+	collectors *collectors
+	closeErr   error
+	once       sync.Once
 }
 
 // New validates cfg. Nothing listens until Start.
@@ -44,11 +47,15 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg = cfg.withDefaults()
 	s := &Server{
-		cfg:   cfg,
-		log:   cfg.Logger,
-		slot:  make(chan struct{}, 1),
-		conns: make(map[net.Conn]struct{}),
-		done:  make(chan struct{}),
+		cfg:        cfg,
+		log:        cfg.Logger,
+		slot:       make(chan struct{}, 1),
+		conns:      make(map[net.Conn]struct{}),
+		done:       make(chan struct{}),
+		collectors: newCollectors(),
+	}
+	if cfg.MaxConnections > 0 {
+		s.multi = newMulti(cfg)
 	}
 	f := cfg.Faults
 	s.faults.Store(&f)
@@ -167,6 +174,10 @@ func (s *Server) acceptLoop(ln net.Listener) {
 			}
 			continue
 		}
+		if s.multi != nil {
+			s.admitMulti(conn)
+			continue
+		}
 		if !s.track(conn) {
 			_ = conn.Close()
 			return
@@ -174,6 +185,16 @@ func (s *Server) acceptLoop(ln net.Listener) {
 		s.stats.connections.Add(1)
 		s.wg.Add(1)
 		go s.handle(conn)
+	}
+}
+
+// isClosing reports whether Close has begun.
+func (s *Server) isClosing() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -37,6 +37,42 @@ func NewLineReader(r io.Reader, limit int) *LineReader {
 	return &LineReader{br: bufio.NewReaderSize(r, size), limit: limit}
 }
 
+// NewLineReaderSize is NewLineReader with a read buffer of size bytes
+// (at least 16), for a server holding many connections: the buffer is
+// per connection, lines longer than it are still read whole.
+func NewLineReaderSize(r io.Reader, limit, size int) *LineReader {
+	if limit <= 0 {
+		limit = MaxReplyBytes
+	}
+	return &LineReader{br: bufio.NewReaderSize(r, max(16, size)), limit: limit}
+}
+
+// SetLimit changes the longest line accepted from the next read on (a
+// server reads the auth line under a small limit, then requests under
+// the configured one). n <= 0 means MaxReplyBytes.
+func (lr *LineReader) SetLimit(n int) {
+	if n <= 0 {
+		n = MaxReplyBytes
+	}
+	lr.limit = n
+}
+
+// Fill blocks until at least one byte is buffered (the start of the next
+// line) or the read fails; it reads no line.
+func (lr *LineReader) Fill() error {
+	_, err := lr.br.Peek(1)
+	return err
+}
+
+// Shrink drops the line buffer when it grew beyond n bytes, so one long
+// line does not pin its memory for the life of the connection. The last
+// line returned is invalid after Shrink.
+func (lr *LineReader) Shrink(n int) {
+	if cap(lr.line) > n {
+		lr.line = nil
+	}
+}
+
 // Limit is the longest line the reader accepts.
 func (lr *LineReader) Limit() int { return lr.limit }
 

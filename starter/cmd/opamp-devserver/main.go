@@ -28,6 +28,7 @@ const usage = `opamp-devserver: a stand-in OpAMP server (not a fleet manager)
 
 Usage: opamp-devserver [--listen 127.0.0.1:4320] [--push-config agent.yaml] [--poll-ms 1000]
                        [--package FILE --package-version V --package-key KEY [--package-cut-after N]]
+                       [--control 127.0.0.1:4321] [--save-dir .]
 
 Agents connect to ws://LISTEN/v1/opamp (management.opamp.endpoint). Every
 change is printed as the full listing of agents: instance uid, version,
@@ -40,7 +41,22 @@ management.opamp.packages.public-key), served over HTTP on a port of its
 own and signed at start with KEY (from edge-agent package keygen);
 --package-allow-downgrade signs it as a permitted downgrade, and
 --package-cut-after N cuts the first download after N bytes, to watch it
-resume. SIGINT or SIGTERM stop it.
+resume.
+
+--control serves a small HTTP API to push the rest ("off" turns it off):
+  GET  /agents                      the agents, as JSON
+  POST /agents/{uid|any}/tasks/{task}
+                                    run an operator task (retry-dead,
+                                    purge-dead, backlog, diagnostics) and
+                                    print its result; a diagnostics bundle
+                                    is saved in --save-dir
+  POST /connections/edgesocket      {"endpoint","token","cert_file",
+                                    "key_file","ca_file"}: new output
+                                    connection settings
+  POST /connections/opamp           {"endpoint","headers","ca_file",
+                                    "cert_file","key_file"}: a new OpAMP
+                                    server for the agents
+SIGINT or SIGTERM stop it.
 Exit codes: 0 stopped by a signal, 1 failure, 64 bad flags.
 `
 
@@ -53,6 +69,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	pollMs := fs.Int("poll-ms", 1000, "how often the --push-config file is checked for changes")
 	var pkg packageFlags
 	pkg.register(fs)
+	controlAddr := fs.String("control", "127.0.0.1:4321", `host:port of the control API ("off": none)`)
+	saveDir := fs.String("save-dir", ".", "where diagnostics bundles are saved")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -76,6 +94,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "opamp-devserver: %v\n", err)
 		_ = srv.Stop(context.Background())
 		return 64
+	}
+	if *controlAddr != "off" {
+		addr, err := serveControl(ctx, *controlAddr, &control{srv: srv, saveDir: *saveDir}, log)
+		if err != nil {
+			fmt.Fprintf(stderr, "opamp-devserver: %v\n", err)
+			_ = srv.Stop(context.Background())
+			return 1
+		}
+		fmt.Fprintf(stdout, "control API on http://%s (GET /agents, POST /agents/any/tasks/diagnostics, POST /connections/edgesocket, POST /connections/opamp)\n", addr)
 	}
 
 	var pushed time.Time
@@ -171,6 +198,13 @@ func listing(agents []opampdev.Agent) string {
 			b.WriteString("\n")
 		}
 		writePackage(&b, a)
+		if cs := a.Connections; cs != nil {
+			fmt.Fprintf(&b, "    connection settings: %s (hash %x)", a.ConnectionStatus(), shortHash(cs.GetLastConnectionSettingsHash()))
+			if cs.GetErrorMessage() != "" {
+				fmt.Fprintf(&b, ": %s", cs.GetErrorMessage())
+			}
+			b.WriteString("\n")
+		}
 		if rs := a.RemoteConfig; rs != nil {
 			fmt.Fprintf(&b, "    remote config: %s", a.RemoteStatus())
 			if h := rs.GetLastRemoteConfigHash(); len(h) > 0 {

@@ -122,6 +122,9 @@ type Agent struct {
 type extStats struct {
 	inputs []*source
 	link   func() client.Stats // the transport's own counters, when it keeps them
+	// endpoints reports each endpoint of output.endpoints, when the
+	// output has several.
+	endpoints func() []output.EndpointStatus
 }
 
 // New checks the options; it opens nothing (Run does).

@@ -3,6 +3,8 @@ package agent
 import (
 	"log/slog"
 	"time"
+
+	"github.com/edge-agent/edge-agent/connector/input"
 )
 
 // afterCommit updates the loop's state once a transaction is durable:
@@ -15,6 +17,7 @@ func (l *loop) afterCommit(now time.Time, p *plan, res commitResult) {
 		l.buf.drop(p.flushed, p.flushedBytes, now)
 		ctr.rowsAppended.Add(uint64(p.rows()))
 		l.group.grow()
+		l.ackCommitted(p)
 	}
 	if p.started {
 		l.markStarted = false
@@ -52,6 +55,28 @@ func (l *loop) afterCommit(now time.Time, p *plan, res commitResult) {
 	}
 	l.cleanup.acked, l.claims.queuedRows = counts.Acked, counts.Pending
 	l.publish(counts)
+}
+
+// ackCommitted tells each input that implements input.Acker how many of
+// its events the transaction just committed stored. Only ever called
+// once the transaction returned without error: that is the durability
+// an Acker waits for.
+func (l *loop) ackCommitted(p *plan) {
+	for i := range p.writes {
+		w := &p.writes[i]
+		if w.events == 0 {
+			continue
+		}
+		for _, s := range l.in.list {
+			if s.id != w.id {
+				continue
+			}
+			if a, ok := s.in.(input.Acker); ok {
+				a.Committed(w.events)
+			}
+			break
+		}
+	}
 }
 
 func (l *loop) reportDead(failed, dead int) {

@@ -187,3 +187,72 @@ func TestMaxAgeDropsByAge(t *testing.T) {
 		}
 	})
 }
+
+// A restart while the engine is down, under drop-oldest, drops the
+// oldest rows, the earlier run's, and keeps the ones read since: the
+// first job after the start is a one-row probe, so the backlog is not
+// held SENDING (where no drop reaches it) while the connection is tried.
+func TestRestartDuringOutageDropsTheOldest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// Commit groups of 40 rows of ~1 KiB (the job size): 2 fit.
+		const maxBytes = 100_000
+		home := t.TempDir()
+		cfg := testConfig(t)
+		cfg.Agent.BulkMaxSize = 5
+		cfg.Queue.PollBatchSize = 5
+		cfg.Queue.MaxBytes = maxBytes
+		cfg.Queue.WhenFull = WhenFullDropOldest
+		clientOptions(t, cfg).MaxInFlight = 10 // jobs of 40 rows: one takes the whole backlog
+		in := &fakeInput{}
+		in.push(bigEvents("a.log", 0, 200)...)
+		down := newFakeSender(nil)
+		down.down = transport.ErrUnavailable
+		h := startRuntime(t, newOptions(t, cfg, home, in, down))
+		eventually(t, time.Minute, "first run read", func() bool { return in.left() == 0 })
+		time.Sleep(2 * max(cfg.Agent.CommitInterval, cfg.Agent.FlushInterval))
+		synctest.Wait()
+		if err := h.stop(); err != nil {
+			t.Fatal(err)
+		}
+
+		// The engine still does not answer: every Send waits.
+		in = &fakeInput{}
+		in.push(bigEvents("b.log", 1000, 1200)...)
+		snd := newFakeSender(nil)
+		snd.gate = make(chan struct{})
+		h = startRuntime(t, newOptions(t, cfg, home, in, snd))
+		eventually(t, time.Minute, "second run read", func() bool { return in.left() == 0 })
+		time.Sleep(2 * max(cfg.Agent.CommitInterval, cfg.Agent.FlushInterval)) // the last group's commit
+		synctest.Wait()
+		st := h.rt.Snapshot()
+		if st.Queue.Sending > 1 || st.Queue.PayloadBytes > maxBytes {
+			t.Fatalf("%d rows SENDING, %d bytes queued; want the one-row probe, at most %d bytes", st.Queue.Sending, st.Queue.PayloadBytes, maxBytes)
+		}
+		close(snd.gate)
+		eventually(t, time.Minute, "backlog delivered", func() bool {
+			st := h.rt.Snapshot()
+			return st.Queue.Pending == 0 && st.Queue.Sending == 0
+		})
+		got := deliveredLines(t, snd)
+		old := 0
+		for n := range got {
+			if n < 1000 {
+				old++
+			}
+		}
+		if st.Drops.FullRows == 0 {
+			t.Fatalf("nothing dropped: %+v", st.Drops)
+		}
+		for n := 1195; n < 1200; n++ {
+			if !got[n] {
+				t.Fatalf("newest row %d dropped; delivered %v", n, got)
+			}
+		}
+		if old > 1 {
+			t.Fatalf("%d rows of the first run delivered, want at most the probe's; delivered %v", old, got)
+		}
+		if err := h.stop(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -133,7 +133,10 @@ func reasonOf(err error) string {
 // sourceWrite is what a transaction writes for one input: its rows and
 // the last position per key, stored under the input's id.
 type sourceWrite struct {
-	id        string
+	id string
+	// events is how many of the buffer's events are the input's,
+	// position-only ones included (what input.Acker counts).
+	events    int
 	payloads  [][]byte
 	positions []input.Position
 	idx       map[string]int // position key → index in positions
@@ -157,6 +160,7 @@ func (b *eventBuffer) planFlush(p *plan) {
 			w = p.write(id, b.len()-i)
 		}
 		ev := &b.events[i]
+		w.events++
 		if ev.Payload != nil {
 			w.payloads = append(w.payloads, ev.Payload)
 		}

@@ -2,7 +2,10 @@ package agent
 
 import (
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
 
 // DefaultStallAfter is how long the scheduler loop may go without a turn
@@ -73,6 +76,11 @@ func (s Status) Health(now time.Time, stallAfter time.Duration) Health {
 	case "unavailable":
 		out.LastError = s.LastError
 	}
+	if down := endpointsDown(s.Endpoints); out.Healthy && down != "" {
+		// A standby or a spread peer down is not an outage while others
+		// take the rows; it is said, not judged.
+		out.LastError = down
+	}
 	h := Health{Healthy: true, Components: map[string]ComponentHealth{
 		ComponentInput: in, ComponentWAL: w, ComponentOutput: out,
 	}}
@@ -89,4 +97,19 @@ func (s Status) Health(now time.Time, stallAfter time.Duration) Health {
 		h.Reason = DegradedDropping
 	}
 	return h
+}
+
+// endpointsDown names the endpoints of output.endpoints whose last send
+// or probe failed, "" when none did.
+func endpointsDown(eps []output.EndpointStatus) string {
+	var down []string
+	for _, e := range eps {
+		if e.State != "connected" && e.State != "idle" {
+			down = append(down, e.Endpoint+" "+e.State)
+		}
+	}
+	if len(down) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d endpoints down: %s", len(down), len(eps), strings.Join(down, ", "))
 }

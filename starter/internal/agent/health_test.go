@@ -3,6 +3,8 @@ package agent
 import (
 	"testing"
 	"time"
+
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
 
 func TestHealthComponents(t *testing.T) {
@@ -39,5 +41,22 @@ func TestHealthComponents(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An endpoint of a list that is down is named in the output component
+// but does not make the agent unhealthy while the others take the rows.
+func TestHealthNamesEndpointsDown(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	st := Status{State: "running", LastTurn: now, Connection: "connected", Endpoints: []output.EndpointStatus{
+		{Endpoint: "a:1", State: "unavailable"}, {Endpoint: "b:2", State: "connected", Active: true}}}
+	h := st.Health(now, 0)
+	out := h.Components[ComponentOutput]
+	if !h.Healthy || !out.Healthy || out.LastError != "1 of 2 endpoints down: a:1 unavailable" {
+		t.Fatalf("health %+v, output %+v", h, out)
+	}
+	st.Endpoints[0].State = "connected"
+	if out := st.Health(now, 0).Components[ComponentOutput]; out.LastError != "" {
+		t.Fatalf("all endpoints up, output %+v", out)
 	}
 }

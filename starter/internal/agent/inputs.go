@@ -172,6 +172,14 @@ type InputStatus struct {
 	// Files are the files it tracks (input.FilesReporter); nil when it
 	// cannot say.
 	Files []input.FileStatus
+	// Cursor is its position when it is one cursor (input.CursorReporter,
+	// journald); "" otherwise or before the first entry.
+	Cursor string
+	// Peers are the senders connected to it and PeerTotals its counters
+	// per sender name (input.PeersReporter: a relay's edgesocket input);
+	// nil for other inputs.
+	Peers      []input.Peer
+	PeerTotals []input.PeerTotals
 }
 
 // inputStatuses reads every input's statistics; safe from any goroutine
@@ -186,6 +194,12 @@ func inputStatuses(inputs []*source) []InputStatus {
 		}
 		if fr, ok := s.in.(input.FilesReporter); ok {
 			out[i].Files = fr.Files()
+		}
+		if cr, ok := s.in.(input.CursorReporter); ok {
+			out[i].Cursor = cr.Cursor()
+		}
+		if pr, ok := s.in.(input.PeersReporter); ok {
+			out[i].Peers, out[i].PeerTotals = pr.Peers(), pr.PeerTotals()
 		}
 	}
 	return out

@@ -60,7 +60,12 @@ type linkPacing struct {
 	pausedUntil time.Time
 	// down: the last Send stopped on the connection and none has gone
 	// through since. Until one does, the loop hands out one probeRows job
-	// at a time instead of full ones.
+	// at a time instead of full ones. With bounds that drop (drop-oldest,
+	// max-age) the link starts down, at start and when a reload replaces
+	// the output: full jobs claimed before the first connect fails keep
+	// their rows SENDING, which no drop touches, for the whole connect,
+	// so a start during an outage would drop the rows read since instead
+	// of the oldest.
 	down bool
 }
 

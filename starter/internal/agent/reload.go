@@ -220,6 +220,9 @@ func (l *loop) install(p *reloadPlan, snd transport.Sender, enc encoder, opened 
 			l.log.Warn("reload: close the previous output", slog.String(keyError, err.Error()))
 		}
 		l.sender.snd, l.sender.enc = snd, enc
+		// What the old output's engine answered says nothing of the new
+		// one: idle until its first Send.
+		l.r.pub.set(func(p *published) { p.connection = "idle" })
 	}
 }
 
@@ -351,7 +354,7 @@ func (l *loop) resume(o Options, outputReplaced bool) {
 	s := l.sender
 	fresh := r.newSendLoop(s.snd, s.enc, l.nonMode)
 	if outputReplaced {
-		l.link.pausedUntil = time.Time{}
+		l.link = linkPacing{down: !l.nonMode && o.Queue.drops()}
 	} else {
 		fresh.streak, fresh.holdErr, fresh.holdUntil = s.streak, s.holdErr, s.holdUntil
 	}

@@ -121,6 +121,11 @@ type QueueSettings struct {
 	MaxAge time.Duration `yaml:"max-age-ms"`
 }
 
+// drops says whether the WAL's bounds may delete unsent rows.
+func (q QueueSettings) drops() bool {
+	return (q.WhenFull == WhenFullDropOldest && q.MaxBytes > 0) || q.MaxAge > 0
+}
+
 // queue.when-full values.
 const (
 	WhenFullBlock      = "block"

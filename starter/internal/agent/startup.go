@@ -36,6 +36,7 @@ func (r *Agent) start(ctx context.Context) (*loop, error) {
 		rowRetry:      newRowRetries(r.opts, 0),
 		jobs:          newJobSlots(jobSize(r.opts)),
 		claims:        claimPolicy{hint: true},
+		link:          linkPacing{down: !nonMode && r.opts.Queue.drops()},
 		cleanup:       cleanupPolicy{off: nonMode},
 		markStarted:   true,
 		exitOnRefusal: r.exitOnRefusal(),
@@ -175,6 +176,9 @@ func (r *Agent) publishExt(inputs []*source, snd transport.Sender) {
 	e := extStats{inputs: slices.Clone(inputs)}
 	if s, ok := snd.(clientStats); ok {
 		e.link = s.Stats
+	}
+	if s, ok := snd.(output.EndpointReporter); ok {
+		e.endpoints = s.Endpoints
 	}
 	r.ext.Store(&e)
 }

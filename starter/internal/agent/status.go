@@ -60,7 +60,11 @@ type Status struct {
 	// unavailable, rejected (another collector holds the ingress),
 	// auth_failed or decrypt_failed (the engine refuses output.token or
 	// the key: nothing is delivered until an operator fixes it).
-	Connection  string
+	Connection string
+	// Endpoints lists each endpoint of output.endpoints, in list order:
+	// its state, whether it is sent to now, rows sent and received, its
+	// last error. Nil with a single endpoint.
+	Endpoints   []output.EndpointStatus
 	LastError   string
 	LastErrorAt time.Time
 	// WALError is why the last queue transaction failed; empty once one
@@ -198,6 +202,9 @@ func (r *Agent) Snapshot() Status {
 		if e.link != nil {
 			ls := e.link()
 			st.Reconnects, st.Window = ls.Reconnects, ls.Window
+		}
+		if e.endpoints != nil {
+			st.Endpoints = e.endpoints()
 		}
 		st.Inputs = inputStatuses(e.inputs)
 		for _, in := range st.Inputs {

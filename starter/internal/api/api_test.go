@@ -342,12 +342,14 @@ func TestPerInputStatusAndMetrics(t *testing.T) {
 			Files: []input.FileStatus{{Path: "/var/log/app.log", Identity: "1:3:cd", Offset: 4, Size: 4}}},
 		{ID: "db", Type: "file", Stats: &input.Stats{Events: 6}},
 		{ID: "quiet", Type: "other"}, // reports no stats: no series
+		{ID: "journal", Type: "journald", Stats: &input.Stats{LinesRead: 7, Events: 7, Restarts: 2}, Cursor: "s=1;i=7"},
 	}
 	srv := serve(t, Options{Source: &fakeSource{st: st}})
 	_, body := get(t, srv.URL+"/metrics", "")
 	for _, want := range []string{
 		`edge_agent_input_events_filtered_total{input="app"} 3` + "\n",
 		`edge_agent_input_events_filtered_total{input="db"} 0` + "\n",
+		`edge_agent_input_restarts_total{input="journal"} 2` + "\n",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)
@@ -361,7 +363,12 @@ func TestPerInputStatusAndMetrics(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &got); err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Inputs) != 3 || got.Inputs[0].ID != "app" || got.Inputs[0].Filtered != 3 || got.Inputs[1].Events != 6 ||
+	if len(got.Inputs) == 4 {
+		if j := got.Inputs[3]; j.Cursor != "s=1;i=7" || j.Restarts != 2 || j.LinesRead != 7 {
+			t.Errorf("journald input: %+v", j)
+		}
+	}
+	if len(got.Inputs) != 4 || got.Inputs[0].ID != "app" || got.Inputs[0].Filtered != 3 || got.Inputs[1].Events != 6 ||
 		len(got.Inputs[0].Files) != 1 || got.Inputs[0].Files[0].Path != "/var/log/app.log" || got.Inputs[2].Type != "other" {
 		t.Errorf("inputs: %+v", got.Inputs)
 	}
@@ -462,5 +469,45 @@ func TestStatusWindow(t *testing.T) {
 		if window > 0 && w != float64(window) {
 			t.Errorf("window %v, want %d", w, window)
 		}
+	}
+}
+
+// With output.endpoints each endpoint has its own series, and status
+// lists each endpoint; the agent-wide connection state is still there.
+func TestMetricsAndStatusPerEndpoint(t *testing.T) {
+	st := running()
+	st.Connection = "connected"
+	st.Endpoints = []output.EndpointStatus{
+		{Endpoint: "a:1", State: "unavailable", LastError: "connection refused", Sent: 3},
+		{Endpoint: "b:2", State: "connected", Active: true, Sent: 10, Received: 9, Switches: 1},
+	}
+	srv := serve(t, Options{Source: &fakeSource{st: st}})
+	_, body := get(t, srv.URL+"/metrics", "")
+	for _, want := range []string{
+		`edge_agent_output_endpoint_state{endpoint="a:1",state="unavailable"} 1`,
+		`edge_agent_output_endpoint_state{endpoint="a:1",state="connected"} 0`,
+		`edge_agent_output_endpoint_state{endpoint="b:2",state="connected"} 1`,
+		`edge_agent_output_endpoint_active{endpoint="a:1"} 0`,
+		`edge_agent_output_endpoint_active{endpoint="b:2"} 1`,
+		`edge_agent_output_endpoint_batches_received_total{endpoint="b:2"} 9`,
+		`edge_agent_output_endpoint_batches_sent_total{endpoint="a:1"} 3`,
+		`edge_agent_output_endpoint_switches_total{endpoint="b:2"} 1`,
+		`edge_agent_output_connection_state{state="connected"} 1`,
+	} {
+		if !strings.Contains(body, want+"\n") {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	_, body = get(t, srv.URL+"/debug/status", "")
+	var doc Status
+	if err := json.Unmarshal([]byte(body), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Endpoints) != 2 || doc.Endpoints[0].LastError != "connection refused" || !doc.Endpoints[1].Active || doc.Endpoints[1].Received != 9 {
+		t.Fatalf("status endpoints = %+v", doc.Endpoints)
+	}
+	srv = serve(t, Options{Source: &fakeSource{st: running()}})
+	if _, body := get(t, srv.URL+"/metrics", ""); strings.Contains(body, "edge_agent_output_endpoint_") {
+		t.Error("per-endpoint series exported with a single endpoint")
 	}
 }

@@ -94,6 +94,13 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		}
 		return &ResponseError{Code: resp.StatusCode, Msg: resp.Status + ": " + strings.TrimSpace(string(msg))}
 	}
+	if raw, ok := out.(*[]byte); ok {
+		// A document that is not JSON (the diagnostics bundle), bounded.
+		if *raw, err = io.ReadAll(io.LimitReader(resp.Body, maxRawAnswer)); err != nil {
+			return fmt.Errorf("read the agent's answer to %s: %w", path, err)
+		}
+		return nil
+	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		return fmt.Errorf("read the agent's answer to %s: %w", path, err)
 	}

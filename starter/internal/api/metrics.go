@@ -3,6 +3,7 @@ package api
 import (
 	"slices"
 
+	"github.com/edge-agent/edge-agent/connector/syslog"
 	"github.com/edge-agent/edge-agent/starter/internal/fsspace"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -30,12 +31,32 @@ var (
 	dDroppedBytes  = desc("wal_dropped_bytes_total", "Payload bytes of the rows counted by edge_agent_wal_dropped_events_total.", "reason")
 	dBackpressure  = desc("backpressure_active", "1 while reading is paused because the queue is above queue.max-bytes.")
 	dFiltered      = desc("input_events_filtered_total", "Events an input's include-lines/exclude-lines dropped (their positions still advance).", "input")
+	dRestarts      = desc("input_restarts_total", "Restarts of a process an input reads from (journald: journalctl) after it exited or hung.", "input")
+	dInputDropped  = desc("input_dropped_total", "Messages an input dropped before the WAL, by reason (queue_full: a UDP syslog input's queue was full).", "input", "reason")
+	dInputConns    = desc("input_connections", "Connections open to an input that listens (syslog over TCP/TLS).", "input")
+	dParseErrors   = desc("input_parse_errors_total", "Messages an input delivered raw because they did not parse.", "input")
 	dReloads       = desc("config_reloads_total", "Configuration reloads by result.", "result")
 	dThrottled     = desc("send_throttled_seconds_total", "Time the sender waited for the send-rate cap (output.rate-limit) before sending.")
 	dBuildInfo     = desc("build_info", "Always 1; the labels name the build.", "version", "commit")
 	dConnection    = desc("output_connection_state", "1 for the output's connection state (what the last send found), 0 for the others.", "state")
-	dFSAvail       = desc("wal_filesystem_avail_bytes", "Bytes left to the agent's user on the filesystem holding the WAL.")
-	dFSSize        = desc("wal_filesystem_size_bytes", "Size of the filesystem holding the WAL.")
+	// The endpoints of output.endpoints, one series each; absent with a
+	// single endpoint. output_connection_state stays the agent's as a
+	// whole (what the last send found, whichever endpoint took it), so
+	// alerts on it mean the same with a list.
+	dEndpointState    = desc("output_endpoint_state", "1 for each endpoint's connection state (what its last send or probe found), 0 for the others; only with output.endpoints.", "endpoint", "state")
+	dEndpointActive   = desc("output_endpoint_active", "1 while the endpoint is sent to (failover: the active one; spread: every endpoint up).", "endpoint")
+	dEndpointSent     = desc("output_endpoint_batches_sent_total", "Batch lines written to the endpoint, resends included.", "endpoint")
+	dEndpointReceived = desc("output_endpoint_batches_received_total", "Batches the endpoint answered RECEIVED.", "endpoint")
+	dEndpointSwitches = desc("output_endpoint_switches_total", "Times failover made the endpoint the active one.", "endpoint")
+	dFSAvail          = desc("wal_filesystem_avail_bytes", "Bytes left to the agent's user on the filesystem holding the WAL.")
+	dFSSize           = desc("wal_filesystem_size_bytes", "Size of the filesystem holding the WAL.")
+	// A relay's edgesocket input, per token name (names come from the
+	// config, so the label values are bounded).
+	dRelayConnected = desc("relay_collectors_connected", "Collectors connected to a relay input, per token name.", "input", "name")
+	dRelayBatches   = desc("relay_batches_total", "Batches a relay input read from collectors, per token name.", "input", "name")
+	dRelayBytes     = desc("relay_bytes_total", "Payload bytes (as sent) a relay input read from collectors, per token name.", "input", "name")
+	dRelayStored    = desc("relay_batches_stored_total", "Batches a relay input answered RECEIVED (stored in its queue), per token name.", "input", "name")
+	dRelayRefused   = desc("relay_batches_refused_total", "Batches a relay input answered otherwise (QUEUE_FULL, DECODE_FAILED...), per token name.", "input", "name")
 )
 
 // connectionStates are the output connection states the agent reports
@@ -52,8 +73,8 @@ type collector struct{ o *Options }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dEventsRead, dBytesRead, dEventsAcked, dWALRows, dWALBytes, dWALFileBytes,
-		dOldestPending, dBatches, dLatency, dReconnects, dFilesOpen, dTruncated, dLostBytes, dDropped, dDroppedBytes, dBackpressure, dFiltered, dReloads, dThrottled, dBuildInfo,
-		dConnection, dFSAvail, dFSSize} {
+		dOldestPending, dBatches, dLatency, dReconnects, dFilesOpen, dTruncated, dLostBytes, dDropped, dDroppedBytes, dBackpressure, dFiltered, dRestarts, dInputDropped, dInputConns, dParseErrors, dReloads, dThrottled, dBuildInfo,
+		dConnection, dEndpointState, dEndpointActive, dEndpointSent, dEndpointReceived, dEndpointSwitches, dFSAvail, dFSSize, dRelayConnected, dRelayBatches, dRelayBytes, dRelayStored, dRelayRefused} {
 		ch <- d
 	}
 }
@@ -93,6 +114,15 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	if st.Connection != "" && !slices.Contains(connectionStates, st.Connection) {
 		gauge(dConnection, 1, st.Connection)
 	}
+	for _, e := range st.Endpoints {
+		for _, s := range connectionStates {
+			gauge(dEndpointState, b2f(e.State == s), e.Endpoint, s)
+		}
+		gauge(dEndpointActive, b2f(e.Active), e.Endpoint)
+		counter(dEndpointSent, float64(e.Sent), e.Endpoint)
+		counter(dEndpointReceived, float64(e.Received), e.Endpoint)
+		counter(dEndpointSwitches, float64(e.Switches), e.Endpoint)
+	}
 	if c.o.WALPath != "" {
 		if sp, ok := fsspace.Of(c.o.WALPath); ok {
 			gauge(dFSAvail, float64(sp.Avail))
@@ -118,6 +148,19 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for _, in := range st.Inputs {
 		if in.Stats != nil {
 			counter(dFiltered, float64(in.Stats.Filtered), in.ID)
+			counter(dRestarts, float64(in.Stats.Restarts), in.ID)
+			counter(dInputDropped, float64(in.Stats.DroppedQueueFull), in.ID, "queue_full")
+			if in.Type == syslog.TypeName {
+				gauge(dInputConns, float64(in.Stats.Connections), in.ID)
+				counter(dParseErrors, float64(in.Stats.ParseErrors), in.ID)
+			}
+		}
+		for _, t := range in.PeerTotals {
+			gauge(dRelayConnected, float64(t.Connected), in.ID, t.Name)
+			counter(dRelayBatches, float64(t.Batches), in.ID, t.Name)
+			counter(dRelayBytes, float64(t.Bytes), in.ID, t.Name)
+			counter(dRelayStored, float64(t.Received), in.ID, t.Name)
+			counter(dRelayRefused, float64(t.Refused), in.ID, t.Name)
 		}
 	}
 }

@@ -42,6 +42,9 @@ type Options struct {
 	WALPath string
 	// Management, when set, fills the status' management part.
 	Management func() *Management
+	// Diagnostics, when set, serves GET /debug/diagnostics: the
+	// diagnostics bundle (.tar.gz), which `edge-agent diagnostics` saves.
+	Diagnostics func(ctx context.Context) ([]byte, error)
 	// StallAfter defaults to DefaultStallAfter.
 	StallAfter time.Duration
 	Logger     *slog.Logger
@@ -86,6 +89,19 @@ func Handler(o Options) http.Handler {
 	})
 	if o.DB != nil {
 		dbRoutes(mux, &o)
+	}
+	if o.Diagnostics != nil {
+		mux.HandleFunc("GET /debug/diagnostics", func(w http.ResponseWriter, r *http.Request) {
+			data, err := o.Diagnostics(r.Context())
+			if err != nil {
+				http.Error(w, "diagnostics bundle: "+err.Error(), http.StatusInternalServerError)
+				return
+			}
+			w.Header().Set("Content-Type", "application/gzip")
+			if _, err := w.Write(data); err != nil {
+				o.Logger.Debug("write /debug/diagnostics", "error", err)
+			}
+		})
 	}
 	if o.Settings.Pprof {
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)

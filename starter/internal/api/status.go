@@ -5,6 +5,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
 
 // Status is /debug/status and `edge-agent status --json`. From a stopped
@@ -33,6 +34,9 @@ type Status struct {
 	// Window is the output's congestion window: the batch lines that may
 	// await replies at once; absent when the output keeps none.
 	Window int `json:"window,omitempty"`
+	// Endpoints lists each endpoint of output.endpoints, in list order;
+	// absent with a single endpoint.
+	Endpoints []Endpoint `json:"endpoints,omitempty"`
 
 	WAL      WALStatus `json:"wal"`
 	Counters *Counters `json:"counters,omitempty"`
@@ -178,8 +182,73 @@ type Input struct {
 	Errors         int64  `json:"errors"`
 	// Filtered are events include-lines/exclude-lines dropped.
 	Filtered int64 `json:"events_filtered"`
+	// Restarts are restarts of a process the input reads from (journald:
+	// journalctl) after it exited or hung.
+	Restarts int64 `json:"restarts"`
+	// Cursor is the position of an input that has one cursor (journald:
+	// the journal cursor of the last entry handed over); in Status.Inputs
+	// only, omitted when there is none.
+	Cursor string `json:"cursor,omitempty"`
+	// Network inputs (syslog) only: connections open now, accepted and
+	// refused (max-connections), messages that did not parse, and
+	// messages dropped because the input's queue was full (UDP).
+	Connections        int64 `json:"connections,omitempty"`
+	ConnectionsTotal   int64 `json:"connections_total,omitempty"`
+	ConnectionsRefused int64 `json:"connections_refused,omitempty"`
+	ParseErrors        int64 `json:"parse_errors,omitempty"`
+	DroppedQueueFull   int64 `json:"dropped_queue_full,omitempty"`
 	// Files are set in Status.Inputs only (Status.Files lists them all).
 	Files []File `json:"files,omitempty"`
+	// Collectors are the senders connected to a relay's edgesocket input,
+	// CollectorTotals its counters per token name (Status.Inputs only).
+	Collectors      []Collector      `json:"collectors,omitempty"`
+	CollectorTotals []CollectorTotal `json:"collector_totals,omitempty"`
+}
+
+// Collector is one sender connected to a relay.
+type Collector struct {
+	Name          string    `json:"name"`
+	Remote        string    `json:"remote"`
+	ConnectedAt   time.Time `json:"connected_at"`
+	Batches       uint64    `json:"batches"`
+	Bytes         uint64    `json:"bytes"`
+	Received      uint64    `json:"received"`
+	Refused       uint64    `json:"refused"`
+	BatchesPerSec float64   `json:"batches_per_second"`
+	Owed          int       `json:"replies_owed"`
+	LastError     string    `json:"last_error,omitempty"`
+}
+
+// CollectorTotal are a relay's counters for one token name.
+type CollectorTotal struct {
+	Name        string     `json:"name"`
+	Connected   int        `json:"connected"`
+	Sessions    uint64     `json:"sessions"`
+	Batches     uint64     `json:"batches"`
+	Bytes       uint64     `json:"bytes"`
+	Received    uint64     `json:"received"`
+	Refused     uint64     `json:"refused"`
+	LastError   string     `json:"last_error,omitempty"`
+	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
+}
+
+func collectorDocs(ps []input.Peer, ts []input.PeerTotals) ([]Collector, []CollectorTotal) {
+	var cs []Collector
+	for _, p := range ps {
+		cs = append(cs, Collector{Name: p.Name, Remote: p.Remote, ConnectedAt: p.Since, Batches: p.Batches, Bytes: p.Bytes,
+			Received: p.Received, Refused: p.Refused, BatchesPerSec: p.Rate, Owed: p.Owed, LastError: p.LastError})
+	}
+	var out []CollectorTotal
+	for _, t := range ts {
+		ct := CollectorTotal{Name: t.Name, Connected: t.Connected, Sessions: t.Sessions, Batches: t.Batches, Bytes: t.Bytes,
+			Received: t.Received, Refused: t.Refused, LastError: t.LastError}
+		if !t.LastErrorAt.IsZero() {
+			at := t.LastErrorAt
+			ct.LastErrorAt = &at
+		}
+		out = append(out, ct)
+	}
+	return cs, out
 }
 
 func inputDoc(typ string, s input.Stats) *Input {
@@ -187,6 +256,9 @@ func inputDoc(typ string, s input.Stats) *Input {
 		Type: typ, LinesRead: s.LinesRead, BytesRead: s.BytesRead, Events: s.Events,
 		TruncatedLines: s.TruncatedLines, FilesOpen: s.FilesOpen, FilesTracked: s.FilesTracked,
 		Rotations: s.Rotations, Truncations: s.Truncations, Errors: s.Errors, Filtered: s.Filtered,
+		Restarts:    s.Restarts,
+		Connections: s.Connections, ConnectionsTotal: s.ConnectionsTotal, ConnectionsRefused: s.ConnectionsRefused,
+		ParseErrors: s.ParseErrors, DroppedQueueFull: s.DroppedQueueFull,
 	}
 }
 
@@ -194,6 +266,35 @@ func fileDocs(fs []input.FileStatus) []File {
 	var out []File
 	for _, f := range fs {
 		out = append(out, File{Path: f.Path, Identity: f.Identity, Offset: f.Offset, Size: f.Size, Lag: f.Lag, Open: f.Open})
+	}
+	return out
+}
+
+// Endpoint is one endpoint of output.endpoints.
+type Endpoint struct {
+	Endpoint string `json:"endpoint"`
+	// State: idle, connected, unavailable, rejected, auth_failed,
+	// decrypt_failed (what the last send or probe found).
+	State string `json:"state"`
+	// Active: sent to now (failover's one; spread's every endpoint up).
+	Active      bool       `json:"active"`
+	Sent        uint64     `json:"sent"`
+	Received    uint64     `json:"received"`
+	Switches    uint64     `json:"switches,omitempty"`
+	LastError   string     `json:"last_error,omitempty"`
+	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
+}
+
+func endpointDocs(eps []output.EndpointStatus) []Endpoint {
+	var out []Endpoint
+	for _, e := range eps {
+		d := Endpoint{Endpoint: e.Endpoint, State: e.State, Active: e.Active, Sent: e.Sent, Received: e.Received,
+			Switches: e.Switches, LastError: e.LastError}
+		if !e.LastErrorAt.IsZero() {
+			t := e.LastErrorAt
+			d.LastErrorAt = &t
+		}
+		out = append(out, d)
 	}
 	return out
 }
@@ -252,12 +353,14 @@ func statusOf(st agent.Status, o *Options, now time.Time) Status {
 		out.Management = o.Management()
 	}
 	out.Files = fileDocs(st.Files)
+	out.Endpoints = endpointDocs(st.Endpoints)
 	for _, in := range st.Inputs {
 		doc := &Input{Type: in.Type}
 		if in.Stats != nil {
 			doc = inputDoc(in.Type, *in.Stats)
 		}
-		doc.ID, doc.Files = in.ID, fileDocs(in.Files)
+		doc.ID, doc.Files, doc.Cursor = in.ID, fileDocs(in.Files), in.Cursor
+		doc.Collectors, doc.CollectorTotals = collectorDocs(in.Peers, in.PeerTotals)
 		out.Inputs = append(out.Inputs, *doc)
 	}
 	return out

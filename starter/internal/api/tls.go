@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/edge-agent/edge-agent/transport/tlsfiles"
 )
 
 // TLSSettings are http.tls.*: the server's certificate and key. With
@@ -31,12 +33,14 @@ func (t *TLSSettings) AnchorPaths(resolve func(string) string) {
 }
 
 // serverConfig loads the pair for the listener; errors name the keys.
+// The files are read again when they change (tlsfiles): a rotated
+// certificate is served from the next handshake on.
 func (t TLSSettings) serverConfig() (*tls.Config, error) {
-	pair, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+	pair, err := tlsfiles.Load(t.CertFile, t.KeyFile, tlsfiles.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("http.tls.cert-file %q / http.tls.key-file %q: %w", t.CertFile, t.KeyFile, err)
 	}
-	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
+	return &tls.Config{GetCertificate: pair.GetCertificate, MinVersion: tls.VersionTLS12}, nil
 }
 
 // errNotOurCertificate is what a client pinned to the configured

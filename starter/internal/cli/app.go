@@ -209,6 +209,7 @@ func (a *agentCLI) commands() []*ucli.Command {
 		a.configCommand(),
 		a.checkCommand(),
 		a.dbCommand(),
+		a.diagnosticsCommand(),
 		a.serviceCommand(),
 		a.packageCommand(),
 		a.completionCommand(),

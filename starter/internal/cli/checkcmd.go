@@ -91,6 +91,11 @@ func (a *agentCLI) checkOutput(c *ucli.Context) error {
 		return withCode(exitcode.Config, fmt.Errorf("%s: output: %w", path, err))
 	}
 	defer snd.Close()
+	if each, ok := snd.(interface {
+		ProbeEach(ctx context.Context) []client.ProbeResult
+	}); ok {
+		return a.checkEndpoints(c.Context, typ, path, each.ProbeEach(c.Context))
+	}
 	prober, ok := snd.(interface {
 		Probe(ctx context.Context) client.ProbeResult
 	})
@@ -104,6 +109,28 @@ func (a *agentCLI) checkOutput(c *ucli.Context) error {
 		return withCode(exitcode.For(err), fmt.Errorf("check output: %w\nfix: %s", err, probeFix(res)))
 	}
 	fmt.Fprintf(a.env.Stdout, "OK: the engine at %s accepted output.token\n", res.Endpoint)
+	return nil
+}
+
+// checkEndpoints reports the probe of each endpoint of output.endpoints:
+// OK when every one accepted output.token, else the exit code of the
+// first that did not (a standby that refuses the token would fail the
+// day it is needed).
+func (a *agentCLI) checkEndpoints(_ context.Context, typ, path string, results []client.ProbeResult) error {
+	fmt.Fprintf(a.env.Stdout, "checking output.type %s with %s: %d endpoints\n", typ, path, len(results))
+	var first error
+	var fix string
+	for _, res := range results {
+		fmt.Fprintf(a.env.Stdout, "endpoint %s\n", res.Endpoint)
+		printProbe(a.env.Stdout, res, time.Now())
+		if err := res.Err(); err != nil && first == nil {
+			first, fix = err, probeFix(res)
+		}
+	}
+	if first != nil {
+		return withCode(exitcode.For(first), fmt.Errorf("check output: %w\nfix: %s", first, fix))
+	}
+	fmt.Fprintf(a.env.Stdout, "OK: every endpoint accepted output.token\n")
 	return nil
 }
 

@@ -181,3 +181,28 @@ func TestCertLineWarnsOfExpiry(t *testing.T) {
 		}
 	}
 }
+
+// With output.endpoints every endpoint is probed: OK only when each one
+// accepts the token, else the exit code of the first that does not.
+func TestCheckOutputEachEndpoint(t *testing.T) {
+	good := startEngine(t, ingress.Config{Token: "s3cret-token"})
+	wrong := startEngine(t, ingress.Config{Token: "the-engines-token"})
+	e := newTestEnv(t)
+	list := func(addrs ...string) string {
+		return "input:\n  type: file\n  paths: [\"in/*.log\"]\noutput:\n  type: transport\n  endpoints: [" +
+			strings.Join(addrs, ", ") + "]\n  token: s3cret-token\n"
+	}
+	e.write("config/agent.yaml", list(good.Addr(), wrong.Addr()))
+	if code := e.run("check", "output"); code != exitcode.AuthFailed {
+		t.Fatalf("exit %d, want %d; stdout %s stderr %s", code, exitcode.AuthFailed, e.stdout.String(), e.stderr.String())
+	}
+	out := e.stdout.String()
+	for _, want := range []string{"2 endpoints", "endpoint " + good.Addr(), "endpoint " + wrong.Addr(), "auth     OK", "auth     FAIL"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if good.Stats().Batches != 0 || wrong.Stats().Batches != 0 {
+		t.Error("check output sent batches")
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/edge-agent/edge-agent/connector/syslog"
 	"github.com/edge-agent/edge-agent/starter/internal/api"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
@@ -187,6 +188,7 @@ func writeStatusText(w io.Writer, st api.Status, pidFile string, detailErr error
 		fmt.Fprintf(out, "agent id:\t%s\n", st.AgentID)
 		fmt.Fprintf(out, "version:\t%s\n", st.Version)
 		fmt.Fprintf(out, "connection:\t%s\n", st.Connection)
+		writeEndpointsText(out, st)
 		writeManagementText(out, st)
 	}
 	fmt.Fprintf(out, "backlog:\tPENDING %d, SENDING %d, DEAD %d (%d bytes)\n", st.WAL.Pending, st.WAL.Sending, st.WAL.Dead, st.WAL.Bytes)
@@ -248,15 +250,37 @@ func writeRateLimitText(out io.Writer, st api.Status) {
 
 // writeFilesText shows the files the inputs track, and those lagging.
 func writeFilesText(out io.Writer, st api.Status) {
-	if st.Input != nil {
+	listeners := 0
+	for _, in := range st.Inputs {
+		if in.Type == syslog.TypeName {
+			listeners++
+		}
+	}
+	// Files only where some input reads them.
+	if st.Input != nil && (len(st.Inputs) == 0 || listeners < len(st.Inputs)) {
 		fmt.Fprintf(out, "files:\t%d tracked, %d open\n", st.Input.FilesTracked, st.Input.FilesOpen)
 	}
-	if len(st.Inputs) > 1 {
-		for _, in := range st.Inputs {
+	for _, in := range st.Inputs {
+		switch {
+		case in.Type == syslog.TypeName:
+			fmt.Fprintf(out, "input %s (syslog):\t%d connections open (%d accepted, %d refused), %d messages, %d bytes, %d parse errors, %d dropped (queue full)\n",
+				in.ID, in.Connections, in.ConnectionsTotal, in.ConnectionsRefused, in.LinesRead, in.BytesRead, in.ParseErrors, in.DroppedQueueFull)
+		case len(st.Inputs) > 1:
 			fmt.Fprintf(out, "input %s:\t%d files tracked, %d open, %d events, %d filtered\n",
 				in.ID, in.FilesTracked, in.FilesOpen, in.Events, in.Filtered)
 		}
 	}
+	for _, in := range st.Inputs {
+		if in.Cursor != "" || in.Restarts > 0 {
+			cursor := in.Cursor
+			if cursor == "" {
+				cursor = "-"
+			}
+			fmt.Fprintf(out, "input %s (%s):\t%d entries, %d bytes, %d events, %d restarts, cursor %s\n",
+				in.ID, in.Type, in.LinesRead, in.BytesRead, in.Events, in.Restarts, cursor)
+		}
+	}
+	writeCollectorsText(out, st)
 	shown := 0
 	for _, f := range st.Files {
 		if f.Lag <= 0 {
@@ -268,6 +292,40 @@ func writeFilesText(out io.Writer, st api.Status) {
 		}
 		fmt.Fprintf(out, "lagging:\t%s: %d bytes unread (offset %d of %d)\n", f.Path, f.Lag, f.Offset, f.Size)
 		shown++
+	}
+}
+
+// maxCollectorsShown keeps the summary of a big relay short.
+const maxCollectorsShown = 20
+
+// writeCollectorsText shows a relay input's connected collectors with
+// their rate and last error.
+func writeCollectorsText(out io.Writer, st api.Status) {
+	for _, in := range st.Inputs {
+		if len(in.CollectorTotals) == 0 && len(in.Collectors) == 0 {
+			continue
+		}
+		var batches uint64
+		for _, t := range in.CollectorTotals {
+			batches += t.Batches
+		}
+		fmt.Fprintf(out, "relay %s:\t%d collectors connected, %d batches read since start\n", in.ID, len(in.Collectors), batches)
+		for i, c := range in.Collectors {
+			if i == maxCollectorsShown {
+				fmt.Fprintf(out, "\t… (status --json lists every collector)\n")
+				break
+			}
+			line := fmt.Sprintf("%s %s: %.1f batches/s, %d batches, %d stored, %d refused", c.Name, c.Remote, c.BatchesPerSec, c.Batches, c.Received, c.Refused)
+			if c.LastError != "" {
+				line += "; last error: " + oneLine(c.LastError)
+			}
+			fmt.Fprintf(out, "collector:\t%s\n", line)
+		}
+		for _, t := range in.CollectorTotals {
+			if t.Connected == 0 && t.LastError != "" {
+				fmt.Fprintf(out, "disconnected:\t%s: last error %s\n", t.Name, oneLine(t.LastError))
+			}
+		}
 	}
 }
 
@@ -296,5 +354,21 @@ func writeManagementText(out io.Writer, st api.Status) {
 			line += ": " + oneLine(m.RemoteConfigError)
 		}
 		fmt.Fprintf(out, "remote config:\t%s\n", line)
+	}
+}
+
+// writeEndpointsText lists each endpoint of output.endpoints: the one(s)
+// sent to marked with *, its state, rows sent and received, last error.
+func writeEndpointsText(out io.Writer, st api.Status) {
+	for _, e := range st.Endpoints {
+		mark := " "
+		if e.Active {
+			mark = "*"
+		}
+		line := fmt.Sprintf("endpoint:\t%s %s %s, sent %d, received %d", mark, e.Endpoint, e.State, e.Sent, e.Received)
+		if e.LastError != "" {
+			line += ", last error: " + oneLine(e.LastError)
+		}
+		fmt.Fprintln(out, line)
 	}
 }

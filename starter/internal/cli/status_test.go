@@ -69,3 +69,30 @@ func TestStatusTextRateLimit(t *testing.T) {
 		})
 	}
 }
+
+// A relay's status lists its connected collectors with their rate and
+// last error, and the names that left with an error.
+func TestStatusTextRelayCollectors(t *testing.T) {
+	in := api.Input{ID: "relay", Type: "edgesocket",
+		Collectors: []api.Collector{
+			{Name: "web-01", Remote: "10.0.0.5:41000", Batches: 1200, Received: 1190, Refused: 10, BatchesPerSec: 42.5, LastError: "replied QUEUE_FULL:500"},
+			{Name: "db-01", Remote: "10.0.0.6:41002", Batches: 30, Received: 30, BatchesPerSec: 1},
+		},
+		CollectorTotals: []api.CollectorTotal{
+			{Name: "db-01", Connected: 1, Batches: 30},
+			{Name: "gone-01", Batches: 5, LastError: "gone-01 10.0.0.7:4: request line over the limit"},
+			{Name: "web-01", Connected: 1, Batches: 1200},
+		}}
+	var b bytes.Buffer
+	writeStatusText(&b, api.Status{Running: true, PID: 7, Inputs: []api.Input{in}}, "edge-agent.pid", nil)
+	for _, want := range []string{
+		"relay relay:", "2 collectors connected, 1235 batches read since start",
+		"web-01 10.0.0.5:41000: 42.5 batches/s, 1200 batches, 1190 stored, 10 refused; last error: replied QUEUE_FULL:500",
+		"db-01 10.0.0.6:41002: 1.0 batches/s",
+		"disconnected:", "gone-01: last error",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -2,7 +2,10 @@ package config
 
 import (
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
 
 // A reload names the sections that changed and, apart, each changed key
@@ -54,5 +57,36 @@ management:
 	b := load("output:\n  type: transport\n  endpoint: h:1\n  token: two\n" + minimal)
 	if ch := a.Changes(b); !ch.Output || ch.Input || !slices.Equal(ch.Sections, []string{"output"}) {
 		t.Errorf("token change: %+v, want the output rebuilt", ch)
+	}
+}
+
+// output.endpoints loads as a list, each entry's problem at its own
+// line:column, and a changed list or mode rebuilds the output (reload,
+// OpAMP remote config).
+func TestEndpointsLoadAndChange(t *testing.T) {
+	load := func(text string) *Config {
+		t.Helper()
+		cfg, _, err := loadText(t, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	a := load("output:\n  type: transport\n  endpoints: [h:1, h:2]\n  token: one\n" + minimal)
+	if o := a.Output.Options.(*output.TransportConfig); !slices.Equal(o.Endpoints, []string{"h:1", "h:2"}) || o.EndpointMode != output.ModeFailover {
+		t.Fatalf("endpoints %q mode %q", o.Endpoints, o.EndpointMode)
+	}
+	b := load("output:\n  type: transport\n  endpoints: [h:1, h:3]\n  token: one\n" + minimal)
+	c := load("output:\n  type: transport\n  endpoints: [h:1, h:3]\n  endpoint-mode: spread\n  token: one\n" + minimal)
+	for _, ch := range []Changes{a.Changes(b), b.Changes(c)} {
+		if !ch.Output || !slices.Equal(ch.Sections, []string{"output"}) {
+			t.Errorf("endpoint list change: %+v, want the output rebuilt", ch)
+		}
+	}
+	_, _, err := loadText(t, "output:\n  type: transport\n  endpoint: h:9\n  endpoints:\n    - h:1\n    - nope\n  token: one\n"+minimal)
+	for _, want := range []string{"output.endpoints: endpoint and endpoints are both set", ":6:", "output.endpoints[1]"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
 	}
 }

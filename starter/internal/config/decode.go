@@ -284,10 +284,35 @@ func (d *decoder) decodeValue(n ast.Node, v reflect.Value, canonical, display st
 			d.decodeStrings(n, v, canonical, display)
 			return
 		}
+		if v.Type().Elem().Kind() == reflect.Struct {
+			d.decodeStructs(n, v, canonical, display)
+			return
+		}
 		d.decodeOther(n, v, canonical)
 	default:
 		d.decodeOther(n, v, canonical)
 	}
+}
+
+// decodeStructs fills a list of structs (a relay's tokens) element by
+// element like any struct: ${ENV} expanded, unknown keys refused, each
+// problem at its key ("tokens[1].token-file").
+func (d *decoder) decodeStructs(n ast.Node, v reflect.Value, canonical, display string) {
+	seq, ok := n.(*ast.SequenceNode)
+	if !ok {
+		d.typeError(canonical, "a list of mappings", n)
+		return
+	}
+	out := reflect.MakeSlice(v.Type(), len(seq.Values), len(seq.Values))
+	for i, el := range seq.Values {
+		ec, ed := fmt.Sprintf("%s[%d]", canonical, i), fmt.Sprintf("%s[%d]", display, i)
+		d.mark(ec, ed, el)
+		if el = d.resolve(el, ec); el == nil {
+			continue
+		}
+		d.decodeValue(el, out.Index(i), ec, ed)
+	}
+	v.Set(out)
 }
 
 // decodeStringMap fills a map[string]string from a mapping (an input's

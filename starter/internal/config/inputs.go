@@ -6,10 +6,23 @@ import (
 	"github.com/edge-agent/edge-agent/connector/input"
 )
 
-// adviseInputs warns about sources two entries of `inputs:` both name, as
+// adviseInputs passes on what input configs advise (input.Adviser), and
+// warns about sources two entries of `inputs:` both name, as
 // far as their configs can tell statically (input.Overlapper): at run
 // time the first entry reads such a file and the later one skips it.
 func (d *decoder) adviseInputs(cfg *Config) {
+	if a, ok := cfg.Input.(input.Adviser); ok {
+		for _, w := range a.Advice() {
+			d.warn("input."+w.Key, "%v", w.Err)
+		}
+	}
+	for j, e := range cfg.Inputs {
+		if a, ok := e.Config.(input.Adviser); ok {
+			for _, w := range a.Advice() {
+				d.warn(fmt.Sprintf("inputs[%d].%s", j, w.Key), "%v", w.Err)
+			}
+		}
+	}
 	for j, b := range cfg.Inputs {
 		ob, ok := b.Config.(input.Overlapper)
 		if !ok {

@@ -121,6 +121,24 @@ func TestRedactYAML(t *testing.T) {
 	}
 }
 
+// A relay's tokens and key, in `input:` or in an `inputs:` list, are
+// redacted too: input types name their own keys.
+func TestRedactYAMLInputSecrets(t *testing.T) {
+	in := "inputs:\n  - id: relay\n    type: edgesocket\n    tokens:\n      - name: edge-1\n        token: " + testToken +
+		"\n    aes-secret-key-base64: " + testKey + "\ninput:\n  type: edgesocket\n  tokens: [{name: b, token: " + testToken + "x}]\n"
+	out, err := RedactYAML([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	if strings.Contains(s, testToken) || strings.Contains(s, testKey) {
+		t.Fatalf("secret left in:\n%s", s)
+	}
+	if strings.Count(s, RedactedValue) != 3 || !strings.Contains(s, "name: edge-1") {
+		t.Fatalf("redacted:\n%s", s)
+	}
+}
+
 func FuzzRedactYAML(f *testing.F) {
 	f.Add([]byte("output:\n  token: " + testToken + "\n"))
 	f.Add([]byte("management: {opamp: {headers: {A: " + testToken + "}}}\n"))

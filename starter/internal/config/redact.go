@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 
+	"github.com/edge-agent/edge-agent/connector/input"
+
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
 
@@ -10,8 +12,9 @@ import (
 const RedactedValue = output.RedactedValue
 
 // Redacted returns a copy safe to log or show in status: the output's
-// secrets (the token, the encryption key) are replaced by a placeholder by
-// the output's own config, which knows which of its keys are secret, and so
+// and the inputs' secrets (tokens, encryption keys) are replaced by a
+// placeholder by their own configs, which know which of their keys are
+// secret (input.Redacter for inputs), and so
 // are http.token and the OpAMP header values (empty
 // stays empty, so "not set" is still visible). File paths are kept: they
 // are not secrets.
@@ -23,6 +26,17 @@ func (c *Config) Redacted() *Config {
 	r.Management = r.Management.Redacted(RedactedValue)
 	if r.Output.Options != nil {
 		r.Output.Options = r.Output.Options.Redacted()
+	}
+	if rd, ok := r.Input.(input.Redacter); ok {
+		r.Input = rd.Redacted()
+	}
+	if len(r.Inputs) > 0 {
+		r.Inputs = append([]InputEntry(nil), r.Inputs...)
+		for i := range r.Inputs {
+			if rd, ok := r.Inputs[i].Config.(input.Redacter); ok {
+				r.Inputs[i].Config = rd.Redacted()
+			}
+		}
 	}
 	return &r
 }

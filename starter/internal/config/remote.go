@@ -43,7 +43,8 @@ func LoadRemote(local *Config, data []byte, opts LoadOptions) (*Config, []Warnin
 
 // RedactYAML returns an agent.yaml with the values of its secret keys
 // (output.token, output.aes-secret-key-base64, http.token, every
-// management.opamp.headers value) replaced by RedactedValue, comments and
+// management.opamp.headers value, and every token and
+// aes-secret-key-base64 under input or inputs) replaced by RedactedValue, comments and
 // layout kept: the effective config the agent reports to its server.
 func RedactYAML(data []byte) ([]byte, error) {
 	f, err := parser.ParseBytes(data, parser.ParseComments)
@@ -61,13 +62,20 @@ func RedactYAML(data []byte) ([]byte, error) {
 }
 
 func redactNode(n ast.Node, prefix string, secrets map[string]bool) {
+	if seq, ok := n.(*ast.SequenceNode); ok {
+		// inputs: and a relay's tokens: are lists of mappings.
+		for _, el := range seq.Values {
+			redactNode(el, prefix, secrets)
+		}
+		return
+	}
 	kvs, ok := entries(n)
 	if !ok {
 		return
 	}
 	for _, kv := range kvs {
 		key := join(prefix, keyName(kv.Key))
-		if secrets[key] && prefix != headersKey {
+		if (secrets[key] || isInputSecret(prefix, keyName(kv.Key))) && prefix != headersKey {
 			if _, nested := entries(kv.Value); !nested {
 				kv.Value = redacted(kv.Value)
 				continue
@@ -79,6 +87,16 @@ func redactNode(n ast.Node, prefix string, secrets map[string]bool) {
 		}
 		redactNode(kv.Value, key, secrets)
 	}
+}
+
+// isInputSecret: an input's secrets (a relay's tokens and its key) are
+// redacted by name anywhere under input or inputs, at any depth, since
+// input types define their own keys.
+func isInputSecret(prefix, name string) bool {
+	if prefix != "input" && prefix != "inputs" && !strings.HasPrefix(prefix, "input.") && !strings.HasPrefix(prefix, "inputs.") {
+		return false
+	}
+	return name == "token" || name == "aes-secret-key-base64"
 }
 
 func redacted(n ast.Node) ast.Node {
@@ -114,6 +132,9 @@ func (c *Config) EffectiveYAML() []byte {
 		fmt.Fprintf(&b, "# in effect: the remote config (hash %s); management.* and queue.path (%s) come from the local file %s\n", c.Hash, c.Queue.Path, c.Path)
 	} else {
 		fmt.Fprintf(&b, "# in effect: the local file %s (hash %s)\n", c.Path, c.Hash)
+	}
+	if c.connection != "" {
+		fmt.Fprintf(&b, "# output.endpoint, output.token and output.tls below are replaced by the OpAMP server's edgesocket connection settings %s\n", c.connection)
 	}
 	b.Write(body)
 	return []byte(b.String())

@@ -49,6 +49,9 @@ type Config struct {
 	// says it came from the OpAMP server (LoadRemote).
 	source []byte
 	remote bool
+	// connection is the ID of the OpAMP connection settings put over
+	// output.* (WithOutputConnection); "" when none.
+	connection string
 
 	// where locates keys in the file for Validate's messages; nil for a
 	// Config built in code.

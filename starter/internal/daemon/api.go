@@ -15,14 +15,15 @@ const apiStopTimeout = 5 * time.Second
 
 // startAPI serves http.* (nothing when http.listen is off); the returned
 // function stops it.
-func startAPI(cfg *config.Config, rt *agent.Agent, logger *slog.Logger, build Build, mgmt func() *api.Management) (stop func(), err error) {
+func startAPI(cfg *config.Config, rt *agent.Agent, logger *slog.Logger, build Build, mgmt func() *api.Management,
+	bundle func(context.Context) ([]byte, error)) (stop func(), err error) {
 	if !cfg.HTTP.Enabled() {
 		return func() {}, nil
 	}
 	srv, err := api.Start(api.Options{
 		Settings: cfg.HTTP, Source: rt, DB: rt, Logger: logger,
 		Version: build.Version, Commit: build.Commit, ConfigHash: cfg.Hash,
-		Management: mgmt, WALPath: cfg.Queue.Path,
+		Management: mgmt, WALPath: cfg.Queue.Path, Diagnostics: bundle,
 	})
 	if err != nil {
 		return nil, err

@@ -4,8 +4,11 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/edge-agent/edge-agent/connector/edgesocket"
 	"github.com/edge-agent/edge-agent/connector/file"
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/connector/journald"
+	"github.com/edge-agent/edge-agent/connector/syslog"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/management"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
@@ -18,7 +21,7 @@ import (
 // output writes its events to stdout; nil where no sender is built.
 func LoadOptions(home string, getenv func(string) string, stdout io.Writer) config.LoadOptions {
 	return config.LoadOptions{
-		Registry: input.NewRegistry(file.NewFactory()),
+		Registry: input.NewRegistry(file.NewFactory(), journald.NewFactory(), syslog.NewFactory(), edgesocket.NewFactory()),
 		Outputs:  output.NewRegistry(output.NewConsoleFactory(stdout), output.NewTransportFactory()),
 		Getenv:   getenv,
 		Home:     home,
@@ -33,7 +36,11 @@ type startConfig struct {
 	// remote config last applied, over local.
 	local, cfg *config.Config
 	remote     *management.Remote
-	warnings   []config.Warning
+	// plain is cfg without the saved edgesocket connection settings, conn
+	// those settings (nil: none).
+	plain    *config.Config
+	conn     *savedConnection
+	warnings []config.Warning
 	// notes are logged once the logger exists.
 	notes []func(*slog.Logger)
 }
@@ -52,6 +59,7 @@ func loadAtStart(o Options) (*startConfig, error) {
 	}
 	sc.cfg = sc.local
 	sc.applySaved(paths.RemoteConfigFile(o.Getenv, o.Home))
+	sc.applySavedConnection(connStore{dir: connectionsDir(o.Getenv, o.Home)})
 	return sc, nil
 }
 

@@ -9,8 +9,10 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
+	"github.com/edge-agent/edge-agent/starter/internal/api"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"github.com/edge-agent/edge-agent/starter/internal/identity"
@@ -87,6 +89,8 @@ type boot struct {
 	// go to stderr and to the default log file.
 	logger *slog.Logger
 	ready  atomic.Bool
+	// ring keeps the recent log records for the diagnostics bundle.
+	ring *logging.Ring
 }
 
 // Run is the agent process: config, logger, pid file, identity, signals,
@@ -99,7 +103,7 @@ func Run(ctx context.Context, o Options) error {
 	if o.PrintError == nil {
 		o.PrintError = func(msg string) { fmt.Fprintln(o.Stderr, msg) }
 	}
-	b := &boot{o: o, terminal: logging.IsTerminal(o.StderrFile)}
+	b := &boot{o: o, terminal: logging.IsTerminal(o.StderrFile), ring: logging.NewRing(0)}
 	// Until the signal handler catches it, a SIGHUP (a reload sent too
 	// early) must not kill the agent and leave its pid file behind.
 	ignoreHangup()
@@ -236,15 +240,21 @@ func (b *boot) newAgent(cfg *startConfig, ids agentIDs, ctl *runControl) (*agent
 // serve starts management and the HTTP API around the agent, runs it until
 // it stops, and turns how it stopped into Run's result.
 func (b *boot) serve(ctl *runControl, rl *reloader, rt *agent.Agent, ids agentIDs, cfg *startConfig) error {
+	// mgmt is set before the bundle can be asked for (API and OpAMP both
+	// start after it).
+	var mgmt *managed
+	d := &diagnostics{rl: rl, rt: rt, ring: b.ring, build: b.o.Build, now: time.Now,
+		mgmt: func() *api.Management { return mgmt.status() }}
 	mgmt, err := startManagement(ctl.ctx, managementOptions{
 		reloader: rl, agent: rt, ids: ids, remote: cfg.remote, home: b.o.Home,
 		getenv: b.o.Getenv, version: b.o.Build.Version, logger: b.logger, restart: ctl.restartFunc(),
 		configPath: cfg.local.Path,
+		tasks:      &tasks{rt: rt, diag: d, hasWAL: cfg.cfg.Agent.Delivery != agent.DeliveryNon, now: time.Now},
 	})
 	if err != nil {
 		return b.fail(exitcode.Failure, err)
 	}
-	stopAPI, err := startAPI(cfg.cfg, rt, b.logger, b.o.Build, mgmt.status)
+	stopAPI, err := startAPI(cfg.cfg, rt, b.logger, b.o.Build, mgmt.status, d.Bundle)
 	if err != nil {
 		mgmt.close()
 		return b.fail(exitcode.Failure, err)

@@ -30,6 +30,7 @@ type managementOptions struct {
 	restart  func() // nil where the agent cannot restart in place
 	// configPath is the local agent.yaml (a staged version checks it).
 	configPath string
+	tasks      management.Tasks
 }
 
 // managed is what runs the OpAMP side of a started agent.
@@ -60,6 +61,7 @@ func startManagement(ctx context.Context, mo managementOptions) (*managed, error
 		Store:           management.Store{Path: paths.RemoteConfigFile(mo.getenv, mo.home)},
 		Remote:          mo.remote,
 		Restart:         mo.restart,
+		Tasks:           mo.tasks,
 		Logger:          mo.logger.With("component", "opamp"),
 	}
 	if s.AcceptRemoteConfig {
@@ -75,6 +77,10 @@ func startManagement(ctx context.Context, mo managementOptions) (*managed, error
 		layout := UpgradeLayout(mo.getenv, mo.home)
 		m.versions = func() *api.Versions { return VersionsStatus(layout, mo.version) }
 	}
+	if _, ok := cfg.Output.Options.(*output.TransportConfig); ok {
+		o.Connections = mo.reloader
+	}
+	o.OpAMPStore = &management.OpAMPStore{Dir: connectionsDir(mo.getenv, mo.home)}
 	c, err := management.Start(ctx, o)
 	if err != nil {
 		return nil, err

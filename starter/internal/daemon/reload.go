@@ -35,12 +35,23 @@ type reloader struct {
 	local, cur *config.Config
 	// remote is the remote agent.yaml in force; nil: the local file.
 	remote []byte
+	// plain is cur without the OpAMP server's edgesocket settings, conn
+	// those settings (nil: none) and connSaved their saved form.
+	plain     *config.Config
+	conn      *config.OutputConnection
+	connSaved *savedConnection
+	connStore connStore
 }
 
 // newReloader changes rt, started with base from sc; level is the log's.
 func (b *boot) newReloader(sc *startConfig, rt *agent.Agent, base agent.Options, level *slog.LevelVar) *reloader {
 	rl := &reloader{path: sc.path, load: sc.load, logLevel: b.o.LogLevel, level: level,
-		logger: b.logger, rt: rt, base: base, local: sc.local, cur: sc.cfg}
+		logger: b.logger, rt: rt, base: base, local: sc.local, cur: sc.cfg, plain: sc.plain,
+		connStore: connStore{dir: connectionsDir(b.o.Getenv, b.o.Home)}, connSaved: sc.conn}
+	if sc.conn != nil {
+		oc := sc.conn.outputConnection()
+		rl.conn = &oc
+	}
 	if sc.remote != nil {
 		rl.remote = sc.remote.YAML
 	}
@@ -133,8 +144,16 @@ func (rl *reloader) warn(warnings []config.Warning) {
 	}
 }
 
-// apply hands next to the running agent; rl.mu is held.
+// apply hands next, with the server's edgesocket settings over it, to
+// the running agent; rl.mu is held.
 func (rl *reloader) apply(ctx context.Context, next *config.Config) error {
+	plain := next
+	if rl.conn != nil {
+		var err error
+		if next, err = next.WithOutputConnection(*rl.conn); err != nil {
+			return err
+		}
+	}
 	changes := rl.cur.Changes(next)
 	for _, key := range changes.RestartKeys {
 		rl.logger.Warn("config reload: this key only changes at a restart; the running value is kept", "key", key)
@@ -149,7 +168,7 @@ func (rl *reloader) apply(ctx context.Context, next *config.Config) error {
 	if lvl, err := effectiveLevel(next, rl.logLevel); err == nil {
 		rl.level.Set(lvl)
 	}
-	rl.cur = next
+	rl.cur, rl.plain = next, plain
 	rl.logger.Info("config reloaded", "config_hash", next.Hash, "changed", changes.Sections, "config_source", next.Origin())
 	return nil
 }

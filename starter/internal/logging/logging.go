@@ -28,6 +28,9 @@ type Options struct {
 	// Level, and setting it later changes the level at once (a config
 	// reload) without rebuilding the handlers.
 	LevelVar *slog.LevelVar
+	// Ring, when set, also keeps every record logged (JSON, at the same
+	// level) for the diagnostics bundle.
+	Ring *Ring
 }
 
 // New returns the logger described by o and a Closer that releases the log
@@ -61,6 +64,9 @@ func New(o Options) (*slog.Logger, io.Closer, error) {
 			return nil, nil, err
 		}
 		handlers = append(handlers, h)
+	}
+	if o.Ring != nil {
+		handlers = append(handlers, slog.NewJSONHandler(o.Ring, handlerOptions(level)))
 	}
 	switch len(handlers) {
 	case 0:

@@ -83,6 +83,16 @@ type Options struct {
 	Logger     *slog.Logger
 	// Now defaults to time.Now.
 	Now func() time.Time
+	// OpAMPStore, when set, takes the server's OpAMP connection settings
+	// (AcceptsOpAMPConnectionSettings) and keeps them once they connect;
+	// nil: the capability is not advertised.
+	OpAMPStore *OpAMPStore
+	// Connections takes the server's edgesocket connection settings; nil:
+	// AcceptsOtherConnectionSettings is not advertised.
+	Connections ConnectionApplier
+	// Tasks are the operator tasks run on the server's request (custom
+	// messages of opamptask.Capability); nil: none, and nothing advertised.
+	Tasks Tasks
 	// HealthEvery is how often health and the config hash are compared
 	// with what was reported; zero means one second (capped at the
 	// heartbeat interval).
@@ -108,6 +118,7 @@ type Client struct {
 	o      Options
 	log    *slog.Logger
 	offers chan *protobufs.AgentRemoteConfig
+	tasks  chan *protobufs.CustomMessage
 	done   chan struct{}
 	cancel context.CancelFunc
 
@@ -122,6 +133,16 @@ type Client struct {
 
 	ctx   context.Context // the client's, for package installs
 	pkgWG sync.WaitGroup
+	// connStatus is the last connection settings' fate, reported again
+	// by every new session.
+	connStatus *protobufs.ConnectionSettingsStatus
+	// settings are the OpAMP settings in force: Options.Settings, or the
+	// server's (saved) over them.
+	settings OpAMPSettings
+	saved    *savedOpAMP
+	// offeredHash is the hash of the connection settings being offered.
+	offeredHash []byte
+	swaps       chan swap
 }
 
 // Start begins the registration in the background and returns at once.
@@ -129,11 +150,21 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 	if o.Source == nil || o.Describe == nil || o.EffectiveConfig == nil {
 		return nil, errors.New("management: Source, Describe and EffectiveConfig are required")
 	}
-	if _, err := o.Settings.TLS.Build(); err != nil {
-		return nil, fmt.Errorf("management.opamp.tls: %w", err)
-	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	settings := o.Settings
+	var saved *savedOpAMP
+	if o.OpAMPStore != nil {
+		v, err := o.OpAMPStore.load()
+		if err != nil {
+			o.Logger.Error("the saved OpAMP connection settings are not used; connecting with management.opamp", "error", err.Error())
+		} else if v != nil {
+			settings, saved = v.over(o.Settings), v
+		}
+	}
+	if _, err := settings.TLS.Build(); err != nil {
+		return nil, fmt.Errorf("management.opamp.tls: %w", err)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -146,9 +177,14 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 	}
 	c := &Client{
 		o:      o,
-		log:    o.Logger.With("opamp_endpoint", o.Settings.Endpoint),
+		log:    o.Logger.With("opamp_endpoint", settings.Endpoint),
 		offers: make(chan *protobufs.AgentRemoteConfig, 1),
+		tasks:  make(chan *protobufs.CustomMessage, taskQueue),
 		done:   make(chan struct{}),
+
+		settings: settings,
+		saved:    saved,
+		swaps:    make(chan swap, 1),
 	}
 	if o.Remote != nil {
 		c.applied = o.Remote.Hash
@@ -160,7 +196,8 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 	ctx, c.cancel = context.WithCancel(ctx)
 	c.ctx = ctx
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(4)
+	go func() { defer wg.Done(); c.runTasks(ctx) }()
 	go func() { defer wg.Done(); c.supervise(ctx) }()
 	go func() { defer wg.Done(); c.applyOffers(ctx) }()
 	go func() { defer wg.Done(); c.watch(ctx) }()
@@ -180,7 +217,7 @@ func (c *Client) Close() {
 func (c *Client) Status() Status {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := Status{Endpoint: c.o.Settings.Endpoint, Connected: c.connected, InstanceUID: c.o.InstanceUID.String(), RemoteConfig: "UNSET"}
+	st := Status{Endpoint: c.settings.Endpoint, Connected: c.connected, InstanceUID: c.o.InstanceUID.String(), RemoteConfig: "UNSET"}
 	if c.remote != nil {
 		st.RemoteConfig = strings.TrimPrefix(c.remote.Status.String(), "RemoteConfigStatuses_")
 		st.RemoteConfigError = c.remote.ErrorMessage
@@ -205,6 +242,14 @@ func (c *Client) capabilities() protobufs.AgentCapabilities {
 		caps |= protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages |
 			protobufs.AgentCapabilities_AgentCapabilities_ReportsPackageStatuses
 	}
+	if c.o.Connections != nil {
+		caps |= protobufs.AgentCapabilities_AgentCapabilities_AcceptsOtherConnectionSettings |
+			protobufs.AgentCapabilities_AgentCapabilities_ReportsConnectionSettingsStatus
+	}
+	if c.o.OpAMPStore != nil {
+		caps |= protobufs.AgentCapabilities_AgentCapabilities_AcceptsOpAMPConnectionSettings |
+			protobufs.AgentCapabilities_AgentCapabilities_ReportsConnectionSettingsStatus
+	}
 	return caps
 }
 
@@ -214,6 +259,12 @@ const (
 	evFailed
 )
 
+// event is one session event; err is the library's reason for evFailed.
+type event struct {
+	kind int
+	err  error
+}
+
 // supervise runs one opamp-go client per connection attempt. The library
 // retries on its own schedule; the agent wants the shared backoff (the
 // same pacing and jitter as its engine connection, so a fleet cut off by
@@ -222,8 +273,11 @@ const (
 func (c *Client) supervise(ctx context.Context) {
 	attempt := 0
 	for {
-		events := make(chan int, 8)
-		cl, err := c.startSession(ctx, events)
+		events := make(chan event, 8)
+		c.mu.Lock()
+		settings := c.settings
+		c.mu.Unlock()
+		cl, err := c.startSession(ctx, events, settings, true)
 		if err != nil {
 			c.log.Error("OpAMP client did not start; management is off until a restart", slog.String("error", err.Error()))
 			return
@@ -232,7 +286,7 @@ func (c *Client) supervise(ctx context.Context) {
 		for !failed && ctx.Err() == nil {
 			select {
 			case ev := <-events:
-				switch ev {
+				switch ev.kind {
 				case evConnected:
 					if attempt > 0 || !c.isConnected() {
 						c.log.Info("registered with the OpAMP server", "instance_uid", c.o.InstanceUID.String())
@@ -242,10 +296,19 @@ func (c *Client) supervise(ctx context.Context) {
 				case evFailed:
 					failed = true
 				}
+			case sw := <-c.swaps:
+				// New OpAMP connection settings connected: the session in
+				// force gives way to theirs.
+				c.endSession(cl, true)
+				cl, events, attempt = sw.cl, sw.events, 0
+				c.mu.Lock()
+				c.cur, c.settings, c.connected = cl, sw.settings, true
+				c.mu.Unlock()
+				c.log.Info("switched to the OpAMP server's new connection settings", "new_endpoint", sw.settings.Endpoint)
 			case <-ctx.Done():
 			}
 		}
-		c.endSession(cl)
+		c.endSession(cl, true)
 		if ctx.Err() != nil {
 			return
 		}
@@ -258,27 +321,31 @@ func (c *Client) supervise(ctx context.Context) {
 	}
 }
 
-func (c *Client) startSession(ctx context.Context, events chan<- int) (opamp.OpAMPClient, error) {
-	cl, err := c.newLibClient()
+// startSession starts one opamp-go client with s; adopt makes it the
+// session in force (a trial of new settings is not, until it connects).
+func (c *Client) startSession(ctx context.Context, events chan<- event, s OpAMPSettings, adopt bool) (opamp.OpAMPClient, error) {
+	cl, err := c.newLibClient(s.Endpoint)
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
-	remote := c.remote
+	remote, connStatus := c.remote, c.connStatus
 	c.mu.Unlock()
-	tlsCfg, err := c.o.Settings.TLS.Build()
+	tlsCfg, err := s.TLS.Build()
 	if err != nil {
 		return nil, fmt.Errorf("management.opamp.tls: %w", err)
 	}
-	interval := c.o.Settings.HeartbeatInterval
+	interval := s.HeartbeatInterval
 	settings := types.StartSettings{
-		OpAMPServerURL:     c.o.Settings.Endpoint,
-		Header:             c.o.Settings.header(),
+		OpAMPServerURL:     s.Endpoint,
+		Header:             s.header(),
 		TLSConfig:          tlsCfg,
 		InstanceUid:        types.InstanceUid(c.o.InstanceUID),
 		HeartbeatInterval:  &interval,
 		RemoteConfigStatus: remote,
 		Callbacks:          c.callbacks(events),
+		// The library reports it only with ReportsConnectionSettingsStatus.
+		LastConnectionSettingsStatus: connStatus,
 	}
 	if c.o.Packages != nil {
 		settings.PackagesStateProvider = packageState{c}
@@ -290,19 +357,21 @@ func (c *Client) startSession(ctx context.Context, events chan<- int) (opamp.OpA
 	if err := cl.Start(ctx, settings); err != nil {
 		return nil, fmt.Errorf("start OpAMP client: %w", err)
 	}
-	c.mu.Lock()
-	c.cur = cl
-	c.mu.Unlock()
+	if adopt {
+		c.mu.Lock()
+		c.cur = cl
+		c.mu.Unlock()
+	}
 	return cl, nil
 }
 
 // newLibClient is an opamp-go client for the endpoint's scheme (HTTP
 // polling, else WebSocket) that knows the description, health and
 // capabilities to report.
-func (c *Client) newLibClient() (opamp.OpAMPClient, error) {
+func (c *Client) newLibClient(endpoint string) (opamp.OpAMPClient, error) {
 	logger := &libLogger{log: c.log}
 	var cl opamp.OpAMPClient
-	u, _ := url.Parse(c.o.Settings.Endpoint)
+	u, _ := url.Parse(endpoint)
 	if u != nil && (u.Scheme == "http" || u.Scheme == "https") {
 		cl = opamp.NewHTTP(logger)
 	} else {
@@ -324,14 +393,17 @@ func (c *Client) newLibClient() (opamp.OpAMPClient, error) {
 	if err := cl.SetCapabilities(&caps); err != nil {
 		return nil, fmt.Errorf("capabilities: %w", err)
 	}
+	if err := cl.SetCustomCapabilities(c.customCapabilities()); err != nil {
+		return nil, fmt.Errorf("custom capabilities: %w", err)
+	}
 	return cl, nil
 }
 
 // callbacks are one session's answers to the library: connection events
 // go to events (a pending failure is enough), remote configs to offer,
 // commands to command.
-func (c *Client) callbacks(events chan<- int) types.Callbacks {
-	send := func(ev int) {
+func (c *Client) callbacks(events chan<- event) types.Callbacks {
+	send := func(ev event) {
 		select {
 		case events <- ev:
 		default: // a pending failure is enough
@@ -339,23 +411,32 @@ func (c *Client) callbacks(events chan<- int) types.Callbacks {
 	}
 	var lastErr error
 	return types.Callbacks{
-		OnConnect: func(context.Context) { send(evConnected) },
+		OnConnect: func(context.Context) { send(event{kind: evConnected}) },
 		OnConnectFailed: func(_ context.Context, err error) {
 			if lastErr == nil || err.Error() != lastErr.Error() {
 				c.log.Debug("OpAMP connection failed", slog.String("error", err.Error()))
 			}
 			lastErr = err
-			send(evFailed)
+			send(event{kind: evFailed, err: err})
 		},
 		OnError: func(_ context.Context, e *protobufs.ServerErrorResponse) {
 			c.log.Warn("OpAMP server reported an error", slog.String("error", e.GetErrorMessage()))
 		},
 		OnMessage: func(_ context.Context, msg *types.MessageData) {
+			if msg.OfferedConnectionsSettingsHash != nil {
+				// For onOpAMPSettings, which the library calls next.
+				c.mu.Lock()
+				c.offeredHash = msg.OfferedConnectionsSettingsHash
+				c.mu.Unlock()
+			}
 			if msg.RemoteConfig != nil {
 				c.offer(msg.RemoteConfig)
 			}
 			if msg.PackagesAvailable != nil {
 				c.handlePackages(msg.PackagesAvailable)
+			}
+			if msg.CustomMessage != nil {
+				c.takeTask(msg.CustomMessage)
 			}
 		},
 		GetEffectiveConfig: func(context.Context) (*protobufs.EffectiveConfig, error) {
@@ -366,14 +447,19 @@ func (c *Client) callbacks(events chan<- int) types.Callbacks {
 		OnCommand: func(_ context.Context, cmd *protobufs.ServerToAgentCommand) error {
 			return c.command(cmd)
 		},
+		OnConnectionSettings:      c.onConnectionSettings,
+		OnOpampConnectionSettings: c.onOpAMPSettings,
 	}
 }
 
-func (c *Client) endSession(cl opamp.OpAMPClient) {
-	c.mu.Lock()
-	c.cur = nil
-	c.connected = false
-	c.mu.Unlock()
+// endSession stops cl; current says it is the session in force.
+func (c *Client) endSession(cl opamp.OpAMPClient, current bool) {
+	if current {
+		c.mu.Lock()
+		c.cur = nil
+		c.connected = false
+		c.mu.Unlock()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := cl.Stop(ctx); err != nil {

@@ -165,6 +165,28 @@ func TestRegistersWithDescriptionHealthAndCapabilities(t *testing.T) {
 	}
 }
 
+// While the WAL's bounds drop unsent rows the agent stays healthy and
+// says so in its OpAMP health: "degraded: dropping", the wal component
+// "dropping"; once the episode is over the report is plain healthy again.
+func TestHealthReportsDropping(t *testing.T) {
+	f := newFixture(t, nil)
+	f.start(t)
+	f.wait(t, "registered", func(a opampdev.Agent) bool { return a.Health != nil && a.Health.GetLastError() == "" })
+	f.fake.set(func(s *agent.Status) { s.Drops = agent.DropStatus{FullRows: 10, FullBytes: 1000, Dropping: true} })
+	a := f.wait(t, "degraded: dropping", func(a opampdev.Agent) bool { return a.Health.GetLastError() == agent.DegradedDropping })
+	if !a.Health.GetHealthy() || a.Healthy() != "healthy" {
+		t.Errorf("health %v while dropping, want healthy", a.Health)
+	}
+	if w := a.Health.GetComponentHealthMap()[agent.ComponentWAL]; !w.GetHealthy() || w.GetStatus() != "dropping" {
+		t.Errorf("wal health %v, want healthy and dropping", w)
+	}
+	f.fake.set(func(s *agent.Status) { s.Drops.Dropping = false })
+	a = f.wait(t, "dropping over", func(a opampdev.Agent) bool { return a.Health.GetLastError() == "" })
+	if w := a.Health.GetComponentHealthMap()[agent.ComponentWAL]; w.GetStatus() != "writable" {
+		t.Errorf("wal health %v after the episode, want writable", w)
+	}
+}
+
 func TestRemoteConfigAppliedPersistedOrFailed(t *testing.T) {
 	f := newFixture(t, nil)
 	f.start(t)

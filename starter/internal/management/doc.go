@@ -29,7 +29,22 @@
 //     (accept-remote-config: true), AcceptsRestartCommand only where the
 //     agent can restart in place (Options.Restart; not on Windows),
 //     AcceptsPackages and ReportsPackageStatuses only with Packages
-//     (management.opamp.packages.public-key set, and a restart in place).
+//     (management.opamp.packages.public-key set, and a restart in place),
+//     AcceptsOpAMPConnectionSettings with an OpAMPStore,
+//     AcceptsOtherConnectionSettings with a ConnectionApplier (the
+//     "edgesocket" connection: the output), ReportsConnectionSettingsStatus
+//     with either, and the custom capability opamptask.Capability with
+//     Tasks. ReportsOwnMetrics, ReportsOwnTraces and ReportsOwnLogs are
+//     not: own telemetry settings are not supported.
+//   - OpAMP connection settings follow the OpAMP rule: a second session
+//     with them connects beside the one in force (OpAMPConnectTimeout),
+//     and only once it is connected does it take over and are they saved
+//     (OpAMPStore); at the next start they replace management.opamp's
+//     endpoint, headers and TLS files.
+//   - Operator tasks run one at a time off the library's goroutines, at
+//     most a few queued (more are answered busy); each request gets one
+//     result message, an attachment (the diagnostics bundle) goes first
+//     in chunk messages, bounded by opamptask.MaxAttachment.
 //   - A package offer's top-level package is handed to Packages (package
 //     upgrade: signature, download, trial, rollback); its statuses are
 //     reported as it reports them, and at start the last offer's fate.

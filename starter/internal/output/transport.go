@@ -22,6 +22,12 @@ const TypeTransport = "transport"
 // the client's and the codec's own.
 type TransportConfig struct {
 	Client client.Config `yaml:",inline"`
+	// Endpoints lists several engines' host:port instead of endpoint
+	// (one of the two): EndpointMode says how they are used (endpoints.go).
+	Endpoints []string `yaml:"endpoints"`
+	// EndpointMode is failover (the default; also when empty) or spread;
+	// used only with endpoints.
+	EndpointMode string `yaml:"endpoint-mode"`
 	// TokenFile names a file holding the token; read at load, it wins
 	// over token.
 	TokenFile string `yaml:"token-file"`
@@ -66,7 +72,8 @@ func (r *RefusalPolicy) UnmarshalText(b []byte) error {
 // NewTransportConfig holds the client's and the codec's defaults.
 func NewTransportConfig() *TransportConfig {
 	s := codec.DefaultSettings()
-	c := &TransportConfig{Client: client.DefaultConfig(), AuthType: "token", OnRefusal: RefusalRetry}
+	c := &TransportConfig{Client: client.DefaultConfig(), AuthType: "token", OnRefusal: RefusalRetry,
+		Endpoints: []string{}, EndpointMode: ModeFailover}
 	c.PacketMode.Value, c.Compression.Value, c.Encryption.Value = s.Mode, s.Compression, s.Encryption
 	c.CompressionLevel = s.Level
 	return c
@@ -109,7 +116,14 @@ func (c *TransportConfig) Codec() codec.Settings {
 // a file is filed under the file's key.
 func (c *TransportConfig) Validate() error {
 	var errs []error
-	errs = append(errs, c.fromFiles(c.Client.Validate()))
+	errs = append(errs, c.validateEndpoints()...)
+	cerr := c.Client.Validate()
+	if len(c.Endpoints) > 0 {
+		// Each listed endpoint was checked above, and endpoint must be
+		// empty: the client's own endpoint check says nothing more.
+		cerr = withoutKey(cerr, "endpoint")
+	}
+	errs = append(errs, c.fromFiles(cerr))
 	if !isTokenAuth(c.AuthType) {
 		errs = append(errs, transport.Errorf("auth-type", "must be \"token\" when set; %q is not supported", c.AuthType))
 	}
@@ -128,6 +142,61 @@ func (c *TransportConfig) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validateEndpoints checks endpoints and endpoint-mode: exclusive with
+// endpoint, each a host:port the client accepts, no repeats.
+func (c *TransportConfig) validateEndpoints() []error {
+	var errs []error
+	mode := strings.ToLower(strings.TrimSpace(c.EndpointMode))
+	if mode != "" && mode != ModeFailover && mode != ModeSpread {
+		errs = append(errs, transport.Errorf("endpoint-mode", "must be %s or %s, got %q", ModeFailover, ModeSpread, c.EndpointMode))
+	}
+	if len(c.Endpoints) == 0 {
+		return errs
+	}
+	if strings.TrimSpace(c.Client.Endpoint) != "" {
+		errs = append(errs, transport.Errorf("endpoints", "endpoint and endpoints are both set: keep endpoint for one engine or endpoints for several, not both"))
+	}
+	seen := make(map[string]int, len(c.Endpoints))
+	for i, ep := range c.Endpoints {
+		key := fmt.Sprintf("endpoints[%d]", i)
+		ep = strings.TrimSpace(ep)
+		one := c.Client
+		one.Endpoint = ep
+		for _, e := range unjoin(one.Validate()) {
+			var fe *transport.FieldError
+			if errors.As(e, &fe) && fe.Key == "endpoint" {
+				errs = append(errs, &transport.FieldError{Key: key, Err: fe.Err})
+			}
+		}
+		if j, dup := seen[ep]; dup && ep != "" {
+			errs = append(errs, transport.Errorf(key, "%s is listed twice (also endpoints[%d])", ep, j))
+		}
+		seen[ep] = i
+	}
+	return errs
+}
+
+// withoutKey drops the keyed problems of key from err.
+func withoutKey(err error, key string) error {
+	var out []error
+	for _, e := range unjoin(err) {
+		var fe *transport.FieldError
+		if e == nil || (errors.As(e, &fe) && fe.Key == key) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return errors.Join(out...)
+}
+
+// endpointMode is endpoint-mode as set, failover when not.
+func (c *TransportConfig) endpointMode() string {
+	if m := strings.ToLower(strings.TrimSpace(c.EndpointMode)); m != "" {
+		return m
+	}
+	return ModeFailover
 }
 
 // isTokenAuth: token is the only authentication the engine knows; an
@@ -212,10 +281,16 @@ func (c *TransportConfig) AnchorPaths(base string) {
 // unverified engine certificate.
 func (c *TransportConfig) Advice() []error {
 	var out []error
-	if host, _, err := net.SplitHostPort(strings.TrimSpace(c.Client.Endpoint)); err == nil {
-		if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-			out = append(out, transport.Errorf("endpoint", "%s is a listen address, not a destination: use the engine host's routable address", host))
+	listen := func(key, ep string) {
+		if host, _, err := net.SplitHostPort(strings.TrimSpace(ep)); err == nil {
+			if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+				out = append(out, transport.Errorf(key, "%s is a listen address, not a destination: use the engine host's routable address", host))
+			}
 		}
+	}
+	listen("endpoint", c.Client.Endpoint)
+	for i, ep := range c.Endpoints {
+		listen(fmt.Sprintf("endpoints[%d]", i), ep)
 	}
 	if c.TLS.Enabled && c.TLS.InsecureSkipVerify {
 		out = append(out, transport.Errorf("tls.insecure-skip-verify", "the engine's certificate is not verified: the token can be stolen by anyone on the path"))
@@ -256,11 +331,34 @@ func (transportFactory) Create(cfg Config, set Settings) (transport.Sender, Enco
 		return nil, nil, fmt.Errorf("output.tls: %w", err)
 	}
 	cc.Logger = set.Logger
-	snd, err := client.New(cc)
-	if err != nil {
-		return nil, nil, err
+	if len(c.Endpoints) == 0 {
+		snd, err := client.New(cc)
+		if err != nil {
+			return nil, nil, err
+		}
+		return snd, enc, nil
 	}
-	return snd, enc, nil
+	// One client per endpoint, each leaving after a few connect attempts
+	// for the next (multiReconnectCycles).
+	cc.MaxReconnectCycles = min(cc.MaxReconnectCycles, multiReconnectCycles)
+	addrs := make([]string, len(c.Endpoints))
+	clients := make([]endpointClient, len(c.Endpoints))
+	for i, ep := range c.Endpoints {
+		one := cc
+		one.Endpoint = strings.TrimSpace(ep)
+		if one.TLS != nil {
+			one.TLS = one.TLS.Clone()
+		}
+		cl, err := client.New(one)
+		if err != nil {
+			for _, made := range clients[:i] {
+				_ = made.Close()
+			}
+			return nil, nil, fmt.Errorf("output.endpoints[%d]: %w", i, err)
+		}
+		addrs[i], clients[i] = one.Endpoint, cl
+	}
+	return newEndpoints(c.endpointMode(), addrs, clients, cc.MaxBackoff, set.Logger, nil), enc, nil
 }
 
 // under files keyed problems of a subsection under its name.
@@ -291,5 +389,11 @@ func unjoin(err error) []error {
 	return []error{err}
 }
 
-// Destination is the engine's host:port (output.Destination).
-func (c *TransportConfig) Destination() string { return c.Client.Endpoint }
+// Destination is the engine's host:port, or the list's joined with ","
+// (output.Destination).
+func (c *TransportConfig) Destination() string {
+	if len(c.Endpoints) > 0 {
+		return strings.Join(c.Endpoints, ",")
+	}
+	return c.Client.Endpoint
+}

@@ -419,3 +419,17 @@ func TestViewShowsWindowAndRateCap(t *testing.T) {
 		t.Errorf("without a window or a cap:\n%s", got)
 	}
 }
+
+// Each endpoint of output.endpoints has a line under the output's: the
+// active ones marked, its state and what it received.
+func TestViewShowsEndpoints(t *testing.T) {
+	clk := &clock{now: t0}
+	st := runningAgent()
+	st.Endpoints = []output.EndpointStatus{{Endpoint: "a:1", State: "unavailable"}, {Endpoint: "b:2", State: "connected", Active: true, Received: 42}}
+	got := newView(t, &fakeAgent{st: st}, clk).View()
+	for _, want := range []string{"  a:1  unavailable  in - ev/s  received 0", "* b:2  connected  in - ev/s  received 42"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %q in:\n%s", want, got)
+		}
+	}
+}

@@ -75,6 +75,20 @@ func summaryLines(f frame, r rates) []string {
 		orDash(st.Connection), r.per(func(s api.Status) (uint64, bool) { return ctr(s).Acked, true }),
 		r.per(func(s api.Status) (uint64, bool) { return ctr(s).Sent, true }),
 		r.meanSend(), window, c.Reconnects, c.Retries)
+	for i, e := range st.Endpoints {
+		// Each endpoint of output.endpoints: * marks those sent to.
+		mark := " "
+		if e.Active {
+			mark = "*"
+		}
+		get := func(s api.Status) (uint64, bool) {
+			if i < len(s.Endpoints) && s.Endpoints[i].Endpoint == e.Endpoint {
+				return s.Endpoints[i].Received, true
+			}
+			return 0, false
+		}
+		add("      %s %s  %s  in %s ev/s  received %d", mark, e.Endpoint, orDash(e.State), r.per(get), e.Received)
+	}
 	if rl := st.RateLimit; rl != nil {
 		add("        rate cap %s  throttled %s  backlog ETA %s", rateCap(rl), duration(c.SendThrottledSeconds), duration(rl.BacklogETASeconds))
 	}

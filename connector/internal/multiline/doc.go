@@ -1,5 +1,5 @@
 // Package multiline groups physical lines into logical events (stack
-// traces, wrapped messages) for one file.
+// traces, wrapped messages) for one file or one journal stream.
 //
 // Contract (matches the Java agent's MultilineAssembler except where noted):
 //   - match "after": a line that matches (pattern XOR negate) starts a new

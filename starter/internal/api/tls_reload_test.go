@@ -1,0 +1,64 @@
+package api
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+)
+
+func replaceFile(t *testing.T, src, dst string) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst+".new", data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dst+".new", dst); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// http.tls files that change are served from the next handshake on,
+// without a restart: a client pinned to the new certificate gets in (and
+// one pinned to the old no longer does).
+func TestTLSServesTheRotatedCertificate(t *testing.T) {
+	cert := writeCert(t)
+	srv, err := Start(Options{Source: &fakeSource{st: running()}, Settings: Settings{Listen: "127.0.0.1:0", TLS: cert}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(context.Background())
+	// Pinned now, before the rotation: the old certificate's bytes.
+	oldPin, err := NewClient(Settings{Listen: srv.Addr(), TLS: cert})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := oldPin.Status(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	next := writeCert(t)
+	replaceFile(t, next.CertFile, cert.CertFile)
+	replaceFile(t, next.KeyFile, cert.KeyFile)
+	newPin, err := NewClient(Settings{Listen: srv.Addr(), TLS: next})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		// A new connection each time: the pin is checked at the handshake.
+		newPin.hc.CloseIdleConnections()
+		if _, err := newPin.Status(context.Background()); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the rotated certificate was never served")
+		}
+	}
+	oldPin.hc.CloseIdleConnections()
+	if _, err := oldPin.Status(context.Background()); err == nil {
+		t.Error("a client pinned to the old certificate still got in")
+	}
+}

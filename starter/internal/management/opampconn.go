@@ -1,0 +1,241 @@
+package management
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	opamp "github.com/open-telemetry/opamp-go/client"
+	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/edge-agent/edge-agent/starter/internal/identity"
+)
+
+// OpAMPConnectTimeout is how long new OpAMP connection settings have to
+// connect before they are given up and the connection in force kept.
+const OpAMPConnectTimeout = 15 * time.Second
+
+// OpAMPStore keeps the OpAMP connection settings the server set, once
+// they connected: one JSON file (mode 0600: headers are secrets) and the
+// PEM files it names, in Dir. At start they replace management.opamp's
+// endpoint, headers and TLS files; deleting the file goes back to them.
+type OpAMPStore struct{ Dir string }
+
+// savedOpAMP is the file's form.
+type savedOpAMP struct {
+	Hash      string            `json:"opamp_connection_settings_hash"`
+	Endpoint  string            `json:"endpoint"`
+	Headers   map[string]string `json:"headers,omitempty"`
+	CAFile    string            `json:"ca_file,omitempty"`
+	CertFile  string            `json:"cert_file,omitempty"`
+	KeyFile   string            `json:"key_file,omitempty"`
+	AppliedAt time.Time         `json:"applied_at"`
+}
+
+func (s OpAMPStore) file() string { return filepath.Join(s.Dir, "opamp.json") }
+
+func (s OpAMPStore) load() (*savedOpAMP, error) {
+	raw, err := os.ReadFile(s.file())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the saved OpAMP connection settings: %w", err)
+	}
+	var v savedOpAMP
+	if err := json.Unmarshal(raw, &v); err != nil || v.Endpoint == "" {
+		return nil, fmt.Errorf("%w %s: the saved OpAMP connection settings (delete it to use management.opamp): %v", ErrCorruptRemote, s.file(), err)
+	}
+	return &v, nil
+}
+
+// over returns settings with v's endpoint, headers and TLS files.
+func (v savedOpAMP) over(s OpAMPSettings) OpAMPSettings {
+	s.Endpoint = v.Endpoint
+	h := maps.Clone(s.Headers)
+	if h == nil {
+		h = map[string]string{}
+	}
+	maps.Copy(h, v.Headers)
+	s.Headers = h
+	s.TLS.Enabled = strings.HasPrefix(v.Endpoint, "wss://") || strings.HasPrefix(v.Endpoint, "https://")
+	if v.CAFile != "" {
+		s.TLS.CAFile = v.CAFile
+	}
+	if v.CertFile != "" {
+		s.TLS.CertFile, s.TLS.KeyFile = v.CertFile, v.KeyFile
+	}
+	return s
+}
+
+// stage writes the offer's PEM files under names of its hash and returns
+// the settings it makes.
+func (s OpAMPStore) stage(hash []byte, o *protobufs.OpAMPConnectionSettings, cur OpAMPSettings) (savedOpAMP, error) {
+	v := savedOpAMP{Hash: hex.EncodeToString(hash), Endpoint: strings.TrimSpace(o.GetDestinationEndpoint())}
+	if v.Endpoint == "" {
+		v.Endpoint = cur.Endpoint
+	}
+	for _, h := range o.GetHeaders().GetHeaders() {
+		if v.Headers == nil {
+			v.Headers = map[string]string{}
+		}
+		v.Headers[h.GetKey()] = h.GetValue()
+	}
+	c := o.GetCertificate()
+	if (len(c.GetCert()) == 0) != (len(c.GetPrivateKey()) == 0) {
+		return v, errors.New("opamp.certificate needs both cert and private_key")
+	}
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return v, fmt.Errorf("OpAMP connection settings: %w", err)
+	}
+	short := v.Hash[:min(12, len(v.Hash))]
+	for _, f := range []struct {
+		data []byte
+		dst  *string
+		name string
+	}{{c.GetCaCert(), &v.CAFile, "ca.pem"}, {c.GetCert(), &v.CertFile, "cert.pem"}, {c.GetPrivateKey(), &v.KeyFile, "key.pem"}} {
+		if len(f.data) == 0 {
+			continue
+		}
+		*f.dst = filepath.Join(s.Dir, "opamp-"+short+"-"+f.name)
+		if err := identity.WriteAtomic(*f.dst, f.data, 0o600); err != nil {
+			return v, fmt.Errorf("OpAMP connection settings: %w", err)
+		}
+	}
+	return v, nil
+}
+
+func (s OpAMPStore) save(v savedOpAMP) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := identity.WriteAtomic(s.file(), append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("save the OpAMP connection settings: %w", err)
+	}
+	s.prune(v)
+	return nil
+}
+
+// prune removes the staged PEM files keep does not name.
+func (s OpAMPStore) prune(keep savedOpAMP) {
+	pems, _ := filepath.Glob(filepath.Join(s.Dir, "opamp-*.pem"))
+	for _, p := range pems {
+		if p != keep.CAFile && p != keep.CertFile && p != keep.KeyFile {
+			_ = os.Remove(p) // a stale file left is harmless
+		}
+	}
+}
+
+// swap is a session that connected with new settings, for supervise to
+// take over from the one in force.
+type swap struct {
+	cl       opamp.OpAMPClient
+	events   chan event
+	settings OpAMPSettings
+}
+
+// onOpAMPSettings follows the OpAMP rule: a client with the new settings
+// connects beside the one in force, which is kept until the new one is
+// connected (within OpAMPConnectTimeout); then supervise switches to it
+// and the settings are saved. A failure leaves everything as it was and
+// is reported FAILED on the connection in force.
+func (c *Client) onOpAMPSettings(ctx context.Context, o *protobufs.OpAMPConnectionSettings) error {
+	c.mu.Lock()
+	cur := c.settings
+	hash := c.offeredHash
+	c.mu.Unlock()
+	if c.o.OpAMPStore == nil {
+		return errors.New("this agent takes no OpAMP connection settings")
+	}
+	if o.GetDestinationEndpoint() == "" && len(o.GetHeaders().GetHeaders()) == 0 && o.GetCertificate() == nil {
+		return nil // a heartbeat interval alone: the library applied it
+	}
+	store := *c.o.OpAMPStore
+	v, err := store.stage(hash, o, cur)
+	if err != nil {
+		return err
+	}
+	next := v.over(cur)
+	if err := (Settings{OpAMP: next}).Validate(); err != nil {
+		store.prune(c.savedOpAMP())
+		return fmt.Errorf("the offered OpAMP connection settings are invalid: %w", err)
+	}
+	c.log.Info("the OpAMP server offered new connection settings; connecting with them beside the current connection",
+		"new_endpoint", next.Endpoint, "headers", len(v.Headers), "client_certificate", v.CertFile != "")
+	// The new session reports the settings APPLIED as it connects, which
+	// is when they are.
+	c.setConnStatus(hash, protobufs.ConnectionSettingsStatuses_ConnectionSettingsStatuses_APPLIED, "")
+	events := make(chan event, 8)
+	cl, err := c.startSession(ctx, events, next, false)
+	if err == nil {
+		err = waitConnected(ctx, events, OpAMPConnectTimeout)
+		if err != nil {
+			c.endSession(cl, false)
+		}
+	}
+	if err != nil {
+		c.setConnStatus(hash, protobufs.ConnectionSettingsStatuses_ConnectionSettingsStatuses_FAILED, err.Error())
+		store.prune(c.savedOpAMP())
+		c.log.Error("the new OpAMP connection settings did not connect; the connection in force is kept", "new_endpoint", next.Endpoint, "error", err.Error())
+		return fmt.Errorf("kept the connection in force: %s did not connect: %w", next.Endpoint, err)
+	}
+	v.AppliedAt = time.Now().UTC()
+	if err := store.save(v); err != nil {
+		c.log.Error("new OpAMP connection in use but not saved for the next start", "error", err.Error())
+	}
+	c.mu.Lock()
+	c.saved = &v
+	c.mu.Unlock()
+	c.swaps <- swap{cl: cl, events: events, settings: next} // buffered, one offer at a time
+	return nil
+}
+
+func (c *Client) savedOpAMP() savedOpAMP {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.saved == nil {
+		return savedOpAMP{}
+	}
+	return *c.saved
+}
+
+// waitConnected waits for a session's first connection.
+func waitConnected(ctx context.Context, events <-chan event, timeout time.Duration) error {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		select {
+		case ev := <-events:
+			switch ev.kind {
+			case evConnected:
+				return nil
+			case evFailed:
+				if ev.err == nil {
+					return errors.New("the connection failed")
+				}
+				return ev.err
+			}
+		case <-t.C:
+			return fmt.Errorf("not connected within %s", timeout)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// setConnStatus records the connection settings' fate for the sessions to
+// come.
+func (c *Client) setConnStatus(hash []byte, st protobufs.ConnectionSettingsStatuses, msg string) {
+	c.mu.Lock()
+	c.connStatus = &protobufs.ConnectionSettingsStatus{LastConnectionSettingsHash: hash, Status: st, ErrorMessage: msg}
+	c.mu.Unlock()
+}

@@ -1,0 +1,520 @@
+package ingress
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/edge-agent/edge-agent/transport/protocol"
+)
+
+// tickets is a deferred handler that keeps every ticket for the test to
+// settle.
+type tickets struct {
+	mu   sync.Mutex
+	got  []Ticket
+	ids  []int64
+	recs []string
+	peer []Peer
+	more chan struct{}
+}
+
+func newTickets() *tickets { return &tickets{more: make(chan struct{}, 1024)} }
+
+func (k *tickets) handle(p Peer, id int64, record []byte, t Ticket) {
+	k.mu.Lock()
+	k.got = append(k.got, t)
+	k.ids = append(k.ids, id)
+	k.recs = append(k.recs, string(record))
+	k.peer = append(k.peer, p)
+	k.mu.Unlock()
+	k.more <- struct{}{}
+}
+
+// wait blocks until n tickets are held.
+func (k *tickets) wait(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		k.mu.Lock()
+		have := len(k.got)
+		k.mu.Unlock()
+		if have >= n {
+			return
+		}
+		select {
+		case <-k.more:
+		case <-deadline:
+			t.Fatalf("handler got %d batches, want %d", have, n)
+		}
+	}
+}
+
+func (k *tickets) ticket(i int) Ticket {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.got[i]
+}
+
+func startMulti(t *testing.T, cfg Config) *Server {
+	t.Helper()
+	if cfg.MaxConnections == 0 {
+		cfg.MaxConnections = 16
+	}
+	if len(cfg.Tokens) == 0 && cfg.Token == "" {
+		cfg.Tokens = []Token{{Name: "edge-a", Value: "tok-a"}, {Name: "edge-b", Value: "tok-b"}}
+	}
+	return start(t, cfg)
+}
+
+// immediate settles every batch RECEIVED at once.
+func immediate(_ Peer, _ int64, _ []byte, t Ticket) { t.Done("") }
+
+func authedAs(t *testing.T, s *Server, token string) *peer {
+	t.Helper()
+	p := dial(t, s)
+	p.send("__AUTH__:" + token + "\n")
+	p.expect("ACK")
+	return p
+}
+
+// Many collectors at once, each pipelined, each known by its token's name.
+func TestMultiCollectorsPipelined(t *testing.T) {
+	s := startMulti(t, Config{Deferred: immediate})
+	const conns, batches = 6, 200
+	var wg sync.WaitGroup
+	errs := make(chan error, conns)
+	for c := range conns {
+		token := []string{"tok-a", "tok-b"}[c%2]
+		p := authedAs(t, s, token)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var b strings.Builder
+			for i := 1; i <= batches; i++ {
+				fmt.Fprintf(&b, "__BATCH__:%d:{\"c\":%d,\"i\":%d}\n", i, c, i)
+			}
+			if _, err := io.WriteString(p.conn, b.String()); err != nil {
+				errs <- err
+				return
+			}
+			for i := range batches {
+				line, err := p.r.ReadString('\n')
+				if err != nil || line != "RECEIVED\n" {
+					errs <- fmt.Errorf("conn %d reply %d = %q, %v", c, i, line, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	got := s.Collectors()
+	if len(got) != conns {
+		t.Fatalf("Collectors() lists %d, want %d", len(got), conns)
+	}
+	for _, c := range got {
+		if c.Batches != batches || c.Received != batches {
+			t.Errorf("collector %s %s: batches %d received %d, want %d", c.Name, c.Remote, c.Batches, c.Received, batches)
+		}
+	}
+	totals := s.Totals()
+	if len(totals) != 2 || totals[0].Name != "edge-a" || totals[0].Batches != conns/2*batches {
+		t.Errorf("Totals() = %+v", totals)
+	}
+}
+
+// A deferred reply is written only when its ticket is settled, and replies
+// leave in request order whatever order the tickets are settled in.
+func TestDeferredRepliesInRequestOrder(t *testing.T) {
+	k := newTickets()
+	s := startMulti(t, Config{Deferred: k.handle})
+	p := authedAs(t, s, "tok-a")
+	p.send("__BATCH__:1:a\n__BATCH__:2:b\n__BATCH__:3:c\n__BATCH__:4:d\n")
+	k.wait(t, 4)
+	k.ticket(3).Done("")
+	k.ticket(2).Done(protocol.ReplyRetry)
+	k.ticket(1).Done("")
+	_ = p.conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if line, err := p.r.ReadString('\n'); err == nil {
+		t.Fatalf("got reply %q before the first batch was settled", line)
+	}
+	_ = p.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	k.ticket(0).Done(protocol.QueueFull(250 * time.Millisecond))
+	k.ticket(0).Done("") // a second Done is ignored
+	for _, want := range []string{"QUEUE_FULL:250", "RECEIVED", "RETRY", "RECEIVED"} {
+		p.expect(want)
+	}
+	if k.peer[0].Name != "edge-a" || k.recs[2] != "c" {
+		t.Errorf("peer %+v record %q", k.peer[0], k.recs[2])
+	}
+}
+
+// __COMMIT__ is answered from what this session made durable: ACK up to
+// the highest id below which every batch got RECEIVED; RETRY for an id
+// never seen; PENDING behind a refused batch.
+func TestCommitFromDurability(t *testing.T) {
+	k := newTickets()
+	s := startMulti(t, Config{Deferred: k.handle})
+	p := authedAs(t, s, "tok-b")
+	p.send("__BATCH__:1:a\n__BATCH__:2:b\n__BATCH__:3:c\n")
+	k.wait(t, 3)
+	p.send("__COMMIT__:1\n__COMMIT__:3\n__COMMIT__:9\n")
+	k.ticket(0).Done("")
+	k.ticket(1).Done(protocol.QueueFull(time.Second))
+	k.ticket(2).Done("")
+	for _, want := range []string{"RECEIVED", "QUEUE_FULL:1000", "RECEIVED", "ACK:1", "PENDING", "RETRY"} {
+		p.expect(want)
+	}
+	p.send("__BATCH__:2:b\n")
+	k.wait(t, 4)
+	k.ticket(3).Done("")
+	p.send("__COMMIT__:3\n")
+	p.expect("RECEIVED")
+	p.expect("ACK:3")
+}
+
+func TestMultiBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		run  func(t *testing.T, s *Server)
+	}{
+		{"wrong token", func(t *testing.T, s *Server) {
+			p := dial(t, s)
+			p.send("__AUTH__:nope\n")
+			p.expect("AUTH_FAILED")
+			p.expectEOF()
+		}},
+		{"no auth line, a batch first", func(t *testing.T, s *Server) {
+			p := dial(t, s)
+			p.send("__BATCH__:1:{}\n")
+			p.expect("AUTH_FAILED")
+			p.expectEOF()
+		}},
+		{"silent before auth", func(t *testing.T, s *Server) {
+			p := dial(t, s)
+			p.expect("AUTH_FAILED")
+			p.expectEOF()
+		}},
+		{"auth line over its bound", func(t *testing.T, s *Server) {
+			p := dial(t, s)
+			p.send("__AUTH__:" + strings.Repeat("x", maxAuthLineBytes+10) + "\n")
+			p.expect("AUTH_FAILED")
+		}},
+		{"garbage after auth is answered and the session goes on", func(t *testing.T, s *Server) {
+			p := authedAs(t, s, "tok-a")
+			p.send("\x00\xff garbage\n__BATCH__:x:1\n__BATCH__:0:1\n__AUTH__:tok-a\n__BATCH__:5:{}\n")
+			for _, want := range []string{"BAD_REQUEST", "INVALID_PARAM", "INVALID_PARAM", "BAD_REQUEST", "RECEIVED"} {
+				p.expect(want)
+			}
+		}},
+		{"line over the limit", func(t *testing.T, s *Server) {
+			p := authedAs(t, s, "tok-a")
+			p.send("__BATCH__:1:" + strings.Repeat("y", 2048) + "\n")
+			p.expect("BAD_REQUEST")
+			p.expectEOF()
+		}},
+		{"slow loris: a line never finished", func(t *testing.T, s *Server) {
+			p := authedAs(t, s, "tok-a")
+			start := time.Now()
+			for range 3 {
+				p.send("__BA")
+				time.Sleep(50 * time.Millisecond)
+			}
+			p.expectEOF()
+			if el := time.Since(start); el > 3*time.Second {
+				t.Errorf("slow line cut after %v, want about the 300ms read timeout", el)
+			}
+		}},
+		{"idle collector is closed", func(t *testing.T, s *Server) {
+			p := authedAs(t, s, "tok-a")
+			p.expectEOF()
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := startMulti(t, Config{
+				Deferred: immediate, MaxLineBytes: 1024, AuthTimeout: 300 * time.Millisecond,
+				ReadTimeout: 300 * time.Millisecond, IdleTimeout: 500 * time.Millisecond,
+			})
+			tt.run(t, s)
+		})
+	}
+}
+
+// A collector over MaxConnections is REJECTED after it authenticated; the
+// ones in keep going.
+func TestMultiMaxConnections(t *testing.T) {
+	s := startMulti(t, Config{Deferred: immediate, MaxConnections: 2})
+	a := authedAs(t, s, "tok-a")
+	_ = authedAs(t, s, "tok-b")
+	c := dial(t, s)
+	c.send("__AUTH__:tok-a\n")
+	c.expect("REJECTED")
+	c.expectEOF()
+	a.send("__BATCH__:1:{}\n")
+	a.expect("RECEIVED")
+}
+
+// busyCollector sends one batch at a time until stop and counts replies.
+func busyCollector(t *testing.T, s *Server, stop <-chan struct{}, done *atomic.Int64) <-chan error {
+	p := authedAs(t, s, "tok-a")
+	errc := make(chan error, 1)
+	go func() {
+		defer close(errc)
+		for id := int64(1); ; id++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = p.conn.SetDeadline(time.Now().Add(5 * time.Second))
+			if _, err := fmt.Fprintf(p.conn, "__BATCH__:%d:{}\n", id); err != nil {
+				errc <- err
+				return
+			}
+			line, err := p.r.ReadString('\n')
+			if err != nil || line != "RECEIVED\n" {
+				errc <- fmt.Errorf("reply %q, %v", line, err)
+				return
+			}
+			done.Add(1)
+		}
+	}()
+	return errc
+}
+
+// A collector that never reads its replies fills its socket, and the
+// server's writes time out: it is closed, and another collector is not
+// slowed meanwhile.
+func TestNeverReadingCollectorIsClosed(t *testing.T) {
+	s := startMulti(t, Config{Deferred: immediate, WriteTimeout: 300 * time.Millisecond, MaxInFlight: 8})
+	stop := make(chan struct{})
+	var progress atomic.Int64
+	errc := busyCollector(t, s, stop, &progress)
+
+	p := authedAs(t, s, "tok-b")
+	line := []byte("__BATCH__:1:" + strings.Repeat("z", 200) + "\n")
+	wrote := 0
+	_ = p.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	var werr error
+	for range 200000 { // bounded: the server closes it long before
+		if _, werr = p.conn.Write(line); werr != nil {
+			break
+		}
+		wrote++
+	}
+	if werr == nil || errors.Is(werr, os.ErrDeadlineExceeded) {
+		t.Fatalf("the server never closed a collector that does not read (wrote %d batches, err %v) %+v", wrote, werr, s.Collectors())
+	}
+	before := progress.Load()
+	deadline := time.Now().Add(5 * time.Second)
+	for progress.Load() < before+50 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(stop)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if progress.Load() < before+50 {
+		t.Fatalf("the busy collector made %d round trips after, want 50", progress.Load()-before)
+	}
+}
+
+// 5,000 connection attempts (garbage, silence, wrong tokens, too many at
+// once) each end in a refusal or a close; the heap stays bounded and a
+// collector already in keeps making progress.
+func TestConnectionFlood(t *testing.T) {
+	if testing.Short() {
+		t.Skip("5,000 connections: not in -short")
+	}
+	s := startMulti(t, Config{Deferred: immediate, AuthTimeout: 200 * time.Millisecond, MaxHandshakes: 32})
+	stop := make(chan struct{})
+	var progress atomic.Int64
+	errc := busyCollector(t, s, stop, &progress)
+
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const attempts, wave = 5000, 250
+	var answered, closed atomic.Int64
+	var peakHeap atomic.Uint64
+	kinds := []string{"garbage\x00\xff\n", "", "__AUTH__:wrong\n", "__BATCH__:1:x\n"}
+	for w := 0; w < attempts; w += wave {
+		var wg sync.WaitGroup
+		for i := range wave {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c, err := net.DialTimeout("tcp", s.Addr(), 2*time.Second)
+				if err != nil {
+					closed.Add(1) // a full backlog refuses: also a clear outcome
+					return
+				}
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+				if k := kinds[(w+i)%len(kinds)]; k != "" {
+					_, _ = io.WriteString(c, k)
+				}
+				line, err := bufio.NewReader(c).ReadString('\n')
+				switch {
+				case line == "AUTH_FAILED\n" || line == "REJECTED\n":
+					answered.Add(1)
+				case err != nil && !errors.Is(err, os.ErrDeadlineExceeded):
+					closed.Add(1)
+				default:
+					t.Errorf("attempt answered %q, %v", line, err)
+				}
+			}()
+		}
+		wg.Wait()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		if ms.HeapInuse > peakHeap.Load() {
+			peakHeap.Store(ms.HeapInuse)
+		}
+	}
+	during := progress.Load()
+	close(stop)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("5,000 attempts: %d answered, %d closed; busy collector made %d round trips; heap in use %d KiB before, peak %d KiB",
+		answered.Load(), closed.Load(), during, before.HeapInuse>>10, peakHeap.Load()>>10)
+	if answered.Load()+closed.Load() != attempts {
+		t.Errorf("%d attempts had no clear outcome", attempts-answered.Load()-closed.Load())
+	}
+	if during < 100 {
+		t.Errorf("the collector already in made only %d round trips during the flood", during)
+	}
+	// The test's own 250 client connections and goroutines are in the
+	// heap too; the server's share is bounded by MaxHandshakes.
+	if grow := int64(peakHeap.Load()) - int64(before.HeapInuse); grow > 64<<20 {
+		t.Errorf("heap grew by %d MiB during the flood", grow>>20)
+	}
+	if st := s.Stats(); st.Rejected == 0 || st.AuthFailures == 0 {
+		t.Errorf("stats %+v: want both refusals and auth failures", st)
+	}
+}
+
+// Close answers what is ready and ends every session even with replies
+// owed that nobody will settle.
+func TestMultiCloseWithTicketsOwed(t *testing.T) {
+	k := newTickets()
+	s := startMulti(t, Config{Deferred: k.handle})
+	p := authedAs(t, s, "tok-a")
+	p.send("__BATCH__:1:a\n__BATCH__:2:b\n")
+	k.wait(t, 2)
+	k.ticket(0).Done("")
+	p.expect("RECEIVED")
+	done := make(chan error, 1)
+	go func() { done <- s.Close() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close hung on a session with a reply owed")
+	}
+	k.ticket(1).Done("") // after the end: ignored
+	p.expectEOF()
+}
+
+func TestMultiConfigValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"named tokens need multi mode", Config{Tokens: []Token{{"a", "x"}}}, "multi-collector"},
+		{"deferred needs multi mode", Config{Token: "t", Deferred: immediate}, "multi-collector"},
+		{"empty name", Config{MaxConnections: 1, Tokens: []Token{{"", "x"}}}, "name is empty"},
+		{"name twice", Config{MaxConnections: 1, Tokens: []Token{{"a", "x"}, {"a", "y"}}}, "used twice"},
+		{"same token twice", Config{MaxConnections: 1, Tokens: []Token{{"a", "x"}, {"b", "x"}}}, "another name"},
+		{"token with a line break", Config{MaxConnections: 1, Tokens: []Token{{"a", "x\ny"}}}, "line break"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(tt.cfg)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzMultiLines feeds arbitrary bytes to an authenticated session: every
+// reply is a protocol reply, there is at most one per request line, and
+// the session ends (no hang) once the input ends.
+func FuzzMultiLines(f *testing.F) {
+	for _, seed := range []string{
+		"__BATCH__:1:{}\n", "__BATCH__:1:{}\r\n__COMMIT__:1\n", "__BATCH__:x:\n", "\n\n\r",
+		"__COMMIT__:-1\n__AUTH__:t\n", "garbage", "__BATCH__:9223372036854775807:a\r__BATCH__:1",
+		strings.Repeat("z", 300),
+	} {
+		f.Add([]byte(seed))
+	}
+	s, err := New(Config{
+		MaxConnections: 256, Tokens: []Token{{"n", "tok"}}, Deferred: immediate, MaxLineBytes: 256,
+		IdleTimeout: 2 * time.Second,
+	})
+	if err != nil {
+		f.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { _ = s.Close() })
+	f.Fuzz(func(t *testing.T, in []byte) {
+		c, err := net.Dial("tcp", s.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		r := bufio.NewReader(c)
+		if _, err := io.WriteString(c, "__AUTH__:tok\n"); err != nil {
+			t.Fatal(err)
+		}
+		if line, err := r.ReadString('\n'); line != "ACK\n" {
+			t.Fatalf("auth: %q, %v", line, err)
+		}
+		go func() {
+			_, _ = c.Write(in)
+			_ = c.(*net.TCPConn).CloseWrite()
+		}()
+		lines := strings.Count(strings.ReplaceAll(string(in), "\r\n", "\n"), "\n") +
+			strings.Count(strings.ReplaceAll(string(in), "\r\n", "\n"), "\r") + 1
+		replies := 0
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				if errors.Is(err, os.ErrDeadlineExceeded) {
+					t.Fatal("the session did not end after the input did")
+				}
+				break
+			}
+			replies++
+			if code := protocol.ParseReply([]byte(line)).Code; code == protocol.CodeUnknown {
+				t.Fatalf("reply %q is no protocol reply", line)
+			}
+		}
+		if replies > lines {
+			t.Fatalf("%d replies to at most %d lines", replies, lines)
+		}
+	})
+}

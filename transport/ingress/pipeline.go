@@ -1,0 +1,518 @@
+package ingress
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/edge-agent/edge-agent/transport/codec"
+	"github.com/edge-agent/edge-agent/transport/protocol"
+)
+
+// pipe is one authenticated collector in multi-collector mode. Its
+// goroutine reads requests into a ring of reply slots; a writer goroutine
+// writes the slots' replies in ring order as they become ready. A
+// deferred batch's slot is made ready by its Ticket.
+type pipe struct {
+	s    *Server
+	conn net.Conn
+	r    *protocol.LineReader
+	peer Peer
+	log  *slog.Logger
+	st   *collectorStats
+
+	mu sync.Mutex
+	// ring[seq%len] is the slot of request seq; head is the oldest not
+	// yet written, tail the next to read.
+	ring       []slot
+	head, tail uint64
+	// ended: the writer has stopped; tickets are ignored from then on.
+	ended bool
+
+	wake       chan struct{} // cap 1: a slot at head may be ready
+	space      chan struct{} // cap 1: the writer freed slots
+	readerDone chan struct{}
+	writerDone chan struct{}
+
+	// Writer-only state for __COMMIT__ answers (see commitReply).
+	durable  int64              // every batch of this session up to it is RECEIVED
+	received int64              // highest id answered RECEIVED
+	refused  map[int64]struct{} // ids refused and not RECEIVED since
+	// seen is the highest batch id read; reader-only.
+	seen int64
+}
+
+type slotKind uint8
+
+const (
+	slotFixed  slotKind = iota // reply known when read
+	slotBatch                  // a deferred batch: reply from its Ticket
+	slotCommit                 // __COMMIT__: answered when written
+)
+
+type slot struct {
+	kind  slotKind
+	ready bool
+	// last asks the writer to stop after this reply (a line too long).
+	last  bool
+	id    int64
+	seen  int64 // slotCommit: the highest batch id read before it
+	reply string
+}
+
+// maxRefused bounds the ids a session remembers as refused; beyond it
+// __COMMIT__ answers stop advancing (PENDING), which is safe.
+const maxRefused = 4096
+
+func newPipe(s *Server, conn net.Conn, r *protocol.LineReader, peer Peer) *pipe {
+	p := &pipe{
+		s: s, conn: conn, r: r, peer: peer,
+		log:        s.log.With(slog.String("remote", peer.Remote), slog.String("token_name", peer.Name)),
+		ring:       make([]slot, s.cfg.MaxInFlight),
+		wake:       make(chan struct{}, 1),
+		space:      make(chan struct{}, 1),
+		readerDone: make(chan struct{}),
+		writerDone: make(chan struct{}),
+	}
+	p.st = s.collectors.open(p)
+	return p
+}
+
+// Ticket settles the reply of one deferred batch. Done may be called from
+// any goroutine; calls after the first, and calls once the connection has
+// ended, do nothing.
+type Ticket struct {
+	p   *pipe
+	seq uint64
+}
+
+// Done sets the batch's reply: "" means RECEIVED.
+func (t Ticket) Done(reply string) {
+	p := t.p
+	if p == nil {
+		return
+	}
+	if reply == "" {
+		reply = protocol.ReplyReceived
+	}
+	p.mu.Lock()
+	if p.ended || t.seq < p.head || t.seq >= p.tail {
+		p.mu.Unlock()
+		return
+	}
+	sl := &p.ring[t.seq%uint64(len(p.ring))]
+	if sl.ready || sl.kind != slotBatch {
+		p.mu.Unlock()
+		return
+	}
+	sl.reply, sl.ready = reply, true
+	atHead := t.seq == p.head
+	p.mu.Unlock()
+	if atHead {
+		notify(p.wake)
+	}
+}
+
+// DoneAll sets reply ("" means RECEIVED) for every ticket, as Done on
+// each would, but takes each connection's lock and wakes its writer once
+// per run of consecutive tickets of that connection: a relay settles the
+// batches of a commit together, and a wake-up per batch made a write per
+// reply.
+func DoneAll(ts []Ticket, reply string) {
+	if reply == "" {
+		reply = protocol.ReplyReceived
+	}
+	for i := 0; i < len(ts); {
+		p := ts[i].p
+		j := i
+		for j < len(ts) && ts[j].p == p {
+			j++
+		}
+		if p != nil {
+			p.settle(ts[i:j], reply)
+		}
+		i = j
+	}
+}
+
+// settle marks the slots of ts (all of p) ready, then wakes the writer
+// once if the head became ready.
+func (p *pipe) settle(ts []Ticket, reply string) {
+	p.mu.Lock()
+	if p.ended {
+		p.mu.Unlock()
+		return
+	}
+	atHead := false
+	for _, t := range ts {
+		if t.seq < p.head || t.seq >= p.tail {
+			continue
+		}
+		sl := &p.ring[t.seq%uint64(len(p.ring))]
+		if sl.ready || sl.kind != slotBatch {
+			continue
+		}
+		sl.reply, sl.ready = reply, true
+		atHead = atHead || t.seq == p.head
+	}
+	p.mu.Unlock()
+	if atHead {
+		notify(p.wake)
+	}
+}
+
+func notify(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// run serves the session until EOF, an error, a timeout or Close, then
+// lets the writer deliver the replies still owed (up to WriteTimeout).
+func (p *pipe) run() {
+	p.log.Info("edgesocket collector connected")
+	go p.writer()
+	reason := p.reader()
+	close(p.readerDone)
+	<-p.writerDone
+	p.s.collectors.close(p, reason)
+	linger(p.conn)
+	p.log.Info("edgesocket collector disconnected", slog.String("reason", reason))
+}
+
+// reader reads requests until the connection ends; it returns why.
+func (p *pipe) reader() string {
+	s := p.s
+	for {
+		if why, ok := p.awaitLine(); !ok {
+			return why
+		}
+		s.setReadDeadline(p.conn, time.Now().Add(s.cfg.ReadTimeout))
+		line, err := p.r.ReadRawLine()
+		if err != nil {
+			if errors.Is(err, protocol.ErrLineTooLong) {
+				s.stats.badRequests.Add(1)
+				p.st.setError("request line over the limit of " + strconv.Itoa(s.cfg.MaxLineBytes) + " bytes")
+				if seq, ok := p.reserve(); ok {
+					p.fill(seq, slot{kind: slotFixed, ready: true, last: true, reply: protocol.ReplyBadRequest})
+				}
+				p.log.Warn("edgesocket request line too long; closing", slog.Any("error", err))
+				return "line too long"
+			}
+			return readEnd(err, "request line not finished within the read timeout")
+		}
+		seq, ok := p.reserve()
+		if !ok {
+			return "closed while waiting for replies to be read"
+		}
+		p.dispatch(seq, line)
+		p.r.Shrink(readBufferBytes * 16)
+	}
+}
+
+// awaitLine waits for the first byte of the next request, under the idle
+// timeout; while replies are owed the collector may rightly be silent.
+func (p *pipe) awaitLine() (string, bool) {
+	s := p.s
+	for range 1 << 20 { // bounded: each round waits IdleTimeout
+		s.setReadDeadline(p.conn, time.Now().Add(s.cfg.IdleTimeout))
+		err := p.r.Fill()
+		if err == nil {
+			return "", true
+		}
+		if isTimeout(err) && p.owed() > 0 && !s.isClosing() {
+			continue
+		}
+		return readEnd(err, "idle timeout"), false
+	}
+	return "idle", false
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// readEnd names why a read ended.
+func readEnd(err error, timeout string) string {
+	switch {
+	case isTimeout(err):
+		return timeout
+	case errors.Is(err, net.ErrClosed):
+		return "closed"
+	default:
+		return "disconnected"
+	}
+}
+
+// owed is how many replies the session still has to write.
+func (p *pipe) owed() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return int(p.tail - p.head)
+}
+
+// reserve takes the next slot, waiting while MaxInFlight replies are
+// owed. false once the writer ended or the server closes.
+func (p *pipe) reserve() (uint64, bool) {
+	for {
+		p.mu.Lock()
+		if p.ended {
+			p.mu.Unlock()
+			return 0, false
+		}
+		if int(p.tail-p.head) < len(p.ring) {
+			seq := p.tail
+			p.ring[seq%uint64(len(p.ring))] = slot{}
+			p.tail++
+			p.mu.Unlock()
+			return seq, true
+		}
+		p.mu.Unlock()
+		select {
+		case <-p.space:
+		case <-p.writerDone:
+			return 0, false
+		case <-p.s.done:
+			return 0, false
+		}
+	}
+}
+
+// fill sets a reserved slot; a ready one wakes the writer.
+func (p *pipe) fill(seq uint64, sl slot) {
+	p.mu.Lock()
+	p.ring[seq%uint64(len(p.ring))] = sl
+	atHead := seq == p.head
+	p.mu.Unlock()
+	if sl.ready && atHead {
+		notify(p.wake)
+	}
+}
+
+// dispatch answers one request into slot seq.
+func (p *pipe) dispatch(seq uint64, line []byte) {
+	s := p.s
+	req, err := protocol.ParseRequest(line)
+	if err != nil {
+		if req.Kind == protocol.KindBatch || bytesHasPrefix(line, protocol.PrefixBatch) {
+			s.stats.batches.Add(1)
+		}
+		s.stats.badRequests.Add(1)
+		reply := protocol.ReplyBadRequest
+		var re *protocol.RequestError
+		if errors.As(err, &re) {
+			reply = re.Reply
+			p.st.setError(re.Error())
+		}
+		p.fill(seq, slot{kind: slotFixed, ready: true, reply: reply})
+		return
+	}
+	switch req.Kind {
+	case protocol.KindBatch:
+		p.batch(seq, req.BatchID, req.Payload)
+	case protocol.KindCommit:
+		p.fill(seq, slot{kind: slotCommit, ready: true, id: req.BatchID, seen: p.seen})
+	default:
+		s.stats.badRequests.Add(1)
+		p.fill(seq, slot{kind: slotFixed, ready: true, reply: protocol.ReplyBadRequest})
+	}
+}
+
+func bytesHasPrefix(b []byte, prefix string) bool {
+	return len(b) >= len(prefix) && string(b[:len(prefix)]) == prefix
+}
+
+// batch decodes a batch and hands it to the deferred handler.
+func (p *pipe) batch(seq uint64, id int64, payload []byte) {
+	s := p.s
+	s.stats.batches.Add(1)
+	p.seen = max(p.seen, id)
+	p.st.batch(len(payload))
+	record := payload
+	if s.cfg.Decoder != nil {
+		var err error
+		if record, err = s.cfg.Decoder.Decode(payload); err != nil {
+			reply := protocol.ReplyDecodeFailed
+			if codec.IsDecryptError(err) {
+				s.stats.decryptFailures.Add(1)
+				reply = protocol.ReplyDecryptFailed
+			} else {
+				s.stats.decodeFailures.Add(1)
+			}
+			p.st.setError(reply + ": " + err.Error())
+			p.log.Warn("edgesocket batch does not decode", slog.Int64("batch_id", id), slog.Any("error", err))
+			p.fill(seq, slot{kind: slotFixed, ready: true, id: id, reply: reply})
+			return
+		}
+	}
+	p.fill(seq, slot{kind: slotBatch, id: id})
+	s.stats.records.Add(1)
+	if h := s.cfg.Deferred; h != nil {
+		h(p.peer, id, record, Ticket{p: p, seq: seq})
+		return
+	}
+	reply := ""
+	if h := s.cfg.Handler; h != nil {
+		reply = h(id, record)
+	}
+	Ticket{p: p, seq: seq}.Done(reply)
+}
+
+// writer writes replies in request order as they become ready, flushing
+// once no further reply is ready. It stops when the connection fails,
+// when the reader has ended and nothing is owed, or when the reader has
+// ended and owed replies did not become ready within WriteTimeout.
+func (p *pipe) writer() {
+	defer close(p.writerDone)
+	defer func() {
+		p.mu.Lock()
+		p.ended = true
+		p.mu.Unlock()
+	}()
+	s := p.s
+	var out []byte
+	readerDone := p.readerDone
+	var drain <-chan time.Time
+	for {
+		var n int
+		var last bool
+		out, n, last = p.writeReady(out[:0])
+		if n > 0 {
+			notify(p.space)
+			_ = p.conn.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+			if _, err := p.conn.Write(out); err != nil {
+				p.st.setError("writing replies: " + err.Error())
+				_ = p.conn.Close() // ends the reader too
+				return
+			}
+		}
+		if last {
+			return
+		}
+		if readerDone == nil && p.owed() == 0 {
+			return
+		}
+		select {
+		case <-p.wake:
+		case <-readerDone:
+			readerDone = nil
+			t := time.NewTimer(s.cfg.WriteTimeout)
+			defer t.Stop()
+			drain = t.C
+		case <-drain:
+			if n := p.owed(); n > 0 {
+				p.log.Warn("edgesocket collector left with replies owed; it resends those batches", slog.Int("owed", n))
+			}
+			return
+		case <-s.done:
+			// Close: write what is ready, then stop.
+			out, _, _ = p.writeReady(out[:0])
+			_ = p.conn.SetWriteDeadline(time.Now().Add(time.Second))
+			_, _ = p.conn.Write(out)
+			return
+		}
+	}
+}
+
+// writeReady appends the ready replies at the head of the ring to out
+// and reports how many, and whether the last one asks to stop. It does no
+// I/O: Ticket.Done takes the same lock and must never wait on a peer.
+func (p *pipe) writeReady(out []byte) ([]byte, int, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for p.head < p.tail {
+		sl := &p.ring[p.head%uint64(len(p.ring))]
+		if !sl.ready {
+			break
+		}
+		reply := sl.reply
+		switch sl.kind {
+		case slotBatch:
+			p.settled(sl.id, reply)
+		case slotCommit:
+			reply = p.commitReply(sl.id, sl.seen)
+		}
+		out = append(out, reply...)
+		out = append(out, '\n')
+		last := sl.last
+		*sl = slot{}
+		p.head++
+		n++
+		if last {
+			return out, n, true
+		}
+	}
+	return out, n, false
+}
+
+// settled records a batch reply for the __COMMIT__ answers and the
+// collector's counters.
+func (p *pipe) settled(id int64, reply string) {
+	if reply != protocol.ReplyReceived {
+		p.st.refused(reply)
+		if len(p.refused) < maxRefused {
+			if p.refused == nil {
+				p.refused = make(map[int64]struct{})
+			}
+			p.refused[id] = struct{}{}
+		} else {
+			p.refused[0] = struct{}{} // blocks the watermark for good
+		}
+		return
+	}
+	p.st.received1()
+	delete(p.refused, id)
+	p.received = max(p.received, id)
+	if len(p.refused) == 0 {
+		p.durable = p.received
+		return
+	}
+	low := int64(-1)
+	for r := range p.refused {
+		if low < 0 || r < low {
+			low = r
+		}
+	}
+	if id < low {
+		p.durable = max(p.durable, id)
+	}
+}
+
+// commitReply answers __COMMIT__:id from this session's own knowledge.
+// A deferred handler answers RECEIVED only once the batch is durable, so
+// every batch of this session with an id up to durable is durable; ids
+// below this session's first were answered RECEIVED before, or are
+// resent first on it, as every collector resends unanswered batches
+// before new ones. So:
+//   - id <= durable: ACK:<durable>;
+//   - id above every batch read before the __COMMIT__: RETRY (never
+//     seen: send it);
+//   - otherwise PENDING: refused and not resent yet, or behind one that
+//     is.
+//
+// A server without a deferred handler cannot say: PENDING, unless a
+// CommitHandler answers.
+func (p *pipe) commitReply(id, seen int64) string {
+	if h := p.s.cfg.CommitHandler; h != nil {
+		if r := h(id); r != "" {
+			return r
+		}
+	}
+	switch {
+	case p.s.cfg.Deferred == nil:
+		return protocol.ReplyPending
+	case id <= p.durable:
+		return protocol.ReplyACK + ":" + strconv.FormatInt(p.durable, 10)
+	case id > seen:
+		return protocol.ReplyRetry
+	default:
+		return protocol.ReplyPending
+	}
+}
