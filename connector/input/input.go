@@ -87,6 +87,47 @@ type Acker interface {
 	Committed(n int)
 }
 
+// Rereader is implemented by inputs that can move one source back (or
+// forward) while they run: an operator's "read this file again from
+// offset N". Reread is called only from the goroutine that drives the
+// input, between two Polls. It moves the position and queues a
+// position-only event carrying it, returned first by the next Poll, so
+// the scheduler stores the new position like any other (after every
+// event the input returned before). Lines from there on are read and
+// delivered again: duplicates by design.
+//
+// An error wrapping ErrNotRead means the input does not read path (the
+// scheduler may ask another input); any other error is the input's
+// refusal (an offset beyond the file's size), to be shown as is.
+type Rereader interface {
+	Reread(ctx context.Context, path string, offset int64) (RereadResult, error)
+}
+
+// ErrNotRead: the input does not read the source named.
+var ErrNotRead = errors.New("not read by this input")
+
+// RereadResult is what a Reread did.
+type RereadResult struct {
+	// Path is the file as the input names it; Identity its position key.
+	Path, Identity string
+	// Requested is the offset asked for; Start the one reading restarts
+	// at: Requested, or the start of the next line when Requested fell
+	// inside a line (Aligned true).
+	Requested, Start int64
+	Aligned          bool
+	// Line is the number of lines before Start (the next line read is
+	// Line+1).
+	Line int64
+	// Previous is the position before: just past the last byte delivered.
+	Previous int64
+	// Size is the file's size when the position moved.
+	Size int64
+	// Reread are the bytes delivered before that will be delivered again
+	// (Previous-Start when Start is before it); Skipped the bytes not
+	// delivered yet that never will be (Start-Previous when after).
+	Reread, Skipped int64
+}
+
 // StatsReporter is implemented by inputs that count what they read.
 // Stats is called from other goroutines than the one driving the input
 // (status, metrics), so it must be safe for concurrent use.
