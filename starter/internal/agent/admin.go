@@ -17,7 +17,10 @@ var ErrNoWAL = errors.New("the agent has no WAL open")
 // WAL's only writer (doc.go), so it runs the change itself, between two of
 // its own transactions, and then knows what the change did to its counts.
 type adminReq struct {
-	fn   func(tx *wal.Tx) error
+	fn func(tx *wal.Tx) error
+	// run, when set instead of fn, is a change to the inputs (Reread),
+	// run on the loop goroutine, which alone may touch them.
+	run  func(l *loop) error
 	done chan error // buffered: the loop never waits for the asker
 }
 
@@ -47,6 +50,10 @@ func (r *Agent) UpdateWAL(ctx context.Context, fn func(tx *wal.Tx) error) error 
 // serveAdmin runs one request and takes the counts it left as the loop's
 // own, as a commit of the loop would.
 func (l *loop) serveAdmin(req *adminReq) {
+	if req.run != nil {
+		req.done <- req.run(l)
+		return
+	}
 	if l.walq == nil {
 		req.done <- ErrNoWAL
 		return
