@@ -12,7 +12,7 @@ import (
 // RereadOutcome is what Reread did: the input that moved its position
 // and its figures.
 type RereadOutcome struct {
-	Input string `json:"input"`
+	Input string
 	input.RereadResult
 }
 
