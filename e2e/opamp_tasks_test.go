@@ -157,6 +157,86 @@ func TestOpAMPTasks(t *testing.T) {
 	t.Logf("diagnostics over OpAMP: %d bytes in %d chunk(s), files %v", res.Bytes, res.Chunks, slices.Sorted(mapsKeys(files)))
 }
 
+// runTaskArgs sends a task with args and waits for its result.
+func runTaskArgs(t *testing.T, srv *opampdev.Server, uid, id, task, args string) opampdev.TaskResult {
+	t.Helper()
+	if err := srv.SendTask(uid, id, task, json.RawMessage(args)); err != nil {
+		t.Fatalf("send task %s: %v", task, err)
+	}
+	return waitResult(t, srv, id)
+}
+
+// The reread task over OpAMP: a file already delivered is read again from
+// an offset inside a line, so the engine gets the lines from the next
+// line's start a second time and the result says how many bytes; bad
+// requests get errors naming what is wrong. (Its own test: under the
+// faults of TestOpAMPTasks re-read rows would go DEAD.)
+func TestOpAMPTaskReread(t *testing.T) {
+	skipShort(t)
+	rc := startReceiver(t, "e2e-token-0123456789")
+	srv := startOpAMP(t, "127.0.0.1:0")
+	root := newRoot(t, options{port: rc.port, extra: managed(srv.Endpoint())})
+	agent := root.startReady()
+	defer root.stop(agent)
+	uid := root.instanceUID()
+	want := makeLines(t.Name(), 0, 100)
+	root.createFile("in/a.log").lines(want)
+	rc.waitDelivered(want, deliverTimeout)
+	waitAgent(t, srv, uid, "the task capability advertised", func(a opampdev.Agent) bool {
+		return slices.Contains(a.CustomCapabilities, taskCapability)
+	})
+
+	path := root.path("in/a.log")
+	data := readBytes(t, path)
+	start := bytes.Index(data, []byte(want[70]))
+	args := fmt.Sprintf(`{"path":%q,"offset":%d}`, path, start-5) // inside line 69: from line 70
+	res := runTaskArgs(t, srv, uid, "reread", "reread", args)
+	var d struct {
+		Input   string `json:"input"`
+		Offset  int    `json:"offset"`
+		Aligned bool   `json:"aligned_to_next_line"`
+		Line    int    `json:"next_line"`
+		Reread  int    `json:"reread_bytes"`
+		Size    int    `json:"size"`
+		Note    string `json:"note"`
+	}
+	if !res.OK || json.Unmarshal(res.Details, &d) != nil {
+		t.Fatalf("reread: %+v", res.Result)
+	}
+	if d.Offset != start || !d.Aligned || d.Line != 71 || d.Reread != len(data)-start || d.Size != len(data) || d.Input == "" {
+		t.Fatalf("reread details %s; want offset %d (the next line), line 71, %d bytes again", res.Details, start, len(data)-start)
+	}
+	eventually(t, deliverTimeout, "lines 70..99 delivered a second time", func() bool {
+		got := rc.received()
+		for _, l := range want[70:] {
+			if got[l] < 2 {
+				return false
+			}
+		}
+		return true
+	})
+	if got := rc.received(); got[want[69]] != 1 || got[want[0]] != 1 {
+		t.Errorf("lines before the offset delivered again: line 69 ×%d, line 0 ×%d", got[want[69]], got[want[0]])
+	}
+	t.Logf("reread over OpAMP: %s", d.Note)
+
+	for _, tc := range []struct{ name, args, want string }{
+		{"a path no input reads", `{"path":"/nowhere/x.log"}`, "/nowhere/x.log"},
+		{"an offset beyond the size", fmt.Sprintf(`{"path":%q,"offset":%d}`, path, len(data)+1), fmt.Sprintf("beyond the file's size, %d bytes", len(data))},
+		{"no path", `{"offset":1}`, `no "path"`},
+		{"a negative offset", fmt.Sprintf(`{"path":%q,"offset":-2}`, path), "negative"},
+		{"an unknown arg", fmt.Sprintf(`{"path":%q,"from":2}`, path), `unknown field "from"`},
+	} {
+		res := runTaskArgs(t, srv, uid, "bad-"+strings.ReplaceAll(tc.name, " ", "-"), "reread", tc.args)
+		if res.OK || !strings.Contains(res.Error, tc.want) {
+			t.Errorf("reread with %s: %+v; want an error with %q", tc.name, res.Result, tc.want)
+		}
+	}
+	if res := runTaskArgs(t, srv, uid, "bad-not-read", "reread", `{"path":"/nowhere/x.log"}`); !strings.Contains(res.Error, "no file input reads it") {
+		t.Errorf("a path no input reads: %q does not say so", res.Error)
+	}
+}
+
 func mapsKeys(m map[string]string) func(func(string) bool) {
 	return func(yield func(string) bool) {
 		for k := range m {
