@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -23,7 +25,7 @@ const taskWait = 2 * time.Minute
 // server pushes (curl in the README's walkthrough):
 //
 //	GET  /agents                              the agents, as JSON
-//	POST /agents/{uid}/tasks/{task}           run a task; waits for the result
+//	POST /agents/{uid}/tasks/{task}           run a task (the body, if any, is its JSON args); waits for the result
 //	POST /connections/edgesocket              offer {"endpoint","token","cert_file","key_file","ca_file"}
 //	POST /connections/opamp                   offer {"endpoint","headers","ca_file","cert_file","key_file"}
 //
@@ -57,21 +59,37 @@ func (c *control) uid(w http.ResponseWriter, uid string) (string, bool) {
 	return "", false
 }
 
+// maxTaskArgs bounds a task request's body (its args).
+const maxTaskArgs = 64 << 10
+
 func (c *control) task(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxTaskArgs))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("read the task's args: %w", err))
+		return
+	}
+	var args json.RawMessage
+	if len(bytes.TrimSpace(body)) > 0 {
+		if !json.Valid(body) {
+			writeError(w, http.StatusBadRequest, errors.New(`the body is the task's args and must be JSON, e.g. {"path":"/var/log/app.log","offset":0}`))
+			return
+		}
+		args = body
+	}
 	uid, ok := c.uid(w, r.PathValue("uid"))
 	if !ok {
 		return
 	}
 	id := fmt.Sprintf("dev-%d-%d", time.Now().Unix(), c.seq.Add(1))
 	task := r.PathValue("task")
-	if err := c.srv.SendTask(uid, id, task, nil); err != nil {
+	if err := c.srv.SendTask(uid, id, task, args); err != nil {
 		writeError(w, http.StatusConflict, err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), taskWait)
 	defer cancel()
 	var res opampdev.TaskResult
-	err := c.srv.Wait(ctx, func([]opampdev.Agent) bool {
+	err = c.srv.Wait(ctx, func([]opampdev.Agent) bool {
 		var ok bool
 		res, ok = c.srv.Result(id)
 		return ok

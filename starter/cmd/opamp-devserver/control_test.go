@@ -24,6 +24,8 @@ func TestControlAPI(t *testing.T) {
 	}{
 		{"GET", "/agents", "", http.StatusOK, "[]"},
 		{"POST", "/agents/any/tasks/backlog", "", http.StatusNotFound, "no agent is connected"},
+		{"POST", "/agents/any/tasks/reread", `{"path":`, http.StatusBadRequest, "must be JSON"},
+		{"POST", "/agents/any/tasks/reread", `{"path":"/var/log/app.log","offset":10}`, http.StatusNotFound, "no agent is connected"},
 		{"POST", "/agents/0190a000-0000-7000-8000-000000000000/tasks/backlog", "", http.StatusConflict, "is not connected"},
 		{"POST", "/connections/edgesocket", `{"endpoint":"127.0.0.1:9000","token":"t"}`, http.StatusOK, `"offered"`},
 		{"POST", "/connections/edgesocket", `{"cert_file":"/no/such.pem"}`, http.StatusBadRequest, "no/such.pem"},

@@ -47,9 +47,12 @@ resume.
   GET  /agents                      the agents, as JSON
   POST /agents/{uid|any}/tasks/{task}
                                     run an operator task (retry-dead,
-                                    purge-dead, backlog, diagnostics) and
-                                    print its result; a diagnostics bundle
-                                    is saved in --save-dir
+                                    purge-dead, backlog, diagnostics,
+                                    reread) and print its result; the body,
+                                    if any, is the task's JSON args (reread:
+                                    {"path","offset","input"}); a
+                                    diagnostics bundle is saved in
+                                    --save-dir
   POST /connections/edgesocket      {"endpoint","token","cert_file",
                                     "key_file","ca_file"}: new output
                                     connection settings
