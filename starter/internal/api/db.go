@@ -70,6 +70,42 @@ func dbRoutes(mux *http.ServeMux, o *Options) {
 		return dbview.Verify(w, n)
 	})
 	mux.HandleFunc("POST /db/{change}", func(rw http.ResponseWriter, r *http.Request) { serveChange(rw, r, o) })
+	if o.Reread != nil {
+		mux.HandleFunc("POST /db/reread", func(rw http.ResponseWriter, r *http.Request) { serveReread(rw, r, o) })
+	}
+}
+
+// serveReread has the agent read a file again from an offset:
+// ?path=…&offset=N&input=ID (offset default 0, input optional). Every
+// refusal (a path no input reads, an offset beyond the size) is a 400
+// with the agent's words.
+func serveReread(rw http.ResponseWriter, r *http.Request, o *Options) {
+	q := r.URL.Query()
+	a := dbview.RereadArgs{Path: q.Get("path"), Input: q.Get("input")}
+	if s := q.Get("offset"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			writeError(rw, o, http.StatusBadRequest, fmt.Errorf("offset %q: want a byte offset of 0 or more", s))
+			return
+		}
+		a.Offset = &n
+	}
+	if err := a.Check(); err != nil {
+		writeError(rw, o, http.StatusBadRequest, err)
+		return
+	}
+	rep, err := o.Reread(r.Context(), a)
+	if err != nil {
+		code := http.StatusBadRequest
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			code = http.StatusServiceUnavailable
+		}
+		writeError(rw, o, code, err)
+		return
+	}
+	o.Logger.Info("file position moved on request through the API", "input_id", rep.Input, "path", rep.Path,
+		"offset", rep.Offset, "reread_bytes", rep.Reread, "skipped_bytes", rep.Skipped)
+	writeJSON(rw, o, http.StatusOK, rep)
 }
 
 // serveChange makes (or, with ?dry_run=true, only shows) the change the

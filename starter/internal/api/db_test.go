@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -177,5 +178,58 @@ func TestDBWithoutWAL(t *testing.T) {
 	}
 	if code, _ := post(t, srv.URL+"/db/purge-dead"); code != http.StatusServiceUnavailable {
 		t.Fatalf("purge-dead: %d", code)
+	}
+}
+
+// POST /db/reread hands the args to the agent's reread and answers its
+// report, or its refusal as a 400 in its words; without the hook there
+// is no route.
+func TestDBReread(t *testing.T) {
+	var got []dbview.RereadArgs
+	reread := func(_ context.Context, a dbview.RereadArgs) (dbview.RereadReport, error) {
+		got = append(got, a)
+		if a.Path != "/var/log/a.log" {
+			return dbview.RereadReport{}, errors.New("reread " + a.Path + ": not read by this input")
+		}
+		return dbview.RereadReport{Input: "in-1", Path: a.Path, Offset: a.OffsetOr0(), Reread: 9 - a.OffsetOr0()}, nil
+	}
+	srv := serve(t, Options{Source: &fakeSource{st: running()}, DB: newWALDB(t), Reread: reread})
+	for _, tc := range []struct {
+		query string
+		code  int
+		has   string
+	}{
+		{"?path=/var/log/a.log&offset=4&input=in-1", http.StatusOK, `"reread_bytes": 5`},
+		{"?path=/var/log/a.log", http.StatusOK, `"reread_bytes": 9`},
+		{"?path=/var/log/b.log", http.StatusBadRequest, "reread /var/log/b.log: not read"},
+		{"?offset=3", http.StatusBadRequest, `no \"path\"`},
+		{"?path=/var/log/a.log&offset=-1", http.StatusBadRequest, "negative"},
+		{"?path=/var/log/a.log&offset=ten", http.StatusBadRequest, `offset \"ten\"`},
+	} {
+		code, body := post(t, srv.URL+"/db/reread"+tc.query)
+		if code != tc.code || !strings.Contains(body, tc.has) {
+			t.Errorf("POST /db/reread%s: %d %s; want %d with %s", tc.query, code, body, tc.code, tc.has)
+		}
+	}
+	if len(got) != 3 || got[0].Input != "in-1" || got[0].OffsetOr0() != 4 || got[1].Offset != nil {
+		t.Fatalf("the agent was asked %+v", got)
+	}
+
+	c, err := NewClient(Settings{Listen: strings.TrimPrefix(srv.URL, "http://")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	four := int64(4)
+	rep, err := c.DBReread(context.Background(), dbview.RereadArgs{Path: "/var/log/a.log", Offset: &four})
+	if err != nil || rep.Reread != 5 || rep.Input != "in-1" {
+		t.Fatalf("DBReread = %+v, %v", rep, err)
+	}
+	if _, err := c.DBReread(context.Background(), dbview.RereadArgs{Path: "/x.log"}); err == nil || !strings.Contains(err.Error(), "reread /x.log: not read") {
+		t.Fatalf("DBReread of a path not read = %v", err)
+	}
+
+	plain := serve(t, Options{Source: &fakeSource{st: running()}, DB: newWALDB(t)})
+	if code, _ := post(t, plain.URL+"/db/reread?path=/var/log/a.log"); code != http.StatusNotFound {
+		t.Fatalf("without the hook: %d, want 404", code)
 	}
 }

@@ -64,3 +64,13 @@ func (c *Client) DBChange(ctx context.Context, ch dbview.Change, dryRun bool) (d
 	var v dbview.Result
 	return v, c.do(ctx, http.MethodPost, "/db/"+string(ch), url.Values{"dry_run": {strconv.FormatBool(dryRun)}}, &v)
 }
+
+// DBReread posts /db/reread: the agent reads a.Path again from its offset.
+func (c *Client) DBReread(ctx context.Context, a dbview.RereadArgs) (dbview.RereadReport, error) {
+	q := url.Values{"path": {a.Path}, "offset": {strconv.FormatInt(a.OffsetOr0(), 10)}}
+	if a.Input != "" {
+		q.Set("input", a.Input)
+	}
+	var v dbview.RereadReport
+	return v, c.do(ctx, http.MethodPost, "/db/reread", q, &v)
+}

@@ -17,6 +17,7 @@
 //	GET  /db/positions              saved input positions (?source_id=)
 //	GET  /db/verify                 checksums, indexes, counters and pages (?max_problems=N)
 //	POST /db/retry-dead, /db/purge-dead   the change, or with ?dry_run=true what it would touch
+//	POST /db/reread                 ?path=…&offset=N&input=ID: a file input reads the file again from offset
 //
 // A failed /db/ request answers {"error": "..."}.
 //

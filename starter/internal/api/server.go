@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
+	"github.com/edge-agent/edge-agent/starter/internal/dbview"
 )
 
 // Source is what the server observes; *agent.Agent is one.
@@ -45,6 +46,9 @@ type Options struct {
 	// Diagnostics, when set, serves GET /debug/diagnostics: the
 	// diagnostics bundle (.tar.gz), which `edge-agent diagnostics` saves.
 	Diagnostics func(ctx context.Context) ([]byte, error)
+	// Reread, when set, serves POST /db/reread: an input reads a file
+	// again from an offset, made by the agent's scheduler loop.
+	Reread func(ctx context.Context, a dbview.RereadArgs) (dbview.RereadReport, error)
 	// StallAfter defaults to DefaultStallAfter.
 	StallAfter time.Duration
 	Logger     *slog.Logger

@@ -8,6 +8,7 @@ import (
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
 	"github.com/edge-agent/edge-agent/starter/internal/api"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
+	"github.com/edge-agent/edge-agent/starter/internal/dbview"
 )
 
 // apiStopTimeout bounds how long a stop waits for HTTP requests under way.
@@ -24,6 +25,9 @@ func startAPI(cfg *config.Config, rt *agent.Agent, logger *slog.Logger, build Bu
 		Settings: cfg.HTTP, Source: rt, DB: rt, Logger: logger,
 		Version: build.Version, Commit: build.Commit, ConfigHash: cfg.Hash,
 		Management: mgmt, WALPath: cfg.Queue.Path, Diagnostics: bundle,
+		Reread: func(ctx context.Context, a dbview.RereadArgs) (dbview.RereadReport, error) {
+			return rereadReport(ctx, rt, a)
+		},
 	})
 	if err != nil {
 		return nil, err

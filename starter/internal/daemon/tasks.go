@@ -1,11 +1,9 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
@@ -45,92 +43,29 @@ func (t *tasks) Names() []string {
 	return names
 }
 
-// RereadArgs are the reread task's args: the file (as the input names
-// it: an absolute path under its globs), the byte offset to read again
-// from (default 0) and, when several file inputs run, the input's id.
-type RereadArgs struct {
-	Path   string `json:"path"`
-	Offset *int64 `json:"offset,omitempty"`
-	Input  string `json:"input,omitempty"`
-}
-
-// parseRereadArgs decodes and checks the reread task's args.
-func parseRereadArgs(raw json.RawMessage) (RereadArgs, error) {
-	var a RereadArgs
-	const form = `{"path":"/var/log/app.log","offset":0,"input":"app-logs"}`
-	if len(raw) == 0 || string(raw) == "null" {
-		return a, fmt.Errorf(`task %s needs args %s ("offset" and "input" optional)`, TaskReread, form)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&a); err != nil {
-		return a, fmt.Errorf("task %s: malformed args: %w; send %s", TaskReread, err, form)
-	}
-	if strings.TrimSpace(a.Path) == "" {
-		return a, fmt.Errorf(`task %s: no "path": name the file to read again, e.g. %s`, TaskReread, form)
-	}
-	if a.Offset != nil && *a.Offset < 0 {
-		return a, fmt.Errorf(`task %s: "offset" %d is negative; give a byte offset of 0 or more`, TaskReread, *a.Offset)
-	}
-	return a, nil
-}
-
-// rereadReport is the reread task's details (input.RereadResult's
-// figures): where reading restarts and how many bytes are delivered
-// again (reread_bytes) or skipped (skipped_bytes, an offset past what
-// was delivered).
-type rereadReport struct {
-	Input     string `json:"input"`
-	Path      string `json:"path"`
-	Identity  string `json:"identity"`
-	Requested int64  `json:"requested_offset"`
-	Start     int64  `json:"offset"`
-	// Aligned: the requested offset fell inside a line, so reading
-	// restarts at the next line's start.
-	Aligned  bool  `json:"aligned_to_next_line"`
-	Line     int64 `json:"next_line"`
-	Previous int64 `json:"previous_offset"`
-	Size     int64 `json:"size"`
-	Reread   int64 `json:"reread_bytes"`
-	Skipped  int64 `json:"skipped_bytes"`
-	// Note says in words what the figures mean.
-	Note string `json:"note"`
-}
-
 func (t *tasks) reread(ctx context.Context, raw json.RawMessage) (management.TaskOutcome, error) {
-	a, err := parseRereadArgs(raw)
+	a, err := dbview.ParseRereadArgs(raw)
 	if err != nil {
 		return management.TaskOutcome{}, err
 	}
-	var offset int64
-	if a.Offset != nil {
-		offset = *a.Offset
-	}
-	out, err := t.rt.Reread(ctx, a.Input, a.Path, offset)
+	rep, err := rereadReport(ctx, t.rt, a)
 	if err != nil {
 		return management.TaskOutcome{}, err
 	}
-	return management.TaskOutcome{Details: rereadReport{Input: out.Input, Path: out.Path, Identity: out.Identity,
-		Requested: out.Requested, Start: out.Start, Aligned: out.Aligned, Line: out.Line + 1, Previous: out.Previous,
-		Size: out.Size, Reread: out.Reread, Skipped: out.Skipped, Note: rereadNote(out)}}, nil
+	return management.TaskOutcome{Details: rep}, nil
 }
 
-// rereadNote is the outcome in one sentence.
-func rereadNote(o agent.RereadOutcome) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "input %s reads %s again from byte %d (line %d)", o.Input, o.Path, o.Start, o.Line+1)
-	if o.Aligned {
-		fmt.Fprintf(&b, ", the start of the line after offset %d, which fell inside a line", o.Requested)
+// rereadReport has the agent's loop make the reread a asks for (the
+// task and POST /db/reread both).
+func rereadReport(ctx context.Context, rt *agent.Agent, a dbview.RereadArgs) (dbview.RereadReport, error) {
+	if err := a.Check(); err != nil {
+		return dbview.RereadReport{}, err
 	}
-	switch {
-	case o.Reread > 0:
-		fmt.Fprintf(&b, ": %d bytes delivered before are delivered again", o.Reread)
-	case o.Skipped > 0:
-		fmt.Fprintf(&b, ": %d bytes not delivered yet are skipped", o.Skipped)
-	default:
-		b.WriteString(": nothing delivered before is delivered again")
+	out, err := rt.Reread(ctx, a.Input, a.Path, a.OffsetOr0())
+	if err != nil {
+		return dbview.RereadReport{}, err
 	}
-	return b.String()
+	return dbview.NewRereadReport(out.Input, out.RereadResult), nil
 }
 
 // backlogReport is the backlog task's details.

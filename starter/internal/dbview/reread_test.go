@@ -1,4 +1,4 @@
-package daemon
+package dbview
 
 import (
 	"encoding/json"
@@ -21,12 +21,13 @@ func TestParseRereadArgs(t *testing.T) {
 		{name: "negative offset", args: `{"path":"/a","offset":-1}`, err: `"offset" -1 is negative`},
 		{name: "an unknown key", args: `{"path":"/a","ofset":1}`, err: `unknown field "ofset"`},
 		{name: "offset not a number", args: `{"path":"/a","offset":"10"}`, err: `malformed args`},
+		{name: "two values", args: `{"path":"/a"} {"path":"/b"}`, err: `more than one JSON value`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseRereadArgs(json.RawMessage(tc.args))
+			got, err := ParseRereadArgs(json.RawMessage(tc.args))
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("parseRereadArgs(%s) = %+v, %v; want error %q", tc.args, got, err, tc.err)
+					t.Fatalf("ParseRereadArgs(%s) = %+v, %v; want error %q", tc.args, got, err, tc.err)
 				}
 				return
 			}
@@ -38,7 +39,7 @@ func TestParseRereadArgs(t *testing.T) {
 				off = *got.Offset
 			}
 			if got.Path != tc.want.Path || got.Input != tc.want.Input || off != tc.offset {
-				t.Fatalf("parseRereadArgs(%s) = %+v (offset %d)", tc.args, got, off)
+				t.Fatalf("ParseRereadArgs(%s) = %+v (offset %d)", tc.args, got, off)
 			}
 		})
 	}
@@ -51,7 +52,7 @@ func FuzzParseRereadArgs(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		a, err := parseRereadArgs(b)
+		a, err := ParseRereadArgs(b)
 		if err != nil {
 			return
 		}
