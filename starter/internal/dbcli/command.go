@@ -80,7 +80,7 @@ func Command(env Env) *cli.Command {
 		Description: "The WAL is queue.path of agent.yaml (--config, found as start finds it), unless --db-path\n" +
 			"or EDGE_AGENT_DB_PATH names another file. A bbolt file is open in one process at a time: while\n" +
 			"the agent runs (it holds the lock on its pid file), info, wal-summary, wal-list, wal-show,\n" +
-			"positions, verify, wal-retry-dead and wal-purge-dead ask it through its HTTP API (http.listen,\n" +
+			"positions, verify, wal-retry-dead, wal-purge-dead and reread ask it through its HTTP API (http.listen,\n" +
 			"with http.token), and fail with a clear error when it runs with http.listen: off. On a stopped\n" +
 			"agent they open the file: read-only for reads, read-write for writes. Write commands need --yes,\n" +
 			"or --dry-run to only print what would change. wal-unstick-sending, wal-purge-acked, compact and\n" +
@@ -167,6 +167,21 @@ func Command(env Env) *cli.Command {
 				Name: "wal-retry-dead", Usage: "move every DEAD row back to PENDING with its attempts reset",
 				UsageText: "edge-agent db wal-retry-dead --yes",
 				Flags:     writeFlags(), Action: r.retryDead,
+			},
+			{
+				Name:  "reread",
+				Usage: "have the running agent read a file again from a byte offset (its lines from there are delivered again)",
+				UsageText: "edge-agent db reread --path /var/log/app.log --offset 0 --yes\n" +
+					"   edge-agent db reread --path /var/log/app.log --offset 73412 --input app-logs --yes",
+				Description: "The file is one a file input reads (its globs match it); --input picks the input when\n" +
+					"several file inputs run. An offset inside a line starts at the next line; one beyond the file's\n" +
+					"size is refused. Needs the running agent (through its HTTP API), like the OpAMP task reread.",
+				Flags: pathFlags(
+					&cli.StringFlag{Name: "path", Usage: "the file to read again, as the input's globs name it"},
+					&cli.Int64Flag{Name: "offset", Usage: "byte offset to read again from (default 0)"},
+					&cli.StringFlag{Name: "input", Usage: "the input's id, when several file inputs run"},
+					&cli.BoolFlag{Name: flagYes, Usage: "really move the position"},
+				), Action: r.reread,
 			},
 			{
 				Name: "wal-unstick-sending", Usage: "move every SENDING row back to PENDING",

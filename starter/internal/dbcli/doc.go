@@ -11,7 +11,10 @@
 // ErrAPIOff, never opening the file beside it. On a stopped agent they
 // open the file: read-only for reads (never creating or changing it),
 // read-write for writes. The documents are package dbview's, printed the
-// same way from either source.
+// same way from either source. reread asks the running agent to read a
+// file again from an offset (POST /db/reread, the same change as the
+// OpAMP task); it changes nothing on a stopped agent, whose positions
+// only its file input can move meaningfully.
 //
 // Write commands need --yes; --dry-run instead prints what would change
 // and changes nothing. wal-unstick-sending, wal-purge-acked and compact

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/api"
+	"github.com/edge-agent/edge-agent/starter/internal/dbview"
 	"github.com/edge-agent/edge-agent/starter/internal/process"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
@@ -146,5 +148,58 @@ func TestConfigNamesTheWAL(t *testing.T) {
 	}
 	if _, err := f.run(t, "--config", "missing.yaml", "info"); err == nil || !strings.Contains(err.Error(), "config") {
 		t.Fatalf("a --config that does not load must fail: %v", err)
+	}
+}
+
+// db reread goes to the running agent's API with the flags as args and
+// prints the agent's note; a stopped agent is not changed.
+func TestRereadThroughTheRunningAgent(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.run(t, "reread", "--path", "/var/log/app.log", "--yes"); err == nil || !strings.Contains(err.Error(), "needs the running agent") {
+		t.Fatalf("stopped agent: %v", err)
+	}
+	lock, err := process.AcquirePID(f.pid, os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lock.Release() })
+	var asked []dbview.RereadArgs
+	srv, err := api.Start(api.Options{Settings: api.Settings{Listen: "127.0.0.1:0"}, DB: &agentDB{},
+		Reread: func(_ context.Context, a dbview.RereadArgs) (dbview.RereadReport, error) {
+			asked = append(asked, a)
+			if a.Path != "/var/log/app.log" {
+				return dbview.RereadReport{}, errors.New("reread " + a.Path + ": no file input reads it")
+			}
+			return dbview.NewRereadReport("app", input.RereadResult{Path: a.Path, Requested: a.OffsetOr0(), Start: 16, Aligned: true, Line: 2, Previous: 24, Size: 24, Reread: 8}), nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close(context.Background()) })
+	f.cfg = &Config{QueuePath: f.walPath(), HTTP: api.Settings{Listen: srv.Addr()}}
+
+	out, err := f.run(t, "reread", "--path", "/var/log/app.log", "--offset", "10", "--input", "app", "--yes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, out, "input app reads /var/log/app.log again from byte 16 (line 3)", "after offset 10", "8 bytes delivered before", "by the running agent")
+	if len(asked) != 1 || asked[0].Input != "app" || asked[0].OffsetOr0() != 10 {
+		t.Fatalf("the agent was asked %+v", asked)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"reread", "--path", "/var/log/app.log"}, "--yes"},
+		{[]string{"reread", "--yes"}, `no "path"`},
+		{[]string{"reread", "--path", "/var/log/app.log", "--offset", "-4", "--yes"}, "negative"},
+		{[]string{"reread", "--path", "/elsewhere.log", "--yes"}, "no file input reads it"},
+	} {
+		if _, err := f.run(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err = %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	if len(asked) != 2 {
+		t.Fatalf("refused flags reached the agent: %d asks", len(asked))
 	}
 }
