@@ -91,7 +91,11 @@ func (in *Input) rereadTarget(ctx context.Context, p string) (*tracked, error) {
 		return t, nil
 	}
 	if !in.matches(p) {
-		return nil, fmt.Errorf("reread %s: %w (paths %v, exclude %v)", p, input.ErrNotRead, in.cfg.Paths, in.cfg.Exclude)
+		hint := ""
+		if !filepath.IsAbs(p) {
+			hint = "; give the path as the globs name it (absolute)"
+		}
+		return nil, fmt.Errorf("reread %s: %w (paths %v, exclude %v)%s", p, input.ErrNotRead, in.cfg.Paths, in.cfg.Exclude, hint)
 	}
 	if owner := in.claims.Owner(in.id, p); owner != "" {
 		return nil, fmt.Errorf("reread %s: %w: input %s, earlier in the config, reads it", p, input.ErrNotRead, owner)

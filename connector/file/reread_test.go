@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/edge-agent/edge-agent/connector/input"
 )
@@ -112,6 +113,9 @@ func TestRereadRefusals(t *testing.T) {
 				t.Fatalf("errors.Is(%v, ErrNotRead) = %v, want %v", err, !tc.notRead, tc.notRead)
 			}
 		})
+	}
+	if _, err := h.in.Reread(context.Background(), "app.log", 0); err == nil || !strings.Contains(err.Error(), "(absolute)") || !errors.Is(err, input.ErrNotRead) {
+		t.Fatalf("a relative path: %v; want a hint to give it absolute", err)
 	}
 	// Nothing moved: the partial line still waits, nothing is read again.
 	if got := h.pollAll(); len(got) != 0 {
@@ -235,4 +239,74 @@ func TestRereadDropsBufferedMultilineLines(t *testing.T) {
 	if want := []string{"e1", " x", "e2", " y"}; !slices.Equal(texts(got), want) {
 		t.Fatalf("read again = %q; want %q, each line once", texts(got), want)
 	}
+}
+
+// UTF-16: newlines are 2-byte code units at even offsets, and the
+// byte-order mark stays out of the first line read again.
+func TestRereadUTF16(t *testing.T) {
+	for _, tc := range []struct {
+		enc       string
+		bigEndian bool
+		bom       bool
+	}{
+		{"UTF-16LE", false, false},
+		{"UTF-16BE", true, false},
+		{"UTF-16", false, true},
+	} {
+		t.Run(tc.enc, func(t *testing.T) {
+			h := newHarness(t, func(c *Config) { c.Encoding = tc.enc })
+			h.write("app.log", utf16Text("a\u0a0a\nbb\nc\n", tc.bigEndian, tc.bom))
+			h.open()
+			h.pollAll()
+			bom := int64(0)
+			if tc.bom {
+				bom = 2
+			}
+			// Lines end at bom+6, bom+12, bom+16.
+			first := struct {
+				start int64
+				lines []string
+			}{bom + 6, []string{"bb", "c"}} // inside "a": the next line
+			if tc.bom {
+				first.start, first.lines = 0, []string{"a\u0a0a", "bb", "c"} // inside the BOM: from 0, the BOM skipped
+			}
+			for _, rc := range []struct {
+				offset, start int64
+				lines         []string
+			}{
+				{1, first.start, first.lines},
+				{bom + 3, bom + 6, []string{"bb", "c"}}, // odd, inside U+0A0A (both its bytes 0x0A): the next line
+				{bom + 6, bom + 6, []string{"bb", "c"}}, // a line start
+				{bom + 7, bom + 12, []string{"c"}},      // odd, inside "b"
+			} {
+				res, err := h.in.Reread(context.Background(), h.path("app.log"), rc.offset)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := h.pollAll()
+				if res.Start != rc.start || !slices.Equal(texts(got), rc.lines) {
+					t.Fatalf("from %d: start %d, read %q; want %d, %q", rc.offset, res.Start, texts(got), rc.start, rc.lines)
+				}
+			}
+		})
+	}
+}
+
+// utf16Text encodes s as UTF-16 in the byte order asked, with a BOM or not.
+func utf16Text(s string, bigEndian, bom bool) string {
+	var b []byte
+	if bom {
+		b = append(b, 0xFF, 0xFE)
+		if bigEndian {
+			b = []byte{0xFE, 0xFF}
+		}
+	}
+	for _, u := range utf16.Encode([]rune(s)) {
+		if bigEndian {
+			b = append(b, byte(u>>8), byte(u))
+		} else {
+			b = append(b, byte(u), byte(u>>8))
+		}
+	}
+	return string(b)
 }
