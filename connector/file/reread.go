@@ -1,6 +1,7 @@
 package file
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -159,9 +160,15 @@ func (in *Input) lineStart(f io.ReaderAt, t *tracked, offset, size int64, w int)
 	for pos < size {
 		n, err := f.ReadAt(buf[:min(int64(len(buf)), size-pos)], pos)
 		n -= n % w
-		for i := 0; i < n; i += w {
-			if isNewline(buf[i:i+w], t.bigEndian) {
-				return pos + int64(i+w), nil
+		if w == 1 {
+			if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+				return pos + int64(i+1), nil
+			}
+		} else {
+			for i := 0; i < n; i += w {
+				if isNewline(buf[i:i+w], t.bigEndian) {
+					return pos + int64(i+w), nil
+				}
 			}
 		}
 		if n == 0 {
@@ -198,9 +205,13 @@ func (in *Input) countNewlines(f io.ReaderAt, from, to int64, w int, bigEndian b
 	for pos := from; pos < to; {
 		got, err := f.ReadAt(buf[:min(int64(len(buf)), to-pos)], pos)
 		got -= got % w
-		for i := 0; i < got; i += w {
-			if isNewline(buf[i:i+w], bigEndian) {
-				n++
+		if w == 1 {
+			n += int64(bytes.Count(buf[:got], newline))
+		} else {
+			for i := 0; i < got; i += w {
+				if isNewline(buf[i:i+w], bigEndian) {
+					n++
+				}
 			}
 		}
 		if got == 0 {
@@ -213,6 +224,8 @@ func (in *Input) countNewlines(f io.ReaderAt, from, to int64, w int, bigEndian b
 	}
 	return n, nil
 }
+
+var newline = []byte{'\n'}
 
 // isNewline reports whether the code unit u is U+000A.
 func isNewline(u []byte, bigEndian bool) bool {
