@@ -96,5 +96,12 @@ func (l *loop) reread(ctx context.Context, inputID, path string, offset int64) (
 	case len(notRead) == 0:
 		return RereadOutcome{}, fmt.Errorf("reread %s: no input can re-read a file; the inputs are %s", path, strings.Join(inputs, ", "))
 	}
-	return RereadOutcome{}, fmt.Errorf("reread %s: %w; no file input reads it: %s", path, input.ErrNotRead, strings.Join(notRead, "; "))
+	return RereadOutcome{}, notReadError("reread " + path + ": no file input reads it; " + strings.Join(notRead, "; "))
 }
+
+// notReadError is a path no input reads: errors.Is input.ErrNotRead, in
+// the inputs' own words.
+type notReadError string
+
+func (e notReadError) Error() string { return string(e) }
+func (e notReadError) Unwrap() error { return input.ErrNotRead }
