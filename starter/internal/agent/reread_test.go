@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edge-agent/edge-agent/connector/file"
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 	"github.com/edge-agent/edge-agent/transport/ingress"
@@ -189,4 +190,44 @@ func TestRereadFileDeliversTheLinesAgain(t *testing.T) {
 	if c := eng.lineCounts(t); c["line 99 of the test file"] != 2 {
 		t.Fatalf("after a restart line 99 was delivered %d times, want 2", c["line 99 of the test file"])
 	}
+}
+
+// With several file inputs the one whose globs match the path re-reads
+// it; an input id picks one, and one that does not read the path says so.
+func TestRereadPicksTheInputThatReadsThePath(t *testing.T) {
+	eng := startEngine(t, "127.0.0.1:0", ingress.Faults{}, nil)
+	dir, home := t.TempDir(), t.TempDir()
+	cfg := transportConfig(t, eng.srv.Addr())
+	fileConfig(t, cfg, dir)
+	opts := fileOptions(t, cfg, home)
+	opts.Input, opts.InputType = nil, ""
+	for _, id := range []string{"app", "sys"} {
+		if err := os.Mkdir(filepath.Join(dir, id), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		fc := file.NewDefaultConfig()
+		fc.Paths = []string{filepath.Join(dir, id, "*.log")}
+		fc.ReadFromBeginning = true
+		fc.GlobScanInterval = 50 * time.Millisecond
+		opts.InputList = append(opts.InputList, InputSpec{ID: id, Type: file.TypeName, Config: fc})
+	}
+	sysLog := filepath.Join(dir, "sys", "s.log")
+	appendLines(t, sysLog, 0, 10)
+	h := startRuntime(t, opts)
+	defer func() { _ = h.stop() }()
+	eventually(t, 20*time.Second, "10 lines", func() bool { return eng.lineCounts(t)["line 9 of the test file"] == 1 })
+	if got := h.rt.Rereadable(); !slices.Equal(got, []string{"app", "sys"}) {
+		t.Fatalf("Rereadable = %q", got)
+	}
+	out, err := h.rt.Reread(context.Background(), "", sysLog, 0)
+	if err != nil || out.Input != "sys" {
+		t.Fatalf("Reread without an id = %+v, %v; want input sys", out, err)
+	}
+	if _, err := h.rt.Reread(context.Background(), "app", sysLog, 0); !errors.Is(err, input.ErrNotRead) || !strings.Contains(err.Error(), filepath.Join(dir, "app", "*.log")) {
+		t.Fatalf("Reread by the other input = %v; want not read, naming its globs", err)
+	}
+	if out, err := h.rt.Reread(context.Background(), "sys", sysLog, 0); err != nil || out.Input != "sys" {
+		t.Fatalf("Reread by id = %+v, %v", out, err)
+	}
+	eventually(t, 20*time.Second, "the lines a third time", func() bool { return eng.lineCounts(t)["line 9 of the test file"] == 3 })
 }
