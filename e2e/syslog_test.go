@@ -255,7 +255,7 @@ func TestSyslogInputs(t *testing.T) {
 	_ = conn.Close()
 	nSent := <-sent
 
-	inWAL := walSyslogMsgs(t, root, regexp.MustCompile(`kill-\d{6}`))
+	inWAL := walSyslogMsgs(t, root, "sys-tcp", regexp.MustCompile(`kill-\d{6}`))
 	if len(inWAL) == 0 {
 		t.Fatal("no streamed message in the WAL after the kill")
 	}
@@ -297,8 +297,9 @@ func TestSyslogInputs(t *testing.T) {
 }
 
 // walSyslogMsgs reads every row of a stopped agent's WAL (db wal-list,
-// then wal-show) and returns the messages matching re.
-func walSyslogMsgs(t *testing.T, root *agentRoot, re *regexp.Regexp) map[string]bool {
+// then wal-show) of the input sourceID ("": every input) and returns the
+// messages matching re.
+func walSyslogMsgs(t *testing.T, root *agentRoot, sourceID string, re *regexp.Regexp) map[string]bool {
 	t.Helper()
 	list, errOut, code := root.cli("db", "wal-list", "--limit", "0")
 	if code != 0 {
@@ -312,6 +313,9 @@ func walSyslogMsgs(t *testing.T, root *agentRoot, re *regexp.Regexp) map[string]
 		}
 		if _, err := strconv.ParseUint(f[0], 10, 64); err != nil {
 			continue // the header
+		}
+		if sourceID != "" && (len(f) < 5 || f[4] != sourceID) {
+			continue
 		}
 		row, errOut, code := root.cli("db", "wal-show", "--id", f[0])
 		if code != 0 {
