@@ -254,7 +254,7 @@ func writeRateLimitText(out io.Writer, st api.Status) {
 // the files line only when a file input is configured, then a line per
 // input that is not the only file input, each with its own counters.
 func writeFilesText(out io.Writer, st api.Status) {
-	if st.Input != nil && hasFileInput(st) {
+	if st.Input != nil && st.HasFileInput() {
 		fmt.Fprintf(out, "files:\t%d tracked, %d open\n", st.Input.FilesTracked, st.Input.FilesOpen)
 	}
 	for _, in := range st.Inputs {
@@ -322,21 +322,6 @@ func writeCollectorsText(out io.Writer, in api.Input) {
 			fmt.Fprintf(out, "disconnected:\t%s: last error %s\n", t.Name, oneLine(t.LastError))
 		}
 	}
-}
-
-// hasFileInput reports whether a file input is configured (the type of
-// the single input: form when the status lists no inputs, as a stopped
-// agent's does not).
-func hasFileInput(st api.Status) bool {
-	if len(st.Inputs) == 0 {
-		return st.Input.Type == "" || st.Input.Type == file.TypeName
-	}
-	for _, in := range st.Inputs {
-		if in.Type == "" || in.Type == file.TypeName {
-			return true
-		}
-	}
-	return false
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", "; ") }
