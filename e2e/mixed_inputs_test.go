@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -69,13 +71,7 @@ func TestMixedInputsKill9(t *testing.T) {
 	lines := makeLines(t.Name()+"-file", 0, total)
 	w := root.createFile("in/app.log")
 	w.lines(lines[:chunk])
-	var entries []string
-	var es []journaltest.Entry
-	for i := range total {
-		msg := fmt.Sprintf("%s-journal %05d", t.Name(), i)
-		entries = append(entries, msg)
-		es = append(es, journaltest.NewEntry(i, "app.service", msg))
-	}
+	entries, es := journalEntries(t.Name()+"-journal", total)
 	jfile := filepath.Join(jdir, "remote.journal")
 	tools.Write(t, jfile, es[:chunk]...)
 	agent := root.startReady()
@@ -159,32 +155,8 @@ func TestMixedInputsKill9(t *testing.T) {
 	}
 
 	restarted := root.startReady()
-	var missing []string
-	eventually(t, deliverTimeout, "every syslog message the WAL held delivered", func() bool {
-		got := tally.update(t)
-		missing = missing[:0]
-		for m := range inWAL {
-			if got[m] == 0 {
-				missing = append(missing, m)
-			}
-		}
-		return len(missing) == 0
-	})
-	var counts map[string]int
-	eventually(t, deliverTimeout, "every journal entry delivered", func() bool {
-		counts = journalPayloads(rc.out)
-		missing = missing[:0]
-		for _, e := range entries {
-			if counts[e] == 0 {
-				missing = append(missing, e)
-			}
-		}
-		return len(missing) == 0
-	})
-	entryDups := 0
-	for _, e := range entries {
-		entryDups += counts[e] - 1
-	}
+	waitSyslog(t, tally, slices.Collect(maps.Keys(inWAL)), deliverTimeout)
+	entryDups := waitJournalDelivered(t, rc, entries)
 	d := rc.waitDelivered(lines, deliverTimeout)
 
 	got := tally.update(t)

@@ -6,10 +6,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -260,17 +262,7 @@ func TestSyslogInputs(t *testing.T) {
 		t.Fatal("no streamed message in the WAL after the kill")
 	}
 	restarted := root.startReady()
-	var missing []string
-	eventually(t, deliverTimeout, "every message the WAL held delivered", func() bool {
-		got := tally.update(t)
-		missing = missing[:0]
-		for m := range inWAL {
-			if got[m] == 0 {
-				missing = append(missing, m)
-			}
-		}
-		return len(missing) == 0
-	})
+	waitSyslog(t, tally, slices.Collect(maps.Keys(inWAL)), deliverTimeout)
 	got = tally.update(t)
 	delivered := 0
 	for i := range nSent {
