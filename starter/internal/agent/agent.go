@@ -249,9 +249,9 @@ func (r *Agent) ready(l *loop) {
 	now := r.now()
 	r.pub.set(func(p *published) { p.state, p.startedAt = "running", now })
 	ids := r.Snapshot()
-	types := r.opts.inputTypes()
-	inputType := types[0]
-	if len(types) > 1 {
+	// ids.InputType lists the inputs' types, each once, in config order.
+	inputType := ids.InputType
+	if strings.Contains(inputType, ",") {
 		inputType = mixedInputTypes
 	}
 	r.log.Info("BOOTSTRAP_READY edge-agent started",
@@ -259,7 +259,7 @@ func (r *Agent) ready(l *loop) {
 		slog.String("input_id", ids.InputID),
 		slog.String("output_id", ids.OutputID),
 		slog.String("input_type", inputType),
-		slog.String("input_types", strings.Join(types, ",")),
+		slog.String("input_types", ids.InputType),
 		slog.String("output_type", r.opts.OutputType),
 		slog.String("delivery_guarantee", r.opts.Agent.Delivery.String()))
 	if r.opts.OnReady != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 
 	"github.com/edge-agent/edge-agent/connector/input"
@@ -38,18 +37,6 @@ func (o *Options) specs(singleID string) []InputSpec {
 // mixedInputTypes is BOOTSTRAP_READY's input_type when the inputs are of
 // more than one type (input_types then lists them).
 const mixedInputTypes = "mixed"
-
-// inputTypes returns the types of the inputs o configures, each once, in
-// config order: never empty.
-func (o *Options) inputTypes() []string {
-	var out []string
-	for _, sp := range o.specs("") {
-		if !slices.Contains(out, sp.Type) {
-			out = append(out, sp.Type)
-		}
-	}
-	return out
-}
 
 func specIDs(specs []InputSpec) []string {
 	ids := make([]string, len(specs))
