@@ -43,6 +43,8 @@ type Agent struct {
 	RemoteConfig                *protobufs.RemoteConfigStatus
 	// EffectiveConfig is the agent.yaml entry of the effective config.
 	EffectiveConfig string
+	// Packages is the last package status report.
+	Packages *protobufs.PackageStatuses
 	// CustomCapabilities are those the agent advertised.
 	CustomCapabilities []string
 	// Connections is the status of the last connection settings offered.
@@ -80,6 +82,7 @@ type Server struct {
 	conns  map[string]types.Connection
 	offer  *protobufs.AgentRemoteConfig
 	tasks  tasksState
+	pkgs   packages
 	// connOffer are the connection settings offered (nil: none).
 	connOffer *protobufs.ConnectionSettingsOffers
 	changed   chan struct{} // closed and replaced at every change
@@ -127,7 +130,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
-	err := s.srv.Stop(ctx)
+	err := errors.Join(s.srv.Stop(ctx), s.pkgs.stop(ctx))
 	for _, c := range conns {
 		_ = c.Disconnect() // already gone or closed now: either way it is closed
 	}
@@ -275,6 +278,10 @@ func (s *Server) onMessage(_ context.Context, conn types.Connection, msg *protob
 			a.EffectiveConfig = string(f.GetBody())
 		}
 	}
+	if ps := msg.GetPackageStatuses(); ps != nil {
+		a.Packages = ps
+	}
+	reply.PackagesAvailable = s.pendingOffer(a)
 	if s.offer != nil && a.Capabilities&protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig != 0 &&
 		!hashIs(a.RemoteConfig, s.offer.GetConfigHash()) {
 		reply.RemoteConfig = s.offer

@@ -27,6 +27,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 const usage = `opamp-devserver: a stand-in OpAMP server (not a fleet manager)
 
 Usage: opamp-devserver [--listen 127.0.0.1:4320] [--push-config agent.yaml] [--poll-ms 1000]
+                       [--package FILE --package-version V --package-key KEY [--package-cut-after N]]
                        [--control 127.0.0.1:4321] [--save-dir .]
 
 Agents connect to ws://LISTEN/v1/opamp (management.opamp.endpoint). Every
@@ -34,7 +35,13 @@ change is printed as the full listing of agents: instance uid, version,
 host, health per component, and the status of the remote config (APPLIED,
 or FAILED with the agent's line:column errors). With --push-config the
 file is offered to every agent as its agent.yaml, and offered again each
-time the file changes (checked every --poll-ms).
+time the file changes (checked every --poll-ms). With --package the
+binary FILE is offered as the agent's new version V (self-upgrade:
+management.opamp.packages.public-key), served over HTTP on a port of its
+own and signed at start with KEY (from edge-agent package keygen);
+--package-allow-downgrade signs it as a permitted downgrade, and
+--package-cut-after N cuts the first download after N bytes, to watch it
+resume.
 
 --control serves a small HTTP API to push the rest ("off" turns it off):
   GET  /agents                      the agents, as JSON
@@ -60,6 +67,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	listen := fs.String("listen", "127.0.0.1:4320", "host:port to listen on")
 	push := fs.String("push-config", "", "agent.yaml to offer to every agent")
 	pollMs := fs.Int("poll-ms", 1000, "how often the --push-config file is checked for changes")
+	var pkg packageFlags
+	pkg.register(fs)
 	controlAddr := fs.String("control", "127.0.0.1:4321", `host:port of the control API ("off": none)`)
 	saveDir := fs.String("save-dir", ".", "where diagnostics bundles are saved")
 	if err := fs.Parse(args); err != nil {
@@ -81,6 +90,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fmt.Fprintf(stdout, "opamp-devserver listening on %s (management.opamp.endpoint: %s)\n", srv.Addr(), srv.Endpoint())
+	if err := pkg.offer(srv, stdout); err != nil {
+		fmt.Fprintf(stderr, "opamp-devserver: %v\n", err)
+		_ = srv.Stop(context.Background())
+		return 64
+	}
 	if *controlAddr != "off" {
 		addr, err := serveControl(ctx, *controlAddr, &control{srv: srv, saveDir: *saveDir}, log)
 		if err != nil {
@@ -183,6 +197,7 @@ func listing(agents []opampdev.Agent) string {
 			}
 			b.WriteString("\n")
 		}
+		writePackage(&b, a)
 		if cs := a.Connections; cs != nil {
 			fmt.Fprintf(&b, "    connection settings: %s (hash %x)", a.ConnectionStatus(), shortHash(cs.GetLastConnectionSettingsHash()))
 			if cs.GetErrorMessage() != "" {

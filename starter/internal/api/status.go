@@ -68,6 +68,8 @@ type Management struct {
 	// RemoteConfig is UNSET, APPLYING, APPLIED or FAILED.
 	RemoteConfig      string `json:"remote_config,omitempty"`
 	RemoteConfigError string `json:"remote_config_error,omitempty"`
+	// Versions is set when self-upgrade is on.
+	Versions *Versions `json:"versions,omitempty"`
 }
 
 // File is one tracked file.

@@ -211,6 +211,7 @@ func (a *agentCLI) commands() []*ucli.Command {
 		a.dbCommand(),
 		a.diagnosticsCommand(),
 		a.serviceCommand(),
+		a.packageCommand(),
 		a.completionCommand(),
 		a.manCommand(),
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"github.com/edge-agent/edge-agent/starter/internal/logging"
 	"github.com/edge-agent/edge-agent/starter/internal/process"
+	"github.com/edge-agent/edge-agent/starter/internal/upgrade"
 )
 
 // notifyFDFlag is the hidden flag through which `start --background` hands
@@ -152,8 +153,15 @@ func (a *agentCLI) start(c *ucli.Context) error {
 	if c.Bool("background") {
 		return a.startBackground(c.Context, req)
 	}
+	if handled, err := a.launch(c.Context, req); handled {
+		return err
+	}
 	err = a.runDaemon(c.Context, req)
 	if errors.Is(err, daemon.ErrRestart) {
+		if upgrade.InTrial(a.env.Getenv) {
+			// A trial ends here; its launcher execs what runs next.
+			return nil
+		}
 		// Every file is closed and the pid file released: start afresh.
 		return a.reexec()
 	}

@@ -87,6 +87,7 @@ func (a *agentCLI) status(c *ucli.Context) error {
 			}
 		}
 	}
+	a.fillVersions(&st, home)
 	if st.State == "" {
 		st.State = "stopped"
 		if probe.Running {
@@ -342,6 +343,7 @@ func writeManagementText(out io.Writer, st api.Status) {
 		conn = "connected"
 	}
 	fmt.Fprintf(out, "opamp:\t%s, %s\n", m.Endpoint, conn)
+	writeVersionsText(out, m.Versions)
 	if m.RemoteConfig != "" {
 		line := m.RemoteConfig
 		if m.RemoteConfigError != "" {

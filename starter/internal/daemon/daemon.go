@@ -248,7 +248,8 @@ func (b *boot) serve(ctl *runControl, rl *reloader, rt *agent.Agent, ids agentID
 	mgmt, err := startManagement(ctl.ctx, managementOptions{
 		reloader: rl, agent: rt, ids: ids, remote: cfg.remote, home: b.o.Home,
 		getenv: b.o.Getenv, version: b.o.Build.Version, logger: b.logger, restart: ctl.restartFunc(),
-		tasks: &tasks{rt: rt, diag: d, hasWAL: cfg.cfg.Agent.Delivery != agent.DeliveryNon, now: time.Now},
+		configPath: cfg.local.Path,
+		tasks:      &tasks{rt: rt, diag: d, hasWAL: cfg.cfg.Agent.Delivery != agent.DeliveryNon, now: time.Now},
 	})
 	if err != nil {
 		return b.fail(exitcode.Failure, err)
@@ -259,6 +260,7 @@ func (b *boot) serve(ctl *runControl, rl *reloader, rt *agent.Agent, ids agentID
 		return b.fail(exitcode.Failure, err)
 	}
 	ctl.reloads.Store(rl)
+	watchTrial(ctl.ctx, b.o.Getenv, b.o.Home, rt, b.logger, ctl.restartFunc())
 	runErr := rt.Run(ctl.ctx)
 	// After Run: /readyz and /healthz answer 503 while the agent stops,
 	// which is what a load balancer or a probe should see.

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"sync/atomic"
 
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
@@ -13,6 +14,7 @@ import (
 	"github.com/edge-agent/edge-agent/starter/internal/management"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/starter/internal/paths"
+	"github.com/edge-agent/edge-agent/starter/internal/upgrade"
 )
 
 // managementOptions are what the OpAMP side of a run is built from.
@@ -26,7 +28,9 @@ type managementOptions struct {
 	version  string
 	logger   *slog.Logger
 	restart  func() // nil where the agent cannot restart in place
-	tasks    management.Tasks
+	// configPath is the local agent.yaml (a staged version checks it).
+	configPath string
+	tasks      management.Tasks
 }
 
 // managed is what runs the OpAMP side of a started agent.
@@ -34,6 +38,8 @@ type managed struct {
 	client *management.Client // nil: management is off
 	ids    agentIDs
 	rl     *reloader
+	// versions is set when self-upgrade is on.
+	versions func() *api.Versions
 }
 
 // startManagement starts the OpAMP client when management.opamp.endpoint
@@ -61,6 +67,16 @@ func startManagement(ctx context.Context, mo managementOptions) (*managed, error
 	if s.AcceptRemoteConfig {
 		o.Applier = mo.reloader
 	}
+	var late atomic.Pointer[management.Client]
+	if up := newUpgrader(mo, s.Packages, mo.configPath, func(r upgrade.Report) {
+		if c := late.Load(); c != nil {
+			c.ReportPackage(r)
+		}
+	}); up != nil {
+		o.Packages = up
+		layout := UpgradeLayout(mo.getenv, mo.home)
+		m.versions = func() *api.Versions { return VersionsStatus(layout, mo.version) }
+	}
 	if _, ok := cfg.Output.Options.(*output.TransportConfig); ok {
 		o.Connections = mo.reloader
 	}
@@ -69,6 +85,7 @@ func startManagement(ctx context.Context, mo managementOptions) (*managed, error
 	if err != nil {
 		return nil, err
 	}
+	late.Store(c)
 	m.client = c
 	mo.logger.Info("OpAMP management on", "opamp_endpoint", s.Endpoint, "instance_uid", mo.ids.uid.String(),
 		"accept_remote_config", s.AcceptRemoteConfig, "heartbeat", slog.DurationValue(s.HeartbeatInterval))
@@ -119,6 +136,9 @@ func (m *managed) status() *api.Management {
 		st := m.client.Status()
 		out.Endpoint, out.Connected = st.Endpoint, &st.Connected
 		out.RemoteConfig, out.RemoteConfigError = st.RemoteConfig, st.RemoteConfigError
+	}
+	if m.versions != nil {
+		out.Versions = m.versions()
 	}
 	return out
 }

@@ -72,6 +72,9 @@ type Options struct {
 	// Restart stops the agent gracefully and starts it again; nil where
 	// that is not supported (the capability is then not reported).
 	Restart func()
+	// Packages installs offered packages (self-upgrade); nil leaves
+	// AcceptsPackages and ReportsPackageStatuses out.
+	Packages Packages
 	// Backoff paces reconnection attempts; zero values take one second
 	// growing to the heartbeat interval.
 	Backoff backoff.Policy
@@ -126,6 +129,10 @@ type Client struct {
 	applied   []byte // hash of the remote config in force (nil: local)
 	health    *protobufs.ComponentHealth
 	restart   bool
+	pkgStatus *protobufs.PackageStatuses // last package status reported
+
+	ctx   context.Context // the client's, for package installs
+	pkgWG sync.WaitGroup
 	// connStatus is the last connection settings' fate, reported again
 	// by every new session.
 	connStatus *protobufs.ConnectionSettingsStatus
@@ -185,7 +192,9 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 			Status: protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED}
 	}
 	c.health = c.healthReport(o.Source.Snapshot())
+	c.initialPackageStatus()
 	ctx, c.cancel = context.WithCancel(ctx)
+	c.ctx = ctx
 	var wg sync.WaitGroup
 	wg.Add(4)
 	go func() { defer wg.Done(); c.runTasks(ctx) }()
@@ -201,6 +210,7 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 func (c *Client) Close() {
 	c.cancel()
 	<-c.done
+	c.pkgWG.Wait()
 }
 
 // Status reports the connection and the last remote config's fate.
@@ -227,6 +237,10 @@ func (c *Client) capabilities() protobufs.AgentCapabilities {
 	}
 	if c.o.Restart != nil {
 		caps |= protobufs.AgentCapabilities_AgentCapabilities_AcceptsRestartCommand
+	}
+	if c.o.Packages != nil {
+		caps |= protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages |
+			protobufs.AgentCapabilities_AgentCapabilities_ReportsPackageStatuses
 	}
 	if c.o.Connections != nil {
 		caps |= protobufs.AgentCapabilities_AgentCapabilities_AcceptsOtherConnectionSettings |
@@ -333,6 +347,13 @@ func (c *Client) startSession(ctx context.Context, events chan<- event, s OpAMPS
 		// The library reports it only with ReportsConnectionSettingsStatus.
 		LastConnectionSettingsStatus: connStatus,
 	}
+	if c.o.Packages != nil {
+		settings.PackagesStateProvider = packageState{c}
+		// opamp-go checks SetCapabilities against a provider it only
+		// learns at Start, so the package capabilities can only be given
+		// here, in the deprecated field.
+		settings.Capabilities = c.capabilities()
+	}
 	if err := cl.Start(ctx, settings); err != nil {
 		return nil, fmt.Errorf("start OpAMP client: %w", err)
 	}
@@ -366,7 +387,9 @@ func (c *Client) newLibClient(endpoint string) (opamp.OpAMPClient, error) {
 	if err := cl.SetHealth(health); err != nil {
 		return nil, fmt.Errorf("health: %w", err)
 	}
-	caps := c.capabilities()
+	// The package capabilities go in at Start (startSession).
+	caps := c.capabilities() &^ (protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages |
+		protobufs.AgentCapabilities_AgentCapabilities_ReportsPackageStatuses)
 	if err := cl.SetCapabilities(&caps); err != nil {
 		return nil, fmt.Errorf("capabilities: %w", err)
 	}
@@ -408,6 +431,9 @@ func (c *Client) callbacks(events chan<- event) types.Callbacks {
 			}
 			if msg.RemoteConfig != nil {
 				c.offer(msg.RemoteConfig)
+			}
+			if msg.PackagesAvailable != nil {
+				c.handlePackages(msg.PackagesAvailable)
 			}
 			if msg.CustomMessage != nil {
 				c.takeTask(msg.CustomMessage)

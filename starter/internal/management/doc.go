@@ -28,6 +28,8 @@
 //     ReportsRemoteConfig only with an Applier
 //     (accept-remote-config: true), AcceptsRestartCommand only where the
 //     agent can restart in place (Options.Restart; not on Windows),
+//     AcceptsPackages and ReportsPackageStatuses only with Packages
+//     (management.opamp.packages.public-key set, and a restart in place),
 //     AcceptsOpAMPConnectionSettings with an OpAMPStore,
 //     AcceptsOtherConnectionSettings with a ConnectionApplier (the
 //     "edgesocket" connection: the output), ReportsConnectionSettingsStatus
@@ -43,6 +45,9 @@
 //     most a few queued (more are answered busy); each request gets one
 //     result message, an attachment (the diagnostics bundle) goes first
 //     in chunk messages, bounded by opamptask.MaxAttachment.
+//   - A package offer's top-level package is handed to Packages (package
+//     upgrade: signature, download, trial, rollback); its statuses are
+//     reported as it reports them, and at start the last offer's fate.
 //
 // Nothing below imports this package: it observes the agent (Source) and
 // changes it only through the Applier.

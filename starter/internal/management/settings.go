@@ -42,12 +42,14 @@ type OpAMPSettings struct {
 	// AcceptRemoteConfig lets the server replace the config; false
 	// reports the capability as absent.
 	AcceptRemoteConfig bool `yaml:"accept-remote-config"`
+	// Packages is self-upgrade through OpAMP packages.
+	Packages PackageSettings `yaml:"packages"`
 }
 
 // DefaultSettings are the defaults: off, and once an endpoint is set, a
 // 30 s heartbeat and remote configs accepted.
 func DefaultSettings() Settings {
-	return Settings{OpAMP: OpAMPSettings{HeartbeatInterval: DefaultHeartbeatInterval, AcceptRemoteConfig: true}}
+	return Settings{OpAMP: OpAMPSettings{HeartbeatInterval: DefaultHeartbeatInterval, AcceptRemoteConfig: true, Packages: DefaultPackageSettings()}}
 }
 
 // Enabled reports whether the agent talks to an OpAMP server.
@@ -70,6 +72,7 @@ func (s Settings) Validate() error {
 		p.Add("opamp.tls.enabled", "must be %t for a %s:// endpoint", !o.TLS.Enabled, u.Scheme)
 	}
 	p.PositiveMillis("opamp.heartbeat-interval-ms", o.HeartbeatInterval)
+	o.Packages.validate(&p)
 	for name := range o.Headers {
 		if !validHeaderName(name) {
 			p.Add("opamp.headers", "%q is not a valid HTTP header name", name)
