@@ -37,13 +37,7 @@ func TestJournaldKill9LosesNothing(t *testing.T) {
 	w := root.createFile("in/app.log")
 	w.lines(lines[:500])
 	const total, chunk = 6000, 500
-	var want []string
-	var es []journaltest.Entry
-	for i := range total {
-		msg := fmt.Sprintf("%s %05d", t.Name(), i)
-		want = append(want, msg)
-		es = append(es, journaltest.NewEntry(i, "app.service", msg))
-	}
+	want, es := journalEntries(t.Name(), total)
 	file := filepath.Join(jdir, "remote.journal")
 	tools.Write(t, file, es[:chunk]...)
 	agent := root.startReady()
@@ -73,22 +67,7 @@ func TestJournaldKill9LosesNothing(t *testing.T) {
 	})
 
 	restarted := root.startReady()
-	var counts map[string]int
-	var missing []string
-	eventually(t, deliverTimeout, "every entry delivered", func() bool {
-		counts = journalPayloads(rc.out)
-		missing = missing[:0]
-		for _, w := range want {
-			if counts[w] == 0 {
-				missing = append(missing, w)
-			}
-		}
-		return len(missing) == 0
-	})
-	dups := 0
-	for _, n := range counts {
-		dups += n - 1
-	}
+	dups := waitJournalDelivered(t, rc, want)
 	d := rc.waitDelivered(lines, deliverTimeout)
 	if len(d.missing) > 0 {
 		t.Fatalf("file input after kill -9 and restart: %s", d)
@@ -121,6 +100,39 @@ func TestJournaldKill9LosesNothing(t *testing.T) {
 	eventually(t, 10*time.Second, "journalctl stopped with the agent", func() bool {
 		return len(processesNaming(jdir)) == 0
 	})
+}
+
+// journalEntries returns n journal entries of unit app.service with their
+// messages ("<tag> 00000", ...), for journaltest.Tools.Write.
+func journalEntries(tag string, n int) ([]string, []journaltest.Entry) {
+	msgs := make([]string, n)
+	es := make([]journaltest.Entry, n)
+	for i := range n {
+		msgs[i] = fmt.Sprintf("%s %05d", tag, i)
+		es[i] = journaltest.NewEntry(i, "app.service", msgs[i])
+	}
+	return msgs, es
+}
+
+// waitJournalDelivered waits until the receiver got every message of want
+// as a journald event and returns the copies beyond the first.
+func waitJournalDelivered(t *testing.T, rc *receiver, want []string) int {
+	t.Helper()
+	var counts map[string]int
+	eventually(t, deliverTimeout, fmt.Sprintf("%d journal entries delivered", len(want)), func() bool {
+		counts = journalPayloads(rc.out)
+		for _, w := range want {
+			if counts[w] == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	dups := 0
+	for _, w := range want {
+		dups += counts[w] - 1
+	}
+	return dups
 }
 
 // journalPayloads counts the MESSAGE of every journald event the receiver

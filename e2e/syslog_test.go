@@ -6,10 +6,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -255,22 +257,12 @@ func TestSyslogInputs(t *testing.T) {
 	_ = conn.Close()
 	nSent := <-sent
 
-	inWAL := walSyslogMsgs(t, root, regexp.MustCompile(`kill-\d{6}`))
+	inWAL := walSyslogMsgs(t, root, "sys-tcp", regexp.MustCompile(`kill-\d{6}`))
 	if len(inWAL) == 0 {
 		t.Fatal("no streamed message in the WAL after the kill")
 	}
 	restarted := root.startReady()
-	var missing []string
-	eventually(t, deliverTimeout, "every message the WAL held delivered", func() bool {
-		got := tally.update(t)
-		missing = missing[:0]
-		for m := range inWAL {
-			if got[m] == 0 {
-				missing = append(missing, m)
-			}
-		}
-		return len(missing) == 0
-	})
+	waitSyslog(t, tally, slices.Collect(maps.Keys(inWAL)), deliverTimeout)
 	got = tally.update(t)
 	delivered := 0
 	for i := range nSent {
@@ -297,8 +289,9 @@ func TestSyslogInputs(t *testing.T) {
 }
 
 // walSyslogMsgs reads every row of a stopped agent's WAL (db wal-list,
-// then wal-show) and returns the messages matching re.
-func walSyslogMsgs(t *testing.T, root *agentRoot, re *regexp.Regexp) map[string]bool {
+// then wal-show) of the input sourceID ("": every input) and returns the
+// messages matching re.
+func walSyslogMsgs(t *testing.T, root *agentRoot, sourceID string, re *regexp.Regexp) map[string]bool {
 	t.Helper()
 	list, errOut, code := root.cli("db", "wal-list", "--limit", "0")
 	if code != 0 {
@@ -312,6 +305,9 @@ func walSyslogMsgs(t *testing.T, root *agentRoot, re *regexp.Regexp) map[string]
 		}
 		if _, err := strconv.ParseUint(f[0], 10, 64); err != nil {
 			continue // the header
+		}
+		if sourceID != "" && (len(f) < 5 || f[4] != sourceID) {
+			continue
 		}
 		row, errOut, code := root.cli("db", "wal-show", "--id", f[0])
 		if code != 0 {

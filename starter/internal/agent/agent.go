@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/edge-agent/edge-agent/transport/client"
 	"log/slog"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -14,6 +14,7 @@ import (
 	"github.com/edge-agent/edge-agent/starter/internal/check"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
+	"github.com/edge-agent/edge-agent/transport/client"
 )
 
 // Log attribute keys used in several places.
@@ -248,11 +249,17 @@ func (r *Agent) ready(l *loop) {
 	now := r.now()
 	r.pub.set(func(p *published) { p.state, p.startedAt = "running", now })
 	ids := r.Snapshot()
+	// ids.InputType lists the inputs' types, each once, in config order.
+	inputType := ids.InputType
+	if strings.Contains(inputType, ",") {
+		inputType = mixedInputTypes
+	}
 	r.log.Info("BOOTSTRAP_READY edge-agent started",
 		slog.String("agent_id", ids.AgentID),
 		slog.String("input_id", ids.InputID),
 		slog.String("output_id", ids.OutputID),
-		slog.String("input_type", r.opts.InputType),
+		slog.String("input_type", inputType),
+		slog.String("input_types", ids.InputType),
 		slog.String("output_type", r.opts.OutputType),
 		slog.String("delivery_guarantee", r.opts.Agent.Delivery.String()))
 	if r.opts.OnReady != nil {

@@ -34,6 +34,10 @@ func (o *Options) specs(singleID string) []InputSpec {
 	return []InputSpec{{ID: singleID, Type: o.InputType, Config: o.Input}}
 }
 
+// mixedInputTypes is BOOTSTRAP_READY's input_type when the inputs are of
+// more than one type (input_types then lists them).
+const mixedInputTypes = "mixed"
+
 func specIDs(specs []InputSpec) []string {
 	ids := make([]string, len(specs))
 	for i, sp := range specs {

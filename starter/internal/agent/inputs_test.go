@@ -2,7 +2,9 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -185,4 +187,57 @@ func (f *fakeInput) isClosed() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.closed
+}
+
+// otherFactory is listFactory under a second type name.
+type otherFactory struct{ listFactory }
+
+func (otherFactory) Type() string { return "other" }
+
+// BOOTSTRAP_READY names the input type as before when all inputs share
+// it, "mixed" when they do not, and lists the types in input_types.
+func TestReadyLineListsInputTypes(t *testing.T) {
+	cases := []struct {
+		name      string
+		types     []string // nil: the single input: form
+		wantType  string
+		wantTypes string
+	}{
+		{"single input", nil, "fake", "fake"},
+		{"one type", []string{"fake", "fake"}, "fake", "fake"},
+		{"two types", []string{"fake", "other", "fake"}, "mixed", "fake,other"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ins := map[namedConfig]*fakeInput{}
+			opts := newOptions(t, testConfig(t), t.TempDir(), &fakeInput{}, newFakeSender(nil))
+			if tc.types != nil {
+				opts = listOptions(t, t.TempDir(), ins)
+				opts.Inputs = input.NewRegistry(listFactory{ins: ins}, otherFactory{listFactory{ins: ins}})
+				for i, typ := range tc.types {
+					id := namedConfig(fmt.Sprint("in", i))
+					ins[id] = &fakeInput{}
+					opts.InputList = append(opts.InputList, InputSpec{ID: string(id), Type: typ, Config: id})
+				}
+			}
+			var logs lockedBuffer
+			opts.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+			h := startRuntime(t, opts)
+			defer func() { _ = h.stop() }()
+			lines := logs.lines("BOOTSTRAP_READY")
+			if len(lines) != 1 {
+				t.Fatalf("%d BOOTSTRAP_READY lines", len(lines))
+			}
+			var rec struct {
+				InputType  string `json:"input_type"`
+				InputTypes string `json:"input_types"`
+			}
+			if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil {
+				t.Fatal(err)
+			}
+			if rec.InputType != tc.wantType || rec.InputTypes != tc.wantTypes {
+				t.Fatalf("input_type %q, input_types %q; want %q, %q: %s", rec.InputType, rec.InputTypes, tc.wantType, tc.wantTypes, lines[0])
+			}
+		})
+	}
 }

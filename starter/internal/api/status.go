@@ -3,6 +3,7 @@ package api
 import (
 	"time"
 
+	"github.com/edge-agent/edge-agent/connector/file"
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
@@ -204,6 +205,23 @@ type Input struct {
 	Collectors      []Collector      `json:"collectors,omitempty"`
 	CollectorTotals []CollectorTotal `json:"collector_totals,omitempty"`
 }
+
+// HasFileInput reports whether the agent reads files: a file input in
+// Inputs, or the single input: form's type when Inputs is empty (a
+// stopped agent's status lists no inputs).
+func (s Status) HasFileInput() bool {
+	if len(s.Inputs) == 0 {
+		return s.Input == nil || isFileType(s.Input.Type)
+	}
+	for _, in := range s.Inputs {
+		if isFileType(in.Type) {
+			return true
+		}
+	}
+	return false
+}
+
+func isFileType(t string) bool { return t == "" || t == file.TypeName }
 
 // Collector is one sender connected to a relay.
 type Collector struct {

@@ -14,6 +14,9 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/edge-agent/edge-agent/connector/edgesocket"
+	"github.com/edge-agent/edge-agent/connector/file"
+	"github.com/edge-agent/edge-agent/connector/journald"
 	"github.com/edge-agent/edge-agent/connector/syslog"
 	"github.com/edge-agent/edge-agent/starter/internal/api"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
@@ -248,39 +251,37 @@ func writeRateLimitText(out io.Writer, st api.Status) {
 	}
 }
 
-// writeFilesText shows the files the inputs track, and those lagging.
+// writeFilesText shows the files the inputs track, and those lagging:
+// the files line only when a file input is configured, then a line per
+// input that is not the only file input, each with its own counters.
 func writeFilesText(out io.Writer, st api.Status) {
-	listeners := 0
-	for _, in := range st.Inputs {
-		if in.Type == syslog.TypeName {
-			listeners++
-		}
-	}
-	// Files only where some input reads them.
-	if st.Input != nil && (len(st.Inputs) == 0 || listeners < len(st.Inputs)) {
+	if st.Input != nil && st.HasFileInput() {
 		fmt.Fprintf(out, "files:\t%d tracked, %d open\n", st.Input.FilesTracked, st.Input.FilesOpen)
 	}
 	for _, in := range st.Inputs {
-		switch {
-		case in.Type == syslog.TypeName:
+		switch in.Type {
+		case syslog.TypeName:
 			fmt.Fprintf(out, "input %s (syslog):\t%d connections open (%d accepted, %d refused), %d messages, %d bytes, %d parse errors, %d dropped (queue full)\n",
 				in.ID, in.Connections, in.ConnectionsTotal, in.ConnectionsRefused, in.LinesRead, in.BytesRead, in.ParseErrors, in.DroppedQueueFull)
-		case len(st.Inputs) > 1:
-			fmt.Fprintf(out, "input %s:\t%d files tracked, %d open, %d events, %d filtered\n",
-				in.ID, in.FilesTracked, in.FilesOpen, in.Events, in.Filtered)
-		}
-	}
-	for _, in := range st.Inputs {
-		if in.Cursor != "" || in.Restarts > 0 {
+		case journald.TypeName:
 			cursor := in.Cursor
 			if cursor == "" {
 				cursor = "-"
 			}
-			fmt.Fprintf(out, "input %s (%s):\t%d entries, %d bytes, %d events, %d restarts, cursor %s\n",
-				in.ID, in.Type, in.LinesRead, in.BytesRead, in.Events, in.Restarts, cursor)
+			fmt.Fprintf(out, "input %s (journald):\t%d entries, %d bytes, %d events, %d restarts, cursor %s\n",
+				in.ID, in.LinesRead, in.BytesRead, in.Events, in.Restarts, cursor)
+		case edgesocket.TypeName:
+			writeCollectorsText(out, in)
+		case "", file.TypeName:
+			if len(st.Inputs) > 1 {
+				fmt.Fprintf(out, "input %s:\t%d files tracked, %d open, %d events, %d filtered\n",
+					in.ID, in.FilesTracked, in.FilesOpen, in.Events, in.Filtered)
+			}
+		default:
+			fmt.Fprintf(out, "input %s (%s):\t%d read, %d bytes, %d events, %d errors\n",
+				in.ID, in.Type, in.LinesRead, in.BytesRead, in.Events, in.Errors)
 		}
 	}
-	writeCollectorsText(out, st)
 	shown := 0
 	for _, f := range st.Files {
 		if f.Lag <= 0 {
@@ -298,33 +299,28 @@ func writeFilesText(out io.Writer, st api.Status) {
 // maxCollectorsShown keeps the summary of a big relay short.
 const maxCollectorsShown = 20
 
-// writeCollectorsText shows a relay input's connected collectors with
-// their rate and last error.
-func writeCollectorsText(out io.Writer, st api.Status) {
-	for _, in := range st.Inputs {
-		if len(in.CollectorTotals) == 0 && len(in.Collectors) == 0 {
-			continue
+// writeCollectorsText shows a relay input's line: its connected
+// collectors with their rate and last error.
+func writeCollectorsText(out io.Writer, in api.Input) {
+	var batches uint64
+	for _, t := range in.CollectorTotals {
+		batches += t.Batches
+	}
+	fmt.Fprintf(out, "relay %s:\t%d collectors connected, %d batches read since start\n", in.ID, len(in.Collectors), batches)
+	for i, c := range in.Collectors {
+		if i == maxCollectorsShown {
+			fmt.Fprintf(out, "\t… (status --json lists every collector)\n")
+			break
 		}
-		var batches uint64
-		for _, t := range in.CollectorTotals {
-			batches += t.Batches
+		line := fmt.Sprintf("%s %s: %.1f batches/s, %d batches, %d stored, %d refused", c.Name, c.Remote, c.BatchesPerSec, c.Batches, c.Received, c.Refused)
+		if c.LastError != "" {
+			line += "; last error: " + oneLine(c.LastError)
 		}
-		fmt.Fprintf(out, "relay %s:\t%d collectors connected, %d batches read since start\n", in.ID, len(in.Collectors), batches)
-		for i, c := range in.Collectors {
-			if i == maxCollectorsShown {
-				fmt.Fprintf(out, "\t… (status --json lists every collector)\n")
-				break
-			}
-			line := fmt.Sprintf("%s %s: %.1f batches/s, %d batches, %d stored, %d refused", c.Name, c.Remote, c.BatchesPerSec, c.Batches, c.Received, c.Refused)
-			if c.LastError != "" {
-				line += "; last error: " + oneLine(c.LastError)
-			}
-			fmt.Fprintf(out, "collector:\t%s\n", line)
-		}
-		for _, t := range in.CollectorTotals {
-			if t.Connected == 0 && t.LastError != "" {
-				fmt.Fprintf(out, "disconnected:\t%s: last error %s\n", t.Name, oneLine(t.LastError))
-			}
+		fmt.Fprintf(out, "collector:\t%s\n", line)
+	}
+	for _, t := range in.CollectorTotals {
+		if t.Connected == 0 && t.LastError != "" {
+			fmt.Fprintf(out, "disconnected:\t%s: last error %s\n", t.Name, oneLine(t.LastError))
 		}
 	}
 }

@@ -96,3 +96,55 @@ func TestStatusTextRelayCollectors(t *testing.T) {
 		}
 	}
 }
+
+// The files line appears only when a file input is configured, and every
+// input that is not a file input has its own line.
+func TestStatusTextInputKinds(t *testing.T) {
+	journal := api.Input{ID: "journal", Type: "journald", LinesRead: 12, Events: 12, Cursor: "s=abc;i=1"}
+	sys := api.Input{ID: "sys", Type: "syslog", Connections: 1, ConnectionsTotal: 3, LinesRead: 40}
+	relay := api.Input{ID: "relay", Type: "edgesocket"}
+	app := api.Input{ID: "app", Type: "file", FilesTracked: 2, FilesOpen: 1, Events: 7}
+	cases := []struct {
+		name         string
+		input        *api.Input
+		inputs       []api.Input
+		want, absent []string
+	}{
+		{"single file input", &api.Input{Type: "file", FilesTracked: 3}, []api.Input{{ID: "in-1", Type: "file"}},
+			[]string{"files:           3 tracked, 0 open"}, []string{"input in-1"}},
+		{"stopped agent, single file input", &api.Input{Type: "file", FilesTracked: 3}, nil,
+			[]string{"files:           3 tracked"}, nil},
+		{"journald only", &api.Input{Type: "journald"}, []api.Input{journal},
+			[]string{"input journal (journald):  12 entries, 0 bytes, 12 events, 0 restarts, cursor s=abc;i=1"}, []string{"files:"}},
+		{"journald without a cursor yet", &api.Input{Type: "journald"}, []api.Input{{ID: "journal", Type: "journald"}},
+			[]string{"input journal (journald):  0 entries, 0 bytes, 0 events, 0 restarts, cursor -"}, []string{"files:"}},
+		{"syslog only", &api.Input{Type: "syslog"}, []api.Input{sys},
+			[]string{"input sys (syslog):  1 connections open (3 accepted, 0 refused), 40 messages"}, []string{"files:"}},
+		{"relay without collectors", &api.Input{Type: "edgesocket"}, []api.Input{relay},
+			[]string{"relay relay:     0 collectors connected, 0 batches read since start"}, []string{"files:"}},
+		{"mixed", &api.Input{FilesTracked: 2, FilesOpen: 1}, []api.Input{app, journal, sys},
+			[]string{"files:           2 tracked, 1 open", "input app:", "2 files tracked, 1 open, 7 events",
+				"input journal (journald):", "input sys (syslog):"},
+			[]string{"input journal:", "input sys:"}},
+		{"a type without its own line", &api.Input{Type: "other"}, []api.Input{{ID: "x", Type: "other", LinesRead: 5, Events: 5}},
+			[]string{"input x (other):", "5 read, 0 bytes, 5 events, 0 errors"}, []string{"files:"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			writeStatusText(&b, api.Status{Running: true, PID: 7, Input: tc.input, Inputs: tc.inputs}, "edge-agent.pid", nil)
+			// The columns' width depends on the longest label.
+			text := strings.Join(strings.Fields(b.String()), " ")
+			for _, w := range tc.want {
+				if !strings.Contains(text, strings.Join(strings.Fields(w), " ")) {
+					t.Errorf("status lacks %q:\n%s", w, b.String())
+				}
+			}
+			for _, a := range tc.absent {
+				if strings.Contains(text, a) {
+					t.Errorf("status has %q:\n%s", a, b.String())
+				}
+			}
+		})
+	}
+}

@@ -433,3 +433,66 @@ func TestViewShowsEndpoints(t *testing.T) {
 		}
 	}
 }
+
+// Inputs that read no files (journald, syslog, a relay) each get a line
+// of their own counters under their row, and "-" for files and lag; with
+// no file input the summary has no files and the file list is gone.
+func TestViewShowsEachInputsOwnCounters(t *testing.T) {
+	nonFile := []agent.InputStatus{
+		{ID: "journal", Type: "journald", Cursor: "s=0123456789abcdef;i=4d2",
+			Stats: &input.Stats{LinesRead: 1234, Events: 1234, BytesRead: 1 << 20, Restarts: 1}},
+		{ID: "sys", Type: "syslog",
+			Stats: &input.Stats{LinesRead: 500, Events: 500, Connections: 2, ConnectionsTotal: 7, ConnectionsRefused: 1, ParseErrors: 3, DroppedQueueFull: 4}},
+		{ID: "relay", Type: "edgesocket", Stats: &input.Stats{Events: 90},
+			Peers:      []input.Peer{{Name: "web-01", Remote: "10.0.0.5:41000", Batches: 40}},
+			PeerTotals: []input.PeerTotals{{Name: "web-01", Connected: 1, Batches: 40, Refused: 2}, {Name: "gone", Batches: 5}}},
+	}
+	cases := []struct {
+		name         string
+		inputs       []agent.InputStatus
+		want, absent []string
+	}{
+		{"no file input", nonFile, []string{
+			"  entries 1234  restarts 1  cursor s=0123456789abcdef;i=4d2",
+			"  conns 2 open (7 accepted, 1 refused)  messages 500  parse errors 3  dropped 4",
+			"  collectors 1 connected  batches 45  refused 2",
+			"input   in 200 ev/s",
+		}, []string{"FILES (", "files 0 open"}},
+		{"with a file input", append([]agent.InputStatus{runningAgent().Inputs[0]}, nonFile[1]), []string{
+			"  conns 2 open", "FILES (", "files ",
+		}, []string{"  entries"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &clock{now: t0}
+			st := runningAgent()
+			st.Inputs = tc.inputs
+			withFiles(&st)
+			fa := &fakeAgent{st: st}
+			m := newView(t, fa, clk)
+			fa.set(func(s *agent.Status) {
+				s.EventsRead += 200
+				for i := range s.Inputs {
+					if s.Inputs[i].Type == "syslog" {
+						s.Inputs[i].Stats.Events += 150
+					}
+				}
+			})
+			m = refresh(t, m, clk)
+			got := m.View()
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("view lacks %q:\n%s", w, got)
+				}
+			}
+			for _, a := range tc.absent {
+				if strings.Contains(got, a) {
+					t.Errorf("view has %q:\n%s", a, got)
+				}
+			}
+			if row := strings.Fields(lineWith(got, " sys ")); len(row) != 7 || row[2] != "-" || row[3] != "150" || row[6] != "-" {
+				t.Errorf("syslog row (files -, 150 ev/s, lag -): %q", row)
+			}
+		})
+	}
+}

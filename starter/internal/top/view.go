@@ -8,6 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edge-agent/edge-agent/connector/edgesocket"
+	"github.com/edge-agent/edge-agent/connector/file"
+	"github.com/edge-agent/edge-agent/connector/journald"
+	"github.com/edge-agent/edge-agent/connector/syslog"
 	"github.com/edge-agent/edge-agent/starter/internal/api"
 )
 
@@ -46,7 +50,9 @@ func render(f frame, width, height int) string {
 	r := rates{prev: f.prev, cur: f.cur}
 	lines := summaryLines(f, r)
 	lines = append(lines, inputLines(f, r)...)
-	lines = append(lines, fileLines(f, r, width, height, len(lines))...)
+	if f.cur.st.HasFileInput() {
+		lines = append(lines, fileLines(f, r, width, height, len(lines))...)
+	}
 	return finish(lines, f, width, height)
 }
 
@@ -112,20 +118,24 @@ func summaryLines(f frame, r rates) []string {
 	}
 	in := fmt.Sprintf("input   in %s ev/s", r.per(func(s api.Status) (uint64, bool) { return ctr(s).EventsRead, true }))
 	if st.Input != nil {
-		in += fmt.Sprintf("  %s/s  files %d open of %d  truncated %d  errors %d",
-			r.bytesPer(func(s api.Status) (int64, bool) {
-				if s.Input == nil {
-					return 0, false
-				}
-				return s.Input.BytesRead, true
-			}), st.Input.FilesOpen, st.Input.FilesTracked, st.Input.TruncatedLines, st.Input.Errors)
+		in += "  " + r.bytesPer(func(s api.Status) (int64, bool) {
+			if s.Input == nil {
+				return 0, false
+			}
+			return s.Input.BytesRead, true
+		}) + "/s"
+		if st.HasFileInput() {
+			in += fmt.Sprintf("  files %d open of %d  truncated %d", st.Input.FilesOpen, st.Input.FilesTracked, st.Input.TruncatedLines)
+		}
+		in += fmt.Sprintf("  errors %d", st.Input.Errors)
 	}
 	add("%s", in)
 	return lines
 }
 
 // inputLines are the table of inputs, the filtered one marked; none
-// when the agent lists no inputs.
+// when the agent lists no inputs. An input that reads no files shows "-"
+// for files and lag, and a line of its own counters under its row.
 func inputLines(f frame, r rates) []string {
 	st := f.cur.st
 	if len(st.Inputs) == 0 {
@@ -138,7 +148,11 @@ func inputLines(f frame, r rates) []string {
 		if f.filter == id {
 			mark = "*"
 		}
-		files := fmt.Sprintf("%d/%d", input.FilesOpen, input.FilesTracked)
+		files, lag := fmt.Sprintf("%d/%d", input.FilesOpen, input.FilesTracked), sizeOf(lagOf(input.Files))
+		detail := inputDetail(input)
+		if detail != "" {
+			files, lag = "-", "-"
+		}
 		lines = append(lines, fmt.Sprintf("%s%-15s %-8s %9s %10s %10s %10s", mark, short(id, 15), short(input.Type, 8), files,
 			r.per(func(s api.Status) (uint64, bool) {
 				return inputCounter(s, id, func(i api.Input) int64 { return i.Events })
@@ -147,9 +161,33 @@ func inputLines(f frame, r rates) []string {
 				v, ok := inputCounter(s, id, func(i api.Input) int64 { return i.BytesRead })
 				return int64(v), ok
 			}),
-			sizeOf(lagOf(input.Files))))
+			lag))
+		if detail != "" {
+			lines = append(lines, "  "+detail)
+		}
 	}
 	return lines
+}
+
+// inputDetail is the compact line of an input's own counters, "" for a
+// file input (its row and the file list say it all).
+func inputDetail(in api.Input) string {
+	switch in.Type {
+	case "", file.TypeName:
+		return ""
+	case syslog.TypeName:
+		return fmt.Sprintf("conns %d open (%d accepted, %d refused)  messages %d  parse errors %d  dropped %d",
+			in.Connections, in.ConnectionsTotal, in.ConnectionsRefused, in.LinesRead, in.ParseErrors, in.DroppedQueueFull)
+	case journald.TypeName:
+		return fmt.Sprintf("entries %d  restarts %d  cursor %s", in.LinesRead, in.Restarts, short(orDash(in.Cursor), 40))
+	case edgesocket.TypeName:
+		var batches, refused uint64
+		for _, t := range in.CollectorTotals {
+			batches, refused = batches+t.Batches, refused+t.Refused
+		}
+		return fmt.Sprintf("collectors %d connected  batches %d  refused %d", len(in.Collectors), batches, refused)
+	}
+	return fmt.Sprintf("read %d  errors %d", in.LinesRead, in.Errors)
 }
 
 // fileLines are the table of files, filtered and sorted, cut to the
