@@ -247,3 +247,26 @@ func TestPositionsSeparatorRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// FuzzFlatPosKey: a schema-4 key splits back into the source id and key
+// it was made of whenever neither holds the separator, and any byte
+// string splits without a panic into parts free of it.
+func FuzzFlatPosKey(f *testing.F) {
+	for _, u := range oddPositions {
+		f.Add(u.SourceID, u.Key, flatPosKey(u.SourceID, u.Key))
+	}
+	f.Add("a", "b", []byte("\x00"))
+	f.Add("", "", []byte("a\x00"))
+	f.Fuzz(func(t *testing.T, src, key string, raw []byte) {
+		if s, k, ok := splitFlatPosKey(raw); ok && (s == "" || k == "" || strings.IndexByte(s, posSep) >= 0) {
+			t.Fatalf("split %q = %q, %q", raw, s, k)
+		}
+		if src == "" || key == "" || strings.IndexByte(src, posSep) >= 0 || strings.IndexByte(key, posSep) >= 0 {
+			return
+		}
+		s, k, ok := splitFlatPosKey(flatPosKey(src, key))
+		if !ok || s != src || k != key {
+			t.Fatalf("split(join(%q, %q)) = %q, %q, %v", src, key, s, k, ok)
+		}
+	})
+}
