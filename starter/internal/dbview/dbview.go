@@ -30,8 +30,9 @@ type Info struct {
 
 // ReadInfo reads Info in one transaction.
 func ReadInfo(w *wal.WAL) (Info, error) {
-	in := Info{Path: w.Path(), SchemaVersion: wal.SchemaVersion}
+	in := Info{Path: w.Path()}
 	err := w.View(func(tx *wal.ReadTx) error {
+		in.SchemaVersion = tx.SchemaVersion()
 		in.Counts, in.NextBatchID = tx.Counts(), tx.NextBatchID()
 		in.FirstRowID, in.LastRowID = tx.RowIDRange()
 		return nil

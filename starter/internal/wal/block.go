@@ -12,7 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Block value layout (schema 3). One Append stores its rows as one
+// Block value layout (schemas 3 and 4). One Append stores its rows as one
 // immutable block (several when it is bigger than blockMaxRaw), keyed by
 // its first row id in the blocks bucket; row i of the block has row id
 // first+i and batch id firstBatch+i. The mutable part of a row (status at

@@ -13,7 +13,8 @@ var (
 	// written by something other than edge-agent.
 	ErrNotWAL = errors.New("not an edge-agent WAL")
 	// ErrSchemaVersion: the file is an edge-agent WAL of a schema version this
-	// build does not read (SchemaVersion); it is never converted.
+	// build does not read (outside [OldestSchemaVersion, SchemaVersion]); it
+	// is never converted.
 	ErrSchemaVersion = errors.New("unsupported WAL schema version")
 	// ErrNotFound: the WAL file does not exist (read-only opens never create
 	// one).

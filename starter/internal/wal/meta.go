@@ -20,19 +20,26 @@ var (
 	bucketDead      = []byte("dead")      // row id -> {}
 	bucketMeta      = []byte("meta")      // internal metadata, keys below
 	bucketApp       = []byte("app")       // SetMeta/Meta: metadata of the agent
-	bucketPositions = []byte("positions") // source id (nested bucket) -> key -> state
+	bucketPositions = []byte("positions") // schema 4: source id 0x00 key -> state; schema 3: source id (nested bucket) -> key -> state (positions.go)
 
 	allBuckets = [][]byte{bucketBlocks, bucketState, bucketPending, bucketDelayed, bucketTimers, bucketSending,
 		bucketAcked, bucketDead, bucketMeta, bucketApp, bucketPositions}
 )
 
 const (
-	// SchemaVersion is the layout version this build reads and writes:
+	// SchemaVersion is the layout version of the files this build creates:
 	// rows in blocks, one per Append, with the mutable part of a row apart
-	// (block.go, state.go). Versions 1 and 2 (one key per row) were only
+	// (block.go, state.go), and the positions flat in one bucket
+	// (positions.go). A file of version 3 (the same, with the positions
+	// nested one bucket per input) is read and written in its own layout
+	// and never converted: a file an older build cannot read is never made
+	// from one it can. Versions 1 and 2 (one key per row) were only
 	// written by builds before the first release; no version converts
-	// them. A build finding another version refuses the file.
-	SchemaVersion = 3
+	// them. A build finding a version outside
+	// [OldestSchemaVersion, SchemaVersion] refuses the file.
+	SchemaVersion = 4
+	// OldestSchemaVersion is the oldest layout this build reads and writes.
+	OldestSchemaVersion = 3
 
 	metaSchemaVersion = "schema_version"
 	metaNextBatchID   = "next_batch_id"
@@ -50,9 +57,9 @@ const (
 // buckets with a nil value.
 var empty = []byte{}
 
-// initOrCheck creates the buckets of a new file or checks an existing one.
-// It writes nothing to an existing WAL.
-func initOrCheck(btx *bolt.Tx, now interface{ UnixMilli() int64 }) error {
+// initOrCheck creates the buckets of a new file, of layout version schema,
+// or checks an existing one. It writes nothing to an existing WAL.
+func initOrCheck(btx *bolt.Tx, now interface{ UnixMilli() int64 }, schema uint32) error {
 	meta := btx.Bucket(bucketMeta)
 	if meta == nil {
 		foreign := false
@@ -75,7 +82,7 @@ func initOrCheck(btx *bolt.Tx, now interface{ UnixMilli() int64 }) error {
 			seed = 1
 		}
 		var v [4]byte
-		binary.BigEndian.PutUint32(v[:], SchemaVersion)
+		binary.BigEndian.PutUint32(v[:], schema)
 		puts := map[string][]byte{
 			metaSchemaVersion: v[:],
 			metaNextBatchID:   u64key(uint64(seed)),
@@ -90,37 +97,36 @@ func initOrCheck(btx *bolt.Tx, now interface{ UnixMilli() int64 }) error {
 		}
 		return nil
 	}
-	if err := checkSchema(btx); err != nil {
-		return err
-	}
-	return nil
+	_, err := checkSchema(btx)
+	return err
 }
 
-func checkSchema(btx *bolt.Tx) error {
+// checkSchema returns the file's layout version, one this build reads.
+func checkSchema(btx *bolt.Tx) (uint32, error) {
 	meta := btx.Bucket(bucketMeta)
 	if meta == nil {
-		return fmt.Errorf("bbolt file without edge-agent buckets: %w", ErrNotWAL)
+		return 0, fmt.Errorf("bbolt file without edge-agent buckets: %w", ErrNotWAL)
 	}
 	v := meta.Get([]byte(metaSchemaVersion))
 	if len(v) != 4 {
-		return fmt.Errorf("meta has no schema version: %w", ErrNotWAL)
+		return 0, fmt.Errorf("meta has no schema version: %w", ErrNotWAL)
 	}
 	got := binary.BigEndian.Uint32(v)
 	switch {
-	case got < SchemaVersion:
-		return fmt.Errorf("the file has WAL schema version %d, this edge-agent reads only version %d and converts no "+
+	case got < OldestSchemaVersion:
+		return 0, fmt.Errorf("the file has WAL schema version %d, this edge-agent reads only versions %d to %d and converts no "+
 			"other (version %d was only written by development builds before the first release): move the file "+
-			"aside and start the agent, which creates a new WAL: %w", got, SchemaVersion, got, ErrSchemaVersion)
+			"aside and start the agent, which creates a new WAL: %w", got, OldestSchemaVersion, SchemaVersion, got, ErrSchemaVersion)
 	case got > SchemaVersion:
-		return fmt.Errorf("the file has WAL schema version %d, written by a newer edge-agent; this one reads only "+
-			"version %d: run the newer edge-agent on it: %w", got, SchemaVersion, ErrSchemaVersion)
+		return 0, fmt.Errorf("the file has WAL schema version %d, written by a newer edge-agent; this one reads only "+
+			"versions %d to %d: run the newer edge-agent on it: %w", got, OldestSchemaVersion, SchemaVersion, ErrSchemaVersion)
 	}
 	for _, name := range allBuckets {
 		if btx.Bucket(name) == nil {
-			return fmt.Errorf("missing bucket %q: %w", name, ErrNotWAL)
+			return 0, fmt.Errorf("missing bucket %q: %w", name, ErrNotWAL)
 		}
 	}
-	return nil
+	return got, nil
 }
 
 // counters make Counts O(1); they change in the same transaction as rows.

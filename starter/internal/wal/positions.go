@@ -3,10 +3,45 @@ package wal
 import (
 	"bytes"
 	"fmt"
+
+	bolt "go.etcd.io/bbolt"
 )
+
+// Positions are kept in the positions bucket in one of two layouts, by the
+// file's schema version (meta.go):
+//
+//   - 4 (flat): key <source id> 0x00 <key> -> state. The bucket has no
+//     sub-buckets, so bbolt keeps it inline in the root page while it is
+//     small (a few inputs): a commit that saves a position rewrites the
+//     root page it rewrites anyway, not a page of its own. Source ids and
+//     keys must not contain the byte 0x00. Keys sort by source id, then
+//     key, so the positions of one input are contiguous.
+//   - 3 (nested): one bucket per source id, key -> state. Files of this
+//     version keep it.
+const posSep = 0x00
+
+// flatPosKey is the schema-4 key of (sourceID, key).
+func flatPosKey(sourceID, key string) []byte {
+	k := make([]byte, 0, len(sourceID)+1+len(key))
+	k = append(k, sourceID...)
+	k = append(k, posSep)
+	return append(k, key...)
+}
+
+// splitFlatPosKey splits a schema-4 key; ok is false without a separator or
+// with an empty part.
+func splitFlatPosKey(k []byte) (sourceID, key string, ok bool) {
+	i := bytes.IndexByte(k, posSep)
+	if i <= 0 || i == len(k)-1 {
+		return "", "", false
+	}
+	return string(k[:i]), string(k[i+1:]), true
+}
 
 // PositionUpdate sets (or, with State nil, deletes) the input position Key
 // (e.g. a file identity) of input SourceID. State is opaque to the WAL.
+// SourceID and Key are not empty and, in files of schema version 4, do not
+// contain the byte 0x00.
 type PositionUpdate struct {
 	SourceID, Key string
 	State         []byte
@@ -15,13 +50,41 @@ type PositionUpdate struct {
 // SavePositions applies ups in order. Called in the same Update as Append,
 // the rows and the positions that produced them commit atomically.
 func (tx *Tx) SavePositions(ups []PositionUpdate) error {
-	var last string
-	var b = tx.positions // replaced by the source's nested bucket below
+	if tx.schema == 3 {
+		return tx.savePositionsNested(ups)
+	}
 	for i, u := range ups {
 		if u.SourceID == "" || u.Key == "" {
 			return fmt.Errorf("wal %s: save position %d: empty source id or key", tx.w.path, i)
 		}
-		if i == 0 || u.SourceID != last {
+		if bytes.IndexByte([]byte(u.SourceID), posSep) >= 0 || bytes.IndexByte([]byte(u.Key), posSep) >= 0 {
+			return fmt.Errorf("wal %s: save position %q/%q: a source id or key contains the byte 0x00, which the WAL "+
+				"uses to separate them: rename the input (its id) or report the input type's key as a bug", tx.w.path, u.SourceID, u.Key)
+		}
+		k := flatPosKey(u.SourceID, u.Key)
+		var err error
+		if u.State == nil {
+			err = tx.positions.Delete(k)
+		} else {
+			// Copied: bbolt keeps the slice until commit and the caller may
+			// reuse its buffer before that.
+			err = tx.positions.Put(k, bytes.Clone(u.State))
+		}
+		if err != nil {
+			return fmt.Errorf("wal %s: save position %q/%q: %w", tx.w.path, u.SourceID, u.Key, err)
+		}
+	}
+	return nil
+}
+
+func (tx *Tx) savePositionsNested(ups []PositionUpdate) error {
+	var last string
+	var b *bolt.Bucket // the source's nested bucket
+	for i, u := range ups {
+		if u.SourceID == "" || u.Key == "" {
+			return fmt.Errorf("wal %s: save position %d: empty source id or key", tx.w.path, i)
+		}
+		if b == nil || u.SourceID != last {
 			nb, err := tx.positions.CreateBucketIfNotExists([]byte(u.SourceID))
 			if err != nil {
 				return fmt.Errorf("wal %s: positions of %q: %w", tx.w.path, u.SourceID, err)
@@ -32,8 +95,6 @@ func (tx *Tx) SavePositions(ups []PositionUpdate) error {
 		if u.State == nil {
 			err = b.Delete([]byte(u.Key))
 		} else {
-			// Copied: bbolt keeps the slice until commit and the caller may
-			// reuse its buffer before that.
 			err = b.Put([]byte(u.Key), bytes.Clone(u.State))
 		}
 		if err != nil {
@@ -49,18 +110,31 @@ func (tx *ReadTx) Positions(sourceID string) (map[string][]byte, error) {
 	if sourceID == "" {
 		return out, nil
 	}
-	b := tx.positions.Bucket([]byte(sourceID))
-	if b == nil {
+	if tx.schema == 3 {
+		b := tx.positions.Bucket([]byte(sourceID))
+		if b == nil {
+			return out, nil
+		}
+		err := b.ForEach(func(k, v []byte) error {
+			if v != nil {
+				out[string(k)] = bytes.Clone(v)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("wal %s: positions of %q: %w", tx.w.path, sourceID, err)
+		}
 		return out, nil
 	}
-	err := b.ForEach(func(k, v []byte) error {
-		if v != nil {
-			out[string(k)] = bytes.Clone(v)
+	if bytes.IndexByte([]byte(sourceID), posSep) >= 0 {
+		return out, nil // never saved
+	}
+	prefix := flatPosKey(sourceID, "")
+	c := tx.positions.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if v != nil && len(k) > len(prefix) {
+			out[string(k[len(prefix):])] = bytes.Clone(v)
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("wal %s: positions of %q: %w", tx.w.path, sourceID, err)
 	}
 	return out, nil
 }
@@ -69,8 +143,16 @@ func (tx *ReadTx) Positions(sourceID string) (map[string][]byte, error) {
 func (tx *ReadTx) Sources() ([]string, error) {
 	var out []string
 	err := tx.positions.ForEach(func(k, v []byte) error {
-		if v == nil {
-			out = append(out, string(k))
+		switch {
+		case tx.schema == 3:
+			if v == nil {
+				out = append(out, string(k))
+			}
+		case v != nil:
+			src, _, ok := splitFlatPosKey(k)
+			if ok && (len(out) == 0 || out[len(out)-1] != src) {
+				out = append(out, src)
+			}
 		}
 		return nil
 	})
@@ -79,3 +161,6 @@ func (tx *ReadTx) Sources() ([]string, error) {
 	}
 	return out, nil
 }
+
+// SchemaVersion is the file's layout version (meta.go).
+func (tx *ReadTx) SchemaVersion() int { return int(tx.schema) }

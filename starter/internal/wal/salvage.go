@@ -163,15 +163,22 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 		s.liveSorted = true
 		ctr := s.src.ctr
 		s.indexDamaged = len(first.Damage) > 0 || rangesLen(s.live) < uint64(max(ctr.pending+ctr.sending+ctr.acked+ctr.dead, 0))
-		if s.src.schema != 0 && s.src.schema != SchemaVersion {
+		if s.src.schema != 0 && (s.src.schema < OldestSchemaVersion || s.src.schema > SchemaVersion) {
 			// Its rows are not in blocks: none would be found.
-			return rep, fmt.Errorf("salvage wal %s: the file has WAL schema version %d, this edge-agent reads only version %d: %w",
-				src, s.src.schema, SchemaVersion, ErrSchemaVersion)
+			return rep, fmt.Errorf("salvage wal %s: the file has WAL schema version %d, this edge-agent reads only versions %d to %d: %w",
+				src, s.src.schema, OldestSchemaVersion, SchemaVersion, ErrSchemaVersion)
 		}
 	}
 
 	if !opts.DryRun {
-		s.out, err = Open(Options{Path: dst, Fsync: opts.Fsync, Now: opts.Now, Logger: opts.Logger})
+		// The copy has the source's layout: a build that read the source
+		// reads the copy. A source whose version is lost gets the oldest
+		// layout, which every build reading either can read.
+		schema := s.src.schema
+		if schema == 0 {
+			schema = OldestSchemaVersion
+		}
+		s.out, err = Open(Options{Path: dst, Fsync: opts.Fsync, Now: opts.Now, Logger: opts.Logger, schema: schema})
 		if err != nil {
 			return rep, fmt.Errorf("salvage wal %s: create %s: %w", src, dst, err)
 		}
@@ -379,7 +386,13 @@ func (s *salvager) visit(bucket [][]byte, key, value []byte, page uint64) {
 		}
 		s.appMeta[string(key)] = bytes.Clone(value)
 	case len(bucket) == 2 && bytes.Equal(bucket[0], bucketPositions):
+		// Schema 3: one bucket per input.
 		s.positions = append(s.positions, PositionUpdate{SourceID: string(bucket[1]), Key: string(key), State: bytes.Clone(value)})
+	case len(bucket) == 1 && bytes.Equal(bucket[0], bucketPositions):
+		// Schema 4: flat keys. A key without its separator is damage: skipped.
+		if src, k, ok := splitFlatPosKey(key); ok {
+			s.positions = append(s.positions, PositionUpdate{SourceID: src, Key: k, State: bytes.Clone(value)})
+		}
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// State value layout (schema 3): the mutable part of a row, in the state
+// State value layout (schemas 3 and 4): the mutable part of a row, in the state
 // bucket under its row id. A row has an entry only once something about
 // it differs from what its block says (PENDING, no attempts, updated at
 // creation, no backoff, no reason): every row in the delayed, acked or

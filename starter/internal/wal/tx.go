@@ -16,6 +16,8 @@ type ReadTx struct {
 	btx *bolt.Tx
 
 	blocks, state, pending, delayed, timers, sending, acked, dead, meta, app, positions *bolt.Bucket
+	// schema is the file's layout version (meta.go): how positions are kept.
+	schema uint32
 
 	ctr       counters
 	nextBatch int64
@@ -50,10 +52,11 @@ func (tx *Tx) warnOnCommit(msg string, args ...any) {
 }
 
 func (w *WAL) newReadTx(btx *bolt.Tx) (*ReadTx, error) {
-	if err := checkSchema(btx); err != nil {
+	schema, err := checkSchema(btx)
+	if err != nil {
 		return nil, fmt.Errorf("wal %s: %w", w.path, err)
 	}
-	rt := &ReadTx{w: w, btx: btx, cache: &blockCache{}}
+	rt := &ReadTx{w: w, btx: btx, cache: &blockCache{}, schema: schema}
 	rt.blocks = btx.Bucket(bucketBlocks)
 	rt.state = btx.Bucket(bucketState)
 	rt.pending = btx.Bucket(bucketPending)

@@ -38,7 +38,8 @@ const (
 	metaSumOffset    = 56   // the meta's FNV-64a covers the bytes before it
 	boltNoFreelist   = math.MaxUint64
 	// maxTreeDepth and maxBucketDepth bound the walk: a sound WAL is a few
-	// levels deep with buckets nested twice (positions/<input>), so deeper
+	// levels deep with buckets nested twice (positions/<input> in files of
+	// schema 3), so deeper
 	// means a cycle or garbage, not data.
 	maxTreeDepth   = 64
 	maxBucketDepth = 8
