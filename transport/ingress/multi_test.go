@@ -602,3 +602,29 @@ func TestMultiSlowReaderGetsEveryReplyInOrder(t *testing.T) {
 		t.Fatalf("a caught-up connection runs %d goroutines, want 1", extra)
 	}
 }
+
+// DoneAll settles interleaved tickets of several connections and writes
+// each connection's replies once, all of them, in request order, even
+// when its head's run comes before the rest of its tickets.
+func TestDoneAllWritesEachConnectionOnce(t *testing.T) {
+	k := newTickets()
+	s := startMulti(t, Config{Deferred: k.handle})
+	a := authedAs(t, s, "tok-a")
+	a.send("__BATCH__:1:a\n__BATCH__:2:b\n__BATCH__:3:c\n")
+	k.wait(t, 3)
+	b := authedAs(t, s, "tok-b")
+	b.send("__BATCH__:1:x\n__BATCH__:2:y\n")
+	k.wait(t, 5)
+	ts := []Ticket{k.ticket(0), k.ticket(3), k.ticket(1), k.ticket(4), k.ticket(2)}
+	DoneAll(ts, "")
+	for _, p := range []struct {
+		p    *peer
+		want string
+	}{{a, "RECEIVED\nRECEIVED\nRECEIVED\n"}, {b, "RECEIVED\nRECEIVED\n"}} {
+		buf := make([]byte, 256)
+		n, err := p.p.conn.Read(buf) // one write arrives in one read
+		if err != nil || string(buf[:n]) != p.want {
+			t.Fatalf("first read = %q, %v; want every reply at once: %q", buf[:n], err, p.want)
+		}
+	}
+}

@@ -145,34 +145,42 @@ func (t Ticket) Done(reply string) {
 }
 
 // DoneAll sets reply ("" means RECEIVED) for every ticket, as Done on
-// each would, but takes each connection's lock and writes its replies
-// once per run of consecutive tickets of that connection: a relay
-// settles the batches of a commit together, and a write per batch would
-// make a write per reply. It never waits on a peer.
+// each would, but in one pass: it marks the slots of each run of
+// consecutive tickets of one connection under one lock, then writes each
+// connection's replies once, after all are marked. A relay settles the
+// batches of a commit together, and the tickets of many connections come
+// interleaved; a write per batch, or per run, would make several writes
+// where one does. It never waits on a peer.
 func DoneAll(ts []Ticket, reply string) {
 	if reply == "" {
 		reply = protocol.ReplyReceived
 	}
+	// A connection's head is in at most one of its runs (the head does not
+	// move until it is written), so each appears here once.
+	var kicks []*pipe
 	for i := 0; i < len(ts); {
 		p := ts[i].p
 		j := i
 		for j < len(ts) && ts[j].p == p {
 			j++
 		}
-		if p != nil {
-			p.settle(ts[i:j], reply)
+		if p != nil && p.settle(ts[i:j], reply) {
+			kicks = append(kicks, p)
 		}
 		i = j
 	}
+	for _, p := range kicks {
+		p.kick()
+	}
 }
 
-// settle marks the slots of ts (all of p) ready, then writes once if the
-// head became ready.
-func (p *pipe) settle(ts []Ticket, reply string) {
+// settle marks the slots of ts (all of p) ready and reports whether the
+// head became ready: the caller then writes (kick).
+func (p *pipe) settle(ts []Ticket, reply string) bool {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.ended {
-		p.mu.Unlock()
-		return
+		return false
 	}
 	atHead := false
 	for _, t := range ts {
@@ -186,10 +194,7 @@ func (p *pipe) settle(ts []Ticket, reply string) {
 		sl.reply, sl.ready = reply, true
 		atHead = atHead || t.seq == p.head
 	}
-	p.mu.Unlock()
-	if atHead {
-		p.kick()
-	}
+	return atHead
 }
 
 func notify(c chan struct{}) {
