@@ -18,10 +18,12 @@
 //     stops or crashes get no reply; their senders resend them, so the
 //     relay may store a batch twice: at least once, never lost.
 //   - The batches handed over but not yet polled are bounded
-//     (max-pending-bytes). At the bound, and while the relay's queue is
-//     full (the scheduler then stops polling), batches are answered
-//     QUEUE_FULL:<queue-full-retry-ms>, so backpressure reaches the
-//     senders instead of the relay dropping anything.
+//     (max-pending-bytes). At the bound batches wait their turn, first
+//     come first served across connections, up to queue-full-retry-ms;
+//     then, and while the relay's queue is full (the scheduler then stops
+//     polling), they are answered QUEUE_FULL:<queue-full-retry-ms>, so
+//     backpressure reaches the senders instead of the relay dropping
+//     anything.
 //   - __COMMIT__:<id> is answered from the relay's own durability, per
 //     connection: ACK:<w> when every batch of the connection up to w was
 //     stored, RETRY for an id it never read, PENDING otherwise.

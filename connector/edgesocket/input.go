@@ -47,14 +47,24 @@ type Input struct {
 	pendingHead      int
 	pendingBytes     int
 	draining, closed bool
-	// room, when set, is closed by the next Poll that takes batches: the
-	// sessions waiting at the bound try again.
-	room chan struct{}
+	// waiters are the sessions waiting at the bound, in arrival order:
+	// Poll admits them first come, first served, as room frees up, and a
+	// newcomer queues behind them, so room does not go to whichever
+	// session wakes first (under overload that starved some collectors).
+	waiters []*waiter
 
 	// unacked are the tickets of the batches polled, in Poll order,
 	// awaiting Committed; the scheduler's goroutine only.
 	unacked     []ingress.Ticket
 	unackedHead int
+}
+
+// waiter is a session's batch waiting for room. admitted and refused are
+// under pendingMu; done is signalled once either is set.
+type waiter struct {
+	h                 handoff
+	admitted, refused bool
+	done              chan struct{}
 }
 
 // handoff is one batch between a session and the scheduler.
@@ -171,49 +181,100 @@ func (in *Input) Addr() string {
 	return ""
 }
 
-// handle takes one decoded batch from a session. At the bound it waits,
-// up to queue-full-retry-ms, for a poll to make room: the wait holds only
-// this connection's reader (its collector's socket then backs up, which
-// is fair across collectors), never the scheduler. If no room comes, and
-// at once once the input stops taking batches, the batch is answered
-// QUEUE_FULL and the sender retries after the delay.
+// handle takes one decoded batch from a session. At the bound it queues,
+// first come first served behind the batches already waiting, up to
+// queue-full-retry-ms, for polls to make room: the wait holds only this
+// connection's reader (its collector's socket then backs up), never the
+// scheduler. If its turn does not come in time, and at once once the
+// input stops taking batches, the batch is answered QUEUE_FULL and the
+// sender retries after the delay.
 func (in *Input) handle(p ingress.Peer, _ int64, record []byte, t ingress.Ticket) {
 	payload := in.event(p, record)
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	for {
-		in.pendingMu.Lock()
-		if in.draining || in.closed {
-			in.pendingMu.Unlock()
-			in.refuse(t)
-			return
-		}
-		if in.pendingBytes+len(payload) <= in.maxPending || in.pendingBytes == 0 {
-			in.pending = append(in.pending, handoff{payload: payload, ticket: t})
-			in.pendingBytes += len(payload)
-			in.pendingMu.Unlock()
-			select {
-			case in.wake <- struct{}{}:
-			default:
-			}
-			return
-		}
-		if in.room == nil {
-			in.room = make(chan struct{})
-		}
-		room := in.room
+	in.pendingMu.Lock()
+	if in.draining || in.closed {
 		in.pendingMu.Unlock()
-		if timer == nil {
-			timer = time.NewTimer(in.cfg.QueueFullRetry)
-		}
-		select {
-		case <-room:
-		case <-timer.C:
-			in.refuse(t)
+		in.refuse(t)
+		return
+	}
+	if len(in.waiters) == 0 && in.fits(len(payload)) {
+		in.admit(handoff{payload: payload, ticket: t})
+		in.pendingMu.Unlock()
+		in.notify()
+		return
+	}
+	w := &waiter{h: handoff{payload: payload, ticket: t}, done: make(chan struct{}, 1)}
+	in.waiters = append(in.waiters, w)
+	in.pendingMu.Unlock()
+	timer := time.NewTimer(in.cfg.QueueFullRetry)
+	defer timer.Stop()
+	select {
+	case <-w.done:
+	case <-timer.C:
+	}
+	in.pendingMu.Lock()
+	admitted := w.admitted
+	if !admitted && !w.refused {
+		in.dropWaiter(w)
+	}
+	in.pendingMu.Unlock()
+	if !admitted {
+		in.refuse(t)
+	}
+}
+
+// fits reports whether n more bytes stay within max-pending-bytes (one
+// batch always fits an empty queue). pendingMu is held.
+func (in *Input) fits(n int) bool {
+	return in.pendingBytes+n <= in.maxPending || in.pendingBytes == 0
+}
+
+// admit appends h to the batches awaiting Poll. pendingMu is held.
+func (in *Input) admit(h handoff) {
+	in.pending = append(in.pending, h)
+	in.pendingBytes += len(h.payload)
+}
+
+func (in *Input) notify() {
+	select {
+	case in.wake <- struct{}{}:
+	default:
+	}
+}
+
+// admitWaiters admits the waiting batches in arrival order while they
+// fit. pendingMu is held.
+func (in *Input) admitWaiters() {
+	n := 0
+	for n < len(in.waiters) && in.fits(len(in.waiters[n].h.payload)) {
+		w := in.waiters[n]
+		in.admit(w.h)
+		w.admitted = true
+		w.done <- struct{}{}
+		n++
+	}
+	if n > 0 {
+		in.waiters = in.waiters[:copy(in.waiters, in.waiters[n:])]
+		clear(in.waiters[len(in.waiters):cap(in.waiters)][:n])
+	}
+}
+
+// refuseWaiters answers every waiting batch QUEUE_FULL (the input stops
+// taking batches). pendingMu is held; the sessions answer.
+func (in *Input) refuseWaiters() {
+	for _, w := range in.waiters {
+		w.refused = true
+		w.done <- struct{}{}
+	}
+	clear(in.waiters)
+	in.waiters = in.waiters[:0]
+}
+
+// dropWaiter removes w, whose wait timed out. pendingMu is held.
+func (in *Input) dropWaiter(w *waiter) {
+	for i, x := range in.waiters {
+		if x == w {
+			in.waiters = append(in.waiters[:i], in.waiters[i+1:]...)
+			in.waiters[len(in.waiters):cap(in.waiters)][0] = nil
 			return
 		}
 	}
@@ -286,9 +347,11 @@ func (in *Input) Poll(_ context.Context, dst []input.Event, max int) ([]input.Ev
 		in.pending = in.pending[:copy(in.pending, in.pending[in.pendingHead:])]
 		in.pendingHead = 0
 	}
-	if n > 0 && in.room != nil {
-		close(in.room)
-		in.room = nil
+	if n > 0 && len(in.waiters) > 0 && !in.draining && !in.closed {
+		in.admitWaiters()
+		if len(in.pending) > 0 {
+			in.notify()
+		}
 	}
 	in.pendingMu.Unlock()
 	return dst, nil
@@ -315,10 +378,7 @@ func (in *Input) Committed(n int) {
 func (in *Input) Drain(dst []input.Event) []input.Event {
 	in.pendingMu.Lock()
 	in.draining = true
-	if in.room != nil {
-		close(in.room)
-		in.room = nil
-	}
+	in.refuseWaiters()
 	left := len(in.pending) - in.pendingHead
 	in.pendingMu.Unlock()
 	dst, _ = in.Poll(context.Background(), dst, left) // Poll never fails
@@ -332,10 +392,7 @@ func (in *Input) Close() error {
 		in.pendingMu.Lock()
 		in.closed = true
 		in.pending, in.pendingHead, in.pendingBytes = nil, 0, 0
-		if in.room != nil {
-			close(in.room)
-			in.room = nil
-		}
+		in.refuseWaiters()
 		in.pendingMu.Unlock()
 		if in.srv != nil {
 			if err := in.srv.Close(); err != nil && !errors.Is(err, net.ErrClosed) {

@@ -291,3 +291,52 @@ func TestBoundWaitsForRoom(t *testing.T) {
 		t.Fatalf("%d batches answered QUEUE_FULL, want 0", n)
 	}
 }
+
+// At the bound, batches are admitted first come, first served: a small
+// batch that would fit the room left still queues behind a big one that
+// came first and waits, so no collector's batch is passed over again and
+// again by luckier ones.
+func TestBoundAdmitsInArrivalOrder(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxPendingBytes = 64 << 10
+	cfg.QueueFullRetry = 5 * time.Second
+	in := open(t, cfg)
+	// count waits until f (read under pendingMu) is n.
+	count := func(what string, n int, f func() int) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			in.pendingMu.Lock()
+			got := f()
+			in.pendingMu.Unlock()
+			if got == n {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Fatalf("want %d %s", n, what)
+	}
+	waiting := func(n int) { count("batches waiting for room", n, func() int { return len(in.waiters) }) }
+	big := strings.Repeat("x", 40<<10)
+	c1 := connect(t, in, "tok-1")
+	c1.send("__BATCH__:1:a" + big + "\n")
+	count("batches taken", 1, func() int { return len(in.pending) })
+	c2 := connect(t, in, "tok-1")
+	c2.send("__BATCH__:1:b" + big + "\n")
+	waiting(1)
+	c3 := connect(t, in, "tok-1")
+	c3.send("__BATCH__:1:c\n") // fits the room left, but comes last
+	waiting(2)
+	got := pollN(t, in, 3)
+	var order []string
+	for _, e := range got {
+		order = append(order, string(e.Payload[:1]))
+	}
+	if strings.Join(order, "") != "abc" {
+		t.Fatalf("polled in order %v, want a b c (arrival order)", order)
+	}
+	in.Committed(3)
+	for _, c := range []*collector{c1, c2, c3} {
+		c.expect("RECEIVED")
+	}
+}

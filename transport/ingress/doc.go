@@ -52,7 +52,11 @@
 //     time; a failure is answered AUTH_FAILED and logged at WARN, at most
 //     once per 10 s, without what was presented;
 //   - each connection is pipelined: up to MaxInFlight requests are read
-//     ahead of their replies, and replies leave in request order;
+//     ahead of their replies, and replies leave in request order; they
+//     are written by whoever makes them ready (Ticket.Done, DoneAll, the
+//     reader), without blocking, so a connection costs one goroutine; a
+//     second one writes only while the collector's socket does not take
+//     the replies at once, or under TLS;
 //   - a DeferredHandler settles each batch's reply later through its
 //     Ticket, so a relay answers RECEIVED only once the batch is durable;
 //     __COMMIT__ is then answered from the session's own durability (see

@@ -518,3 +518,113 @@ func FuzzMultiLines(f *testing.F) {
 		}
 	})
 }
+
+// A connection whose collector keeps up with its replies costs one
+// goroutine: its replies are written by whoever settles them, without a
+// writer goroutine per connection.
+func TestMultiOneGoroutinePerConnection(t *testing.T) {
+	const n = 40
+	s := startMulti(t, Config{Deferred: immediate, MaxConnections: n + 1})
+	base := runtime.NumGoroutine()
+	for i := range n {
+		p := authedAs(t, s, "tok-a")
+		p.send(fmt.Sprintf("__BATCH__:%d:{}\n", i+1))
+		p.expect("RECEIVED")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	extra := runtime.NumGoroutine() - base
+	for extra > n+2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		extra = runtime.NumGoroutine() - base
+	}
+	if extra > n+2 {
+		t.Fatalf("%d connections run %d more goroutines, want about one each", n, extra)
+	}
+}
+
+// A collector that stops reading its replies for a while gets every one
+// of them, in order, once it reads again: the replies its socket could not
+// take at once are written by a goroutine of the connection, which ends
+// once it has caught up. Meanwhile reading stops at MaxInFlight.
+func TestMultiSlowReaderGetsEveryReplyInOrder(t *testing.T) {
+	const batches, inFlight = 20000, 64
+	s := startMulti(t, Config{Deferred: immediate, MaxInFlight: inFlight})
+	base := runtime.NumGoroutine()
+	p := authedAs(t, s, "tok-a")
+	if tc, ok := p.conn.(*net.TCPConn); ok {
+		_ = tc.SetReadBuffer(2048)
+	}
+	_ = p.conn.SetDeadline(time.Now().Add(20 * time.Second))
+	sent := make(chan error, 1)
+	go func() {
+		var b strings.Builder
+		for i := range batches {
+			fmt.Fprintf(&b, "__BATCH__:%d:{}\n", i+1)
+		}
+		_, err := io.WriteString(p.conn, b.String())
+		sent <- err
+	}()
+	// The server's writes back up: its ring fills to MaxInFlight.
+	deadline := time.Now().Add(10 * time.Second)
+	owed := 0
+	for owed < inFlight && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+		if cs := s.Collectors(); len(cs) == 1 {
+			owed = cs[0].Owed
+		}
+	}
+	if owed < inFlight {
+		t.Fatalf("the server's ring holds %d replies owed, want it full (%d) while the collector does not read", owed, inFlight)
+	}
+	if st := s.Collectors()[0]; st.Batches >= batches {
+		t.Fatalf("the server read all %d batches while their replies could not be written", st.Batches)
+	}
+	if tc, ok := p.conn.(*net.TCPConn); ok {
+		_ = tc.SetReadBuffer(1 << 20) // a tiny window would make each round trip slow
+	}
+	for i := range batches {
+		got, err := p.r.ReadString('\n')
+		if err != nil || got != "RECEIVED\n" {
+			t.Fatalf("reply %d = %q, %v; want RECEIVED", i+1, got, err)
+		}
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	// Caught up: the connection is back to its one goroutine.
+	deadline = time.Now().Add(5 * time.Second)
+	extra := runtime.NumGoroutine() - base
+	for extra > 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+		extra = runtime.NumGoroutine() - base
+	}
+	if extra > 1 {
+		t.Fatalf("a caught-up connection runs %d goroutines, want 1", extra)
+	}
+}
+
+// DoneAll settles interleaved tickets of several connections and writes
+// each connection's replies once, all of them, in request order, even
+// when its head's run comes before the rest of its tickets.
+func TestDoneAllWritesEachConnectionOnce(t *testing.T) {
+	k := newTickets()
+	s := startMulti(t, Config{Deferred: k.handle})
+	a := authedAs(t, s, "tok-a")
+	a.send("__BATCH__:1:a\n__BATCH__:2:b\n__BATCH__:3:c\n")
+	k.wait(t, 3)
+	b := authedAs(t, s, "tok-b")
+	b.send("__BATCH__:1:x\n__BATCH__:2:y\n")
+	k.wait(t, 5)
+	ts := []Ticket{k.ticket(0), k.ticket(3), k.ticket(1), k.ticket(4), k.ticket(2)}
+	DoneAll(ts, "")
+	for _, p := range []struct {
+		p    *peer
+		want string
+	}{{a, "RECEIVED\nRECEIVED\nRECEIVED\n"}, {b, "RECEIVED\nRECEIVED\n"}} {
+		buf := make([]byte, 256)
+		n, err := p.p.conn.Read(buf) // one write arrives in one read
+		if err != nil || string(buf[:n]) != p.want {
+			t.Fatalf("first read = %q, %v; want every reply at once: %q", buf[:n], err, p.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/edge-agent/edge-agent/transport/codec"
@@ -14,9 +15,16 @@ import (
 )
 
 // pipe is one authenticated collector in multi-collector mode. Its
-// goroutine reads requests into a ring of reply slots; a writer goroutine
-// writes the slots' replies in ring order as they become ready. A
-// deferred batch's slot is made ready by its Ticket.
+// goroutine reads requests into a ring of reply slots; the replies leave
+// in ring order as the slots become ready. Whoever makes the head slot
+// ready (a deferred batch's Ticket, or the reader for a reply known at
+// once) writes the ready replies itself, without blocking: on plain TCP a
+// non-blocking write, which takes everything while the collector reads
+// its replies (they are small against the socket's buffer). Only when
+// that write cannot finish (the collector does not read, or TLS, whose
+// writes cannot be attempted without blocking) does a goroutine of the
+// connection's own take over, for as long as it has replies to write.
+// So an idle or keeping-up connection costs one goroutine, not two.
 type pipe struct {
 	s    *Server
 	conn net.Conn
@@ -24,19 +32,32 @@ type pipe struct {
 	peer Peer
 	log  *slog.Logger
 	st   *collectorStats
+	// raw writes without blocking; nil when the connection cannot (TLS).
+	raw syscall.RawConn
 
 	mu sync.Mutex
 	// ring[seq%len] is the slot of request seq; head is the oldest not
-	// yet written, tail the next to read.
+	// yet taken for writing, tail the next to read.
 	ring       []slot
 	head, tail uint64
-	// ended: the writer has stopped; tickets are ignored from then on.
+	// ended: the connection no longer writes; tickets are ignored from
+	// then on.
 	ended bool
+	// writing: one goroutine owns the connection's writes (and out); the
+	// others only mark slots ready, which the owner takes before it lets
+	// go.
+	writing bool
+	// out holds replies taken from the ring and not yet written; the
+	// owner's.
+	out []byte
+	// deadline: a write deadline may be set on conn (the ACK's, a
+	// blocking write's); a non-blocking write clears it first, since the
+	// runtime applies it to those too. The owner's.
+	deadline bool
 
-	wake       chan struct{} // cap 1: a slot at head may be ready
-	space      chan struct{} // cap 1: the writer freed slots
-	readerDone chan struct{}
-	writerDone chan struct{}
+	space   chan struct{} // cap 1: slots were freed
+	flushed chan struct{} // cap 1: replies were written, or writing let go
+	stop    chan struct{} // closed once ended
 
 	// Writer-only state for __COMMIT__ answers (see commitReply).
 	durable  int64              // every batch of this session up to it is RECEIVED
@@ -71,12 +92,18 @@ const maxRefused = 4096
 func newPipe(s *Server, conn net.Conn, r *protocol.LineReader, peer Peer) *pipe {
 	p := &pipe{
 		s: s, conn: conn, r: r, peer: peer,
-		log:        s.log.With(slog.String("remote", peer.Remote), slog.String("token_name", peer.Name)),
-		ring:       make([]slot, s.cfg.MaxInFlight),
-		wake:       make(chan struct{}, 1),
-		space:      make(chan struct{}, 1),
-		readerDone: make(chan struct{}),
-		writerDone: make(chan struct{}),
+		log:     s.log.With(slog.String("remote", peer.Remote), slog.String("token_name", peer.Name)),
+		ring:    make([]slot, s.cfg.MaxInFlight),
+		space:   make(chan struct{}, 1),
+		flushed: make(chan struct{}, 1),
+		stop:    make(chan struct{}),
+		// The ACK was written under a deadline.
+		deadline: true,
+	}
+	if sc, ok := conn.(syscall.Conn); ok && canWriteRaw {
+		if raw, err := sc.SyscallConn(); err == nil {
+			p.raw = raw
+		}
 	}
 	p.st = s.collectors.open(p)
 	return p
@@ -113,39 +140,47 @@ func (t Ticket) Done(reply string) {
 	atHead := t.seq == p.head
 	p.mu.Unlock()
 	if atHead {
-		notify(p.wake)
+		p.kick()
 	}
 }
 
 // DoneAll sets reply ("" means RECEIVED) for every ticket, as Done on
-// each would, but takes each connection's lock and wakes its writer once
-// per run of consecutive tickets of that connection: a relay settles the
-// batches of a commit together, and a wake-up per batch made a write per
-// reply.
+// each would, but in one pass: it marks the slots of each run of
+// consecutive tickets of one connection under one lock, then writes each
+// connection's replies once, after all are marked. A relay settles the
+// batches of a commit together, and the tickets of many connections come
+// interleaved; a write per batch, or per run, would make several writes
+// where one does. It never waits on a peer.
 func DoneAll(ts []Ticket, reply string) {
 	if reply == "" {
 		reply = protocol.ReplyReceived
 	}
+	// A connection's head is in at most one of its runs (the head does not
+	// move until it is written), so each appears here once.
+	var kicks []*pipe
 	for i := 0; i < len(ts); {
 		p := ts[i].p
 		j := i
 		for j < len(ts) && ts[j].p == p {
 			j++
 		}
-		if p != nil {
-			p.settle(ts[i:j], reply)
+		if p != nil && p.settle(ts[i:j], reply) {
+			kicks = append(kicks, p)
 		}
 		i = j
 	}
+	for _, p := range kicks {
+		p.kick()
+	}
 }
 
-// settle marks the slots of ts (all of p) ready, then wakes the writer
-// once if the head became ready.
-func (p *pipe) settle(ts []Ticket, reply string) {
+// settle marks the slots of ts (all of p) ready and reports whether the
+// head became ready: the caller then writes (kick).
+func (p *pipe) settle(ts []Ticket, reply string) bool {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.ended {
-		p.mu.Unlock()
-		return
+		return false
 	}
 	atHead := false
 	for _, t := range ts {
@@ -159,10 +194,7 @@ func (p *pipe) settle(ts []Ticket, reply string) {
 		sl.reply, sl.ready = reply, true
 		atHead = atHead || t.seq == p.head
 	}
-	p.mu.Unlock()
-	if atHead {
-		notify(p.wake)
-	}
+	return atHead
 }
 
 func notify(c chan struct{}) {
@@ -173,13 +205,11 @@ func notify(c chan struct{}) {
 }
 
 // run serves the session until EOF, an error, a timeout or Close, then
-// lets the writer deliver the replies still owed (up to WriteTimeout).
+// waits for the replies still owed to be written (up to WriteTimeout).
 func (p *pipe) run() {
 	p.log.Info("edgesocket collector connected")
-	go p.writer()
 	reason := p.reader()
-	close(p.readerDone)
-	<-p.writerDone
+	p.drain()
 	p.s.collectors.close(p, reason)
 	linger(p.conn)
 	p.log.Info("edgesocket collector disconnected", slog.String("reason", reason))
@@ -189,10 +219,18 @@ func (p *pipe) run() {
 func (p *pipe) reader() string {
 	s := p.s
 	for {
-		if why, ok := p.awaitLine(); !ok {
-			return why
+		// A line already buffered whole is read without a read, so
+		// without the deadlines that bound reads (setting them costs
+		// more than parsing the line): a pipelining collector's lines
+		// come many to a read.
+		if !p.r.LineBuffered() {
+			if why, ok := p.awaitLine(); !ok {
+				return why
+			}
+			if !p.r.LineBuffered() {
+				s.setReadDeadline(p.conn, time.Now().Add(s.cfg.ReadTimeout))
+			}
 		}
-		s.setReadDeadline(p.conn, time.Now().Add(s.cfg.ReadTimeout))
 		line, err := p.r.ReadRawLine()
 		if err != nil {
 			if errors.Is(err, protocol.ErrLineTooLong) {
@@ -276,7 +314,7 @@ func (p *pipe) reserve() (uint64, bool) {
 		p.mu.Unlock()
 		select {
 		case <-p.space:
-		case <-p.writerDone:
+		case <-p.stop:
 			return 0, false
 		case <-p.s.done:
 			return 0, false
@@ -284,14 +322,14 @@ func (p *pipe) reserve() (uint64, bool) {
 	}
 }
 
-// fill sets a reserved slot; a ready one wakes the writer.
+// fill sets a reserved slot; a ready one at the head is written.
 func (p *pipe) fill(seq uint64, sl slot) {
 	p.mu.Lock()
 	p.ring[seq%uint64(len(p.ring))] = sl
 	atHead := seq == p.head
 	p.mu.Unlock()
 	if sl.ready && atHead {
-		notify(p.wake)
+		p.kick()
 	}
 }
 
@@ -364,68 +402,144 @@ func (p *pipe) batch(seq uint64, id int64, payload []byte) {
 	Ticket{p: p, seq: seq}.Done(reply)
 }
 
-// writer writes replies in request order as they become ready, flushing
-// once no further reply is ready. It stops when the connection fails,
-// when the reader has ended and nothing is owed, or when the reader has
-// ended and owed replies did not become ready within WriteTimeout.
-func (p *pipe) writer() {
-	defer close(p.writerDone)
-	defer func() {
-		p.mu.Lock()
-		p.ended = true
+// kick writes the ready replies at the head of the ring, unless another
+// goroutine already owns the writes (it takes them before it lets go).
+// It never blocks: on plain TCP it writes what the socket takes at once
+// and leaves the rest to a goroutine of the connection; under TLS that
+// goroutine writes everything.
+func (p *pipe) kick() {
+	p.mu.Lock()
+	if p.ended || p.writing {
 		p.mu.Unlock()
-	}()
-	s := p.s
-	var out []byte
-	readerDone := p.readerDone
-	var drain <-chan time.Time
-	for {
-		var n int
-		var last bool
-		out, n, last = p.writeReady(out[:0])
-		if n > 0 {
-			notify(p.space)
-			_ = p.conn.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-			if _, err := p.conn.Write(out); err != nil {
-				p.st.setError("writing replies: " + err.Error())
-				_ = p.conn.Close() // ends the reader too
-				return
-			}
-		}
-		if last {
+		return
+	}
+	p.writing = true
+	p.mu.Unlock()
+	if p.raw == nil {
+		go p.flush(true)
+		return
+	}
+	p.flush(false)
+}
+
+// flush writes replies as they are ready, in ring order, until none is;
+// the caller owns the writes (writing) and flush lets go of them, or
+// hands them to a goroutine of its own when a non-blocking write would
+// block. Blocking writes wait up to WriteTimeout: a collector that does
+// not read its replies is closed.
+func (p *pipe) flush(blocking bool) {
+	// Bounded: each round writes at least one reply; past the ring's
+	// worth, a goroutine carries on so no caller is held long.
+	for range len(p.ring) + 1 {
+		p.mu.Lock()
+		if p.ended {
+			p.writing = false
+			p.mu.Unlock()
 			return
 		}
-		if readerDone == nil && p.owed() == 0 {
+		var n int
+		var last bool
+		p.out, n, last = p.writeReady(p.out)
+		if len(p.out) == 0 {
+			p.writing = false
+			p.mu.Unlock()
+			notify(p.flushed)
+			return
+		}
+		out := p.out
+		p.mu.Unlock()
+		if n > 0 {
+			notify(p.space)
+		}
+		var err error
+		if blocking {
+			_ = p.conn.SetWriteDeadline(time.Now().Add(p.s.cfg.WriteTimeout))
+			p.deadline = true
+			_, err = p.conn.Write(out)
+			out = out[:0]
+		} else {
+			if p.deadline {
+				_ = p.conn.SetWriteDeadline(time.Time{})
+				p.deadline = false
+			}
+			var k int
+			k, err = writeNow(p.raw, out)
+			if err == nil && k < len(out) {
+				p.out = out[:copy(out, out[k:])]
+				go p.flush(true)
+				return
+			}
+			out = out[:0]
+		}
+		p.out = out
+		if err != nil {
+			p.fail("writing replies: " + err.Error())
+			return
+		}
+		notify(p.flushed)
+		if last {
+			p.end()
+			return
+		}
+	}
+	go p.flush(true)
+}
+
+// fail ends the connection after a write error (which ends the reader
+// too).
+func (p *pipe) fail(msg string) {
+	p.st.setError(msg)
+	_ = p.conn.Close()
+	p.end()
+}
+
+// end stops all writing: tickets are ignored from now on.
+func (p *pipe) end() {
+	p.mu.Lock()
+	p.writing = false
+	if !p.ended {
+		p.ended = true
+		close(p.stop)
+	}
+	p.mu.Unlock()
+	notify(p.flushed)
+}
+
+// drain runs once the reader ended: it waits for the replies still owed
+// to be written, up to WriteTimeout, or until Close, then ends the
+// connection's writing.
+func (p *pipe) drain() {
+	t := time.NewTimer(p.s.cfg.WriteTimeout)
+	defer t.Stop()
+	defer p.end()
+	for {
+		p.mu.Lock()
+		n, busy, ended := p.tail-p.head, p.writing, p.ended
+		p.mu.Unlock()
+		if ended || n == 0 && !busy {
 			return
 		}
 		select {
-		case <-p.wake:
-		case <-readerDone:
-			readerDone = nil
-			t := time.NewTimer(s.cfg.WriteTimeout)
-			defer t.Stop()
-			drain = t.C
-		case <-drain:
+		case <-p.flushed:
+		case <-p.stop:
+			return
+		case <-t.C:
 			if n := p.owed(); n > 0 {
 				p.log.Warn("edgesocket collector left with replies owed; it resends those batches", slog.Int("owed", n))
 			}
 			return
-		case <-s.done:
-			// Close: write what is ready, then stop.
-			out, _, _ = p.writeReady(out[:0])
-			_ = p.conn.SetWriteDeadline(time.Now().Add(time.Second))
-			_, _ = p.conn.Write(out)
+		case <-p.s.done:
+			// Close: what is ready is being written; do not wait for
+			// the rest.
 			return
 		}
 	}
 }
 
-// writeReady appends the ready replies at the head of the ring to out
-// and reports how many, and whether the last one asks to stop. It does no
-// I/O: Ticket.Done takes the same lock and must never wait on a peer.
+// writeReady appends the ready replies at the head of the ring to out,
+// taking their slots, and reports how many, and whether the last one asks
+// to stop. p.mu is held; it does no I/O.
 func (p *pipe) writeReady(out []byte) ([]byte, int, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	n := 0
 	for p.head < p.tail {
 		sl := &p.ring[p.head%uint64(len(p.ring))]

@@ -30,6 +30,8 @@ type options struct {
 	keep       bool
 	pprof      string
 	memLimit   string
+	receiver   string
+	bulk       int
 }
 
 func main() {
@@ -44,6 +46,8 @@ func main() {
 	fs.IntVar(&o.lineBytes, "line-bytes", 200, "bytes per line")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary directory")
 	fs.StringVar(&o.memLimit, "gomemlimit", "", "GOMEMLIMIT for the relay (default: the agent's own soft limit, 48 MiB)")
+	fs.StringVar(&o.receiver, "sink-receiver", "", "run the sink as this edgesocket-receiver binary, a process of its own (default: in this process, sharing its CPU with the collectors)")
+	fs.IntVar(&o.bulk, "bulk-max-size", 0, "the relay's agent.bulk-max-size (0: the agent's default)")
 	fs.StringVar(&o.pprof, "pprof", "", "save a CPU profile of the relay over the window to this file")
 	_ = fs.Parse(os.Args[1:])
 	if o.collectors < 1 || o.batch < 1 || o.inFlight < 1 || o.lineBytes < 40 || o.duration <= 0 {

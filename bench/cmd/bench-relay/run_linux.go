@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -49,14 +50,25 @@ func run(o options) error {
 	}
 
 	var sunk atomic.Int64
-	sink, err := ingress.New(ingress.Config{Token: sinkToken, Handler: func(int64, []byte) string { sunk.Add(1); return "" }})
-	if err != nil {
-		return err
+	var sinkAddr string
+	if o.receiver != "" {
+		addr, stop, err := startReceiver(o.receiver, root, &sunk)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		sinkAddr = addr
+	} else {
+		sink, err := ingress.New(ingress.Config{Token: sinkToken, Handler: func(int64, []byte) string { sunk.Add(1); return "" }})
+		if err != nil {
+			return err
+		}
+		if err := sink.Start(context.Background()); err != nil {
+			return fmt.Errorf("start the sink: %w", err)
+		}
+		defer sink.Close()
+		sinkAddr = sink.Addr()
 	}
-	if err := sink.Start(context.Background()); err != nil {
-		return fmt.Errorf("start the sink: %w", err)
-	}
-	defer sink.Close()
 
 	listen, err := freeAddr()
 	if err != nil {
@@ -79,9 +91,13 @@ func run(o options) error {
 		return err
 	}
 	conf := filepath.Join(root, "agent.yaml")
+	bulk := ""
+	if o.bulk > 0 {
+		bulk = fmt.Sprintf("  bulk-max-size: %d\n", o.bulk)
+	}
 	yaml := fmt.Sprintf(`agent:
   flush-interval-ms: 20
-inputs:
+%sinputs:
   - id: relay
     type: edgesocket
     listen: %q
@@ -95,7 +111,7 @@ output:
   token: %s
 %slog:
   file: %q
-`, listen, tokensFile, o.collectors+16, filepath.Join(root, "data", "wal.db"), sink.Addr(), sinkToken, httpSection, filepath.Join(root, "edge-agent.log"))
+`, bulk, listen, tokensFile, o.collectors+16, filepath.Join(root, "data", "wal.db"), sinkAddr, sinkToken, httpSection, filepath.Join(root, "edge-agent.log"))
 	if err := os.WriteFile(conf, []byte(yaml), 0o600); err != nil {
 		return err
 	}
@@ -221,8 +237,12 @@ output:
 	if limit == "" {
 		limit = "the agent's default"
 	}
-	fmt.Printf("edge-agent relay: %s; %d collectors (client library, window %d, %d batches per Send, %d-byte lines) -> relay (queue.fsync on, GOMEMLIMIT %s) -> sink\n",
-		agent, o.collectors, o.inFlight, o.batch, o.lineBytes, limit)
+	where := "in this process"
+	if o.receiver != "" {
+		where = "an edgesocket-receiver process"
+	}
+	fmt.Printf("edge-agent relay: %s; %d collectors (client library, window %d, %d batches per Send, %d-byte lines) -> relay (queue.fsync on, GOMEMLIMIT %s) -> sink (%s)\n",
+		agent, o.collectors, o.inFlight, o.batch, o.lineBytes, limit, where)
 	fmt.Printf("%-44s %s\n", "measured window", fmt.Sprintf("%.1f s after %.0f s of warm-up", el, o.warmup.Seconds()))
 	fmt.Printf("%-44s %.0f\n", "lines/s stored by the relay (RECEIVED)", total/el)
 	fmt.Printf("%-44s %.0f\n", "lines/s delivered to the sink", float64(endSunk-startSunk)/el)
@@ -445,6 +465,57 @@ func saveHeap(api, path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// startReceiver runs the sink as an edgesocket-receiver process (records
+// to /dev/null), counting what it reports into sunk; stop ends it by its
+// PID.
+func startReceiver(bin, root string, sunk *atomic.Int64) (string, func(), error) {
+	bin, err := filepath.Abs(bin)
+	if err != nil {
+		return "", nil, err
+	}
+	addrFile := filepath.Join(root, "sink.addr")
+	cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--addr-file", addrFile, "--token", sinkToken,
+		"--out", os.DevNull, "--stats-interval", "100ms", "--quiet")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	stop := func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill() // this PID only
+			<-done
+		}
+	}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			for _, f := range strings.Fields(sc.Text()) {
+				if v, ok := strings.CutPrefix(f, "records="); ok {
+					if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+						sunk.Store(n)
+					}
+				}
+			}
+		}
+	}()
+	for range 300 {
+		if b, err := os.ReadFile(addrFile); err == nil && len(bytes.TrimSpace(b)) > 0 {
+			return string(bytes.TrimSpace(b)), stop, nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	return "", nil, errors.New("the sink receiver did not listen within 6 s")
 }
 
 type peakRSS struct {

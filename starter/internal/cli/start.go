@@ -53,8 +53,9 @@ $EDGE_AGENT_LOG_FILE) and this command waits up to
 $EDGE_AGENT_STARTUP_READY_TIMEOUT_S seconds (default 10) for readiness.
 Under systemd Type=notify, READY=1 and STOPPING=1 are sent to $NOTIFY_SOCKET.
 ` + fmt.Sprintf(`The Go garbage collector runs at GOGC=%d unless $GOGC is set, with a soft
-memory limit of %d MiB unless $GOMEMLIMIT is set.
-`, process.DefaultGCPercent, process.DefaultMemoryLimit>>20) + `While it runs, the agent serves /metrics, /healthz, /readyz and /debug/status
+memory limit of %d MiB (%d MiB with an edgesocket input: a relay) unless
+$GOMEMLIMIT is set.
+`, process.DefaultGCPercent, process.DefaultMemoryLimit>>20, process.RelayMemoryLimit>>20) + `While it runs, the agent serves /metrics, /healthz, /readyz and /debug/status
 on http.listen (default 127.0.0.1:9466; off disables; docs/metrics.md); a port
 that cannot be bound fails the start (exit 1).
 

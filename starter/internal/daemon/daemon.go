@@ -112,6 +112,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return b.fail(exitcode.Config, err) // Load's errors name the file
 	}
+	tuning.memLimit = process.RaiseMemoryLimitForRelay(tuning.memLimit, hasRelayInput(cfg.cfg))
 	level := new(slog.LevelVar)
 	closeLog, err := b.openLog(cfg.cfg, level)
 	if err != nil {

@@ -3,8 +3,26 @@ package daemon
 import (
 	"log/slog"
 
+	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/process"
 )
+
+// relayInputType is the input type that makes the agent a relay.
+const relayInputType = "edgesocket"
+
+// hasRelayInput reports whether cfg makes the agent a relay, which takes
+// process.RelayMemoryLimit as its default soft memory limit.
+func hasRelayInput(cfg *config.Config) bool {
+	if cfg.InputType == relayInputType {
+		return true
+	}
+	for _, e := range cfg.Inputs {
+		if e.Type == relayInputType {
+			return true
+		}
+	}
+	return false
+}
 
 // tuning is what tuneProcess set, for the log once it is open.
 type tuning struct {

@@ -39,6 +39,17 @@ func TuneGC(getenv func(string) string) int {
 // collecting and lets the heap grow past it rather than stop.
 const DefaultMemoryLimit = 48 << 20
 
+// RelayMemoryLimit replaces DefaultMemoryLimit in an agent whose config
+// has a relay input (type edgesocket). A relay's live memory grows with
+// its connections (a goroutine stack, a read buffer and a reply ring
+// each: about 20 KiB at rest) and with the batches it holds between a
+// collector and the queue; at 1,000 connections that is near 48 MiB, where
+// the runtime collected almost without pause and spent more CPU on it
+// than on the relaying. The trade-off: a relay's peak RSS may reach about
+// this limit plus the file pages, against 64 MiB for an agent that tails
+// files.
+const RelayMemoryLimit = 80 << 20
+
 // ChooseMemoryLimit returns the soft memory limit to set at start, or 0
 // to leave the runtime as the environment configured it: an operator's
 // GOMEMLIMIT (any value, "off" included) wins.
@@ -47,6 +58,18 @@ func ChooseMemoryLimit(getenv func(string) string) int64 {
 		return 0
 	}
 	return DefaultMemoryLimit
+}
+
+// RaiseMemoryLimitForRelay sets RelayMemoryLimit once the config is known
+// to hold a relay input, if the limit in force is the agent's own (set is
+// what TuneMemoryLimit returned: 0 when GOMEMLIMIT decided). It returns
+// the limit now in force by the agent's choice, 0 if the environment's.
+func RaiseMemoryLimitForRelay(set int64, relay bool) int64 {
+	if set == 0 || !relay || set >= RelayMemoryLimit {
+		return set
+	}
+	debug.SetMemoryLimit(RelayMemoryLimit)
+	return RelayMemoryLimit
 }
 
 // TuneMemoryLimit applies ChooseMemoryLimit's decision to the running

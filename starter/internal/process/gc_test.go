@@ -143,3 +143,32 @@ func TestTuneHeapSamplingApplies(t *testing.T) {
 		t.Errorf("without http.pprof: MemProfileRate = %d, want 0", runtime.MemProfileRate)
 	}
 }
+
+// TestRaiseMemoryLimitForRelay: a relay input raises the agent's own soft
+// limit to RelayMemoryLimit; an operator's GOMEMLIMIT (set 0) and an agent
+// without a relay input keep theirs.
+func TestRaiseMemoryLimitForRelay(t *testing.T) {
+	old := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(old) })
+	for _, tc := range []struct {
+		name    string
+		set     int64
+		relay   bool
+		want    int64
+		runtime int64
+	}{
+		{"relay, agent's limit", DefaultMemoryLimit, true, RelayMemoryLimit, RelayMemoryLimit},
+		{"no relay", DefaultMemoryLimit, false, DefaultMemoryLimit, DefaultMemoryLimit},
+		{"relay, GOMEMLIMIT decided", 0, true, 0, DefaultMemoryLimit},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			debug.SetMemoryLimit(DefaultMemoryLimit)
+			if got := RaiseMemoryLimitForRelay(tc.set, tc.relay); got != tc.want {
+				t.Fatalf("RaiseMemoryLimitForRelay(%d, %v) = %d, want %d", tc.set, tc.relay, got, tc.want)
+			}
+			if got := debug.SetMemoryLimit(-1); got != tc.runtime {
+				t.Fatalf("runtime limit %d, want %d", got, tc.runtime)
+			}
+		})
+	}
+}
