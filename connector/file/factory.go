@@ -1,27 +1,10 @@
 package file
 
-import (
-	"fmt"
-
-	"github.com/edge-agent/edge-agent/connector/input"
-)
+import "github.com/edge-agent/edge-agent/connector/input"
 
 // TypeName is the `input.type` value of this input.
 const TypeName = "file"
 
-type factory struct{}
-
 // NewFactory returns the factory for `type: file`. Create takes the
 // *Config returned by NewDefaultConfig.
-func NewFactory() input.Factory { return factory{} }
-
-func (factory) Type() string                   { return TypeName }
-func (factory) NewDefaultConfig() input.Config { return NewDefaultConfig() }
-
-func (factory) Create(cfg input.Config, set input.Settings) (input.Input, error) {
-	c, ok := cfg.(*Config)
-	if !ok {
-		return nil, fmt.Errorf("file input: config is %T, want *file.Config", cfg)
-	}
-	return New(c, set)
-}
+func NewFactory() input.Factory { return input.NewFactory(TypeName, NewDefaultConfig, New) }
