@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/starter/internal/config"
-	"github.com/edge-agent/edge-agent/starter/internal/identity"
+	"github.com/edge-agent/edge-agent/starter/internal/connfiles"
 	"github.com/edge-agent/edge-agent/starter/internal/management"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/starter/internal/paths"
@@ -55,7 +55,10 @@ func (s savedConnection) outputConnection() config.OutputConnection {
 // connStore keeps the settings in force across restarts.
 type connStore struct{ dir string }
 
-func (st connStore) file() string { return filepath.Join(st.dir, "edgesocket.json") }
+// connKind names the output connection's files in the connections folder.
+const connKind = "edgesocket"
+
+func (st connStore) file() string { return connfiles.File(st.dir, connKind) }
 
 // load returns the saved settings, or nil.
 func (st connStore) load() (*savedConnection, error) {
@@ -76,42 +79,20 @@ func (st connStore) load() (*savedConnection, error) {
 // stage writes the offer's PEM files under names of its hash, so the
 // settings in force keep their files until the new ones are confirmed.
 func (st connStore) stage(o management.EdgeSocketOffer) (savedConnection, error) {
-	h := hex.EncodeToString(o.Hash)
-	s := savedConnection{Hash: h, Endpoint: o.Endpoint, Token: o.Token}
-	if err := os.MkdirAll(st.dir, 0o700); err != nil {
+	s := savedConnection{Hash: hex.EncodeToString(o.Hash), Endpoint: o.Endpoint, Token: o.Token}
+	err := connfiles.Stage(st.dir, connKind, s.Hash,
+		connfiles.PEM{Data: o.Cert, Name: "cert.pem", Path: &s.CertFile},
+		connfiles.PEM{Data: o.Key, Name: "key.pem", Path: &s.KeyFile},
+		connfiles.PEM{Data: o.CA, Name: "ca.pem", Path: &s.CAFile})
+	if err != nil {
 		return s, fmt.Errorf("edgesocket connection settings: %w", err)
-	}
-	short := h
-	if len(short) > 12 {
-		short = short[:12]
-	}
-	for _, f := range []struct {
-		data []byte
-		dst  *string
-		name string
-	}{{o.Cert, &s.CertFile, "cert.pem"}, {o.Key, &s.KeyFile, "key.pem"}, {o.CA, &s.CAFile, "ca.pem"}} {
-		if len(f.data) == 0 {
-			continue
-		}
-		*f.dst = filepath.Join(st.dir, "edgesocket-"+short+"-"+f.name)
-		if err := identity.WriteAtomic(*f.dst, f.data, 0o600); err != nil {
-			return s, fmt.Errorf("edgesocket connection settings: %w", err)
-		}
 	}
 	return s, nil
 }
 
 // save records s as in force and removes the PEM files no longer named.
 func (st connStore) save(s savedConnection) error {
-	data, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := identity.WriteAtomic(st.file(), append(data, '\n'), 0o600); err != nil {
-		return fmt.Errorf("save the edgesocket connection settings: %w", err)
-	}
-	st.prune(s)
-	return nil
+	return connfiles.Save(st.dir, connKind, s, s.CertFile, s.KeyFile, s.CAFile)
 }
 
 // remove forgets the settings (withdrawn) and their files.
@@ -124,12 +105,7 @@ func (st connStore) remove() error {
 }
 
 func (st connStore) prune(keep savedConnection) {
-	pems, _ := filepath.Glob(filepath.Join(st.dir, "edgesocket-*.pem"))
-	for _, p := range pems {
-		if p != keep.CertFile && p != keep.KeyFile && p != keep.CAFile {
-			_ = os.Remove(p) // a stale file left is harmless
-		}
-	}
+	connfiles.Prune(st.dir, connKind, keep.CertFile, keep.KeyFile, keep.CAFile)
 }
 
 // ApplyEdgeSocket is management.ConnectionApplier: the offer goes over

@@ -9,14 +9,13 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	opamp "github.com/open-telemetry/opamp-go/client"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
-	"github.com/edge-agent/edge-agent/starter/internal/identity"
+	"github.com/edge-agent/edge-agent/starter/internal/connfiles"
 )
 
 // OpAMPConnectTimeout is how long new OpAMP connection settings have to
@@ -40,7 +39,10 @@ type savedOpAMP struct {
 	AppliedAt time.Time         `json:"applied_at"`
 }
 
-func (s OpAMPStore) file() string { return filepath.Join(s.Dir, "opamp.json") }
+// opampKind names the OpAMP connection's files in the connections folder.
+const opampKind = "opamp"
+
+func (s OpAMPStore) file() string { return connfiles.File(s.Dir, opampKind) }
 
 func (s OpAMPStore) load() (*savedOpAMP, error) {
 	raw, err := os.ReadFile(s.file())
@@ -93,46 +95,23 @@ func (s OpAMPStore) stage(hash []byte, o *protobufs.OpAMPConnectionSettings, cur
 	if (len(c.GetCert()) == 0) != (len(c.GetPrivateKey()) == 0) {
 		return v, errors.New("opamp.certificate needs both cert and private_key")
 	}
-	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+	err := connfiles.Stage(s.Dir, opampKind, v.Hash,
+		connfiles.PEM{Data: c.GetCaCert(), Name: "ca.pem", Path: &v.CAFile},
+		connfiles.PEM{Data: c.GetCert(), Name: "cert.pem", Path: &v.CertFile},
+		connfiles.PEM{Data: c.GetPrivateKey(), Name: "key.pem", Path: &v.KeyFile})
+	if err != nil {
 		return v, fmt.Errorf("OpAMP connection settings: %w", err)
-	}
-	short := v.Hash[:min(12, len(v.Hash))]
-	for _, f := range []struct {
-		data []byte
-		dst  *string
-		name string
-	}{{c.GetCaCert(), &v.CAFile, "ca.pem"}, {c.GetCert(), &v.CertFile, "cert.pem"}, {c.GetPrivateKey(), &v.KeyFile, "key.pem"}} {
-		if len(f.data) == 0 {
-			continue
-		}
-		*f.dst = filepath.Join(s.Dir, "opamp-"+short+"-"+f.name)
-		if err := identity.WriteAtomic(*f.dst, f.data, 0o600); err != nil {
-			return v, fmt.Errorf("OpAMP connection settings: %w", err)
-		}
 	}
 	return v, nil
 }
 
 func (s OpAMPStore) save(v savedOpAMP) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := identity.WriteAtomic(s.file(), append(data, '\n'), 0o600); err != nil {
-		return fmt.Errorf("save the OpAMP connection settings: %w", err)
-	}
-	s.prune(v)
-	return nil
+	return connfiles.Save(s.Dir, opampKind, v, v.CAFile, v.CertFile, v.KeyFile)
 }
 
 // prune removes the staged PEM files keep does not name.
 func (s OpAMPStore) prune(keep savedOpAMP) {
-	pems, _ := filepath.Glob(filepath.Join(s.Dir, "opamp-*.pem"))
-	for _, p := range pems {
-		if p != keep.CAFile && p != keep.CertFile && p != keep.KeyFile {
-			_ = os.Remove(p) // a stale file left is harmless
-		}
-	}
+	connfiles.Prune(s.Dir, opampKind, keep.CAFile, keep.CertFile, keep.KeyFile)
 }
 
 // swap is a session that connected with new settings, for supervise to
