@@ -3,28 +3,11 @@ package client
 import (
 	"bytes"
 	"crypto/tls"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
-
-// copyFile replaces dst by src's content through a rename, as a
-// certificate rotation does.
-func copyFile(t *testing.T, src, dst string) {
-	t.Helper()
-	data, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst+".new", data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(dst+".new", dst); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // The client certificate Build loads is read again when its files change:
 // the next handshake presents the rotated one, with the same *tls.Config
@@ -75,8 +58,7 @@ func TestBuildReloadsTheClientCertificate(t *testing.T) {
 	if got := handshake(); !bytes.Equal(got, first.Leaf.Raw) {
 		t.Fatal("the first handshake did not present the configured certificate")
 	}
-	copyFile(t, second.CertFile, first.CertFile)
-	copyFile(t, second.KeyFile, first.KeyFile)
+	first.Rotate(t, second)
 	deadline := time.Now().Add(10 * time.Second)
 	for !bytes.Equal(handshake(), second.Leaf.Raw) {
 		if time.Now().After(deadline) {

@@ -77,3 +77,22 @@ func SelfSigned(tb testing.TB, validFor time.Duration) Cert {
 	}
 	return c
 }
+
+// Rotate puts next's certificate and key in c's files, each through a
+// rename, as a renewal in place does (a reader sees the old file or the
+// new one, never half of one).
+func (c Cert) Rotate(tb testing.TB, next Cert) {
+	tb.Helper()
+	for _, f := range [][2]string{{next.CertFile, c.CertFile}, {next.KeyFile, c.KeyFile}} {
+		data, err := os.ReadFile(f[0])
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(f[1]+".new", data, 0o600); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.Rename(f[1]+".new", f[1]); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}

@@ -2,24 +2,11 @@ package api
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
-)
 
-func replaceFile(t *testing.T, src, dst string) {
-	t.Helper()
-	data, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst+".new", data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(dst+".new", dst); err != nil {
-		t.Fatal(err)
-	}
-}
+	"github.com/edge-agent/edge-agent/transport/transporttest"
+)
 
 // http.tls files that change are served from the next handshake on,
 // without a restart: a client pinned to the new certificate gets in (and
@@ -40,8 +27,7 @@ func TestTLSServesTheRotatedCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := writeCert(t)
-	replaceFile(t, next.CertFile, cert.CertFile)
-	replaceFile(t, next.KeyFile, cert.KeyFile)
+	transporttest.Cert{CertFile: cert.CertFile, KeyFile: cert.KeyFile}.Rotate(t, transporttest.Cert{CertFile: next.CertFile, KeyFile: next.KeyFile})
 	newPin, err := NewClient(Settings{Listen: srv.Addr(), TLS: next})
 	if err != nil {
 		t.Fatal(err)
