@@ -494,6 +494,7 @@ func (f *blockFreer) free(tx *Tx) error {
 		if tx.anyLive(first, last) {
 			continue
 		}
+		tx.noteFreed(v)
 		if err := deleteBlock(tx.blocks, u64key(first)); err != nil {
 			return fmt.Errorf("wal %s: delete block %d: %w", tx.w.path, first, err)
 		}

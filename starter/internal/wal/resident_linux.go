@@ -54,3 +54,13 @@ func adviseRandom(db *bolt.DB, size int64) error {
 func dropCache(f *os.File) error {
 	return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
 }
+
+// dropRange drops n bytes of the file at off (page-aligned) from bbolt's
+// mapping and then from the page cache (see WAL.dropFreed).
+func dropRange(db *bolt.DB, f *os.File, off, n int64) error {
+	_, _, errno := syscall.Syscall(syscall.SYS_MADVISE, db.Info().Data+uintptr(off), uintptr(n), syscall.MADV_DONTNEED)
+	if errno != 0 {
+		return errno
+	}
+	return unix.Fadvise(int(f.Fd()), off, n, unix.FADV_DONTNEED)
+}

@@ -141,6 +141,19 @@ func mappedRSS(t *testing.T, w *WAL) int64 {
 // cachedPages counts the pages of the file at path in the page cache.
 func cachedPages(t *testing.T, path string) int {
 	t.Helper()
+	n := 0
+	for _, c := range pageCacheMap(t, path) {
+		if c {
+			n++
+		}
+	}
+	return n
+}
+
+// pageCacheMap says, for each page of the file at path, whether it is in
+// the page cache (mincore).
+func pageCacheMap(t *testing.T, path string) []bool {
+	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -160,11 +173,79 @@ func cachedPages(t *testing.T, path string) int {
 	if _, _, errno := syscall.Syscall(syscall.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
 		t.Fatal(errno)
 	}
-	n := 0
-	for _, v := range vec {
-		n += int(v & 1)
+	out := make([]bool, len(vec))
+	for i, v := range vec {
+		out[i] = v&1 != 0
 	}
-	return n
+	return out
+}
+
+// TestAckDropsFreedBlockPages: with fsync, the pages of a block deleted
+// by an ack leave the page cache at that commit, so that bbolt's reuse of
+// them one page at a time does not dirty the large folio the block was
+// written in; the blocks still queued stay cached (nothing is read back
+// from disk for them), and commits in a row do not drop the whole file.
+func TestAckDropsFreedBlockPages(t *testing.T) {
+	clk := newClock(t0)
+	w, err := Open(Options{Path: filepath.Join(t.TempDir(), "wal.db"), Fsync: true, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	lines := logLines(blockMaxRows)
+	group := make([]NewRow, len(lines))
+	for i := range group {
+		group[i] = NewRow{SourceID: "app", Payload: lines[i]}
+	}
+	for range 4 {
+		if err := w.Update(func(tx *Tx) error { _, _, err := tx.Append(group); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var claimed []uint64
+	if err := w.Update(func(tx *Tx) error {
+		got, err := tx.Claim(len(group), t0)
+		for _, r := range got {
+			claimed = append(claimed, r.ID)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	before := pagesByBucket(t, w)
+	if err := w.Update(func(tx *Tx) error { return tx.Ack(claimed, 0, t0) }); err != nil {
+		t.Fatal(err)
+	}
+	after := pagesByBucket(t, w)
+	cached := pageCacheMap(t, w.path)
+	var freed, freedCached, live, liveCached int
+	for id, b := range before {
+		if b != string(bucketBlocks) || int(id) >= len(cached) {
+			continue
+		}
+		if _, ok := after[id]; ok {
+			live++
+			if cached[id] {
+				liveCached++
+			}
+			continue
+		}
+		freed++
+		if cached[id] {
+			freedCached++
+		}
+	}
+	// The block is several pages; the blocks bucket's own leaf, which the
+	// commit rewrote elsewhere, is freed too but stays cached.
+	if freed < 4 {
+		t.Fatalf("the ack freed %d pages of the blocks bucket; want a whole block of several", freed)
+	}
+	if freedCached > 1 {
+		t.Fatalf("%d of the %d pages the ack freed are still cached; want the deleted block's pages dropped", freedCached, freed)
+	}
+	if live == 0 || liveCached < live/2 {
+		t.Fatalf("%d of the %d pages of the queued blocks cached; want them kept", liveCached, live)
+	}
 }
 
 // TestQuietCommitLeavesNoPagesCached: with fsync, a commit a second or more after the

@@ -18,3 +18,6 @@ func adviseRandom(*bolt.DB, int64) error { return errors.ErrUnsupported }
 
 // dropCache is Linux-only (resident_linux.go).
 func dropCache(*os.File) error { return errors.ErrUnsupported }
+
+// dropRange is Linux-only (resident_linux.go).
+func dropRange(*bolt.DB, *os.File, int64, int64) error { return errors.ErrUnsupported }

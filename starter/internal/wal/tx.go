@@ -39,6 +39,8 @@ type Tx struct {
 	// onCommit are warnings about changes this Tx made, logged only once
 	// it has committed: a rolled-back change did not happen.
 	onCommit []warning
+	// freed are the file pages of the blocks this Tx deleted (noteFreed).
+	freed []fileRange
 }
 
 type warning struct {

@@ -219,6 +219,7 @@ func (w *WAL) Update(fn func(tx *Tx) error) (err error) {
 	var (
 		warnings []warning
 		read     int64
+		freed    []fileRange
 	)
 	// Pages a commit writes are read through the mapping by the commits
 	// after it (the path an append or an ack walks), so they count toward
@@ -227,7 +228,7 @@ func (w *WAL) Update(fn func(tx *Tx) error) (err error) {
 	// Only this transaction allocates meanwhile (wmu).
 	before := db.Stats()
 	err = db.Update(func(btx *bolt.Tx) error {
-		warnings, read = nil, 0
+		warnings, read, freed = nil, 0, nil
 		tx, err := w.newTx(btx)
 		if err != nil {
 			return err
@@ -235,7 +236,7 @@ func (w *WAL) Update(fn func(tx *Tx) error) (err error) {
 		if err := fn(tx); err != nil {
 			return err
 		}
-		warnings, read = tx.onCommit, tx.readBytes
+		warnings, read, freed = tx.onCommit, tx.readBytes, tx.freed
 		return tx.flush()
 	})
 	if err != nil {
@@ -245,6 +246,7 @@ func (w *WAL) Update(fn func(tx *Tx) error) (err error) {
 		w.log.Warn(wa.msg, wa.args...)
 	}
 	after := db.Stats()
+	w.dropFreed(db, freed)
 	w.afterCommit(db, read+after.TxStats.GetPageAlloc()-before.TxStats.GetPageAlloc())
 	return nil
 }
