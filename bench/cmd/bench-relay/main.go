@@ -32,6 +32,7 @@ type options struct {
 	memLimit   string
 	receiver   string
 	bulk       int
+	maxBytes   int64
 }
 
 func main() {
@@ -48,10 +49,11 @@ func main() {
 	fs.StringVar(&o.memLimit, "gomemlimit", "", "GOMEMLIMIT for the relay (default: the agent's own soft limit, 48 MiB)")
 	fs.StringVar(&o.receiver, "sink-receiver", "", "run the sink as this edgesocket-receiver binary, a process of its own (default: in this process, sharing its CPU with the collectors)")
 	fs.IntVar(&o.bulk, "bulk-max-size", 0, "the relay's agent.bulk-max-size (0: the agent's default)")
+	fs.Int64Var(&o.maxBytes, "queue-max-bytes", 0, "the relay's queue.max-bytes (0: the agent's default); a small bound shows the rate it sustains once its queue is full, when collectors get QUEUE_FULL")
 	fs.StringVar(&o.pprof, "pprof", "", "save a CPU profile of the relay over the window to this file")
 	_ = fs.Parse(os.Args[1:])
-	if o.collectors < 1 || o.batch < 1 || o.inFlight < 1 || o.lineBytes < 40 || o.duration <= 0 {
-		fmt.Fprintln(os.Stderr, "bench-relay: -collectors, -batch, -in-flight must be > 0, -line-bytes >= 40, -duration > 0")
+	if o.collectors < 1 || o.batch < 1 || o.inFlight < 1 || o.lineBytes < 40 || o.duration <= 0 || o.maxBytes < 0 {
+		fmt.Fprintln(os.Stderr, "bench-relay: -collectors, -batch, -in-flight must be > 0, -line-bytes >= 40, -duration > 0, -queue-max-bytes >= 0")
 		os.Exit(2)
 	}
 	if err := run(o); err != nil {

@@ -95,6 +95,10 @@ func run(o options) error {
 	if o.bulk > 0 {
 		bulk = fmt.Sprintf("  bulk-max-size: %d\n", o.bulk)
 	}
+	maxBytes := ""
+	if o.maxBytes > 0 {
+		maxBytes = fmt.Sprintf("  max-bytes: %d\n", o.maxBytes)
+	}
 	yaml := fmt.Sprintf(`agent:
   flush-interval-ms: 20
 %sinputs:
@@ -105,13 +109,13 @@ func run(o options) error {
     max-connections: %d
 queue:
   path: %q
-output:
+%soutput:
   type: transport
   endpoint: %q
   token: %s
 %slog:
   file: %q
-`, bulk, listen, tokensFile, o.collectors+16, filepath.Join(root, "data", "wal.db"), sinkAddr, sinkToken, httpSection, filepath.Join(root, "edge-agent.log"))
+`, bulk, listen, tokensFile, o.collectors+16, filepath.Join(root, "data", "wal.db"), maxBytes, sinkAddr, sinkToken, httpSection, filepath.Join(root, "edge-agent.log"))
 	if err := os.WriteFile(conf, []byte(yaml), 0o600); err != nil {
 		return err
 	}
