@@ -88,8 +88,8 @@ func newRoot(t *testing.T, opts options) *agentRoot {
 }
 
 // useAPI sets http.listen to a loopback port held until the next start
-// (the agent's command line and its API clients find the API through
-// http.listen, so it cannot be :0). The caller writes the config.
+// (the tests' own API clients find the API through http.listen; port 0
+// is TestCLIFindsAnAPIOnAFreePort's). The caller writes the config.
 func (r *agentRoot) useAPI() {
 	r.opts.api = true
 	r.apiHold = holdPort(r.t)

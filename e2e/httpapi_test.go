@@ -225,3 +225,41 @@ func TestHealthzFollowsARefusedTokenAndItsReload(t *testing.T) {
 		t.Fatalf("stop exit %d", code)
 	}
 }
+
+// TestCLIFindsAnAPIOnAFreePort: with http.listen on port 0 the agent
+// records the address it bound beside its pid file, and status, top and
+// db reach the API through it; a clean stop removes the record.
+func TestCLIFindsAnAPIOnAFreePort(t *testing.T) {
+	skipShort(t)
+	rc := startReceiver(t, "e2e-token-0123456789")
+	root := newRoot(t, options{port: rc.port, httpListen: "127.0.0.1:0"})
+	agent := root.startReady()
+	want := makeLines(t.Name(), 0, 50)
+	root.createFile("in/app.log").lines(want)
+	rc.waitDelivered(want, deliverTimeout)
+
+	addr := strings.TrimSpace(readText(root.path("edge-agent.api-address")))
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "0" {
+		t.Fatalf("edge-agent.api-address holds %q, want the bound host:port", addr)
+	}
+	out, errOut, code := root.cli("status", "--json")
+	var doc statusDoc
+	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil {
+		t.Fatalf("status --json: exit %d, %v\n%s%s", code, err, out, errOut)
+	}
+	if !doc.Running || doc.PID != agent.pid() || doc.Source != "api" || doc.State != "running" || doc.DetailError != "" {
+		t.Errorf("status --json with http.listen 127.0.0.1:0, want the API's status:\n%s", out)
+	}
+	if out, errOut, code := root.cli("top", "--once"); code != 0 || !strings.Contains(out, "output  connected") {
+		t.Errorf("top --once: exit %d\n%s%s", code, out, errOut)
+	}
+	if out, errOut, code := root.cli("db", "wal-summary"); code != 0 {
+		t.Errorf("db wal-summary through the API: exit %d\n%s%s", code, out, errOut)
+	}
+	if code := root.stop(agent); code != 0 {
+		t.Fatalf("stop: exit %d", code)
+	}
+	if _, err := os.Stat(root.path("edge-agent.api-address")); !os.IsNotExist(err) {
+		t.Errorf("edge-agent.api-address after a clean stop: %v, want it removed", err)
+	}
+}

@@ -1,7 +1,9 @@
 package api
 
 import (
+	"fmt"
 	"net"
+	"os"
 	"strings"
 
 	"github.com/edge-agent/edge-agent/starter/internal/check"
@@ -67,4 +69,26 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// Bound returns s with Listen replaced by the address the running agent
+// wrote to addrFile (paths.APIAddrFile) when Listen asks for a free port
+// (port 0), which names no port to dial; s as it is otherwise.
+func (s Settings) Bound(addrFile string) (Settings, error) {
+	if !s.Enabled() {
+		return s, nil
+	}
+	if _, port, err := net.SplitHostPort(strings.TrimSpace(s.Listen)); err != nil || port != "0" {
+		return s, nil
+	}
+	raw, err := os.ReadFile(addrFile)
+	if err != nil {
+		return s, fmt.Errorf("http.listen %q binds a free port, and the address the agent bound cannot be read from %s: %w", s.Listen, addrFile, err)
+	}
+	addr := strings.TrimSpace(string(raw))
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "0" || port == "" {
+		return s, fmt.Errorf("%s: %q is not the host:port of a listening API; restart the agent to write it again", addrFile, addr)
+	}
+	s.Listen = addr
+	return s, nil
 }

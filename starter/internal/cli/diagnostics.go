@@ -50,7 +50,8 @@ func (a *agentCLI) diagnostics(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	probe, err := process.Probe(paths.PIDFile(a.env.Getenv, home))
+	pidFile := paths.PIDFile(a.env.Getenv, home)
+	probe, err := process.Probe(pidFile)
 	if err != nil {
 		return err
 	}
@@ -58,7 +59,11 @@ func (a *agentCLI) diagnostics(c *ucli.Context) error {
 	var data []byte
 	var from string
 	if probe.Running {
-		client, err := api.NewClient(cfg.HTTP)
+		var client *api.Client
+		hs, err := cfg.HTTP.Bound(paths.APIAddrFile(pidFile))
+		if err == nil {
+			client, err = api.NewClient(hs)
+		}
 		if err != nil {
 			return withCode(exitcode.Failure, fmt.Errorf("the agent runs (pid %d) but its bundle comes over its API: %w; set http.listen, or stop it to read its files", probe.PID, err))
 		}

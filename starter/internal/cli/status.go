@@ -73,7 +73,7 @@ func (a *agentCLI) status(c *ucli.Context) error {
 	case cfgErr != nil:
 		detailErr = cfgErr
 	case probe.Running:
-		st, detailErr = runningStatus(c.Context, cfg.HTTP)
+		st, detailErr = runningStatus(c.Context, cfg.HTTP, paths.APIAddrFile(pidFile))
 	default:
 		st, detailErr = stoppedStatus(cfg.Queue.Path, time.Now())
 	}
@@ -116,7 +116,11 @@ func (a *agentCLI) statusConfig(explicit, home string) (*config.Config, error) {
 	return cfg, nil
 }
 
-func runningStatus(ctx context.Context, s api.Settings) (api.Status, error) {
+func runningStatus(ctx context.Context, s api.Settings, addrFile string) (api.Status, error) {
+	s, err := s.Bound(addrFile)
+	if err != nil {
+		return api.Status{}, err
+	}
 	client, err := api.NewClient(s)
 	if err != nil {
 		return api.Status{}, err

@@ -66,7 +66,11 @@ func (a *agentCLI) top(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	client, err := api.NewClient(cfg.HTTP)
+	hs, err := cfg.HTTP.Bound(paths.APIAddrFile(pidFile))
+	if err != nil {
+		return fmt.Errorf("edge-agent is running (pid %d), but its API cannot be found: %w", probe.PID, err)
+	}
+	client, err := api.NewClient(hs)
 	if err != nil {
 		return fmt.Errorf("edge-agent is running (pid %d), but its API cannot be read: %w", probe.PID, err)
 	}

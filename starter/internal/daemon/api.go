@@ -3,21 +3,24 @@ package daemon
 import (
 	"context"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
 	"github.com/edge-agent/edge-agent/starter/internal/api"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/dbview"
+	"github.com/edge-agent/edge-agent/starter/internal/identity"
 )
 
 // apiStopTimeout bounds how long a stop waits for HTTP requests under way.
 const apiStopTimeout = 5 * time.Second
 
-// startAPI serves http.* (nothing when http.listen is off); the returned
-// function stops it.
+// startAPI serves http.* (nothing when http.listen is off) and writes the
+// address it bound to addrFile, which the returned function removes once
+// it has stopped the server.
 func startAPI(cfg *config.Config, rt *agent.Agent, logger *slog.Logger, build Build, mgmt func() *api.Management,
-	bundle func(context.Context) ([]byte, error)) (stop func(), err error) {
+	bundle func(context.Context) ([]byte, error), addrFile string) (stop func(), err error) {
 	if !cfg.HTTP.Enabled() {
 		return func() {}, nil
 	}
@@ -32,7 +35,13 @@ func startAPI(cfg *config.Config, rt *agent.Agent, logger *slog.Logger, build Bu
 	if err != nil {
 		return nil, err
 	}
+	// Without the file the CLI still reaches an API on a configured port;
+	// only a free port (http.listen with port 0) depends on it.
+	if err := identity.WriteAtomic(addrFile, []byte(srv.Addr()+"\n"), 0o644); err != nil {
+		logger.Warn("cannot record the HTTP API's address; status, top and db cannot find an API on a free port", "file", addrFile, "error", err)
+	}
 	return func() {
+		defer os.Remove(addrFile)
 		ctx, cancel := context.WithTimeout(context.Background(), apiStopTimeout)
 		defer cancel()
 		if err := srv.Close(ctx); err != nil {

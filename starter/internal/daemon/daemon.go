@@ -255,7 +255,8 @@ func (b *boot) serve(ctl *runControl, rl *reloader, rt *agent.Agent, ids agentID
 	if err != nil {
 		return b.fail(exitcode.Failure, err)
 	}
-	stopAPI, err := startAPI(cfg.cfg, rt, b.logger, b.o.Build, mgmt.status, d.Bundle)
+	stopAPI, err := startAPI(cfg.cfg, rt, b.logger, b.o.Build, mgmt.status, d.Bundle,
+		paths.APIAddrFile(paths.PIDFile(b.o.Getenv, b.o.Home)))
 	if err != nil {
 		mgmt.close()
 		return b.fail(exitcode.Failure, err)

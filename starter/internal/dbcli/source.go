@@ -72,7 +72,11 @@ func (r *runner) source(c *cli.Context) (*source, error) {
 		return nil, fmt.Errorf("the agent is running (pid %d) with http.listen: off; while it runs, db reaches its WAL only through that API (set http.listen in agent.yaml and restart the agent, or stop the agent): %w",
 			s.pid, ErrAPIOff)
 	}
-	client, err := api.NewClient(cfg.HTTP)
+	hs, err := cfg.HTTP.Bound(paths.APIAddrFile(r.pidFile()))
+	if err != nil {
+		return nil, fmt.Errorf("the agent is running (pid %d): %w", s.pid, err)
+	}
+	client, err := api.NewClient(hs)
 	if err != nil {
 		return nil, err
 	}

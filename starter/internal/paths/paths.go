@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Environment variables (the Java agent's names).
@@ -106,6 +107,15 @@ func ConfigPath(explicit string, getenv func(string) string, home string) (strin
 // PIDFile is EDGE_AGENT_PID_FILE (relative to home) or <home>/edge-agent.pid.
 func PIDFile(getenv func(string) string, home string) string {
 	return fromEnv(getenv, EnvPIDFile, home, PIDFileName)
+}
+
+// APIAddrFile is where the running agent whose pid file is pidFile keeps
+// the address its HTTP API bound (edge-agent.api-address beside
+// edge-agent.pid), so that the CLI reaches an API whose http.listen asks
+// for a free port.
+func APIAddrFile(pidFile string) string {
+	dir, base := filepath.Split(pidFile)
+	return filepath.Join(dir, strings.TrimSuffix(base, ".pid")+".api-address")
 }
 
 // IDFile is EDGE_AGENT_ID_FILE (relative to home) or <home>/edge-agent.id.
