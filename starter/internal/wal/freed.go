@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"cmp"
 	"slices"
 	"unsafe"
 
@@ -43,7 +44,7 @@ func (w *WAL) dropFreed(db *bolt.DB, freed []fileRange) {
 	if len(freed) == 0 || w.file == nil {
 		return
 	}
-	slices.SortFunc(freed, func(a, b fileRange) int { return int(a.off - b.off) })
+	slices.SortFunc(freed, func(a, b fileRange) int { return cmp.Compare(a.off, b.off) })
 	merged := freed[:1]
 	for _, r := range freed[1:] {
 		if last := &merged[len(merged)-1]; r.off <= last.end {

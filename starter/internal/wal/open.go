@@ -72,9 +72,9 @@ func (w *WAL) openReadWrite() error {
 	w.db = db
 	w.file = file
 	// bbolt's open read a header of every page through the mapping (the
-	// free-page scan): release them (afterCommit), and keep the reserve. The page cache
-	// goes too: a new file's first write put its meta pages, which every
-	// commit writes, in one large folio (see WAL.quiet).
+	// free-page scan): release them (afterCommit), and keep the reserve.
+	// The page cache goes too: a new file's first write put its meta
+	// pages, which every commit writes, in one large folio (WAL.quiet).
 	w.afterCommit(db, residentDropBytes)
 	if file != nil {
 		_ = dropCache(file) // a failure only costs writes
