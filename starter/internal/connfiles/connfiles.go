@@ -8,7 +8,9 @@ package connfiles
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,6 +47,32 @@ func Stage(dir, kind, hash string, pems ...PEM) error {
 
 // File is where the JSON record of kind is kept.
 func File(dir, kind string) string { return filepath.Join(dir, kind+".json") }
+
+// ErrCorrupt is wrapped when a saved record does not decode, or lacks what
+// its kind requires.
+var ErrCorrupt = errors.New("corrupt")
+
+// Load reads the record of kind that Save wrote: nil when none was saved;
+// an error wrapping ErrCorrupt, naming the file, when it does not decode
+// or complete rejects it.
+func Load[T any](dir, kind string, complete func(*T) bool) (*T, error) {
+	name := File(dir, kind)
+	raw, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the saved %s connection settings: %w", kind, err)
+	}
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", name, ErrCorrupt, err)
+	}
+	if !complete(&v) {
+		return nil, fmt.Errorf("%s: %w: a required field is missing", name, ErrCorrupt)
+	}
+	return &v, nil
+}
 
 // Save records v as the settings of kind in force and removes the kind's
 // PEM files that keep does not name.

@@ -2,8 +2,10 @@ package connfiles
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -45,6 +47,35 @@ func TestStageSavePrune(t *testing.T) {
 	for p, want := range map[string]bool{cert1: false, key1: false, cert2: true, other: true} {
 		if _, err := os.Stat(p); (err == nil) != want {
 			t.Errorf("%s present = %v, want %v", p, err == nil, want)
+		}
+	}
+}
+
+// TestLoad: what Save wrote comes back; no record is nil without an
+// error; a record that does not decode, or lacks a required field, is
+// ErrCorrupt naming its file.
+func TestLoad(t *testing.T) {
+	type rec struct {
+		Hash string `json:"hash"`
+	}
+	complete := func(r *rec) bool { return r.Hash != "" }
+	dir := t.TempDir()
+	if got, err := Load(dir, "edgesocket", complete); got != nil || err != nil {
+		t.Fatalf("Load with nothing saved = %v, %v; want nil, nil", got, err)
+	}
+	if err := Save(dir, "edgesocket", rec{Hash: "abc"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Load(dir, "edgesocket", complete); err != nil || got == nil || got.Hash != "abc" {
+		t.Fatalf("Load after Save = %v, %v; want hash abc", got, err)
+	}
+	for _, raw := range []string{"{", `{"hash":""}`, `[]`} {
+		if err := os.WriteFile(File(dir, "edgesocket"), []byte(raw), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Load(dir, "edgesocket", complete)
+		if got != nil || !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), File(dir, "edgesocket")) {
+			t.Errorf("Load of %q = %v, %v; want ErrCorrupt naming the file", raw, got, err)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -62,18 +61,11 @@ func (st connStore) file() string { return connfiles.File(st.dir, connKind) }
 
 // load returns the saved settings, or nil.
 func (st connStore) load() (*savedConnection, error) {
-	raw, err := os.ReadFile(st.file())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+	s, err := connfiles.Load(st.dir, connKind, func(s *savedConnection) bool { return s.Hash != "" })
+	if errors.Is(err, connfiles.ErrCorrupt) {
+		err = fmt.Errorf("the saved edgesocket connection settings: %w (delete the file to use the config's output settings)", err)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read the saved edgesocket connection settings: %w", err)
-	}
-	var s savedConnection
-	if err := json.Unmarshal(raw, &s); err != nil || s.Hash == "" {
-		return nil, fmt.Errorf("the saved edgesocket connection settings %s are corrupt (delete the file to use the config's output settings): %v", st.file(), err)
-	}
-	return &s, nil
+	return s, err
 }
 
 // stage writes the offer's PEM files under names of its hash, so the

@@ -3,12 +3,9 @@ package management
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
-	"os"
 	"strings"
 	"time"
 
@@ -45,18 +42,11 @@ const opampKind = "opamp"
 func (s OpAMPStore) file() string { return connfiles.File(s.Dir, opampKind) }
 
 func (s OpAMPStore) load() (*savedOpAMP, error) {
-	raw, err := os.ReadFile(s.file())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+	v, err := connfiles.Load(s.Dir, opampKind, func(v *savedOpAMP) bool { return v.Endpoint != "" })
+	if errors.Is(err, connfiles.ErrCorrupt) {
+		err = fmt.Errorf("%w: the saved OpAMP connection settings: %w (delete it to use management.opamp)", ErrCorruptRemote, err)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read the saved OpAMP connection settings: %w", err)
-	}
-	var v savedOpAMP
-	if err := json.Unmarshal(raw, &v); err != nil || v.Endpoint == "" {
-		return nil, fmt.Errorf("%w %s: the saved OpAMP connection settings (delete it to use management.opamp): %v", ErrCorruptRemote, s.file(), err)
-	}
-	return &v, nil
+	return v, err
 }
 
 // over returns settings with v's endpoint, headers and TLS files.
