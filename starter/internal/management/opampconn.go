@@ -39,8 +39,6 @@ type savedOpAMP struct {
 // opampKind names the OpAMP connection's files in the connections folder.
 const opampKind = "opamp"
 
-func (s OpAMPStore) file() string { return connfiles.File(s.Dir, opampKind) }
-
 func (s OpAMPStore) load() (*savedOpAMP, error) {
 	v, err := connfiles.Load(s.Dir, opampKind, func(v *savedOpAMP) bool { return v.Endpoint != "" })
 	if errors.Is(err, connfiles.ErrCorrupt) {
