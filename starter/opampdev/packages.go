@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/open-telemetry/opamp-go/protobufs"
+	"github.com/open-telemetry/opamp-go/server/types"
 )
 
 // Package is a top-level package (the agent's binary) to offer.
@@ -59,22 +60,20 @@ func (s *Server) OfferPackage(p Package) (string, error) {
 	s.pkgs.mu.Lock()
 	s.pkgs.offer, s.pkgs.content = pa, p.Content
 	s.pkgs.mu.Unlock()
+	// The connections of the agents that accept packages, copied under the
+	// lock: onMessage changes both maps and the agents as messages come.
 	s.mu.Lock()
-	conns := make(map[string]*Agent, len(s.conns))
-	for uid := range s.conns {
-		conns[uid] = s.agents[uid]
-	}
-	send := s.conns
-	s.mu.Unlock()
-	for uid, a := range conns {
-		if a == nil || a.Capabilities&protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages == 0 {
-			continue
+	send := make(map[string]types.Connection, len(s.conns))
+	for uid, c := range s.conns {
+		if a := s.agents[uid]; a != nil && a.Capabilities&protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages != 0 {
+			send[uid] = c
 		}
+	}
+	s.mu.Unlock()
+	for uid, c := range send {
 		raw, _ := uuid.Parse(uid)
-		if c := send[uid]; c != nil {
-			if err := c.Send(context.Background(), &protobufs.ServerToAgent{InstanceUid: raw[:], PackagesAvailable: pa}); err != nil {
-				s.log.Debug("package offer not sent now; the agent gets it at its next message", "instance_uid", uid, "error", err)
-			}
+		if err := c.Send(context.Background(), &protobufs.ServerToAgent{InstanceUid: raw[:], PackagesAvailable: pa}); err != nil {
+			s.log.Debug("package offer not sent now; the agent gets it at its next message", "instance_uid", uid, "error", err)
 		}
 	}
 	return url, nil
