@@ -49,11 +49,12 @@ func (s *Server) SendCustom(uid, typ string, data []byte) error {
 	s.mu.Lock()
 	c, ok := s.conns[uid]
 	a := s.agents[uid]
+	takes := a != nil && slices.Contains(a.CustomCapabilities, opamptask.Capability)
 	s.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("agent %s is not connected", uid)
 	}
-	if a == nil || !slices.Contains(a.CustomCapabilities, opamptask.Capability) {
+	if !takes {
 		return fmt.Errorf("agent %s does not advertise %s", uid, opamptask.Capability)
 	}
 	raw, err := uuid.Parse(uid)
