@@ -306,16 +306,7 @@ func TestNeverReadingCollectorIsClosed(t *testing.T) {
 	var progress atomic.Int64
 	errc := busyCollector(t, s, stop, &progress)
 
-	// A small receive buffer, as a collector that stopped reading soon
-	// has a full one: a large one (the kernel's default grows past a
-	// few MB on loopback, and keeps taking small replies as it merges
-	// them) absorbs the server's replies for longer than the test waits.
-	p := dial(t, s)
-	if tc, ok := p.conn.(*net.TCPConn); ok {
-		_ = tc.SetReadBuffer(4 << 10)
-	}
-	p.send("__AUTH__:tok-b\n")
-	p.expect("ACK")
+	p := authedAs(t, s, "tok-b")
 	line := []byte("__BATCH__:1:" + strings.Repeat("z", 200) + "\n")
 	wrote := 0
 	_ = p.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
