@@ -60,6 +60,81 @@ type Sender interface {
 	Close() error
 }
 
+// Verdict is the engine's answer to "__COMMIT__:<id>": whether a
+// completed checkpoint of the job covers that batch.
+type Verdict int
+
+const (
+	// VerdictUnknown: no usable answer (the call stopped first).
+	VerdictUnknown Verdict = iota
+	// VerdictAcked: ACK:<w>; every batch id <= Watermark is in a
+	// completed checkpoint, the asked id included.
+	VerdictAcked
+	// VerdictPending: received, not yet covered by a completed checkpoint.
+	VerdictPending
+	// VerdictRetry: the engine does not know the id (never received, or
+	// lost with the job's memory): send the batch again.
+	VerdictRetry
+	// VerdictResend: lost in a restore from a checkpoint: send it again.
+	VerdictResend
+	// VerdictUnsupported: INVALID_PARAM, BAD_REQUEST or another answer no
+	// engine with checkpoint commits gives: the receiver cannot tell.
+	VerdictUnsupported
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case VerdictAcked:
+		return "acked"
+	case VerdictPending:
+		return "pending"
+	case VerdictRetry:
+		return "retry"
+	case VerdictResend:
+		return "resend"
+	case VerdictUnsupported:
+		return "unsupported"
+	}
+	return "unknown"
+}
+
+// Lost reports whether the verdict asks for the batch to be sent again.
+func (v Verdict) Lost() bool { return v == VerdictRetry || v == VerdictResend }
+
+// CommitResult is the answer about one batch id.
+type CommitResult struct {
+	ID      int64
+	Verdict Verdict
+	// Watermark is w of an ACK:<w>, 0 otherwise.
+	Watermark int64
+	// Reply is the reply line as read, for logs.
+	Reply string
+}
+
+// Committer is a Sender whose receiver can say which batches a completed
+// checkpoint of the job covers (CHECKPOINT delivery).
+//
+// A Committer opened for checkpoint delivery refuses to send a batch on a
+// session that has not been settled: after every new session, Send
+// returns ErrUnsettled, without writing a batch, until Settle ran on it.
+// A job started afresh after a crash answers RETRY for the ids it lost
+// only until the first new id arrives, and ACKs all of them after that,
+// so the ids held as received must be asked about, and the lost ones sent
+// again, before anything else.
+type Committer interface {
+	Sender
+	// Settle asks about ids (ascending), then sends again, lowest first
+	// and the lowest alone, the batches whose ids came back lost
+	// (Verdict.Lost), taking each from resend, and marks the session
+	// settled. It returns one CommitResult per id and one Result per
+	// batch it sent again. ids may be empty: the session is then opened
+	// if need be and settled at once.
+	Settle(ctx context.Context, ids []int64, resend func(id int64) (Batch, bool)) ([]CommitResult, []Result, error)
+	// Watermark is the highest ACK:<w> the receiver answered so far,
+	// to a commit barrier or to Settle; 0 if none.
+	Watermark() int64
+}
+
 // Sentinel errors. Callers branch on them with errors.Is.
 var (
 	// ErrAuthFailed: the engine answered AUTH_FAILED. Fatal configuration
@@ -84,6 +159,10 @@ var (
 	// charged an attempt. Send wraps it in ErrUnavailable when every
 	// session misbehaves.
 	ErrProtocol = errors.New("engine broke the EdgeSocket reply protocol")
+	// ErrUnsettled: checkpoint delivery, and the session is new: the
+	// batches held as received must be settled (Committer.Settle) before
+	// any batch is sent on it. Nothing was written; no attempt is charged.
+	ErrUnsettled = errors.New("edgesocket session not settled: the batches held as received must be asked about before new ones are sent")
 )
 
 // IsFatal reports whether err is a configuration error that retrying

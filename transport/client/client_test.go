@@ -31,6 +31,7 @@ func testConfig(endpoint string) Config {
 		MaxBackoff:           5 * time.Millisecond,
 		MaxReconnectCycles:   3,
 		MaxInFlight:          1,
+		CommitEvery:          256,
 	}
 }
 
@@ -67,7 +68,8 @@ func TestAuthWritesExactlyTheAuthLine(t *testing.T) {
 		t.Fatalf("Send = %+v, %v", res, err)
 	}
 	got := strings.Join(f.lines(0), "")
-	if got != "__AUTH__:tok\n__BATCH__:1:p\n" {
+	// The call ends on a commit barrier, which balances its replies.
+	if got != "__AUTH__:tok\n__BATCH__:1:p\n__COMMIT__:1\n" {
 		t.Fatalf("wire = %q", got)
 	}
 	if !c.Connected() {
@@ -99,7 +101,8 @@ func TestRawWireBytesGolden(t *testing.T) {
 	const golden = "__AUTH__:tok\n" +
 		`__BATCH__:1:{"_index":0,"_file":"/var/log/app.log","_line":1,"_offset":42,"_ts":1764000000000,"payload":"GET /x \"q\"\tok"}` + "\n" +
 		`__BATCH__:2:{"payload":"Größe ✓ 注文","host":{"name":"h1"}}` + "\n" +
-		"__BATCH__:9223372036854775807:\t \x00:__BATCH__:3:x\n"
+		"__BATCH__:9223372036854775807:\t \x00:__BATCH__:3:x\n" +
+		"__COMMIT__:2\n" // the highest id RECEIVED when the barrier went out
 	if got := strings.Join(f.lines(0), ""); got != golden {
 		t.Fatalf("wire bytes:\n got %q\nwant %q", got, golden)
 	}
@@ -131,7 +134,9 @@ func TestReplyPaths(t *testing.T) {
 		{name: "max attempts 3 with four RETRYs", script: []string{"RETRY", "RETRY", "RETRY", "RETRY"},
 			tweak: func(c *Config) { c.MaxBatchSendAttempts = 3 }, wantOutcome: transport.Failed,
 			wantResErr: "exceeded max batch send attempts (3) without RECEIVED", wantWrites: 3, wantAccepts: 1},
-		{name: "pending fails fast", script: []string{"PENDING"}, wantOutcome: transport.Failed, wantResErr: `unexpected batch reply "PENDING"`, wantWrites: 1, wantAccepts: 1},
+		// PENDING only answers a __COMMIT__: the replies are out of step,
+		// the session ends and the batch goes again, charged nothing.
+		{name: "pending to a batch is out of step", script: []string{"PENDING"}, wantOutcome: transport.Received, wantWrites: 2, wantAccepts: 2},
 		{name: "decode failed", script: []string{"DECODE_FAILED"}, wantOutcome: transport.Failed, wantResErr: "DECODE_FAILED", wantWrites: 1, wantAccepts: 1},
 		{name: "bad request", script: []string{"BAD_REQUEST"}, wantOutcome: transport.Failed, wantWrites: 1, wantAccepts: 1},
 		{name: "invalid param", script: []string{"INVALID_PARAM"}, wantOutcome: transport.Failed, wantWrites: 1, wantAccepts: 1},
@@ -246,6 +251,7 @@ func TestPipeliningResendsExactlyTheUnanswered(t *testing.T) {
 	})
 	cfg := testConfig(f.addr())
 	cfg.MaxInFlight = 4
+	cfg.CommitEvery = 5 // 1..5 are balanced by a barrier before the cut
 	c := newClient(t, cfg)
 	ids := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 	res, err := c.Send(sendCtx(t), batches(ids...))
@@ -259,10 +265,12 @@ func TestPipeliningResendsExactlyTheUnanswered(t *testing.T) {
 	}
 	var second []string
 	for _, l := range f.lines(1)[1:] {
-		second = append(second, strings.SplitN(l, ":", 3)[1])
+		if strings.HasPrefix(l, "__BATCH__:") {
+			second = append(second, strings.SplitN(l, ":", 3)[1])
+		}
 	}
 	if got := strings.Join(second, ","); got != "6,7,8,9,10" {
-		t.Fatalf("second connection carried batches %s, want exactly the unanswered 6..10 in order", got)
+		t.Fatalf("second connection carried batches %s, want exactly the unconfirmed 6..10 in order", got)
 	}
 	if len(answered) != 10 {
 		t.Fatalf("engine answered %d batches, want 10", len(answered))
@@ -282,7 +290,12 @@ func TestPipeliningKeepsOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := f.lines(0)[1:]
+	var lines []string
+	for _, l := range f.lines(0)[1:] {
+		if strings.HasPrefix(l, "__BATCH__:") {
+			lines = append(lines, l)
+		}
+	}
 	for i, r := range res {
 		if r.ID != ids[i] || r.Outcome != transport.Received {
 			t.Fatalf("result %d = %+v", i, r)
@@ -393,10 +406,15 @@ func TestWriteTimeoutReplacesAnEngineThatStopsReading(t *testing.T) {
 					return
 				}
 				for {
-					if _, err := r.ReadString('\n'); err != nil {
+					line, err := r.ReadString('\n')
+					if err != nil {
 						return
 					}
-					if _, err := conn.Write([]byte("RECEIVED\n")); err != nil {
+					reply := "RECEIVED\n"
+					if strings.HasPrefix(line, "__COMMIT__:") {
+						reply = "PENDING\n"
+					}
+					if _, err := conn.Write([]byte(reply)); err != nil {
 						return
 					}
 				}
@@ -508,7 +526,12 @@ func TestContextCancelInterruptsAWait(t *testing.T) {
 }
 
 func TestCloseInterruptsSendAndIsIdempotent(t *testing.T) {
-	f := newFakeEngine(t, scripted(silent))
+	f := newRawFakeEngine(t, func(_ int, line string) string {
+		if strings.HasPrefix(line, "__AUTH__:") {
+			return "ACK"
+		}
+		return silent
+	})
 	cfg := testConfig(f.addr())
 	cfg.ReadTimeout = time.Minute
 	c := newClient(t, cfg)

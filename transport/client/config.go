@@ -50,6 +50,14 @@ type Config struct {
 	// agent's one-at-a-time exchange. Default 1024: 10,000 events/s over a
 	// 100 ms round trip; at most MaxInFlightLimit.
 	MaxInFlight int `yaml:"max-in-flight"`
+	// CommitEvery is how many batch lines go out between two commit
+	// barriers ("__COMMIT__" lines whose replies prove the batch replies
+	// before them in step). Default 256.
+	CommitEvery int `yaml:"commit-every"`
+	// Checkpoint selects checkpoint delivery (transport.Committer): every
+	// new session is settled before a batch goes out on it, and its first
+	// batch goes alone. Set by the agent from agent.delivery-guarantee.
+	Checkpoint bool `yaml:"-"`
 	// TLS, when set, wraps the connection (see TLSOptions.Build). An empty
 	// ServerName is taken from Endpoint's host.
 	TLS *tls.Config `yaml:"-"`
@@ -61,6 +69,10 @@ type Config struct {
 
 	_ struct{} // forces keyed literals, so fields can be added
 }
+
+// MaxCommitEvery caps Config.CommitEvery: the batches held until a
+// barrier balances are resent if it does not.
+const MaxCommitEvery = 65536
 
 // MaxInFlightLimit caps Config.MaxInFlight.
 const MaxInFlightLimit = 4096
@@ -76,6 +88,7 @@ func DefaultConfig() Config {
 		MaxBackoff:           30 * time.Second,
 		MaxReconnectCycles:   16,
 		MaxInFlight:          1024,
+		CommitEvery:          256,
 	}
 }
 
@@ -122,6 +135,9 @@ func (c Config) ValidateTuning() error {
 			c.InitialBackoff.Milliseconds(), c.MaxBackoff.Milliseconds()))
 	}
 	positive("max-reconnect-cycles", c.MaxReconnectCycles)
+	if c.CommitEvery < 1 || c.CommitEvery > MaxCommitEvery {
+		errs = append(errs, transport.Errorf("commit-every", "must be between 1 and %d, got %d", MaxCommitEvery, c.CommitEvery))
+	}
 	if c.MaxInFlight < 1 || c.MaxInFlight > MaxInFlightLimit {
 		errs = append(errs, transport.Errorf("max-in-flight", "must be between 1 and %d, got %d", MaxInFlightLimit, c.MaxInFlight))
 	}

@@ -80,7 +80,7 @@ func TestValidate(t *testing.T) {
 		}
 	}
 	want := []string{"endpoint", "token", "connect-timeout-ms", "read-timeout-ms", "max-batch-send-attempts",
-		"initial-backoff-ms", "max-backoff-ms", "max-reconnect-cycles", "max-in-flight"}
+		"initial-backoff-ms", "max-backoff-ms", "max-reconnect-cycles", "commit-every", "max-in-flight"}
 	if !slices.Equal(keys, want) {
 		t.Errorf("zero Config: keys %v, want %v", keys, want)
 	}

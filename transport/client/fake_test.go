@@ -31,7 +31,20 @@ type fakeEngine struct {
 	wg    sync.WaitGroup
 }
 
+// newFakeEngine answers every __COMMIT__ PENDING, as an engine does
+// before a checkpoint, and asks respond about every other line.
 func newFakeEngine(t *testing.T, respond func(conn int, line string) string) *fakeEngine {
+	t.Helper()
+	return newRawFakeEngine(t, func(conn int, line string) string {
+		if strings.HasPrefix(line, "__COMMIT__:") {
+			return "PENDING"
+		}
+		return respond(conn, line)
+	})
+}
+
+// newRawFakeEngine asks respond about every line, commits included.
+func newRawFakeEngine(t *testing.T, respond func(conn int, line string) string) *fakeEngine {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

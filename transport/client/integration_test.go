@@ -52,6 +52,7 @@ func TestAgainstIngress(t *testing.T) {
 
 	cfg := testConfig(srv.Addr())
 	cfg.MaxInFlight = 16
+	cfg.CommitEvery = 8 // balances between the cuts, every 37 batches
 	c := newClient(t, cfg)
 	var in []transport.Batch
 	for i := int64(1); i <= 300; i++ {
@@ -83,7 +84,9 @@ func TestAgainstIngress(t *testing.T) {
 	if st.Cuts == 0 || cs.Retries == 0 || cs.QueueFull == 0 || cs.Reconnects == 0 {
 		t.Fatalf("faults did not fire: ingress %+v client %+v", st, cs)
 	}
-	if uint64(dups) != st.Cuts {
-		t.Fatalf("%d duplicates for %d cuts: each cut should cost exactly one", dups, st.Cuts)
+	// A cut costs the batches answered since the last balanced barrier
+	// (their outcomes are held until one balances) and those in flight.
+	if limit := st.Cuts * uint64(cfg.CommitEvery+cfg.MaxInFlight); dups == 0 || uint64(dups) > limit {
+		t.Fatalf("%d duplicates for %d cuts, want 1..%d", dups, st.Cuts, limit)
 	}
 }

@@ -24,6 +24,33 @@ type session struct {
 	in   *markingReader // under r: when each chunk was read
 	line []byte         // scratch for one request line
 	win  window         // batch lines that may await replies
+
+	// settled: Settle ran on this session (checkpoint delivery sends no
+	// batch before).
+	settled bool
+	// primed: a batch was RECEIVED on this session (see Client.limit).
+	primed bool
+	// noCommit: the receiver answered a barrier BAD_REQUEST; drained
+	// windows are the barriers from then on.
+	noCommit bool
+	// lastWritten and highestReceived are batch ids of this session.
+	lastWritten, highestReceived int64
+}
+
+// noteReceived records a RECEIVED for batch id.
+func (s *session) noteReceived(id int64) {
+	s.primed = true
+	s.highestReceived = max(s.highestReceived, id)
+}
+
+// barrierID is the id a commit barrier asks about: any id answers as a
+// barrier, and the highest one received on the session also polls the
+// checkpoint watermark for it.
+func (s *session) barrierID() int64 {
+	if s.highestReceived > 0 {
+		return s.highestReceived
+	}
+	return s.lastWritten
 }
 
 func (s *session) close() { _ = s.conn.Close() }

@@ -12,6 +12,16 @@ type Stats struct {
 	Retries         uint64 // RETRY replies
 	QueueFull       uint64 // QUEUE_FULL replies
 	Failures        uint64 // batches that ended Failed
+	// Barriers counts commit barriers written; Violations, sessions ended
+	// because a reply could not be attributed (out of step, surplus,
+	// unsolicited); Reverted, batches whose outcome such a violation took
+	// back (sent again: duplicates, never losses).
+	Barriers, Violations, Reverted uint64
+	// Commits counts __COMMIT__ lines written by Settle; CommitLost, the
+	// ids they found lost (RETRY, RESEND), sent again.
+	Commits, CommitLost uint64
+	// Watermark is the highest checkpoint watermark (ACK:<w>) answered.
+	Watermark int64
 	// Window is the congestion window (batch lines that may await
 	// replies) when the last Send call left its session.
 	Window int
@@ -22,6 +32,9 @@ type Stats struct {
 type counters struct {
 	connectAttempts, connects, reconnects   atomic.Uint64
 	sent, received, retries, queueFull, bad atomic.Uint64
+	barriers, violations, reverted          atomic.Uint64
+	commits, commitLost                     atomic.Uint64
+	watermark                               atomic.Int64
 	window, peakInFlight                    atomic.Int64
 }
 
@@ -42,6 +55,12 @@ func (c *counters) snapshot() Stats {
 		Retries:         c.retries.Load(),
 		QueueFull:       c.queueFull.Load(),
 		Failures:        c.bad.Load(),
+		Barriers:        c.barriers.Load(),
+		Violations:      c.violations.Load(),
+		Reverted:        c.reverted.Load(),
+		Commits:         c.commits.Load(),
+		CommitLost:      c.commitLost.Load(),
+		Watermark:       c.watermark.Load(),
 		Window:          int(c.window.Load()),
 		PeakInFlight:    int(c.peakInFlight.Load()),
 	}

@@ -67,7 +67,10 @@ func (e *pipeEngine) serve(idx int, c net.Conn) {
 				e.read <- line
 			}
 		}
-		reply := e.respond(idx, line)
+		reply := "PENDING" // to a commit barrier; the scripts are for batches
+		if !strings.HasPrefix(line, "__COMMIT__:") {
+			reply = e.respond(idx, line)
+		}
 		if reply == silent {
 			continue
 		}

@@ -117,6 +117,10 @@ func (e *slowEngine) serve(conn net.Conn) {
 			replies <- dueReply{at: time.Now(), line: "ACK"}
 			continue
 		}
+		if strings.HasPrefix(sc.Text(), "__COMMIT__:") {
+			replies <- dueReply{at: time.Now().Add(e.rtt), line: "PENDING"}
+			continue
+		}
 		e.mu.Lock()
 		e.inFlight++
 		e.batches++
