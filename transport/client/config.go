@@ -50,9 +50,10 @@ type Config struct {
 	// agent's one-at-a-time exchange. Default 1024: 10,000 events/s over a
 	// 100 ms round trip; at most MaxInFlightLimit.
 	MaxInFlight int `yaml:"max-in-flight"`
-	// CommitEvery is how many batch lines go out between two commit
-	// barriers ("__COMMIT__" lines whose replies prove the batch replies
-	// before them in step). Default 256.
+	// CommitEvery is how many batch lines at most go out between two
+	// commit barriers ("__COMMIT__" lines whose replies prove the batch
+	// replies before them in step); there is one per window at least.
+	// Default 256.
 	CommitEvery int `yaml:"commit-every"`
 	// Checkpoint selects checkpoint delivery (transport.Committer): every
 	// new session is settled before a batch goes out on it, and its first

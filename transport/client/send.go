@@ -265,7 +265,7 @@ const readDeadlineSlack = 16
 // Replies carry no batch id, so two checks attribute them. A reply
 // settles the oldest request in flight only if that request's line was
 // handed to the socket before the reply began to be read: the engine
-// cannot answer what it has not received. And every CommitEvery batch
+// cannot answer what it has not received. And every commitEvery batch
 // lines, and after the last one, a "__COMMIT__" goes out as a barrier:
 // its reply is never one a batch gets, and a batch never gets the reply
 // of a commit, so a surplus, missing or reordered reply shows up at the
@@ -349,14 +349,14 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 				s.lastWritten = k.batches[i].ID
 				k.sinceBarrier++
 				c.stats.sent.Add(1)
-				if k.sinceBarrier >= c.cfg.CommitEvery && !s.noCommit {
+				if k.sinceBarrier >= c.commitEvery(s) && !s.noCommit {
 					break
 				}
 			}
 			c.stats.notePeak(len(inflight) - barriers)
 			// A barrier closes every CommitEvery batches, and the last
 			// batches of the call, so that the call ends on a balance.
-			if k.sinceBarrier > 0 && !s.noCommit && (k.sinceBarrier >= c.cfg.CommitEvery || len(k.ready) == 0) {
+			if k.sinceBarrier > 0 && !s.noCommit && (k.sinceBarrier >= c.commitEvery(s) || len(k.ready) == 0) {
 				id := s.barrierID()
 				s.line, _ = protocol.AppendCommit(s.line[:0], id)
 				inflight = append(inflight, flight{i: barrier, end: s.handed() + int64(len(s.line))})
@@ -483,7 +483,14 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 // batches went out since the window last drained: no more go out until
 // every reply is in, which is then the barrier.
 func (c *Client) draining(s *session, k *call) bool {
-	return s.noCommit && k.sinceBarrier >= c.cfg.CommitEvery
+	return s.noCommit && k.sinceBarrier >= c.commitEvery(s)
+}
+
+// commitEvery is how many batch lines go out between barriers: at most
+// CommitEvery, and at least one barrier per window, so that a link that
+// drops its sessions every few windows still balances between the drops.
+func (c *Client) commitEvery(s *session) int {
+	return max(1, min(c.cfg.CommitEvery, s.win.size))
 }
 
 // name names a request in flight for errors.
