@@ -104,7 +104,7 @@ func Command(env Env) *cli.Command {
 				Name: "wal-list", Usage: "list rows in id order (first column id(pk) is what wal-show --id takes)",
 				UsageText: "edge-agent db wal-list --status PENDING --limit 50 --after-id 1200",
 				Flags: pathFlags(
-					&cli.StringFlag{Name: "status", Usage: "PENDING, SENDING, ACKED or DEAD (default: all)"},
+					&cli.StringFlag{Name: "status", Usage: "PENDING, SENDING, RECEIVED, ACKED or DEAD (default: all)"},
 					&cli.IntFlag{Name: "limit", Value: 100, Usage: "at most this many rows (0: all)"},
 					&cli.Uint64Flag{Name: "after-id", Usage: "start after this row id (paging)"},
 				), Action: r.list,

@@ -161,7 +161,7 @@ func TestErrors(t *testing.T) {
 	}{
 		{[]string{"wal-show"}, "--id"},
 		{[]string{"wal-show", "--id", "99"}, "no row with id(pk) 99"},
-		{[]string{"wal-list", "--status", "RECEIVED"}, "--status"},
+		{[]string{"wal-list", "--status", "DELIVERED"}, "--status"},
 		{[]string{"wal-purge-dead"}, "write operations require --yes (or use --dry-run)"},
 		{[]string{"--db-path", "nope/wal.db", "info"}, "no WAL at " + filepath.Join(f.home, "nope", "wal.db")},
 		{[]string{"compact"}, "--out"},
@@ -288,4 +288,50 @@ func TestCompactAndHelp(t *testing.T) {
 	}
 	out, _ = f.run(t, "help", "wal-list")
 	mustContain(t, out, "--status", "--after-id")
+}
+
+// TestReceivedRows: the read commands show RECEIVED rows and the status
+// filter takes the name; verify passes them.
+func TestReceivedRows(t *testing.T) {
+	f := &fixture{home: t.TempDir(), env: map[string]string{}}
+	f.pid = filepath.Join(f.home, "edge-agent.pid")
+	w, err := wal.Open(wal.Options{Path: f.walPath(), Now: func() time.Time { return time.UnixMilli(t0) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = w.Update(func(tx *wal.Tx) error {
+		if _, _, err := tx.Append([]wal.NewRow{{SourceID: "app", Payload: []byte("a")}, {SourceID: "app", Payload: []byte("b")},
+			{SourceID: "app", Payload: []byte("c")}}); err != nil {
+			return err
+		}
+		if _, err := tx.Claim(2, t0); err != nil {
+			return err
+		}
+		return tx.Receive([]uint64{1, 2}, t0)
+	})
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"info"}, []string{"RECEIVED 2", "oldest-received:"}},
+		{[]string{"wal-summary"}, []string{"RECEIVED  2", "PENDING   1", "total     3"}},
+		{[]string{"wal-list", "--status", "received"}, []string{"\n1 ", "\n2 ", "RECEIVED", "(2 rows)"}},
+		{[]string{"wal-show", "--id", "2"}, []string{"RECEIVED", "b"}},
+		{[]string{"verify"}, []string{"OK:"}},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			out, err := f.run(t, tc.args...)
+			if err != nil {
+				t.Fatalf("err %v\n%s", err, out)
+			}
+			mustContain(t, out, tc.want...)
+		})
+	}
 }

@@ -46,10 +46,12 @@ func (r *runner) info(c *cli.Context) error {
 		fmt.Fprintf(out, "wal-row-ids:\t%d..%d\n", in.FirstRowID, in.LastRowID)
 	}
 	counts := in.Counts
-	fmt.Fprintf(out, "rows:\tPENDING %d (delayed %d), SENDING %d, ACKED %d, DEAD %d\n",
-		counts.Pending, counts.Delayed, counts.Sending, counts.Acked, counts.Dead)
+	fmt.Fprintf(out, "rows:\tPENDING %d (delayed %d), SENDING %d, RECEIVED %d, ACKED %d, DEAD %d\n",
+		counts.Pending, counts.Delayed, counts.Sending, counts.Received, counts.Acked, counts.Dead)
 	fmt.Fprintf(out, "payload-bytes:\t%d\n", counts.PayloadBytes)
 	fmt.Fprintf(out, "oldest-pending:\t%s\n", fmtTime(counts.OldestPending))
+	fmt.Fprintf(out, "oldest-received:\t%s\n", fmtTime(counts.OldestReceived))
+	fmt.Fprintf(out, "stand-ins:\t%d\n", counts.StandIns)
 	fmt.Fprintf(out, "checksum-failures:\t%d\n", counts.ChecksumFailures)
 	fmt.Fprintf(out, "hint:\tedge-agent db wal-list --status DEAD; edge-agent db wal-show --id <id(pk)>\n")
 	return out.Flush()
@@ -75,8 +77,8 @@ func (r *runner) summary(c *cli.Context) error {
 	}
 	counts := sum.Counts
 	fmt.Fprintf(out, "total\t%d\t\t\t\n", counts.Total())
-	fmt.Fprintf(out, "(PENDING includes %d rows waiting for a retry backoff; %d payload bytes; %d checksum failures)\n",
-		counts.Delayed, counts.PayloadBytes, counts.ChecksumFailures)
+	fmt.Fprintf(out, "(PENDING includes %d rows waiting for a retry backoff; %d payload bytes; %d checksum failures; %d stand-ins appended)\n",
+		counts.Delayed, counts.PayloadBytes, counts.ChecksumFailures, counts.StandIns)
 	return out.Flush()
 }
 

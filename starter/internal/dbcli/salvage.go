@@ -43,8 +43,8 @@ func (r *runner) salvage(c *cli.Context) error {
 	} else {
 		fmt.Fprintf(o, "salvaged %s into %s\n", rep.Source, rep.Dest)
 	}
-	fmt.Fprintf(o, "rows copied: %d (PENDING %d, ACKED %d, DEAD %d)\n", rep.Copied(),
-		rep.Rows[wal.StatusPending], rep.Rows[wal.StatusAcked], rep.Rows[wal.StatusDead])
+	fmt.Fprintf(o, "rows copied: %d (PENDING %d, RECEIVED %d, ACKED %d, DEAD %d)\n", rep.Copied(),
+		rep.Rows[wal.StatusPending], rep.Rows[wal.StatusReceived], rep.Rows[wal.StatusAcked], rep.Rows[wal.StatusDead])
 	if rep.OlderState {
 		fmt.Fprintln(o, "the newest state of the file is unreadable: the previous transaction's state was read (see DAMAGE)")
 	}

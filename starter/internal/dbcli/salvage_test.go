@@ -60,7 +60,7 @@ func TestSalvageCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustContain(t, out, "DRY-RUN", "rows copied: 5 (PENDING 2, ACKED 1, DEAD 2)", "NOT COPIED: row 5:", "positions copied: 2")
+	mustContain(t, out, "DRY-RUN", "rows copied: 5 (PENDING 2, RECEIVED 0, ACKED 1, DEAD 2)", "NOT COPIED: row 5:", "positions copied: 2")
 	if got := listing(); got != dir {
 		t.Fatalf("dry run wrote files: %s, before %s", got, dir)
 	}

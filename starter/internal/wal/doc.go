@@ -14,9 +14,14 @@
 //
 // # Rows
 //
-// A row is PENDING, SENDING (Claim), ACKED (Ack, kept for the retention)
-// or DEAD, and is deleted by CleanupAcked, by Ack with retention 0, or by
-// PurgeDead. Claim takes the oldest due PENDING rows. Fail returns rows to
+// A row is PENDING, SENDING (Claim), RECEIVED (Receive), ACKED (Ack,
+// kept for the retention) or DEAD, and is deleted by CleanupAcked, by Ack
+// with retention 0, or by PurgeDead. RECEIVED is for an engine that
+// holds rows in memory until a checkpoint commits them: such a row is
+// never claimed on its own, survives restarts (ResurrectSending leaves
+// it), is acked by Ack or by AckReceivedThrough once the engine's
+// committed watermark covers its batch id, and goes back to PENDING,
+// due at once and uncharged, by Unreceive when the engine lost it. Claim takes the oldest due PENDING rows. Fail returns rows to
 // PENDING with a backoff and, with charge=true, counts an attempt; at
 // maxAttempts a row goes DEAD. Release and ResurrectSending return rows
 // without charging; nothing else charges. RetryDead makes DEAD rows

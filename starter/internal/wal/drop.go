@@ -91,12 +91,13 @@ type DropLimits struct {
 	MaxBlocks int
 }
 
-// DropUnsent deletes PENDING rows (due or backed off), oldest commit
-// group first, a whole group (block) at a time: the groups created
-// before lim.OlderThanMS (age), then more while the payload exceeds
-// lim.MaxBytes (full). Rows of a group that are SENDING (in flight),
-// ACKED or DEAD are never deleted; a group left with such rows is kept
-// for them. The totals DropTotals reports grow in the same transaction. Blocks are deleted (f.free) only after the walk, so the
+// DropUnsent deletes PENDING rows (due or backed off) and RECEIVED rows
+// (not committed by the engine: a lost engine would never get them
+// again), oldest commit group first, a whole group (block) at a time:
+// the groups created before lim.OlderThanMS (age), then more while the
+// payload exceeds lim.MaxBytes (full). Rows of a group that are SENDING
+// (in flight), ACKED or DEAD are never deleted; a group left with such
+// rows is kept for them. The totals DropTotals reports grow in the same transaction. Blocks are deleted (f.free) only after the walk, so the
 // cursor over them stays valid. more reports that it stopped at lim.MaxBlocks with work left:
 // call it again in a new transaction.
 func (tx *Tx) DropUnsent(lim DropLimits) (full, age Dropped, more bool, err error) {
@@ -151,16 +152,21 @@ func (tx *Tx) dropUnsent(lim DropLimits) (full, age Dropped, more bool, err erro
 }
 
 // dropPendingIn deletes the PENDING rows with ids lo..hi, due or
-// delayed, and returns how many and their payload bytes.
+// delayed, and the RECEIVED ones, and returns how many and their payload
+// bytes.
 func (tx *Tx) dropPendingIn(f *blockFreer, lo, hi uint64) (int, int64, error) {
 	rows, bytes := 0, int64(0)
 	for id := lo; id <= hi; id++ {
 		ik := u64key(id)
+		status := StatusPending
 		due := tx.pendContains(id)
 		var delayedUntil []byte
 		if !due {
 			if delayedUntil = tx.delayed.Get(ik); delayedUntil == nil {
-				continue
+				if !tx.isReceived(id) {
+					continue
+				}
+				status = StatusReceived
 			}
 		}
 		if delayedUntil != nil {
@@ -180,11 +186,14 @@ func (tx *Tx) dropPendingIn(f *blockFreer, lo, hi uint64) (int, int64, error) {
 		}
 		n, _ := f.payloadLen(tx, id)
 		tx.ctr.payloadBytes -= int64(n)
-		tx.ctr.add(StatusPending, -1)
+		tx.ctr.add(status, -1)
 		rows++
 		bytes += int64(n)
 	}
 	if err := tx.pendRemoveRange(lo, hi); err != nil {
+		return rows, bytes, err
+	}
+	if err := tx.recvRemoveRange(lo, hi); err != nil {
 		return rows, bytes, err
 	}
 	if rows > 0 {

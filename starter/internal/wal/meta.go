@@ -16,6 +16,7 @@ var (
 	bucketDelayed   = []byte("delayed")   // row id -> not-before: PENDING rows backed off
 	bucketTimers    = []byte("timers")    // (not-before, row id) -> {}: due order of delayed rows
 	bucketSending   = []byte("sending")   // first id -> last id, claim ms: runs of SENDING rows, the only record of it (sending.go)
+	bucketReceived  = []byte("received")  // first id -> last id, first batch id, received ms: runs of RECEIVED rows, the only record of it (received.go)
 	bucketAcked     = []byte("acked")     // (acked at, row id) -> {}: cleanup order
 	bucketDead      = []byte("dead")      // row id -> {}
 	bucketMeta      = []byte("meta")      // internal metadata, keys below
@@ -24,6 +25,12 @@ var (
 
 	allBuckets = [][]byte{bucketBlocks, bucketState, bucketPending, bucketDelayed, bucketTimers, bucketSending,
 		bucketAcked, bucketDead, bucketMeta, bucketApp, bucketPositions}
+	// addedBuckets came after files of schemas 3 and 4 were written, and
+	// need no schema version of their own: a new file has them, a
+	// read-write open creates them in an older one, and a read-only open
+	// of an older one reads them as empty. A build that predates one
+	// ignores it (and so does not see the rows only it records).
+	addedBuckets = [][]byte{bucketReceived}
 )
 
 const (
@@ -58,7 +65,8 @@ const (
 var empty = []byte{}
 
 // initOrCheck creates the buckets of a new file, of layout version schema,
-// or checks an existing one. It writes nothing to an existing WAL.
+// or checks an existing one. To an existing WAL it writes only the
+// addedBuckets it lacks, once it passed the check.
 func initOrCheck(btx *bolt.Tx, now interface{ UnixMilli() int64 }, schema uint32) error {
 	meta := btx.Bucket(bucketMeta)
 	if meta == nil {
@@ -67,7 +75,7 @@ func initOrCheck(btx *bolt.Tx, now interface{ UnixMilli() int64 }, schema uint32
 		if foreign {
 			return fmt.Errorf("bbolt file without edge-agent buckets: %w", ErrNotWAL)
 		}
-		for _, name := range allBuckets {
+		for _, name := range append(allBuckets[:len(allBuckets):len(allBuckets)], addedBuckets...) {
 			if _, err := btx.CreateBucket(name); err != nil {
 				return fmt.Errorf("create bucket %s: %w", name, err)
 			}
@@ -97,8 +105,15 @@ func initOrCheck(btx *bolt.Tx, now interface{ UnixMilli() int64 }, schema uint32
 		}
 		return nil
 	}
-	_, err := checkSchema(btx)
-	return err
+	if _, err := checkSchema(btx); err != nil {
+		return err
+	}
+	for _, name := range addedBuckets {
+		if _, err := btx.CreateBucketIfNotExists(name); err != nil {
+			return fmt.Errorf("create bucket %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // checkSchema returns the file's layout version, one this build reads.
@@ -130,12 +145,17 @@ func checkSchema(btx *bolt.Tx) (uint32, error) {
 }
 
 // counters make Counts O(1); they change in the same transaction as rows.
+// Fields are only ever added at the end: a file written before one was
+// added decodes it as 0, which is right for a status no row had then.
+// checksumFailures and standIns are totals over the life of the file.
 type counters struct {
 	pending, sending, acked, dead, delayed, payloadBytes, checksumFailures int64
+	received, standIns                                                     int64
 }
 
 func (c *counters) fields() []*int64 {
-	return []*int64{&c.pending, &c.sending, &c.acked, &c.dead, &c.delayed, &c.payloadBytes, &c.checksumFailures}
+	return []*int64{&c.pending, &c.sending, &c.acked, &c.dead, &c.delayed, &c.payloadBytes, &c.checksumFailures,
+		&c.received, &c.standIns}
 }
 
 func (c *counters) encode() []byte {
@@ -165,5 +185,7 @@ func (c *counters) add(s Status, d int64) {
 		c.acked += d
 	case StatusDead:
 		c.dead += d
+	case StatusReceived:
+		c.received += d
 	}
 }

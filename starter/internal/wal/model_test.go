@@ -24,6 +24,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 		size      int
 		group     uint64 // first id of its append (its block)
 		created   int64
+		batch     int64
 	}
 	model := map[uint64]*mrow{}
 	const maxAttempts = 3
@@ -48,7 +49,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 	}
 	for step := 0; step < 400; step++ {
 		now := clk.MS()
-		op := rng.IntN(11)
+		op := rng.IntN(14)
 		mustUpdate(t, w, func(tx *Tx) error {
 			switch op {
 			case 0, 1: // append
@@ -57,12 +58,14 @@ func TestRandomizedAgainstModel(t *testing.T) {
 				for i := range rows {
 					rows[i] = NewRow{SourceID: "s", Payload: make([]byte, rng.IntN(64))}
 				}
+				batch := tx.NextBatchID()
 				first, last, err := tx.Append(rows)
 				if err != nil {
 					return err
 				}
 				for id := first; id <= last; id++ {
-					model[id] = &mrow{status: StatusPending, size: len(rows[id-first].Payload), group: first, created: now}
+					model[id] = &mrow{status: StatusPending, size: len(rows[id-first].Payload), group: first, created: now,
+						batch: batch + int64(id-first)}
 				}
 			case 2, 3: // claim
 				max := 1 + rng.IntN(15)
@@ -85,8 +88,9 @@ func TestRandomizedAgainstModel(t *testing.T) {
 				for _, id := range due {
 					model[id].status = StatusSending
 				}
-			case 4: // ack
-				sel := pick(byStatus(StatusSending))
+			case 4: // ack, of SENDING and RECEIVED rows
+				sel := pick(append(byStatus(StatusSending), byStatus(StatusReceived)...))
+				slices.Sort(sel)
 				retention := time.Duration(rng.IntN(2)) * time.Second
 				if err := tx.Ack(sel, retention, now); err != nil {
 					return err
@@ -99,8 +103,9 @@ func TestRandomizedAgainstModel(t *testing.T) {
 						model[id].notBefore = now // ack time, for cleanup
 					}
 				}
-			case 5: // fail
-				sel := pick(byStatus(StatusSending))
+			case 5: // fail; RECEIVED rows are skipped
+				sel := pick(append(byStatus(StatusSending), byStatus(StatusReceived)...))
+				slices.Sort(sel)
 				charge := rng.IntN(2) == 0
 				nb := now + int64(rng.IntN(3))*100
 				if _, err := tx.Fail(sel, charge, nb, maxAttempts, "r", now); err != nil {
@@ -108,6 +113,9 @@ func TestRandomizedAgainstModel(t *testing.T) {
 				}
 				for _, id := range sel {
 					r := model[id]
+					if r.status != StatusSending {
+						continue
+					}
 					if charge {
 						r.attempts++
 					}
@@ -209,7 +217,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 						break
 					}
 					for _, id := range groups[g] {
-						if model[id].status == StatusPending {
+						if s := model[id].status; s == StatusPending || s == StatusReceived {
 							total -= int64(model[id].size)
 							delete(model, id)
 							*n++
@@ -222,6 +230,48 @@ func TestRandomizedAgainstModel(t *testing.T) {
 				}
 				if more || full.Rows != wantFull || age.Rows != wantAge {
 					t.Fatalf("step %d: drop %+v: full %d, age %d (more %v); model %d, %d", step, lim, full.Rows, age.Rows, more, wantFull, wantAge)
+				}
+			case 11: // the engine holds some rows in memory
+				sel := pick(byStatus(StatusSending))
+				if err := tx.Receive(sel, now); err != nil {
+					return err
+				}
+				for _, id := range sel {
+					model[id].status = StatusReceived
+				}
+			case 12: // the engine lost some: sent again, due now
+				sel := pick(byStatus(StatusReceived))
+				if err := tx.Unreceive(sel, now); err != nil {
+					return err
+				}
+				for _, id := range sel {
+					model[id].status, model[id].notBefore = StatusPending, min(model[id].notBefore, now)
+				}
+			case 13: // the engine committed up to a watermark
+				recv := byStatus(StatusReceived)
+				if len(recv) == 0 {
+					break
+				}
+				w := model[recv[rng.IntN(len(recv))]].batch + int64(rng.IntN(3)) - 1
+				retention := time.Duration(rng.IntN(2)) * time.Second
+				var want int
+				for _, id := range recv {
+					if model[id].batch > w {
+						continue
+					}
+					want++
+					if retention == 0 {
+						delete(model, id)
+					} else {
+						model[id].status, model[id].notBefore = StatusAcked, now
+					}
+				}
+				n, err := tx.AckReceivedThrough(w, retention, now)
+				if err != nil {
+					return err
+				}
+				if n != want {
+					t.Fatalf("step %d: AckReceivedThrough(%d) acked %d, model %d", step, w, n, want)
 				}
 			}
 			return nil
@@ -243,6 +293,11 @@ func TestRandomizedAgainstModel(t *testing.T) {
 					}
 				case StatusSending:
 					scan.Sending++
+				case StatusReceived:
+					scan.Received++
+					if scan.OldestReceived == 0 {
+						scan.OldestReceived = r.CreatedAt // List is in id order
+					}
 				case StatusAcked:
 					scan.Acked++
 				case StatusDead:
@@ -250,7 +305,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 				}
 				scan.PayloadBytes += int64(len(r.Payload))
 				m := model[r.ID]
-				if m == nil || m.status != r.Status || m.attempts != r.Attempts {
+				if m == nil || m.status != r.Status || m.attempts != r.Attempts || m.batch != r.BatchID {
 					t.Fatalf("step %d: row %+v, model %+v", step, r, m)
 				}
 			}
@@ -258,6 +313,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 				t.Fatalf("step %d: %d rows, model %d", step, len(all), len(model))
 			}
 			if c.Pending != scan.Pending || c.Sending != scan.Sending || c.Acked != scan.Acked || c.Dead != scan.Dead ||
+				c.Received != scan.Received || c.OldestReceived != scan.OldestReceived ||
 				c.PayloadBytes != scan.PayloadBytes || c.OldestPending != scan.OldestPending {
 				t.Fatalf("step %d: counts %+v, scan %+v", step, c, scan)
 			}

@@ -197,7 +197,8 @@ func (v *verifier) blockRows(bl verifyBlock, last uint64) bool {
 	for id := bl.first; id <= last; id++ {
 		st, hasState := tx.stateOf(id, b.created)
 		sending := tx.isSending(id)
-		if !hasState && !sending && !tx.pendContains(id) {
+		recv, received := tx.recvFind(id)
+		if !hasState && !sending && !received && !tx.pendContains(id) {
 			continue // deleted; the block still holds others
 		}
 		live++
@@ -211,6 +212,19 @@ func (v *verifier) blockRows(bl verifyBlock, last uint64) bool {
 				}
 			}
 			status = StatusSending
+		} else if received {
+			// The same for RECEIVED, whose run also says its batch id.
+			if st.status != StatusPending {
+				if v.add(id, "in the received index but stored as %s", st.status) {
+					return true
+				}
+			}
+			if b.err == nil && recv.batchOf(id) != b.batchID(id) {
+				if v.add(id, "received run says batch id %d, its block %d", recv.batchOf(id), b.batchID(id)) {
+					return true
+				}
+			}
+			status = StatusReceived
 		}
 		v.recount.add(status, 1)
 		if lensOK {
@@ -239,8 +253,8 @@ func (v *verifier) blockRows(bl verifyBlock, last uint64) bool {
 	return false
 }
 
-// runs checks that every pending and sending run entry points at a row
-// of its status.
+// runs checks that every pending, sending and received run entry points
+// at a row of its status.
 func (v *verifier) runs() bool {
 	tx := v.tx
 	var problems []Problem
@@ -269,6 +283,11 @@ func (v *verifier) runs() bool {
 	prevEnd = 0
 	tx.sendRuns(func(r sendRun, ok bool) bool {
 		checkRun("sending", r.start, r.end, &prevEnd, StatusSending, ok)
+		return true
+	})
+	prevEnd = 0
+	tx.recvRuns(func(r recvRun, ok bool) bool {
+		checkRun("received", r.start, r.end, &prevEnd, StatusReceived, ok)
 		return true
 	})
 	for _, p := range problems {
@@ -329,7 +348,7 @@ func (v *verifier) indexes() bool {
 func (v *verifier) totals() bool {
 	tx := v.tx
 	stored := tx.ctr
-	stored.checksumFailures = 0
+	stored.checksumFailures, stored.standIns = 0, 0
 	if v.unknownBytes {
 		// A block whose table does not parse: its payload bytes cannot
 		// be recounted (its rows are reported above).
@@ -361,6 +380,9 @@ func (tx *ReadTx) statusAt(id uint64) (Status, bool) {
 	if tx.isSending(id) {
 		return StatusSending, true
 	}
+	if tx.isReceived(id) {
+		return StatusReceived, true
+	}
 	if st, ok := decodeState(tx.state.Get(u64key(id))); ok {
 		return st.status, true
 	}
@@ -375,14 +397,15 @@ func (tx *ReadTx) statusAt(id uint64) (Status, bool) {
 func (tx *ReadTx) indexProblems(id uint64, s Status, st *rowState, recount *counters) []string {
 	k := u64key(id)
 	in := map[string]bool{
-		"pending": tx.pendContains(id),
-		"delayed": tx.delayed.Get(k) != nil,
-		"sending": tx.isSending(id),
-		"acked":   s == StatusAcked && tx.acked.Get(tsKey(st.updated, id)) != nil,
-		"dead":    tx.dead.Get(k) != nil,
+		"pending":  tx.pendContains(id),
+		"delayed":  tx.delayed.Get(k) != nil,
+		"sending":  tx.isSending(id),
+		"received": tx.isReceived(id),
+		"acked":    s == StatusAcked && tx.acked.Get(tsKey(st.updated, id)) != nil,
+		"dead":     tx.dead.Get(k) != nil,
 	}
 	want := map[Status][]string{StatusPending: {"pending", "delayed"}, StatusSending: {"sending"},
-		StatusAcked: {"acked"}, StatusDead: {"dead"}}[s]
+		StatusReceived: {"received"}, StatusAcked: {"acked"}, StatusDead: {"dead"}}[s]
 	var probs []string
 	n := 0
 	for _, name := range want {

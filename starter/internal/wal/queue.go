@@ -377,14 +377,18 @@ func (tx *Tx) loadSending(op string, id uint64) (rowState, bool) {
 	return st, true
 }
 
-// Ack marks SENDING rows ACKED at now, or deletes them at once when
-// retention is 0 (CleanupAcked deletes ACKED rows later). Ids that are not
-// SENDING are skipped with a warning.
+// Ack marks SENDING or RECEIVED rows ACKED at now, or deletes them at
+// once when retention is 0 (CleanupAcked deletes ACKED rows later). Ids
+// that are neither are skipped with a warning.
 func (tx *Tx) Ack(ids []uint64, retention time.Duration, now int64) error {
+	return tx.ack(ids, fromEither, retention, now)
+}
+
+func (tx *Tx) ack(ids []uint64, from takeFrom, retention time.Duration, now int64) error {
 	if retention <= 0 {
-		return tx.ackDelete(ids)
+		return tx.ackDelete(ids, from)
 	}
-	return tx.takeSendingIDs("ack", ids, func(id uint64) (bool, error) {
+	return tx.takeIDs("ack", ids, from, func(id uint64) (bool, error) {
 		st, ok := tx.loadSending("ack", id)
 		if !ok {
 			return false, nil
@@ -395,13 +399,13 @@ func (tx *Tx) Ack(ids []uint64, retention time.Duration, now int64) error {
 }
 
 // ackDelete is Ack with retention 0, the hot path of a loaded agent: the
-// rows leave the sending index (a few writes per run), their state
-// entries (if any) go, and a block goes once none of its rows is left.
-// Nothing is decompressed: the payload bytes come from the block's table.
-func (tx *Tx) ackDelete(ids []uint64) error {
+// rows leave their index (a few writes per run), their state entries
+// (if any) go, and a block goes once none of its rows is left. Nothing
+// is decompressed: the payload bytes come from the block's table.
+func (tx *Tx) ackDelete(ids []uint64, from takeFrom) error {
 	var f blockFreer
 	ss := stateScan{c: tx.state.Cursor()}
-	err := tx.takeSendingIDs("ack", ids, func(id uint64) (bool, error) {
+	err := tx.takeIDs("ack", ids, from, func(id uint64) (bool, error) {
 		n, ok := f.payloadLen(tx, id)
 		if !ok {
 			tx.w.log.Warn("wal: unknown row id", "op", "ack", "row_id", id)
@@ -505,20 +509,16 @@ func (f *blockFreer) free(tx *Tx) error {
 }
 
 // anyLive reports whether a row id in lo..hi still exists: it is in the
-// pending or sending runs, or has a state entry (which every row of the
-// delayed, acked and dead indexes has). Three seeks.
+// pending, sending or received runs, or has a state entry (which every
+// row of the delayed, acked and dead indexes has). Four seeks.
 func (tx *ReadTx) anyLive(lo, hi uint64) bool {
 	if k, _ := tx.state.Cursor().Seek(u64key(lo)); k != nil {
 		if id, _ := keyID(k); id <= hi {
 			return true
 		}
 	}
-	return runsOverlap(tx.pending, lo, hi, runEnd) || runsOverlap(tx.sending, lo, hi, func(v []byte) (uint64, bool) {
-		if len(v) != 16 {
-			return 0, false
-		}
-		return runEnd(v[:8])
-	})
+	return runsOverlap(tx.pending, lo, hi, runEnd) || runsOverlap(tx.sending, lo, hi, sendEnd) ||
+		(tx.received != nil && runsOverlap(tx.received, lo, hi, recvEnd))
 }
 
 // runsOverlap reports whether a run of index b (key first id, value
@@ -547,7 +547,7 @@ func runsOverlap(b *bolt.Bucket, lo, hi uint64, end func([]byte) (uint64, bool))
 // a row whose attempts reach maxAttempts (> 0) goes to DEAD instead.
 // It returns how many went DEAD.
 func (tx *Tx) Fail(ids []uint64, charge bool, notBefore int64, maxAttempts int, reason string, now int64) (dead int, err error) {
-	err = tx.takeSendingIDs("fail", ids, func(id uint64) (bool, error) {
+	err = tx.takeIDs("fail", ids, fromSending, func(id uint64) (bool, error) {
 		st, ok := tx.loadSending("fail", id)
 		if !ok {
 			return false, nil
@@ -573,7 +573,7 @@ func (tx *Tx) Fail(ids []uint64, charge bool, notBefore int64, maxAttempts int, 
 // Release returns SENDING rows to PENDING without charging an attempt and
 // without changing NotBefore (rows claimed but never sent).
 func (tx *Tx) Release(ids []uint64, now int64) error {
-	return tx.takeSendingIDs("release", ids, func(id uint64) (bool, error) {
+	return tx.takeIDs("release", ids, fromSending, func(id uint64) (bool, error) {
 		st, ok := tx.loadSending("release", id)
 		if !ok {
 			return false, nil
@@ -584,7 +584,8 @@ func (tx *Tx) Release(ids []uint64, now int64) error {
 }
 
 // ResurrectSending returns every SENDING row to PENDING (start-up: nothing
-// is in flight yet) and returns how many moved.
+// is in flight yet) and returns how many moved. RECEIVED rows stay: the
+// engine may still commit them.
 func (tx *Tx) ResurrectSending(now int64) (int, error) {
 	ids := tx.sendIDs(0, 0)
 	before := tx.ctr.sending

@@ -2,6 +2,7 @@ package wal
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -39,8 +40,10 @@ type RenumberedRow struct {
 // SalvageReport says what Salvage copied and what it could not read.
 type SalvageReport struct {
 	Source, Dest string
-	// Rows counts the rows copied per status at rest (SENDING rows are
-	// copied as PENDING, as every start does with them).
+	// Rows counts the rows copied per status (SENDING rows are copied as
+	// PENDING, as every start does with them; RECEIVED rows stay RECEIVED
+	// when their entry of the received index was read, and are PENDING,
+	// sent again, when it was not).
 	Rows map[Status]int
 	// Renumbered are the rows among Rows whose key was damaged: each keeps
 	// its batch id and content under a new row id.
@@ -161,8 +164,9 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 		first.Run()
 		s.live = mergeRanges(s.live)
 		s.liveSorted = true
+		slices.SortFunc(s.received, func(a, b recvRun) int { return cmp.Compare(a.start, b.start) })
 		ctr := s.src.ctr
-		s.indexDamaged = len(first.Damage) > 0 || rangesLen(s.live) < uint64(max(ctr.pending+ctr.sending+ctr.acked+ctr.dead, 0))
+		s.indexDamaged = len(first.Damage) > 0 || rangesLen(s.live) < uint64(max(ctr.pending+ctr.sending+ctr.received+ctr.acked+ctr.dead, 0))
 		if s.src.schema != 0 && (s.src.schema < OldestSchemaVersion || s.src.schema > SchemaVersion) {
 			// Its rows are not in blocks: none would be found.
 			return rep, fmt.Errorf("salvage wal %s: the file has WAL schema version %d, this edge-agent reads only versions %d to %d: %w",
@@ -266,6 +270,7 @@ type salvager struct {
 	// damaged (a row of a block that no index holds is then copied as
 	// PENDING rather than taken for deleted: at least once, never lost).
 	states       map[uint64]rowState
+	received     []recvRun // runs of the received index read, in key order
 	live         []idRange
 	indexDamaged bool
 	lastID       uint64 // highest row id kept so far
@@ -357,6 +362,11 @@ func (s *salvager) visitIndex(bucket [][]byte, key, value []byte, _ uint64) {
 		if r, ok := decodeSendRun(key, value); ok {
 			s.live = append(s.live, idRange{r.start, r.end})
 		}
+	case string(bucketReceived):
+		if r, ok := decodeRecvRun(key, value); ok {
+			s.live = append(s.live, idRange{r.start, r.end})
+			s.received = append(s.received, r)
+		}
 	case string(bucketDelayed), string(bucketDead):
 		single(keyID(key))
 	case string(bucketAcked):
@@ -429,9 +439,31 @@ func (s *salvager) blockRows(b *block) []Row {
 		}
 		r := rowOf(b, id, &st)
 		r.Payload = bytes.Clone(r.Payload)
+		// RECEIVED rests as PENDING; its run, when read and agreeing
+		// with the block on the batch id, says it is RECEIVED.
+		if run, ok := s.receivedRun(id); ok && st.status == StatusPending && run.batchOf(id) == r.BatchID {
+			r.Status, r.UpdatedAt = StatusReceived, run.at
+		}
 		out = append(out, r)
 	}
 	return out
+}
+
+// receivedRun returns the run of the received index read that holds id.
+func (s *salvager) receivedRun(id uint64) (recvRun, bool) {
+	i, _ := slices.BinarySearchFunc(s.received, id, func(r recvRun, id uint64) int {
+		switch {
+		case r.end < id:
+			return -1
+		case r.start > id:
+			return 1
+		}
+		return 0
+	})
+	if i < len(s.received) && s.received[i].start <= id && id <= s.received[i].end {
+		return s.received[i], true
+	}
+	return recvRun{}, false
 }
 
 // take copies r under its own id when that is plausible, else under a
@@ -748,6 +780,17 @@ func (tx *Tx) restoreBlock(rows []Row, now int64) error {
 			err = tx.putIndexed(r.ID, &st, tx.acked, tsKey(r.UpdatedAt, r.ID))
 		case StatusDead:
 			err = tx.putIndexed(r.ID, &st, tx.dead, u64key(r.ID))
+		case StatusReceived:
+			// At rest PENDING, with a state entry only when it differs
+			// from a fresh row's (the time is its run's).
+			st.status = StatusPending
+			if st.attempts != 0 || st.notBefore != 0 || st.reason != "" {
+				err = tx.putState(r.ID, &st)
+			}
+			if err == nil {
+				err = tx.recvAdd(recvRun{start: r.ID, end: r.ID, batch: r.BatchID, at: r.UpdatedAt})
+				tx.ctr.add(StatusReceived, 1)
+			}
 		default:
 			if st == (rowState{status: StatusPending, updated: r.CreatedAt}) {
 				err = tx.pendAdd(r.ID) // a fresh row: no state entry

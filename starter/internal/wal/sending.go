@@ -86,24 +86,41 @@ func (tx *Tx) sendCut(r sendRun, a, b uint64) error {
 	return nil
 }
 
-// takeSendingIDs removes ids from SENDING. visit is called for each id
-// that is SENDING, in order, before it leaves the index; it returns false
-// to leave that id SENDING (a row it cannot use: skipped, logged by
-// visit). Ids that are not SENDING are skipped with a warning: acking
-// twice, or a row an operator already moved, must not abort the whole
-// group commit. Each stretch of consecutive ids inside one run costs one
-// seek and at most three index writes.
-func (tx *Tx) takeSendingIDs(op string, ids []uint64, visit func(id uint64) (bool, error)) error {
+// takeFrom says which in-flight statuses takeIDs takes rows from.
+type takeFrom uint8
+
+const (
+	fromSending takeFrom = 1 << iota
+	fromReceived
+	fromEither = fromSending | fromReceived
+)
+
+// takeIDs removes ids from SENDING or RECEIVED (as from says). visit is
+// called for each id that is, in order, before it leaves its index; it
+// returns false to leave that id where it is (a row it cannot use:
+// skipped, logged by visit). Other ids are skipped with a warning:
+// acking twice, or a row an operator already moved, must not abort the
+// whole group commit. Each stretch of consecutive ids inside one run
+// costs one seek and at most three index writes.
+func (tx *Tx) takeIDs(op string, ids []uint64, from takeFrom, visit func(id uint64) (bool, error)) error {
 	for i := 0; i < len(ids); {
 		first := ids[i]
-		run, ok := tx.sendFind(first)
-		if !ok {
-			tx.warnNotSending(op, first)
+		var end uint64
+		var cut func(a, b uint64) error
+		var count *int64
+		if run, ok := tx.sendFind(first); ok && from&fromSending != 0 {
+			end, count = run.end, &tx.ctr.sending
+			cut = func(a, b uint64) error { return tx.sendCut(run, a, b) }
+		} else if run, ok := tx.recvFind(first); ok && from&fromReceived != 0 {
+			end, count = run.end, &tx.ctr.received
+			cut = func(a, b uint64) error { return tx.recvCut(run, a, b) }
+		} else {
+			tx.warnNotInFlight(op, first, from)
 			i++
 			continue
 		}
 		j, refused := i, false
-		for j < len(ids) && ids[j] == first+uint64(j-i) && ids[j] <= run.end {
+		for j < len(ids) && ids[j] == first+uint64(j-i) && ids[j] <= end {
 			ok, err := visit(ids[j])
 			if err != nil {
 				return err
@@ -115,27 +132,28 @@ func (tx *Tx) takeSendingIDs(op string, ids []uint64, visit func(id uint64) (boo
 			j++
 		}
 		if j > i {
-			if err := tx.sendCut(run, first, ids[j-1]); err != nil {
+			if err := cut(first, ids[j-1]); err != nil {
 				return err
 			}
-			tx.ctr.sending -= int64(j - i)
+			*count -= int64(j - i)
 			tx.dirty = true
 		}
 		if refused {
-			j++ // stays SENDING
+			j++ // stays where it is
 		}
 		i = j
 	}
 	return nil
 }
 
-func (tx *Tx) warnNotSending(op string, id uint64) {
+func (tx *Tx) warnNotInFlight(op string, id uint64, from takeFrom) {
 	r, ok, _ := tx.row(id)
 	if !ok {
 		tx.w.log.Warn("wal: unknown row id", "op", op, "row_id", id)
 		return
 	}
-	tx.w.log.Warn("wal: row is not SENDING", "op", op, "row_id", id, "status", r.Status.String())
+	want := map[takeFrom]string{fromSending: "SENDING", fromReceived: "RECEIVED", fromEither: "SENDING or RECEIVED"}[from]
+	tx.w.log.Warn("wal: row is not "+want, "op", op, "row_id", id, "status", r.Status.String())
 }
 
 // sendIDs returns up to limit (all when <= 0) SENDING ids > afterID, in

@@ -12,7 +12,8 @@ import (
 // it differs from what its block says (PENDING, no attempts, updated at
 // creation, no backoff, no reason): every row in the delayed, acked or
 // dead index has one, a fresh row never does. The status byte is the
-// status at rest: SENDING is recorded only by the sending index.
+// status at rest: SENDING and RECEIVED rows rest as PENDING and are
+// recorded only by the sending and received indexes.
 //
 //	off len field
 //	0   1   status at rest

@@ -8,6 +8,8 @@ import (
 // Status is the state of one WAL row (see the package doc):
 //
 //	PENDING --Claim--> SENDING --Ack--> ACKED --CleanupAcked--> (deleted)
+//	SENDING --Receive--> RECEIVED --Ack/AckReceivedThrough--> ACKED
+//	RECEIVED --Unreceive--> PENDING
 //	SENDING --Fail/Release/ResurrectSending--> PENDING
 //	SENDING --Fail (attempts >= max)--> DEAD --RetryDead--> PENDING
 //	PENDING --Claim finds a bad checksum--> DEAD
@@ -21,10 +23,14 @@ const (
 	StatusSending
 	StatusAcked
 	StatusDead
+	// StatusReceived: the engine holds the row in memory but has not
+	// committed it (CHECKPOINT delivery); it is kept until a commit covers
+	// it and is never claimed on its own.
+	StatusReceived
 )
 
 // Statuses lists the valid statuses in state-machine order.
-var statuses = [...]Status{StatusPending, StatusSending, StatusAcked, StatusDead}
+var statuses = [...]Status{StatusPending, StatusSending, StatusReceived, StatusAcked, StatusDead}
 
 // AllStatuses returns every valid status in state-machine order.
 func AllStatuses() []Status { return append([]Status(nil), statuses[:]...) }
@@ -39,6 +45,8 @@ func (s Status) String() string {
 		return "ACKED"
 	case StatusDead:
 		return "DEAD"
+	case StatusReceived:
+		return "RECEIVED"
 	}
 	return fmt.Sprintf("UNKNOWN(%d)", uint8(s))
 }
@@ -61,8 +69,8 @@ func (s *Status) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Valid reports whether s is one of the four statuses.
-func (s Status) Valid() bool { return s >= StatusPending && s <= StatusDead }
+// Valid reports whether s is one of the five statuses.
+func (s Status) Valid() bool { return s >= StatusPending && s <= StatusReceived }
 
 // ParseStatus accepts a status name in any case ("dead", "DEAD").
 func ParseStatus(name string) (Status, error) {
@@ -71,5 +79,5 @@ func ParseStatus(name string) (Status, error) {
 			return s, nil
 		}
 	}
-	return 0, fmt.Errorf("parse status %q: want one of PENDING, SENDING, ACKED, DEAD", name)
+	return 0, fmt.Errorf("parse status %q: want one of PENDING, SENDING, RECEIVED, ACKED, DEAD", name)
 }

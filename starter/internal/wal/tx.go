@@ -16,6 +16,9 @@ type ReadTx struct {
 	btx *bolt.Tx
 
 	blocks, state, pending, delayed, timers, sending, acked, dead, meta, app, positions *bolt.Bucket
+	// received is nil in a read-only view of a file older than it
+	// (addedBuckets): no row of it is RECEIVED.
+	received *bolt.Bucket
 	// schema is the file's layout version (meta.go): how positions are kept.
 	schema uint32
 
@@ -65,6 +68,7 @@ func (w *WAL) newReadTx(btx *bolt.Tx) (*ReadTx, error) {
 	rt.delayed = btx.Bucket(bucketDelayed)
 	rt.timers = btx.Bucket(bucketTimers)
 	rt.sending = btx.Bucket(bucketSending)
+	rt.received = btx.Bucket(bucketReceived)
 	rt.acked = btx.Bucket(bucketAcked)
 	rt.dead = btx.Bucket(bucketDead)
 	rt.meta = btx.Bucket(bucketMeta)
@@ -88,7 +92,13 @@ func (w *WAL) newTx(btx *bolt.Tx) (*Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, b := range []*bolt.Bucket{rt.blocks, rt.state, rt.pending, rt.sending, rt.acked, rt.dead} {
+	if rt.received == nil {
+		// Open creates it; this only guards a file changed behind it.
+		if rt.received, err = btx.CreateBucketIfNotExists(bucketReceived); err != nil {
+			return nil, fmt.Errorf("wal %s: create bucket %s: %w", w.path, bucketReceived, err)
+		}
+	}
+	for _, b := range []*bolt.Bucket{rt.blocks, rt.state, rt.pending, rt.sending, rt.received, rt.acked, rt.dead} {
 		b.FillPercent = appendFillPercent
 	}
 	rt.cache = &w.cache
@@ -114,23 +124,30 @@ func (tx *Tx) flush() error {
 
 // Counts are the row counts per status, maintained in O(1).
 type Counts struct {
-	Pending int `json:"pending"`
-	Sending int `json:"sending"`
-	Acked   int `json:"acked"`
-	Dead    int `json:"dead"`
+	Pending  int `json:"pending"`
+	Sending  int `json:"sending"`
+	Received int `json:"received"`
+	Acked    int `json:"acked"`
+	Dead     int `json:"dead"`
 	// Delayed is the part of Pending waiting for its NotBefore.
 	Delayed int `json:"delayed"`
 	// PayloadBytes is the sum of payload sizes of all rows in the WAL.
 	PayloadBytes int64 `json:"payload_bytes"`
 	// OldestPending is CreatedAt (unix ms) of the oldest PENDING row, 0 if none.
 	OldestPending int64 `json:"oldest_pending"`
+	// OldestReceived is CreatedAt (unix ms) of the RECEIVED row with the
+	// lowest id (the oldest the engine has not committed), 0 if none.
+	OldestReceived int64 `json:"oldest_received"`
 	// ChecksumFailures counts rows Claim moved to DEAD for a bad checksum
 	// over the life of the file.
 	ChecksumFailures int64 `json:"checksum_failures"`
+	// StandIns counts the stand-in rows appended (Options.GapFree) over
+	// the life of the file.
+	StandIns int64 `json:"stand_ins"`
 }
 
 // Total is the number of rows in the WAL.
-func (c Counts) Total() int { return c.Pending + c.Sending + c.Acked + c.Dead }
+func (c Counts) Total() int { return c.Pending + c.Sending + c.Received + c.Acked + c.Dead }
 
 // Of returns the count for one status.
 func (c Counts) Of(s Status) int {
@@ -139,6 +156,8 @@ func (c Counts) Of(s Status) int {
 		return c.Pending
 	case StatusSending:
 		return c.Sending
+	case StatusReceived:
+		return c.Received
 	case StatusAcked:
 		return c.Acked
 	case StatusDead:
@@ -152,7 +171,7 @@ func (tx *ReadTx) Counts() Counts {
 	c := Counts{
 		Pending: int(tx.ctr.pending), Sending: int(tx.ctr.sending), Acked: int(tx.ctr.acked),
 		Dead: int(tx.ctr.dead), Delayed: int(tx.ctr.delayed), PayloadBytes: tx.ctr.payloadBytes,
-		ChecksumFailures: tx.ctr.checksumFailures,
+		ChecksumFailures: tx.ctr.checksumFailures, Received: int(tx.ctr.received), StandIns: tx.ctr.standIns,
 	}
 	// The oldest PENDING row has the lowest id of either pending index.
 	var oldest uint64
@@ -163,14 +182,28 @@ func (tx *ReadTx) Counts() Counts {
 			}
 		}
 	}
-	if oldest != 0 {
-		if _, v, ok := tx.findBlock(oldest); ok {
-			if h, err := parseBlockHeader(v); err == nil {
-				c.OldestPending = h.created
-			}
+	c.OldestPending = tx.createdOf(oldest)
+	if tx.received != nil {
+		if k, _ := tx.received.Cursor().First(); k != nil {
+			id, _ := keyID(k)
+			c.OldestReceived = tx.createdOf(id)
 		}
 	}
 	return c
+}
+
+// createdOf is the creation time of row id from its block's header; 0
+// for id 0 or a row without a readable block.
+func (tx *ReadTx) createdOf(id uint64) int64 {
+	if id == 0 {
+		return 0
+	}
+	if _, v, ok := tx.findBlock(id); ok {
+		if h, err := parseBlockHeader(v); err == nil {
+			return h.created
+		}
+	}
+	return 0
 }
 
 // NextBatchID is the batch id the next appended row will get.
@@ -190,7 +223,8 @@ func (tx *ReadTx) Get(id uint64) (Row, bool, error) {
 	return r, ok, nil
 }
 
-// row assembles row id from its block, its state and the sending index;
+// row assembles row id from its block, its state and the sending and
+// received indexes;
 // ok=false when it does not exist (no block holds it, or it is in no
 // index). For a block that does not decode, ok is true when the row
 // exists, with the block's error and what is known without the block.
@@ -202,7 +236,8 @@ func (tx *ReadTx) row(id uint64) (Row, bool, error) {
 	}
 	st, hasState := tx.stateOf(id, b.created)
 	sending, at := tx.sendingAt(id)
-	if !hasState && !sending && !tx.pendContains(id) {
+	recv, received := tx.recvFind(id)
+	if !hasState && !sending && !received && !tx.pendContains(id) {
 		return Row{}, false, nil // deleted, its block still holds others
 	}
 	var r Row
@@ -213,6 +248,8 @@ func (tx *ReadTx) row(id uint64) (Row, bool, error) {
 	}
 	if sending {
 		r.Status, r.UpdatedAt = StatusSending, at
+	} else if received {
+		r.Status, r.UpdatedAt = StatusReceived, recv.at
 	}
 	return r, true, b.err
 }
@@ -247,6 +284,8 @@ func (tx *ReadTx) List(status *Status, afterID uint64, limit int) ([]Row, error)
 		}
 	case *status == StatusSending:
 		ids = tx.sendIDs(afterID, limit)
+	case *status == StatusReceived:
+		ids = tx.recvIDs(afterID, limit)
 	case *status == StatusDead:
 		ids = idsAfter(tx.dead, afterID, limit)
 	default:
@@ -292,14 +331,18 @@ func (tx *ReadTx) scanRows(status *Status, afterID uint64, limit int) []Row {
 		}
 		pend := runsIn(tx.pending, lo, last, runEnd)
 		send := runsIn(tx.sending, lo, last, sendEnd)
+		var recv []idRange
+		if tx.received != nil {
+			recv = runsIn(tx.received, lo, last, recvEnd)
+		}
 		var b *block
 		for id := lo; id <= last; id++ {
 			if limit > 0 && len(out) >= limit {
 				return out
 			}
 			sv, hasState := ss.get(id)
-			inSend := inRanges(send, id)
-			if !hasState && !inSend && !inRanges(pend, id) {
+			inSend, inRecv := inRanges(send, id), inRanges(recv, id)
+			if !hasState && !inSend && !inRecv && !inRanges(pend, id) {
 				continue
 			}
 			if b == nil {
@@ -322,6 +365,9 @@ func (tx *ReadTx) scanRows(status *Status, afterID uint64, limit int) []Row {
 			}
 			if inSend {
 				r.Status, r.UpdatedAt = StatusSending, tx.sendStart(id)
+			} else if inRecv {
+				run, _ := tx.recvFind(id)
+				r.Status, r.UpdatedAt = StatusReceived, run.at
 			}
 			if status != nil && r.Status != *status {
 				continue
@@ -448,8 +494,8 @@ func (tx *Tx) SetMeta(key string, val []byte) error {
 // RowIDRange returns the lowest and highest row id present (0, 0 when
 // the WAL has no rows). O(1).
 func (tx *ReadTx) RowIDRange() (first, last uint64) {
-	// Every row is in a run of the pending or sending index or has a
-	// state entry (state.go): the ends of those three give the range.
+	// Every row is in a run of the pending, sending or received index or
+	// has a state entry (state.go): the ends of those four give the range.
 	see := func(lo, hi uint64) {
 		if lo != 0 && (first == 0 || lo < first) {
 			first = lo
@@ -464,7 +510,10 @@ func (tx *ReadTx) RowIDRange() (first, last uint64) {
 		id, _ := keyID(k)
 		see(id, id)
 	}
-	for _, b := range []*bolt.Bucket{tx.pending, tx.sending} {
+	for _, b := range []*bolt.Bucket{tx.pending, tx.sending, tx.received} {
+		if b == nil {
+			continue
+		}
 		c := b.Cursor()
 		if k, _ := c.First(); k != nil {
 			id, _ := keyID(k)
@@ -502,6 +551,10 @@ func (tx *ReadTx) OldestRow(s Status) (Row, bool, error) {
 		}
 	case StatusSending:
 		id = first(tx.sending, false)
+	case StatusReceived:
+		if tx.received != nil {
+			id = first(tx.received, false)
+		}
 	case StatusAcked:
 		id = first(tx.acked, true)
 	case StatusDead:
