@@ -154,22 +154,17 @@ func (s *Server) serveLoop(ln net.Listener) {
 		log := s.log.With(slog.String("remote", conn.RemoteAddr().String()))
 		// Auth lines are short; the request limit applies after it.
 		r := protocol.NewLineReader(conn, 4<<10)
-		if !s.authenticate(conn, r, ss, log) {
-			s.endConn(conn)
-			continue
+		if s.admit(conn, ln, r, ss, log) {
+			log.Info("edgesocket collector authenticated; listener closed")
+			r.SetLimit(s.cfg.MaxLineBytes)
+			s.converse(conn, r, ss, log)
+			log.Info("edgesocket collector left")
 		}
-		// The engine stops listening once a collector holds the source.
-		s.mu.Lock()
-		_ = ln.Close()
-		s.ln = nil
-		s.mu.Unlock()
-		log.Info("edgesocket collector authenticated; listener closed")
-		r.SetLimit(s.cfg.MaxLineBytes)
-		s.converse(conn, r, ss, log)
 		s.endConn(conn)
-		log.Info("edgesocket collector left")
-		if ln = s.relisten(); ln == nil {
-			return
+		if !s.isListening() {
+			if ln = s.relisten(); ln == nil {
+				return
+			}
 		}
 	}
 }
@@ -239,27 +234,53 @@ func (s *Server) relisten() net.Listener {
 	}
 }
 
+// admit authenticates conn and answers its auth line. An accepted
+// collector holds the source: the listener closes before the ACK leaves,
+// so a collector that saw ACK knows the port is shut, as the engine
+// stops listening after AUTH.
+func (s *Server) admit(conn net.Conn, ln net.Listener, r *protocol.LineReader, ss *Session, log *slog.Logger) bool {
+	reply, keep := s.authenticate(conn, r, ss, log)
+	if keep {
+		s.mu.Lock()
+		_ = ln.Close()
+		s.ln = nil
+		s.mu.Unlock()
+	}
+	if reply == "" {
+		return false
+	}
+	_ = conn.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+	if _, err := conn.Write([]byte(reply + "\n")); err != nil {
+		return false
+	}
+	return keep
+}
+
+// isListening reports whether the listener is open.
+func (s *Server) isListening() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ln != nil
+}
+
 // authenticate reads the first line within the accept timeout and
-// answers it; no line in time answers AUTH_FAILED.
-func (s *Server) authenticate(conn net.Conn, r *protocol.LineReader, ss *Session, log *slog.Logger) bool {
+// returns the reply; no line in time answers AUTH_FAILED. keep is true
+// for an accepted collector.
+func (s *Server) authenticate(conn net.Conn, r *protocol.LineReader, ss *Session, log *slog.Logger) (reply string, keep bool) {
 	s.setReadDeadline(conn, time.Now().Add(s.cfg.AcceptTimeout))
 	line, err := r.ReadRawLine()
-	reply, keep := ss.AuthTimedOut(), false
+	reply, keep = ss.AuthTimedOut(), false
 	if err == nil {
 		reply, keep = ss.HandleLine(line)
 	} else {
 		log.Warn("edgesocket auth: no token line in time", slog.Any("error", err))
 	}
-	if reply != "" {
-		_ = conn.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-		_, _ = conn.Write([]byte(reply + "\n"))
-	}
 	if !keep {
 		log.Warn("edgesocket auth refused", slog.String("reply", reply))
-		return false
+		return reply, false
 	}
 	s.setReadDeadline(conn, time.Time{})
-	return true
+	return reply, true
 }
 
 // setReadDeadline sets conn's read deadline unless Close has begun: then

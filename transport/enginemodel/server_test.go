@@ -226,3 +226,22 @@ func TestNewServerNeedsToken(t *testing.T) {
 		t.Fatal("no token accepted")
 	}
 }
+
+// A connect that raced the first collector's auth sat in the backlog;
+// closing the listener resets it, as the engine's did.
+func TestServerRacingConnectIsReset(t *testing.T) {
+	srv, _ := startServer(t, newTestSource(t, SourceConfig{}), ServerConfig{})
+	a := dial(t, srv.Addr())
+	b := dial(t, srv.Addr()) // queued while a is being served
+	a.send(testToken)
+	a.expect("ACK")
+	// The reset shows on the write or on the read after it.
+	if _, err := io.WriteString(b.conn, testToken+"\n"); err != nil {
+		return
+	}
+	if got, err := b.read(); err == nil {
+		t.Fatalf("racing collector got %q, want its connection reset", got)
+	} else if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
+		t.Fatal("racing collector was left waiting, not reset")
+	}
+}

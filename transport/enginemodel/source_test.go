@@ -1,6 +1,9 @@
 package enginemodel
 
 import (
+	"encoding/json"
+	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -443,4 +446,32 @@ func TestResetForgetsEverything(t *testing.T) {
 		t.Fatalf("figures after reset %+v", f)
 	}
 	wantCommits(t, s, map[int64]string{1: "RETRY"})
+}
+
+// A snapshot survives serialization: restoring the decoded copy gives
+// the same answers as restoring the original.
+func TestStateJSONRoundTrip(t *testing.T) {
+	s := newTestSource(t, SourceConfig{})
+	receive(t, s, 1, 2, 3, 5, 5)
+	s.Poll()
+	s.Poll()
+	st := s.Snapshot(1)
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back State
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, st) {
+		t.Fatalf("round trip\n%+v\nwant\n%+v", back, st)
+	}
+	if err := s.Restore(back); err != nil {
+		t.Fatal(err)
+	}
+	wantCommits(t, s, map[int64]string{2: "ACK:2", 3: "PENDING", 4: "RESEND", 5: "PENDING", 6: "RETRY"})
+	if got := drainAll(s); !slices.Equal(got, []int64{3, 5, 5}) {
+		t.Fatalf("restored queue %v", got)
+	}
 }
