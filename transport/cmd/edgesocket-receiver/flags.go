@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/transport/codec"
+	"github.com/edge-agent/edge-agent/transport/enginemodel"
 	"github.com/edge-agent/edge-agent/transport/ingress"
 )
 
@@ -33,6 +34,22 @@ type options struct {
 	faults        ingress.Faults
 	faultQFms     int
 	faultDelayMs  int
+	model         modelOptions
+}
+
+// modelOptions are the engine-model mode's flags.
+type modelOptions struct {
+	enabled            bool
+	checkpointInterval time.Duration
+	abortEvery         int
+	failoverEvery      time.Duration
+	restartFreshEvery  time.Duration
+	queueCapacity      int
+	queueRatio         float64
+	queueFullMs        int
+	drainRate          float64
+	acceptTimeout      time.Duration
+	logCommits         bool
 }
 
 const usageText = `edgesocket-receiver: a stand-in for the SeaTunnel EdgeSocket source.
@@ -63,6 +80,28 @@ Examples:
 
   # take 1000 records and exit 0 (for scripts)
   edgesocket-receiver --token secret --exit-after 1000 --out got.ndjson
+
+  # the engine as it really behaves: a queue with QUEUE_FULL, __COMMIT__
+  # answered from checkpoints, only committed rows written, a failover to
+  # the last checkpoint every 30s, each commit and its reply logged
+  edgesocket-receiver --token secret --engine-model --out committed.ndjson \
+      --checkpoint-interval 1s --failover-every 30s --log-commits
+
+Engine-model mode (--engine-model) runs an exact model of the engine's
+EdgeSocket source and a job around it instead of the stand-in: one
+collector at a time with the port closed while it is connected (a second
+connect is refused), replies as the engine gives them (RECEIVED,
+QUEUE_FULL:<ms>, RETRY, and PENDING / ACK:<watermark> / RETRY / RESEND to
+__COMMIT__), a sink draining the queue at --drain-rate rows/s, and
+checkpoints every --checkpoint-interval. --out receives only committed
+rows, when their checkpoint completes; rows not yet committed at a
+failover, a fresh restart or exit are lost, as in the engine. The summary
+line at exit adds the model's figures:
+  ... committed=N checkpoints=C aborted_checkpoints=A failovers=F
+  fresh_restarts=R lost_open_tx=L lost_queued=Q queue_full=QF
+  commit_ack=.. commit_pending=.. commit_retry=.. commit_resend=..
+The model-only flags below need --engine-model; the fault flags, TLS and
+--exit-after do not apply to it.
 
 Flags:
 `
@@ -97,6 +136,18 @@ func parseFlags(args []string, stdout io.Writer) (*options, error) {
 	fs.IntVar(&o.faults.QueueFullEvery, "fault-queue-full-every", 0, "reply QUEUE_FULL to every `N`th batch")
 	fs.IntVar(&o.faultQFms, "fault-queue-full-ms", 500, "delay in `ms` put in QUEUE_FULL replies")
 	fs.IntVar(&o.faultDelayMs, "fault-delay-ms", 0, "wait `ms` before each batch reply")
+	m := &o.model
+	fs.BoolVar(&m.enabled, "engine-model", false, "run the engine model instead of the stand-in (see above)")
+	fs.DurationVar(&m.checkpointInterval, "checkpoint-interval", 500*time.Millisecond, "engine model: time between checkpoints (0: checkpointing off, nothing is ever committed)")
+	fs.IntVar(&m.abortEvery, "abort-checkpoint-every", 0, "engine model: abort every `N`th checkpoint (0: none)")
+	fs.DurationVar(&m.failoverEvery, "failover-every", 0, "engine model: restore the last completed checkpoint every `D`, dropping the collector (0: never)")
+	fs.DurationVar(&m.restartFreshEvery, "restart-fresh-every", 0, "engine model: kill and start the job again with no state every `D` (0: never)")
+	fs.IntVar(&m.queueCapacity, "queue-capacity", enginemodel.DefaultQueueCapacity, "engine model: local_queue_capacity, records")
+	fs.Float64Var(&m.queueRatio, "queue-ratio", enginemodel.DefaultQueueRatio, "engine model: queue_backpressure_watermark_ratio; QUEUE_FULL from ceil(capacity*ratio) records")
+	fs.IntVar(&m.queueFullMs, "queue-full-retry-after-ms", enginemodel.DefaultQueueFullRetryAfterMs, "engine model: queue_full_retry_after_ms, the `ms` in QUEUE_FULL replies")
+	fs.Float64Var(&m.drainRate, "drain-rate", enginemodel.DefaultDrainRate, "engine model: rows per second the job's sink takes from the queue")
+	fs.DurationVar(&m.acceptTimeout, "accept-timeout", time.Second, "engine model: accept_timeout_ms, the wait for the auth line")
+	fs.BoolVar(&m.logCommits, "log-commits", false, "engine model: log each __COMMIT__ and its reply at INFO on stderr")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			// Asked for, so it is output, not a diagnostic: it pipes into less.
@@ -114,7 +165,64 @@ func parseFlags(args []string, stdout io.Writer) (*options, error) {
 	}
 	o.faults.QueueFullDelay = time.Duration(o.faultQFms) * time.Millisecond
 	o.faults.ReplyDelay = time.Duration(o.faultDelayMs) * time.Millisecond
-	return o, o.check()
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return o, errors.Join(o.check(), o.model.check(set))
+}
+
+// modelOnly are the flags that mean nothing without --engine-model;
+// notForModel are the stand-in's flags the model does not honour.
+var (
+	modelOnly = []string{"checkpoint-interval", "abort-checkpoint-every", "failover-every", "restart-fresh-every",
+		"queue-capacity", "queue-ratio", "queue-full-retry-after-ms", "drain-rate", "accept-timeout", "log-commits"}
+	notForModel = []string{"fault-cut-after", "fault-retry-every", "fault-queue-full-every", "fault-queue-full-ms",
+		"fault-delay-ms", "tls-cert", "tls-key", "exit-after"}
+)
+
+// check validates the engine-model flags; set names the flags given.
+func (m *modelOptions) check(set map[string]bool) error {
+	var errs []error
+	if !m.enabled {
+		for _, name := range modelOnly {
+			if set[name] {
+				errs = append(errs, fmt.Errorf("--%s needs --engine-model", name))
+			}
+		}
+		return errors.Join(errs...)
+	}
+	for _, name := range notForModel {
+		if set[name] {
+			errs = append(errs, fmt.Errorf("--%s does not apply to --engine-model", name))
+		}
+	}
+	// The engine's own option checks, under the flags' names.
+	if m.queueCapacity <= 0 {
+		errs = append(errs, fmt.Errorf("--queue-capacity %d: must be > 0", m.queueCapacity))
+	}
+	if !(m.queueRatio > 0 && m.queueRatio <= 1) {
+		errs = append(errs, fmt.Errorf("--queue-ratio %v: must be in (0, 1]", m.queueRatio))
+	}
+	if m.queueFullMs <= 0 {
+		errs = append(errs, fmt.Errorf("--queue-full-retry-after-ms %d: must be > 0", m.queueFullMs))
+	}
+	if !(m.drainRate > 0) {
+		errs = append(errs, fmt.Errorf("--drain-rate %v: must be > 0", m.drainRate))
+	}
+	if m.acceptTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--accept-timeout %v: must be > 0", m.acceptTimeout))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"--checkpoint-interval", m.checkpointInterval}, {"--failover-every", m.failoverEvery}, {"--restart-fresh-every", m.restartFreshEvery}} {
+		if d.v < 0 {
+			errs = append(errs, fmt.Errorf("%s %v: must not be negative", d.name, d.v))
+		}
+	}
+	if m.abortEvery < 0 {
+		errs = append(errs, fmt.Errorf("--abort-checkpoint-every %d: must not be negative", m.abortEvery))
+	}
+	return errors.Join(errs...)
 }
 
 // check validates and resolves the token.

@@ -29,6 +29,18 @@ const flushInterval = 100 * time.Millisecond
 
 // run is main without the process: it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runWithClock(ctx, args, stdout, stderr, nil)
+}
+
+// modelClock drives the engine model's time in tests; nil means real
+// time.
+type modelClock struct {
+	start time.Time
+	ticks <-chan time.Time
+}
+
+// runWithClock is run with the engine model's time given by clock.
+func runWithClock(ctx context.Context, args []string, stdout, stderr io.Writer, clock *modelClock) int {
 	o, err := parseFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -56,6 +68,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		defer f.Close()
 		out = f
+	}
+	if o.model.enabled {
+		return runModel(ctx, o, newSink(out, o.format == "envelope", 0), clock, log, stderr)
 	}
 	cfg, err := o.ingressConfig(log)
 	if err != nil {
