@@ -24,7 +24,13 @@ func (l *loop) afterCommit(now time.Time, p *plan, res commitResult) {
 	}
 	l.uncommitted = l.uncommitted[:0]
 	l.rowRetry.streak = p.streak
-	ctr.acked.Add(uint64(len(p.acks)))
+	ctr.acked.Add(uint64(len(p.acks) + res.ackedThrough))
+	ctr.received.Add(uint64(len(p.receives)))
+	if l.ck != nil {
+		l.ck.committed(now, p.ackThrough, counts.Received)
+		stall := l.ck.stall(now, l.log)
+		l.r.pub.set(func(pb *published) { pb.checkpointStall = stall })
+	}
 	ctr.released.Add(uint64(len(p.releases)))
 	nFailed := 0
 	for _, ids := range p.fails {
@@ -98,6 +104,9 @@ func (l *loop) reportDead(failed, dead int) {
 // room for maxJobs, and no more jobs are out: there was a claim
 // per free slot at most.
 func (l *loop) dispatch(claimed [][]row) {
+	if len(claimed) == 0 {
+		return
+	}
 	for _, rows := range claimed {
 		for _, r := range rows {
 			if r.Attempts > 0 {
@@ -114,9 +123,30 @@ func (l *loop) publish(c queueCounts) {
 	file := l.q.FileBytes()
 	l.r.pub.set(func(p *published) {
 		p.queue = QueueStatus{
-			Pending: c.Pending, Sending: c.Sending, Acked: c.Acked, Dead: c.Dead,
+			Pending: c.Pending, Sending: c.Sending, Acked: c.Acked, Dead: c.Dead, Received: c.Received,
 			PayloadBytes: c.PayloadBytes, SizeBytes: size, FileBytes: file,
 		}
 		p.oldest = c.OldestPending
 	})
+}
+
+// dispatchCheckpoint hands the sender the settle or poll job due now
+// (CHECKPOINT delivery), if any.
+func (l *loop) dispatchCheckpoint(now time.Time) bool {
+	if l.ck == nil || l.jobs.free() <= 0 || l.link.paused(now) {
+		return false
+	}
+	req, err := l.ck.job(now, len(l.jobs.out))
+	if err != nil {
+		l.log.Error("cannot settle with the engine", slog.String(keyError, err.Error()))
+		l.r.pub.setError(err, now)
+		return false
+	}
+	if req == nil {
+		return false
+	}
+	j := l.jobs.add(nil)
+	j.settle = req
+	l.send.jobs <- j
+	return true
 }

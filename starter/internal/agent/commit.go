@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -31,6 +32,11 @@ type plan struct {
 	flushedBytes int
 
 	acks      []uint64
+	// receives (CHECKPOINT) are rows the engine RECEIVED, kept until a
+	// checkpoint covers them; ackThrough acks every one whose batch id
+	// is <= it.
+	receives   []uint64
+	ackThrough int64
 	fails     map[string][]uint64 // reason → row ids
 	releases  []uint64
 	resurrect []uint64 // rows left SENDING by the previous run
@@ -40,7 +46,8 @@ type plan struct {
 
 func (p *plan) empty() bool {
 	return p.flushed == 0 && !p.started && p.claimJobs == 0 && !p.cleanup &&
-		len(p.acks) == 0 && len(p.fails) == 0 && len(p.releases) == 0 && len(p.resurrect) == 0
+		len(p.acks) == 0 && len(p.fails) == 0 && len(p.releases) == 0 && len(p.resurrect) == 0 &&
+		len(p.receives) == 0 && p.ackThrough == 0
 }
 
 // commitIfDue runs one transaction when there is something to write:
@@ -56,7 +63,7 @@ func (l *loop) commitIfDue(now time.Time) (bool, error) {
 	flushDue := l.group.full(&l.buf) ||
 		(l.buf.len() > 0 && now.Sub(l.buf.since) >= l.commitWait())
 	p := &plan{streak: l.rowRetry.streak}
-	planResults(p, l.uncommitted, &l.rowRetry, now)
+	l.planResults(p, now)
 	p.resurrect = l.resurrect[:min(len(l.resurrect), resurrectChunk)]
 	if !flushDue && l.resultsMayWait(now, p) {
 		return false, nil // the acks ride on the next commit that appends
@@ -68,6 +75,9 @@ func (l *loop) commitIfDue(now time.Time) (bool, error) {
 	}
 	p.started = !holdAppends && l.markStarted && (p.flushed > 0 || (l.polled && l.buf.len() == 0))
 	p.claimJobs, p.claimRows = l.claimWanted(now, p.flushed > 0 || len(p.releases) > 0 || len(p.fails) > 0 || len(p.resurrect) > 0)
+	if l.ck.holdsClaims() {
+		p.claimJobs = 0 // nothing new before the session is settled
+	}
 	p.claimRows, p.claimBytes = l.r.rate.jobBound(p.claimRows, jobBytes)
 	retention := l.r.opts.Queue.AckedRetention
 	p.cleanup = l.cleanup.due(now, false, retention)
@@ -78,16 +88,29 @@ func (l *loop) commitIfDue(now time.Time) (bool, error) {
 	return l.commit(now, p)
 }
 
+// planResults plans the uncommitted send results and, in CHECKPOINT
+// delivery, the watermark the engine reported since the last commit.
+func (l *loop) planResults(p *plan, now time.Time) {
+	planResults(p, l.uncommitted, &l.rowRetry, now, l.ck != nil)
+	if l.ck != nil && l.ck.reported > l.ck.applied {
+		p.ackThrough = l.ck.reported
+	}
+}
+
 // planResults sorts the uncommitted send results into acks, charged failures
 // and releases, and computes when failed rows may be sent again.
-func planResults(p *plan, results []*jobResult, retry *rowRetries, now time.Time) {
+func planResults(p *plan, results []*jobResult, retry *rowRetries, now time.Time, checkpoint bool) {
 	for _, res := range results {
 		failed, received := false, false
 		for i, r := range res.job.rows {
 			out := res.results[i]
 			switch out.Outcome {
 			case transport.Received:
-				p.acks = append(p.acks, r.ID)
+				if checkpoint {
+					p.receives = append(p.receives, r.ID)
+				} else {
+					p.acks = append(p.acks, r.ID)
+				}
 				received = true
 			case transport.Failed:
 				if isRefusal(out.Err) {
@@ -263,6 +286,8 @@ type commitResult struct {
 	deleted int
 	more    bool
 	drops   queueDrops
+	// ackedThrough is how many RECEIVED rows the watermark acked.
+	ackedThrough int
 }
 
 // commit runs the plan in one transaction. A failed transaction (disk full,
@@ -322,6 +347,24 @@ func (l *loop) runPlan(now time.Time, p *plan) (commitResult, error) {
 		res = commitResult{}
 		if err := l.applyPlan(tx, p, now, &res.dead); err != nil {
 			return err
+		}
+		if len(p.receives) > 0 || p.ackThrough > 0 {
+			ct, ok := tx.(checkpointTx)
+			if !ok {
+				return fmt.Errorf("delivery-guarantee CHECKPOINT: the queue (%T) cannot hold rows as received", tx)
+			}
+			if len(p.receives) > 0 {
+				if err := ct.Receive(p.receives, now); err != nil {
+					return err
+				}
+			}
+			if p.ackThrough > 0 {
+				n, err := ct.AckThrough(p.ackThrough, now)
+				if err != nil {
+					return err
+				}
+				res.ackedThrough = n
+			}
 		}
 		// After the appends, so that they make room for themselves;
 		// before the claims, which then take what the bounds kept.

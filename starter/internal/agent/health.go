@@ -93,6 +93,10 @@ func (s Status) Health(now time.Time, stallAfter time.Duration) Health {
 		h.Healthy, h.Reason = false, in.LastError
 	case !out.Healthy:
 		h.Healthy, h.Reason = false, out.LastError
+	case s.CheckpointStall != "":
+		out.LastError = s.CheckpointStall
+		h.Components[ComponentOutput] = out
+		h.Reason = s.CheckpointStall
 	case s.Drops.Dropping:
 		h.Reason = DegradedDropping
 	}

@@ -52,6 +52,8 @@ type loop struct {
 	// DECRYPT_FAILED stop the agent instead of pausing sending.
 	exitOnRefusal bool
 	fatal         error // a refusal under exitOnRefusal: stop the agent
+	// ck is CHECKPOINT delivery's state; nil in the other modes.
+	ck *checkpointing
 }
 
 // inputSet are the inputs, polled round-robin from cursor; the single
@@ -82,7 +84,11 @@ func (l *loop) turn(ctx context.Context) (bool, error) {
 	// and their jobs' slots taken for one more group's read.
 	progressed = l.collect() || progressed
 	committed, err := l.commitIfDue(now)
-	return progressed || committed, err
+	if err != nil {
+		return progressed || committed, err
+	}
+	asked := l.dispatchCheckpoint(now)
+	return progressed || committed || asked, nil
 }
 
 // collect takes every result the sender has sent back, without waiting.
@@ -108,6 +114,9 @@ func (l *loop) accept(res *jobResult) {
 	l.jobs.done(res.job.seq)
 	l.uncommitted = append(l.uncommitted, res)
 	l.link.observe(res)
+	if l.ck != nil && l.ck.accept(res, l.r.now(), l.log) {
+		return
+	}
 	err := res.err
 	if err == nil || res.skipped || errors.Is(err, context.Canceled) {
 		return

@@ -18,9 +18,15 @@ func (r *Agent) openSender() (transport.Sender, encoder, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("set up output: %w", err)
 	}
-	snd, enc, err := f.Create(r.opts.Output, output.Settings{ID: r.opts.IDs.Output, Logger: r.log.With(slog.String("output_type", typ))})
+	checkpoint := r.opts.Agent.Delivery == DeliveryCheckpoint
+	snd, enc, err := f.Create(r.opts.Output, output.Settings{ID: r.opts.IDs.Output, Logger: r.log.With(slog.String("output_type", typ)), Checkpoint: checkpoint})
 	if err != nil {
 		return nil, nil, fmt.Errorf("set up output %s: %w", typ, err)
+	}
+	if _, ok := snd.(transport.Committer); checkpoint && !ok {
+		_ = snd.Close()
+		return nil, nil, fmt.Errorf("set up output %s: agent.delivery-guarantee CHECKPOINT needs output.type transport (an EdgeSocket engine whose checkpoints it can ask about); "+
+			"use BEST_EFFORT with output.type %s", typ, typ)
 	}
 	if enc == nil {
 		// RAW: the sender loop hands the stored bytes over as they are.

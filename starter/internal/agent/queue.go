@@ -74,6 +74,9 @@ type row struct {
 // queueCounts mirrors the WAL's per-status counters.
 type queueCounts struct {
 	Pending, Sending, Acked, Dead int64
+	// Received: rows the engine RECEIVED that no checkpoint covers yet
+	// (CHECKPOINT delivery).
+	Received                      int64
 	PayloadBytes                  int64
 	OldestPending                 time.Time // zero when nothing is pending
 }

@@ -223,6 +223,9 @@ func (l *loop) install(p *reloadPlan, snd transport.Sender, enc encoder, opened 
 		// What the old output's engine answered says nothing of the new
 		// one: idle until its first Send.
 		l.r.pub.set(func(p *published) { p.connection = "idle" })
+		if l.ck != nil {
+			l.ck.needSettle = true // a new client: a new session
+		}
 	}
 }
 

@@ -22,6 +22,8 @@ type encoder interface {
 type job struct {
 	seq  uint64
 	rows []row
+	// settle, when set, makes this a settle or poll job (no rows).
+	settle *settleReq
 }
 
 // jobResult is what became of a job. results[i] belongs to job.rows[i].
@@ -35,6 +37,13 @@ type jobResult struct {
 	retryAt time.Time
 	// skipped: the sender was pausing and did not call Send at all.
 	skipped bool
+	// watermark is the highest checkpoint watermark the engine answered
+	// so far (transport.Committer), 0 if none.
+	watermark int64
+	// answers and resent are a settle job's: the engine's answer about
+	// each id asked, and the outcome of each batch sent again.
+	answers []transport.CommitResult
+	resent  []transport.Result
 }
 
 // sendLoop is the sender goroutine. It owns the transport.Sender and the
@@ -147,6 +156,10 @@ func (s *sendLoop) do(ctx context.Context, cur *encodedJob, jobs <-chan *job) (*
 		res.err, res.skipped = transport.ErrClosed, true
 		return res, nil
 	}
+	if j.settle != nil {
+		s.settle(ctx, res)
+		return res, nil
+	}
 	if !cur.encoded {
 		cur.batches, cur.failed = s.encode(j, cur.set, s.encodeWorkers)
 	}
@@ -161,6 +174,9 @@ func (s *sendLoop) do(ctx context.Context, cur *encodedJob, jobs <-chan *job) (*
 	}
 	res.results = s.merge(j, cur.batches, sent, cur.failed)
 	res.err = err
+	if c, ok := s.snd.(transport.Committer); ok {
+		res.watermark = c.Watermark()
+	}
 	if cut && len(sent) == 0 {
 		// Nothing of it went: like a job handed back.
 		res.err, res.skipped = transport.ErrClosed, true
@@ -358,6 +374,9 @@ func (s *sendLoop) afterSend(ctx context.Context, res *jobResult) {
 		s.pub.set(func(p *published) { p.connection = "connected" })
 	case ctx.Err() != nil, errors.Is(err, transport.ErrClosed):
 		// Shutting down: the loop releases what was not sent.
+	case errors.Is(err, transport.ErrUnsettled):
+		// A new session: the loop settles it next. Not an outage.
+		s.streak, s.holdErr = 0, nil
 	case isRefusal(err) && s.exitOnRefusal:
 		state := connectionState(err)
 		s.pub.set(func(p *published) { p.connection = state })
@@ -393,3 +412,36 @@ func notSent(j *job, err error) []transport.Result {
 type rawEncoder struct{}
 
 func (rawEncoder) Encode(dst, raw []byte) ([]byte, error) { return append(dst, raw...), nil }
+
+// settle runs a settle or poll job (checkpoint.go): the engine is asked
+// about the ids, and the rows of those it lost are read from the WAL,
+// encoded and sent again by the Committer, lowest first.
+func (s *sendLoop) settle(ctx context.Context, res *jobResult) {
+	c, ok := s.snd.(transport.Committer)
+	if !ok {
+		res.err = errors.New("settle: the output cannot be asked about checkpoints")
+		return
+	}
+	req := res.job.settle
+	resend := func(id int64) (transport.Batch, bool) {
+		rid, ok := req.rowOf[id]
+		if !ok {
+			return transport.Batch{}, false
+		}
+		payload, ok, err := req.read(rid)
+		if err != nil || !ok {
+			s.logger.Error("cannot read a row the engine lost, to send it again; it is asked about at the next settle",
+				slog.Uint64("row_id", rid), slog.Int64("batch_id", id), slog.Any(keyError, err))
+			return transport.Batch{}, false
+		}
+		wire, err := s.enc.Encode(nil, payload)
+		if err != nil {
+			s.logger.Error("cannot encode a row the engine lost, to send it again", slog.Uint64("row_id", rid), slog.Any(keyError, err))
+			return transport.Batch{}, false
+		}
+		return transport.Batch{ID: id, Payload: wire}, true
+	}
+	res.answers, res.resent, res.err = c.Settle(ctx, req.ids, resend)
+	res.watermark = c.Watermark()
+	s.afterSend(ctx, res)
+}

@@ -18,26 +18,35 @@ const (
 	// DeliveryNon keeps no WAL: events are held in memory and dropped
 	// when a send fails or the agent stops.
 	DeliveryNon
+	// DeliveryCheckpoint keeps every event in the WAL until a completed
+	// checkpoint of the job covers it (ACK:<watermark> to __COMMIT__).
+	DeliveryCheckpoint
 )
 
 func (d Delivery) String() string {
-	if d == DeliveryNon {
+	switch d {
+	case DeliveryNon:
 		return "NON"
+	case DeliveryCheckpoint:
+		return "CHECKPOINT"
 	}
 	return "BEST_EFFORT"
 }
 
 // UnmarshalText accepts what the Java agent accepts: BEST_EFFORT (also
-// best-effort, best_effort, or nothing) and NON (also NONE), in any case.
+// best-effort, best_effort, or nothing) and NON (also NONE), in any case;
+// and CHECKPOINT, which the Java agent does not have.
 func (d *Delivery) UnmarshalText(b []byte) error {
 	switch strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(string(b)), "-", "_")) {
 	case "", "BEST_EFFORT":
 		*d = DeliveryBestEffort
 	case "NON", "NONE":
 		*d = DeliveryNon
+	case "CHECKPOINT":
+		*d = DeliveryCheckpoint
 	default:
 		//lint:ignore ST1005 the Java agent's wording, capital included: its tests match on it
-		return fmt.Errorf("Unsupported agent.delivery-guarantee %q: use BEST_EFFORT (or best-effort, best_effort) or NON (or NONE)", string(b))
+		return fmt.Errorf("Unsupported agent.delivery-guarantee %q: use BEST_EFFORT (or best-effort, best_effort), NON (or NONE) or CHECKPOINT", string(b))
 	}
 	return nil
 }
@@ -65,6 +74,14 @@ type Settings struct {
 	CommitInterval time.Duration `yaml:"commit-interval-ms"`
 	// ShutdownTimeout bounds a graceful stop.
 	ShutdownTimeout time.Duration `yaml:"shutdown-timeout-ms"`
+	// CheckpointPoll (CHECKPOINT) is how often the agent asks the engine,
+	// while no batch goes out, whether a checkpoint covers the rows it
+	// holds as received; while batches go out, the commit barriers ask.
+	CheckpointPoll time.Duration `yaml:"checkpoint-poll-ms"`
+	// CheckpointTimeout (CHECKPOINT): once the oldest row held as
+	// received has waited this long for a checkpoint, health is degraded
+	// and an ERROR names the fix.
+	CheckpointTimeout time.Duration `yaml:"checkpoint-timeout-ms"`
 }
 
 // DefaultSettings are the Java agent's defaults.
@@ -76,15 +93,20 @@ func DefaultSettings() Settings {
 		FlushInterval:   time.Second,
 		CommitInterval:  4 * time.Second,
 		ShutdownTimeout: 10 * time.Second,
+
+		CheckpointPoll:    time.Second,
+		CheckpointTimeout: 2 * time.Minute,
 	}
 }
 
 // Validate names keys relative to the agent section.
 func (a Settings) Validate() error {
 	var p check.Problems
-	if a.Delivery != DeliveryBestEffort && a.Delivery != DeliveryNon {
-		p.Add("delivery-guarantee", "must be BEST_EFFORT or NON, got %d", a.Delivery)
+	if a.Delivery > DeliveryCheckpoint {
+		p.Add("delivery-guarantee", "must be BEST_EFFORT, NON or CHECKPOINT, got %d", a.Delivery)
 	}
+	p.PositiveMillis("checkpoint-poll-ms", a.CheckpointPoll)
+	p.PositiveMillis("checkpoint-timeout-ms", a.CheckpointTimeout)
 	p.PositiveMillis("idle-sleep-ms", a.IdleSleep)
 	p.Positive("bulk-max-size", int64(a.BulkMaxSize))
 	p.PositiveMillis("flush-interval-ms", a.FlushInterval)

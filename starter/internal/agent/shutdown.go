@@ -196,7 +196,7 @@ func (l *loop) flushUntil(deadline time.Time) error {
 		}
 		p := &plan{streak: l.rowRetry.streak}
 		now := l.r.now()
-		planResults(p, l.uncommitted, &l.rowRetry, now)
+		l.planResults(p, now)
 		l.buf.planFlush(p)
 		p.started = l.markStarted && p.flushed > 0
 		var err error

@@ -46,6 +46,9 @@ func (r *Agent) start(ctx context.Context) (*loop, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.opts.Agent.Delivery == DeliveryCheckpoint {
+		l.ck = newCheckpointing(l.walq, r.opts.Agent)
+	}
 	singleID := l.in.singleID
 	if r.wrapQueue != nil {
 		l.q = r.wrapQueue(l.q)

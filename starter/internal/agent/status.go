@@ -70,6 +70,9 @@ type Status struct {
 	// WALError is why the last queue transaction failed; empty once one
 	// commits again (the WAL is writable).
 	WALError string
+	// CheckpointStall says why CHECKPOINT delivery is degraded: rows wait
+	// for an engine checkpoint that does not come. Empty otherwise.
+	CheckpointStall string
 	// ConfigHash is the hash of the config in force (Options.ConfigHash,
 	// then that of the last reload applied).
 	ConfigHash string
@@ -106,7 +109,10 @@ type ReloadCounts struct{ OK, Failed uint64 }
 // QueueStatus is the queue as of the last loop transaction.
 type QueueStatus struct {
 	Pending, Sending, Acked, Dead int64
-	PayloadBytes                  int64
+	// Received: rows the engine RECEIVED that no checkpoint covers yet
+	// (CHECKPOINT delivery); they count toward queue.max-bytes.
+	Received     int64
+	PayloadBytes int64
 	// SizeBytes is the figure compared with queue.max-bytes: the payload
 	// bytes queued (WAL) or held (NON).
 	SizeBytes int64
@@ -118,6 +124,7 @@ type QueueStatus struct {
 // counters are written by the loop and the sender, read by Snapshot.
 type counters struct {
 	eventsRead, rowsAppended, sent, acked, failed, released atomic.Uint64
+	received                                                atomic.Uint64
 	dead, dropped, retries, sendErrors, commits             atomic.Uint64
 	lastTurn                                                atomic.Int64 // unix nanoseconds
 	sendLatency                                             histogram
@@ -140,6 +147,8 @@ type published struct {
 	lastErr      string
 	lastErrAt    time.Time
 	walErr       string
+	// checkpointStall is why CHECKPOINT delivery is degraded, if it is.
+	checkpointStall string
 	ids          resolvedIDs
 	// What a reload may change.
 	inputType, outputType, configHash string
@@ -190,6 +199,7 @@ func (r *Agent) Snapshot() Status {
 	st.Queue, st.Backpressure, st.Drops = p.queue, p.backpressure, p.drops
 	st.Connection, st.LastError, st.LastErrorAt = p.connection, p.lastErr, p.lastErrAt
 	st.WALError = p.walErr
+	st.CheckpointStall = p.checkpointStall
 	oldest := p.oldest
 	p.mu.Unlock()
 	if !oldest.IsZero() {

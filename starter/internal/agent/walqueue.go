@@ -1,8 +1,11 @@
 package agent
 
 import (
+	"bytes"
+	"cmp"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
@@ -346,10 +349,53 @@ func (t walTx) Counts() (queueCounts, error) {
 func walCounts(c wal.Counts) queueCounts {
 	qc := queueCounts{
 		Pending: int64(c.Pending), Sending: int64(c.Sending), Acked: int64(c.Acked), Dead: int64(c.Dead),
-		PayloadBytes: c.PayloadBytes,
+		Received: int64(c.Received), PayloadBytes: c.PayloadBytes,
 	}
 	if c.OldestPending > 0 {
 		qc.OldestPending = time.UnixMilli(c.OldestPending)
 	}
 	return qc
+}
+
+var (
+	_ checkpointTx    = walTx{}
+	_ checkpointQueue = (*walQueue)(nil)
+)
+
+func (t walTx) Receive(ids []uint64, now time.Time) error {
+	return t.tx.Receive(ids, now.UnixMilli())
+}
+
+func (t walTx) AckThrough(watermark int64, now time.Time) (int, error) {
+	return t.tx.AckReceivedThrough(watermark, t.q.retention, now.UnixMilli())
+}
+
+// Received lists the rows held as received, ascending by batch id (a
+// stand-in row carries an older batch id than its row id says).
+func (q *walQueue) Received() ([]receivedRow, error) {
+	var rows []receivedRow
+	err := q.w.View(func(tx *wal.ReadTx) error {
+		rows = rows[:0]
+		return tx.ReceivedFunc(func(id uint64, batchID int64, _ int64) bool {
+			rows = append(rows, receivedRow{ID: id, BatchID: batchID})
+			return true
+		})
+	})
+	slices.SortFunc(rows, func(a, b receivedRow) int { return cmp.Compare(a.BatchID, b.BatchID) })
+	return rows, err
+}
+
+// Payload reads row id's payload, a copy (it outlives the transaction).
+func (q *walQueue) Payload(id uint64) ([]byte, bool, error) {
+	var out []byte
+	var found bool
+	err := q.w.View(func(tx *wal.ReadTx) error {
+		r, ok, err := tx.Get(id)
+		if err != nil || !ok {
+			return err
+		}
+		out, found = bytes.Clone(r.Payload), true
+		return nil
+	})
+	return out, found, err
 }

@@ -92,6 +92,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(dWALRows, float64(st.Queue.Pending), "pending")
 	gauge(dWALRows, float64(st.Queue.Sending), "sending")
 	gauge(dWALRows, float64(st.Queue.Dead), "dead")
+	gauge(dWALRows, float64(st.Queue.Received), "received")
 	gauge(dWALBytes, float64(st.Queue.SizeBytes))
 	gauge(dWALFileBytes, float64(st.Queue.FileBytes))
 	gauge(dOldestPending, st.Queue.OldestPendingAge.Seconds())

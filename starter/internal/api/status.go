@@ -88,6 +88,9 @@ type WALStatus struct {
 	Sending int64 `json:"sending"`
 	Acked   int64 `json:"acked"`
 	Dead    int64 `json:"dead"`
+	// Received are rows the engine RECEIVED that no completed checkpoint
+	// covers yet (delivery-guarantee CHECKPOINT); they stay in the WAL.
+	Received int64 `json:"received"`
 	// Bytes is the payload queued, the figure compared with queue.max-bytes.
 	Bytes int64 `json:"bytes"`
 	// FileBytes is the WAL file's size (bbolt never shrinks it).
@@ -336,7 +339,7 @@ func statusOf(st agent.Status, o *Options, now time.Time) Status {
 		Backpressure: st.Backpressure,
 		WAL: WALStatus{
 			Pending: st.Queue.Pending, Sending: st.Queue.Sending, Acked: st.Queue.Acked, Dead: st.Queue.Dead,
-			Bytes: st.Queue.SizeBytes, FileBytes: st.Queue.FileBytes,
+			Received: st.Queue.Received, Bytes: st.Queue.SizeBytes, FileBytes: st.Queue.FileBytes,
 			OldestPendingAgeSeconds: st.Queue.OldestPendingAge.Seconds(),
 			Dropping:                st.Drops.Dropping,
 			Dropped: WALDrops{FullRows: st.Drops.FullRows, FullBytes: st.Drops.FullBytes,

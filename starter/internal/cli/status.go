@@ -145,7 +145,7 @@ func stoppedStatus(path string, now time.Time) (api.Status, error) {
 	}
 	st.WAL = api.WALStatus{
 		Pending: int64(c.Pending), Sending: int64(c.Sending), Acked: int64(c.Acked), Dead: int64(c.Dead),
-		Bytes: c.PayloadBytes, FileBytes: w.Size(),
+		Received: int64(c.Received), Bytes: c.PayloadBytes, FileBytes: w.Size(),
 	}
 	if c.OldestPending > 0 {
 		st.WAL.OldestPendingAgeSeconds = max(0, now.Sub(time.UnixMilli(c.OldestPending)).Seconds())
@@ -198,7 +198,7 @@ func writeStatusText(w io.Writer, st api.Status, pidFile string, detailErr error
 		writeEndpointsText(out, st)
 		writeManagementText(out, st)
 	}
-	fmt.Fprintf(out, "backlog:\tPENDING %d, SENDING %d, DEAD %d (%d bytes)\n", st.WAL.Pending, st.WAL.Sending, st.WAL.Dead, st.WAL.Bytes)
+	fmt.Fprintf(out, "backlog:\tPENDING %d, SENDING %d, RECEIVED %d, DEAD %d (%d bytes)\n", st.WAL.Pending, st.WAL.Sending, st.WAL.Received, st.WAL.Dead, st.WAL.Bytes)
 	if st.WAL.OldestPendingAgeSeconds > 0 {
 		fmt.Fprintf(out, "oldest pending:\t%s ago\n", (time.Duration(st.WAL.OldestPendingAgeSeconds) * time.Second).String())
 	} else {

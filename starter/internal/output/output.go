@@ -60,6 +60,9 @@ type Settings struct {
 	// identity file. It is not sent on the wire.
 	ID     string
 	Logger *slog.Logger
+	// Checkpoint: agent.delivery-guarantee is CHECKPOINT; the sender must
+	// then be a transport.Committer opened for checkpoint delivery.
+	Checkpoint bool
 }
 
 // Encoder turns a stored RAW payload into its wire form. codec.Encoder

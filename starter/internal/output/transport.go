@@ -331,6 +331,12 @@ func (transportFactory) Create(cfg Config, set Settings) (transport.Sender, Enco
 		return nil, nil, fmt.Errorf("output.tls: %w", err)
 	}
 	cc.Logger = set.Logger
+	cc.Checkpoint = set.Checkpoint
+	if set.Checkpoint && len(c.Endpoints) > 0 {
+		// Each engine's job has checkpoints of its own: a watermark from
+		// one says nothing about the rows another received.
+		return nil, nil, transport.Errorf("endpoints", "agent.delivery-guarantee CHECKPOINT delivers to one job: use output.endpoint, not output.endpoints")
+	}
 	if len(c.Endpoints) == 0 {
 		snd, err := client.New(cc)
 		if err != nil {

@@ -148,7 +148,7 @@ func TestViewShowsTheAPIsFiguresAndRates(t *testing.T) {
 	for _, want := range []string{
 		"edge-agent v9.8.7  running  up 1h02m", "health  ok", "output  connected  out - ev/s",
 		"last error (40s ago): dial tcp 127.0.0.1:9999: connection refused",
-		"pending 120  sending 64  dead 5  bytes 3.0 MiB  oldest 1m15s",
+		"pending 120  sending 64  received 0  dead 5  bytes 3.0 MiB  oldest 1m15s",
 		"file 16.0 MiB  dropped 3", "backpressure off",
 	} {
 		if !strings.Contains(first, want) {

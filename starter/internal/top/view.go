@@ -106,8 +106,8 @@ func summaryLines(f frame, r rates) []string {
 		add("        last error%s: %s", age, oneLine(st.LastError))
 	}
 	w := st.WAL
-	add("wal     pending %d  sending %d  dead %d  bytes %s  oldest %s",
-		w.Pending, w.Sending, w.Dead, sizeOf(w.Bytes), duration(w.OldestPendingAgeSeconds))
+	add("wal     pending %d  sending %d  received %d  dead %d  bytes %s  oldest %s",
+		w.Pending, w.Sending, w.Received, w.Dead, sizeOf(w.Bytes), duration(w.OldestPendingAgeSeconds))
 	bp := "off"
 	if st.Backpressure {
 		bp = "ON (reading paused: queue above queue.max-bytes)"

@@ -44,7 +44,7 @@ func coverageDamage(btx *bolt.Tx) []Damage {
 		return nil // what the indexes mean is not known: the open refuses the file
 	}
 	cov := &coverage{}
-	for _, name := range [][]byte{bucketMeta, bucketPending, bucketSending, bucketDelayed, bucketDead, bucketState, bucketAcked} {
+	for _, name := range [][]byte{bucketMeta, bucketPending, bucketSending, bucketReceived, bucketDelayed, bucketDead, bucketState, bucketAcked} {
 		b := btx.Bucket(name)
 		if b == nil {
 			continue
@@ -96,7 +96,7 @@ func (c *coverage) visit(bucket [][]byte, key, value []byte) {
 		if string(key) == metaCounters {
 			var ctr counters
 			ctr.decode(value)
-			c.rows, c.hasRows = ctr.pending+ctr.sending+ctr.acked+ctr.dead, true
+			c.rows, c.hasRows = ctr.pending+ctr.sending+ctr.received+ctr.acked+ctr.dead, true
 		}
 	case string(bucketBlocks):
 		k, v, ok := blockVisit(bucket, key, value)
@@ -121,6 +121,10 @@ func (c *coverage) visit(bucket [][]byte, key, value []byte) {
 		}
 	case string(bucketSending):
 		if r, ok := decodeSendRun(key, value); ok {
+			c.index = append(c.index, idRange{r.start, r.end})
+		}
+	case string(bucketReceived):
+		if r, ok := decodeRecvRun(key, value); ok {
 			c.index = append(c.index, idRange{r.start, r.end})
 		}
 	case string(bucketDelayed), string(bucketDead), string(bucketState):
