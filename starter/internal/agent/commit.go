@@ -31,17 +31,17 @@ type plan struct {
 	// flushedBytes is the payload bytes of the events taken.
 	flushedBytes int
 
-	acks      []uint64
+	acks []uint64
 	// receives (CHECKPOINT) are rows the engine RECEIVED, kept until a
 	// checkpoint covers them; ackThrough acks every one whose batch id
 	// is <= it.
 	receives   []uint64
 	ackThrough int64
-	fails     map[string][]uint64 // reason → row ids
-	releases  []uint64
-	resurrect []uint64 // rows left SENDING by the previous run
-	notBefore time.Time
-	streak    int // rowRetries.streak after this commit
+	fails      map[string][]uint64 // reason → row ids
+	releases   []uint64
+	resurrect  []uint64 // rows left SENDING by the previous run
+	notBefore  time.Time
+	streak     int // rowRetries.streak after this commit
 }
 
 func (p *plan) empty() bool {

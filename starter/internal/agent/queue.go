@@ -76,9 +76,9 @@ type queueCounts struct {
 	Pending, Sending, Acked, Dead int64
 	// Received: rows the engine RECEIVED that no checkpoint covers yet
 	// (CHECKPOINT delivery).
-	Received                      int64
-	PayloadBytes                  int64
-	OldestPending                 time.Time // zero when nothing is pending
+	Received      int64
+	PayloadBytes  int64
+	OldestPending time.Time // zero when nothing is pending
 }
 
 // lowWater is the level below which a paused input resumes: a quarter

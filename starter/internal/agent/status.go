@@ -149,7 +149,7 @@ type published struct {
 	walErr       string
 	// checkpointStall is why CHECKPOINT delivery is degraded, if it is.
 	checkpointStall string
-	ids          resolvedIDs
+	ids             resolvedIDs
 	// What a reload may change.
 	inputType, outputType, configHash string
 }
