@@ -130,6 +130,10 @@ type Committer interface {
 	// batch it sent again. ids may be empty: the session is then opened
 	// if need be and settled at once.
 	Settle(ctx context.Context, ids []int64, resend func(id int64) (Batch, bool)) ([]CommitResult, []Result, error)
+	// Poll asks about one id on the current session, which must have
+	// been settled: on a new one it asks nothing and returns
+	// ErrUnsettled (a poll must never stand in for a settle).
+	Poll(ctx context.Context, id int64) (CommitResult, error)
 	// Watermark is the highest ACK:<w> the receiver answered so far,
 	// to a commit barrier or to Settle; 0 if none.
 	Watermark() int64

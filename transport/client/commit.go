@@ -83,6 +83,35 @@ func (c *Client) Settle(ctx context.Context, ids []int64, resend func(id int64) 
 	}
 }
 
+// Poll implements transport.Committer: one question on the current,
+// settled session.
+func (c *Client) Poll(ctx context.Context, id int64) (transport.CommitResult, error) {
+	if c.life.Err() != nil {
+		return transport.CommitResult{}, transport.ErrClosed
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(c.life, cancel)
+	defer stop()
+	var r reconnects
+	if err := c.ensureSession(ctx, &r); err != nil {
+		return transport.CommitResult{}, err
+	}
+	if c.cfg.Checkpoint && !c.sess.settled {
+		return transport.CommitResult{}, transport.ErrUnsettled
+	}
+	answers, err := c.ask(ctx, c.sess, []int64{id})
+	if err != nil {
+		if stopErr := c.afterPump(ctx, err, 1); stopErr != nil {
+			return transport.CommitResult{}, stopErr
+		}
+		return transport.CommitResult{}, fmt.Errorf("%w: %s: %w", transport.ErrUnavailable, c.cfg.Endpoint, err)
+	}
+	return answers[0], nil
+}
+
 // ask writes "__COMMIT__:<id>" for each id, pipelined in the window, and
 // reads the answers. A reply only a batch gets, or one that began to
 // arrive before its commit was sent, ends the session with

@@ -89,9 +89,17 @@ func (c *checkpointing) holdsClaims() bool { return c != nil && c.needSettle }
 // an outage).
 func (c *checkpointing) accept(res *jobResult, now time.Time, log *slog.Logger) (handled bool) {
 	c.reported = max(c.reported, res.watermark)
-	if res.job.settle != nil {
+	if req := res.job.settle; req != nil {
 		c.lastAsk = now
-		if res.err == nil {
+		switch {
+		case errors.Is(res.err, transport.ErrUnsettled):
+			c.needSettle = true // a poll found a new session
+			return true
+		case res.err != nil:
+		case req.poll:
+			// The engine lost the id without the session ending: settle.
+			c.needSettle = len(res.answers) == 1 && res.answers[0].Verdict.Lost()
+		default:
 			c.needSettle = false
 			c.logLost(res, log)
 		}

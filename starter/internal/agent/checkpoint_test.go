@@ -6,11 +6,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 	"github.com/edge-agent/edge-agent/transport/enginemodel"
+	"github.com/edge-agent/edge-agent/transport/protocol"
 )
 
 // modelEngine is the engine model served on loopback, its time driven by
@@ -200,4 +203,110 @@ func TestCheckpointDeliveryModel(t *testing.T) {
 func testSeed() uint64 {
 	s, _ := strconv.ParseUint(os.Getenv("EDGE_AGENT_TEST_SEED"), 10, 64)
 	return s
+}
+
+// TestCheckpointSettlesBeforeNewIDs: a job started afresh after a crash
+// lost the rows it held in memory. It answers RETRY for their ids only
+// until a new id arrives (then it takes that id's predecessor as its
+// floor and ACKs them all), so the agent asks about them and sends them
+// again, lowest first, before any new row goes out; all are committed.
+func TestCheckpointSettlesBeforeNewIDs(t *testing.T) {
+	var mu sync.Mutex
+	var after []string        // batches and commits the fresh job read, in order
+	before := map[int64]bool{} // batch ids the first job read
+	fresh := false
+	job, err := enginemodel.NewJob(enginemodel.JobConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := enginemodel.NewServer(job.Source(), enginemodel.ServerConfig{Session: enginemodel.SessionConfig{
+		Token: testToken,
+		Observe: func(kind protocol.Kind, id int64, reply string) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case !fresh && kind == protocol.KindBatch:
+				before[id] = true
+			case fresh && kind != protocol.KindAuth:
+				after = append(after, fmt.Sprintf("%v:%d:%s", kind, id, reply))
+			}
+		},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cfg := checkpointConfig(t, srv.Addr(), DeliveryCheckpoint)
+	in := &fakeInput{}
+	h := startRuntime(t, ingressOptions(t, cfg, t.TempDir(), in))
+	defer func() { _ = h.stop() }()
+
+	in.push(lineEvents("a.log", 0, 100)...)
+	eventually(t, 20*time.Second, "100 rows held as received", func() bool { return h.rt.Snapshot().Queue.Received == 100 })
+	mu.Lock()
+	fresh = true
+	mu.Unlock()
+	job.RestartFresh() // the 100 rows were only in the job's memory
+	// The agent's first contact with the fresh job is then its idle poll,
+	// on a new session: a poll must not stand in for the settle.
+	eventually(t, 20*time.Second, "the agent back at the fresh job", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(after) > 0
+	})
+	in.push(lineEvents("a.log", 100, 150)...)
+	eventually(t, 20*time.Second, "150 rows committed", func() bool {
+		job.Drain(1 << 20)
+		job.Checkpoint()
+		return len(job.Committed()) >= 150
+	})
+	eventually(t, 20*time.Second, "the WAL empty", func() bool {
+		q := h.rt.Snapshot().Queue
+		return q.Pending+q.Sending+q.Received == 0
+	})
+	got := map[string]int{}
+	for _, c := range job.Committed() {
+		got[string(c.Payload)]++
+	}
+	for i := range 150 {
+		if got[string(lineEvent("a.log", i).Payload)] != 1 {
+			t.Fatalf("row %d committed %d times, want once", i, got[string(lineEvent("a.log", i).Payload)])
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// The fresh job's first batch is the lowest lost id, and every lost
+	// id comes before the first new one.
+	var lowest, highest int64
+	for id := range before {
+		if lowest == 0 || id < lowest {
+			lowest = id
+		}
+		highest = max(highest, id)
+	}
+	if len(before) != 100 {
+		t.Fatalf("the first job read %d distinct batches, want 100", len(before))
+	}
+	resent := map[int64]bool{}
+	first := true
+	for i, e := range after {
+		parts := strings.SplitN(e, ":", 3)
+		id, _ := strconv.ParseInt(parts[1], 10, 64)
+		if parts[0] != fmt.Sprint(protocol.KindBatch) {
+			continue
+		}
+		if first && id != lowest {
+			t.Fatalf("first batch after the restart is %d, want %d (the lowest lost id): %v", id, lowest, after[:i+1])
+		}
+		first = false
+		if id > highest && len(resent) < len(before) {
+			t.Fatalf("new batch %d went out (event %d) before every lost id was sent again (%d of %d)", id, i, len(resent), len(before))
+		}
+		if before[id] {
+			resent[id] = true
+		}
+	}
 }

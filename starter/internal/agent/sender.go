@@ -441,7 +441,14 @@ func (s *sendLoop) settle(ctx context.Context, res *jobResult) {
 		}
 		return transport.Batch{ID: id, Payload: wire}, true
 	}
-	res.answers, res.resent, res.err = c.Settle(ctx, req.ids, resend)
+	if req.poll {
+		var a transport.CommitResult
+		if a, res.err = c.Poll(ctx, req.ids[0]); res.err == nil {
+			res.answers = []transport.CommitResult{a}
+		}
+	} else {
+		res.answers, res.resent, res.err = c.Settle(ctx, req.ids, resend)
+	}
 	res.watermark = c.Watermark()
 	s.afterSend(ctx, res)
 }
