@@ -97,9 +97,12 @@ type DropLimits struct {
 // the groups created before lim.OlderThanMS (age), then more while the
 // payload exceeds lim.MaxBytes (full). Rows of a group that are SENDING
 // (in flight), ACKED or DEAD are never deleted; a group left with such
-// rows is kept for them. The totals DropTotals reports grow in the same transaction. Blocks are deleted (f.free) only after the walk, so the
-// cursor over them stays valid. more reports that it stopped at lim.MaxBlocks with work left:
-// call it again in a new transaction.
+// rows is kept for them. Stand-in rows are never deleted, and with
+// Options.GapFree every row deleted gets one (standin.go). The totals
+// DropTotals reports grow in the same transaction. Blocks are deleted
+// (f.free) only after the walk, so the cursor over them stays valid.
+// more reports that it stopped at lim.MaxBlocks with work left: call it
+// again in a new transaction.
 func (tx *Tx) DropUnsent(lim DropLimits) (full, age Dropped, more bool, err error) {
 	full, age, more, err = tx.dropUnsent(lim)
 	if err != nil {
