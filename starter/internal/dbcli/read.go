@@ -147,6 +147,9 @@ func (r *runner) show(c *cli.Context) error {
 	fmt.Fprintf(out, "updated_at:\t%s (%d)\n", fmtTime(row.UpdatedAt), row.UpdatedAt)
 	fmt.Fprintf(out, "not_before:\t%s (%d)\n", fmtTime(row.NotBefore), row.NotBefore)
 	fmt.Fprintf(out, "reason:\t%s\n", dash(row.Reason))
+	if row.StandIn {
+		fmt.Fprintf(out, "stand-in:\tyes (stands for the undelivered row of its batch id)\n")
+	}
 	fmt.Fprintf(out, "payload:\t%d bytes\n", len(row.Payload))
 	if err := out.Flush(); err != nil {
 		return err

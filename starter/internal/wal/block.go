@@ -22,7 +22,8 @@ import (
 //
 //	off len field
 //	0   1   format (1)
-//	1   1   compression of the payload area: 0 none, 1 s2
+//	1   1   compression of the payload area: 0 none, 1 s2; the bit 0x80
+//	        marks a block of stand-in rows (standin.go)
 //	2   8   first row id    uint64 BE (the key: a damaged key is seen)
 //	10  4   row count       uint32 BE
 //	14  8   first batch id  int64  BE
@@ -42,6 +43,8 @@ const (
 	blockHeaderSize = 34
 	compNone        = 0
 	compS2          = 1
+	// blockStandIn is the flag bit of byte 1 marking stand-in rows.
+	blockStandIn = 0x80
 	// blockMaxRaw bounds the payload bytes of one block: a bigger Append
 	// is split, so that decoding a block for one row stays cheap and a
 	// block is never near bbolt's value limit.
@@ -63,6 +66,7 @@ type blockHeader struct {
 	created    int64
 	comp       byte
 	crc        uint32
+	standIn    bool // its rows are stand-ins (standin.go)
 }
 
 func (h blockHeader) last() uint64 { return h.first + uint64(h.count) - 1 }
@@ -75,7 +79,8 @@ func parseBlockHeader(v []byte) (blockHeader, error) {
 		return blockHeader{}, fmt.Errorf("%w: unknown block format %d", errBlockDecode, v[0])
 	}
 	h := blockHeader{
-		comp:       v[1],
+		comp:       v[1] &^ blockStandIn,
+		standIn:    v[1]&blockStandIn != 0,
 		first:      binary.BigEndian.Uint64(v[2:]),
 		count:      binary.BigEndian.Uint32(v[10:]),
 		firstBatch: int64(binary.BigEndian.Uint64(v[14:])),

@@ -31,6 +31,30 @@
 // Counts.ChecksumFailures. Operations cost O(rows touched), independent
 // of the backlog; Verify and the operator operations are O(rows).
 //
+// # Stand-ins
+//
+// With Options.GapFree (CHECKPOINT delivery, whose committed watermark
+// only passes consecutive batch ids), a row that leaves the WAL or goes
+// DEAD without being delivered gets, in the same transaction, a stand-in:
+// a new PENDING row with a new row id, the same batch id and source id,
+// marked Row.StandIn, whose payload is one JSON object (Gap):
+//
+//	{"edge_agent_gap":{"batch_id":123,"source":"<source id>","reason":"<reason>","created_ms":<created>}}
+//
+// reason is "dropped: queue full" or "dropped: max-age" (DropUnsent, of
+// PENDING and RECEIVED rows), "dead: <the row's reason>" (Fail at
+// maxAttempts, or Claim's quarantine of a bad block) or "purged"
+// (PurgeDead of a DEAD row that went DEAD without one); created_ms is the
+// creation time of the row stood for. A stand-in is never dropped, and
+// Fail at maxAttempts backs it off instead of making it DEAD, so it is
+// eventually delivered and never needs a stand-in of its own (only a
+// stand-in whose block fails its checksum does). Stand-ins allocate no
+// batch id, skip Append's room check (they are tiny, like the acks the
+// disk reserve is kept for), sit in blocks of their own, and are counted
+// in Counts.StandIns. A batch id may reach the engine twice (a row
+// retried by RetryDead after its stand-in was sent): the engine keeps
+// the first.
+//
 // # Concurrency
 //
 // A WAL may be used from several goroutines: Updates are serialised, and

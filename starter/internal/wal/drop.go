@@ -97,12 +97,18 @@ type DropLimits struct {
 // the groups created before lim.OlderThanMS (age), then more while the
 // payload exceeds lim.MaxBytes (full). Rows of a group that are SENDING
 // (in flight), ACKED or DEAD are never deleted; a group left with such
-// rows is kept for them. The totals DropTotals reports grow in the same transaction. Blocks are deleted (f.free) only after the walk, so the
-// cursor over them stays valid. more reports that it stopped at lim.MaxBlocks with work left:
-// call it again in a new transaction.
+// rows is kept for them. Stand-in rows are never deleted, and with
+// Options.GapFree every row deleted gets one (standin.go). The totals
+// DropTotals reports grow in the same transaction. Blocks are deleted
+// (f.free) only after the walk, so the cursor over them stays valid.
+// more reports that it stopped at lim.MaxBlocks with work left: call it
+// again in a new transaction.
 func (tx *Tx) DropUnsent(lim DropLimits) (full, age Dropped, more bool, err error) {
 	full, age, more, err = tx.dropUnsent(lim)
 	if err != nil {
+		return full, age, false, err
+	}
+	if err := tx.flushGaps(); err != nil {
 		return full, age, false, err
 	}
 	if err := tx.addDropTotal(DropFull, full); err != nil {
@@ -124,18 +130,22 @@ func (tx *Tx) dropUnsent(lim DropLimits) (full, age Dropped, more bool, err erro
 			continue // its rows go DEAD at their claim
 		}
 		var into *Dropped
+		gap := GapDroppedAge
 		switch {
 		case lim.OlderThanMS > 0 && h.created < lim.OlderThanMS:
 			into = &age
 		case lim.MaxBytes > 0 && tx.ctr.payloadBytes > lim.MaxBytes:
-			into = &full
+			into, gap = &full, GapDroppedFull
 		default:
 			return full, age, false, f.free(tx)
+		}
+		if h.standIn {
+			continue // never dropped: standin.go
 		}
 		if dropped == lim.MaxBlocks {
 			return full, age, true, f.free(tx)
 		}
-		rows, bytes, err := tx.dropPendingIn(&f, h.first, h.last())
+		rows, bytes, err := tx.dropPendingIn(&f, h.first, h.last(), gap)
 		if err != nil {
 			return full, age, false, err
 		}
@@ -152,9 +162,9 @@ func (tx *Tx) dropUnsent(lim DropLimits) (full, age Dropped, more bool, err erro
 }
 
 // dropPendingIn deletes the PENDING rows with ids lo..hi, due or
-// delayed, and the RECEIVED ones, and returns how many and their payload
-// bytes.
-func (tx *Tx) dropPendingIn(f *blockFreer, lo, hi uint64) (int, int64, error) {
+// delayed, and the RECEIVED ones, noting a gap of reason gap for each,
+// and returns how many and their payload bytes.
+func (tx *Tx) dropPendingIn(f *blockFreer, lo, hi uint64, gap string) (int, int64, error) {
 	rows, bytes := 0, int64(0)
 	for id := lo; id <= hi; id++ {
 		ik := u64key(id)
@@ -184,6 +194,7 @@ func (tx *Tx) dropPendingIn(f *blockFreer, lo, hi uint64) (int, int64, error) {
 				return rows, bytes, fmt.Errorf("wal %s: drop row %d: %w", tx.w.path, id, err)
 			}
 		}
+		tx.noteGap(id, gap)
 		n, _ := f.payloadLen(tx, id)
 		tx.ctr.payloadBytes -= int64(n)
 		tx.ctr.add(status, -1)

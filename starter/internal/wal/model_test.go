@@ -2,6 +2,7 @@ package wal
 
 import (
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -10,13 +11,23 @@ import (
 // TestRandomizedAgainstModel applies random operations to a WAL and to a
 // plain in-memory model, and after each one compares: the O(1) Counts with
 // a full scan, the rows with the model, and Claim's choice with the oldest
-// due PENDING rows of the model.
+// due PENDING rows of the model. With GapFree the model also predicts the
+// batch ids of the stand-ins each operation appends, and checks that no
+// batch id ever allocated is lost: a live row holds it or it was acked.
 func TestRandomizedAgainstModel(t *testing.T) {
+	for _, gapFree := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "gap-free"}[gapFree], func(t *testing.T) {
+			testAgainstModel(t, gapFree)
+		})
+	}
+}
+
+func testAgainstModel(t *testing.T, gapFree bool) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	clk := newClock(t0)
-	w := openTest(t, clk)
+	w := openGapFree(t, filepath.Join(t.TempDir(), "wal.db"), clk, gapFree)
 	type mrow struct {
 		status    Status
 		attempts  int
@@ -25,8 +36,18 @@ func TestRandomizedAgainstModel(t *testing.T) {
 		group     uint64 // first id of its append (its block)
 		created   int64
 		batch     int64
+		standIn   bool
+		deadGap   bool // DEAD with a stand-in
 	}
 	model := map[uint64]*mrow{}
+	var allocated []int64     // every batch id appended
+	acked := map[int64]bool{} // batch ids the engine committed
+	var wantGaps []int64      // batch ids the operation under way must stand in for
+	gap := func(r *mrow) {
+		if gapFree {
+			wantGaps = append(wantGaps, r.batch)
+		}
+	}
 	const maxAttempts = 3
 	byStatus := func(s Status) []uint64 {
 		var out []uint64
@@ -50,6 +71,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 	for step := 0; step < 400; step++ {
 		now := clk.MS()
 		op := rng.IntN(14)
+		wantGaps = wantGaps[:0]
 		mustUpdate(t, w, func(tx *Tx) error {
 			switch op {
 			case 0, 1: // append
@@ -66,6 +88,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 				for id := first; id <= last; id++ {
 					model[id] = &mrow{status: StatusPending, size: len(rows[id-first].Payload), group: first, created: now,
 						batch: batch + int64(id-first)}
+					allocated = append(allocated, batch+int64(id-first))
 				}
 			case 2, 3: // claim
 				max := 1 + rng.IntN(15)
@@ -96,6 +119,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 					return err
 				}
 				for _, id := range sel {
+					acked[model[id].batch] = true
 					if retention == 0 {
 						delete(model, id)
 					} else {
@@ -119,8 +143,9 @@ func TestRandomizedAgainstModel(t *testing.T) {
 					if charge {
 						r.attempts++
 					}
-					if r.attempts >= maxAttempts {
-						r.status = StatusDead
+					if r.attempts >= maxAttempts && !r.standIn {
+						r.status, r.deadGap = StatusDead, gapFree
+						gap(r)
 					} else {
 						r.status, r.notBefore = StatusPending, nb
 					}
@@ -175,13 +200,16 @@ func TestRandomizedAgainstModel(t *testing.T) {
 						return err
 					}
 					for _, id := range byStatus(StatusDead) {
-						model[id].status, model[id].attempts, model[id].notBefore = StatusPending, 0, 0
+						model[id].status, model[id].attempts, model[id].notBefore, model[id].deadGap = StatusPending, 0, 0, false
 					}
 				} else {
 					if _, err := tx.PurgeDead(); err != nil {
 						return err
 					}
 					for _, id := range byStatus(StatusDead) {
+						if !model[id].deadGap {
+							gap(model[id])
+						}
 						delete(model, id)
 					}
 				}
@@ -217,8 +245,9 @@ func TestRandomizedAgainstModel(t *testing.T) {
 						break
 					}
 					for _, id := range groups[g] {
-						if s := model[id].status; s == StatusPending || s == StatusReceived {
+						if s := model[id].status; (s == StatusPending || s == StatusReceived) && !model[id].standIn {
 							total -= int64(model[id].size)
+							gap(model[id])
 							delete(model, id)
 							*n++
 						}
@@ -260,6 +289,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 						continue
 					}
 					want++
+					acked[model[id].batch] = true
 					if retention == 0 {
 						delete(model, id)
 					} else {
@@ -282,6 +312,38 @@ func TestRandomizedAgainstModel(t *testing.T) {
 			all, err := tx.List(nil, 0, 0)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The rows the model does not know are the operation's
+			// stand-ins: one per batch id it predicted.
+			var gotGaps []int64
+			for _, r := range all {
+				if model[r.ID] != nil {
+					continue
+				}
+				g, ok := ParseStandIn(r.Payload)
+				if !r.StandIn || !ok || g.BatchID != r.BatchID || r.Status != StatusPending {
+					t.Fatalf("step %d: unknown row %+v", step, r)
+				}
+				first, _, _ := tx.findBlock(r.ID)
+				model[r.ID] = &mrow{status: StatusPending, size: len(r.Payload), group: first, created: r.CreatedAt,
+					batch: r.BatchID, standIn: true}
+				gotGaps = append(gotGaps, r.BatchID)
+			}
+			slices.Sort(gotGaps)
+			slices.Sort(wantGaps)
+			if !slices.Equal(gotGaps, wantGaps) {
+				t.Fatalf("step %d (op %d): stand-ins for batch ids %v, model %v", step, op, gotGaps, wantGaps)
+			}
+			if gapFree {
+				live := map[int64]bool{}
+				for _, r := range all {
+					live[r.BatchID] = true
+				}
+				for _, b := range allocated {
+					if !live[b] && !acked[b] {
+						t.Fatalf("step %d (op %d): batch id %d is lost: no row holds it and it was never acked", step, op, b)
+					}
+				}
 			}
 			var scan Counts
 			for _, r := range all {

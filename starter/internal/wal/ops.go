@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -38,11 +39,21 @@ func (tx *Tx) RetryDead(now int64) (int, error) {
 	return n, nil
 }
 
-// PurgeDead deletes every DEAD row and returns how many.
+// PurgeDead deletes every DEAD row and returns how many. With GapFree a
+// row that went DEAD without a stand-in gets one (standin.go).
 func (tx *Tx) PurgeDead() (int, error) {
+	n, err := tx.purgeDead()
+	if err != nil {
+		return n, err
+	}
+	return n, tx.flushGaps()
+}
+
+func (tx *Tx) purgeDead() (int, error) {
 	n := 0
 	var f blockFreer
 	for _, k := range firstKeys(tx.dead, int(^uint(0)>>1)) {
+		hasStandIn := bytes.Equal(tx.dead.Get(k), deadHasStandIn)
 		if err := tx.dead.Delete(k); err != nil {
 			return n, fmt.Errorf("wal %s: purge dead: %w", tx.w.path, err)
 		}
@@ -50,6 +61,9 @@ func (tx *Tx) PurgeDead() (int, error) {
 		id, ok := keyID(k)
 		if !ok {
 			continue
+		}
+		if !hasStandIn && tx.isDead(id) {
+			tx.noteGap(id, GapPurged)
 		}
 		deleted, err := tx.deleteRow(&f, id, StatusDead)
 		if err != nil {
@@ -60,6 +74,12 @@ func (tx *Tx) PurgeDead() (int, error) {
 		}
 	}
 	return n, f.free(tx)
+}
+
+// isDead reports whether row id's state entry says DEAD.
+func (tx *ReadTx) isDead(id uint64) bool {
+	st, ok := decodeState(tx.state.Get(u64key(id)))
+	return ok && st.status == StatusDead
 }
 
 // PurgeAcked deletes every ACKED row acked at or before olderThan (unix ms).
@@ -310,7 +330,12 @@ func (v *verifier) indexes() bool {
 		{tx.acked, StatusAcked, true}, {tx.dead, StatusDead, false}, {tx.state, 0, false}}
 	for _, ch := range checks {
 		ic := ch.b.Cursor()
-		for k, _ := ic.First(); k != nil; k, _ = ic.Next() {
+		for k, val := ic.First(); k != nil; k, val = ic.Next() {
+			if ch.status == StatusDead && len(val) != 0 && !bytes.Equal(val, deadHasStandIn) {
+				if v.add(0, "dead index value %x for key %x is neither empty nor the stand-in mark", val, k) {
+					return true
+				}
+			}
 			var id uint64
 			var ok bool
 			if ch.ts {

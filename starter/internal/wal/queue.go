@@ -146,7 +146,7 @@ func (tx *ReadTx) blockOf(id uint64) *block {
 func rowOf(b *block, id uint64, st *rowState) Row {
 	return Row{ID: id, BatchID: b.batchID(id), SourceID: b.source(id), Payload: b.payload(id),
 		Status: st.status, Attempts: st.attempts, CreatedAt: b.created, UpdatedAt: st.updated,
-		NotBefore: st.notBefore, Reason: st.reason}
+		NotBefore: st.notBefore, Reason: st.reason, StandIn: b.standIn}
 }
 
 // Claim moves up to limit of the oldest PENDING rows whose NotBefore <= now to
@@ -189,6 +189,15 @@ func (tx *Tx) Claim(limit int, now int64) ([]Row, error) {
 // still be sent). Payload sizes come from the blocks, decoded once and
 // cached for the claim itself.
 func (tx *Tx) ClaimFunc(limit, maxBytes int, now int64, fn func(r *Row)) (claimed int, bounded bool, err error) {
+	claimed, bounded, err = tx.claimFunc(limit, maxBytes, now, fn)
+	if err != nil {
+		return claimed, false, err
+	}
+	// Stand-ins for the rows quarantined, not claimed by this call.
+	return claimed, bounded, tx.flushGaps()
+}
+
+func (tx *Tx) claimFunc(limit, maxBytes int, now int64, fn func(r *Row)) (claimed int, bounded bool, err error) {
 	if limit <= 0 {
 		return 0, false, nil
 	}
@@ -281,7 +290,21 @@ func (tx *Tx) quarantine(id uint64, b *block, st *rowState, now int64) error {
 	tx.warnOnCommit("wal: row's block failed its check, row moved to DEAD", "row_id", id, "error", b.err)
 	tx.ctr.checksumFailures++
 	st.status, st.reason, st.updated = StatusDead, reason, now
-	return tx.putIndexed(id, st, tx.dead, u64key(id))
+	return tx.putDead(id, st, tx.noteGap(id, GapDeadPrefix+reason))
+}
+
+// putDead writes the state of DEAD row id and its dead index entry,
+// marked when the row got a stand-in.
+func (tx *Tx) putDead(id uint64, st *rowState, standIn bool) error {
+	if err := tx.putIndexed(id, st, tx.dead, u64key(id)); err != nil {
+		return err
+	}
+	if standIn {
+		if err := tx.dead.Put(u64key(id), deadHasStandIn); err != nil {
+			return fmt.Errorf("wal %s: index row %d: %w", tx.w.path, id, err)
+		}
+	}
+	return nil
 }
 
 // putIndexed writes the state of id and adds it to index under key ik,
@@ -544,8 +567,9 @@ func runsOverlap(b *bolt.Bucket, lo, hi uint64, end func([]byte) (uint64, bool))
 
 // Fail returns SENDING rows to PENDING, due at notBefore, recording reason.
 // charge=true counts an attempt (the engine refused or did not answer);
-// a row whose attempts reach maxAttempts (> 0) goes to DEAD instead.
-// It returns how many went DEAD.
+// a row whose attempts reach maxAttempts (> 0) goes to DEAD instead,
+// except a stand-in, which must be delivered (standin.go). It returns
+// how many went DEAD.
 func (tx *Tx) Fail(ids []uint64, charge bool, notBefore int64, maxAttempts int, reason string, now int64) (dead int, err error) {
 	err = tx.takeIDs("fail", ids, fromSending, func(id uint64) (bool, error) {
 		st, ok := tx.loadSending("fail", id)
@@ -556,9 +580,9 @@ func (tx *Tx) Fail(ids []uint64, charge bool, notBefore int64, maxAttempts int, 
 			st.attempts++
 		}
 		st.reason, st.updated = reason, now
-		if maxAttempts > 0 && st.attempts >= maxAttempts {
+		if maxAttempts > 0 && st.attempts >= maxAttempts && !tx.isStandIn(id) {
 			st.status = StatusDead
-			if err := tx.putIndexed(id, &st, tx.dead, u64key(id)); err != nil {
+			if err := tx.putDead(id, &st, tx.noteGap(id, GapDeadPrefix+reason)); err != nil {
 				return false, err
 			}
 			dead++
@@ -567,7 +591,10 @@ func (tx *Tx) Fail(ids []uint64, charge bool, notBefore int64, maxAttempts int, 
 		st.notBefore = notBefore
 		return true, tx.putPending(id, &st, now)
 	})
-	return dead, err
+	if err != nil {
+		return dead, err
+	}
+	return dead, tx.flushGaps()
 }
 
 // Release returns SENDING rows to PENDING without charging an attempt and

@@ -22,6 +22,10 @@ type Row struct {
 	NotBefore int64 `json:"not_before"`
 	// Reason says why the row failed last or went DEAD.
 	Reason string `json:"reason,omitempty"`
+	// StandIn marks a stand-in row (Options.GapFree): its payload is a
+	// Gap document standing for the row of its batch id that left
+	// undelivered.
+	StandIn bool `json:"stand_in,omitempty"`
 }
 
 // NewRow is an event to append.

@@ -270,7 +270,8 @@ type salvager struct {
 	// damaged (a row of a block that no index holds is then copied as
 	// PENDING rather than taken for deleted: at least once, never lost).
 	states       map[uint64]rowState
-	received     []recvRun // runs of the received index read, in key order
+	received     []recvRun       // runs of the received index read, in key order
+	deadGap      map[uint64]bool // DEAD rows that got a stand-in (standin.go)
 	live         []idRange
 	indexDamaged bool
 	lastID       uint64 // highest row id kept so far
@@ -367,8 +368,17 @@ func (s *salvager) visitIndex(bucket [][]byte, key, value []byte, _ uint64) {
 			s.live = append(s.live, idRange{r.start, r.end})
 			s.received = append(s.received, r)
 		}
-	case string(bucketDelayed), string(bucketDead):
+	case string(bucketDelayed):
 		single(keyID(key))
+	case string(bucketDead):
+		id, ok := keyID(key)
+		single(id, ok)
+		if ok && bytes.Equal(value, deadHasStandIn) {
+			if s.deadGap == nil {
+				s.deadGap = map[uint64]bool{}
+			}
+			s.deadGap[id] = true
+		}
 	case string(bucketAcked):
 		_, id, ok := splitTSKey(key)
 		single(id, ok)
@@ -509,7 +519,7 @@ func (s *salvager) flush() {
 	}
 	batch := s.batch
 	s.batch = s.batch[:0]
-	s.writeError = s.out.Update(func(tx *Tx) error { return tx.restoreRows(batch, s.now) })
+	s.writeError = s.out.Update(func(tx *Tx) error { return tx.restoreRows(batch, s.deadGap, s.now) })
 }
 
 // scan reads every page of the file the tree walk did not reach and
@@ -739,14 +749,15 @@ func statesLeaf(pg []byte) (map[uint64]rowState, bool) {
 // batch ids, times, attempts and reasons, into the indexes of their
 // status at rest. Rows with consecutive ids and batch ids created at the
 // same time share a block, as they did when appended.
-func (tx *Tx) restoreRows(rows []Row, now int64) error {
+// deadGap names the DEAD rows that got a stand-in.
+func (tx *Tx) restoreRows(rows []Row, deadGap map[uint64]bool, now int64) error {
 	for i := 0; i < len(rows); {
 		j := i + 1
 		for j < len(rows) && j-i < blockMaxRows && rows[j].ID == rows[j-1].ID+1 &&
-			rows[j].BatchID == rows[j-1].BatchID+1 && rows[j].CreatedAt == rows[i].CreatedAt {
+			rows[j].BatchID == rows[j-1].BatchID+1 && rows[j].CreatedAt == rows[i].CreatedAt && rows[j].StandIn == rows[i].StandIn {
 			j++
 		}
-		if err := tx.restoreBlock(rows[i:j], now); err != nil {
+		if err := tx.restoreBlock(rows[i:j], deadGap, now); err != nil {
 			return err
 		}
 		i = j
@@ -754,7 +765,7 @@ func (tx *Tx) restoreRows(rows []Row, now int64) error {
 	return nil
 }
 
-func (tx *Tx) restoreBlock(rows []Row, now int64) error {
+func (tx *Tx) restoreBlock(rows []Row, deadGap map[uint64]bool, now int64) error {
 	first, last := rows[0].ID, rows[len(rows)-1].ID
 	if _, _, taken := tx.findBlock(first); taken {
 		return fmt.Errorf("wal %s: restore row %d: the id is taken", tx.w.path, first)
@@ -768,7 +779,11 @@ func (tx *Tx) restoreBlock(rows []Row, now int64) error {
 	for i := range rows {
 		nrs[i] = NewRow{SourceID: rows[i].SourceID, Payload: rows[i].Payload}
 	}
-	if err := putBlock(tx.blocks, u64key(first), encodeBlock(first, rows[0].BatchID, rows[0].CreatedAt, nrs)); err != nil {
+	v := encodeBlock(first, rows[0].BatchID, rows[0].CreatedAt, nrs)
+	if rows[0].StandIn {
+		v[1] |= blockStandIn
+	}
+	if err := putBlock(tx.blocks, u64key(first), v); err != nil {
 		return fmt.Errorf("wal %s: restore rows %d..%d: %w", tx.w.path, first, last, err)
 	}
 	for i := range rows {
@@ -779,7 +794,7 @@ func (tx *Tx) restoreBlock(rows []Row, now int64) error {
 		case StatusAcked:
 			err = tx.putIndexed(r.ID, &st, tx.acked, tsKey(r.UpdatedAt, r.ID))
 		case StatusDead:
-			err = tx.putIndexed(r.ID, &st, tx.dead, u64key(r.ID))
+			err = tx.putDead(r.ID, &st, deadGap[r.ID])
 		case StatusReceived:
 			// At rest PENDING, with a state entry only when it differs
 			// from a fresh row's (the time is its run's).

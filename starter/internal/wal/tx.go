@@ -33,6 +33,8 @@ type ReadTx struct {
 	// WAL.afterCommit).
 	cache     *blockCache
 	readBytes int64
+	// origin is the block rowOrigin read last (standin.go).
+	origin originCache
 }
 
 // Tx is a read-write transaction (see WAL.Update).
@@ -44,6 +46,9 @@ type Tx struct {
 	onCommit []warning
 	// freed are the file pages of the blocks this Tx deleted (noteFreed).
 	freed []fileRange
+	// gaps are the stand-ins the operation under way appends when it
+	// ends (standin.go).
+	gaps []Gap
 }
 
 type warning struct {

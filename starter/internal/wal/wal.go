@@ -47,6 +47,12 @@ type Options struct {
 	Now func() time.Time `yaml:"-"`
 	// Logger receives warnings (bad checksums, skipped ids); default discard.
 	Logger *slog.Logger `yaml:"-"`
+	// GapFree keeps the batch ids the engine is sent free of gaps, for a
+	// delivery whose committed watermark only passes consecutive ids
+	// (CHECKPOINT): a row that leaves the WAL or goes DEAD undelivered
+	// gets a stand-in row with its batch id (standin.go). Set by the
+	// agent from its delivery mode, not by agent.yaml's queue section.
+	GapFree bool `yaml:"-"`
 	// statDisk overrides the filesystem figures of the disk holding the
 	// WAL (fsspace.Of); for tests.
 	statDisk func(path string) (fsspace.Space, bool)
