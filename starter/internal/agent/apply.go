@@ -28,8 +28,6 @@ func (l *loop) afterCommit(now time.Time, p *plan, res commitResult) {
 	ctr.received.Add(uint64(len(p.receives)))
 	if l.ck != nil {
 		l.ck.committed(now, p.ackThrough, counts.Received)
-		stall := l.ck.stall(now, l.log)
-		l.r.pub.set(func(pb *published) { pb.checkpointStall = stall })
 	}
 	ctr.released.Add(uint64(len(p.releases)))
 	nFailed := 0
@@ -133,7 +131,14 @@ func (l *loop) publish(c queueCounts) {
 // dispatchCheckpoint hands the sender the settle or poll job due now
 // (CHECKPOINT delivery), if any.
 func (l *loop) dispatchCheckpoint(now time.Time) bool {
-	if l.ck == nil || l.jobs.free() <= 0 || l.link.paused(now) {
+	if l.ck == nil {
+		return false
+	}
+	if stall := l.ck.stall(now, l.log); stall != l.ck.published {
+		l.ck.published = stall
+		l.r.pub.set(func(p *published) { p.checkpointStall = stall })
+	}
+	if l.jobs.free() <= 0 || l.link.paused(now) {
 		return false
 	}
 	req, err := l.ck.job(now, len(l.jobs.out))

@@ -73,8 +73,10 @@ type checkpointing struct {
 	// moving (zero when none wait).
 	received     int64
 	waitingSince time.Time
-	// stalled: the ERROR about a checkpoint that does not come was logged.
-	stalled bool
+	// stalled: the ERROR about a checkpoint that does not come was logged;
+	// published is the stall reason last published.
+	stalled   bool
+	published string
 }
 
 func newCheckpointing(q checkpointQueue, s Settings) *checkpointing {

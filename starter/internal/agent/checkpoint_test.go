@@ -21,6 +21,9 @@ import (
 type modelEngine struct {
 	job *enginemodel.Job
 	srv *enginemodel.Server
+
+	mu      sync.Mutex
+	replies map[string]int // replies by request kind and word, e.g. "commit RESEND"
 }
 
 func startModel(t *testing.T, capacity int) *modelEngine {
@@ -32,8 +35,16 @@ func startModel(t *testing.T, capacity int) *modelEngine {
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := &modelEngine{job: job, replies: map[string]int{}}
+	observe := func(kind protocol.Kind, _ int64, reply string) {
+		word, _, _ := strings.Cut(reply, ":")
+		m.mu.Lock()
+		what := map[protocol.Kind]string{protocol.KindBatch: "batch", protocol.KindCommit: "commit"}[kind]
+		m.replies[what+" "+word]++
+		m.mu.Unlock()
+	}
 	srv, err := enginemodel.NewServer(job.Source(), enginemodel.ServerConfig{
-		Session: enginemodel.SessionConfig{Token: testToken}, AcceptTimeout: 2 * time.Second,
+		Session: enginemodel.SessionConfig{Token: testToken, Observe: observe}, AcceptTimeout: 2 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +53,8 @@ func startModel(t *testing.T, capacity int) *modelEngine {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	return &modelEngine{job: job, srv: srv}
+	m.srv = srv
+	return m
 }
 
 // committed counts each payload in the job's committed output.
@@ -193,7 +205,15 @@ func TestCheckpointDeliveryModel(t *testing.T) {
 	for _, n := range m.committed() {
 		dups += n - 1
 	}
-	t.Logf("%d rows, %d duplicates, failures %v, job %+v", produced, dups, failures, m.job.Stats())
+	m.mu.Lock()
+	t.Logf("%d rows, %d duplicates, failures %v, job %+v, replies %v", produced, dups, failures, m.job.Stats(), m.replies)
+	lost := m.replies["commit RETRY"] + m.replies["commit RESEND"]
+	m.mu.Unlock()
+	// A row is committed twice only when it was sent again, which the
+	// agent does for an id the engine answered lost.
+	if dups > lost {
+		t.Fatalf("%d duplicates, but the engine answered only %d commits RETRY or RESEND", dups, lost)
+	}
 	if len(failures) == 0 && dups != 0 {
 		t.Fatalf("%d duplicates without any failover, restart or kill", dups)
 	}
@@ -309,4 +329,103 @@ func TestCheckpointSettlesBeforeNewIDs(t *testing.T) {
 			resent[id] = true
 		}
 	}
+}
+
+// TestCheckpointGapsGetStandIns: rows whose batch ids come after ids the
+// job already received, and that are given up before being sent (here
+// queue.max-age-ms while the engine is away), would leave a gap the job's
+// watermark never passes. Their ids go out as stand-in records instead,
+// so every later row is committed and leaves the WAL.
+func TestCheckpointGapsGetStandIns(t *testing.T) {
+	job, err := enginemodel.NewJob(enginemodel.JobConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(addr string) *enginemodel.Server {
+		t.Helper()
+		var srv *enginemodel.Server
+		eventually(t, 10*time.Second, "the engine listening on "+addr, func() bool {
+			var err error
+			if srv, err = enginemodel.NewServer(job.Source(), enginemodel.ServerConfig{
+				Addr: addr, Session: enginemodel.SessionConfig{Token: testToken},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return srv.Start(context.Background()) == nil
+		})
+		return srv
+	}
+	srv := serve("127.0.0.1:0")
+	addr := srv.Addr()
+	cfg := checkpointConfig(t, addr, DeliveryCheckpoint)
+	cfg.Queue.MaxAge = 300 * time.Millisecond
+	clientOptions(t, cfg).MaxReconnectCycles = 2
+	in := &fakeInput{}
+	h := startRuntime(t, ingressOptions(t, cfg, t.TempDir(), in))
+	defer func() { _ = h.stop() }()
+
+	in.push(lineEvents("a.log", 0, 50)...)
+	eventually(t, 20*time.Second, "50 rows received", func() bool { return h.rt.Snapshot().Queue.Received == 50 })
+	_ = srv.Close() // the engine goes away; the job keeps its state
+	in.push(lineEvents("a.log", 50, 100)...)
+	eventually(t, 20*time.Second, "50 rows dropped for age", func() bool { return h.rt.Snapshot().Drops.AgeRows >= 50 })
+	srv = serve(addr)
+	defer srv.Close()
+	in.push(lineEvents("a.log", 100, 150)...)
+	eventually(t, 30*time.Second, "the WAL empty: the watermark passed the gap", func() bool {
+		job.Drain(1 << 20)
+		job.Checkpoint()
+		q := h.rt.Snapshot().Queue
+		return h.rt.Snapshot().RowsAppended == 150 && q.Pending+q.Sending+q.Received == 0
+	})
+	got := map[string]int{}
+	gaps := map[int64]bool{}
+	for _, c := range job.Committed() {
+		if g, ok := wal.ParseStandIn(c.Payload); ok {
+			if g.Reason != wal.GapDroppedAge || g.BatchID != c.BatchID {
+				t.Fatalf("stand-in %+v for batch %d", g, c.BatchID)
+			}
+			gaps[g.BatchID] = true
+			continue
+		}
+		got[string(c.Payload)]++
+	}
+	for i := range 150 {
+		n := got[string(lineEvent("a.log", i).Payload)]
+		if dropped := i >= 50 && i < 100; dropped != (n == 0) {
+			t.Fatalf("row %d committed %d times (dropped: %v)", i, n, dropped)
+		}
+	}
+	// Only the ids after the first 50 need stand-ins; the age bound may
+	// have dropped a row of the last 50 too, before the engine was back.
+	if len(gaps) < 50 {
+		t.Fatalf("%d stand-ins committed, want one per dropped row (50)", len(gaps))
+	}
+}
+
+// TestCheckpointStallDegradesHealth: a job that never completes a
+// checkpoint keeps the rows RECEIVED in the WAL, turns health degraded
+// with a reason naming checkpoints once they waited
+// agent.checkpoint-timeout-ms, and recovers when a checkpoint comes.
+func TestCheckpointStallDegradesHealth(t *testing.T) {
+	m := startModel(t, 1024)
+	cfg := checkpointConfig(t, m.srv.Addr(), DeliveryCheckpoint)
+	cfg.Agent.CheckpointTimeout = 200 * time.Millisecond
+	in := &fakeInput{}
+	h := startRuntime(t, ingressOptions(t, cfg, t.TempDir(), in))
+	defer func() { _ = h.stop() }()
+	in.push(lineEvents("a.log", 0, 20)...)
+	eventually(t, 20*time.Second, "health degraded for want of a checkpoint", func() bool {
+		m.job.Drain(1 << 20) // emitted, never committed
+		return strings.Contains(h.rt.Snapshot().Health(time.Now(), 0).Reason, "no engine checkpoint")
+	})
+	st := h.rt.Snapshot()
+	if st.Queue.Received != 20 || !st.Health(time.Now(), 0).Healthy {
+		t.Fatalf("queue %+v, health %+v: want 20 rows RECEIVED and a healthy, degraded agent", st.Queue, st.Health(time.Now(), 0))
+	}
+	m.job.Checkpoint()
+	eventually(t, 20*time.Second, "the WAL empty and health plain", func() bool {
+		st := h.rt.Snapshot()
+		return st.Queue.Received == 0 && st.Health(time.Now(), 0).Reason == ""
+	})
 }

@@ -69,6 +69,9 @@ func (r *Agent) openWAL() (*walStart, error) {
 	o := r.opts.WAL
 	o.Path = paths.Resolve(r.opts.Home, o.Path)
 	o.Now, o.Logger = r.now, r.log
+	// CHECKPOINT: an id given up must still reach the engine, as a
+	// stand-in record, or the job's watermark stops there for good.
+	o.GapFree = r.opts.Agent.Delivery == DeliveryCheckpoint
 	w, err := wal.Open(o)
 	if err != nil {
 		return nil, fmt.Errorf("open WAL: %w", err)

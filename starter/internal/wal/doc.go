@@ -52,8 +52,8 @@
 // batch id, skip Append's room check (they are tiny, like the acks the
 // disk reserve is kept for), sit in blocks of their own, and are counted
 // in Counts.StandIns. A batch id may reach the engine twice (a row
-// retried by RetryDead after its stand-in was sent): the engine keeps
-// the first.
+// retried by RetryDead after its stand-in was sent): the engine does not
+// deduplicate, so the job gets the stand-in and the row.
 //
 // # Concurrency
 //

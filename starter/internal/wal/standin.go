@@ -28,8 +28,8 @@ import (
 // damaging blocks). A DEAD row that got a stand-in is marked in the dead
 // index (value 0x01); PurgeDead adds no second one. After RetryDead such
 // a row is sent again with its batch id, which its stand-in may have
-// delivered already: the engine sees the batch id twice and keeps the
-// first. Stand-ins are appended without the room check of Append: they
+// delivered already: the engine does not deduplicate, so the job gets
+// both the stand-in and the row (a duplicate id, no loss). Stand-ins are appended without the room check of Append: they
 // are tiny and come from transactions that mostly free space, like the
 // acks the disk reserve is kept for. They are stored in blocks of their
 // own, one per run of consecutive batch ids, flagged in the header
