@@ -232,7 +232,7 @@ func testSeed() uint64 {
 // again, lowest first, before any new row goes out; all are committed.
 func TestCheckpointSettlesBeforeNewIDs(t *testing.T) {
 	var mu sync.Mutex
-	var after []string        // batches and commits the fresh job read, in order
+	var after []string         // batches and commits the fresh job read, in order
 	before := map[int64]bool{} // batch ids the first job read
 	fresh := false
 	job, err := enginemodel.NewJob(enginemodel.JobConfig{})
