@@ -56,8 +56,9 @@ func AppendCheckedBatch(dst []byte, id int64, payload []byte) []byte {
 	return append(dst, '\n')
 }
 
-// AppendCommit appends "__COMMIT__:<id>\n" to dst. The edge agent never
-// sends it (its durability is the WAL); it exists for tools and tests.
+// AppendCommit appends "__COMMIT__:<id>\n" to dst: a commit barrier, a
+// settle or a poll of the client (CHECKPOINT delivery asks it which ids a
+// completed checkpoint covers).
 func AppendCommit(dst []byte, id int64) ([]byte, error) {
 	if id <= 0 {
 		return dst, fmt.Errorf("commit %d: %w", id, ErrBadBatchID)

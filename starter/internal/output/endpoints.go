@@ -51,7 +51,8 @@ import (
 // and the rows a failed endpoint left are moved at once, so the endpoint
 // that takes them may already have got higher ids.
 // Each endpoint is a source of its own to the engine (its own
-// __COMMIT__ watermark); the agent does not send __COMMIT__.
+// __COMMIT__ watermark): the agent's commits are barriers only here, and
+// CHECKPOINT delivery refuses several endpoints.
 //
 // A checkpoint mode, which needs gap-free ids per endpoint, would
 // allocate wire ids per endpoint at claim time instead: the WAL would
