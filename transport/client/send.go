@@ -338,25 +338,29 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 	for {
 		paused := !pauseUntil.IsZero() && time.Now().Before(pauseUntil)
 		if !paused {
-			for len(inflight)-barriers < c.limit(s) && len(k.ready) > 0 && !c.draining(s, k) {
-				i := k.ready[0]
-				s.line = protocol.AppendCheckedBatch(s.line[:0], k.batches[i].ID, k.batches[i].Payload)
-				k.ready = k.ready[1:]
-				inflight = append(inflight, flight{i: i, end: s.handed() + int64(len(s.line))})
-				if err := write(fmt.Sprintf("batch %d", k.batches[i].ID)); err != nil {
-					return progress, err
+			// Lines go out while the window has room; a barrier closes
+			// every commitEvery batches, and the last batches of the
+			// call, so that the call ends on a balance. Writing one
+			// never waits for a reply: the window keeps filling after it.
+			for {
+				for len(inflight)-barriers < c.limit(s) && len(k.ready) > 0 && !c.draining(s, k) {
+					i := k.ready[0]
+					s.line = protocol.AppendCheckedBatch(s.line[:0], k.batches[i].ID, k.batches[i].Payload)
+					k.ready = k.ready[1:]
+					inflight = append(inflight, flight{i: i, end: s.handed() + int64(len(s.line))})
+					if err := write(fmt.Sprintf("batch %d", k.batches[i].ID)); err != nil {
+						return progress, err
+					}
+					s.lastWritten = k.batches[i].ID
+					k.sinceBarrier++
+					c.stats.sent.Add(1)
+					if k.sinceBarrier >= c.commitEvery(s) && !s.noCommit {
+						break
+					}
 				}
-				s.lastWritten = k.batches[i].ID
-				k.sinceBarrier++
-				c.stats.sent.Add(1)
-				if k.sinceBarrier >= c.commitEvery(s) && !s.noCommit {
+				if k.sinceBarrier == 0 || s.noCommit || (k.sinceBarrier < c.commitEvery(s) && len(k.ready) > 0) {
 					break
 				}
-			}
-			c.stats.notePeak(len(inflight) - barriers)
-			// A barrier closes every CommitEvery batches, and the last
-			// batches of the call, so that the call ends on a balance.
-			if k.sinceBarrier > 0 && !s.noCommit && (k.sinceBarrier >= c.commitEvery(s) || len(k.ready) == 0) {
 				id := s.barrierID()
 				s.line, _ = protocol.AppendCommit(s.line[:0], id)
 				inflight = append(inflight, flight{i: barrier, end: s.handed() + int64(len(s.line))})
@@ -367,6 +371,7 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 				barriers++
 				c.stats.barriers.Add(1)
 			}
+			c.stats.notePeak(len(inflight) - barriers)
 		}
 		if len(inflight) == 0 {
 			if s.noCommit && k.sinceBarrier > 0 {

@@ -239,3 +239,40 @@ func TestFullEngineShrinksTheWindow(t *testing.T) {
 		})
 	}
 }
+
+// A commit barrier never holds the window back: once the window has
+// grown, a call of one window's worth of batches takes one round trip,
+// barriers and all (it took two while a barrier waited for a reply
+// before the window filled again). The clock is synctest's.
+func TestBarriersKeepTheWindowFull(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const rtt = 100 * time.Millisecond
+		e := &slowEngine{rtt: rtt}
+		cfg := testConfig("engine:1")
+		cfg.ReadTimeout = time.Minute
+		cfg.MaxInFlight = 1024
+		cfg.Dial = func(context.Context, string, string) (net.Conn, error) {
+			ours, theirs := net.Pipe()
+			go e.serve(theirs)
+			return ours, nil
+		}
+		c, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Send(context.Background(), seq(1, 20000)); err != nil { // the window grows to 1024
+			t.Fatal(err)
+		}
+		if w := c.Stats().Window; w != 1024 {
+			t.Fatalf("window %d after the warm-up, want 1024", w)
+		}
+		start := time.Now()
+		if _, err := c.Send(context.Background(), seq(20001, 1024)); err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took > rtt+rtt/2 {
+			t.Fatalf("1024 batches in a window of 1024 took %v, want about one round trip (%v)", took, rtt)
+		}
+	})
+}
