@@ -30,9 +30,13 @@ type Client struct {
 	// its Rand to get exact pauses.
 	backoff backoff.Policy
 
-	mu         sync.Mutex // held by Send; guards sess and hadSession
+	mu         sync.Mutex // held by Send; guards sess, hadSession and barrierEvery
 	sess       *session
 	hadSession bool
+	// barrierEvery is how many batch lines go out between commit
+	// barriers: CommitEvery, halved after a session ends unbalanced and
+	// doubled back after each balance.
+	barrierEvery int
 
 	life      context.Context // done once Close runs
 	closeLife context.CancelFunc
@@ -55,7 +59,7 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{cfg: cfg, log: cfg.Logger.With(slog.String("endpoint", cfg.Endpoint)), now: time.Now}
+	c := &Client{cfg: cfg, log: cfg.Logger.With(slog.String("endpoint", cfg.Endpoint)), now: time.Now, barrierEvery: cfg.CommitEvery}
 	c.backoff = backoff.Policy{Initial: cfg.InitialBackoff, Max: cfg.MaxBackoff}
 	if cfg.TLS != nil {
 		c.tls = cfg.TLS.Clone()

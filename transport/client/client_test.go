@@ -253,8 +253,7 @@ func TestPipeliningResendsExactlyTheUnanswered(t *testing.T) {
 	})
 	cfg := testConfig(f.addr())
 	cfg.MaxInFlight = 4
-	// A barrier closes each window of 4: 1..4 are balanced before the
-	// cut, 5 is held and goes again with the unanswered.
+	cfg.CommitEvery = 4 // 1..4 are balanced before the cut; 5 is held and goes again
 	c := newClient(t, cfg)
 	ids := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 	res, err := c.Send(sendCtx(t), batches(ids...))

@@ -52,7 +52,8 @@ type Config struct {
 	MaxInFlight int `yaml:"max-in-flight"`
 	// CommitEvery is how many batch lines at most go out between two
 	// commit barriers ("__COMMIT__" lines whose replies prove the batch
-	// replies before them in step); there is one per window at least.
+	// replies before them in step); after a session ends before its
+	// barrier the interval halves, and it grows back with each balance.
 	// Default 256.
 	CommitEvery int `yaml:"commit-every"`
 	// Checkpoint selects checkpoint delivery (transport.Committer): every
