@@ -23,7 +23,7 @@ import (
 )
 
 // configNames are the rows, in order. Each is described in configHelp.
-var configNames = []string{"raw-fsync", "nosync", "if1", "packet", "packet-store", "rtt20", "rtt100", "backlog", "bolt"}
+var configNames = []string{"raw-fsync", "nosync", "if1", "packet", "packet-store", "rtt20", "rtt100", "model", "checkpoint", "backlog", "bolt"}
 
 const configHelp = `raw-fsync  defaults: RAW, queue.fsync on
 nosync     queue.fsync: false
@@ -32,6 +32,10 @@ packet     PACKET, gzip (default level), aes_gcm; the sink decrypts and decodes
 packet-store  the same with output.compression-level: 0 (stored in gzip framing)
 rtt20      defaults through a proxy adding a 20 ms round trip (N is -rtt-n)
 rtt100     the same with 100 ms
+model      defaults into the engine model (queue 8192, ratio 0.9, QUEUE_FULL:200,
+           drain at its default ceiling, a checkpoint every second); a line
+           counts once committed (N is -rtt-n)
+checkpoint the same with agent.delivery-guarantee: CHECKPOINT
 backlog    -backlog-n rows queued while the sink refuses, then the drain is timed
 bolt       a bare bbolt append loop: 200-byte records, bulk-max-size (256) per
            fsynced transaction, as the WAL's group commit; not the agent`

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/transport/codec"
+	"github.com/edge-agent/edge-agent/transport/enginemodel"
 	"github.com/edge-agent/edge-agent/transport/ingress"
 	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
@@ -122,7 +123,7 @@ func (b *bench) dataFor(n int) (dataFile, error) {
 func (b *bench) runOne(config string, run int) (result, error) {
 	n := b.o.n
 	switch config {
-	case "rtt20", "rtt100":
+	case "rtt20", "rtt100", "model", "checkpoint":
 		n = b.o.rttN
 	case "backlog":
 		n = b.o.backlogN
@@ -159,17 +160,25 @@ func (b *bench) agentRun(ctx context.Context, config string, run int, work strin
 		return res, err
 	}
 	t := newTally(n)
-	srv, err := ingress.New(ingress.Config{Token: token, Decoder: dec,
-		Handler: func(_ int64, rec []byte) string { t.add(rec); return "" },
-		Faults:  ingress.Faults{Reject: config == "backlog"}})
-	if err != nil {
-		return res, err
+	var srv *ingress.Server
+	var endpoint string
+	if config == "model" || config == "checkpoint" {
+		if endpoint, err = startModel(ctx, t); err != nil {
+			return res, err
+		}
+	} else {
+		srv, err = ingress.New(ingress.Config{Token: token, Decoder: dec,
+			Handler: func(_ int64, rec []byte) string { t.add(rec); return "" },
+			Faults:  ingress.Faults{Reject: config == "backlog"}})
+		if err != nil {
+			return res, err
+		}
+		if err := srv.Start(ctx); err != nil {
+			return res, fmt.Errorf("start the sink: %w", err)
+		}
+		defer srv.Close()
+		endpoint = srv.Addr()
 	}
-	if err := srv.Start(ctx); err != nil {
-		return res, fmt.Errorf("start the sink: %w", err)
-	}
-	defer srv.Close()
-	endpoint := srv.Addr()
 	switch config {
 	case "rtt20", "rtt100":
 		rtt := 20 * time.Millisecond
@@ -266,6 +275,9 @@ func (b *bench) agentRun(ctx context.Context, config string, run int, work strin
 func (b *bench) agentYAML(config, work, data, endpoint, api string) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "input:\n  paths: [%q]\n  read-from-beginning: true\n", data)
+	if config == "checkpoint" {
+		s.WriteString("agent:\n  delivery-guarantee: CHECKPOINT\n")
+	}
 	fmt.Fprintf(&s, "queue:\n  path: %q\n", filepath.Join(work, "data", "wal.db"))
 	if config == "nosync" {
 		s.WriteString("  fsync: false\n")
@@ -442,4 +454,36 @@ func apiListening(log string) string {
 func readFileOrEmpty(path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
+}
+
+// startModel serves the engine model until ctx is done, with the queue
+// and QUEUE_FULL delay the engine was measured with, and tallies each
+// line once a checkpoint committed it.
+func startModel(ctx context.Context, t *tally) (string, error) {
+	job, err := enginemodel.NewJob(enginemodel.JobConfig{
+		Source:             enginemodel.SourceConfig{QueueCapacity: 8192, QueueRatio: 0.9, QueueFullRetryAfterMs: 200},
+		CheckpointInterval: time.Second,
+		Output: func(rows []enginemodel.Committed) {
+			for _, r := range rows {
+				t.add(r.Payload)
+			}
+		},
+	})
+	if err != nil {
+		return "", err
+	}
+	srv, err := enginemodel.NewServer(job.Source(), enginemodel.ServerConfig{Session: enginemodel.SessionConfig{Token: token}})
+	if err != nil {
+		return "", err
+	}
+	if err := srv.Start(ctx); err != nil {
+		return "", fmt.Errorf("start the engine model: %w", err)
+	}
+	tick := time.NewTicker(5 * time.Millisecond)
+	go func() {
+		defer tick.Stop()
+		defer srv.Close()
+		_ = job.Run(ctx, time.Now(), tick.C)
+	}()
+	return srv.Addr(), nil
 }
