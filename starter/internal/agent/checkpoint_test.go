@@ -135,8 +135,8 @@ func TestCheckpointDeliveryModel(t *testing.T) {
 		held := walPayloads(t, h) // first: a row acked after this was committed before
 		done := m.committed()
 		for i := range produced {
-			p := string(lineEvent("a.log", i).Payload)
-			if !held[p] && done[p] == 0 {
+			p := lineEvent("a.log", i).Payload
+			if !held[string(p)] && done[string(p)] == 0 {
 				t.Fatalf("after %s (steps %v): row %d is neither committed nor in the WAL", step, failures, i)
 			}
 		}
