@@ -66,15 +66,25 @@ func ckptStatus(t *testing.T, root *agentRoot) ckptDoc {
 // timeout it fails with the last status seen.
 func waitStatus(t *testing.T, root *agentRoot, d time.Duration, what string, cond func(ckptDoc) bool) ckptDoc {
 	t.Helper()
-	var doc ckptDoc
+	doc, ok := pollStatus(t, root, d, cond)
+	if !ok {
+		t.Fatalf("timed out after %s waiting for %s; last status: %+v health %+v", d, what, doc, doc.Health)
+	}
+	return doc
+}
+
+// pollStatus polls status --json until cond holds or d passes, and
+// returns the last status and whether cond held.
+func pollStatus(t *testing.T, root *agentRoot, d time.Duration, cond func(ckptDoc) bool) (ckptDoc, bool) {
+	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
-		doc = ckptStatus(t, root)
+		doc := ckptStatus(t, root)
 		if cond(doc) {
-			return doc
+			return doc, true
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s; last status: %+v health %+v", d, what, doc, doc.Health)
+			return doc, false
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -120,7 +130,8 @@ type ckptRun struct {
 
 // runFailoverScenario starts the engine model with flags, an agent with
 // the given guarantee (PACKET gzip + AES-GCM when packet), and writes
-// 10,000 lines in 50 chunks while it runs: the file is renamed away and
+// 10,000 lines in 50 chunks over about 5 s (so that failovers strike
+// while rows flow) while it runs: the file is renamed away and
 // a new one created after chunk 20, the agent is killed with SIGKILL
 // after chunk 35 and started again. It returns once every line is
 // written and the restarted agent is ready.
@@ -161,7 +172,7 @@ func runFailoverScenario(t *testing.T, guarantee string, packet bool, flags ...s
 			t.Logf("agent killed after %d lines written, %d committed", (i+1)*chunk, len(rc.received()))
 			agent = root.startReady()
 		}
-		time.Sleep(40 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
 	return ckptRun{rc: rc, root: root, agent: agent, want: want}
 }
@@ -260,11 +271,26 @@ func TestCheckpointWithoutCheckpointing(t *testing.T) {
 	root.createFile("in/app.log").lines(want)
 	agent := root.startReady()
 
-	doc := waitStatus(t, root, 30*time.Second, "every line held as received and health degraded", func(d ckptDoc) bool {
-		return d.WAL.Received == int64(len(want)) && d.Health != nil && d.Health.Reason != ""
+	waitStatus(t, root, 30*time.Second, "every line held as received", func(d ckptDoc) bool {
+		return d.WAL.Received == int64(len(want))
 	})
-	if !doc.Health.Healthy || !strings.Contains(doc.Health.Reason, "checkpoint") {
+	// The timeout is 2 s: 15 s is a hang guard. A miss is reported and the
+	// recovery below still checked.
+	doc, degraded := pollStatus(t, root, 15*time.Second, func(d ckptDoc) bool {
+		return d.Health != nil && d.Health.Reason != ""
+	})
+	switch {
+	case !degraded:
+		t.Errorf("health not degraded 15 s after 2,000 rows were held as received with checkpoint-timeout-ms 2000: %+v", doc.Health)
+	case !doc.Health.Healthy || !strings.Contains(doc.Health.Reason, "checkpoint"):
 		t.Errorf("health %+v, want degraded (still healthy) with a reason naming checkpoints", *doc.Health)
+	default:
+		if !strings.Contains(root.logText(), "has not completed a checkpoint") {
+			t.Errorf("no ERROR about the missing checkpoints in the agent's log")
+		}
+	}
+	if doc.WAL.Received != int64(len(want)) {
+		t.Errorf("%d rows held as received, want all %d: nothing may leave the WAL without a checkpoint", doc.WAL.Received, len(want))
 	}
 	if n := len(rc.received()); n != 0 {
 		t.Fatalf("%d lines committed by a job without checkpointing", n)
@@ -290,6 +316,8 @@ func TestCheckpointWithoutCheckpointing(t *testing.T) {
 // CHECKPOINT mode while the job is killed and started with no state every
 // 2 s: the rows it held are gone, as are the ids it knew; the agent asks
 // about its received ids on each new session and resends what is lost.
+// Duplicates are not bounded: a job with no state cannot tell a committed
+// id from a lost one, so rows not yet acked at a restart come again.
 func TestCheckpointFreshRestart(t *testing.T) {
 	skipShort(t)
 	start := time.Now()
@@ -302,8 +330,5 @@ func TestCheckpointFreshRestart(t *testing.T) {
 		d, time.Since(start).Round(time.Millisecond), fig["fresh_restarts"], fig["checkpoints"], fig["lost_open_tx"], fig["lost_queued"], fig["commit_resend"])
 	if len(d.missing) != 0 {
 		t.Errorf("lines lost in CHECKPOINT mode: %s", d)
-	}
-	if d.duplicates >= len(run.want) {
-		t.Errorf("%d duplicates for %d lines: more than one resend of everything", d.duplicates, len(run.want))
 	}
 }
