@@ -54,6 +54,11 @@ type options struct {
 	// instead of endpoint, with endpointMode as output.endpoint-mode.
 	endpoints    []int
 	endpointMode string
+	// guarantee is agent.delivery-guarantee (default BEST_EFFORT);
+	// checkpointPollMs and checkpointTimeoutMs, when set, its
+	// agent.checkpoint-poll-ms and agent.checkpoint-timeout-ms.
+	guarantee                             string
+	checkpointPollMs, checkpointTimeoutMs int
 }
 
 // agentRoot is one install root: config/, in/ (watched files), data/, log/.
@@ -127,6 +132,16 @@ func (r *agentRoot) configText() string {
 	if o.maxAttempts == 0 {
 		o.maxAttempts = 1000
 	}
+	if o.guarantee == "" {
+		o.guarantee = "BEST_EFFORT"
+	}
+	agentKeys := ""
+	if o.checkpointPollMs != 0 {
+		agentKeys += fmt.Sprintf("  checkpoint-poll-ms: %d\n", o.checkpointPollMs)
+	}
+	if o.checkpointTimeoutMs != 0 {
+		agentKeys += fmt.Sprintf("  checkpoint-timeout-ms: %d\n", o.checkpointTimeoutMs)
+	}
 	retention := ""
 	if o.retentionMs != 0 {
 		retention = fmt.Sprintf("  acked-retention-ms: %d\n", o.retentionMs)
@@ -151,8 +166,8 @@ func (r *agentRoot) configText() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `agent:
-  delivery-guarantee: BEST_EFFORT
-  idle-sleep-ms: 20
+  delivery-guarantee: %s
+%s  idle-sleep-ms: 20
   bulk-max-size: 256
   flush-interval-ms: 100
   shutdown-timeout-ms: 5000
@@ -171,7 +186,7 @@ output:
   initial-backoff-ms: 50
   max-backoff-ms: 500
   packet-mode: %s
-`, inputSection, strconv.Quote(o.queuePath), retention, o.maxAttempts, endpointKeys(o), strconv.Quote(o.token), o.packetMode)
+`, o.guarantee, agentKeys, inputSection, strconv.Quote(o.queuePath), retention, o.maxAttempts, endpointKeys(o), strconv.Quote(o.token), o.packetMode)
 	if o.compression != "" {
 		fmt.Fprintf(&b, "  compression: %s\n", o.compression)
 	}
