@@ -180,7 +180,7 @@ func (p *pumpRun) fill() error {
 		if k.sinceBarrier == 0 || s.noCommit || (k.sinceBarrier < c.commitEvery(s) && len(k.ready) > 0) {
 			break
 		}
-		id := s.barrierID()
+		id := s.barrierID(c.Watermark())
 		s.line, _ = protocol.AppendCommit(s.line[:0], id)
 		p.inflight = append(p.inflight, flight{i: barrier, end: s.handed() + int64(len(s.line))})
 		if err := p.write(); err != nil {

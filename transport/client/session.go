@@ -33,24 +33,31 @@ type session struct {
 	// noCommit: the receiver answered a barrier BAD_REQUEST; drained
 	// windows are the barriers from then on.
 	noCommit bool
-	// lastWritten and highestReceived are batch ids of this session.
-	lastWritten, highestReceived int64
+	// lastWritten, lowestReceived and highestReceived are batch ids of
+	// this session.
+	lastWritten, lowestReceived, highestReceived int64
 }
 
 // noteReceived records a RECEIVED for batch id.
 func (s *session) noteReceived(id int64) {
 	s.primed = true
 	s.highestReceived = max(s.highestReceived, id)
+	if s.lowestReceived == 0 || id < s.lowestReceived {
+		s.lowestReceived = id
+	}
 }
 
 // barrierID is the id a commit barrier asks about: any id answers as a
-// barrier, and the highest one received on the session also polls the
-// checkpoint watermark for it.
-func (s *session) barrierID() int64 {
-	if s.highestReceived > 0 {
-		return s.highestReceived
+// barrier. The one just above the watermark known (within the ids
+// received on the session) also polls the job's checkpoints: the engine
+// answers ACK:<w> with its whole watermark as soon as a checkpoint
+// covers that id, where asking about the newest would wait until
+// everything sent was committed.
+func (s *session) barrierID(watermark int64) int64 {
+	if s.highestReceived == 0 {
+		return s.lastWritten
 	}
-	return s.lastWritten
+	return min(max(watermark+1, s.lowestReceived), s.highestReceived)
 }
 
 func (s *session) close() { _ = s.conn.Close() }
