@@ -22,7 +22,7 @@ import (
 const taskWait = 2 * time.Minute
 
 // control is the devserver's HTTP side, for trying what the OpAMP
-// server pushes (curl in the README's walkthrough):
+// server pushes (curl in the walkthrough of docs/opamp.md):
 //
 //	GET  /agents                              the agents, as JSON
 //	POST /agents/{uid}/tasks/{task}           run a task (the body, if any, is its JSON args); waits for the result

@@ -1,7 +1,7 @@
 // Package exitcode holds the exit codes of every edge-agent command and
 // the mapping from the agent's sentinel errors to them. It is the only
 // place a code is defined: the CLI, the runtime, the systemd unit's
-// RestartPreventExitStatus and the README all follow this table.
+// RestartPreventExitStatus and docs/exit-codes.md all follow this table.
 //
 // The codes keep clear of 2, which the Go runtime uses for an unrecovered
 // panic: a crash must look like a crash, so that a service manager

@@ -42,12 +42,12 @@ const DefaultMemoryLimit = 48 << 20
 // RelayMemoryLimit replaces DefaultMemoryLimit in an agent whose config
 // has a relay input (type edgesocket). A relay's live memory grows with
 // its connections (a goroutine stack, a read buffer and a reply ring
-// each: about 20 KiB at rest) and with the batches it holds between a
-// collector and the queue; at 1,000 connections that is near 48 MiB, where
-// the runtime collected almost without pause and spent more CPU on it
-// than on the relaying. The trade-off: a relay's peak RSS may reach about
-// this limit plus the file pages, against 64 MiB for an agent that tails
-// files.
+// each) and with the batches it holds between a collector and the queue:
+// with a thousand connections it comes near DefaultMemoryLimit, where the
+// runtime would collect almost without pause (docs/performance-history.md,
+// "The agent's memory limits"). The trade-off: a relay's peak RSS may
+// reach about this limit plus the file pages, against 64 MiB for an agent
+// that tails files.
 const RelayMemoryLimit = 80 << 20
 
 // ChooseMemoryLimit returns the soft memory limit to set at start, or 0

@@ -252,10 +252,11 @@ func encodeBlock(first uint64, firstBatch, created int64, rows []NewRow) []byte 
 const encArenaKeep = 4 << 20
 
 // blockEncoder assembles block values. A WAL keeps one (guarded by wmu)
-// so that the buffers of one append are the next one's: per block, the
-// value, the payloads laid end to end for the compressor and the table
-// were allocated (and the big ones zeroed) anew, a fifth of the CPU of
-// an append besides the compressor itself.
+// so that the buffers of one append are the next one's: the value, the
+// payloads laid end to end for the compressor and the table are not
+// allocated (and zeroed) again for every block, a cost next to the
+// compressor's own (docs/performance-history.md, "What one commit
+// writes, and the WAL's allocations per block").
 type blockEncoder struct {
 	// arena holds the values of the current write transaction back to
 	// back: bbolt keeps a value until its commit, so the arena is only
@@ -345,12 +346,12 @@ func (e *blockEncoder) encode(first uint64, firstBatch, created int64, rows []Ne
 	comp := byte(compNone)
 	off := len(buf)
 	if rawLen > 0 {
-		// s2 rather than zstd: on 200-byte log lines it packs about as
-		// well per block at a fraction of the CPU (BenchmarkBlockCodec).
-		// And rather than nothing: stored raw, bench-e2e's 1M lines
-		// (200 MB) cost 0.8 CPU-s less but wrote 622 MB instead of 194,
-		// over the 1.5x the input the issue allows; s2 has no cheaper
-		// mode than Encode.
+		// s2 rather than zstd: on log lines it packs about as well per
+		// block at a fraction of the CPU (BenchmarkBlockCodec). And
+		// rather than nothing: raw blocks save CPU but write about three
+		// times the input, over the disk writes the targets allow; s2
+		// has no cheaper mode than Encode (figures in
+		// docs/performance-history.md, "The block encoder and its cache").
 		if enc := s2.Encode(buf[off:off+s2.MaxEncodedLen(rawLen)], raw); len(enc) < rawLen {
 			comp, buf = compS2, buf[:off+len(enc)]
 		}
@@ -406,11 +407,9 @@ func splitBlocks(rows []NewRow) [][]NewRow {
 // keeps. A claim window takes a block's rows over several transactions
 // and its acks follow; while the engine keeps up, the blocks an append
 // cached are claimed some commits later, and a miss costs an s2 decode.
-// bench-e2e (1M lines, raw-fsync / nosync CPU-s, peak RSS): 4 MiB 4.57 /
-// 4.03, 41 MiB; 8 MiB 4.38 / 3.84, 48 MiB; 16 MiB 3.97 / 3.29, 65 MiB,
-// over the 64 MiB the agent must stay under. With the GC at 200 % and
-// groups of 4 MiB, 8 MiB took raw-fsync to 71 MiB and PACKET to 76, so
-// 4 MiB it is (with 2 MiB groups: 51 and 55 MiB).
+// A bigger cache saves decodes but its bytes count in the peak RSS the
+// agent must keep under 64 MiB: 4 MiB kept it under, 8 MiB did not
+// (docs/performance-history.md, "The block encoder and its cache").
 const blockCacheBytes = 4 << 20
 
 // blockCache keeps the decoded blocks of write transactions, by first id,
@@ -472,9 +471,9 @@ func isChecksum(err error) bool { return errors.Is(err, errBlockChecksum) }
 // Each block is the only value of a bucket of its own, nested in the
 // blocks bucket under its first row id. bbolt rewrites a whole leaf node
 // whenever one of its keys changes, and a leaf holds at least two keys,
-// however big: blocks stored side by side were rewritten with every
-// append next to them and every delete beside them (3.8 bytes written
-// per payload byte at 256 rows a commit, BenchmarkWriteAmplification).
+// however big: blocks stored side by side would be rewritten with every
+// append next to them and every delete beside them
+// (BenchmarkWriteAmplification measures the bytes written per payload byte).
 // In a bucket of its own a block is written once, at its commit, and its
 // pages are freed without being rewritten; the blocks bucket's leaves
 // hold only the 16-byte bucket headers (small blocks, under a quarter of
