@@ -1,13 +1,18 @@
 package agent
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -428,4 +433,160 @@ func TestCheckpointStallDegradesHealth(t *testing.T) {
 		st := h.rt.Snapshot()
 		return st.Queue.Received == 0 && st.Health(time.Now(), 0).Reason == ""
 	})
+}
+
+// gappyEngine serves the engine model one collector at a time, and
+// answers QUEUE_FULL, recording nothing, to batch gap while hold is set:
+// as the engine does when its queue is at the mark whenever that batch
+// comes. The batches after it are RECEIVED, so the job has a gap.
+type gappyEngine struct {
+	t   *testing.T
+	job *enginemodel.Job
+	ln  net.Listener
+	gap  atomic.Int64 // 0 until the test picks the id
+	hold atomic.Bool
+
+	mu      sync.Mutex
+	replies []string // "<kind> <id> <reply>" of every request after auth
+	skipped bool
+}
+
+func startGappy(t *testing.T) *gappyEngine {
+	t.Helper()
+	job, err := enginemodel.NewJob(enginemodel.JobConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gappyEngine{t: t, job: job, ln: ln}
+	go g.serve()
+	t.Cleanup(func() { _ = ln.Close() })
+	return g
+}
+
+func (g *gappyEngine) serve() {
+	for {
+		conn, err := g.ln.Accept()
+		if err != nil {
+			return
+		}
+		g.conversation(conn) // one collector at a time, as the engine
+	}
+}
+
+func (g *gappyEngine) conversation(conn net.Conn) {
+	defer conn.Close()
+	s := enginemodel.NewSession(g.job.Source(), enginemodel.SessionConfig{Token: testToken})
+	ended := make(chan struct{})
+	defer close(ended)
+	go func() {
+		select {
+		case <-s.Gone(): // a restore ends the session, as the reader's socket dies with it
+			_ = conn.Close()
+		case <-ended:
+		}
+	}()
+	r := bufio.NewReader(conn)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			return
+		}
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		req, _ := protocol.ParseRequest(line)
+		var reply string
+		keep := true
+		g.mu.Lock()
+		if gap := g.gap.Load(); req.Kind == protocol.KindBatch && req.BatchID == gap && g.hold.Load() {
+			g.skipped = true
+			reply = "QUEUE_FULL:20"
+		} else {
+			reply, keep = s.HandleLine(line)
+		}
+		if req.Kind == protocol.KindBatch || req.Kind == protocol.KindCommit {
+			g.replies = append(g.replies, fmt.Sprintf("%v %d %s", req.Kind, req.BatchID, reply))
+		}
+		g.mu.Unlock()
+		if reply != "" {
+			if _, err := conn.Write([]byte(reply + "\n")); err != nil {
+				return
+			}
+		}
+		if !keep {
+			return
+		}
+	}
+}
+
+// TestCheckpointResendAfterRestoreWithGap: batch G gets QUEUE_FULL while
+// the later ones are RECEIVED; a checkpoint completes with G missing (its
+// watermark stops below G); G is then RECEIVED; the job fails over to
+// that checkpoint. Asked about G, the restored job answers RESEND (a gap
+// of the session it restored); the agent sends G again and every row is
+// committed.
+func TestCheckpointResendAfterRestoreWithGap(t *testing.T) {
+	g := startGappy(t)
+	cfg := checkpointConfig(t, g.ln.Addr().String(), DeliveryCheckpoint)
+	in := &fakeInput{}
+	h := startRuntime(t, ingressOptions(t, cfg, t.TempDir(), in))
+	defer func() { _ = h.stop() }()
+
+	in.push(lineEvents("a.log", 0, 10)...)
+	eventually(t, 20*time.Second, "10 rows received", func() bool { return h.rt.Snapshot().Queue.Received == 10 })
+	g.job.Drain(1 << 20)
+	g.job.Checkpoint() // covers the first 10
+	w := g.job.Source().Figures().LastCommitted
+	gap := w + 3 // the third row of the next 10
+	g.gap.Store(gap)
+	g.hold.Store(true)
+	in.push(lineEvents("a.log", 10, 20)...)
+	eventually(t, 20*time.Second, "the gap refused and the rows after it received", func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.skipped && g.job.Source().Figures().LastReceived >= w+10
+	})
+	g.job.Drain(1 << 20)
+	g.job.Checkpoint() // its watermark stops below the gap
+	g.hold.Store(false)
+	received := fmt.Sprintf("%v %d RECEIVED", protocol.KindBatch, gap)
+	eventually(t, 20*time.Second, "the gap received after the checkpoint", func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return slices.Contains(g.replies, received)
+	})
+	if err := g.job.Failover(); err != nil { // back to the checkpoint with the gap
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		g.job.Drain(1 << 20)
+		g.job.Checkpoint()
+		q := h.rt.Snapshot().Queue
+		if len(g.job.Committed()) >= 20 && q.Pending+q.Sending+q.Received == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			g.mu.Lock()
+			t.Fatalf("after 30 s: %d committed, queue %+v, job %+v; replies %v", len(g.job.Committed()), q, g.job.Source().Figures(), g.replies)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	got := map[string]int{}
+	for _, c := range g.job.Committed() {
+		got[string(c.Payload)]++
+	}
+	for i := range 20 {
+		if got[string(lineEvent("a.log", i).Payload)] == 0 {
+			t.Fatalf("row %d never committed", i)
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	resend := fmt.Sprintf("%v %d RESEND", protocol.KindCommit, gap)
+	if !slices.Contains(g.replies, resend) {
+		t.Fatalf("the restored job never answered %q; its replies: %v", resend, g.replies)
+	}
 }
