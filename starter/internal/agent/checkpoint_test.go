@@ -440,9 +440,9 @@ func TestCheckpointStallDegradesHealth(t *testing.T) {
 // as the engine does when its queue is at the mark whenever that batch
 // comes. The batches after it are RECEIVED, so the job has a gap.
 type gappyEngine struct {
-	t   *testing.T
-	job *enginemodel.Job
-	ln  net.Listener
+	t    *testing.T
+	job  *enginemodel.Job
+	ln   net.Listener
 	gap  atomic.Int64 // 0 until the test picks the id
 	hold atomic.Bool
 
