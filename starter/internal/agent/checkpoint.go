@@ -32,6 +32,9 @@ type checkpointTx interface {
 type checkpointQueue interface {
 	// Received lists the rows held as received, ascending by batch id.
 	Received() ([]receivedRow, error)
+	// FirstReceived is the received row with the lowest row id, the
+	// oldest: what a poll asks about, at no cost in the backlog.
+	FirstReceived() (receivedRow, bool, error)
 	// Payload reads a row's stored payload; safe from any goroutine.
 	Payload(id uint64) ([]byte, bool, error)
 }
@@ -148,27 +151,27 @@ func (c *checkpointing) job(now time.Time, jobsOut int) (*settleReq, error) {
 	if poll && (c.received == 0 || now.Sub(c.lastAsk) < c.poll) {
 		return nil, nil
 	}
+	if poll {
+		first, ok, err := c.q.FirstReceived()
+		if err != nil {
+			return nil, fmt.Errorf("find the oldest row held as received: %w", err)
+		}
+		if !ok {
+			c.lastAsk = now
+			return nil, nil
+		}
+		// The oldest: a checkpoint that covers it answers ACK with the
+		// watermark, which acks every row up to it at once.
+		return &settleReq{ids: []int64{first.BatchID}, poll: true}, nil
+	}
 	rows, err := c.q.Received()
 	if err != nil {
 		return nil, fmt.Errorf("list the rows held as received: %w", err)
 	}
-	if poll && len(rows) == 0 {
-		c.lastAsk = now
-		return nil, nil
-	}
-	req := &settleReq{rowOf: make(map[int64]uint64, len(rows)), read: c.q.Payload, poll: poll}
-	for _, r := range rows {
+	req := &settleReq{rowOf: make(map[int64]uint64, len(rows)), read: c.q.Payload, ids: make([]int64, len(rows))}
+	for i, r := range rows {
 		req.rowOf[r.BatchID] = r.ID
-	}
-	if poll {
-		// The lowest: a checkpoint that covers it answers ACK with the
-		// watermark, which acks every row up to it at once.
-		req.ids = []int64{rows[0].BatchID}
-	} else {
-		req.ids = make([]int64, len(rows))
-		for i, r := range rows {
-			req.ids[i] = r.BatchID
-		}
+		req.ids[i] = r.BatchID
 	}
 	return req, nil
 }

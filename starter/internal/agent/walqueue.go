@@ -388,6 +388,19 @@ func (q *walQueue) Received() ([]receivedRow, error) {
 	return rows, err
 }
 
+// FirstReceived is the received row with the lowest row id.
+func (q *walQueue) FirstReceived() (receivedRow, bool, error) {
+	var first receivedRow
+	found := false
+	err := q.w.View(func(tx *wal.ReadTx) error {
+		return tx.ReceivedFunc(func(id uint64, batchID int64, _ int64) bool {
+			first, found = receivedRow{ID: id, BatchID: batchID}, true
+			return false
+		})
+	})
+	return first, found, err
+}
+
 // Payload reads row id's payload, a copy (it outlives the transaction).
 func (q *walQueue) Payload(id uint64) ([]byte, bool, error) {
 	var out []byte
