@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"regexp"
 	"strconv"
@@ -330,5 +331,55 @@ func TestCheckpointFreshRestart(t *testing.T) {
 		d, time.Since(start).Round(time.Millisecond), fig["fresh_restarts"], fig["checkpoints"], fig["lost_open_tx"], fig["lost_queued"], fig["commit_resend"])
 	if len(d.missing) != 0 {
 		t.Errorf("lines lost in CHECKPOINT mode: %s", d)
+	}
+}
+
+// Edge agents → a relay in CHECKPOINT mode → the engine model failing
+// over every 1.7 s: the relay's RECEIVED is durable (its WAL), and the
+// relay keeps each row until the job's checkpoint covers it, so every
+// line reaches the committed output although the job keeps losing what
+// it held in memory.
+func TestRelayCheckpointUpstream(t *testing.T) {
+	skipShort(t)
+	rc := startReceiver(t, "engine-token-0123456789", modelArgs("", "--checkpoint-interval", "500ms", "--failover-every", "1700ms")...)
+	hold := holdPort(t)
+	relay := newRoot(t, options{port: rc.port, token: "engine-token-0123456789", api: true,
+		guarantee: "CHECKPOINT", checkpointPollMs: 200, inputs: relayInput(hold.port, 2, "")})
+	hold.release()
+	relayP := relay.startReady()
+	const perAgent, chunk = 3000, 100
+	var want []string
+	var roots []*agentRoot
+	var procs []*proc
+	var files []*writer
+	for i := range 2 {
+		r := newRoot(t, options{port: hold.port, token: agentToken(i)})
+		roots, files = append(roots, r), append(files, r.createFile("in/app.log"))
+		procs = append(procs, r.startReady())
+	}
+	lines := make([][]string, 2)
+	for i := range 2 {
+		lines[i] = makeLines(fmt.Sprintf("%s-a%d", t.Name(), i), 0, perAgent)
+		want = append(want, lines[i]...)
+	}
+	for j := 0; j < perAgent; j += chunk { // about 4 s of writing, across failovers
+		for i := range 2 {
+			files[i].lines(lines[i][j : j+chunk])
+		}
+		time.Sleep(130 * time.Millisecond)
+	}
+	d := rc.waitDelivered(want, 3*deliverTimeout)
+	fig := rc.modelFigures()
+	t.Logf("2 agents → relay (CHECKPOINT) → model failing over: %d lines, %s; engine %v", len(want), d, fig)
+	if fig["failovers"] == 0 {
+		t.Fatalf("the job never failed over while the lines went through: the run tests nothing (figures %v)", fig)
+	}
+	for i, r := range roots {
+		if code := r.stop(procs[i]); code != 0 {
+			t.Errorf("agent %d stop exit code %d", i, code)
+		}
+	}
+	if code := relay.stop(relayP); code != 0 {
+		t.Errorf("relay stop exit code %d", code)
 	}
 }
