@@ -268,9 +268,13 @@ func (in *Input) track(c net.Conn) bool {
 	}
 	in.mu.Unlock()
 	if full || in.stopping() {
+		if full {
+			// Counted before the close: whoever sees the close sees it
+			// counted.
+			in.st.refused.Add(1)
+		}
 		_ = c.Close()
 		if full {
-			in.st.refused.Add(1)
 			now := time.Now().UnixNano()
 			if last := in.lastRefusedLog.Load(); now-last >= int64(refusedLogEvery) && in.lastRefusedLog.CompareAndSwap(last, now) {
 				in.log.Warn("syslog connection refused: max-connections are open (logged at most once a minute)",

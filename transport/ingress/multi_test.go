@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/edge-agent/edge-agent/transport/protocol"
@@ -297,41 +298,132 @@ func busyCollector(t *testing.T, s *Server, stop <-chan struct{}, done *atomic.I
 	return errc
 }
 
-// A collector that never reads its replies fills its socket, and the
-// server's writes time out: it is closed, and another collector is not
-// slowed meanwhile.
-func TestNeverReadingCollectorIsClosed(t *testing.T) {
-	s := startMulti(t, Config{Deferred: immediate, WriteTimeout: 300 * time.Millisecond, MaxInFlight: 8})
-	stop := make(chan struct{})
-	var progress atomic.Int64
-	errc := busyCollector(t, s, stop, &progress)
+// memListener is an in-process listener: dial hands Accept the server
+// end of a net.Pipe. A pipe has no buffer to size and, inside a synctest
+// bubble, blocks durably, so the fake clock alone decides when deadlines
+// fire: no kernel buffer size or machine load changes a verdict.
+type memListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
 
-	p := authedAs(t, s, "tok-b")
-	line := []byte("__BATCH__:1:" + strings.Repeat("z", 200) + "\n")
-	wrote := 0
-	_ = p.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	var werr error
-	for range 200000 { // bounded: the server closes it long before
-		if _, werr = p.conn.Write(line); werr != nil {
-			break
+func newMemListener() *memListener {
+	return &memListener{conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *memListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *memListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *memListener) Addr() net.Addr { return memAddr{} }
+
+type memAddr struct{}
+
+func (memAddr) Network() string { return "pipe" }
+func (memAddr) String() string  { return "pipe" }
+
+// authedMem connects to ln, authenticates with token and expects ACK.
+func authedMem(t *testing.T, ln *memListener, token string) *peer {
+	t.Helper()
+	c, s := net.Pipe()
+	select {
+	case ln.conns <- s:
+	case <-ln.done:
+		t.Fatal("listener closed")
+	}
+	p := &peer{t: t, conn: c, r: bufio.NewReader(c)}
+	p.send("__AUTH__:" + token + "\n")
+	p.expect("ACK")
+	return p
+}
+
+// A collector that never reads its replies is closed once a reply write
+// has waited WriteTimeout; meanwhile another collector is served, and
+// after it the stuck one holds no slot. The connections are pipes and the
+// clock is synctest's: the server's reply write to the stuck collector
+// blocks at once (the blocking write path, which the plain TCP path also
+// ends in once its socket is full), and time moves only when every
+// goroutine waits.
+func TestNeverReadingCollectorIsClosed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const writeTimeout = 300 * time.Millisecond
+		ln := newMemListener()
+		s, err := New(Config{
+			Tokens:         []Token{{Name: "edge-a", Value: "tok-a"}, {Name: "edge-b", Value: "tok-b"}},
+			MaxConnections: 2, MaxInFlight: 8, WriteTimeout: writeTimeout, Deferred: immediate,
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		wrote++
-	}
-	if werr == nil || errors.Is(werr, os.ErrDeadlineExceeded) {
-		t.Fatalf("the server never closed a collector that does not read (wrote %d batches, err %v) %+v", wrote, werr, s.Collectors())
-	}
-	before := progress.Load()
-	deadline := time.Now().Add(5 * time.Second)
-	for progress.Load() < before+50 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	close(stop)
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
-	if progress.Load() < before+50 {
-		t.Fatalf("the busy collector made %d round trips after, want 50", progress.Load()-before)
-	}
+		s.listen = func() (net.Listener, error) { return ln, nil }
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = s.Close() }() // before the bubble's root ends: its goroutines must exit
+
+		busy := authedMem(t, ln, "tok-a")
+		stuck := authedMem(t, ln, "tok-b")
+		start := time.Now()
+		// A guard in fake time: only a server that never closes meets it.
+		_ = stuck.conn.SetWriteDeadline(start.Add(20 * writeTimeout))
+		wrote := make(chan error, 1)
+		go func() {
+			line := []byte("__BATCH__:1:" + strings.Repeat("z", 200) + "\n")
+			// Bounded: the server stops reading after MaxInFlight
+			// requests owed and one read buffer, far below 1,000 lines.
+			for range 1000 {
+				if _, err := stuck.conn.Write(line); err != nil {
+					wrote <- err
+					return
+				}
+			}
+			wrote <- nil
+		}()
+		synctest.Wait() // the stuck collector's first reply write now blocks
+
+		for i := 1; i <= 50; i++ {
+			busy.send(fmt.Sprintf("__BATCH__:%d:{}\n", i))
+			busy.expect("RECEIVED")
+		}
+		if el := time.Since(start); el >= writeTimeout {
+			t.Fatalf("the busy collector's 50 round trips took %v of the clock, want them served while the other is stuck", el)
+		}
+		if got := len(s.Collectors()); got != 2 {
+			t.Fatalf("Collectors() lists %d while one is stuck, want 2", got)
+		}
+
+		werr := <-wrote
+		el := time.Since(start)
+		if werr == nil || errors.Is(werr, os.ErrDeadlineExceeded) {
+			t.Fatalf("the server never closed a collector that does not read (err %v after %v) %+v", werr, el, s.Collectors())
+		}
+		if el < writeTimeout || el >= 2*writeTimeout {
+			t.Errorf("the stuck collector was closed after %v, want WriteTimeout (%v)", el, writeTimeout)
+		}
+		synctest.Wait() // its session ends
+
+		got := s.Collectors()
+		if len(got) != 1 || got[0].Name != "edge-a" {
+			t.Fatalf("Collectors() = %+v once the stuck one is closed, want edge-a alone", got)
+		}
+		// Its slot is free: a second collector fits under MaxConnections 2.
+		again := authedMem(t, ln, "tok-b")
+		again.send("__BATCH__:1:{}\n")
+		again.expect("RECEIVED")
+		busy.send("__BATCH__:51:{}\n")
+		busy.expect("RECEIVED")
+	})
 }
 
 // 5,000 connection attempts (garbage, silence, wrong tokens, too many at

@@ -38,6 +38,9 @@ type Server struct {
 	collectors *collectors
 	closeErr   error
 	once       sync.Once
+	// listen, when set (tests only), replaces the TCP listener on
+	// Config.Addr: an in-process one lets a test run under a fake clock.
+	listen func() (net.Listener, error)
 }
 
 // New validates cfg. Nothing listens until Start.
@@ -73,8 +76,14 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.closing {
 		return errors.New("ingress: closed")
 	}
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", s.cfg.Addr)
+	var ln net.Listener
+	var err error
+	if s.listen != nil {
+		ln, err = s.listen()
+	} else {
+		var lc net.ListenConfig
+		ln, err = lc.Listen(ctx, "tcp", s.cfg.Addr)
+	}
 	if err != nil {
 		return fmt.Errorf("ingress listen on %s: %w", s.cfg.Addr, err)
 	}

@@ -120,6 +120,10 @@ func TestLockDiesWithItsProcess(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "edge-agent.pid")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestLockDiesWithItsProcess$")
+	if emu := os.Getenv("EDGE_AGENT_TEST_EMULATOR"); emu != "" {
+		// make test-cross: no binfmt handler starts this binary itself.
+		cmd = exec.Command(emu, os.Args[0], "-test.run=^TestLockDiesWithItsProcess$")
+	}
 	cmd.Env = append(os.Environ(), "EDGE_AGENT_PIDLOCK_CHILD="+path)
 	out, err := cmd.StdoutPipe()
 	if err != nil {

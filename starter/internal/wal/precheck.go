@@ -50,6 +50,11 @@ type checkVerdict struct {
 	OpenError string `json:"open_error,omitempty"`
 }
 
+// checkLauncher, when set, is a program that starts the child with the
+// child's path as its argument. Empty in every shipped build; only a
+// build with -tags emulated sets it (precheck_emulated.go).
+var checkLauncher string
+
 // checkMaxDamage bounds the findings a verdict carries.
 const checkMaxDamage = 20
 
@@ -140,6 +145,14 @@ func runChild(exe string, env []string, req checkRequest, timeout time.Duration)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe)
+	if checkLauncher != "" {
+		// The emulator would run a missing exe to a failed exit, read
+		// below as a crash: a missing exe is an error, as without it.
+		if _, err := os.Stat(exe); err != nil {
+			return checkVerdict{}, fmt.Errorf("damage check: %w", err)
+		}
+		cmd = exec.CommandContext(ctx, checkLauncher, exe)
+	}
 	// A race-detector build sleeps a second at exit unless told not to.
 	gorace := "atexit_sleep_ms=0"
 	for _, kv := range env {

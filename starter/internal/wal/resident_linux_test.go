@@ -253,6 +253,11 @@ func TestAckDropsFreedBlockPages(t *testing.T) {
 // commit's one-page writes do not land in large cached folios; commits
 // closer together keep it cached.
 func TestQuietCommitLeavesNoPagesCached(t *testing.T) {
+	if os.Getenv("EDGE_AGENT_TEST_EMULATOR") != "" {
+		// make test-cross: qemu-user takes madvise as a hint and drops
+		// nothing, so bbolt's mapping keeps pages no fadvise can drop.
+		t.Skip("SKIP: under a user-mode emulator madvise(MADV_DONTNEED) does nothing")
+	}
 	for _, tc := range []struct {
 		name     string
 		gap      int64 // ms between the two commits
