@@ -103,6 +103,20 @@ func (c *Client) Close() error {
 	return nil
 }
 
+// exclusive takes the session for one call (Send, Settle, Poll and
+// Connect are serialised) and returns ctx, also done once Close runs;
+// done releases both.
+func (c *Client) exclusive(ctx context.Context) (context.Context, func()) {
+	c.mu.Lock()
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(c.life, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+		c.mu.Unlock()
+	}
+}
+
 // dropSession closes the current session, if any. Callers hold mu.
 func (c *Client) dropSession() {
 	if c.sess != nil {
@@ -135,12 +149,8 @@ func (c *Client) Connect(ctx context.Context) error {
 	if c.life.Err() != nil {
 		return transport.ErrClosed
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(c.life, cancel)
-	defer stop()
+	ctx, done := c.exclusive(ctx)
+	defer done()
 	if c.sess != nil {
 		if err := c.sess.check(); err == nil {
 			return nil

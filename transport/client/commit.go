@@ -34,12 +34,8 @@ func (c *Client) Settle(ctx context.Context, ids []int64, resend func(id int64) 
 	if c.life.Err() != nil {
 		return nil, nil, transport.ErrClosed
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(c.life, cancel)
-	defer stop()
+	ctx, done := c.exclusive(ctx)
+	defer done()
 
 	var r reconnects
 	for {
@@ -89,12 +85,8 @@ func (c *Client) Poll(ctx context.Context, id int64) (transport.CommitResult, er
 	if c.life.Err() != nil {
 		return transport.CommitResult{}, transport.ErrClosed
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(c.life, cancel)
-	defer stop()
+	ctx, done := c.exclusive(ctx)
+	defer done()
 	var r reconnects
 	if err := c.ensureSession(ctx, &r); err != nil {
 		return transport.CommitResult{}, err

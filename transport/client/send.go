@@ -101,13 +101,8 @@ func (c *Client) Send(ctx context.Context, batches []transport.Batch) ([]transpo
 	if c.life.Err() != nil {
 		return c.giveUp(k, transport.ErrClosed)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(c.life, cancel)
-	defer stop()
+	ctx, done := c.exclusive(ctx)
+	defer done()
 
 	var r reconnects
 	for len(k.ready) > 0 {
