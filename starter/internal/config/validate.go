@@ -3,6 +3,9 @@ package config
 import (
 	"errors"
 	"fmt"
+
+	"github.com/edge-agent/edge-agent/starter/internal/agent"
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
 
 // Validate reports every problem at once (errors.Join of *FieldError, each
@@ -46,6 +49,15 @@ func (c *Config) validate(p *problems) {
 
 func (c *Config) validateAgent(k checker) {
 	k.component("agent", c.Agent.Settings.Validate())
+	if c.Agent.Delivery != agent.DeliveryCheckpoint {
+		return
+	}
+	cp, ok := c.Output.Options.(output.Checkpointer)
+	if !ok {
+		k.fail("agent.delivery-guarantee", fmt.Errorf("CHECKPOINT needs an output that can ask the engine about its checkpoints (output.type transport); output.type %s cannot: use BEST_EFFORT", c.Output.Type))
+		return
+	}
+	k.component("output", cp.CheckCheckpoint())
 }
 
 // keyedError is how a component's Validate names the key of a problem,

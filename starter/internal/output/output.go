@@ -112,6 +112,14 @@ type PathAnchor interface {
 	AnchorPaths(base string)
 }
 
+// Checkpointer is implemented by configs whose sender can ask the engine
+// which batches a completed checkpoint covers (agent.delivery-guarantee
+// CHECKPOINT). CheckCheckpoint says why this config cannot, naming its
+// key, or nil.
+type Checkpointer interface {
+	CheckCheckpoint() error
+}
+
 // Adviser is implemented by configs that can tell settings which work but
 // are likely mistakes. Each advice names its key (FieldKey).
 type Adviser interface {

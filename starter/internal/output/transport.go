@@ -332,10 +332,10 @@ func (transportFactory) Create(cfg Config, set Settings) (transport.Sender, Enco
 	}
 	cc.Logger = set.Logger
 	cc.Checkpoint = set.Checkpoint
-	if set.Checkpoint && len(c.Endpoints) > 0 {
-		// Each engine's job has checkpoints of its own: a watermark from
-		// one says nothing about the rows another received.
-		return nil, nil, transport.Errorf("endpoints", "agent.delivery-guarantee CHECKPOINT delivers to one job: use output.endpoint, not output.endpoints")
+	if set.Checkpoint {
+		if err := c.CheckCheckpoint(); err != nil {
+			return nil, nil, err
+		}
 	}
 	if len(c.Endpoints) == 0 {
 		snd, err := client.New(cc)
@@ -402,4 +402,16 @@ func (c *TransportConfig) Destination() string {
 		return strings.Join(c.Endpoints, ",")
 	}
 	return c.Client.Endpoint
+}
+
+var _ Checkpointer = (*TransportConfig)(nil)
+
+// CheckCheckpoint: CHECKPOINT delivery needs one endpoint. Each engine's
+// job has checkpoints of its own: a watermark from one says nothing about
+// the rows another received.
+func (c *TransportConfig) CheckCheckpoint() error {
+	if len(c.Endpoints) > 0 {
+		return transport.Errorf("endpoints", "agent.delivery-guarantee CHECKPOINT delivers to one job: use output.endpoint, not output.endpoints")
+	}
+	return nil
 }
