@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/connector/internal/jsonenc"
 	"github.com/edge-agent/edge-agent/transport/codec"
 	"github.com/edge-agent/edge-agent/transport/ingress"
 	"github.com/edge-agent/edge-agent/transport/protocol"
@@ -305,12 +305,14 @@ func (in *Input) event(p ingress.Peer, record []byte) []byte {
 	out = append(out, record[:i+1]...)
 	if in.addToken {
 		out = append(out, `"`+keyTokenName+`":`...)
-		out = strconv.AppendQuote(out, p.Name)
+		// JSON, not Go, quoting: a name from a tokens-file may hold a
+		// control byte or invalid UTF-8, which Go quoting spells \x..
+		out, _ = jsonenc.AppendString(out, []byte(p.Name))
 		out = append(out, ',')
 	}
 	if in.addPeer {
 		out = append(out, `"`+keyPeerAddress+`":`...)
-		out = strconv.AppendQuote(out, p.Remote)
+		out, _ = jsonenc.AppendString(out, []byte(p.Remote))
 		out = append(out, ',')
 	}
 	rest := record[i+1:]

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/goleak"
 
@@ -338,5 +340,21 @@ func TestBoundAdmitsInArrivalOrder(t *testing.T) {
 	in.Committed(3)
 	for _, c := range []*collector{c1, c2, c3} {
 		c.expect("RECEIVED")
+	}
+}
+
+// A token name holding a control byte or invalid UTF-8 (a tokens-file
+// may) still gives a valid JSON event: JSON quoting, not Go's.
+func TestAddFieldsOddNameStaysJSON(t *testing.T) {
+	cfg := testConfig()
+	cfg.Tokens = []TokenConfig{{Name: "edge\x01\xff", Token: "tok-1"}}
+	cfg.AddFields = []string{"token-name", "peer-address"}
+	in := open(t, cfg)
+	c := connect(t, in, "tok-1")
+	c.send("__BATCH__:1:{\"m\":\"x\"}\n")
+	ev := pollN(t, in, 1)[0].Payload
+	var got map[string]any
+	if !utf8.Valid(ev) || json.Unmarshal(ev, &got) != nil || got["_relay_token"] != "edge\x01\ufffd" {
+		t.Fatalf("event %q is not valid JSON with the name", ev)
 	}
 }

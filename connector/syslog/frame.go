@@ -75,13 +75,17 @@ func (f *framer) nextOctet() ([]byte, error) {
 		if c == ' ' && digits > 0 {
 			break
 		}
-		if !isDigit(c) || (digits == 0 && c == '0') {
-			return nil, fmt.Errorf("%w: byte 0x%02x after %d digits", ErrBadOctetCount, c, digits)
+		// The errors give positions, not the bytes: they are the sender's.
+		if digits == 0 && c == '0' {
+			return nil, fmt.Errorf("%w: a leading zero", ErrBadOctetCount)
+		}
+		if !isDigit(c) {
+			return nil, fmt.Errorf("%w: a byte that is neither a digit nor a space after %d digits", ErrBadOctetCount, digits)
 		}
 		n = n*10 + int(c-'0')
 		digits++
 		if n > f.max {
-			return nil, fmt.Errorf("%w: %d... > %d", ErrFrameTooLarge, n, f.max)
+			return nil, fmt.Errorf("%w: over %d after %d digits", ErrFrameTooLarge, f.max, digits)
 		}
 	}
 	if cap(f.buf) < n {

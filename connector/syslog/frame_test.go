@@ -93,6 +93,7 @@ func FuzzFramer(f *testing.F) {
 		if got.err == nil {
 			t.Fatal("no end")
 		}
+		checkFrameErrorShape(t, in, got.err)
 		for _, m := range got.msgs {
 			if len(m) > maxMsg {
 				t.Fatalf("frame of %d bytes over the limit %d", len(m), maxMsg)
@@ -138,6 +139,7 @@ func FuzzParseRFC5424(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		m, err := ParseRFC5424(in)
+		checkErrorShape(t, in, err)
 		checkParsed(t, in, m, err)
 		if err == nil && (len(m.Hostname) > maxHostname || len(m.AppName) > maxAppName || len(m.ProcID) > maxProcID || len(m.MsgID) > maxMsgID) {
 			t.Fatalf("header field over its limit: %+v", fieldsOf(m))
@@ -156,6 +158,7 @@ func FuzzParseRFC3164(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		m, err := ParseRFC3164(in)
+		checkErrorShape(t, in, err)
 		checkParsed(t, in, m, err)
 		if err == nil && !bytes.HasSuffix(in, m.Msg) {
 			t.Fatalf("MSG %q is not the end of %q", m.Msg, in)

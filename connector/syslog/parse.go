@@ -45,7 +45,9 @@ const (
 )
 
 // Parse errors. Each message that fails to parse is still delivered, raw,
-// with the error's text in its "parse_error" field.
+// with the error's text in its "parse_error" field. The texts name the
+// field and an offset or a length, never the bytes: a sender may put
+// anything in a message, and an error can travel further than the event.
 var (
 	ErrNoPRI      = errors.New("no <PRI> at the start")
 	ErrBadPRI     = errors.New("<PRI> is not a number from 0 to 191")
@@ -147,9 +149,9 @@ func ParseRFC5424(b []byte) (Message, error) {
 		if len(tok) > f.max {
 			return m, fmt.Errorf("%w %s: longer than %d bytes", ErrHeader, f.name, f.max)
 		}
-		for _, c := range tok {
+		for i, c := range tok {
 			if c < 33 || c > 126 {
-				return m, fmt.Errorf("%w %s: byte 0x%02x is not printable ASCII", ErrHeader, f.name, c)
+				return m, fmt.Errorf("%w %s: byte %d of %d is not printable ASCII", ErrHeader, f.name, i+1, len(tok))
 			}
 		}
 		if !(len(tok) == 1 && tok[0] == '-') {
@@ -160,7 +162,7 @@ func ParseRFC5424(b []byte) (Message, error) {
 	if ts != nil {
 		t, err := time.Parse(time.RFC3339Nano, string(ts))
 		if err != nil {
-			return m, fmt.Errorf("%w TIMESTAMP: %q is not RFC 3339", ErrHeader, ts)
+			return m, fmt.Errorf("%w TIMESTAMP: %d bytes, not RFC 3339", ErrHeader, len(ts))
 		}
 		m.Timestamp, m.Time = ts, t
 	}
@@ -198,6 +200,7 @@ func parseSD(b []byte) ([]SDElement, []byte, error) {
 	}
 	var out []SDElement
 	for len(b) > 0 && b[0] == '[' {
+		nEl := len(out) + 1
 		var el SDElement
 		var err error
 		el.ID, b, err = sdName(b[1:], "SD-ID")
@@ -206,14 +209,14 @@ func parseSD(b []byte) ([]SDElement, []byte, error) {
 		}
 		for {
 			if len(b) == 0 {
-				return nil, b, fmt.Errorf("%w: element %q not closed by ]", ErrSD, el.ID)
+				return nil, b, fmt.Errorf("%w: element %d not closed by ]", ErrSD, nEl)
 			}
 			if b[0] == ']' {
 				b = b[1:]
 				break
 			}
 			if b[0] != ' ' {
-				return nil, b, fmt.Errorf("%w: element %q: want a space or ], got %q", ErrSD, el.ID, b[0])
+				return nil, b, fmt.Errorf("%w: element %d: want a space or ] after its name or a parameter", ErrSD, nEl)
 			}
 			var p SDParam
 			p.Name, b, err = sdName(b[1:], "PARAM-NAME")
@@ -221,11 +224,11 @@ func parseSD(b []byte) ([]SDElement, []byte, error) {
 				return nil, b, err
 			}
 			if len(b) < 2 || b[0] != '=' || b[1] != '"' {
-				return nil, b, fmt.Errorf("%w: parameter %q: want =\"value\"", ErrSD, p.Name)
+				return nil, b, fmt.Errorf("%w: element %d parameter %d: want =\"value\"", ErrSD, nEl, len(el.Params)+1)
 			}
 			p.Value, b, err = sdValue(b[2:])
 			if err != nil {
-				return nil, b, fmt.Errorf("%w: parameter %q: %w", ErrSD, p.Name, err)
+				return nil, b, fmt.Errorf("%w: element %d parameter %d: %w", ErrSD, nEl, len(el.Params)+1, err)
 			}
 			el.Params = append(el.Params, p)
 		}

@@ -78,13 +78,15 @@ func (d *Decoder) Decode(payload []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: no \"payload\" field", ErrMalformed)
 	}
 	// string(...) in a call that keeps no reference does not allocate.
+	// The errors say how long the unknown name is, not what it is: the
+	// packet is the client's, and decode errors reach status and logs.
 	comp, err := ParseCompression(string(env.compression))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: a name of %d bytes (want none, gzip, zlib or deflate)", ErrUnknownCompression, len(env.compression))
 	}
 	enc, err := ParseEncryption(string(env.encryption))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: a name of %d bytes (want none, aes_gcm or chacha20_poly1305)", ErrUnknownEncryption, len(env.encryption))
 	}
 	body, err := decodeBase64(nil, env.payload)
 	if err != nil {

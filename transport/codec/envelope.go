@@ -3,6 +3,7 @@ package codec
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -33,9 +34,25 @@ func parseEnvelope(b []byte) (fields, error) {
 	}
 	var env envelope
 	if err := json.Unmarshal(b, &env); err != nil {
-		return fields{}, fmt.Errorf("%w: not a JSON envelope: %v", ErrMalformed, err)
+		return fields{}, fmt.Errorf("%w: not a JSON envelope: %s", ErrMalformed, jsonErrorShape(err))
 	}
 	return env.fields(), nil
+}
+
+// jsonErrorShape describes a JSON decoding error by where and of which
+// kind, never by the bytes: encoding/json quotes a character or a number
+// of its input, and the packet is the client's.
+func jsonErrorShape(err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("syntax error at byte offset %d", se.Offset)
+	case errors.As(err, &te):
+		return fmt.Sprintf("field %q has the wrong type at byte offset %d", te.Field, te.Offset)
+	default:
+		return "unexpected end or invalid JSON"
+	}
 }
 
 func (env envelope) fields() fields {

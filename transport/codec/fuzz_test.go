@@ -3,6 +3,7 @@ package codec
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -48,6 +49,21 @@ func FuzzDecodeGarbage(f *testing.F) {
 		out, err := d.Decode(in) // must not panic
 		if err == nil && len(out) > 1<<20 {
 			t.Fatalf("decoded %d bytes past the limit", len(out))
+		}
+		// Errors describe the packet, never quote it: their text is our
+		// own printable ASCII, and no run of 12 input bytes shows in it.
+		if err != nil {
+			msg := err.Error()
+			for i := 0; i < len(msg); i++ {
+				if msg[i] < ' ' || msg[i] > '~' {
+					t.Fatalf("error holds byte 0x%02x: %q", msg[i], msg)
+				}
+			}
+			for i := 0; i+12 <= len(in); i++ {
+				if strings.Contains(msg, string(in[i:i+12])) {
+					t.Fatalf("error %q quotes input bytes %q", msg, in[i:i+12])
+				}
+			}
 		}
 	})
 }

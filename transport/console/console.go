@@ -3,8 +3,6 @@ package console
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -39,11 +37,9 @@ func New(w io.Writer) *Sender {
 	return &Sender{w: w}
 }
 
-// Send writes each payload followed by '\n' in one write, and reports the
-// batches whose whole line the writer took Received. A payload spread over
-// several lines is compacted when it is JSON, and Failed when it is not:
-// one event must stay one line. After Close, or once ctx is done, every
-// batch is NotSent.
+// Send writes each payload as one line of JSON (see AppendJSON), all in
+// one write, and reports the batches whose whole line the writer took
+// Received. After Close, or once ctx is done, every batch is NotSent.
 func (s *Sender) Send(ctx context.Context, batches []transport.Batch) ([]transport.Result, error) {
 	results := make([]transport.Result, len(batches))
 	for i, b := range batches {
@@ -64,10 +60,7 @@ func (s *Sender) Send(ctx context.Context, batches []transport.Batch) ([]transpo
 	// ends[i] is where batch i's line ends in buf; 0 when it has none.
 	ends := make([]int, len(batches))
 	for i, b := range batches {
-		if err := s.appendLine(b.Payload); err != nil {
-			results[i].Outcome, results[i].Err = transport.Failed, err
-			continue
-		}
+		s.buf.Write(append(AppendJSON(s.buf.AvailableBuffer(), b.Payload), '\n'))
 		ends[i] = s.buf.Len()
 	}
 
@@ -100,24 +93,6 @@ type writeError struct{ err error }
 
 func (e *writeError) Error() string   { return "console output unavailable: write: " + e.err.Error() }
 func (e *writeError) Unwrap() []error { return []error{transport.ErrUnavailable, e.err} }
-
-// appendLine appends payload and '\n' to the buffer.
-func (s *Sender) appendLine(payload []byte) error {
-	if bytes.IndexByte(payload, '\n') < 0 {
-		s.buf.Write(payload)
-		s.buf.WriteByte('\n')
-		return nil
-	}
-	// JSON allows a newline only as whitespace between tokens, which
-	// Compact drops; a raw one inside a string makes Compact fail.
-	mark := s.buf.Len()
-	if err := json.Compact(&s.buf, payload); err != nil {
-		s.buf.Truncate(mark)
-		return fmt.Errorf("console output: payload spans several lines and is not JSON: %w", err)
-	}
-	s.buf.WriteByte('\n')
-	return nil
-}
 
 // cutLine returns what is left of the line the writer stopped in after
 // taking n bytes of out, whose first tailLen bytes finish a line an earlier

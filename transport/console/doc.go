@@ -2,9 +2,13 @@
 // sending them: the agent's `output.type: console`, for trying a
 // configuration without an engine or for piping events into another tool.
 //
-// Each payload is written as one line (NDJSON): the file input's events are
-// already one compact JSON object, or one array for a multiline group, so
-// `edge-agent start | jq .` works whether or not stdout is a terminal.
+// Each payload is written as one line (NDJSON) that parses as JSON: the
+// file input's events are already one compact JSON object, or one array
+// for a multiline group, and are written as they are; a payload that is
+// not clean JSON (text, NUL, invalid UTF-8, as a RAW relay may pass on)
+// is written as a JSON string (AppendJSON). So `edge-agent start | jq .`
+// works whatever the events hold. Only the console line is affected:
+// what a transport output sends is not.
 // Lines are gathered in a buffer and written once per Send, so a busy agent
 // makes one write call per batch of events, not one per event.
 //

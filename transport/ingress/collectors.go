@@ -21,7 +21,10 @@ type CollectorStatus struct {
 	// Rate is batches per second over the last few seconds.
 	Rate float64
 	// Owed are the requests read and not answered yet.
-	Owed      int
+	Owed int
+	// LastError describes the latest refusal (which request of the
+	// session, the reply, what was wrong) and never holds a byte the
+	// collector sent: status and diagnostics show it.
 	LastError string
 }
 

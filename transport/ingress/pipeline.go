@@ -346,8 +346,10 @@ func (p *pipe) dispatch(seq uint64, line []byte) {
 		var re *protocol.RequestError
 		if errors.As(err, &re) {
 			reply = re.Reply
-			p.st.setError(re.Error())
 		}
+		// RequestError describes the line without quoting it; the request
+		// number says where in the session it was.
+		p.st.setError(requestError(seq, err))
 		p.fill(seq, slot{kind: slotFixed, ready: true, reply: reply})
 		return
 	}
@@ -358,8 +360,16 @@ func (p *pipe) dispatch(seq uint64, line []byte) {
 		p.fill(seq, slot{kind: slotCommit, ready: true, id: req.BatchID, seen: p.seen})
 	default:
 		s.stats.badRequests.Add(1)
+		p.st.setError(requestError(seq, errors.New(protocol.ReplyBadRequest+": __AUTH__ again on an authenticated session")))
 		p.fill(seq, slot{kind: slotFixed, ready: true, reply: protocol.ReplyBadRequest})
 	}
+}
+
+// requestError is the last_error of a refused request: its number in the
+// session (from 1) and err, which must not quote the line (ParseRequest's
+// do not).
+func requestError(seq uint64, err error) string {
+	return "request " + strconv.FormatUint(seq+1, 10) + ": " + err.Error()
 }
 
 func bytesHasPrefix(b []byte, prefix string) bool {
@@ -383,7 +393,7 @@ func (p *pipe) batch(seq uint64, id int64, payload []byte) {
 			} else {
 				s.stats.decodeFailures.Add(1)
 			}
-			p.st.setError(reply + ": " + err.Error())
+			p.st.setError(requestError(seq, errors.New(reply+": "+err.Error())))
 			p.log.Warn("edgesocket batch does not decode", slog.Int64("batch_id", id), slog.Any("error", err))
 			p.fill(seq, slot{kind: slotFixed, ready: true, id: id, reply: reply})
 			return

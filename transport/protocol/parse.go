@@ -28,7 +28,9 @@ type Request struct {
 }
 
 // RequestError is a request the engine would refuse. Reply is the line to
-// answer with: BAD_REQUEST or INVALID_PARAM.
+// answer with: BAD_REQUEST or INVALID_PARAM. Reason never holds a byte
+// of the line, only its shape (which command, lengths): a client may put
+// a secret anywhere in a line, and Reason ends up in status and logs.
 type RequestError struct {
 	Reply  string
 	Reason string
@@ -55,15 +57,15 @@ func ParseRequest(line []byte) (Request, error) {
 		rest := line[len(PrefixBatch):]
 		idText, payload, ok := bytes.Cut(rest, []byte{':'})
 		if !ok {
-			return Request{}, &RequestError{ReplyBadRequest, "batch line has no ':' between id and payload"}
+			return Request{}, &RequestError{ReplyBadRequest, fmt.Sprintf("batch line of %d bytes has no ':' between id and payload", len(line))}
 		}
-		id, err := parseID(idText)
+		id, err := parseID("batch", idText)
 		if err != nil {
 			return Request{}, err
 		}
 		return Request{Kind: KindBatch, BatchID: id, Payload: payload}, nil
 	case bytes.HasPrefix(line, []byte(PrefixCommit)):
-		id, err := parseID(line[len(PrefixCommit):])
+		id, err := parseID("commit", line[len(PrefixCommit):])
 		if err != nil {
 			return Request{}, err
 		}
@@ -71,18 +73,19 @@ func ParseRequest(line []byte) (Request, error) {
 	case bytes.HasPrefix(line, []byte(PrefixAuth)):
 		return Request{Kind: KindAuth, Payload: line[len(PrefixAuth):]}, nil
 	}
-	return Request{}, &RequestError{ReplyBadRequest, "unknown command " + strconv.Quote(quote(line))}
+	return Request{}, &RequestError{ReplyBadRequest, fmt.Sprintf("unknown command: a line of %d bytes with no known prefix", len(line))}
 }
 
 // parseID reads a batch id like Java's Long.parseLong (optional sign,
-// decimal digits) and requires it to be > 0.
-func parseID(b []byte) (int64, error) {
+// decimal digits) and requires it to be > 0. kind names the command in
+// the error, which does not quote the id (it may be anything).
+func parseID(kind string, b []byte) (int64, error) {
 	id, err := strconv.ParseInt(string(b), 10, 64)
 	if err != nil {
-		return 0, &RequestError{ReplyInvalidParam, fmt.Sprintf("batch id %q is not a number", quote(b))}
+		return 0, &RequestError{ReplyInvalidParam, fmt.Sprintf("%s id of %d bytes is not a decimal int64", kind, len(b))}
 	}
 	if id <= 0 {
-		return 0, &RequestError{ReplyInvalidParam, fmt.Sprintf("batch id %d is not positive", id)}
+		return 0, &RequestError{ReplyInvalidParam, kind + " id is not positive"}
 	}
 	return id, nil
 }

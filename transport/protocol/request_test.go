@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -108,12 +109,61 @@ func TestParseRequest(t *testing.T) {
 			if !errors.As(err, &re) || re.Reply != tt.reply {
 				t.Errorf("ParseRequest(%q) err = %v, want %s", tt.line, err, tt.reply)
 			}
+			if err != nil && !reasonIsShapeOnly(re.Reason) {
+				t.Errorf("ParseRequest(%q) reason %q is not one of the content-free templates", tt.line, re.Reason)
+			}
 			continue
 		}
 		if err != nil || req.Kind != tt.kind || req.BatchID != tt.id || string(req.Payload) != tt.payload {
 			t.Errorf("ParseRequest(%q) = %+v, %v", tt.line, req, err)
 		}
 	}
+}
+
+// TestRequestErrorQuotesNothing: a secret sent in any wrong place of a
+// request line does not reach the error.
+func TestRequestErrorQuotesNothing(t *testing.T) {
+	const secret = "s3cr3t-T0KEN-4242"
+	for _, line := range []string{
+		secret,
+		"__BATCH__:" + secret + ":x",
+		"__BATCH__:" + secret,
+		"__COMMIT__:" + secret,
+		"__COMMIT__:-4242",
+		"__BATCH__:-4242:x",
+		"HELLO " + secret,
+		"\x00" + secret + "\xff",
+	} {
+		_, err := ParseRequest([]byte(line))
+		if err == nil {
+			t.Fatalf("ParseRequest(%q) accepted", line)
+		}
+		if strings.Contains(err.Error(), "4242") || strings.Contains(err.Error(), "s3cr3t") {
+			t.Errorf("ParseRequest(%q) error echoes the line: %v", line, err)
+		}
+	}
+}
+
+// reasonIsShapeOnly reports whether a reason, its numbers taken out, is
+// one of ParseRequest's fixed templates: then it holds nothing of the
+// line but lengths.
+func reasonIsShapeOnly(reason string) bool {
+	shape := strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return -1
+		}
+		return r
+	}, reason)
+	switch shape {
+	case "batch line of  bytes has no ':' between id and payload",
+		"batch id of  bytes is not a decimal int",
+		"commit id of  bytes is not a decimal int",
+		"batch id is not positive",
+		"commit id is not positive",
+		"unknown command: a line of  bytes with no known prefix":
+		return true
+	}
+	return false
 }
 
 func FuzzParseRequest(f *testing.F) {
@@ -126,6 +176,10 @@ func FuzzParseRequest(f *testing.F) {
 			var re *RequestError
 			if !errors.As(err, &re) || (re.Reply != ReplyBadRequest && re.Reply != ReplyInvalidParam) {
 				t.Fatalf("%q: %v", garbage, err)
+			}
+			// ...and nothing of the line but its lengths.
+			if !reasonIsShapeOnly(re.Reason) {
+				t.Fatalf("%q: reason %q quotes the line", garbage, re.Reason)
 			}
 		}
 		// What AppendBatch writes, ParseRequest reads back.

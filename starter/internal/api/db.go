@@ -55,7 +55,7 @@ func dbRoutes(mux *http.ServeMux, o *Options) {
 	read("/db/rows/{id}", func(w *wal.WAL, r *http.Request) (any, error) {
 		id, err := strconv.ParseUint(r.PathValue("id"), 10, 64)
 		if err != nil {
-			return nil, badRequest("row id %q: %w", r.PathValue("id"), err)
+			return nil, badRequest("row id of %d bytes is not a row id (a decimal number)", len(r.PathValue("id")))
 		}
 		return dbview.ReadRow(w, id)
 	})
@@ -85,7 +85,7 @@ func serveReread(rw http.ResponseWriter, r *http.Request, o *Options) {
 	if s := q.Get("offset"); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			writeError(rw, o, http.StatusBadRequest, fmt.Errorf("offset %q: want a byte offset of 0 or more", s))
+			writeError(rw, o, http.StatusBadRequest, fmt.Errorf("offset of %d bytes: want a byte offset of 0 or more", len(s)))
 			return
 		}
 		a.Offset = &n
@@ -147,7 +147,9 @@ func serveChange(rw http.ResponseWriter, r *http.Request, o *Options) {
 	writeJSON(rw, o, http.StatusOK, res)
 }
 
-// requestError is a request the server cannot serve as asked (400).
+// requestError is a request the server cannot serve as asked (400). Its
+// text names the parameter and the value's length, never the value: the
+// API repeats nothing a caller sent.
 type requestError struct{ error }
 
 func badRequest(format string, args ...any) error {
@@ -173,14 +175,14 @@ func listQuery(r *http.Request) (dbview.ListQuery, error) {
 	if s := v.Get("status"); s != "" {
 		st, err := wal.ParseStatus(s)
 		if err != nil {
-			return q, badRequest("status: %w", err)
+			return q, badRequest("status of %d bytes: want one of PENDING, SENDING, RECEIVED, ACKED, DEAD", len(s))
 		}
 		q.Status = &st
 	}
 	if s := v.Get("after_id"); s != "" {
 		id, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
-			return q, badRequest("after_id %q: %w", s, err)
+			return q, badRequest("after_id of %d bytes: want a row id (a decimal number)", len(s))
 		}
 		q.AfterID = id
 	}
@@ -199,7 +201,7 @@ func intParam(r *http.Request, name string, def int) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 0 {
-		return 0, badRequest("%s must be an integer >= 0, got %q", name, s)
+		return 0, badRequest("%s must be an integer >= 0, got %d bytes that are not", name, len(s))
 	}
 	return n, nil
 }
@@ -211,7 +213,7 @@ func boolParam(r *http.Request, name string) (bool, error) {
 	}
 	b, err := strconv.ParseBool(s)
 	if err != nil {
-		return false, fmt.Errorf("%s must be true or false, got %q", name, s)
+		return false, fmt.Errorf("%s must be true or false, got %d bytes that are neither", name, len(s))
 	}
 	return b, nil
 }

@@ -108,8 +108,11 @@ func TestDBReads(t *testing.T) {
 	if code, body := get(t, srv.URL+"/db/rows/99", "tok"); code != http.StatusNotFound || !strings.Contains(body, "no row with id(pk) 99") {
 		t.Fatalf("row 99: %d %s", code, body)
 	}
-	for _, bad := range []string{"/db/rows/x", "/db/rows?status=DELIVERED", "/db/rows?limit=-1", "/db/verify?max_problems=z"} {
-		if code, body := get(t, srv.URL+bad, "tok"); code != http.StatusBadRequest || !strings.Contains(body, `"error"`) {
+	// Refused, and the value (a secret pasted in the wrong place, say) is
+	// not repeated.
+	for _, bad := range []string{"/db/rows/x", "/db/rows?status=DELIVERED", "/db/rows?limit=-1", "/db/verify?max_problems=z",
+		"/db/rows/S3CRETx", "/db/rows?status=S3CRETx", "/db/rows?after_id=S3CRETx", "/db/rows?limit=S3CRETx"} {
+		if code, body := get(t, srv.URL+bad, "tok"); code != http.StatusBadRequest || !strings.Contains(body, `"error"`) || strings.Contains(body, "S3CRET") {
 			t.Errorf("%s: %d %s", bad, code, body)
 		}
 	}
@@ -204,7 +207,7 @@ func TestDBReread(t *testing.T) {
 		{"?path=/var/log/b.log", http.StatusBadRequest, "reread /var/log/b.log: not read"},
 		{"?offset=3", http.StatusBadRequest, `no \"path\"`},
 		{"?path=/var/log/a.log&offset=-1", http.StatusBadRequest, "negative"},
-		{"?path=/var/log/a.log&offset=ten", http.StatusBadRequest, `offset \"ten\"`},
+		{"?path=/var/log/a.log&offset=ten", http.StatusBadRequest, `offset of 3 bytes: want a byte offset`},
 	} {
 		code, body := post(t, srv.URL+"/db/reread"+tc.query)
 		if code != tc.code || !strings.Contains(body, tc.has) {

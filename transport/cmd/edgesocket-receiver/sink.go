@@ -2,11 +2,11 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"io"
 	"strconv"
 	"sync"
+
+	"github.com/edge-agent/edge-agent/transport/console"
 )
 
 // sink writes records as NDJSON lines and counts them. It is safe for
@@ -68,15 +68,10 @@ func (s *sink) take(id int64, record []byte) bool {
 	return true
 }
 
-// appendValue appends record verbatim when it is valid one-line JSON, else
-// as a JSON string, so every output line stays one JSON value.
-func appendValue(dst, record []byte) []byte {
-	if bytes.IndexByte(record, '\n') < 0 && bytes.IndexByte(record, '\r') < 0 && json.Valid(record) {
-		return append(dst, bytes.TrimSpace(record)...)
-	}
-	quoted, _ := json.Marshal(string(record)) // a string always marshals
-	return append(dst, quoted...)
-}
+// appendValue appends record as one line's worth of JSON, by the console
+// output's rule, so every output line stays one JSON value whatever the
+// collector sent (NUL, invalid UTF-8, text).
+func appendValue(dst, record []byte) []byte { return console.AppendJSON(dst, record) }
 
 func (s *sink) flush() error {
 	s.mu.Lock()
