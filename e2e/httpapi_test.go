@@ -17,13 +17,48 @@ import (
 	"time"
 )
 
-// httpGet fetches url from the agent's API.
+// httpGet fetches url from the agent's API, without a credential: what
+// is open (health, readiness, metrics).
 func httpGet(t *testing.T, url string) (int, string) {
 	t.Helper()
-	c := &http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get(url)
+	return httpDo(t, http.MethodGet, url, nil)
+}
+
+// apiGet fetches path with the token the agent wrote to its token file,
+// as the CLI run by the agent's user sends it.
+func (r *agentRoot) apiGet(t *testing.T, path string) (int, string) {
+	t.Helper()
+	return httpDo(t, http.MethodGet, r.apiBase()+path, map[string]string{"Authorization": "Bearer " + r.apiToken(t)})
+}
+
+// apiToken is the token in the agent's token file.
+func (r *agentRoot) apiToken(t *testing.T) string {
+	t.Helper()
+	tok := strings.TrimSpace(readText(r.path("edge-agent.api-token")))
+	if tok == "" {
+		t.Fatal("the agent wrote no token to edge-agent.api-token")
+	}
+	return tok
+}
+
+// httpDo sends exactly the headers given ("Host" sets the Host header).
+func httpDo(t *testing.T, method, url string, hdr map[string]string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
 	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
@@ -111,7 +146,7 @@ func TestHTTPAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(cfgBytes)
-	code, body := httpGet(t, base+"/debug/status")
+	code, body := root.apiGet(t, "/debug/status")
 	var doc statusDoc
 	if err := json.Unmarshal([]byte(body), &doc); code != http.StatusOK || err != nil {
 		t.Fatalf("/debug/status: %d %v\n%s", code, err, body)
@@ -122,7 +157,7 @@ func TestHTTPAPI(t *testing.T) {
 	}
 	// The input refreshes its file list once a second.
 	eventually(t, deliverTimeout, "/debug/status to list in/app.log fully read", func() bool {
-		_, body := httpGet(t, base+"/debug/status")
+		_, body := root.apiGet(t, "/debug/status")
 		var d statusDoc
 		if err := json.Unmarshal([]byte(body), &d); err != nil {
 			t.Fatal(err)

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"crypto/subtle"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -32,7 +31,10 @@ const DefaultStallAfter = agent.DefaultStallAfter
 // Options configure the server.
 type Options struct {
 	Settings Settings
-	Source   Source
+	// FileToken is the token the agent wrote to its token file: accepted
+	// beside http.token (see guard). Empty: only http.token.
+	FileToken string
+	Source    Source
 	// DB serves /db/ (the db commands on a running agent); nil: no /db/.
 	DB DB
 	// Version, Commit and ConfigHash are shown in /debug/status and
@@ -114,32 +116,13 @@ func Handler(o Options) http.Handler {
 		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	}
-	return authorize(o.Settings.Token, mux)
+	return guard(&o, mux)
 }
 
 // healthy is agent.Status.Health: OpAMP reports the same judgement.
 func healthy(st agent.Status, now time.Time, stallAfter time.Duration) (bool, string) {
 	h := st.Health(now, stallAfter)
 	return h.Healthy, h.Reason
-}
-
-// authorize requires the bearer token when one is set. The comparison
-// takes the same time whatever the guess, so the token cannot be found
-// byte by byte.
-func authorize(token string, next http.Handler) http.Handler {
-	token = strings.TrimSpace(token)
-	if token == "" {
-		return next
-	}
-	want := []byte("Bearer " + token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="edge-agent"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 // Server is the running HTTP server.
