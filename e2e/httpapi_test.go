@@ -298,3 +298,77 @@ func TestCLIFindsAnAPIOnAFreePort(t *testing.T) {
 		t.Errorf("edge-agent.api-address after a clean stop: %v, want it removed", err)
 	}
 }
+
+// TestAPINeedsTheTokenFile: on the loopback default without http.token,
+// the built agent writes a 0600 token file beside its pid file; the db
+// routes, diagnostics and the status refuse a request without its token,
+// with a foreign Host or Origin (DNS rebinding, a web page), and the
+// WAL stays as it was; the CLI reads the token and works; the probes stay
+// open; a clean stop removes the file.
+func TestAPINeedsTheTokenFile(t *testing.T) {
+	skipShort(t)
+	rc := startReceiver(t, "e2e-token-0123456789")
+	root := newRoot(t, options{port: rc.port, api: true})
+	agent := root.startReady()
+	want := makeLines(t.Name(), 0, 50)
+	root.createFile("in/app.log").lines(want)
+	rc.waitDelivered(want, deliverTimeout)
+
+	fi, err := os.Stat(root.path("edge-agent.api-token"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("edge-agent.api-token: %v, mode %v; want mode 0600", err, fi.Mode())
+	}
+	tok := root.apiToken(t)
+	if len(tok) != 64 {
+		t.Fatalf("the token file holds %d characters, want 64 (32 random bytes, hex)", len(tok))
+	}
+	bearer := "Bearer " + tok
+	base := root.apiBase()
+	_, before := root.apiGet(t, "/db/summary")
+
+	for _, r := range []struct{ method, path string }{
+		{http.MethodPost, "/db/purge-dead"}, {http.MethodPost, "/db/retry-dead"},
+		{http.MethodPost, "/db/reread?path=" + root.path("in/app.log")},
+		{http.MethodGet, "/db/rows/1"}, {http.MethodGet, "/db/rows"}, {http.MethodGet, "/debug/diagnostics"},
+		{http.MethodGet, "/debug/status"},
+	} {
+		if code, _ := httpDo(t, r.method, base+r.path, nil); code != http.StatusUnauthorized {
+			t.Errorf("%s %s without the token: %d, want 401", r.method, r.path, code)
+		}
+		if code, _ := httpDo(t, r.method, base+r.path, map[string]string{"Authorization": bearer, "Host": "rebound.example:" + strings.Split(root.opts.httpListen, ":")[1]}); code != http.StatusForbidden {
+			t.Errorf("%s %s with the token and a foreign Host: %d, want 403", r.method, r.path, code)
+		}
+		if code, _ := httpDo(t, r.method, base+r.path, map[string]string{"Authorization": bearer, "Origin": "http://evil.example"}); code != http.StatusForbidden {
+			t.Errorf("%s %s with the token and a foreign Origin: %d, want 403", r.method, r.path, code)
+		}
+	}
+	if _, after := root.apiGet(t, "/db/summary"); after != before {
+		t.Errorf("refused requests changed the WAL:\n%s\nwas\n%s", after, before)
+	}
+	if strings.Contains(root.logText(), "file position moved") || strings.Contains(root.logText(), "WAL changed on request") {
+		t.Errorf("a refused request was served:\n%s", root.logText())
+	}
+	for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
+		if code, _ := httpGet(t, base+p); code != http.StatusOK {
+			t.Errorf("%s without a credential: %d, want 200", p, code)
+		}
+	}
+
+	if code, body := httpDo(t, http.MethodPost, base+"/db/purge-dead", map[string]string{"Authorization": bearer}); code != http.StatusOK {
+		t.Errorf("purge-dead with the token: %d %s", code, body)
+	}
+	if !strings.Contains(root.logText(), `"credential":"token file"`) || strings.Contains(root.logText(), tok) {
+		t.Errorf("the accepted change is not logged with its credential's kind, or the token is logged:\n%s", root.logText())
+	}
+	for _, args := range [][]string{{"status"}, {"db", "wal-summary"}, {"db", "wal-list"}, {"top", "--once"}, {"diagnostics", "--out", root.path("diag.tar.gz")}} {
+		if out, errOut, code := root.cli(args...); code != 0 {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
+	if code := root.stop(agent); code != 0 {
+		t.Fatalf("stop: exit %d", code)
+	}
+	if _, err := os.Stat(root.path("edge-agent.api-token")); !os.IsNotExist(err) {
+		t.Errorf("edge-agent.api-token after a clean stop: %v, want it removed", err)
+	}
+}
