@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/edge-agent/edge-agent/starter/internal/dbview"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
@@ -271,5 +272,19 @@ func TestCredential(t *testing.T) {
 		if got := credential(tc.header, tc.conf, tc.file); got != tc.want {
 			t.Errorf("credential(%q, %q, %q) = %q, want %q", tc.header, tc.conf, tc.file, got, tc.want)
 		}
+	}
+}
+
+// TestStatusJSONIsTheServedStatus: the diagnostics bundle's status.json,
+// built without a credential, is what /debug/status serves with one.
+func TestStatusJSONIsTheServedStatus(t *testing.T) {
+	o := Options{Source: &fakeSource{st: running()}, Version: "v9", Now: func() time.Time { return t0 }}
+	doc, err := StatusJSON(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, body := get(t, serve(t, o).URL+"/debug/status", "")
+	if code != http.StatusOK || body != string(doc) || !strings.Contains(body, `"agent_id": "agent-1"`) {
+		t.Fatalf("StatusJSON:\n%s\n/debug/status (%d):\n%s", doc, code, body)
 	}
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -58,8 +59,7 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Handler serves the endpoints (tests use it with httptest).
-func Handler(o Options) http.Handler {
+func (o *Options) defaults() {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -69,6 +69,24 @@ func Handler(o Options) http.Handler {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+}
+
+// StatusJSON is the /debug/status document as the API serves it, built in
+// memory for the diagnostics bundle, which needs no credential to ask it.
+func StatusJSON(o Options) ([]byte, error) {
+	o.defaults()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(statusOf(o.Source.Snapshot(), &o, o.Now())); err != nil {
+		return nil, fmt.Errorf("encode the status: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// Handler serves the endpoints (tests use it with httptest).
+func Handler(o Options) http.Handler {
+	o.defaults()
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(newRegistry(&o), promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
