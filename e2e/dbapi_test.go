@@ -32,9 +32,9 @@ func dbSummary(t *testing.T, root *agentRoot) map[string]int {
 }
 
 // rowsAppended reads counters.rows_appended from /debug/status.
-func rowsAppended(t *testing.T, base string) int {
+func rowsAppended(t *testing.T, root *agentRoot) int {
 	t.Helper()
-	code, body := httpGet(t, base+"/debug/status")
+	code, body := root.apiGet(t, "/debug/status")
 	var doc struct {
 		Counters struct {
 			RowsAppended int `json:"rows_appended"`
@@ -59,13 +59,12 @@ func TestDBThroughAPIWhileRunning(t *testing.T) {
 	// goes DEAD. ACKED rows are kept for an hour: no row leaves the WAL.
 	root := newRoot(t, options{port: port, api: true, maxAttempts: 1, sendAttempts: 1, retentionMs: 3_600_000})
 	agent := root.startReady()
-	base := root.apiBase()
 	in := root.createFile("in/app.log")
 	const rounds, perRound = 10, 300
 	last := 0
 	for i := range rounds {
 		in.lines(makeLines(t.Name(), i*perRound, perRound))
-		appended := rowsAppended(t, base)
+		appended := rowsAppended(t, root)
 		c := dbSummary(t, root)
 		sum := c["PENDING"] + c["SENDING"] + c["ACKED"] + c["DEAD"]
 		written := (i + 1) * perRound

@@ -17,13 +17,48 @@ import (
 	"time"
 )
 
-// httpGet fetches url from the agent's API.
+// httpGet fetches url from the agent's API, without a credential: what
+// is open (health, readiness, metrics).
 func httpGet(t *testing.T, url string) (int, string) {
 	t.Helper()
-	c := &http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get(url)
+	return httpDo(t, http.MethodGet, url, nil)
+}
+
+// apiGet fetches path with the token the agent wrote to its token file,
+// as the CLI run by the agent's user sends it.
+func (r *agentRoot) apiGet(t *testing.T, path string) (int, string) {
+	t.Helper()
+	return httpDo(t, http.MethodGet, r.apiBase()+path, map[string]string{"Authorization": "Bearer " + r.apiToken(t)})
+}
+
+// apiToken is the token in the agent's token file.
+func (r *agentRoot) apiToken(t *testing.T) string {
+	t.Helper()
+	tok := strings.TrimSpace(readText(r.path("edge-agent.api-token")))
+	if tok == "" {
+		t.Fatal("the agent wrote no token to edge-agent.api-token")
+	}
+	return tok
+}
+
+// httpDo sends exactly the headers given ("Host" sets the Host header).
+func httpDo(t *testing.T, method, url string, hdr map[string]string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
 	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
@@ -111,7 +146,7 @@ func TestHTTPAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(cfgBytes)
-	code, body := httpGet(t, base+"/debug/status")
+	code, body := root.apiGet(t, "/debug/status")
 	var doc statusDoc
 	if err := json.Unmarshal([]byte(body), &doc); code != http.StatusOK || err != nil {
 		t.Fatalf("/debug/status: %d %v\n%s", code, err, body)
@@ -122,7 +157,7 @@ func TestHTTPAPI(t *testing.T) {
 	}
 	// The input refreshes its file list once a second.
 	eventually(t, deliverTimeout, "/debug/status to list in/app.log fully read", func() bool {
-		_, body := httpGet(t, base+"/debug/status")
+		_, body := root.apiGet(t, "/debug/status")
 		var d statusDoc
 		if err := json.Unmarshal([]byte(body), &d); err != nil {
 			t.Fatal(err)
@@ -261,5 +296,79 @@ func TestCLIFindsAnAPIOnAFreePort(t *testing.T) {
 	}
 	if _, err := os.Stat(root.path("edge-agent.api-address")); !os.IsNotExist(err) {
 		t.Errorf("edge-agent.api-address after a clean stop: %v, want it removed", err)
+	}
+}
+
+// TestAPINeedsTheTokenFile: on the loopback default without http.token,
+// the built agent writes a 0600 token file beside its pid file; the db
+// routes, diagnostics and the status refuse a request without its token,
+// with a foreign Host or Origin (DNS rebinding, a web page), and the
+// WAL stays as it was; the CLI reads the token and works; the probes stay
+// open; a clean stop removes the file.
+func TestAPINeedsTheTokenFile(t *testing.T) {
+	skipShort(t)
+	rc := startReceiver(t, "e2e-token-0123456789")
+	root := newRoot(t, options{port: rc.port, api: true})
+	agent := root.startReady()
+	want := makeLines(t.Name(), 0, 50)
+	root.createFile("in/app.log").lines(want)
+	rc.waitDelivered(want, deliverTimeout)
+
+	fi, err := os.Stat(root.path("edge-agent.api-token"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("edge-agent.api-token: %v, mode %v; want mode 0600", err, fi.Mode())
+	}
+	tok := root.apiToken(t)
+	if len(tok) != 64 {
+		t.Fatalf("the token file holds %d characters, want 64 (32 random bytes, hex)", len(tok))
+	}
+	bearer := "Bearer " + tok
+	base := root.apiBase()
+	_, before := root.apiGet(t, "/db/summary")
+
+	for _, r := range []struct{ method, path string }{
+		{http.MethodPost, "/db/purge-dead"}, {http.MethodPost, "/db/retry-dead"},
+		{http.MethodPost, "/db/reread?path=" + root.path("in/app.log")},
+		{http.MethodGet, "/db/rows/1"}, {http.MethodGet, "/db/rows"}, {http.MethodGet, "/debug/diagnostics"},
+		{http.MethodGet, "/debug/status"},
+	} {
+		if code, _ := httpDo(t, r.method, base+r.path, nil); code != http.StatusUnauthorized {
+			t.Errorf("%s %s without the token: %d, want 401", r.method, r.path, code)
+		}
+		if code, _ := httpDo(t, r.method, base+r.path, map[string]string{"Authorization": bearer, "Host": "rebound.example:" + strings.Split(root.opts.httpListen, ":")[1]}); code != http.StatusForbidden {
+			t.Errorf("%s %s with the token and a foreign Host: %d, want 403", r.method, r.path, code)
+		}
+		if code, _ := httpDo(t, r.method, base+r.path, map[string]string{"Authorization": bearer, "Origin": "http://evil.example"}); code != http.StatusForbidden {
+			t.Errorf("%s %s with the token and a foreign Origin: %d, want 403", r.method, r.path, code)
+		}
+	}
+	if _, after := root.apiGet(t, "/db/summary"); after != before {
+		t.Errorf("refused requests changed the WAL:\n%s\nwas\n%s", after, before)
+	}
+	if strings.Contains(root.logText(), "file position moved") || strings.Contains(root.logText(), "WAL changed on request") {
+		t.Errorf("a refused request was served:\n%s", root.logText())
+	}
+	for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
+		if code, _ := httpGet(t, base+p); code != http.StatusOK {
+			t.Errorf("%s without a credential: %d, want 200", p, code)
+		}
+	}
+
+	if code, body := httpDo(t, http.MethodPost, base+"/db/purge-dead", map[string]string{"Authorization": bearer}); code != http.StatusOK {
+		t.Errorf("purge-dead with the token: %d %s", code, body)
+	}
+	if !strings.Contains(root.logText(), `"credential":"token file"`) || strings.Contains(root.logText(), tok) {
+		t.Errorf("the accepted change is not logged with its credential's kind, or the token is logged:\n%s", root.logText())
+	}
+	for _, args := range [][]string{{"status"}, {"db", "wal-summary"}, {"db", "wal-list"}, {"top", "--once"}, {"diagnostics", "--out", root.path("diag.tar.gz")}} {
+		if out, errOut, code := root.cli(args...); code != 0 {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
+	if code := root.stop(agent); code != 0 {
+		t.Fatalf("stop: exit %d", code)
+	}
+	if _, err := os.Stat(root.path("edge-agent.api-token")); !os.IsNotExist(err) {
+		t.Errorf("edge-agent.api-token after a clean stop: %v, want it removed", err)
 	}
 }

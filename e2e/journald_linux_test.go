@@ -74,19 +74,15 @@ func TestJournaldKill9LosesNothing(t *testing.T) {
 	}
 	t.Logf("after kill -9 and restart: 0 entries and 0 lines missing, %d entry and %d line duplicates (expected only for rows in flight at the kill)", dups, d.duplicates)
 
-	resp, err := http.Get(root.apiBase() + "/debug/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	code, body := root.apiGet(t, "/debug/status")
 	var st struct {
 		Inputs []struct {
 			ID, Type, Cursor string
 			LinesRead        int64 `json:"lines_read"`
 		} `json:"inputs"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		t.Fatal(err)
+	if err := json.Unmarshal([]byte(body), &st); code != http.StatusOK || err != nil {
+		t.Fatalf("/debug/status: %d %v\n%s", code, err, body)
 	}
 	if len(st.Inputs) != 2 || st.Inputs[0].Type != "journald" || !strings.HasPrefix(st.Inputs[0].Cursor, "s=") || st.Inputs[0].LinesRead == 0 {
 		t.Fatalf("/debug/status inputs: %+v", st.Inputs)

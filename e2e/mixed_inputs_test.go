@@ -201,7 +201,7 @@ func TestMixedInputsKill9(t *testing.T) {
 // from the running agent's /debug/status.
 func inputsRead(t *testing.T, root *agentRoot) map[string]int64 {
 	t.Helper()
-	code, body := httpGet(t, root.apiBase()+"/debug/status")
+	code, body := root.apiGet(t, "/debug/status")
 	var st struct {
 		Inputs []struct {
 			ID        string

@@ -70,7 +70,7 @@ func outageStatus(t *testing.T, root *agentRoot) outageDoc {
 
 func debugStatus(t *testing.T, root *agentRoot) outageDoc {
 	t.Helper()
-	code, body := httpGet(t, root.apiBase()+"/debug/status")
+	code, body := root.apiGet(t, "/debug/status")
 	var doc outageDoc
 	if err := json.Unmarshal([]byte(body), &doc); code != http.StatusOK || err != nil {
 		t.Fatalf("/debug/status: %d, %v\n%s", code, err, body)

@@ -27,6 +27,9 @@ import (
 
 const token = "bench-token"
 
+// apiToken is the agent's http.token: its status and profiler need one.
+const apiToken = "bench-api-token"
+
 // setup resolves the agent binary and makes the run's temporary root;
 // done removes the root unless -keep.
 func setup(o options, prefix string) (agent, root string, done func(), err error) {
@@ -297,7 +300,7 @@ func (b *bench) agentYAML(config, work, data, endpoint, api string) string {
 		// it accepts, rather than after the default 30 s.
 		s.WriteString("  max-backoff-ms: 200\n")
 	}
-	fmt.Fprintf(&s, "http:\n  listen: %q\n", api)
+	fmt.Fprintf(&s, "http:\n  listen: %q\n  token: %s\n", api, apiToken)
 	if b.o.pprofDir != "" {
 		s.WriteString("  pprof: true\n")
 	}
@@ -338,6 +341,7 @@ func (b *bench) saveProfile(ctx context.Context, api func() string, path string)
 			if err != nil {
 				return nil, err
 			}
+			req.Header.Set("Authorization", "Bearer "+apiToken)
 			return hc.Do(req)
 		}()
 		if err != nil {
@@ -400,6 +404,7 @@ func rowsAppended(ctx context.Context, hc *http.Client, api string) (uint64, err
 	if err != nil {
 		return 0, err
 	}
+	req.Header.Set("Authorization", "Bearer "+apiToken)
 	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, err

@@ -29,6 +29,9 @@ import (
 
 const sinkToken = "bench-sink-token"
 
+// apiToken is the relay's http.token: its profiler needs one.
+const apiToken = "bench-api-token"
+
 func tokenOf(i int) string { return fmt.Sprintf("bench-collector-token-%05d", i) }
 
 func run(o options) error {
@@ -80,7 +83,7 @@ func run(o options) error {
 		if apiAddr, err = freeAddr(); err != nil {
 			return err
 		}
-		httpSection = fmt.Sprintf("http:\n  listen: %q\n  pprof: true\n", apiAddr)
+		httpSection = fmt.Sprintf("http:\n  listen: %q\n  token: %s\n  pprof: true\n", apiAddr, apiToken)
 	}
 	var tokens strings.Builder
 	for i := range o.collectors {
@@ -434,7 +437,7 @@ func cpuOf(pid int) float64 {
 func saveProfile(api, path string, d time.Duration) error {
 	secs := max(1, int(d.Seconds())-1)
 	hc := &http.Client{Timeout: d + 30*time.Second}
-	resp, err := hc.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", api, secs))
+	resp, err := apiGet(hc, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", api, secs))
 	if err != nil {
 		return err
 	}
@@ -453,9 +456,19 @@ func saveProfile(api, path string, d time.Duration) error {
 	return f.Close()
 }
 
+// apiGet asks the relay's API with its token.
+func apiGet(hc *http.Client, url string) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+apiToken)
+	return hc.Do(req)
+}
+
 // saveHeap fetches a heap profile of the relay into path.
 func saveHeap(api, path string) error {
-	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/heap", api))
+	resp, err := apiGet(http.DefaultClient, fmt.Sprintf("http://%s/debug/pprof/heap", api))
 	if err != nil {
 		return err
 	}

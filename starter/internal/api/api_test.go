@@ -54,8 +54,12 @@ func running() agent.Status {
 	}
 }
 
+// testFileToken is the token file's token of every server serve starts.
+const testFileToken = "file-token-of-the-test"
+
 func serve(t *testing.T, o Options) *httptest.Server {
 	t.Helper()
+	o.FileToken = testFileToken
 	if o.Now == nil {
 		o.Now = func() time.Time { return t0 }
 	}
@@ -64,14 +68,29 @@ func serve(t *testing.T, o Options) *httptest.Server {
 	return srv
 }
 
+// get sends token, or the token file's when token is empty, as the CLI
+// does; the tests of what is refused use request.
 func get(t *testing.T, url, token string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if token == "" {
+		token = testFileToken
+	}
+	return request(t, http.MethodGet, url, map[string]string{"Authorization": "Bearer " + token})
+}
+
+// request sends exactly the headers given ("Host" sets the Host header).
+func request(t *testing.T, method, url string, hdr map[string]string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -244,7 +263,7 @@ func TestDebugStatusHealth(t *testing.T) {
 func TestTokenRequired(t *testing.T) {
 	srv := serve(t, Options{Source: &fakeSource{st: running()}, Settings: Settings{Listen: "0.0.0.0:0", Token: "s3cret"}})
 	for _, path := range []string{"/metrics", "/healthz", "/readyz", "/debug/status"} {
-		if code, _ := get(t, srv.URL+path, ""); code != http.StatusUnauthorized {
+		if code, _ := request(t, http.MethodGet, srv.URL+path, nil); code != http.StatusUnauthorized {
 			t.Errorf("%s without token: %d, want 401", path, code)
 		}
 		if code, _ := get(t, srv.URL+path, "wrong"); code != http.StatusUnauthorized {

@@ -44,3 +44,24 @@ func TestBound(t *testing.T) {
 		}
 	}
 }
+
+// TestLocal: the CLI sends the token file's token when it can read the
+// file beside the pid file, and http.token otherwise.
+func TestLocal(t *testing.T) {
+	dir := t.TempDir()
+	pid := filepath.Join(dir, "edge-agent.pid")
+	if err := os.WriteFile(filepath.Join(dir, "edge-agent.api-address"), []byte("127.0.0.1:40123\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Settings{Listen: "127.0.0.1:0", Token: "conf"}.Local(pid)
+	if err != nil || got.Listen != "127.0.0.1:40123" || got.Token != "conf" {
+		t.Fatalf("without a token file: %+v, %v", got, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "edge-agent.api-token"), []byte("from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err = Settings{Listen: "127.0.0.1:9466", Token: "conf"}.Local(pid)
+	if err != nil || got.Listen != "127.0.0.1:9466" || got.Token != "from-file" {
+		t.Fatalf("with a token file: %+v, %v", got, err)
+	}
+}

@@ -103,7 +103,7 @@ func serveReread(rw http.ResponseWriter, r *http.Request, o *Options) {
 		writeError(rw, o, code, err)
 		return
 	}
-	o.Logger.Info("file position moved on request through the API", "input_id", rep.Input, "path", rep.Path,
+	o.Logger.Info("file position moved on request through the API", "remote", r.RemoteAddr, "credential", credentialOf(r), "input_id", rep.Input, "path", rep.Path,
 		"offset", rep.Offset, "reread_bytes", rep.Reread, "skipped_bytes", rep.Skipped)
 	writeJSON(rw, o, http.StatusOK, rep)
 }
@@ -137,7 +137,8 @@ func serveChange(rw http.ResponseWriter, r *http.Request, o *Options) {
 			return err
 		})
 		if err == nil {
-			o.Logger.Info("WAL changed on request through the API", "change", string(c), "rows", res.Rows)
+			o.Logger.Info("WAL changed on request through the API", "remote", r.RemoteAddr, "credential", credentialOf(r),
+				"change", string(c), "rows", res.Rows)
 		}
 	}
 	if err != nil {

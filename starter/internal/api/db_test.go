@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -76,7 +75,7 @@ func TestDBReads(t *testing.T) {
 	db := newWALDB(t)
 	srv := serve(t, Options{Source: &fakeSource{st: running()}, DB: db, Settings: Settings{Token: "tok"}})
 
-	if code, _ := get(t, srv.URL+"/db/summary", ""); code != http.StatusUnauthorized {
+	if code, _ := request(t, http.MethodGet, srv.URL+"/db/summary", nil); code != http.StatusUnauthorized {
 		t.Fatalf("/db/ without the token: %d", code)
 	}
 	code, body := get(t, srv.URL+"/db/summary", "tok")
@@ -134,15 +133,10 @@ func TestDBReads(t *testing.T) {
 	}
 }
 
+// post sends the token file's token, as the CLI does.
 func post(t *testing.T, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Post(url, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return request(t, http.MethodPost, url, map[string]string{"Authorization": "Bearer " + testFileToken})
 }
 
 func TestDBChangesGoThroughTheAgent(t *testing.T) {
@@ -218,7 +212,7 @@ func TestDBReread(t *testing.T) {
 		t.Fatalf("the agent was asked %+v", got)
 	}
 
-	c, err := NewClient(Settings{Listen: strings.TrimPrefix(srv.URL, "http://")})
+	c, err := NewClient(Settings{Listen: strings.TrimPrefix(srv.URL, "http://"), Token: testFileToken})
 	if err != nil {
 		t.Fatal(err)
 	}

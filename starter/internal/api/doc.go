@@ -25,7 +25,11 @@
 // request, so nothing on the agent's hot path knows they exist. /db/ reads
 // run View on the agent's own WAL, beside its commits; the two changes
 // are handed to the scheduler loop, the WAL's only writer, which makes
-// them between two of its own transactions. When http.token is
-// set, every request needs "Authorization: Bearer <token>", compared in
-// constant time.
+// them between two of its own transactions.
+//
+// /healthz, /readyz and /metrics are open unless http.token is set. Every
+// other route needs "Authorization: Bearer <token>" with http.token or the
+// token the agent writes at each start to edge-agent.api-token beside its
+// pid file (mode 0600), and a Host naming this server and no foreign
+// Origin, so a web page cannot reach it by DNS rebinding (see guard).
 package api

@@ -1,8 +1,8 @@
 package api
 
 import (
+	"bytes"
 	"context"
-	"crypto/subtle"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -32,7 +32,10 @@ const DefaultStallAfter = agent.DefaultStallAfter
 // Options configure the server.
 type Options struct {
 	Settings Settings
-	Source   Source
+	// FileToken is the token the agent wrote to its token file: accepted
+	// beside http.token (see guard). Empty: only http.token.
+	FileToken string
+	Source    Source
 	// DB serves /db/ (the db commands on a running agent); nil: no /db/.
 	DB DB
 	// Version, Commit and ConfigHash are shown in /debug/status and
@@ -56,8 +59,7 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Handler serves the endpoints (tests use it with httptest).
-func Handler(o Options) http.Handler {
+func (o *Options) defaults() {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -67,6 +69,24 @@ func Handler(o Options) http.Handler {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+}
+
+// StatusJSON is the /debug/status document as the API serves it, built in
+// memory for the diagnostics bundle, which needs no credential to ask it.
+func StatusJSON(o Options) ([]byte, error) {
+	o.defaults()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(statusOf(o.Source.Snapshot(), &o, o.Now())); err != nil {
+		return nil, fmt.Errorf("encode the status: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// Handler serves the endpoints (tests use it with httptest).
+func Handler(o Options) http.Handler {
+	o.defaults()
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(newRegistry(&o), promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -114,32 +134,13 @@ func Handler(o Options) http.Handler {
 		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	}
-	return authorize(o.Settings.Token, mux)
+	return guard(&o, mux)
 }
 
 // healthy is agent.Status.Health: OpAMP reports the same judgement.
 func healthy(st agent.Status, now time.Time, stallAfter time.Duration) (bool, string) {
 	h := st.Health(now, stallAfter)
 	return h.Healthy, h.Reason
-}
-
-// authorize requires the bearer token when one is set. The comparison
-// takes the same time whatever the guess, so the token cannot be found
-// byte by byte.
-func authorize(token string, next http.Handler) http.Handler {
-	token = strings.TrimSpace(token)
-	if token == "" {
-		return next
-	}
-	want := []byte("Bearer " + token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="edge-agent"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 // Server is the running HTTP server.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/edge-agent/edge-agent/starter/internal/check"
+	"github.com/edge-agent/edge-agent/starter/internal/paths"
 )
 
 // DefaultListen is http.listen's default: loopback only, so nothing is
@@ -20,8 +21,10 @@ const Off = "off"
 type Settings struct {
 	// Listen is host:port, or "off".
 	Listen string `yaml:"listen"`
-	// Token, when set, is the bearer token every request must carry. It
-	// is required when Listen is not a loopback address.
+	// Token, when set, is a bearer token every request must carry, the
+	// probes' and /metrics included; the token file's is accepted too
+	// (except on those three). It is required when Listen is not a
+	// loopback address.
 	Token string `yaml:"token"`
 	// Pprof serves Go's profiler under /debug/pprof/. Off by default: a
 	// profile costs CPU and shows the program's internals.
@@ -90,5 +93,23 @@ func (s Settings) Bound(addrFile string) (Settings, error) {
 		return s, fmt.Errorf("%s: %q is not the host:port of a listening API; restart the agent to write it again", addrFile, addr)
 	}
 	s.Listen = addr
+	return s, nil
+}
+
+// Local is s as the CLI on this host reaches the agent whose pid file is
+// pidFile: Listen as Bound finds it, and Token the agent's token file's
+// when that file can be read (the server takes either), so the agent's
+// user needs no http.token. An unreadable file keeps http.token; the
+// agent then answers 401 to what needs a credential.
+func (s Settings) Local(pidFile string) (Settings, error) {
+	s, err := s.Bound(paths.APIAddrFile(pidFile))
+	if err != nil {
+		return s, err
+	}
+	if raw, err := os.ReadFile(paths.APITokenFile(pidFile)); err == nil {
+		if tok := strings.TrimSpace(string(raw)); tok != "" {
+			s.Token = tok
+		}
+	}
 	return s, nil
 }

@@ -13,13 +13,13 @@ import (
 // one pinned to the old no longer does).
 func TestTLSServesTheRotatedCertificate(t *testing.T) {
 	cert := writeCert(t)
-	srv, err := Start(Options{Source: &fakeSource{st: running()}, Settings: Settings{Listen: "127.0.0.1:0", TLS: cert}})
+	srv, err := Start(Options{Source: &fakeSource{st: running()}, FileToken: testFileToken, Settings: Settings{Listen: "127.0.0.1:0", TLS: cert}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close(context.Background())
 	// Pinned now, before the rotation: the old certificate's bytes.
-	oldPin, err := NewClient(Settings{Listen: srv.Addr(), TLS: cert})
+	oldPin, err := NewClient(Settings{Listen: srv.Addr(), Token: testFileToken, TLS: cert})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestTLSServesTheRotatedCertificate(t *testing.T) {
 	}
 	next := writeCert(t)
 	transporttest.Cert{CertFile: cert.CertFile, KeyFile: cert.KeyFile}.Rotate(t, transporttest.Cert{CertFile: next.CertFile, KeyFile: next.KeyFile})
-	newPin, err := NewClient(Settings{Listen: srv.Addr(), TLS: next})
+	newPin, err := NewClient(Settings{Listen: srv.Addr(), Token: testFileToken, TLS: next})
 	if err != nil {
 		t.Fatal(err)
 	}

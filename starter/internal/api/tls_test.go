@@ -22,13 +22,13 @@ func writeCert(t *testing.T) TLSSettings {
 
 func TestTLSServesHTTPSToAPinnedClient(t *testing.T) {
 	cert := writeCert(t)
-	srv, err := Start(Options{Source: &fakeSource{st: running()}, Settings: Settings{Listen: "127.0.0.1:0", TLS: cert}})
+	srv, err := Start(Options{Source: &fakeSource{st: running()}, FileToken: testFileToken, Settings: Settings{Listen: "127.0.0.1:0", TLS: cert}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close(context.Background())
 
-	c, err := NewClient(Settings{Listen: srv.Addr(), TLS: cert})
+	c, err := NewClient(Settings{Listen: srv.Addr(), Token: testFileToken, TLS: cert})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestTLSServesHTTPSToAPinnedClient(t *testing.T) {
 
 	// A client pinned to another certificate refuses this server.
 	other := writeCert(t)
-	c2, err := NewClient(Settings{Listen: srv.Addr(), TLS: other})
+	c2, err := NewClient(Settings{Listen: srv.Addr(), Token: testFileToken, TLS: other})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func (a *agentCLI) diagnostics(c *ucli.Context) error {
 	var from string
 	if probe.Running {
 		var client *api.Client
-		hs, err := cfg.HTTP.Bound(paths.APIAddrFile(pidFile))
+		hs, err := cfg.HTTP.Local(pidFile)
 		if err == nil {
 			client, err = api.NewClient(hs)
 		}

@@ -73,7 +73,7 @@ func (a *agentCLI) status(c *ucli.Context) error {
 	case cfgErr != nil:
 		detailErr = cfgErr
 	case probe.Running:
-		st, detailErr = runningStatus(c.Context, cfg.HTTP, paths.APIAddrFile(pidFile))
+		st, detailErr = runningStatus(c.Context, cfg.HTTP, pidFile)
 	default:
 		st, detailErr = stoppedStatus(cfg.Queue.Path, time.Now())
 	}
@@ -116,8 +116,8 @@ func (a *agentCLI) statusConfig(explicit, home string) (*config.Config, error) {
 	return cfg, nil
 }
 
-func runningStatus(ctx context.Context, s api.Settings, addrFile string) (api.Status, error) {
-	s, err := s.Bound(addrFile)
+func runningStatus(ctx context.Context, s api.Settings, pidFile string) (api.Status, error) {
+	s, err := s.Local(pidFile)
 	if err != nil {
 		return api.Status{}, err
 	}

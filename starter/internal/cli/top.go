@@ -66,7 +66,7 @@ func (a *agentCLI) top(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	hs, err := cfg.HTTP.Bound(paths.APIAddrFile(pidFile))
+	hs, err := cfg.HTTP.Local(pidFile)
 	if err != nil {
 		return fmt.Errorf("edge-agent is running (pid %d), but its API cannot be found: %w", probe.PID, err)
 	}

@@ -255,8 +255,9 @@ func (b *boot) serve(ctl *runControl, rl *reloader, rt *agent.Agent, ids agentID
 	if err != nil {
 		return b.fail(exitcode.Failure, err)
 	}
+	pidFile := paths.PIDFile(b.o.Getenv, b.o.Home)
 	stopAPI, err := startAPI(cfg.cfg, rt, b.logger, b.o.Build, mgmt.status, d.Bundle,
-		paths.APIAddrFile(paths.PIDFile(b.o.Getenv, b.o.Home)))
+		paths.APIAddrFile(pidFile), paths.APITokenFile(pidFile))
 	if err != nil {
 		mgmt.close()
 		return b.fail(exitcode.Failure, err)

@@ -43,18 +43,21 @@ func (d *diagnostics) Bundle(ctx context.Context) ([]byte, error) {
 	var b diag.Bundle
 	cfg := d.rl.current()
 	b.Add("config.yaml", cfg.EffectiveYAML())
-	// The handler without http.token: it is never served, only asked here.
-	h := api.Handler(api.Options{
+	o := api.Options{
 		Source: d.rt, Version: d.build.Version, Commit: d.build.Commit, ConfigHash: cfg.Hash,
 		Management: d.mgmt, WALPath: cfg.Queue.Path,
-	})
-	for _, f := range []struct{ name, path string }{{"status.json", "/debug/status"}, {"metrics.txt", "/metrics"}} {
-		body, err := get(ctx, h, f.path)
-		if err != nil {
-			b.Missing(f.name, err)
-			continue
-		}
-		b.Add(f.name, body)
+	}
+	if body, err := api.StatusJSON(o); err != nil {
+		b.Missing("status.json", err)
+	} else {
+		b.Add("status.json", body)
+	}
+	// The handler without http.token, where /metrics is open: it is never
+	// served, only asked here.
+	if body, err := get(ctx, api.Handler(o), "/metrics"); err != nil {
+		b.Missing("metrics.txt", err)
+	} else {
+		b.Add("metrics.txt", body)
 	}
 	if d.ring != nil {
 		b.Add("log-recent.jsonl", diag.Lines(d.ring.Lines()))

@@ -11,6 +11,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/api"
 	"github.com/edge-agent/edge-agent/starter/internal/dbview"
+	"github.com/edge-agent/edge-agent/starter/internal/paths"
 	"github.com/edge-agent/edge-agent/starter/internal/process"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
@@ -164,7 +165,13 @@ func TestRereadThroughTheRunningAgent(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = lock.Release() })
 	var asked []dbview.RereadArgs
-	srv, err := api.Start(api.Options{Settings: api.Settings{Listen: "127.0.0.1:0"}, DB: &agentDB{},
+	// No http.token: db finds the token file beside the pid file, as the
+	// agent's user does.
+	fileToken := api.NewFileToken()
+	if err := os.WriteFile(paths.APITokenFile(f.pid), []byte(fileToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := api.Start(api.Options{Settings: api.Settings{Listen: "127.0.0.1:0"}, FileToken: fileToken, DB: &agentDB{},
 		Reread: func(_ context.Context, a dbview.RereadArgs) (dbview.RereadReport, error) {
 			asked = append(asked, a)
 			if a.Path != "/var/log/app.log" {

@@ -72,7 +72,7 @@ func (r *runner) source(c *cli.Context) (*source, error) {
 		return nil, fmt.Errorf("the agent is running (pid %d) with http.listen: off; while it runs, db reaches its WAL only through that API (set http.listen in agent.yaml and restart the agent, or stop the agent): %w",
 			s.pid, ErrAPIOff)
 	}
-	hs, err := cfg.HTTP.Bound(paths.APIAddrFile(r.pidFile()))
+	hs, err := cfg.HTTP.Local(r.pidFile())
 	if err != nil {
 		return nil, fmt.Errorf("the agent is running (pid %d): %w", s.pid, err)
 	}

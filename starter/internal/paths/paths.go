@@ -118,6 +118,14 @@ func APIAddrFile(pidFile string) string {
 	return filepath.Join(dir, strings.TrimSuffix(base, ".pid")+".api-address")
 }
 
+// APITokenFile is where the running agent whose pid file is pidFile keeps
+// the token its HTTP API accepts (edge-agent.api-token beside
+// edge-agent.pid, mode 0600): the CLI run by the agent's user reads it.
+func APITokenFile(pidFile string) string {
+	dir, base := filepath.Split(pidFile)
+	return filepath.Join(dir, strings.TrimSuffix(base, ".pid")+".api-token")
+}
+
 // IDFile is EDGE_AGENT_ID_FILE (relative to home) or <home>/edge-agent.id.
 func IDFile(getenv func(string) string, home string) string {
 	return fromEnv(getenv, EnvIDFile, home, IDFileName)

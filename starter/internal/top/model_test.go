@@ -287,8 +287,8 @@ func (failing) Status(context.Context) (api.Status, error) {
 func TestAgentGoneKeepsTheLastAnswer(t *testing.T) {
 	clk := &clock{now: t0}
 	fa := &fakeAgent{st: runningAgent()}
-	srv := httptest.NewServer(api.Handler(api.Options{Source: fa, Now: clk.Now}))
-	c, err := api.NewClient(api.Settings{Listen: srv.Listener.Addr().String()})
+	srv := httptest.NewServer(api.Handler(api.Options{FileToken: testToken, Source: fa, Now: clk.Now}))
+	c, err := api.NewClient(api.Settings{Listen: srv.Listener.Addr().String(), Token: testToken})
 	if err != nil {
 		t.Fatal(err)
 	}
