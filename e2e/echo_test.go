@@ -57,7 +57,7 @@ func TestRelayEchoesNoToken(t *testing.T) {
 		var status string
 		want := "request " + strconv.Itoa(n) + ": "
 		eventually(t, 10*time.Second, "status describes "+want, func() bool {
-			_, status = httpGet(t, relay.apiBase()+"/debug/status")
+			_, status = relay.apiGet(t, "/debug/status")
 			return strings.Contains(status, want) || containsAny(status, secrets...)
 		})
 		noSecret("/debug/status after "+want, status)
@@ -111,7 +111,7 @@ func TestRelayEchoesNoToken(t *testing.T) {
 	// The refusals are there, described.
 	var status string
 	eventually(t, 10*time.Second, "status shows the collector's last error", func() bool {
-		_, status = httpGet(t, relay.apiBase()+"/debug/status")
+		_, status = relay.apiGet(t, "/debug/status")
 		return strings.Contains(status, "request line over the limit of 1024 bytes")
 	})
 	eventually(t, 10*time.Second, "the relay logs the failed authentication", func() bool {
