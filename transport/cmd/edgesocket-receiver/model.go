@@ -104,13 +104,8 @@ func runModel(ctx context.Context, o *options, sk *sink, clock *modelClock, log 
 		fmt.Fprintf(stderr, "edgesocket-receiver: %v\n", err)
 		return exitError
 	}
-	fmt.Fprintf(stderr, "edgesocket-receiver: engine model listening on %s\n", srv.Addr())
-	if o.addrFile != "" {
-		if err := writeFileAtomic(o.addrFile, srv.Addr()+"\n"); err != nil {
-			_ = srv.Close()
-			fmt.Fprintf(stderr, "edgesocket-receiver: --addr-file: %v\n", err)
-			return exitError
-		}
+	if code := announce(stderr, o, srv, "engine model listening"); code != exitOK {
+		return code
 	}
 
 	runCtx, stopRun := context.WithCancel(ctx)

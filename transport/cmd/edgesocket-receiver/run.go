@@ -95,13 +95,8 @@ func runWithClock(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		fmt.Fprintf(stderr, "edgesocket-receiver: %v\n", err)
 		return exitError
 	}
-	fmt.Fprintf(stderr, "edgesocket-receiver: listening on %s\n", srv.Addr())
-	if o.addrFile != "" {
-		if err := writeFileAtomic(o.addrFile, srv.Addr()+"\n"); err != nil {
-			_ = srv.Close()
-			fmt.Fprintf(stderr, "edgesocket-receiver: --addr-file: %v\n", err)
-			return exitError
-		}
+	if code := announce(stderr, o, srv, "listening"); code != exitOK {
+		return code
 	}
 	code := serveUntilDone(ctx, o, srv, sk, stderr)
 	_ = srv.Close() // lets the last replies go out
@@ -178,4 +173,25 @@ func writeFileAtomic(path, content string) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// listener is what announce needs of a started server.
+type listener interface {
+	Addr() string
+	Close() error
+}
+
+// announce says where srv listens, in the line scripts and tests wait
+// for, and writes --addr-file; on failure it closes srv and returns the
+// exit code.
+func announce(stderr io.Writer, o *options, srv listener, what string) int {
+	fmt.Fprintf(stderr, "edgesocket-receiver: %s on %s\n", what, srv.Addr())
+	if o.addrFile != "" {
+		if err := writeFileAtomic(o.addrFile, srv.Addr()+"\n"); err != nil {
+			_ = srv.Close()
+			fmt.Fprintf(stderr, "edgesocket-receiver: --addr-file: %v\n", err)
+			return exitError
+		}
+	}
+	return exitOK
 }
