@@ -60,16 +60,7 @@ func (tx *ReadTx) recvFind(id uint64) (recvRun, bool) {
 	if tx.received == nil {
 		return recvRun{}, false
 	}
-	c := tx.received.Cursor()
-	k, v := c.Seek(u64key(id))
-	if k != nil {
-		if s, _ := keyID(k); s == id {
-			return decodeRecvRun(k, v)
-		}
-		k, v = c.Prev()
-	} else {
-		k, v = c.Last()
-	}
+	k, v := runCandidate(tx.received, id)
 	if k == nil {
 		return recvRun{}, false
 	}

@@ -3,6 +3,8 @@ package wal
 import (
 	"encoding/binary"
 	"fmt"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // The sending index holds the SENDING rows as runs of consecutive row ids
@@ -41,18 +43,24 @@ func (r sendRun) value() []byte {
 	return v
 }
 
-// sendFind returns the run holding id; ok=false when id is not SENDING.
-func (tx *ReadTx) sendFind(id uint64) (sendRun, bool) {
-	c := tx.sending.Cursor()
-	k, v := c.Seek(u64key(id))
+// runCandidate returns the entry of a run index (keyed by a run's first
+// id) with the greatest key <= id: the only run that may hold id. nil
+// when there is none.
+func runCandidate(b *bolt.Bucket, id uint64) (k, v []byte) {
+	c := b.Cursor()
+	k, v = c.Seek(u64key(id))
 	if k != nil {
 		if s, _ := keyID(k); s == id {
-			return decodeSendRun(k, v)
+			return k, v
 		}
-		k, v = c.Prev()
-	} else {
-		k, v = c.Last()
+		return c.Prev()
 	}
+	return c.Last()
+}
+
+// sendFind returns the run holding id; ok=false when id is not SENDING.
+func (tx *ReadTx) sendFind(id uint64) (sendRun, bool) {
+	k, v := runCandidate(tx.sending, id)
 	if k == nil {
 		return sendRun{}, false
 	}
