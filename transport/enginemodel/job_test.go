@@ -197,7 +197,7 @@ func TestJobFailoverWithoutCheckpointStartsEmpty(t *testing.T) {
 	wantCommits(t, j.Source(), map[int64]string{1: "RETRY"})
 }
 
-// §7 fresh restart: old ids answer RETRY until the first new id N is
+// Fresh restart: old ids answer RETRY until the first new id N is
 // received; then every lower id, the lost ones included, answers ACK:N-1.
 func TestJobRestartFresh(t *testing.T) {
 	j := newTestJob(t, JobConfig{})

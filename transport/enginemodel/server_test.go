@@ -77,7 +77,7 @@ func (c *client) expectClosed() {
 	}
 }
 
-// §7.1 over TCP, every request pipelined in one write per phase; the
+// The observed session over TCP, every request pipelined in one write per phase; the
 // reply stream must match byte for byte.
 func TestServerGoldenTranscript(t *testing.T) {
 	j := newTranscriptJob(t)

@@ -47,7 +47,7 @@ func TestAuth(t *testing.T) {
 	}
 }
 
-// §2/§7 wire parsing after auth.
+// Wire parsing after auth.
 func TestRequestParsing(t *testing.T) {
 	for _, tt := range []struct{ line, reply string }{
 		{"__COMMIT__:0", "INVALID_PARAM"},
@@ -134,7 +134,7 @@ type transcriptStep struct {
 	reply   string
 }
 
-// goldenTranscript is the engine's §7.1 session, with checkpoints every
+// goldenTranscript is a session of the engine as observed, with checkpoints every
 // 2 s; the payload text is arbitrary UTF-8.
 func goldenTranscript() []transcriptStep {
 	steps := []transcriptStep{
@@ -177,7 +177,7 @@ func newTranscriptJob(t *testing.T) *Job {
 	return j
 }
 
-// §7.1, line for line and byte for byte.
+// The observed session, line for line and byte for byte.
 func TestGoldenTranscript(t *testing.T) {
 	j := newTranscriptJob(t)
 	ss := NewSession(j.Source(), SessionConfig{Token: testToken})

@@ -108,7 +108,7 @@ func TestBackpressure(t *testing.T) {
 	}
 }
 
-// §3: QUEUE_FULL is decided before decoding and records nothing.
+// QUEUE_FULL is decided before decoding and records nothing.
 func TestQueueFullBeforeDecodeRecordsNothing(t *testing.T) {
 	s := newTestSource(t, SourceConfig{QueueCapacity: 2, QueueRatio: 0.5, QueueFullRetryAfterMs: 200})
 	receive(t, s, 1)
@@ -143,7 +143,7 @@ func TestDefaultQueueFullValue(t *testing.T) {
 	}
 }
 
-// §3: an offer to a full queue (a mark above capacity, the engine's race
+// An offer to a full queue (a mark above capacity, the engine's race
 // window) answers RETRY and records nothing.
 func TestFullQueueOfferAnswersRetry(t *testing.T) {
 	s := newTestSource(t, SourceConfig{QueueCapacity: 2, QueueRatio: 1})
@@ -167,7 +167,7 @@ func TestSourceConfigValidate(t *testing.T) {
 	}
 }
 
-// §1 floor quirk, first id 1: the floor stays 0 until id 2 arrives, then
+// Floor quirk, first id 1: the floor stays 0 until id 2 arrives, then
 // id 1 answers ACK:1 with no checkpoint.
 func TestFloorQuirkFirstIDOne(t *testing.T) {
 	s := newTestSource(t, SourceConfig{})
@@ -177,7 +177,7 @@ func TestFloorQuirkFirstIDOne(t *testing.T) {
 	wantCommits(t, s, map[int64]string{1: "ACK:1", 2: "PENDING"})
 }
 
-// §1 floor quirk, first id N: every lower id answers ACK:N-1.
+// Floor quirk, first id N: every lower id answers ACK:N-1.
 func TestFloorQuirkFirstIDN(t *testing.T) {
 	s := newTestSource(t, SourceConfig{})
 	receive(t, s, 10)
@@ -186,7 +186,7 @@ func TestFloorQuirkFirstIDN(t *testing.T) {
 	wantCommits(t, s, map[int64]string{9: "ACK:9", 11: "PENDING"})
 }
 
-// §1 drained: emitted ids stay PENDING until a checkpoint completes.
+// Drained: emitted ids stay PENDING until a checkpoint completes.
 func TestDrainedIsPendingUntilCheckpoint(t *testing.T) {
 	s := newTestSource(t, SourceConfig{})
 	receive(t, s, 5, 6)
@@ -204,7 +204,7 @@ func TestDrainedIsPendingUntilCheckpoint(t *testing.T) {
 	}
 }
 
-// §1: the watermark stops at a gap.
+// The watermark stops at a gap.
 func TestWatermarkStopsAtGap(t *testing.T) {
 	s := newTestSource(t, SourceConfig{})
 	receive(t, s, 1, 2, 3, 5)
@@ -220,7 +220,7 @@ func TestWatermarkStopsAtGap(t *testing.T) {
 	wantCommits(t, s, map[int64]string{4: "ACK:5", 5: "ACK:5"})
 }
 
-// §1: a batch with records still queued stops the watermark.
+// A batch with records still queued stops the watermark.
 func TestWatermarkStopsAtPartlyEmittedBatch(t *testing.T) {
 	s := newTestSource(t, SourceConfig{})
 	receive(t, s, 1, 2, 2, 3) // batch 2 holds two records
@@ -237,7 +237,7 @@ func TestWatermarkStopsAtPartlyEmittedBatch(t *testing.T) {
 	}
 }
 
-// §1: completion commits the watermark stored at the snapshot, not what
+// Completion commits the watermark stored at the snapshot, not what
 // drained since.
 func TestCompleteCommitsSnapshotWatermark(t *testing.T) {
 	s := newTestSource(t, SourceConfig{})
@@ -250,7 +250,7 @@ func TestCompleteCommitsSnapshotWatermark(t *testing.T) {
 	wantCommits(t, s, map[int64]string{2: "ACK:2", 3: "PENDING"})
 }
 
-// §1: an aborted checkpoint commits nothing, even if completed later.
+// An aborted checkpoint commits nothing, even if completed later.
 func TestCheckpointAbortedDoesNotAdvance(t *testing.T) {
 	s := newTestSource(t, SourceConfig{})
 	receive(t, s, 1, 2, 3)
@@ -264,7 +264,7 @@ func TestCheckpointAbortedDoesNotAdvance(t *testing.T) {
 	wantCommits(t, s, map[int64]string{3: "ACK:3"})
 }
 
-// §1 restore: ids 1,2,3,5 received; after a restore, 4 is RESEND.
+// Restore: ids 1,2,3,5 received; after a restore, 4 is RESEND.
 func TestRestoreResendForGap(t *testing.T) {
 	s := newTestSource(t, SourceConfig{})
 	receive(t, s, 1, 2, 3, 5)
@@ -275,7 +275,7 @@ func TestRestoreResendForGap(t *testing.T) {
 	wantCommits(t, s, map[int64]string{4: "RESEND", 5: "PENDING", 1: "ACK:1", 6: "RETRY"})
 }
 
-// §1/§7: a batch received after the snapshot is RETRY after a restore,
+// A batch received after the snapshot is RETRY after a restore,
 // not RESEND: its id is above the saved lastReceived.
 func TestRestoreRetryForBatchReceivedAfterSnapshot(t *testing.T) {
 	s := newTestSource(t, SourceConfig{})
@@ -291,7 +291,7 @@ func TestRestoreRetryForBatchReceivedAfterSnapshot(t *testing.T) {
 	wantCommits(t, s, map[int64]string{4: "PENDING", 5: "PENDING"})
 }
 
-// §2 rule 1 after restore: an id never seen below the restored
+// Commit rule 1 after restore: an id never seen below the restored
 // watermark answers ACK:<watermark>.
 func TestRestoredWatermarkAcksUnseenID(t *testing.T) {
 	s := newTestSource(t, SourceConfig{})
@@ -301,7 +301,7 @@ func TestRestoredWatermarkAcksUnseenID(t *testing.T) {
 	wantCommits(t, s, map[int64]string{30: "ACK:50", 50: "ACK:50", 55: "RESEND", 61: "RETRY"})
 }
 
-// §1 restore: lastCommitted = max(saved committed, snapshot watermark);
+// Restore: lastCommitted = max(saved committed, snapshot watermark);
 // pending and drained entries at or below it are dropped; queued records
 // come back in order without being counted again.
 func TestRestoreStateAndQueue(t *testing.T) {
@@ -334,7 +334,7 @@ func TestRestoreFailsWhenQueueCannotTakeRecords(t *testing.T) {
 	}
 }
 
-// §2 rule 3: an empty restored state knows no id.
+// Commit rule 3: an empty restored state knows no id.
 func TestRestoreEmptyState(t *testing.T) {
 	s := newTestSource(t, SourceConfig{})
 	if err := s.Restore(State{}); err != nil {
@@ -343,7 +343,7 @@ func TestRestoreEmptyState(t *testing.T) {
 	wantCommits(t, s, map[int64]string{1: "RETRY", 100: "RETRY"})
 }
 
-// §2: the rules in order, each shown where a later one would also match.
+// The rules in order, each shown where a later one would also match.
 func TestCommitRulesInOrder(t *testing.T) {
 	t.Run("1 ACK before pending", func(t *testing.T) {
 		s := newTestSource(t, SourceConfig{})
@@ -393,7 +393,7 @@ func TestCommitRulesInOrder(t *testing.T) {
 	})
 }
 
-// §4: no deduplication; one id may carry many records.
+// No deduplication; one id may carry many records.
 func TestNoDedup(t *testing.T) {
 	s := newTestSource(t, SourceConfig{})
 	receive(t, s, 1, 1, 1)
@@ -405,7 +405,7 @@ func TestNoDedup(t *testing.T) {
 	}
 }
 
-// §4: a duplicate of a drained id puts it back to pending and holds the
+// A duplicate of a drained id puts it back to pending and holds the
 // watermark back.
 func TestDuplicateOfDrainedIDHoldsWatermark(t *testing.T) {
 	s := newTestSource(t, SourceConfig{})
@@ -421,7 +421,7 @@ func TestDuplicateOfDrainedIDHoldsWatermark(t *testing.T) {
 	wantCommits(t, s, map[int64]string{12: "ACK:12"})
 }
 
-// §4: a duplicate of a committed id is still received and emitted.
+// A duplicate of a committed id is still received and emitted.
 func TestDuplicateBelowWatermarkIsEmitted(t *testing.T) {
 	s := newTestSource(t, SourceConfig{})
 	receive(t, s, 1, 2, 3)
