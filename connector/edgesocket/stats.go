@@ -1,10 +1,6 @@
 package edgesocket
 
 import (
-	"log/slog"
-	"sync"
-	"time"
-
 	"github.com/edge-agent/edge-agent/connector/input"
 )
 
@@ -52,32 +48,4 @@ func (in *Input) PeerTotals() []input.PeerTotals {
 		}
 	}
 	return out
-}
-
-// rateWarn logs a WARN at most once per rateWarnEvery, with the count of
-// the ones it held back: QUEUE_FULL can be answered thousands of times a
-// second.
-type rateWarn struct {
-	mu         sync.Mutex
-	last       time.Time
-	suppressed int
-}
-
-const rateWarnEvery = 10 * time.Second
-
-func (r *rateWarn) warn(l *slog.Logger, msg string, attrs ...any) {
-	r.mu.Lock()
-	now := time.Now()
-	if !r.last.IsZero() && now.Sub(r.last) < rateWarnEvery {
-		r.suppressed++
-		r.mu.Unlock()
-		return
-	}
-	n := r.suppressed
-	r.last, r.suppressed = now, 0
-	r.mu.Unlock()
-	if n > 0 {
-		attrs = append(attrs, slog.Int("suppressed_since_last", n))
-	}
-	l.Warn(msg, attrs...)
 }

@@ -1,4 +1,4 @@
-package ingress
+package relay
 
 import (
 	"crypto/tls"
@@ -12,25 +12,15 @@ import (
 	"github.com/edge-agent/edge-agent/transport/protocol"
 )
 
-// Handler receives one decoded record and returns the reply line: ""
-// means RECEIVED. Other useful answers: protocol.ReplyRetry,
-// protocol.QueueFull(d), protocol.ReplyDecodeFailed. record is reused
-// after the call returns: copy it to keep it.
-type Handler func(batchID int64, record []byte) string
-
-// CommitHandler answers __COMMIT__:<id>; "" means PENDING. The engine
-// answers PENDING, ACK:<watermark>, RESEND or RETRY.
-type CommitHandler func(batchID int64) string
-
-// DeferredHandler receives one decoded record of a multi-collector
-// server and settles its reply later through t (t.Done, exactly once,
-// from any goroutine): replies still leave in request order per
-// connection, so a slow batch holds back the replies after it. record is
-// reused after the call returns: copy it to keep it. The call runs on
-// the connection's reader: while it blocks, that connection alone stops
-// being read (its collector's socket backs up), so it may wait briefly
-// for room, but must not wait on anything that waits on the server.
-type DeferredHandler func(p Peer, batchID int64, record []byte, t Ticket)
+// Handler receives one decoded record and settles its reply later
+// through t (t.Done, exactly once, from any goroutine): replies still
+// leave in request order per connection, so a slow batch holds back the
+// replies after it. record is reused after the call returns: copy it to
+// keep it. The call runs on the connection's reader: while it blocks,
+// that connection alone stops being read (its collector's socket backs
+// up), so it may wait briefly for room, but must not wait on anything
+// that waits on the server.
+type Handler func(p Peer, batchID int64, record []byte, t Ticket)
 
 // Token is one accepted collector token and the name the collector is
 // known by once it presented it (in logs, stats and Peer).
@@ -39,143 +29,190 @@ type Token struct {
 	Value string
 }
 
-// Config configures a Server. Zero values take the documented defaults.
+// Defaults: the one source of truth for each; callers that expose these
+// settings (the edgesocket input's agent.yaml keys) take them from here.
+const (
+	DefaultAddr                   = "127.0.0.1:0"
+	DefaultMaxConnections         = 1024
+	DefaultMaxLineBytes           = 4 << 20
+	DefaultMaxInFlight            = 64
+	DefaultAuthTimeout            = time.Second
+	DefaultMaxHandshakes          = 64
+	DefaultMaxHandshakesPerSource = 8
+	DefaultAuthFailDelay          = 250 * time.Millisecond
+	DefaultAuthFailDelayMax       = 5 * time.Second
+	DefaultAuthLogInterval        = 10 * time.Second
+	DefaultReadTimeout            = 30 * time.Second
+	DefaultIdleTimeout            = 5 * time.Minute
+	DefaultWriteTimeout           = 10 * time.Second
+)
+
+// Limits: the ranges Validate accepts.
+const (
+	MaxMaxConnections = 100_000
+	MinMaxLineBytes   = 256
+	MaxMaxLineBytes   = 64 << 20
+	MaxMaxInFlight    = 4096
+	MaxMaxHandshakes  = 100_000
+	// MaxAuthTimeout bounds the pre-authentication deadline: the engine
+	// itself waits 1 s, and a long one lets silent connections sit.
+	MaxAuthTimeout = time.Minute
+	// MaxAuthFailDelay bounds the slowest answer to a wrong token.
+	MaxAuthFailDelay = time.Minute
+)
+
+// Config configures a Server. Zero values take the defaults above; New
+// rejects values outside the limits.
 type Config struct {
-	// Addr to listen on. Default "127.0.0.1:0" (a free loopback port).
+	// Addr to listen on. Default DefaultAddr (a free loopback port).
 	Addr string
-	// Token the collector must present. Required.
-	Token string
+	// Tokens are the accepted tokens, each with a name. Required.
+	Tokens []Token
 	// Decoder decodes batch payloads; nil passes them through (RAW).
 	Decoder *codec.Decoder
-	// Handler chooses each batch's reply; nil answers RECEIVED.
+	// Handler receives the records. Required.
 	Handler Handler
-	// CommitHandler answers __COMMIT__; nil answers PENDING.
-	CommitHandler CommitHandler
 	// Logger receives connection events; nil discards them.
 	Logger *slog.Logger
-	// Faults to inject from the start (see also Server.SetFaults).
-	Faults Faults
-	// TLS, when set, serves TLS (the engine itself speaks plain TCP).
+	// TLS, when set, serves TLS.
 	TLS *tls.Config
-	// AuthTimeout bounds the wait for the auth line. Default 1s.
-	AuthTimeout time.Duration
-	// MaxLineBytes bounds a request line; a longer one gets BAD_REQUEST and
-	// the connection is closed. Default protocol.DefaultMaxRequestBytes.
-	MaxLineBytes int
-	// Tokens, when set, are the accepted tokens, each with a name; Token
-	// is then ignored. Multi-collector mode only.
-	Tokens []Token
-	// MaxConnections above 0 selects multi-collector mode: up to that
-	// many authenticated collectors at once, each pipelined (many
-	// requests in flight, replies in order). A collector beyond it gets
-	// REJECTED. 0 keeps the engine's one collector at a time.
+	// MaxConnections bounds the authenticated collectors at once; one
+	// more gets REJECTED after its token checked out.
 	MaxConnections int
-	// MaxHandshakes bounds the connections not yet authenticated (multi
-	// mode): a connection beyond it is refused at once, so a flood of
-	// idle or garbage connections cannot take the collectors' slots.
-	// Default 64.
-	MaxHandshakes int
+	// MaxLineBytes bounds a request line; a longer one gets BAD_REQUEST
+	// and the connection is closed.
+	MaxLineBytes int
 	// MaxInFlight bounds one connection's requests read but not yet
-	// answered (multi mode); reading pauses at the bound. Default 256.
+	// answered; reading pauses at the bound.
 	MaxInFlight int
+	// AuthTimeout bounds everything before authentication: the TLS
+	// handshake and the token line, from accept. It is the idle time
+	// allowed before the first byte, kept far below IdleTimeout.
+	AuthTimeout time.Duration
+	// MaxHandshakes bounds the connections not yet authenticated. When it
+	// is reached, a new connection evicts the oldest one of the source
+	// address holding the most, so a flood cannot keep a collector that
+	// speaks at once from getting in.
+	MaxHandshakes int
+	// MaxHandshakesPerSource bounds the connections not yet authenticated
+	// from one source address; beyond it, a new one evicts that source's
+	// oldest.
+	MaxHandshakesPerSource int
+	// AuthFailDelay is the wait before checking a token from a source
+	// address whose last attempt failed; it doubles with each further
+	// failure up to AuthFailDelayMax, and is forgotten after a quiet
+	// minute. Negative disables the slowing.
+	AuthFailDelay    time.Duration
+	AuthFailDelayMax time.Duration
+	// AuthLogInterval is how often failed authentications are logged, as
+	// one aggregate line (counts by reason and sources), never what was
+	// presented.
+	AuthLogInterval time.Duration
 	// ReadTimeout bounds the reading of one request line once its first
-	// byte arrived (multi mode): a slow-loris line is cut. Default 30s.
+	// byte arrived: a slow-loris line is cut.
 	ReadTimeout time.Duration
-	// IdleTimeout closes a connection that sends nothing while it is owed
-	// no reply (multi mode). Default 5m.
+	// IdleTimeout closes an authenticated connection that sends nothing
+	// while it is owed no reply.
 	IdleTimeout time.Duration
 	// WriteTimeout bounds writing replies, and the wait for replies still
-	// owed once a connection stopped reading (multi mode): a collector
-	// that never reads its replies is closed. Default 10s.
+	// owed once a connection stopped reading: a collector that never
+	// reads its replies is closed.
 	WriteTimeout time.Duration
-	// Deferred, in multi mode, receives the records instead of Handler.
-	Deferred DeferredHandler
-	// RejectGrace is how long a new connection waits for a busy ingress
-	// before it gets REJECTED. Default 250ms; negative means no wait.
-	RejectGrace time.Duration
 
 	_ struct{} // forces keyed literals, so fields can be added
 }
 
-// Faults are failures to inject. Counters are server-wide batch counts
-// (resends included), so "every N" keeps firing across reconnects.
-// Zero values inject nothing.
-type Faults struct {
-	// CutAfter: every CutAfter-th batch is handed to the Handler, then the
-	// connection is closed without a reply, as when a link dies after the
-	// engine took a batch. The collector resends it: a duplicate. A value
-	// of 1 cuts every batch, so a collector never makes progress.
-	CutAfter int
-	// RetryEvery: every RetryEvery-th batch gets RETRY (not handled).
-	RetryEvery int
-	// QueueFullEvery: every QueueFullEvery-th batch gets
-	// QUEUE_FULL:<QueueFullDelay> (not decoded, not handled).
-	QueueFullEvery int
-	// QueueFullDelay is the delay put in QUEUE_FULL replies. Default 500ms.
-	QueueFullDelay time.Duration
-	// ReplyDelay is slept before each batch reply.
-	ReplyDelay time.Duration
-	// AuthReply, when set, answers every __AUTH__ with this line without
-	// checking the token (e.g. AUTH_FAILED); anything but ACK then closes.
-	AuthReply string
-	// BatchReply, when set, answers every batch with this line without
-	// decoding or handling it (e.g. DECRYPT_FAILED, DECODE_FAILED).
-	BatchReply string
-	// Reject answers every new connection REJECTED at once, as if another
-	// collector held the ingress.
-	Reject bool
-}
-
 func (c Config) withDefaults() Config {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	defInt := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
 	if c.Addr == "" {
-		c.Addr = "127.0.0.1:0"
+		c.Addr = DefaultAddr
 	}
-	if c.AuthTimeout <= 0 {
-		c.AuthTimeout = time.Second
-	}
-	if c.MaxLineBytes <= 0 {
-		c.MaxLineBytes = protocol.DefaultMaxRequestBytes
-	}
-	if c.RejectGrace == 0 {
-		c.RejectGrace = 250 * time.Millisecond
-	}
-	if c.MaxHandshakes <= 0 {
-		c.MaxHandshakes = 64
-	}
-	if c.MaxInFlight <= 0 {
-		c.MaxInFlight = 256
-	}
-	if c.ReadTimeout <= 0 {
-		c.ReadTimeout = 30 * time.Second
-	}
-	if c.IdleTimeout <= 0 {
-		c.IdleTimeout = 5 * time.Minute
-	}
-	if c.WriteTimeout <= 0 {
-		c.WriteTimeout = 10 * time.Second
-	}
+	defInt(&c.MaxConnections, DefaultMaxConnections)
+	defInt(&c.MaxLineBytes, DefaultMaxLineBytes)
+	defInt(&c.MaxInFlight, DefaultMaxInFlight)
+	defInt(&c.MaxHandshakes, DefaultMaxHandshakes)
+	defInt(&c.MaxHandshakesPerSource, DefaultMaxHandshakesPerSource)
+	def(&c.AuthTimeout, DefaultAuthTimeout)
+	def(&c.AuthFailDelay, DefaultAuthFailDelay)
+	def(&c.AuthFailDelayMax, DefaultAuthFailDelayMax)
+	def(&c.AuthLogInterval, DefaultAuthLogInterval)
+	def(&c.ReadTimeout, DefaultReadTimeout)
+	def(&c.IdleTimeout, DefaultIdleTimeout)
+	def(&c.WriteTimeout, DefaultWriteTimeout)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c
 }
 
-// Validate checks what has no default.
+// Validate reports every problem at once; zero values are valid (they take
+// the defaults).
 func (c Config) Validate() error {
-	if c.MaxConnections < 0 {
-		return fmt.Errorf("ingress max connections %d: must be 0 (one collector at a time) or more", c.MaxConnections)
+	var errs []error
+	if c.Handler == nil {
+		errs = append(errs, errors.New("relay: a handler is required"))
 	}
-	if c.Deferred != nil && c.MaxConnections == 0 {
-		return errors.New("ingress: a deferred handler needs multi-collector mode (MaxConnections > 0)")
+	errs = append(errs, c.checkTokens())
+	d := c.withDefaults()
+	ints := []struct {
+		name      string
+		v, lo, hi int
+	}{
+		{"max connections", d.MaxConnections, 1, MaxMaxConnections},
+		{"max line bytes", d.MaxLineBytes, MinMaxLineBytes, MaxMaxLineBytes},
+		{"max in flight", d.MaxInFlight, 1, MaxMaxInFlight},
+		{"max handshakes", d.MaxHandshakes, 1, MaxMaxHandshakes},
+		{"max handshakes per source", d.MaxHandshakesPerSource, 1, d.MaxHandshakes},
 	}
-	if len(c.Tokens) == 0 {
-		if err := protocol.CheckToken(c.Token); err != nil {
-			return fmt.Errorf("ingress token: %w", err)
+	for _, x := range ints {
+		if x.v < x.lo || x.v > x.hi {
+			errs = append(errs, fmt.Errorf("relay %s %d: must be between %d and %d", x.name, x.v, x.lo, x.hi))
 		}
-		return nil
 	}
-	if c.MaxConnections == 0 {
-		return errors.New("ingress tokens: named tokens need multi-collector mode (MaxConnections > 0)")
+	durs := []struct {
+		name string
+		v    time.Duration
+		hi   time.Duration
+	}{
+		{"auth timeout", d.AuthTimeout, MaxAuthTimeout},
+		{"auth log interval", d.AuthLogInterval, 0},
+		{"read timeout", d.ReadTimeout, 0},
+		{"idle timeout", d.IdleTimeout, 0},
+		{"write timeout", d.WriteTimeout, 0},
+	}
+	if d.AuthFailDelay > 0 {
+		durs = append(durs, struct {
+			name string
+			v    time.Duration
+			hi   time.Duration
+		}{"auth fail delay max", d.AuthFailDelayMax, MaxAuthFailDelay})
+		if d.AuthFailDelay > d.AuthFailDelayMax {
+			errs = append(errs, fmt.Errorf("relay auth fail delay %v: must not exceed the auth fail delay max %v", d.AuthFailDelay, d.AuthFailDelayMax))
+		}
+	}
+	for _, x := range durs {
+		if x.v < 0 || x.hi > 0 && x.v > x.hi {
+			errs = append(errs, fmt.Errorf("relay %s %v: must be above 0 and at most %v", x.name, x.v, x.hi))
+		}
+	}
+	if d.AuthTimeout >= d.IdleTimeout {
+		errs = append(errs, fmt.Errorf("relay auth timeout %v: must be below the idle timeout %v, so a connection that never speaks leaves first", d.AuthTimeout, d.IdleTimeout))
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) checkTokens() error {
+	if len(c.Tokens) == 0 {
+		return errors.New("relay tokens: at least one is required")
 	}
 	var errs []error
 	seen := make(map[string]bool, len(c.Tokens))
@@ -183,15 +220,15 @@ func (c Config) Validate() error {
 	for i, t := range c.Tokens {
 		switch {
 		case strings.TrimSpace(t.Name) == "":
-			errs = append(errs, fmt.Errorf("ingress tokens[%d]: the name is empty", i))
+			errs = append(errs, fmt.Errorf("relay tokens[%d]: the name is empty", i))
 		case seen[t.Name]:
-			errs = append(errs, fmt.Errorf("ingress tokens[%d]: name %q is used twice", i, t.Name))
+			errs = append(errs, fmt.Errorf("relay tokens[%d]: name %q is used twice", i, t.Name))
 		}
 		seen[t.Name] = true
 		if err := protocol.CheckToken(t.Value); err != nil {
-			errs = append(errs, fmt.Errorf("ingress tokens[%d] (%s): %w", i, t.Name, err))
+			errs = append(errs, fmt.Errorf("relay tokens[%d] (%s): %w", i, t.Name, err))
 		} else if values[t.Value] {
-			errs = append(errs, fmt.Errorf("ingress tokens[%d] (%s): the same token is given to another name", i, t.Name))
+			errs = append(errs, fmt.Errorf("relay tokens[%d] (%s): the same token is given to another name", i, t.Name))
 		}
 		values[t.Value] = true
 	}

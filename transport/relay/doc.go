@@ -1,69 +1,50 @@
-// Package ingress is the server side of EdgeSocket: a small stand-in for
-// the Apache SeaTunnel EdgeSocket source, used by the edgesocket-receiver
-// tool, the end-to-end suite's fake engine, and tests.
+// Package relay is the production server side of EdgeSocket: the listener
+// of a relay agent (the edgesocket input), taking many collectors at once
+// and answering each batch only once it is durable. The test stand-in
+// for the engine is transport/transporttest/standin; the model of the
+// engine is transport/enginemodel.
 //
-// It behaves as the engine's IngressProtocolHandler does:
+// Before authentication (hostile clients are expected here):
 //
-//   - one collector at a time: while a connection holds the ingress, any
-//     other gets "REJECTED" and is closed without being read;
-//   - the first line must authenticate within AuthTimeout (1 s, like the
-//     engine's accept_timeout_ms): "__AUTH__:<token>", or the bare token;
-//     the comparison is constant-time; a wrong token, EOF or timeout gets
-//     AUTH_FAILED and the connection is closed;
-//   - then each line gets one reply, in order: __BATCH__ lines are parsed
-//     like the engine (BAD_REQUEST, INVALID_PARAM), decoded with the
-//     configured codec.Decoder (DECRYPT_FAILED when the key is missing or
-//     the tag does not verify, DECODE_FAILED for any other decode error)
-//     and handed to the Handler, whose answer is the reply (RECEIVED by
-//     default); __COMMIT__ goes to the CommitHandler (PENDING by default);
-//     a second __AUTH__ or an unknown command gets BAD_REQUEST.
-//
-// Deliberate differences from the engine:
-//
-//   - The engine closes its listening socket while a collector is
-//     connected, so a second collector sees "connection refused". This
-//     package keeps accepting and answers REJECTED, so that tests can
-//     observe the policy. A newcomer first waits up to RejectGrace for the
-//     ingress to free up, because a collector that drops its connection
-//     and redials at once would otherwise race the server noticing the
-//     old connection's end.
-//   - The engine decompresses after replying RECEIVED, so corrupt
-//     compressed data fails its job later; here it gets DECODE_FAILED, as
-//     the engine's documentation says it should.
-//
-// Faults (Config.Faults, or SetFaults at run time) inject the failures a
-// collector must survive: cuts, RETRY, QUEUE_FULL, slow replies, and
-// AUTH_FAILED / REJECTED / DECRYPT_FAILED on demand.
-//
-// The Handler is called from one goroutine at a time (there is one
-// collector at a time). The record it gets is valid only during the call.
-//
-// # Multi-collector mode
-//
-// Config.MaxConnections > 0 turns the stand-in into a server for many
-// collectors at once (a relay's listener):
-//
-//   - up to MaxConnections authenticated collectors; one more gets
-//     REJECTED after its token checked out. Connections not yet
-//     authenticated have a budget of their own (MaxHandshakes): beyond it
-//     a connection is refused on the accept loop, without a goroutine, so
-//     a flood of connections costs no memory per attempt;
+//   - the TLS handshake and the token line ("__AUTH__:<token>", or the
+//     bare token, as the engine takes it) must arrive within AuthTimeout
+//     of accept (1 s, the engine's accept_timeout_ms), far shorter than
+//     the idle time allowed once authenticated;
+//   - connections not yet authenticated share a budget (MaxHandshakes) and
+//     a per-source-address share of it (MaxHandshakesPerSource). A new
+//     connection is never refused for lack of room: it evicts an older
+//     unauthenticated one, first of its own source when that source is at
+//     its share, else of the source holding the most. A collector that
+//     sends its token at once therefore gets in during a flood of silent
+//     or half-sent connections;
 //   - tokens have names (Config.Tokens); all are compared in constant
-//     time; a failure is answered AUTH_FAILED and logged at WARN, at most
-//     once per 10 s, without what was presented;
+//     time; a wrong one is answered AUTH_FAILED. A source address whose
+//     attempt failed waits AuthFailDelay before its next token is checked,
+//     doubling per failure up to AuthFailDelayMax, while holding its place
+//     in the budget: guessing from one address is slowed to its share of
+//     the budget over that wait;
+//   - failures are counted by reason (Stats.AuthFailures) and logged as
+//     one aggregate WARN per AuthLogInterval, never with what was
+//     presented.
+//
+// Once authenticated:
+//
+//   - up to MaxConnections collectors; one more gets REJECTED after its
+//     token checked out;
 //   - each connection is pipelined: up to MaxInFlight requests are read
 //     ahead of their replies, and replies leave in request order; they
 //     are written by whoever makes them ready (Ticket.Done, DoneAll, the
 //     reader), without blocking, so a connection costs one goroutine; a
 //     second one writes only while the collector's socket does not take
 //     the replies at once, or under TLS;
-//   - a DeferredHandler settles each batch's reply later through its
-//     Ticket, so a relay answers RECEIVED only once the batch is durable;
-//     __COMMIT__ is then answered from the session's own durability (see
+//   - the Handler settles each batch's reply later through its Ticket, so
+//     a relay answers RECEIVED only once the batch is durable; __COMMIT__
+//     is then answered from the session's own durability (see
 //     commitReply);
-//   - timeouts: AuthTimeout for the token line, ReadTimeout for a request
-//     line once begun (slow-loris), IdleTimeout while nothing is owed,
-//     WriteTimeout for replies (a collector that does not read them is
-//     closed: its kernel send buffer is kept small on purpose);
-//   - Faults do not apply.
-package ingress
+//   - ReadTimeout bounds a request line once begun (slow-loris),
+//     IdleTimeout a silence while nothing is owed, WriteTimeout the
+//     writing of replies (a collector that does not read them is closed:
+//     its kernel send buffer is kept small on purpose);
+//   - warnings a client can repeat at will (undecodable batches, lines
+//     too long) are rate-limited, with the count of those held back.
+package relay

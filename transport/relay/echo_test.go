@@ -1,4 +1,4 @@
-package ingress
+package relay
 
 import (
 	"bytes"
@@ -57,7 +57,7 @@ func TestTokenInWrongPlacesIsNotEchoed(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := startMulti(t, Config{
-		Deferred:     immediate,
+		Handler:      immediate,
 		Decoder:      dec,
 		MaxLineBytes: 512,
 		Tokens:       []Token{{Name: "edge-a", Value: echoSecret}},
