@@ -1,0 +1,169 @@
+package relay
+
+import (
+	"bufio"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// dialFrom connects to s from the loopback address src (127.0.0.x), so
+// that tests can play several source addresses.
+func dialFrom(t *testing.T, s *Server, src string) *peer {
+	t.Helper()
+	d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
+	c, err := d.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	return &peer{t: t, conn: c, r: bufio.NewReader(c)}
+}
+
+// waitFor polls cond, bounded in count and time.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for range 500 {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("gave up waiting for %s", what)
+}
+
+// A budget full of silent and half-sent connections, from one address
+// and from several, still lets a collector that speaks at once in: from
+// its own address, and from one of the flood's.
+func TestFloodOfUnauthenticatedDoesNotLockOut(t *testing.T) {
+	s := startMulti(t, Config{MaxHandshakes: 8, MaxHandshakesPerSource: 4, AuthTimeout: time.Minute / 2})
+	var flood []*peer
+	for i := range 40 {
+		src := []string{"127.0.0.1", "127.0.0.2", "127.0.0.3"}[i%3]
+		p := dialFrom(t, s, src)
+		if i%2 == 1 {
+			p.send("__AUTH__:tok-") // half a token line, never finished
+		}
+		flood = append(flood, p)
+	}
+	waitFor(t, "the flood to be accepted", func() bool { return s.Stats().Connections == 40 })
+	if n := s.Unauthenticated(); n > 8 {
+		t.Fatalf("%d connections in a budget of 8", n)
+	}
+	for _, src := range []string{"127.0.0.9", "127.0.0.2"} {
+		p := dialFrom(t, s, src)
+		p.send("__AUTH__:tok-a\n")
+		p.expect("ACK")
+		p.send("__BATCH__:1:{}\n")
+		p.expect("RECEIVED")
+	}
+	st := s.Stats()
+	if st.Evicted < 40-8 {
+		t.Errorf("Evicted = %d, want at least %d (the flood beyond the budget)", st.Evicted, 40-8)
+	}
+	// Evicted connections are closed without a word.
+	evicted := 0
+	for _, p := range flood[:10] {
+		_ = p.conn.SetReadDeadline(time.Now().Add(time.Second))
+		if _, err := p.r.ReadByte(); err == io.EOF {
+			evicted++
+		}
+	}
+	if evicted == 0 {
+		t.Error("none of the oldest flood connections was closed")
+	}
+}
+
+// Each connection has AuthTimeout from accept for its first line: a
+// silent one and a half-sent one are answered AUTH_FAILED and closed,
+// counted as timeouts.
+func TestAuthTimeoutCountsAndCloses(t *testing.T) {
+	s := startMulti(t, Config{AuthTimeout: 100 * time.Millisecond})
+	silent := dialFrom(t, s, "127.0.0.1")
+	half := dialFrom(t, s, "127.0.0.2")
+	half.send("__AUTH__:tok-")
+	for _, p := range []*peer{silent, half} {
+		p.expect("AUTH_FAILED")
+		p.expectEOF()
+	}
+	waitFor(t, "two timeouts", func() bool { return s.Stats().AuthFailures.Timeout == 2 })
+}
+
+// Wrong tokens from one address are delayed, more with each failure,
+// counted by reason and reported as one aggregate line that holds no
+// token; another address is not slowed, and the right token still gets
+// in from the slowed address.
+func TestWrongTokensSlowedCountedAndReported(t *testing.T) {
+	var logs syncBuffer
+	s := startMulti(t, Config{
+		AuthFailDelay: 5 * time.Millisecond, AuthFailDelayMax: 40 * time.Millisecond,
+		AuthLogInterval: time.Hour,
+		Logger:          slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	const attempts = 6
+	for i := range attempts {
+		p := dialFrom(t, s, "127.0.0.5")
+		p.send("__AUTH__:guess-" + strings.Repeat("x", i) + "\n")
+		p.expect("AUTH_FAILED")
+	}
+	st := s.Stats()
+	if st.AuthFailures.WrongToken != attempts {
+		t.Errorf("WrongToken = %d, want %d", st.AuthFailures.WrongToken, attempts)
+	}
+	// The first attempt is checked at once; every later one waits.
+	if st.AuthDelayed != attempts-1 {
+		t.Errorf("AuthDelayed = %d, want %d", st.AuthDelayed, attempts-1)
+	}
+	if d := s.pen.delay("127.0.0.5"); d != 40*time.Millisecond {
+		t.Errorf("the slowed source's delay is %v, want the max after %d failures", d, attempts)
+	}
+	other := dialFrom(t, s, "127.0.0.6")
+	other.send("__AUTH__:tok-b\n")
+	other.expect("ACK")
+	if got := s.Stats().AuthDelayed; got != attempts-1 {
+		t.Errorf("a clean address was delayed (AuthDelayed %d)", got)
+	}
+	p := dialFrom(t, s, "127.0.0.5")
+	p.send("__AUTH__:tok-a\n")
+	p.expect("ACK")
+
+	text := logs.String()
+	if strings.Contains(text, "guess-") {
+		t.Errorf("the log holds a presented token:\n%s", text)
+	}
+	if strings.Contains(text, "failed to authenticate") {
+		t.Errorf("failures logged one by one, before the report interval:\n%s", text)
+	}
+}
+
+// The report says what changed since the last one, by reason, and
+// nothing when nothing did.
+func TestAuthReport(t *testing.T) {
+	var logs syncBuffer
+	l := slog.New(slog.NewTextHandler(&logs, nil))
+	var rep authReport
+	rep.report(l, Stats{}, 0)
+	if logs.String() != "" {
+		t.Fatalf("a report with nothing to say: %s", logs.String())
+	}
+	rep.report(l, Stats{AuthFailures: AuthFailures{WrongToken: 6, Timeout: 2}, Evicted: 3, AuthDelayed: 5}, 1)
+	rep.report(l, Stats{AuthFailures: AuthFailures{WrongToken: 6, Timeout: 2}, Evicted: 3, AuthDelayed: 5}, 1)
+	rep.report(l, Stats{AuthFailures: AuthFailures{WrongToken: 7, Timeout: 2, TLS: 1}, Evicted: 3, AuthDelayed: 6}, 1)
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	want := []string{
+		"failed=8 wrong_token=6 timeout=2 evicted_unauthenticated=3 delayed=5 sources_slowed=1",
+		"failed=2 wrong_token=1 tls_handshake=1 evicted_unauthenticated=0 delayed=1 sources_slowed=1",
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("%d report lines, want %d:\n%s", len(lines), len(want), logs.String())
+	}
+	for i, w := range want {
+		if !strings.HasSuffix(lines[i], w) || !strings.Contains(lines[i], "level=WARN") {
+			t.Errorf("report %d = %s\nwant it to end in %s", i, lines[i], w)
+		}
+	}
+}
