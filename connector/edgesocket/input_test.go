@@ -373,3 +373,28 @@ func TestAddFieldsOddNameStaysJSON(t *testing.T) {
 		t.Fatalf("event %q is not valid JSON with the name", ev)
 	}
 }
+
+// The listener's refusals before authentication reach the input's
+// stats, by reason: a wrong token is counted as such.
+func TestStatsCountAuthFailuresByReason(t *testing.T) {
+	in := open(t, testConfig())
+	c, err := net.DialTimeout("tcp", in.Addr(), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte("__AUTH__:not-a-token\n")); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(c).ReadString('\n'); line != "AUTH_FAILED\n" {
+		t.Fatalf("reply %q, %v; want AUTH_FAILED", line, err)
+	}
+	got := map[string]int64{}
+	for _, rc := range in.Stats().AuthFailures {
+		got[rc.Reason] = rc.N
+	}
+	if got["wrong_token"] != 1 || len(got) != 5 {
+		t.Fatalf("AuthFailures = %v, want wrong_token 1 among the 5 reasons", got)
+	}
+}

@@ -6,22 +6,32 @@ import (
 
 // Stats counts what the relay took: Events and BytesRead are the batches
 // handed to the scheduler and their stored bytes; Errors the batches
-// answered QUEUE_FULL. Safe for concurrent use.
+// answered QUEUE_FULL; AuthFailures and Evicted the listener's refusals
+// before authentication. Safe for concurrent use.
 func (in *Input) Stats() input.Stats {
-	return input.Stats{
+	st := input.Stats{
 		LinesRead: in.stats.events.Load(),
 		Events:    in.stats.events.Load(),
 		BytesRead: in.stats.bytes.Load(),
 		Errors:    in.stats.queueFull.Load(),
 	}
+	if srv := in.srv; srv != nil {
+		rs := srv.Stats()
+		for _, rc := range rs.AuthFailures.ByReason() {
+			st.AuthFailures = append(st.AuthFailures, input.Count{Reason: rc.Reason, N: int64(rc.N)})
+		}
+		st.Evicted = int64(rs.Evicted)
+	}
+	return st
 }
 
 // Peers lists the connected collectors. Safe for concurrent use.
 func (in *Input) Peers() []input.Peer {
-	if in.srv == nil {
+	srv := in.srv
+	if srv == nil {
 		return nil
 	}
-	cs := in.srv.Collectors()
+	cs := srv.Collectors()
 	out := make([]input.Peer, len(cs))
 	for i, c := range cs {
 		out[i] = input.Peer{
@@ -35,10 +45,11 @@ func (in *Input) Peers() []input.Peer {
 
 // PeerTotals are the counters per token name. Safe for concurrent use.
 func (in *Input) PeerTotals() []input.PeerTotals {
-	if in.srv == nil {
+	srv := in.srv
+	if srv == nil {
 		return nil
 	}
-	ts := in.srv.Totals()
+	ts := srv.Totals()
 	out := make([]input.PeerTotals, len(ts))
 	for i, t := range ts {
 		out[i] = input.PeerTotals{
