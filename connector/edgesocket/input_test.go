@@ -394,7 +394,7 @@ func TestStatsCountAuthFailuresByReason(t *testing.T) {
 	for _, rc := range in.Stats().AuthFailures {
 		got[rc.Reason] = rc.N
 	}
-	if got["wrong_token"] != 1 || len(got) != 5 {
-		t.Fatalf("AuthFailures = %v, want wrong_token 1 among the 5 reasons", got)
+	if got["wrong_token"] != 1 || len(got) != 6 {
+		t.Fatalf("AuthFailures = %v, want wrong_token 1 among the 6 reasons", got)
 	}
 }

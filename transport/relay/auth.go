@@ -141,7 +141,9 @@ func (s *Server) authenticate(h *handshake, r *protocol.LineReader, accepted tim
 		t.Stop()
 	}
 	if !s.pre.leave(h) {
-		s.stats.evicted.Add(1)
+		// Evicted while its source was being slowed: a token presented,
+		// never checked.
+		s.stats.authFailed(reasonThrottled)
 		return "", false
 	}
 	if s.isClosing() {

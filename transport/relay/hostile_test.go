@@ -167,3 +167,23 @@ func TestAuthReport(t *testing.T) {
 		}
 	}
 }
+
+// A token waiting out its source's penalty and evicted meanwhile is
+// counted as throttled: presented, never checked.
+func TestEvictedWhileSlowedCountsAsThrottled(t *testing.T) {
+	s := startMulti(t, Config{MaxHandshakes: 4, MaxHandshakesPerSource: 1,
+		AuthFailDelay: time.Minute / 2, AuthFailDelayMax: time.Minute / 2, AuthTimeout: time.Minute / 2})
+	first := dialFrom(t, s, "127.0.0.7")
+	first.send("__AUTH__:wrong\n")
+	first.expect("AUTH_FAILED")
+	waiting := dialFrom(t, s, "127.0.0.7")
+	waiting.send("__AUTH__:also-wrong\n")
+	waitFor(t, "the second guess to wait", func() bool { return s.Stats().AuthDelayed == 1 })
+	newer := dialFrom(t, s, "127.0.0.7") // the source's share is 1: evicts the waiting one
+	waiting.expectEOF()
+	waitFor(t, "throttled counted", func() bool { return s.Stats().AuthFailures.Throttled == 1 })
+	if st := s.Stats(); st.AuthFailures.WrongToken != 1 {
+		t.Errorf("WrongToken = %d, want 1: the evicted guess was checked", st.AuthFailures.WrongToken)
+	}
+	_ = newer
+}

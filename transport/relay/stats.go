@@ -30,22 +30,25 @@ type Stats struct {
 // anything a client sent.
 type AuthFailures struct {
 	WrongToken uint64 // a token line with no accepted token: answered AUTH_FAILED
-	Timeout    uint64 // no whole token line within AuthTimeout (silent, or half sent)
-	BadLine    uint64 // a token line over the limit
-	TLS        uint64 // the TLS handshake failed
-	Closed     uint64 // the client closed or reset before a whole line
+	// Throttled: a token line from a source being slowed down, evicted
+	// while it waited, so never checked.
+	Throttled uint64
+	Timeout   uint64 // no whole token line within AuthTimeout (silent, or half sent)
+	BadLine   uint64 // a token line over the limit
+	TLS       uint64 // the TLS handshake failed
+	Closed    uint64 // the client closed or reset before a whole line
 }
 
 // Total is the sum over the reasons.
 func (a AuthFailures) Total() uint64 {
-	return a.WrongToken + a.Timeout + a.BadLine + a.TLS + a.Closed
+	return a.WrongToken + a.Throttled + a.Timeout + a.BadLine + a.TLS + a.Closed
 }
 
 // ByReason lists the counts with the reasons' metric label values, in a
 // fixed order.
 func (a AuthFailures) ByReason() []ReasonCount {
 	return []ReasonCount{
-		{string(reasonWrongToken), a.WrongToken}, {string(reasonTimeout), a.Timeout},
+		{string(reasonWrongToken), a.WrongToken}, {string(reasonThrottled), a.Throttled}, {string(reasonTimeout), a.Timeout},
 		{string(reasonBadLine), a.BadLine}, {string(reasonTLS), a.TLS}, {string(reasonClosed), a.Closed},
 	}
 }
@@ -61,6 +64,7 @@ type authReason string
 
 const (
 	reasonWrongToken authReason = "wrong_token"
+	reasonThrottled  authReason = "throttled"
 	reasonTimeout    authReason = "timeout"
 	reasonBadLine    authReason = "line_too_long"
 	reasonTLS        authReason = "tls_handshake"
@@ -71,7 +75,8 @@ type counters struct {
 	connections, rejected, sessions  atomic.Uint64
 	batches, records, decodeFailures atomic.Uint64
 	decryptFailures, badRequests     atomic.Uint64
-	wrongToken, timeout, badLine     atomic.Uint64
+	wrongToken, throttled, timeout   atomic.Uint64
+	badLine                          atomic.Uint64
 	tlsFailed, closedEarly           atomic.Uint64
 	evicted, authDelayed             atomic.Uint64
 }
@@ -80,6 +85,8 @@ func (c *counters) authFailed(r authReason) {
 	switch r {
 	case reasonWrongToken:
 		c.wrongToken.Add(1)
+	case reasonThrottled:
+		c.throttled.Add(1)
 	case reasonTimeout:
 		c.timeout.Add(1)
 	case reasonBadLine:
@@ -102,7 +109,7 @@ func (c *counters) snapshot() Stats {
 		DecryptFailures: c.decryptFailures.Load(),
 		BadRequests:     c.badRequests.Load(),
 		AuthFailures: AuthFailures{
-			WrongToken: c.wrongToken.Load(), Timeout: c.timeout.Load(), BadLine: c.badLine.Load(),
+			WrongToken: c.wrongToken.Load(), Throttled: c.throttled.Load(), Timeout: c.timeout.Load(), BadLine: c.badLine.Load(),
 			TLS: c.tlsFailed.Load(), Closed: c.closedEarly.Load(),
 		},
 		Evicted:     c.evicted.Load(),
