@@ -5,6 +5,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -309,5 +310,51 @@ func TestRelayWrongTokenFloodIsSlowedAndCounted(t *testing.T) {
 	}
 	if code := relay.stop(rp); code != 0 {
 		t.Errorf("relay stop exit code %d", code)
+	}
+}
+
+// A PACKET relay with an AES key stores an encrypted agent's events and
+// refuses an unencrypted one's (DECRYPT_FAILED: nothing of it reaches the
+// engine), unless allow-unencrypted is set.
+func TestRelayWithKeyRefusesUnencrypted(t *testing.T) {
+	skipShort(t)
+	key := make([]byte, 32)
+	for i := range key {
+		key[i] = byte(i * 7)
+	}
+	keyB64 := base64.StdEncoding.EncodeToString(key)
+	for _, allow := range []bool{false, true} {
+		t.Run(fmt.Sprintf("allow-unencrypted=%v", allow), func(t *testing.T) {
+			extra := "    packet-mode: PACKET\n    aes-secret-key-base64: " + keyB64 + "\n"
+			if allow {
+				extra += "    allow-unencrypted: true\n"
+			}
+			f := newRelayFleet(t, 2, extra, func(i int) options {
+				if i == 0 {
+					return options{packetMode: "PACKET", compression: "gzip", encryption: "aes_gcm", keyB64: keyB64}
+				}
+				return options{packetMode: "PACKET", compression: "gzip"}
+			})
+			enc := makeLines(t.Name()+"-encrypted", 0, 200)
+			plain := makeLines(t.Name()+"-plain", 0, 200)
+			f.files[0].lines(enc)
+			f.files[1].lines(plain)
+			if allow {
+				f.rc.waitDelivered(append(append([]string(nil), enc...), plain...), deliverTimeout)
+			} else {
+				f.rc.waitDelivered(enc, deliverTimeout)
+				eventually(t, 30*time.Second, "the relay refusing the unencrypted agent's batches", func() bool {
+					_, m := httpGet(t, f.relay.apiBase()+"/metrics")
+					return metricSum(m, "edge_agent_relay_batches_refused_total", `name="edge-1"`) > 0
+				})
+				if got := f.rc.received(); got[plain[0]] > 0 {
+					t.Error("an unencrypted agent's lines reached the engine through a relay with a key")
+				}
+				if st := f.relay.logText(); !strings.Contains(st, "requires encryption") {
+					t.Error("the relay's log does not say why it refuses the unencrypted batches")
+				}
+			}
+			f.stopAll()
+		})
 	}
 }

@@ -79,9 +79,14 @@ func (c *collectorStats) received1() {
 }
 
 func (c *collectorStats) refused(reply string) {
+	c.countRefused()
+	c.setError("replied " + reply)
+}
+
+// countRefused counts a batch answered otherwise than RECEIVED.
+func (c *collectorStats) countRefused() {
 	c.refusedN.Add(1)
 	c.totals.refused.Add(1)
-	c.setError("replied " + reply)
 }
 
 func (c *collectorStats) setError(msg string) {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edge-agent/edge-agent/transport/codec"
 )
 
 // dialFrom connects to s from the loopback address src (127.0.0.x), so
@@ -186,4 +188,36 @@ func TestEvictedWhileSlowedCountsAsThrottled(t *testing.T) {
 		t.Errorf("WrongToken = %d, want 1: the evicted guess was checked", st.AuthFailures.WrongToken)
 	}
 	_ = newer
+}
+
+// A relay whose decoder requires encryption answers an unencrypted
+// envelope DECRYPT_FAILED, hands nothing over, and counts the batch as
+// refused for its collector.
+func TestUnencryptedRefusedAndCounted(t *testing.T) {
+	key := make([]byte, codec.KeySize)
+	dec, err := codec.NewDecoder(codec.ModePacket, key, codec.WithEncryptionRequired())
+	if err != nil {
+		t.Fatal(err)
+	}
+	handed := 0
+	s := startMulti(t, Config{Decoder: dec, Handler: func(_ Peer, _ int64, _ []byte, tk Ticket) { handed++; tk.Done("") }})
+	plain, err := codec.NewEncoder(codec.Options{Mode: codec.ModePacket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wire, err := plain.Encode(nil, []byte("event"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := dialFrom(t, s, "127.0.0.1")
+	p.send("__AUTH__:tok-a\n", "__BATCH__:1:"+string(wire)+"\n")
+	p.expect("ACK")
+	p.expect("DECRYPT_FAILED")
+	cs := s.Collectors()
+	if len(cs) != 1 || cs[0].Refused != 1 || cs[0].Received != 0 || !strings.Contains(cs[0].LastError, "requires encryption") {
+		t.Fatalf("Collectors() = %+v, want one refused batch saying why", cs)
+	}
+	if st := s.Stats(); st.DecryptFailures != 1 || handed != 0 {
+		t.Fatalf("DecryptFailures %d, handed over %d; want 1 and 0", st.DecryptFailures, handed)
+	}
 }

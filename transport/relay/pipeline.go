@@ -394,6 +394,7 @@ func (p *pipe) batch(seq uint64, id int64, payload []byte) {
 			} else {
 				s.stats.decodeFailures.Add(1)
 			}
+			p.st.countRefused()
 			p.st.setError(requestError(seq, errors.New(reply+": "+err.Error())))
 			s.warnDecode.Warn(p.log, "edgesocket batch does not decode", slog.Int64("batch_id", id), slog.Any("error", err))
 			p.fill(seq, slot{kind: slotFixed, ready: true, id: id, reply: reply})
