@@ -56,7 +56,7 @@ func TestTokenInWrongPlacesIsNotEchoed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := startMulti(t, Config{
+	s := startRelay(t, Config{
 		Handler:      immediate,
 		Decoder:      dec,
 		MaxLineBytes: 512,

@@ -42,7 +42,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // and from several, still lets a collector that speaks at once in: from
 // its own address, and from one of the flood's.
 func TestFloodOfUnauthenticatedDoesNotLockOut(t *testing.T) {
-	s := startMulti(t, Config{MaxHandshakes: 8, MaxHandshakesPerSource: 4, AuthTimeout: time.Minute / 2})
+	s := startRelay(t, Config{MaxHandshakes: 8, MaxHandshakesPerSource: 4, AuthTimeout: time.Minute / 2})
 	var flood []*peer
 	for i := range 40 {
 		src := []string{"127.0.0.1", "127.0.0.2", "127.0.0.3"}[i%3]
@@ -84,7 +84,7 @@ func TestFloodOfUnauthenticatedDoesNotLockOut(t *testing.T) {
 // silent one and a half-sent one are answered AUTH_FAILED and closed,
 // counted as timeouts.
 func TestAuthTimeoutCountsAndCloses(t *testing.T) {
-	s := startMulti(t, Config{AuthTimeout: 100 * time.Millisecond})
+	s := startRelay(t, Config{AuthTimeout: 100 * time.Millisecond})
 	silent := dialFrom(t, s, "127.0.0.1")
 	half := dialFrom(t, s, "127.0.0.2")
 	half.send("__AUTH__:tok-")
@@ -101,7 +101,7 @@ func TestAuthTimeoutCountsAndCloses(t *testing.T) {
 // in from the slowed address.
 func TestWrongTokensSlowedCountedAndReported(t *testing.T) {
 	var logs syncBuffer
-	s := startMulti(t, Config{
+	s := startRelay(t, Config{
 		AuthFailDelay: 5 * time.Millisecond, AuthFailDelayMax: 40 * time.Millisecond,
 		AuthLogInterval: time.Hour,
 		Logger:          slog.New(slog.NewTextHandler(&logs, nil)),
@@ -173,7 +173,7 @@ func TestAuthReport(t *testing.T) {
 // A token waiting out its source's penalty and evicted meanwhile is
 // counted as throttled: presented, never checked.
 func TestEvictedWhileSlowedCountsAsThrottled(t *testing.T) {
-	s := startMulti(t, Config{MaxHandshakes: 4, MaxHandshakesPerSource: 1,
+	s := startRelay(t, Config{MaxHandshakes: 4, MaxHandshakesPerSource: 1,
 		AuthFailDelay: time.Minute / 2, AuthFailDelayMax: time.Minute / 2, AuthTimeout: time.Minute / 2})
 	first := dialFrom(t, s, "127.0.0.7")
 	first.send("__AUTH__:wrong\n")
@@ -200,7 +200,7 @@ func TestUnencryptedRefusedAndCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	handed := 0
-	s := startMulti(t, Config{Decoder: dec, Handler: func(_ Peer, _ int64, _ []byte, tk Ticket) { handed++; tk.Done("") }})
+	s := startRelay(t, Config{Decoder: dec, Handler: func(_ Peer, _ int64, _ []byte, tk Ticket) { handed++; tk.Done("") }})
 	plain, err := codec.NewEncoder(codec.Options{Mode: codec.ModePacket})
 	if err != nil {
 		t.Fatal(err)

@@ -71,7 +71,7 @@ func (k *tickets) ticket(i int) Ticket {
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func startMulti(t *testing.T, cfg Config) *Server {
+func startRelay(t *testing.T, cfg Config) *Server {
 	t.Helper()
 	if cfg.MaxConnections == 0 {
 		cfg.MaxConnections = 16
@@ -144,8 +144,8 @@ func authedAs(t *testing.T, s *Server, token string) *peer {
 }
 
 // Many collectors at once, each pipelined, each known by its token's name.
-func TestMultiCollectorsPipelined(t *testing.T) {
-	s := startMulti(t, Config{Handler: immediate})
+func TestCollectorsPipelined(t *testing.T) {
+	s := startRelay(t, Config{Handler: immediate})
 	const conns, batches = 6, 200
 	var wg sync.WaitGroup
 	errs := make(chan error, conns)
@@ -196,7 +196,7 @@ func TestMultiCollectorsPipelined(t *testing.T) {
 // leave in request order whatever order the tickets are settled in.
 func TestDeferredRepliesInRequestOrder(t *testing.T) {
 	k := newTickets()
-	s := startMulti(t, Config{Handler: k.handle})
+	s := startRelay(t, Config{Handler: k.handle})
 	p := authedAs(t, s, "tok-a")
 	p.send("__BATCH__:1:a\n__BATCH__:2:b\n__BATCH__:3:c\n__BATCH__:4:d\n")
 	k.wait(t, 4)
@@ -223,7 +223,7 @@ func TestDeferredRepliesInRequestOrder(t *testing.T) {
 // never seen; PENDING behind a refused batch.
 func TestCommitFromDurability(t *testing.T) {
 	k := newTickets()
-	s := startMulti(t, Config{Handler: k.handle})
+	s := startRelay(t, Config{Handler: k.handle})
 	p := authedAs(t, s, "tok-b")
 	p.send("__BATCH__:1:a\n__BATCH__:2:b\n__BATCH__:3:c\n")
 	k.wait(t, 3)
@@ -242,7 +242,7 @@ func TestCommitFromDurability(t *testing.T) {
 	p.expect("ACK:3")
 }
 
-func TestMultiBadInput(t *testing.T) {
+func TestBadInput(t *testing.T) {
 	tests := []struct {
 		name string
 		run  func(t *testing.T, s *Server)
@@ -301,7 +301,7 @@ func TestMultiBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := startMulti(t, Config{
+			s := startRelay(t, Config{
 				Handler: immediate, MaxLineBytes: 1024, AuthTimeout: 300 * time.Millisecond,
 				ReadTimeout: 300 * time.Millisecond, IdleTimeout: 500 * time.Millisecond,
 			})
@@ -312,8 +312,8 @@ func TestMultiBadInput(t *testing.T) {
 
 // A collector over MaxConnections is REJECTED after it authenticated; the
 // ones in keep going.
-func TestMultiMaxConnections(t *testing.T) {
-	s := startMulti(t, Config{Handler: immediate, MaxConnections: 2})
+func TestMaxConnections(t *testing.T) {
+	s := startRelay(t, Config{Handler: immediate, MaxConnections: 2})
 	a := authedAs(t, s, "tok-a")
 	_ = authedAs(t, s, "tok-b")
 	c := dial(t, s)
@@ -487,7 +487,7 @@ func TestConnectionFlood(t *testing.T) {
 	if testing.Short() {
 		t.Skip("5,000 connections: not in -short")
 	}
-	s := startMulti(t, Config{Handler: immediate, AuthTimeout: 200 * time.Millisecond, MaxHandshakes: 32,
+	s := startRelay(t, Config{Handler: immediate, AuthTimeout: 200 * time.Millisecond, MaxHandshakes: 32,
 		AuthFailDelay: 10 * time.Millisecond, AuthFailDelayMax: 50 * time.Millisecond})
 	stop := make(chan struct{})
 	var progress atomic.Int64
@@ -559,9 +559,9 @@ func TestConnectionFlood(t *testing.T) {
 
 // Close answers what is ready and ends every session even with replies
 // owed that nobody will settle.
-func TestMultiCloseWithTicketsOwed(t *testing.T) {
+func TestCloseWithTicketsOwed(t *testing.T) {
 	k := newTickets()
-	s := startMulti(t, Config{Handler: k.handle})
+	s := startRelay(t, Config{Handler: k.handle})
 	p := authedAs(t, s, "tok-a")
 	p.send("__BATCH__:1:a\n__BATCH__:2:b\n")
 	k.wait(t, 2)
@@ -581,7 +581,7 @@ func TestMultiCloseWithTicketsOwed(t *testing.T) {
 	p.expectEOF()
 }
 
-func TestMultiConfigValidate(t *testing.T) {
+func TestConfigValidate(t *testing.T) {
 	tests := []struct {
 		name string
 		cfg  Config
@@ -609,10 +609,10 @@ func TestMultiConfigValidate(t *testing.T) {
 	}
 }
 
-// FuzzMultiLines feeds arbitrary bytes to an authenticated session: every
+// FuzzSessionLines feeds arbitrary bytes to an authenticated session: every
 // reply is a protocol reply, there is at most one per request line, and
 // the session ends (no hang) once the input ends.
-func FuzzMultiLines(f *testing.F) {
+func FuzzSessionLines(f *testing.F) {
 	for _, seed := range []string{
 		"__BATCH__:1:{}\n", "__BATCH__:1:{}\r\n__COMMIT__:1\n", "__BATCH__:x:\n", "\n\n\r",
 		"__COMMIT__:-1\n__AUTH__:t\n", "garbage", "__BATCH__:9223372036854775807:a\r__BATCH__:1",
@@ -674,9 +674,9 @@ func FuzzMultiLines(f *testing.F) {
 // A connection whose collector keeps up with its replies costs one
 // goroutine: its replies are written by whoever settles them, without a
 // writer goroutine per connection.
-func TestMultiOneGoroutinePerConnection(t *testing.T) {
+func TestOneGoroutinePerConnection(t *testing.T) {
 	const n = 40
-	s := startMulti(t, Config{Handler: immediate, MaxConnections: n + 1})
+	s := startRelay(t, Config{Handler: immediate, MaxConnections: n + 1})
 	base := runtime.NumGoroutine()
 	for i := range n {
 		p := authedAs(t, s, "tok-a")
@@ -698,9 +698,9 @@ func TestMultiOneGoroutinePerConnection(t *testing.T) {
 // of them, in order, once it reads again: the replies its socket could not
 // take at once are written by a goroutine of the connection, which ends
 // once it has caught up. Meanwhile reading stops at MaxInFlight.
-func TestMultiSlowReaderGetsEveryReplyInOrder(t *testing.T) {
+func TestSlowReaderGetsEveryReplyInOrder(t *testing.T) {
 	const batches, inFlight = 20000, 64
-	s := startMulti(t, Config{Handler: immediate, MaxInFlight: inFlight})
+	s := startRelay(t, Config{Handler: immediate, MaxInFlight: inFlight})
 	base := runtime.NumGoroutine()
 	p := authedAs(t, s, "tok-a")
 	if tc, ok := p.conn.(*net.TCPConn); ok {
@@ -760,7 +760,7 @@ func TestMultiSlowReaderGetsEveryReplyInOrder(t *testing.T) {
 // when its head's run comes before the rest of its tickets.
 func TestDoneAllWritesEachConnectionOnce(t *testing.T) {
 	k := newTickets()
-	s := startMulti(t, Config{Handler: k.handle})
+	s := startRelay(t, Config{Handler: k.handle})
 	a := authedAs(t, s, "tok-a")
 	a.send("__BATCH__:1:a\n__BATCH__:2:b\n__BATCH__:3:c\n")
 	k.wait(t, 3)
