@@ -63,9 +63,14 @@ func authToken(line []byte) []byte {
 	return protocol.Trim(line)
 }
 
-// readBufferBytes is each connection's read buffer: small, because it is
+// readBufferBytes is each session's read buffer: small, because it is
 // per connection; a longer line is still read whole, up to MaxLineBytes.
 const readBufferBytes = 4 << 10
+
+// authBufferBytes is the read buffer before authentication: a flood of
+// connections that never authenticate allocates this little each, and
+// the token line still reads whole (up to maxAuthLineBytes).
+const authBufferBytes = 256
 
 // maxAuthLineBytes bounds the auth line, whatever MaxLineBytes is: a
 // connection not yet authenticated must not make the server buffer much.
@@ -77,11 +82,17 @@ func (s *Server) handle(h *handshake, accepted time.Time) {
 	defer s.wg.Done()
 	conn := h.conn
 	defer s.untrack(conn)
-	r := protocol.NewLineReaderSize(conn, s.cfg.MaxLineBytes, readBufferBytes)
+	r := protocol.NewLineReaderSize(conn, s.cfg.MaxLineBytes, authBufferBytes)
 	name, ok := s.authenticate(h, r, accepted)
 	if !ok {
 		return
 	}
+	if r.Buffered() == 0 {
+		// The session's buffer; requests sent before the ACK (rare) keep
+		// the small one rather than be lost.
+		r = protocol.NewLineReaderSize(conn, s.cfg.MaxLineBytes, readBufferBytes)
+	}
+	setReplyBuffer(conn)
 	select {
 	case s.sessions <- struct{}{}:
 		s.setReadDeadline(conn, time.Time{})
@@ -113,7 +124,9 @@ func (s *Server) handle(h *handshake, accepted time.Time) {
 func (s *Server) authenticate(h *handshake, r *protocol.LineReader, accepted time.Time) (string, bool) {
 	conn := h.conn
 	s.setReadDeadline(conn, accepted.Add(s.cfg.AuthTimeout))
-	_ = conn.SetWriteDeadline(accepted.Add(s.cfg.AuthTimeout)) // a TLS handshake writes
+	if _, ok := conn.(*tls.Conn); ok {
+		_ = conn.SetWriteDeadline(accepted.Add(s.cfg.AuthTimeout)) // the handshake writes
+	}
 	line, err := s.firstLine(conn, r)
 	if err != nil {
 		if !s.pre.leave(h) {

@@ -178,7 +178,6 @@ func (s *Server) acceptLoop(ln net.Listener) {
 // pre-authentication budget, evicting an older one at its bounds.
 func (s *Server) admit(conn net.Conn) {
 	accepted := time.Now()
-	setReplyBuffer(conn)
 	if !s.track(conn) {
 		_ = conn.Close()
 		return
