@@ -2,14 +2,18 @@ package relay
 
 import (
 	"bufio"
+	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/edge-agent/edge-agent/transport/codec"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 // dialFrom connects to s from the loopback address src (127.0.0.x), so
@@ -219,5 +223,50 @@ func TestUnencryptedRefusedAndCounted(t *testing.T) {
 	}
 	if st := s.Stats(); st.DecryptFailures != 1 || handed != 0 {
 		t.Fatalf("DecryptFailures %d, handed over %d; want 1 and 0", st.DecryptFailures, handed)
+	}
+}
+
+// Under TLS, connections that never start a handshake fill the budget
+// and are evicted or timed out; a collector that handshakes and sends its
+// token at once gets in, and a handshake that fails is counted as such.
+func TestTLSFloodDoesNotLockOut(t *testing.T) {
+	cert := transporttest.SelfSigned(t, time.Hour)
+	s := startRelay(t, Config{
+		TLS:           &tls.Config{Certificates: []tls.Certificate{cert.Pair}, MinVersion: tls.VersionTLS12},
+		MaxHandshakes: 8, MaxHandshakesPerSource: 4, AuthTimeout: time.Minute / 2,
+	})
+	for i := range 20 {
+		dialFrom(t, s, []string{"127.0.0.2", "127.0.0.3"}[i%2]) // TCP only: no ClientHello
+	}
+	waitFor(t, "the flood to be accepted", func() bool { return s.Stats().Connections == 20 })
+	pem, err := os.ReadFile(cert.CertFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pem)
+	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.9")}},
+		Config: &tls.Config{RootCAs: roots, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}}
+	c, err := d.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatalf("a TLS collector during the flood: %v", err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	p := &peer{t: t, conn: c, r: bufio.NewReader(c)}
+	p.send("__AUTH__:tok-a\n")
+	p.expect("ACK")
+
+	// A client that does not trust the relay's certificate aborts the
+	// handshake.
+	bad := tls.Dialer{NetDialer: &net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.10")}},
+		Config: &tls.Config{MinVersion: tls.VersionTLS12}}
+	if bc, err := bad.Dial("tcp", s.Addr()); err == nil {
+		bc.Close()
+		t.Fatal("a client without the relay's CA completed the handshake")
+	}
+	waitFor(t, "the failed handshake counted", func() bool { return s.Stats().AuthFailures.TLS == 1 })
+	if st := s.Stats(); st.Evicted < 20-8 {
+		t.Errorf("Evicted = %d, want at least %d", st.Evicted, 20-8)
 	}
 }
