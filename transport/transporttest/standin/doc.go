@@ -35,10 +35,13 @@
 //
 // Faults (Config.Faults, or SetFaults at run time) inject the failures a
 // collector must survive: cuts, RETRY, QUEUE_FULL, slow replies, and
-// AUTH_FAILED / REJECTED / DECRYPT_FAILED on demand. transport/enginemodel
-// is the exact model of the engine's replies (checkpoints, ACK
-// watermarks, its quirks); this stand-in is the simpler, fault-injecting
-// one.
+// AUTH_FAILED / REJECTED / DECRYPT_FAILED on demand. The engine's rules
+// for the auth line, unparsable requests and undecodable payloads are
+// transport/enginemodel's (Authenticates, RequestReply, DecodeReply), the
+// one place they are written; the faults are layered on top. The replies
+// that depend on the engine's queue and checkpoints (QUEUE_FULL from
+// backpressure, ACK watermarks) are the model's alone: here the Handler
+// and CommitHandler choose them.
 //
 // The Handler is called from one goroutine at a time (there is one
 // collector at a time). The record it gets is valid only during the call.

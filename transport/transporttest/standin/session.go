@@ -3,14 +3,12 @@ package standin
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"log/slog"
 	"net"
 	"time"
 
-	"github.com/edge-agent/edge-agent/transport/codec"
+	"github.com/edge-agent/edge-agent/transport/enginemodel"
 	"github.com/edge-agent/edge-agent/transport/protocol"
 )
 
@@ -75,10 +73,7 @@ func (c *conversation) authenticate() bool {
 		s.setReadDeadline(c.conn, time.Time{})
 		return true
 	}
-	// The engine takes the whole line as the token when the prefix is
-	// missing.
-	token := bytes.TrimPrefix(line, []byte(protocol.PrefixAuth))
-	if !tokenEqual(token, s.cfg.Token) {
+	if !enginemodel.Authenticates(line, s.cfg.Token) {
 		c.log.Warn("edgesocket auth: wrong token")
 		c.refuse()
 		return false
@@ -95,14 +90,6 @@ func (c *conversation) refuse() {
 	c.s.stats.authFailures.Add(1)
 	c.reply(protocol.ReplyAuthFailed)
 	_ = c.w.Flush()
-}
-
-// tokenEqual compares in constant time. Hashing first hides the length
-// of the expected token too.
-func tokenEqual(got []byte, want string) bool {
-	a := sha256.Sum256(got)
-	b := sha256.Sum256([]byte(want))
-	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
 }
 
 // loop answers requests until EOF, an error, a cut or Close.
@@ -149,11 +136,7 @@ func (c *conversation) dispatch(line []byte) (reply string, cut bool) {
 			s.stats.batches.Add(1)
 		}
 		s.stats.badRequests.Add(1)
-		var re *protocol.RequestError
-		if errors.As(err, &re) {
-			return re.Reply, false
-		}
-		return protocol.ReplyBadRequest, false
+		return enginemodel.RequestReply(err), false
 	}
 	switch req.Kind {
 	case protocol.KindBatch:
@@ -201,12 +184,13 @@ func (c *conversation) batch(id int64, payload []byte) (reply string, cut bool) 
 		var err error
 		if record, err = s.cfg.Decoder.Decode(payload); err != nil {
 			c.log.Warn("edgesocket batch does not decode", slog.Int64("batch_id", id), slog.Any("error", err))
-			if codec.IsDecryptError(err) {
+			reply := enginemodel.DecodeReply(err)
+			if reply == protocol.ReplyDecryptFailed {
 				s.stats.decryptFailures.Add(1)
-				return protocol.ReplyDecryptFailed, false
+			} else {
+				s.stats.decodeFailures.Add(1)
 			}
-			s.stats.decodeFailures.Add(1)
-			return protocol.ReplyDecodeFailed, false
+			return reply, false
 		}
 	}
 	if every(n, f.RetryEvery) {
