@@ -10,6 +10,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/transport/codec"
+	"github.com/edge-agent/edge-agent/transport/relay"
 )
 
 // Config is the `type: edgesocket` input's section of agent.yaml.
@@ -35,6 +36,9 @@ type Config struct {
 	// base64); AESSecretKeyFile holds it in a file instead, and wins.
 	AESSecretKeyBase64 string `yaml:"aes-secret-key-base64"`
 	AESSecretKeyFile   string `yaml:"aes-secret-key-file"`
+	// AllowUnencrypted, in PACKET mode with a key, accepts envelopes with
+	// encryption none; by default they are answered DECRYPT_FAILED.
+	AllowUnencrypted bool `yaml:"allow-unencrypted"`
 	// MaxConnections bounds the collectors connected at once; one more
 	// is answered REJECTED. Default 1024.
 	MaxConnections int `yaml:"max-connections"`
@@ -52,6 +56,22 @@ type Config struct {
 	// WriteTimeout bounds writing replies: a collector that does not read
 	// them is closed. Default 10s.
 	WriteTimeout time.Duration `yaml:"write-timeout-ms"`
+	// AuthTimeout bounds a new connection's TLS handshake and token line.
+	// Default 1s, as the engine.
+	AuthTimeout time.Duration `yaml:"auth-timeout-ms"`
+	// MaxUnauthenticated bounds the connections not yet authenticated; at
+	// the bound a new one evicts an older one. Default 64.
+	MaxUnauthenticated int `yaml:"max-unauthenticated"`
+	// MaxUnauthenticatedPerSource bounds them per source address. Default 8.
+	MaxUnauthenticatedPerSource int `yaml:"max-unauthenticated-per-source"`
+	// AuthFailDelay is the wait before checking a token from an address
+	// whose last attempt failed, doubling per failure up to
+	// AuthFailDelayMax. Defaults 250ms and 5s.
+	AuthFailDelay    time.Duration `yaml:"auth-fail-delay-ms"`
+	AuthFailDelayMax time.Duration `yaml:"auth-fail-delay-max-ms"`
+	// AuthLogInterval is how often failed authentications are logged, as
+	// one line of counts. Default 10s.
+	AuthLogInterval time.Duration `yaml:"auth-log-interval-ms"`
 	// MaxPendingBytes bounds the events taken from collectors and not yet
 	// handed to the queue; beyond it batches are answered QUEUE_FULL.
 	// Default 4 MiB.
@@ -95,35 +115,33 @@ const (
 	keyPeerAddress   = "_relay_peer"
 )
 
-// Defaults and limits: the one source of truth for each.
+// Defaults and limits of the input's own settings; those of the listener
+// come from transport/relay, their one source of truth.
 const (
 	DefaultListen          = "127.0.0.1:9700"
-	DefaultMaxConnections  = 1024
-	DefaultMaxLineBytes    = 4 << 20
-	DefaultMaxInFlight     = 64
-	DefaultReadTimeout     = 30 * time.Second
-	DefaultIdleTimeout     = 5 * time.Minute
-	DefaultWriteTimeout    = 10 * time.Second
 	DefaultMaxPendingBytes = 4 << 20
 	DefaultQueueFullRetry  = 500 * time.Millisecond
-	maxMaxConnections      = 100_000
-	maxMaxLineBytes        = 64 << 20
-	maxMaxInFlight         = 4096
 )
 
 // NewDefaultConfig returns the defaults; agent.yaml is decoded on top.
 func NewDefaultConfig() *Config {
 	return &Config{
-		Listen:          DefaultListen,
-		PacketMode:      codec.ModeRaw,
-		MaxConnections:  DefaultMaxConnections,
-		MaxLineBytes:    DefaultMaxLineBytes,
-		MaxInFlight:     DefaultMaxInFlight,
-		ReadTimeout:     DefaultReadTimeout,
-		IdleTimeout:     DefaultIdleTimeout,
-		WriteTimeout:    DefaultWriteTimeout,
-		MaxPendingBytes: DefaultMaxPendingBytes,
-		QueueFullRetry:  DefaultQueueFullRetry,
+		Listen:                      DefaultListen,
+		PacketMode:                  codec.ModeRaw,
+		MaxConnections:              relay.DefaultMaxConnections,
+		MaxLineBytes:                relay.DefaultMaxLineBytes,
+		MaxInFlight:                 relay.DefaultMaxInFlight,
+		ReadTimeout:                 relay.DefaultReadTimeout,
+		IdleTimeout:                 relay.DefaultIdleTimeout,
+		WriteTimeout:                relay.DefaultWriteTimeout,
+		AuthTimeout:                 relay.DefaultAuthTimeout,
+		MaxUnauthenticated:          relay.DefaultMaxHandshakes,
+		MaxUnauthenticatedPerSource: relay.DefaultMaxHandshakesPerSource,
+		AuthFailDelay:               relay.DefaultAuthFailDelay,
+		AuthFailDelayMax:            relay.DefaultAuthFailDelayMax,
+		AuthLogInterval:             relay.DefaultAuthLogInterval,
+		MaxPendingBytes:             DefaultMaxPendingBytes,
+		QueueFullRetry:              DefaultQueueFullRetry,
 	}
 }
 
@@ -157,17 +175,31 @@ func (c *Config) Validate() error {
 	if _, err := c.key(readFile); err != nil {
 		errs = append(errs, err)
 	}
-	errs = append(errs, checkRange("max-connections", c.MaxConnections, 1, maxMaxConnections))
-	errs = append(errs, checkRange("max-line-bytes", c.MaxLineBytes, 1024, maxMaxLineBytes))
-	errs = append(errs, checkRange("max-in-flight", c.MaxInFlight, 1, maxMaxInFlight))
+	errs = append(errs, checkRange("max-connections", c.MaxConnections, 1, relay.MaxMaxConnections))
+	errs = append(errs, checkRange("max-line-bytes", c.MaxLineBytes, relay.MinMaxLineBytes, relay.MaxMaxLineBytes))
+	errs = append(errs, checkRange("max-in-flight", c.MaxInFlight, 1, relay.MaxMaxInFlight))
+	errs = append(errs, checkRange("max-unauthenticated", c.MaxUnauthenticated, 1, relay.MaxMaxHandshakes))
+	errs = append(errs, checkRange("max-unauthenticated-per-source", c.MaxUnauthenticatedPerSource, 1, max(1, c.MaxUnauthenticated)))
 	errs = append(errs, checkRange("max-pending-bytes", c.MaxPendingBytes, 64<<10, 1<<30))
 	for _, d := range []struct {
 		key string
 		v   time.Duration
-	}{{"read-timeout-ms", c.ReadTimeout}, {"idle-timeout-ms", c.IdleTimeout}, {"write-timeout-ms", c.WriteTimeout}, {"queue-full-retry-ms", c.QueueFullRetry}} {
-		if d.v <= 0 {
-			errs = append(errs, input.Errorf(d.key, "must be > 0, got %d", d.v.Milliseconds()))
+		hi  time.Duration
+	}{
+		{"read-timeout-ms", c.ReadTimeout, 0}, {"idle-timeout-ms", c.IdleTimeout, 0}, {"write-timeout-ms", c.WriteTimeout, 0},
+		{"queue-full-retry-ms", c.QueueFullRetry, 0}, {"auth-timeout-ms", c.AuthTimeout, relay.MaxAuthTimeout},
+		{"auth-fail-delay-ms", c.AuthFailDelay, c.AuthFailDelayMax}, {"auth-fail-delay-max-ms", c.AuthFailDelayMax, relay.MaxAuthFailDelay},
+		{"auth-log-interval-ms", c.AuthLogInterval, 0},
+	} {
+		if d.v <= 0 || d.hi > 0 && d.v > d.hi {
+			errs = append(errs, input.Errorf(d.key, "must be > 0 and at most %d, got %d", d.hi.Milliseconds(), d.v.Milliseconds()))
 		}
+	}
+	if c.AuthTimeout >= c.IdleTimeout && c.AuthTimeout > 0 {
+		errs = append(errs, input.Errorf("auth-timeout-ms", "must be below idle-timeout-ms (%d), got %d", c.IdleTimeout.Milliseconds(), c.AuthTimeout.Milliseconds()))
+	}
+	if c.AllowUnencrypted && (c.PacketMode != codec.ModePacket || c.AESSecretKeyBase64 == "" && c.AESSecretKeyFile == "") {
+		errs = append(errs, input.Errorf("allow-unencrypted", "applies to packet-mode PACKET with a key only"))
 	}
 	for i, f := range c.AddFields {
 		switch strings.ToLower(strings.TrimSpace(f)) {

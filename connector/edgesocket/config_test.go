@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/transport/codec"
@@ -49,6 +50,18 @@ func TestConfigValidate(t *testing.T) {
 		{"max connections 0", func(c *Config) { c.MaxConnections = 0 }, "max-connections", "between"},
 		{"max line bytes small", func(c *Config) { c.MaxLineBytes = 10 }, "max-line-bytes", "between"},
 		{"read timeout 0", func(c *Config) { c.ReadTimeout = 0 }, "read-timeout-ms", "> 0"},
+		{"auth timeout 0", func(c *Config) { c.AuthTimeout = 0 }, "auth-timeout-ms", "> 0"},
+		{"auth timeout over a minute", func(c *Config) { c.AuthTimeout = 2 * time.Minute }, "auth-timeout-ms", "at most 60000"},
+		{"auth timeout not below idle", func(c *Config) { c.AuthTimeout = 30 * time.Second; c.IdleTimeout = 30 * time.Second }, "auth-timeout-ms", "below idle-timeout-ms"},
+		{"no unauthenticated budget", func(c *Config) { c.MaxUnauthenticated = 0 }, "max-unauthenticated", "between"},
+		{"per-source share above the budget", func(c *Config) { c.MaxUnauthenticatedPerSource = c.MaxUnauthenticated + 1 }, "max-unauthenticated-per-source", "between"},
+		{"fail delay above its max", func(c *Config) { c.AuthFailDelay = 10 * time.Second }, "auth-fail-delay-ms", "at most 5000"},
+		{"fail delay max over a minute", func(c *Config) { c.AuthFailDelayMax = 2 * time.Minute }, "auth-fail-delay-max-ms", "at most 60000"},
+		{"auth log interval 0", func(c *Config) { c.AuthLogInterval = 0 }, "auth-log-interval-ms", "> 0"},
+		{"allow-unencrypted in RAW", func(c *Config) { c.AllowUnencrypted = true }, "allow-unencrypted", "PACKET with a key"},
+		{"allow-unencrypted with a key", func(c *Config) {
+			c.PacketMode, c.AESSecretKeyBase64, c.AllowUnencrypted = codec.ModePacket, "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=", true
+		}, "", ""},
 		{"unknown add-field", func(c *Config) { c.AddFields = []string{"host"} }, "add-fields[0]", "token-name"},
 	}
 	for _, tt := range tests {

@@ -6,7 +6,9 @@
 // AUTH_FAILED; __BATCH__ → RECEIVED, QUEUE_FULL:<ms>, DECRYPT_FAILED,
 // DECODE_FAILED, BAD_REQUEST, INVALID_PARAM; __COMMIT__), for many
 // collectors at once, each pipelined, through the transport module's
-// ingress server in its multi-collector mode.
+// relay server (transport/relay), which also bounds what an
+// unauthenticated client can hold: see that package for the budget,
+// the per-source share, the eviction and the slowing of wrong tokens.
 //
 // Contract:
 //
@@ -31,6 +33,9 @@
 //     decodes to (in PACKET mode: decrypted and decompressed, whatever
 //     compression the sender chose), unless add-fields asks for the
 //     token's name or the peer's address to be put into the event JSON.
+//   - In PACKET mode with a key, an envelope that is not encrypted is
+//     answered DECRYPT_FAILED unless allow-unencrypted is true: the
+//     operator configured a key to have events encrypted in transit.
 //   - Input positions: none. A relay's input resumes nothing; what was
 //     not stored is resent by its senders.
 package edgesocket

@@ -15,20 +15,21 @@ import (
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/connector/internal/jsonenc"
 	"github.com/edge-agent/edge-agent/transport/codec"
-	"github.com/edge-agent/edge-agent/transport/ingress"
 	"github.com/edge-agent/edge-agent/transport/protocol"
+	"github.com/edge-agent/edge-agent/transport/ratelog"
+	"github.com/edge-agent/edge-agent/transport/relay"
 )
 
 // Input is a running edgesocket input. Open, Poll, Drain, Committed and
-// Close are the scheduler's (one goroutine); the ingress sessions hand
+// Close are the scheduler's (one goroutine); the relay's sessions hand
 // batches over through handle, from their own goroutines.
 type Input struct {
 	cfg       *Config
 	log       *slog.Logger
-	srv       *ingress.Server
+	srv       *relay.Server
 	tlsConfig *tls.Config
 	decoder   *codec.Decoder
-	tokens    []ingress.Token
+	tokens    []relay.Token
 	// queueFull is the QUEUE_FULL reply, formatted once.
 	queueFull         string
 	addToken, addPeer bool
@@ -36,7 +37,7 @@ type Input struct {
 	wake              chan struct{}
 	listenAddr        atomic.Pointer[string]
 	stats             counters
-	logQueueFull      rateWarn
+	logQueueFull      ratelog.Warner
 	closeOnce         sync.Once
 	closeErr          error
 
@@ -55,7 +56,7 @@ type Input struct {
 
 	// unacked are the tickets of the batches polled, in Poll order,
 	// awaiting Committed; the scheduler's goroutine only.
-	unacked     []ingress.Ticket
+	unacked     []relay.Ticket
 	unackedHead int
 }
 
@@ -70,7 +71,7 @@ type waiter struct {
 // handoff is one batch between a session and the scheduler.
 type handoff struct {
 	payload []byte
-	ticket  ingress.Ticket
+	ticket  relay.Ticket
 }
 
 type counters struct {
@@ -109,7 +110,11 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	if in.decoder, err = codec.NewDecoder(cfg.PacketMode, key, codec.WithMaxDecodedSize(cfg.MaxLineBytes)); err != nil {
+	opts := []codec.DecoderOption{codec.WithMaxDecodedSize(cfg.MaxLineBytes)}
+	if key != nil && !cfg.AllowUnencrypted {
+		opts = append(opts, codec.WithEncryptionRequired())
+	}
+	if in.decoder, err = codec.NewDecoder(cfg.PacketMode, key, opts...); err != nil {
 		return nil, fmt.Errorf("edgesocket input: %w", err)
 	}
 	if cfg.TLS.Enabled() {
@@ -144,19 +149,25 @@ func serverTLS(c TLSConfig) (*tls.Config, error) {
 // Open starts listening. Saved positions do not apply: a relay resumes
 // nothing, its senders resend what it did not store.
 func (in *Input) Open(ctx context.Context, _ input.OpenOptions) error {
-	srv, err := ingress.New(ingress.Config{
-		Addr:           in.cfg.Listen,
-		Tokens:         in.tokens,
-		Decoder:        in.decoder,
-		Deferred:       in.handle,
-		Logger:         in.log,
-		TLS:            in.tlsConfig,
-		MaxConnections: in.cfg.MaxConnections,
-		MaxLineBytes:   in.cfg.MaxLineBytes,
-		MaxInFlight:    in.cfg.MaxInFlight,
-		ReadTimeout:    in.cfg.ReadTimeout,
-		IdleTimeout:    in.cfg.IdleTimeout,
-		WriteTimeout:   in.cfg.WriteTimeout,
+	srv, err := relay.New(relay.Config{
+		Addr:                   in.cfg.Listen,
+		Tokens:                 in.tokens,
+		Decoder:                in.decoder,
+		Handler:                in.handle,
+		Logger:                 in.log,
+		TLS:                    in.tlsConfig,
+		MaxConnections:         in.cfg.MaxConnections,
+		MaxLineBytes:           in.cfg.MaxLineBytes,
+		MaxInFlight:            in.cfg.MaxInFlight,
+		AuthTimeout:            in.cfg.AuthTimeout,
+		MaxHandshakes:          in.cfg.MaxUnauthenticated,
+		MaxHandshakesPerSource: in.cfg.MaxUnauthenticatedPerSource,
+		AuthFailDelay:          in.cfg.AuthFailDelay,
+		AuthFailDelayMax:       in.cfg.AuthFailDelayMax,
+		AuthLogInterval:        in.cfg.AuthLogInterval,
+		ReadTimeout:            in.cfg.ReadTimeout,
+		IdleTimeout:            in.cfg.IdleTimeout,
+		WriteTimeout:           in.cfg.WriteTimeout,
 	})
 	if err != nil {
 		return fmt.Errorf("edgesocket input: %w", err)
@@ -188,7 +199,7 @@ func (in *Input) Addr() string {
 // scheduler. If its turn does not come in time, and at once once the
 // input stops taking batches, the batch is answered QUEUE_FULL and the
 // sender retries after the delay.
-func (in *Input) handle(p ingress.Peer, _ int64, record []byte, t ingress.Ticket) {
+func (in *Input) handle(p relay.Peer, _ int64, record []byte, t relay.Ticket) {
 	payload := in.event(p, record)
 	in.pendingMu.Lock()
 	if in.draining || in.closed {
@@ -281,16 +292,16 @@ func (in *Input) dropWaiter(w *waiter) {
 }
 
 // refuse answers QUEUE_FULL.
-func (in *Input) refuse(t ingress.Ticket) {
+func (in *Input) refuse(t relay.Ticket) {
 	in.stats.queueFull.Add(1)
-	in.logQueueFull.warn(in.log, "relay queue at its bound (max-pending-bytes, or the relay's own queue is full); answering QUEUE_FULL",
+	in.logQueueFull.Warn(in.log, "relay queue at its bound (max-pending-bytes, or the relay's own queue is full); answering QUEUE_FULL",
 		slog.Int("max_pending_bytes", in.maxPending))
 	t.Done(in.queueFull)
 }
 
 // event copies record (it is reused after handle returns), adding the
 // fields add-fields asks for to a JSON object.
-func (in *Input) event(p ingress.Peer, record []byte) []byte {
+func (in *Input) event(p relay.Peer, record []byte) []byte {
 	if !in.addToken && !in.addPeer {
 		return append([]byte(nil), record...)
 	}
@@ -363,7 +374,7 @@ func (in *Input) Poll(_ context.Context, dst []input.Event, max int) ([]input.Ev
 // has stored them.
 func (in *Input) Committed(n int) {
 	end := min(in.unackedHead+n, len(in.unacked))
-	ingress.DoneAll(in.unacked[in.unackedHead:end], protocol.ReplyReceived)
+	relay.DoneAll(in.unacked[in.unackedHead:end], protocol.ReplyReceived)
 	in.stats.committed.Add(int64(end - in.unackedHead))
 	clear(in.unacked[in.unackedHead:end])
 	in.unackedHead = end

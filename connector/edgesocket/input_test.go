@@ -210,7 +210,9 @@ func TestAddFields(t *testing.T) {
 }
 
 // PACKET mode decodes every compression a sender may choose, encrypted
-// with the relay's key, to the very event that was encoded.
+// with the relay's key, to the very event that was encoded. An envelope
+// that is not encrypted is answered DECRYPT_FAILED and stored nowhere,
+// unless allow-unencrypted is set.
 func TestPacketModeEveryCompression(t *testing.T) {
 	key := make([]byte, codec.KeySize)
 	if _, err := rand.Read(key); err != nil {
@@ -221,41 +223,54 @@ func TestPacketModeEveryCompression(t *testing.T) {
 	if err := os.WriteFile(keyFile, []byte(base64.StdEncoding.EncodeToString(key)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := testConfig()
-	cfg.PacketMode = codec.ModePacket
-	cfg.AESSecretKeyFile = keyFile
-	in := open(t, cfg)
-	c := connect(t, in, "tok-1")
-	event := `{"_file":"/var/log/a.log","payload":"hello \"relay\" ` + strings.Repeat("é", 50) + `"}`
-	var id int64
-	var want []string
-	for _, comp := range []codec.Compression{codec.CompressionNone, codec.CompressionGzip, codec.CompressionZlib, codec.CompressionDeflate} {
-		for _, enc := range []codec.Encryption{codec.EncryptionNone, codec.EncryptionAESGCM} {
-			e, err := codec.NewEncoder(codec.Options{Mode: codec.ModePacket, Compression: comp, Level: 1, Encryption: enc, Key: key})
-			if err != nil {
-				t.Fatal(err)
+	for _, allow := range []bool{false, true} {
+		t.Run(fmt.Sprintf("allow-unencrypted=%v", allow), func(t *testing.T) {
+			cfg := testConfig()
+			cfg.PacketMode = codec.ModePacket
+			cfg.AESSecretKeyFile = keyFile
+			cfg.AllowUnencrypted = allow
+			in := open(t, cfg)
+			c := connect(t, in, "tok-1")
+			event := `{"_file":"/var/log/a.log","payload":"hello \"relay\" ` + strings.Repeat("é", 50) + `"}`
+			var id int64
+			var want, replies []string
+			for _, comp := range []codec.Compression{codec.CompressionNone, codec.CompressionGzip, codec.CompressionZlib, codec.CompressionDeflate} {
+				for _, enc := range []codec.Encryption{codec.EncryptionNone, codec.EncryptionAESGCM} {
+					e, err := codec.NewEncoder(codec.Options{Mode: codec.ModePacket, Compression: comp, Level: 1, Encryption: enc, Key: key})
+					if err != nil {
+						t.Fatal(err)
+					}
+					wire, err := e.Encode(nil, []byte(event))
+					if err != nil {
+						t.Fatal(err)
+					}
+					id++
+					c.send(fmt.Sprintf("__BATCH__:%d:%s\n", id, wire))
+					if enc == codec.EncryptionNone && !allow {
+						replies = append(replies, "DECRYPT_FAILED")
+						continue
+					}
+					want = append(want, event)
+					replies = append(replies, "RECEIVED")
+				}
 			}
-			wire, err := e.Encode(nil, []byte(event))
-			if err != nil {
-				t.Fatal(err)
+			evs := pollN(t, in, len(want))
+			for i := range evs {
+				if string(evs[i].Payload) != want[i] {
+					t.Errorf("batch %d decoded to %q", i+1, evs[i].Payload)
+				}
 			}
-			id++
-			c.send(fmt.Sprintf("__BATCH__:%d:%s\n", id, wire))
-			want = append(want, event)
-		}
+			c.send("__BATCH__:99:{\"version\":1,\"payload\":\"AAAA\",\"compression\":\"none\",\"encryption\":\"aes_gcm\",\"iv\":\"AAAAAAAAAAAAAAAA\"}\n")
+			in.Committed(len(evs))
+			for _, r := range replies {
+				c.expect(r)
+			}
+			c.expect("DECRYPT_FAILED")
+			if evs, _ := in.Poll(context.Background(), nil, 100); len(evs) != 0 {
+				t.Errorf("%d more events polled, want none", len(evs))
+			}
+		})
 	}
-	evs := pollN(t, in, len(want))
-	for i := range evs {
-		if string(evs[i].Payload) != want[i] {
-			t.Errorf("batch %d decoded to %q", i+1, evs[i].Payload)
-		}
-	}
-	c.send("__BATCH__:99:{\"version\":1,\"payload\":\"AAAA\",\"compression\":\"none\",\"encryption\":\"aes_gcm\",\"iv\":\"AAAAAAAAAAAAAAAA\"}\n")
-	in.Committed(len(evs))
-	for range evs {
-		c.expect("RECEIVED")
-	}
-	c.expect("DECRYPT_FAILED")
 }
 
 // A wrong token is refused and logged without the token.
@@ -356,5 +371,30 @@ func TestAddFieldsOddNameStaysJSON(t *testing.T) {
 	var got map[string]any
 	if !utf8.Valid(ev) || json.Unmarshal(ev, &got) != nil || got["_relay_token"] != "edge\x01\ufffd" {
 		t.Fatalf("event %q is not valid JSON with the name", ev)
+	}
+}
+
+// The listener's refusals before authentication reach the input's
+// stats, by reason: a wrong token is counted as such.
+func TestStatsCountAuthFailuresByReason(t *testing.T) {
+	in := open(t, testConfig())
+	c, err := net.DialTimeout("tcp", in.Addr(), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte("__AUTH__:not-a-token\n")); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(c).ReadString('\n'); line != "AUTH_FAILED\n" {
+		t.Fatalf("reply %q, %v; want AUTH_FAILED", line, err)
+	}
+	got := map[string]int64{}
+	for _, rc := range in.Stats().AuthFailures {
+		got[rc.Reason] = rc.N
+	}
+	if got["wrong_token"] != 1 || len(got) != 6 {
+		t.Fatalf("AuthFailures = %v, want wrong_token 1 among the 6 reasons", got)
 	}
 }

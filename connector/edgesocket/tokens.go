@@ -11,18 +11,18 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/transport/codec"
-	"github.com/edge-agent/edge-agent/transport/ingress"
 	"github.com/edge-agent/edge-agent/transport/protocol"
+	"github.com/edge-agent/edge-agent/transport/relay"
 )
 
 func readFile(path string) ([]byte, error) { return os.ReadFile(path) }
 
 // tokens resolves tokens (inline, or token-file, which wins) and
-// tokens-file into the ingress's list. Errors name the key and, for the
+// tokens-file into the relay's list. Errors name the key and, for the
 // file, the line; never a token.
-func (c *Config) tokens(read func(string) ([]byte, error)) ([]ingress.Token, error) {
+func (c *Config) tokens(read func(string) ([]byte, error)) ([]relay.Token, error) {
 	var errs []error
-	var out []ingress.Token
+	var out []relay.Token
 	names := map[string]string{} // name → where it was given
 	values := map[string]string{}
 	add := func(where, name, value string) {
@@ -46,7 +46,7 @@ func (c *Config) tokens(read func(string) ([]byte, error)) ([]ingress.Token, err
 			return
 		}
 		names[name], values[value] = where, name
-		out = append(out, ingress.Token{Name: name, Value: value})
+		out = append(out, relay.Token{Name: name, Value: value})
 	}
 	for i, t := range c.Tokens {
 		key := fmt.Sprintf("tokens[%d]", i)

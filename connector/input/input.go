@@ -236,6 +236,34 @@ type Stats struct {
 	// DroppedQueueFull are messages dropped because the input's own queue
 	// was full (a UDP sender cannot be made to wait).
 	DroppedQueueFull int64
+	// Inputs that authenticate their clients (edgesocket) count the
+	// connections that did not, by reason (a fixed, small set), and those
+	// closed unauthenticated to make room for newer ones.
+	AuthFailures []Count
+	Evicted      int64
+}
+
+// Count is one reason's count.
+type Count struct {
+	Reason string
+	N      int64
+}
+
+// addCounts sums b into a by reason, keeping a's order and appending
+// reasons a lacks.
+func addCounts(a, b []Count) []Count {
+	out := append([]Count(nil), a...)
+next:
+	for _, c := range b {
+		for i := range out {
+			if out[i].Reason == c.Reason {
+				out[i].N += c.N
+				continue next
+			}
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // Add returns the sum of s and o, for an agent totalling its inputs.
@@ -258,6 +286,10 @@ func (s Stats) Add(o Stats) Stats {
 	s.ConnectionsRefused += o.ConnectionsRefused
 	s.ParseErrors += o.ParseErrors
 	s.DroppedQueueFull += o.DroppedQueueFull
+	if len(o.AuthFailures) > 0 {
+		s.AuthFailures = addCounts(s.AuthFailures, o.AuthFailures)
+	}
+	s.Evicted += o.Evicted
 	return s
 }
 

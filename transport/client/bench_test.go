@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/transport"
-	"github.com/edge-agent/edge-agent/transport/ingress"
 	"github.com/edge-agent/edge-agent/transport/transporttest"
+	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
 // benchBatch is the size of one Send call in the benchmarks, as a
@@ -28,7 +28,7 @@ func BenchmarkSend(b *testing.B) {
 	}{{"loopback", 0}, {"rtt20ms", 20 * time.Millisecond}} {
 		for _, inflight := range []int{1, 64, 1024} {
 			b.Run(fmt.Sprintf("%s/inflight=%d", link.name, inflight), func(b *testing.B) {
-				srv, err := ingress.New(ingress.Config{Token: "tok"})
+				srv, err := standin.New(standin.Config{Token: "tok"})
 				if err != nil {
 					b.Fatal(err)
 				}

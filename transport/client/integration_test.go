@@ -10,7 +10,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/transport"
 	"github.com/edge-agent/edge-agent/transport/codec"
-	"github.com/edge-agent/edge-agent/transport/ingress"
+	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
 // TestAgainstIngress runs the client against the real ingress library
@@ -28,7 +28,7 @@ func TestAgainstIngress(t *testing.T) {
 	var mu sync.Mutex
 	got := map[int64]string{}
 	dups := 0
-	srv, err := ingress.New(ingress.Config{
+	srv, err := standin.New(standin.Config{
 		Token:   "tok",
 		Decoder: dec,
 		Handler: func(id int64, rec []byte) string {
@@ -40,7 +40,7 @@ func TestAgainstIngress(t *testing.T) {
 			got[id] = string(rec)
 			return ""
 		},
-		Faults: ingress.Faults{CutAfter: 37, RetryEvery: 11, QueueFullEvery: 13, QueueFullDelay: time.Millisecond},
+		Faults: standin.Faults{CutAfter: 37, RetryEvery: 11, QueueFullEvery: 13, QueueFullDelay: time.Millisecond},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/transport"
-	"github.com/edge-agent/edge-agent/transport/ingress"
+	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
-func startIngress(t *testing.T, cfg ingress.Config) *ingress.Server {
+func startIngress(t *testing.T, cfg standin.Config) *standin.Server {
 	t.Helper()
-	srv, err := ingress.New(cfg)
+	srv, err := standin.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func stepsOf(r ProbeResult) string {
 }
 
 func TestProbeACK(t *testing.T) {
-	srv := startIngress(t, ingress.Config{Token: "tok"})
+	srv := startIngress(t, standin.Config{Token: "tok"})
 	r := newClient(t, testConfig(srv.Addr())).Probe(sendCtx(t))
 	if err := r.Err(); err != nil {
 		t.Fatalf("Err = %v", err)
@@ -65,7 +65,7 @@ func TestProbeACK(t *testing.T) {
 }
 
 func TestProbeAuthFailed(t *testing.T) {
-	srv := startIngress(t, ingress.Config{Token: "the-right-one"})
+	srv := startIngress(t, standin.Config{Token: "the-right-one"})
 	r := newClient(t, testConfig(srv.Addr())).Probe(sendCtx(t))
 	if !errors.Is(r.Err(), transport.ErrAuthFailed) {
 		t.Fatalf("Err = %v, want ErrAuthFailed", r.Err())
@@ -79,7 +79,7 @@ func TestProbeAuthFailed(t *testing.T) {
 }
 
 func TestProbeRejected(t *testing.T) {
-	srv := startIngress(t, ingress.Config{Token: "tok", Faults: ingress.Faults{Reject: true}})
+	srv := startIngress(t, standin.Config{Token: "tok", Faults: standin.Faults{Reject: true}})
 	r := newClient(t, testConfig(srv.Addr())).Probe(sendCtx(t))
 	if !errors.Is(r.Err(), transport.ErrRejected) {
 		t.Fatalf("Err = %v, want ErrRejected", r.Err())
@@ -154,7 +154,7 @@ func TestProbeTLSUnknownAuthority(t *testing.T) {
 // TestProbeTimesEachStep checks which instants each duration spans, with a
 // clock that advances one second per reading.
 func TestProbeTimesEachStep(t *testing.T) {
-	srv := startIngress(t, ingress.Config{Token: "tok"})
+	srv := startIngress(t, standin.Config{Token: "tok"})
 	c := newClient(t, testConfig(srv.Addr()))
 	var ticks int
 	c.now = func() time.Time {
@@ -177,7 +177,7 @@ func TestProbeTimesEachStep(t *testing.T) {
 }
 
 func TestProbeAfterClose(t *testing.T) {
-	srv := startIngress(t, ingress.Config{Token: "tok"})
+	srv := startIngress(t, standin.Config{Token: "tok"})
 	c := newClient(t, testConfig(srv.Addr()))
 	_ = c.Close()
 	if r := c.Probe(sendCtx(t)); !errors.Is(r.Err(), transport.ErrClosed) {

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/transport"
-	"github.com/edge-agent/edge-agent/transport/ingress"
 	"github.com/edge-agent/edge-agent/transport/transporttest"
+	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
 // selfSigned is the engine's certificate for 127.0.0.1 and the CA file a
@@ -23,9 +23,9 @@ func selfSigned(t *testing.T) (tls.Certificate, string) {
 	return c.Pair, c.CertFile
 }
 
-func startTLSIngress(t *testing.T, cert tls.Certificate) *ingress.Server {
+func startTLSIngress(t *testing.T, cert tls.Certificate) *standin.Server {
 	t.Helper()
-	srv, err := ingress.New(ingress.Config{Token: "tok", TLS: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}})
+	srv, err := standin.New(standin.Config{Token: "tok", TLS: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -348,3 +348,50 @@ func TestEncodeIVsAreFresh(t *testing.T) {
 		seen[env.IV] = true
 	}
 }
+
+// A decoder made WithEncryptionRequired refuses every unencrypted
+// envelope (as a decrypt error: a configuration mismatch) and still
+// opens encrypted ones; without the option both are taken.
+func TestEncryptionRequired(t *testing.T) {
+	required, err := NewDecoder(ModePacket, testKey, WithEncryptionRequired())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lenient := mustDecoder(t, ModePacket, testKey)
+	tests := []struct {
+		name      string
+		o         Options
+		refusedBy bool // refused by the requiring decoder
+	}{
+		{"none", Options{Mode: ModePacket}, true},
+		{"gzip, not encrypted", Options{Mode: ModePacket, Compression: CompressionGzip}, true},
+		{"aes_gcm", Options{Mode: ModePacket, Encryption: EncryptionAESGCM, Key: testKey}, false},
+		{"chacha20_poly1305", Options{Mode: ModePacket, Compression: CompressionZlib, Encryption: EncryptionChaCha20Poly1305, Key: testKey}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wire, err := mustEncoder(t, tt.o).Encode(nil, []byte("event"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := required.Decode(wire)
+			if tt.refusedBy {
+				if !errors.Is(err, ErrNotEncrypted) || !IsDecryptError(err) {
+					t.Fatalf("requiring decoder: %q, %v; want ErrNotEncrypted, a decrypt error", got, err)
+				}
+			} else if err != nil || string(got) != "event" {
+				t.Fatalf("requiring decoder: %q, %v; want the event", got, err)
+			}
+			if got, err := lenient.Decode(wire); err != nil || string(got) != "event" {
+				t.Fatalf("lenient decoder: %q, %v; want the event", got, err)
+			}
+		})
+	}
+	raw, err := NewDecoder(ModeRaw, nil, WithEncryptionRequired())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := raw.Decode([]byte("plain")); err != nil || string(got) != "plain" {
+		t.Fatalf("RAW with the option: %q, %v; want it verbatim", got, err)
+	}
+}

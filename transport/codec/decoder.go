@@ -18,7 +18,9 @@ type Decoder struct {
 	aes     cipher.AEAD // nil without a key
 	chacha  cipher.AEAD // nil without a key
 	maxSize int
-	pool    sync.Pool
+	// encrypted: refuse packets that are not encrypted.
+	encrypted bool
+	pool      sync.Pool
 }
 
 // DecoderOption tunes a Decoder.
@@ -32,6 +34,13 @@ func WithMaxDecodedSize(n int) DecoderOption {
 			d.maxSize = n
 		}
 	}
+}
+
+// WithEncryptionRequired makes Decode refuse a PACKET envelope that is not
+// encrypted (ErrNotEncrypted): a receiver configured with a key expects
+// its senders to use it. RAW mode is unaffected.
+func WithEncryptionRequired() DecoderOption {
+	return func(d *Decoder) { d.encrypted = true }
 }
 
 // NewDecoder returns a decoder for mode. key may be nil: encrypted packets
@@ -91,6 +100,9 @@ func (d *Decoder) Decode(payload []byte) ([]byte, error) {
 	body, err := decodeBase64(nil, env.payload)
 	if err != nil {
 		return nil, fmt.Errorf("%w: payload is not base64: %v", ErrMalformed, err)
+	}
+	if enc == EncryptionNone && d.encrypted {
+		return nil, ErrNotEncrypted
 	}
 	if enc != EncryptionNone {
 		if body, err = d.open(enc, env, body); err != nil {

@@ -23,6 +23,9 @@ var (
 	// ErrDecrypt: the authentication tag did not verify: the key differs
 	// from the sender's, or the packet was altered.
 	ErrDecrypt = errors.New("decryption failed: wrong key or tampered packet")
+	// ErrNotEncrypted: a packet with encryption none, refused by a
+	// decoder made WithEncryptionRequired.
+	ErrNotEncrypted = errors.New("packet is not encrypted and this receiver requires encryption")
 	// ErrBadIV: an encrypted packet whose iv is missing, not base64, or not
 	// 12 bytes long.
 	ErrBadIV = errors.New("bad iv")
@@ -32,9 +35,12 @@ var (
 	ErrTooLarge = errors.New("decompressed payload exceeds the limit")
 )
 
-// IsDecryptError reports whether err means the receiver cannot decrypt
-// (ErrKeyMissing or ErrDecrypt). The EdgeSocket engine replies
-// DECRYPT_FAILED to those and DECODE_FAILED to every other decode error.
+// IsDecryptError reports whether err means the receiver and the sender
+// disagree on encryption (ErrKeyMissing, ErrDecrypt, ErrNotEncrypted). The
+// EdgeSocket engine replies DECRYPT_FAILED to the first two and
+// DECODE_FAILED to every other decode error; a relay requiring encryption
+// answers DECRYPT_FAILED to the third as well, since it is the same
+// configuration mismatch.
 func IsDecryptError(err error) bool {
-	return errors.Is(err, ErrDecrypt) || errors.Is(err, ErrKeyMissing)
+	return errors.Is(err, ErrDecrypt) || errors.Is(err, ErrKeyMissing) || errors.Is(err, ErrNotEncrypted)
 }

@@ -68,8 +68,7 @@ func (s *Session) HandleLine(line []byte) (reply string, keep bool) {
 			return "", false
 		default:
 		}
-		token := bytes.TrimPrefix(line, []byte(protocol.PrefixAuth))
-		if !tokenEqual(token, s.cfg.Token) {
+		if !Authenticates(line, s.cfg.Token) {
 			return protocol.ReplyAuthFailed, false
 		}
 		s.authed = true
@@ -84,11 +83,7 @@ func (s *Session) HandleLine(line []byte) (reply string, keep bool) {
 	var ok bool
 	switch {
 	case err != nil:
-		reply, ok = protocol.ReplyBadRequest, true
-		var re *protocol.RequestError
-		if errors.As(err, &re) {
-			reply = re.Reply
-		}
+		reply, ok = RequestReply(err), true
 		req = protocol.Request{}
 	case req.Kind == protocol.KindBatch:
 		reply, ok = s.src.batch(s.epoch, req.BatchID, req.Payload, s.cfg.Decoder)
@@ -106,9 +101,37 @@ func (s *Session) HandleLine(line []byte) (reply string, keep bool) {
 	return reply, true
 }
 
-// tokenEqual compares in constant time, hiding the length as well.
-func tokenEqual(got []byte, want string) bool {
+// The engine's rules for what a collector sends, shared with the
+// fault-injecting stand-in (transport/transporttest/standin) so that both
+// answer as the engine does.
+
+// Authenticates reports whether line, the first of a session, presents
+// token as the engine takes it: "__AUTH__:<token>", or the whole line
+// as the token when the prefix is missing. The comparison is
+// constant-time and hides the length of token too.
+func Authenticates(line []byte, token string) bool {
+	got := bytes.TrimPrefix(line, []byte(protocol.PrefixAuth))
 	a := sha256.Sum256(got)
-	b := sha256.Sum256([]byte(want))
+	b := sha256.Sum256([]byte(token))
 	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
+// RequestReply is the engine's reply to a line after auth that
+// protocol.ParseRequest refused: the error's reply word (INVALID_PARAM
+// for a bad batch id, say), else BAD_REQUEST.
+func RequestReply(err error) string {
+	var re *protocol.RequestError
+	if errors.As(err, &re) {
+		return re.Reply
+	}
+	return protocol.ReplyBadRequest
+}
+
+// DecodeReply is the engine's reply to a payload its decoder refused:
+// DECRYPT_FAILED when it cannot decrypt, DECODE_FAILED otherwise.
+func DecodeReply(err error) string {
+	if codec.IsDecryptError(err) {
+		return protocol.ReplyDecryptFailed
+	}
+	return protocol.ReplyDecodeFailed
 }

@@ -170,10 +170,7 @@ func (s *Source) batch(epoch uint64, id int64, payload []byte, dec *codec.Decode
 	if dec != nil {
 		var err error
 		if record, err = dec.Decode(payload); err != nil {
-			if codec.IsDecryptError(err) {
-				return protocol.ReplyDecryptFailed, true
-			}
-			return protocol.ReplyDecodeFailed, true
+			return DecodeReply(err), true
 		}
 	}
 	// The queue keeps the record past the caller's buffer.

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/edge-agent/edge-agent/transport/ingress"
+	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
 // flashRate is one row of the write-amplification table: lines appended
@@ -130,7 +130,7 @@ func (b *bench) flashOne(work string, r flashRate) (flashRow, error) {
 	var mu sync.Mutex
 	var latencies []time.Duration
 	t := newTally(total)
-	srv, err := ingress.New(ingress.Config{Token: token, Handler: func(_ int64, rec []byte) string {
+	srv, err := standin.New(standin.Config{Token: token, Handler: func(_ int64, rec []byte) string {
 		if seq, ok := parseSeq(rec); ok && seq < total && r.rate > 0 {
 			mu.Lock()
 			latencies = append(latencies, time.Since(sent[seq]))

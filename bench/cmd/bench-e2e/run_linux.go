@@ -21,8 +21,8 @@ import (
 
 	"github.com/edge-agent/edge-agent/transport/codec"
 	"github.com/edge-agent/edge-agent/transport/enginemodel"
-	"github.com/edge-agent/edge-agent/transport/ingress"
 	"github.com/edge-agent/edge-agent/transport/transporttest"
+	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
 const token = "bench-token"
@@ -163,16 +163,16 @@ func (b *bench) agentRun(ctx context.Context, config string, run int, work strin
 		return res, err
 	}
 	t := newTally(n)
-	var srv *ingress.Server
+	var srv *standin.Server
 	var endpoint string
 	if config == "model" || config == "checkpoint" {
 		if endpoint, err = startModel(ctx, t); err != nil {
 			return res, err
 		}
 	} else {
-		srv, err = ingress.New(ingress.Config{Token: token, Decoder: dec,
+		srv, err = standin.New(standin.Config{Token: token, Decoder: dec,
 			Handler: func(_ int64, rec []byte) string { t.add(rec); return "" },
-			Faults:  ingress.Faults{Reject: config == "backlog"}})
+			Faults:  standin.Faults{Reject: config == "backlog"}})
 		if err != nil {
 			return res, err
 		}
@@ -245,7 +245,7 @@ func (b *bench) agentRun(ctx context.Context, config string, run int, work strin
 			stop()
 			return res, fmt.Errorf("build the backlog: %w (agent log: %s)", err, logf.Name())
 		}
-		srv.SetFaults(ingress.Faults{})
+		srv.SetFaults(standin.Faults{})
 		start = time.Now()
 	}
 	tick := time.NewTicker(100 * time.Millisecond)

@@ -2,7 +2,7 @@
 // simulated collectors (the transport client library, pipelined, one
 // connection and one token each) send to the built agent running a
 // `type: edgesocket` input with queue.fsync on, whose output delivers to a
-// sink (the ingress library, counting). It prints aggregate lines/s (what
+// sink (the stand-in library, counting). It prints aggregate lines/s (what
 // the relay answered RECEIVED, i.e. stored), what reached the sink, the
 // relay's CPU seconds per million lines, its peak RSS and RSS per idle
 // connection, and fairness: the slowest collector's share of the mean.

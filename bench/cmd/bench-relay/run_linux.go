@@ -24,7 +24,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/transport"
 	"github.com/edge-agent/edge-agent/transport/client"
-	"github.com/edge-agent/edge-agent/transport/ingress"
+	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
 const sinkToken = "bench-sink-token"
@@ -62,7 +62,7 @@ func run(o options) error {
 		defer stop()
 		sinkAddr = addr
 	} else {
-		sink, err := ingress.New(ingress.Config{Token: sinkToken, Handler: func(int64, []byte) string { sunk.Add(1); return "" }})
+		sink, err := standin.New(standin.Config{Token: sinkToken, Handler: func(int64, []byte) string { sunk.Add(1); return "" }})
 		if err != nil {
 			return err
 		}

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
-	"github.com/edge-agent/edge-agent/transport/ingress"
 	"github.com/edge-agent/edge-agent/transport/transporttest"
+	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
 // genInput produces n events of about 150 bytes as fast as it is polled,
@@ -45,7 +45,7 @@ func BenchmarkEndToEndGenerated(b *testing.B) {
 
 func benchEndToEnd(b *testing.B, inflight int, rtt time.Duration, setInput func(*testCfg, *Options)) {
 	var received atomic.Int64
-	srv, err := ingress.New(ingress.Config{
+	srv, err := standin.New(standin.Config{
 		Token:   testToken,
 		Handler: func(int64, []byte) string { received.Add(1); return "" },
 	})

@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/starter/internal/output"
-	"github.com/edge-agent/edge-agent/transport/ingress"
+	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
 // idEngine is a loopback ingress that records, in arrival order, the
 // batch ids and the payloads it got.
 type idEngine struct {
-	srv *ingress.Server
+	srv *standin.Server
 	mu  sync.Mutex
 	ids []int64
 	got map[string]int
@@ -24,7 +24,7 @@ type idEngine struct {
 func startIDEngine(t testing.TB, addr string) *idEngine {
 	t.Helper()
 	e := &idEngine{got: map[string]int{}}
-	srv, err := ingress.New(ingress.Config{Addr: addr, Token: testToken, RejectGrace: -1,
+	srv, err := standin.New(standin.Config{Addr: addr, Token: testToken, RejectGrace: -1,
 		Handler: func(id int64, rec []byte) string {
 			e.mu.Lock()
 			e.ids = append(e.ids, id)

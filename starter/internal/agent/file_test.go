@@ -10,7 +10,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/file"
 	"github.com/edge-agent/edge-agent/connector/input"
-	"github.com/edge-agent/edge-agent/transport/ingress"
+	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
 // fileConfig reads dir/*.log from the beginning through the real file input.
@@ -78,7 +78,7 @@ func wantLines(from, to int) []string {
 // Every line of a file is delivered at least once, exactly as written,
 // through faults; a restart re-sends nothing that was acked.
 func TestFileToIngressEveryLineAtLeastOnce(t *testing.T) {
-	eng := startEngine(t, "127.0.0.1:0", ingress.Faults{RetryEvery: 13, QueueFullEvery: 29, QueueFullDelay: time.Millisecond, CutAfter: 400}, nil)
+	eng := startEngine(t, "127.0.0.1:0", standin.Faults{RetryEvery: 13, QueueFullEvery: 29, QueueFullDelay: time.Millisecond, CutAfter: 400}, nil)
 	dir, home := t.TempDir(), t.TempDir()
 	logPath := filepath.Join(dir, "app.log")
 	appendLines(t, logPath, 0, 2000)

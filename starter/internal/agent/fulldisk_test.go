@@ -14,7 +14,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/disktest"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
-	"github.com/edge-agent/edge-agent/transport/ingress"
+	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
 // bigEvents are events of source key with ~1 KiB payloads, so a few MiB of
@@ -107,7 +107,7 @@ func TestFullDiskAcksCommitAndBacklogDrains(t *testing.T) {
 		t.Fatalf("before the engine is up: appended %d acked %d, want < 2600 and 0", st.RowsAppended, st.Acked)
 	}
 
-	eng := startEngine(t, addr, ingress.Faults{}, nil)
+	eng := startEngine(t, addr, standin.Faults{}, nil)
 	// The ballast stays: only what delivery frees in the WAL file is room.
 	var st Status
 	defer func() {
@@ -175,7 +175,7 @@ func TestStartOnFullDiskDrains(t *testing.T) {
 	}
 	disktest.Fill(t, disk)
 
-	eng := startEngine(t, addr, ingress.Faults{}, nil)
+	eng := startEngine(t, addr, standin.Faults{}, nil)
 	in2 := &fakeInput{}
 	h2 := startRuntime(t, ingressOptions(t, cfg, disk, in2))
 	stop2 := stopBeforeUnmount(t, h2)

@@ -17,7 +17,7 @@ import (
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 	"github.com/edge-agent/edge-agent/transport"
 	"github.com/edge-agent/edge-agent/transport/codec"
-	"github.com/edge-agent/edge-agent/transport/ingress"
+	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
 const testToken = "test-token-1"
@@ -25,15 +25,15 @@ const testToken = "test-token-1"
 // engine is a loopback EdgeSocket ingress that records every record.
 type engine struct {
 	t   testing.TB
-	srv *ingress.Server
+	srv *standin.Server
 	mu  sync.Mutex
 	got map[string]int
 }
 
-func startEngine(t testing.TB, addr string, faults ingress.Faults, dec *codec.Decoder) *engine {
+func startEngine(t testing.TB, addr string, faults standin.Faults, dec *codec.Decoder) *engine {
 	t.Helper()
 	e := &engine{t: t, got: map[string]int{}}
-	srv, err := ingress.New(ingress.Config{
+	srv, err := standin.New(standin.Config{
 		Addr:    addr,
 		Token:   testToken,
 		Decoder: dec,
@@ -113,13 +113,13 @@ func payloadsOf(from, to int) []string {
 func TestDeliveryThroughIngressFaults(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		faults ingress.Faults
+		faults standin.Faults
 	}{
-		{"no faults", ingress.Faults{}},
-		{"RETRY every 3rd batch", ingress.Faults{RetryEvery: 3}},
-		{"QUEUE_FULL every 5th batch", ingress.Faults{QueueFullEvery: 5, QueueFullDelay: 5 * time.Millisecond}},
-		{"connection cut after every 50th batch", ingress.Faults{CutAfter: 50}},
-		{"all at once, with reply delay", ingress.Faults{RetryEvery: 7, QueueFullEvery: 11, QueueFullDelay: 2 * time.Millisecond, CutAfter: 97, ReplyDelay: 100 * time.Microsecond}},
+		{"no faults", standin.Faults{}},
+		{"RETRY every 3rd batch", standin.Faults{RetryEvery: 3}},
+		{"QUEUE_FULL every 5th batch", standin.Faults{QueueFullEvery: 5, QueueFullDelay: 5 * time.Millisecond}},
+		{"connection cut after every 50th batch", standin.Faults{CutAfter: 50}},
+		{"all at once, with reply delay", standin.Faults{RetryEvery: 7, QueueFullEvery: 11, QueueFullDelay: 2 * time.Millisecond, CutAfter: 97, ReplyDelay: 100 * time.Microsecond}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			eng := startEngine(t, "127.0.0.1:0", tc.faults, nil)
@@ -148,15 +148,15 @@ func TestDeliveryThroughIngressFaults(t *testing.T) {
 // refusals are the engine's answers that a setting of ours is wrong.
 var refusals = []struct {
 	name       string
-	faults     ingress.Faults
+	faults     standin.Faults
 	want       error
 	connection string
 	code       int
 	logged     string // the start of the ERROR logged at each refused try
 }{
-	{"AUTH_FAILED", ingress.Faults{AuthReply: "AUTH_FAILED"}, transport.ErrAuthFailed, "auth_failed", exitcode.AuthFailed,
+	{"AUTH_FAILED", standin.Faults{AuthReply: "AUTH_FAILED"}, transport.ErrAuthFailed, "auth_failed", exitcode.AuthFailed,
 		"engine refused the token (AUTH_FAILED)"},
-	{"DECRYPT_FAILED", ingress.Faults{BatchReply: "DECRYPT_FAILED"}, transport.ErrDecryptFailed, "decrypt_failed", exitcode.DecryptFailed,
+	{"DECRYPT_FAILED", standin.Faults{BatchReply: "DECRYPT_FAILED"}, transport.ErrDecryptFailed, "decrypt_failed", exitcode.DecryptFailed,
 		"engine could not decrypt the payload (DECRYPT_FAILED)"},
 }
 
@@ -212,7 +212,7 @@ func TestRefusalsKeepTheAgentReading(t *testing.T) {
 			in.push(lineEvents("a.log", 20, 30)...)
 			h = startRuntime(t, ingressOptions(t, cfg, home, in))
 			eventually(t, 10*time.Second, "refused again", func() bool { return h.rt.Snapshot().Connection == tc.connection })
-			eng.srv.SetFaults(ingress.Faults{})
+			eng.srv.SetFaults(standin.Faults{})
 			eventually(t, 10*time.Second, "30 acks", func() bool { return h.rt.Snapshot().Acked == 30 })
 			if st := h.rt.Snapshot(); st.Connection != "connected" {
 				t.Fatalf("connection %q after the engine accepted", st.Connection)
@@ -276,7 +276,7 @@ func checkRows(t *testing.T, home string, n int, ok func(wal.Row) bool, want str
 }
 
 func TestRejectedIngressIsRetriedSlowly(t *testing.T) {
-	eng := startEngine(t, "127.0.0.1:0", ingress.Faults{Reject: true}, nil)
+	eng := startEngine(t, "127.0.0.1:0", standin.Faults{Reject: true}, nil)
 	cfg := transportConfig(t, eng.srv.Addr())
 	clientOptions(t, cfg).MaxBackoff = 300 * time.Millisecond
 	home := t.TempDir()
@@ -297,7 +297,7 @@ func TestRejectedIngressIsRetriedSlowly(t *testing.T) {
 		t.Fatalf("connection %q failed %d dead %d", st.Connection, st.Failed, st.Dead)
 	}
 	// The other collector goes away: everything is delivered.
-	eng.srv.SetFaults(ingress.Faults{})
+	eng.srv.SetFaults(standin.Faults{})
 	eventually(t, 10*time.Second, "200 acks", func() bool { return h.rt.Snapshot().Acked == 200 })
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
@@ -325,7 +325,7 @@ func TestEngineDownAtStartThenUp(t *testing.T) {
 	if st := h.rt.Snapshot(); st.Acked != 0 || st.Connection != "unavailable" {
 		t.Fatalf("acked %d connection %q with no engine", st.Acked, st.Connection)
 	}
-	eng := startEngine(t, addr, ingress.Faults{}, nil)
+	eng := startEngine(t, addr, standin.Faults{}, nil)
 	in.push(lineEvents("a.log", 300, 400)...)
 	eventually(t, 10*time.Second, "400 acks", func() bool { return h.rt.Snapshot().Acked == 400 })
 	if err := h.stop(); err != nil {
@@ -338,7 +338,7 @@ func TestEngineDownAtStartThenUp(t *testing.T) {
 }
 
 func TestRestartDoesNotResendAckedRows(t *testing.T) {
-	eng := startEngine(t, "127.0.0.1:0", ingress.Faults{}, nil)
+	eng := startEngine(t, "127.0.0.1:0", standin.Faults{}, nil)
 	cfg := transportConfig(t, eng.srv.Addr())
 	home := t.TempDir()
 	for round := 0; round < 3; round++ {
@@ -371,7 +371,7 @@ func TestPacketModeDeliversExactPayloads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := startEngine(t, "127.0.0.1:0", ingress.Faults{}, dec)
+	eng := startEngine(t, "127.0.0.1:0", standin.Faults{}, dec)
 	cfg := transportConfig(t, eng.srv.Addr())
 	tc := cfg.Output.Options.(*output.TransportConfig)
 	tc.PacketMode.Value = codec.ModePacket

@@ -15,7 +15,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/transport"
-	"github.com/edge-agent/edge-agent/transport/ingress"
+	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
 // brokenOutputFactory is output type "broken": its Create always fails, as
@@ -142,7 +142,7 @@ func (e *engine) fileLineCounts(t testing.TB) map[string]int {
 // A reload that widens the input's paths starts shipping the newly matched
 // file and goes on with the file both configs match at its offset.
 func TestReloadNewPathStartsShippingKeptPathKeepsOffset(t *testing.T) {
-	eng := startEngine(t, "127.0.0.1:0", ingress.Faults{}, nil)
+	eng := startEngine(t, "127.0.0.1:0", standin.Faults{}, nil)
 	dir, home := t.TempDir(), t.TempDir()
 	aLog, bLog := filepath.Join(dir, "a.log"), filepath.Join(dir, "b.log")
 	appendLines(t, aLog, 0, 500)

@@ -14,7 +14,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/file"
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
-	"github.com/edge-agent/edge-agent/transport/ingress"
+	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
 // fakeRereader is a fakeInput that can re-read "a.log": Reread queues a
@@ -135,7 +135,7 @@ func TestRereadWithoutARereader(t *testing.T) {
 // Through the real file input: the lines from the offset reach the
 // engine a second time, and a restart reads on from the end, not again.
 func TestRereadFileDeliversTheLinesAgain(t *testing.T) {
-	eng := startEngine(t, "127.0.0.1:0", ingress.Faults{}, nil)
+	eng := startEngine(t, "127.0.0.1:0", standin.Faults{}, nil)
 	dir, home := t.TempDir(), t.TempDir()
 	logPath := filepath.Join(dir, "app.log")
 	appendLines(t, logPath, 0, 100)
@@ -195,7 +195,7 @@ func TestRereadFileDeliversTheLinesAgain(t *testing.T) {
 // With several file inputs the one whose globs match the path re-reads
 // it; an input id picks one, and one that does not read the path says so.
 func TestRereadPicksTheInputThatReadsThePath(t *testing.T) {
-	eng := startEngine(t, "127.0.0.1:0", ingress.Faults{}, nil)
+	eng := startEngine(t, "127.0.0.1:0", standin.Faults{}, nil)
 	dir, home := t.TempDir(), t.TempDir()
 	cfg := transportConfig(t, eng.srv.Addr())
 	fileConfig(t, cfg, dir)

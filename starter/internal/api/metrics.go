@@ -56,6 +56,8 @@ var (
 	dRelayBatches   = desc("relay_batches_total", "Batches a relay input read from collectors, per token name.", "input", "name")
 	dRelayBytes     = desc("relay_bytes_total", "Payload bytes (as sent) a relay input read from collectors, per token name.", "input", "name")
 	dRelayStored    = desc("relay_batches_stored_total", "Batches a relay input answered RECEIVED (stored in its queue), per token name.", "input", "name")
+	dRelayAuthFail  = desc("relay_auth_failures_total", "Connections to a relay input that did not authenticate, by reason (wrong_token, throttled, timeout, line_too_long, tls_handshake, closed).", "input", "reason")
+	dRelayEvicted   = desc("relay_unauthenticated_evicted_total", "Connections to a relay input closed before authenticating to make room for newer ones (the pre-authentication budget was full).", "input")
 	dRelayRefused   = desc("relay_batches_refused_total", "Batches a relay input answered otherwise (QUEUE_FULL, DECODE_FAILED...), per token name.", "input", "name")
 )
 
@@ -154,6 +156,12 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			if in.Type == syslog.TypeName {
 				gauge(dInputConns, float64(in.Stats.Connections), in.ID)
 				counter(dParseErrors, float64(in.Stats.ParseErrors), in.ID)
+			}
+			if len(in.Stats.AuthFailures) > 0 {
+				for _, c := range in.Stats.AuthFailures {
+					counter(dRelayAuthFail, float64(c.N), in.ID, c.Reason)
+				}
+				counter(dRelayEvicted, float64(in.Stats.Evicted), in.ID)
 			}
 		}
 		for _, t := range in.PeerTotals {

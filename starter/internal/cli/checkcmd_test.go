@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
-	"github.com/edge-agent/edge-agent/transport/ingress"
 	"github.com/edge-agent/edge-agent/transport/transporttest"
+	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
-func startEngine(t *testing.T, cfg ingress.Config) *ingress.Server {
+func startEngine(t *testing.T, cfg standin.Config) *standin.Server {
 	t.Helper()
-	srv, err := ingress.New(cfg)
+	srv, err := standin.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func transportConfig(endpoint, token, extra string) string {
 }
 
 func TestCheckOutputAccepted(t *testing.T) {
-	srv := startEngine(t, ingress.Config{Token: "s3cret-token"})
+	srv := startEngine(t, standin.Config{Token: "s3cret-token"})
 	e := newTestEnv(t)
 	e.write("config/agent.yaml", transportConfig(srv.Addr(), "s3cret-token", ""))
 	if code := e.run("check", "output"); code != exitcode.OK {
@@ -56,7 +56,7 @@ func TestCheckOutputAccepted(t *testing.T) {
 }
 
 func TestCheckOutputWrongToken(t *testing.T) {
-	srv := startEngine(t, ingress.Config{Token: "the-engines-token"})
+	srv := startEngine(t, standin.Config{Token: "the-engines-token"})
 	e := newTestEnv(t)
 	cfg := e.write("elsewhere/agent.yaml", transportConfig(srv.Addr(), "s3cret-token", ""))
 	if code := e.run("check", "output", "--config", cfg); code != exitcode.AuthFailed {
@@ -74,7 +74,7 @@ func TestCheckOutputWrongToken(t *testing.T) {
 }
 
 func TestCheckOutputRejected(t *testing.T) {
-	srv := startEngine(t, ingress.Config{Token: "tok", Faults: ingress.Faults{Reject: true}})
+	srv := startEngine(t, standin.Config{Token: "tok", Faults: standin.Faults{Reject: true}})
 	e := newTestEnv(t)
 	e.vars["EDGE_AGENT_CONFIG"] = e.write("env.yaml", transportConfig(srv.Addr(), "tok", ""))
 	if code := e.run("check", "output"); code != exitcode.Failure {
@@ -108,7 +108,7 @@ func TestCheckOutputClosedPort(t *testing.T) {
 func TestCheckOutputTLS(t *testing.T) {
 	tc := transporttest.SelfSigned(t, 365*24*time.Hour)
 	cert, caFile := tc.Pair, tc.CertFile
-	srv := startEngine(t, ingress.Config{Token: "tok", TLS: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}})
+	srv := startEngine(t, standin.Config{Token: "tok", TLS: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}})
 	e := newTestEnv(t)
 	e.write("config/agent.yaml", transportConfig(srv.Addr(), "tok", "  tls:\n    enabled: true\n    ca-file: "+caFile+"\n"))
 	if code := e.run("check", "output"); code != exitcode.OK {
@@ -185,8 +185,8 @@ func TestCertLineWarnsOfExpiry(t *testing.T) {
 // With output.endpoints every endpoint is probed: OK only when each one
 // accepts the token, else the exit code of the first that does not.
 func TestCheckOutputEachEndpoint(t *testing.T) {
-	good := startEngine(t, ingress.Config{Token: "s3cret-token"})
-	wrong := startEngine(t, ingress.Config{Token: "the-engines-token"})
+	good := startEngine(t, standin.Config{Token: "s3cret-token"})
+	wrong := startEngine(t, standin.Config{Token: "the-engines-token"})
 	e := newTestEnv(t)
 	list := func(addrs ...string) string {
 		return "input:\n  type: file\n  paths: [\"in/*.log\"]\noutput:\n  type: transport\n  endpoints: [" +

@@ -11,7 +11,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/transport/codec"
 	"github.com/edge-agent/edge-agent/transport/enginemodel"
-	"github.com/edge-agent/edge-agent/transport/ingress"
+	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
 // options are the parsed command line.
@@ -31,7 +31,7 @@ type options struct {
 	quiet         bool
 	showVersion   bool
 	addrFile      string
-	faults        ingress.Faults
+	faults        standin.Faults
 	faultQFms     int
 	faultDelayMs  int
 	model         modelOptions

@@ -75,7 +75,7 @@ func runModel(ctx context.Context, o *options, sk *sink, clock *modelClock, log 
 		fmt.Fprintf(stderr, "edgesocket-receiver: %v\n", err)
 		return exitUsage
 	}
-	cfg, err := o.ingressConfig(log) // the decoder, as the stand-in builds it
+	cfg, err := o.standinConfig(log) // the decoder, as the stand-in builds it
 	if err != nil {
 		fmt.Fprintf(stderr, "edgesocket-receiver: %v\n", err)
 		return exitUsage

@@ -17,7 +17,7 @@ import (
 	"github.com/edge-agent/edge-agent/transport"
 	"github.com/edge-agent/edge-agent/transport/client"
 	"github.com/edge-agent/edge-agent/transport/codec"
-	"github.com/edge-agent/edge-agent/transport/ingress"
+	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -304,18 +304,18 @@ func TestStatsSkipsIdleIntervals(t *testing.T) {
 		// Nothing has happened yet: an idle receiver prints nothing.
 		{tick(1), statsSnapshot{}, ""},
 		// A collector connected: worth a line though no record came.
-		{tick(2), statsSnapshot{server: ingress.Stats{Connections: 1, Sessions: 1}},
+		{tick(2), statsSnapshot{server: standin.Stats{Connections: 1, Sessions: 1}},
 			"edgesocket-receiver: records=0 rate=0/s unique_batch_ids=0 duplicate_batch_ids=0 sessions=1 rejected=0 decode_failed=0 decrypt_failed=0\n"},
-		{tick(3), statsSnapshot{records: 10, unique: 2, server: ingress.Stats{Connections: 1, Sessions: 1, Records: 10}},
+		{tick(3), statsSnapshot{records: 10, unique: 2, server: standin.Stats{Connections: 1, Sessions: 1, Records: 10}},
 			"edgesocket-receiver: records=10 rate=10/s unique_batch_ids=2 duplicate_batch_ids=0 sessions=1 rejected=0 decode_failed=0 decrypt_failed=0\n"},
 		// Unchanged: skipped.
-		{tick(4), statsSnapshot{records: 10, unique: 2, server: ingress.Stats{Connections: 1, Sessions: 1, Records: 10}}, ""},
-		{tick(5), statsSnapshot{records: 10, unique: 2, server: ingress.Stats{Connections: 1, Sessions: 1, Records: 10}}, ""},
+		{tick(4), statsSnapshot{records: 10, unique: 2, server: standin.Stats{Connections: 1, Sessions: 1, Records: 10}}, ""},
+		{tick(5), statsSnapshot{records: 10, unique: 2, server: standin.Stats{Connections: 1, Sessions: 1, Records: 10}}, ""},
 		// The rate covers the last interval, not the idle ones before it.
-		{tick(6), statsSnapshot{records: 30, unique: 4, dups: 1, server: ingress.Stats{Connections: 1, Sessions: 1, Records: 30}},
+		{tick(6), statsSnapshot{records: 30, unique: 4, dups: 1, server: standin.Stats{Connections: 1, Sessions: 1, Records: 30}},
 			"edgesocket-receiver: records=30 rate=20/s unique_batch_ids=4 duplicate_batch_ids=1 sessions=1 rejected=0 decode_failed=0 decrypt_failed=0\n"},
 		// A refused connection alone changes the picture.
-		{tick(7), statsSnapshot{records: 30, unique: 4, dups: 1, server: ingress.Stats{Connections: 2, Sessions: 1, Rejected: 1, Records: 30}},
+		{tick(7), statsSnapshot{records: 30, unique: 4, dups: 1, server: standin.Stats{Connections: 2, Sessions: 1, Rejected: 1, Records: 30}},
 			"edgesocket-receiver: records=30 rate=0/s unique_batch_ids=4 duplicate_batch_ids=1 sessions=1 rejected=1 decode_failed=0 decrypt_failed=0\n"},
 	}
 	for i, st := range steps {

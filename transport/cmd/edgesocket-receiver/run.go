@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/transport/codec"
-	"github.com/edge-agent/edge-agent/transport/ingress"
 	"github.com/edge-agent/edge-agent/transport/protocol"
+	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
 // Exit codes.
@@ -72,7 +72,7 @@ func runWithClock(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if o.model.enabled {
 		return runModel(ctx, o, newSink(out, o.format == "envelope", 0), clock, log, stderr)
 	}
-	cfg, err := o.ingressConfig(log)
+	cfg, err := o.standinConfig(log)
 	if err != nil {
 		fmt.Fprintf(stderr, "edgesocket-receiver: %v\n", err)
 		return exitUsage
@@ -86,7 +86,7 @@ func runWithClock(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		}
 		return ""
 	}
-	srv, err := ingress.New(cfg)
+	srv, err := standin.New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "edgesocket-receiver: %v\n", err)
 		return exitUsage
@@ -110,7 +110,7 @@ func runWithClock(ctx context.Context, args []string, stdout, stderr io.Writer, 
 }
 
 // serveUntilDone flushes and reports until a signal or --exit-after.
-func serveUntilDone(ctx context.Context, o *options, srv *ingress.Server, sk *sink, stderr io.Writer) int {
+func serveUntilDone(ctx context.Context, o *options, srv *standin.Server, sk *sink, stderr io.Writer) int {
 	flush := time.NewTicker(flushInterval)
 	defer flush.Stop()
 	var statsC <-chan time.Time
@@ -140,9 +140,9 @@ func serveUntilDone(ctx context.Context, o *options, srv *ingress.Server, sk *si
 	}
 }
 
-// ingressConfig builds the server config from the flags.
-func (o *options) ingressConfig(log *slog.Logger) (ingress.Config, error) {
-	cfg := ingress.Config{Addr: o.listen, Token: o.token, Logger: log, Faults: o.faults}
+// standinConfig builds the server config from the flags.
+func (o *options) standinConfig(log *slog.Logger) (standin.Config, error) {
+	cfg := standin.Config{Addr: o.listen, Token: o.token, Logger: log, Faults: o.faults}
 	mode, _ := codec.ParseMode(o.packetMode) // checked in parseFlags
 	if mode == codec.ModePacket {
 		var key []byte

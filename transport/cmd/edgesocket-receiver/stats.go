@@ -5,13 +5,13 @@ import (
 	"io"
 	"time"
 
-	"github.com/edge-agent/edge-agent/transport/ingress"
+	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
 // statsSnapshot is everything a periodic stats line shows.
 type statsSnapshot struct {
 	records, unique, dups int
-	server                ingress.Stats
+	server                standin.Stats
 }
 
 // statsReporter prints the periodic running count, but only when something

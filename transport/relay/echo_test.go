@@ -1,4 +1,4 @@
-package ingress
+package relay
 
 import (
 	"bytes"
@@ -56,8 +56,8 @@ func TestTokenInWrongPlacesIsNotEchoed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := startMulti(t, Config{
-		Deferred:     immediate,
+	s := startRelay(t, Config{
+		Handler:      immediate,
 		Decoder:      dec,
 		MaxLineBytes: 512,
 		Tokens:       []Token{{Name: "edge-a", Value: echoSecret}},

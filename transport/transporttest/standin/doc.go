@@ -1,6 +1,8 @@
-// Package ingress is the server side of EdgeSocket: a small stand-in for
-// the Apache SeaTunnel EdgeSocket source, used by the edgesocket-receiver
-// tool, the end-to-end suite's fake engine, and tests.
+// Package standin is test support: a stand-in for the Apache SeaTunnel
+// EdgeSocket source, used by the edgesocket-receiver tool, the end-to-end
+// suite's fake engine, benchmarks and tests. Shipped binaries other than
+// edgesocket-receiver never import it; the relay's production listener is
+// transport/relay.
 //
 // It behaves as the engine's IngressProtocolHandler does:
 //
@@ -33,37 +35,14 @@
 //
 // Faults (Config.Faults, or SetFaults at run time) inject the failures a
 // collector must survive: cuts, RETRY, QUEUE_FULL, slow replies, and
-// AUTH_FAILED / REJECTED / DECRYPT_FAILED on demand.
+// AUTH_FAILED / REJECTED / DECRYPT_FAILED on demand. The engine's rules
+// for the auth line, unparsable requests and undecodable payloads are
+// transport/enginemodel's (Authenticates, RequestReply, DecodeReply), the
+// one place they are written; the faults are layered on top. The replies
+// that depend on the engine's queue and checkpoints (QUEUE_FULL from
+// backpressure, ACK watermarks) are the model's alone: here the Handler
+// and CommitHandler choose them.
 //
 // The Handler is called from one goroutine at a time (there is one
 // collector at a time). The record it gets is valid only during the call.
-//
-// # Multi-collector mode
-//
-// Config.MaxConnections > 0 turns the stand-in into a server for many
-// collectors at once (a relay's listener):
-//
-//   - up to MaxConnections authenticated collectors; one more gets
-//     REJECTED after its token checked out. Connections not yet
-//     authenticated have a budget of their own (MaxHandshakes): beyond it
-//     a connection is refused on the accept loop, without a goroutine, so
-//     a flood of connections costs no memory per attempt;
-//   - tokens have names (Config.Tokens); all are compared in constant
-//     time; a failure is answered AUTH_FAILED and logged at WARN, at most
-//     once per 10 s, without what was presented;
-//   - each connection is pipelined: up to MaxInFlight requests are read
-//     ahead of their replies, and replies leave in request order; they
-//     are written by whoever makes them ready (Ticket.Done, DoneAll, the
-//     reader), without blocking, so a connection costs one goroutine; a
-//     second one writes only while the collector's socket does not take
-//     the replies at once, or under TLS;
-//   - a DeferredHandler settles each batch's reply later through its
-//     Ticket, so a relay answers RECEIVED only once the batch is durable;
-//     __COMMIT__ is then answered from the session's own durability (see
-//     commitReply);
-//   - timeouts: AuthTimeout for the token line, ReadTimeout for a request
-//     line once begun (slow-loris), IdleTimeout while nothing is owed,
-//     WriteTimeout for replies (a collector that does not read them is
-//     closed: its kernel send buffer is kept small on purpose);
-//   - Faults do not apply.
-package ingress
+package standin

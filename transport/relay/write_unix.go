@@ -1,6 +1,6 @@
 //go:build unix
 
-package ingress
+package relay
 
 import "syscall"
 

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package ingress
+package relay
 
 import (
 	"errors"
@@ -12,5 +12,5 @@ import (
 const canWriteRaw = false
 
 func writeNow(syscall.RawConn, []byte) (int, error) {
-	return 0, errors.New("ingress: non-blocking writes not supported on this platform")
+	return 0, errors.New("relay: non-blocking writes not supported on this platform")
 }

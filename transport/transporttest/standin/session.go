@@ -1,17 +1,14 @@
-package ingress
+package standin
 
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
 	"time"
 
-	"github.com/edge-agent/edge-agent/transport/codec"
+	"github.com/edge-agent/edge-agent/transport/enginemodel"
 	"github.com/edge-agent/edge-agent/transport/protocol"
 )
 
@@ -52,23 +49,6 @@ func (s *Server) serve(conn net.Conn) {
 	c.log.Info("edgesocket collector disconnected")
 }
 
-// lingerTimeout bounds linger's wait for the collector to close its side.
-const lingerTimeout = 500 * time.Millisecond
-
-// linger ends a connection without losing replies already written: it
-// sends FIN and reads (discarding) until the collector closes or
-// lingerTimeout passes. Closing a socket with unread input makes the
-// kernel send RST, and a RST can destroy replies still unread on the
-// collector's side, turning delivered batches into duplicates.
-func linger(conn net.Conn) {
-	cw, ok := conn.(interface{ CloseWrite() error })
-	if !ok || cw.CloseWrite() != nil {
-		return
-	}
-	_ = conn.SetReadDeadline(time.Now().Add(lingerTimeout))
-	_, _ = io.Copy(io.Discard, io.LimitReader(conn, 1<<20))
-}
-
 // authenticate reads the first line within AuthTimeout, as the engine does.
 func (c *conversation) authenticate() bool {
 	s := c.s
@@ -93,10 +73,7 @@ func (c *conversation) authenticate() bool {
 		s.setReadDeadline(c.conn, time.Time{})
 		return true
 	}
-	// The engine takes the whole line as the token when the prefix is
-	// missing.
-	token := bytes.TrimPrefix(line, []byte(protocol.PrefixAuth))
-	if !tokenEqual(token, s.cfg.Token) {
+	if !enginemodel.Authenticates(line, s.cfg.Token) {
 		c.log.Warn("edgesocket auth: wrong token")
 		c.refuse()
 		return false
@@ -113,14 +90,6 @@ func (c *conversation) refuse() {
 	c.s.stats.authFailures.Add(1)
 	c.reply(protocol.ReplyAuthFailed)
 	_ = c.w.Flush()
-}
-
-// tokenEqual compares in constant time. Hashing first hides the length
-// of the expected token too.
-func tokenEqual(got []byte, want string) bool {
-	a := sha256.Sum256(got)
-	b := sha256.Sum256([]byte(want))
-	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
 }
 
 // loop answers requests until EOF, an error, a cut or Close.
@@ -167,11 +136,7 @@ func (c *conversation) dispatch(line []byte) (reply string, cut bool) {
 			s.stats.batches.Add(1)
 		}
 		s.stats.badRequests.Add(1)
-		var re *protocol.RequestError
-		if errors.As(err, &re) {
-			return re.Reply, false
-		}
-		return protocol.ReplyBadRequest, false
+		return enginemodel.RequestReply(err), false
 	}
 	switch req.Kind {
 	case protocol.KindBatch:
@@ -219,12 +184,13 @@ func (c *conversation) batch(id int64, payload []byte) (reply string, cut bool) 
 		var err error
 		if record, err = s.cfg.Decoder.Decode(payload); err != nil {
 			c.log.Warn("edgesocket batch does not decode", slog.Int64("batch_id", id), slog.Any("error", err))
-			if codec.IsDecryptError(err) {
+			reply := enginemodel.DecodeReply(err)
+			if reply == protocol.ReplyDecryptFailed {
 				s.stats.decryptFailures.Add(1)
-				return protocol.ReplyDecryptFailed, false
+			} else {
+				s.stats.decodeFailures.Add(1)
 			}
-			s.stats.decodeFailures.Add(1)
-			return protocol.ReplyDecodeFailed, false
+			return reply, false
 		}
 	}
 	if every(n, f.RetryEvery) {

@@ -1,4 +1,4 @@
-package ingress
+package relay
 
 import (
 	"bufio"
@@ -15,6 +15,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/edge-agent/edge-agent/transport/protocol"
 )
@@ -67,15 +69,67 @@ func (k *tickets) ticket(i int) Ticket {
 	return k.got[i]
 }
 
-func startMulti(t *testing.T, cfg Config) *Server {
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func startRelay(t *testing.T, cfg Config) *Server {
 	t.Helper()
 	if cfg.MaxConnections == 0 {
 		cfg.MaxConnections = 16
 	}
-	if len(cfg.Tokens) == 0 && cfg.Token == "" {
+	if len(cfg.Tokens) == 0 {
 		cfg.Tokens = []Token{{Name: "edge-a", Value: "tok-a"}, {Name: "edge-b", Value: "tok-b"}}
 	}
-	return start(t, cfg)
+	if cfg.Handler == nil {
+		cfg.Handler = immediate
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+type peer struct {
+	t    *testing.T
+	conn net.Conn
+	r    *bufio.Reader
+}
+
+func dial(t *testing.T, s *Server) *peer {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", s.Addr(), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	return &peer{t: t, conn: c, r: bufio.NewReader(c)}
+}
+
+func (p *peer) send(lines ...string) {
+	p.t.Helper()
+	if _, err := io.WriteString(p.conn, strings.Join(lines, "")); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+func (p *peer) expect(want string) {
+	p.t.Helper()
+	got, err := p.r.ReadString('\n')
+	if err != nil || got != want+"\n" {
+		p.t.Fatalf("reply = %q, %v; want %q", got, err, want)
+	}
+}
+
+func (p *peer) expectEOF() {
+	p.t.Helper()
+	if b, err := p.r.ReadByte(); err == nil {
+		p.t.Fatalf("read %q, want EOF", b)
+	}
 }
 
 // immediate settles every batch RECEIVED at once.
@@ -90,8 +144,8 @@ func authedAs(t *testing.T, s *Server, token string) *peer {
 }
 
 // Many collectors at once, each pipelined, each known by its token's name.
-func TestMultiCollectorsPipelined(t *testing.T) {
-	s := startMulti(t, Config{Deferred: immediate})
+func TestCollectorsPipelined(t *testing.T) {
+	s := startRelay(t, Config{Handler: immediate})
 	const conns, batches = 6, 200
 	var wg sync.WaitGroup
 	errs := make(chan error, conns)
@@ -142,7 +196,7 @@ func TestMultiCollectorsPipelined(t *testing.T) {
 // leave in request order whatever order the tickets are settled in.
 func TestDeferredRepliesInRequestOrder(t *testing.T) {
 	k := newTickets()
-	s := startMulti(t, Config{Deferred: k.handle})
+	s := startRelay(t, Config{Handler: k.handle})
 	p := authedAs(t, s, "tok-a")
 	p.send("__BATCH__:1:a\n__BATCH__:2:b\n__BATCH__:3:c\n__BATCH__:4:d\n")
 	k.wait(t, 4)
@@ -169,7 +223,7 @@ func TestDeferredRepliesInRequestOrder(t *testing.T) {
 // never seen; PENDING behind a refused batch.
 func TestCommitFromDurability(t *testing.T) {
 	k := newTickets()
-	s := startMulti(t, Config{Deferred: k.handle})
+	s := startRelay(t, Config{Handler: k.handle})
 	p := authedAs(t, s, "tok-b")
 	p.send("__BATCH__:1:a\n__BATCH__:2:b\n__BATCH__:3:c\n")
 	k.wait(t, 3)
@@ -188,7 +242,7 @@ func TestCommitFromDurability(t *testing.T) {
 	p.expect("ACK:3")
 }
 
-func TestMultiBadInput(t *testing.T) {
+func TestBadInput(t *testing.T) {
 	tests := []struct {
 		name string
 		run  func(t *testing.T, s *Server)
@@ -247,8 +301,8 @@ func TestMultiBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := startMulti(t, Config{
-				Deferred: immediate, MaxLineBytes: 1024, AuthTimeout: 300 * time.Millisecond,
+			s := startRelay(t, Config{
+				Handler: immediate, MaxLineBytes: 1024, AuthTimeout: 300 * time.Millisecond,
 				ReadTimeout: 300 * time.Millisecond, IdleTimeout: 500 * time.Millisecond,
 			})
 			tt.run(t, s)
@@ -258,8 +312,8 @@ func TestMultiBadInput(t *testing.T) {
 
 // A collector over MaxConnections is REJECTED after it authenticated; the
 // ones in keep going.
-func TestMultiMaxConnections(t *testing.T) {
-	s := startMulti(t, Config{Deferred: immediate, MaxConnections: 2})
+func TestMaxConnections(t *testing.T) {
+	s := startRelay(t, Config{Handler: immediate, MaxConnections: 2})
 	a := authedAs(t, s, "tok-a")
 	_ = authedAs(t, s, "tok-b")
 	c := dial(t, s)
@@ -361,7 +415,7 @@ func TestNeverReadingCollectorIsClosed(t *testing.T) {
 		ln := newMemListener()
 		s, err := New(Config{
 			Tokens:         []Token{{Name: "edge-a", Value: "tok-a"}, {Name: "edge-b", Value: "tok-b"}},
-			MaxConnections: 2, MaxInFlight: 8, WriteTimeout: writeTimeout, Deferred: immediate,
+			MaxConnections: 2, MaxInFlight: 8, WriteTimeout: writeTimeout, Handler: immediate,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -433,7 +487,8 @@ func TestConnectionFlood(t *testing.T) {
 	if testing.Short() {
 		t.Skip("5,000 connections: not in -short")
 	}
-	s := startMulti(t, Config{Deferred: immediate, AuthTimeout: 200 * time.Millisecond, MaxHandshakes: 32})
+	s := startRelay(t, Config{Handler: immediate, AuthTimeout: 200 * time.Millisecond, MaxHandshakes: 32,
+		AuthFailDelay: 10 * time.Millisecond, AuthFailDelayMax: 50 * time.Millisecond})
 	stop := make(chan struct{})
 	var progress atomic.Int64
 	errc := busyCollector(t, s, stop, &progress)
@@ -497,16 +552,16 @@ func TestConnectionFlood(t *testing.T) {
 	if grow := int64(peakHeap.Load()) - int64(before.HeapInuse); grow > 64<<20 {
 		t.Errorf("heap grew by %d MiB during the flood", grow>>20)
 	}
-	if st := s.Stats(); st.Rejected == 0 || st.AuthFailures == 0 {
-		t.Errorf("stats %+v: want both refusals and auth failures", st)
+	if st := s.Stats(); st.Evicted == 0 || st.AuthFailures.Total() == 0 {
+		t.Errorf("stats %+v: want both evictions and auth failures", st)
 	}
 }
 
 // Close answers what is ready and ends every session even with replies
 // owed that nobody will settle.
-func TestMultiCloseWithTicketsOwed(t *testing.T) {
+func TestCloseWithTicketsOwed(t *testing.T) {
 	k := newTickets()
-	s := startMulti(t, Config{Deferred: k.handle})
+	s := startRelay(t, Config{Handler: k.handle})
 	p := authedAs(t, s, "tok-a")
 	p.send("__BATCH__:1:a\n__BATCH__:2:b\n")
 	k.wait(t, 2)
@@ -526,18 +581,23 @@ func TestMultiCloseWithTicketsOwed(t *testing.T) {
 	p.expectEOF()
 }
 
-func TestMultiConfigValidate(t *testing.T) {
+func TestConfigValidate(t *testing.T) {
 	tests := []struct {
 		name string
 		cfg  Config
 		want string
 	}{
-		{"named tokens need multi mode", Config{Tokens: []Token{{"a", "x"}}}, "multi-collector"},
-		{"deferred needs multi mode", Config{Token: "t", Deferred: immediate}, "multi-collector"},
-		{"empty name", Config{MaxConnections: 1, Tokens: []Token{{"", "x"}}}, "name is empty"},
-		{"name twice", Config{MaxConnections: 1, Tokens: []Token{{"a", "x"}, {"a", "y"}}}, "used twice"},
-		{"same token twice", Config{MaxConnections: 1, Tokens: []Token{{"a", "x"}, {"b", "x"}}}, "another name"},
-		{"token with a line break", Config{MaxConnections: 1, Tokens: []Token{{"a", "x\ny"}}}, "line break"},
+		{"no tokens", Config{Handler: immediate}, "at least one"},
+		{"no handler", Config{Tokens: []Token{{"a", "x"}}}, "handler is required"},
+		{"empty name", Config{Handler: immediate, Tokens: []Token{{"", "x"}}}, "name is empty"},
+		{"name twice", Config{Handler: immediate, Tokens: []Token{{"a", "x"}, {"a", "y"}}}, "used twice"},
+		{"same token twice", Config{Handler: immediate, Tokens: []Token{{"a", "x"}, {"b", "x"}}}, "another name"},
+		{"token with a line break", Config{Handler: immediate, Tokens: []Token{{"a", "x\ny"}}}, "line break"},
+		{"negative max connections", Config{Handler: immediate, Tokens: []Token{{"a", "x"}}, MaxConnections: -1}, "max connections -1"},
+		{"per-source share above the budget", Config{Handler: immediate, Tokens: []Token{{"a", "x"}}, MaxHandshakes: 4, MaxHandshakesPerSource: 5}, "per source 5"},
+		{"auth timeout not below idle", Config{Handler: immediate, Tokens: []Token{{"a", "x"}}, AuthTimeout: time.Minute, IdleTimeout: time.Minute}, "below the idle timeout"},
+		{"auth timeout too long", Config{Handler: immediate, Tokens: []Token{{"a", "x"}}, AuthTimeout: 2 * time.Minute}, "auth timeout 2m0s"},
+		{"fail delay above its max", Config{Handler: immediate, Tokens: []Token{{"a", "x"}}, AuthFailDelay: 2 * time.Second, AuthFailDelayMax: time.Second}, "must not exceed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -549,10 +609,10 @@ func TestMultiConfigValidate(t *testing.T) {
 	}
 }
 
-// FuzzMultiLines feeds arbitrary bytes to an authenticated session: every
+// FuzzSessionLines feeds arbitrary bytes to an authenticated session: every
 // reply is a protocol reply, there is at most one per request line, and
 // the session ends (no hang) once the input ends.
-func FuzzMultiLines(f *testing.F) {
+func FuzzSessionLines(f *testing.F) {
 	for _, seed := range []string{
 		"__BATCH__:1:{}\n", "__BATCH__:1:{}\r\n__COMMIT__:1\n", "__BATCH__:x:\n", "\n\n\r",
 		"__COMMIT__:-1\n__AUTH__:t\n", "garbage", "__BATCH__:9223372036854775807:a\r__BATCH__:1",
@@ -561,7 +621,7 @@ func FuzzMultiLines(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	s, err := New(Config{
-		MaxConnections: 256, Tokens: []Token{{"n", "tok"}}, Deferred: immediate, MaxLineBytes: 256,
+		MaxConnections: 256, Tokens: []Token{{"n", "tok"}}, Handler: immediate, MaxLineBytes: 256,
 		IdleTimeout: 2 * time.Second,
 	})
 	if err != nil {
@@ -614,9 +674,9 @@ func FuzzMultiLines(f *testing.F) {
 // A connection whose collector keeps up with its replies costs one
 // goroutine: its replies are written by whoever settles them, without a
 // writer goroutine per connection.
-func TestMultiOneGoroutinePerConnection(t *testing.T) {
+func TestOneGoroutinePerConnection(t *testing.T) {
 	const n = 40
-	s := startMulti(t, Config{Deferred: immediate, MaxConnections: n + 1})
+	s := startRelay(t, Config{Handler: immediate, MaxConnections: n + 1})
 	base := runtime.NumGoroutine()
 	for i := range n {
 		p := authedAs(t, s, "tok-a")
@@ -638,9 +698,9 @@ func TestMultiOneGoroutinePerConnection(t *testing.T) {
 // of them, in order, once it reads again: the replies its socket could not
 // take at once are written by a goroutine of the connection, which ends
 // once it has caught up. Meanwhile reading stops at MaxInFlight.
-func TestMultiSlowReaderGetsEveryReplyInOrder(t *testing.T) {
+func TestSlowReaderGetsEveryReplyInOrder(t *testing.T) {
 	const batches, inFlight = 20000, 64
-	s := startMulti(t, Config{Deferred: immediate, MaxInFlight: inFlight})
+	s := startRelay(t, Config{Handler: immediate, MaxInFlight: inFlight})
 	base := runtime.NumGoroutine()
 	p := authedAs(t, s, "tok-a")
 	if tc, ok := p.conn.(*net.TCPConn); ok {
@@ -700,7 +760,7 @@ func TestMultiSlowReaderGetsEveryReplyInOrder(t *testing.T) {
 // when its head's run comes before the rest of its tickets.
 func TestDoneAllWritesEachConnectionOnce(t *testing.T) {
 	k := newTickets()
-	s := startMulti(t, Config{Deferred: k.handle})
+	s := startRelay(t, Config{Handler: k.handle})
 	a := authedAs(t, s, "tok-a")
 	a.send("__BATCH__:1:a\n__BATCH__:2:b\n__BATCH__:3:c\n")
 	k.wait(t, 3)

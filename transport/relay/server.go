@@ -1,4 +1,4 @@
-package ingress
+package relay
 
 import (
 	"context"
@@ -8,36 +8,36 @@ import (
 	"log/slog"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/edge-agent/edge-agent/transport/protocol"
+	"github.com/edge-agent/edge-agent/transport/ratelog"
 )
 
-// Server is a running ingress. Create it with New, then Start.
+// Server is a running relay listener. Create it with New, then Start.
 type Server struct {
 	cfg    Config
 	log    *slog.Logger
-	faults atomic.Pointer[Faults]
+	tokens tokens
 
-	// slot is the single-collector token: a connection holds it from
-	// accept until it ends.
-	slot chan struct{}
-	seq  atomic.Int64 // server-wide batch counter, for Faults
+	sessions chan struct{} // a slot per authenticated collector
+	pre      *preauth
+	pen      *penalties
 
-	mu      sync.Mutex
-	ln      net.Listener
-	conns   map[net.Conn]struct{}
-	started bool
-	closing bool
-	done    chan struct{} // closed by Close
-	wg      sync.WaitGroup
-	stats   counters
-	// multi is nil in the single-collector mode.
-	multi      *multi
+	mu         sync.Mutex
+	ln         net.Listener
+	conns      map[net.Conn]struct{}
+	started    bool
+	closing    bool
+	done       chan struct{} // closed by Close
+	wg         sync.WaitGroup
+	stats      counters
 	collectors *collectors
 	closeErr   error
 	once       sync.Once
+
+	// Rate-limited warnings of floods a bad client can cause.
+	warnFull, warnDecode, warnLine, warnOwed ratelog.Warner
+
 	// listen, when set (tests only), replaces the TCP listener on
 	// Config.Addr: an in-process one lets a test run under a fake clock.
 	listen func() (net.Listener, error)
@@ -52,16 +52,14 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:        cfg,
 		log:        cfg.Logger,
-		slot:       make(chan struct{}, 1),
+		tokens:     newTokens(cfg.Tokens),
+		sessions:   make(chan struct{}, cfg.MaxConnections),
+		pre:        newPreauth(cfg.MaxHandshakes, cfg.MaxHandshakesPerSource),
+		pen:        newPenalties(cfg.AuthFailDelay, cfg.AuthFailDelayMax, time.Now),
 		conns:      make(map[net.Conn]struct{}),
 		done:       make(chan struct{}),
 		collectors: newCollectors(),
 	}
-	if cfg.MaxConnections > 0 {
-		s.multi = newMulti(cfg)
-	}
-	f := cfg.Faults
-	s.faults.Store(&f)
 	return s, nil
 }
 
@@ -71,10 +69,10 @@ func (s *Server) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.started {
-		return errors.New("ingress: already started")
+		return errors.New("relay: already started")
 	}
 	if s.closing {
-		return errors.New("ingress: closed")
+		return errors.New("relay: closed")
 	}
 	var ln net.Listener
 	var err error
@@ -85,15 +83,16 @@ func (s *Server) Start(ctx context.Context) error {
 		ln, err = lc.Listen(ctx, "tcp", s.cfg.Addr)
 	}
 	if err != nil {
-		return fmt.Errorf("ingress listen on %s: %w", s.cfg.Addr, err)
+		return fmt.Errorf("relay listen on %s: %w", s.cfg.Addr, err)
 	}
 	if s.cfg.TLS != nil {
 		ln = tls.NewListener(ln, s.cfg.TLS)
 	}
 	s.ln, s.started = ln, true
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.acceptLoop(ln)
-	s.log.Info("edgesocket ingress listening", slog.String("addr", ln.Addr().String()))
+	go s.reportLoop()
+	s.log.Info("edgesocket relay listening", slog.String("addr", ln.Addr().String()))
 	return nil
 }
 
@@ -107,24 +106,12 @@ func (s *Server) Addr() string {
 	return s.ln.Addr().String()
 }
 
-// SetFaults replaces the injected faults; it applies from the next request.
-func (s *Server) SetFaults(f Faults) { s.faults.Store(&f) }
-
-// Faults returns the injected faults in force.
-func (s *Server) Faults() Faults { return *s.faults.Load() }
-
 // Stats returns the counters so far.
 func (s *Server) Stats() Stats { return s.stats.snapshot() }
 
-// DropCollector closes the connection of the current collector, if any,
-// without a reply: a link cut on demand.
-func (s *Server) DropCollector() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for c := range s.conns {
-		_ = c.Close()
-	}
-}
+// Unauthenticated is the number of connections in the pre-authentication
+// budget now.
+func (s *Server) Unauthenticated() int { return s.pre.len() }
 
 // Close stops listening, lets each session finish writing the replies it
 // owes, closes every connection and waits for all goroutines to end.
@@ -174,7 +161,7 @@ func (s *Server) acceptLoop(ln net.Listener) {
 			if errors.As(err, &ne) && ne.Timeout() {
 				continue
 			}
-			s.log.Error("edgesocket ingress accept failed", slog.Any("error", err))
+			s.log.Error("edgesocket relay accept failed", slog.Any("error", err))
 			// Avoid a hot loop on persistent errors such as EMFILE.
 			select {
 			case <-s.done:
@@ -183,17 +170,56 @@ func (s *Server) acceptLoop(ln net.Listener) {
 			}
 			continue
 		}
-		if s.multi != nil {
-			s.admitMulti(conn)
-			continue
-		}
-		if !s.track(conn) {
-			_ = conn.Close()
+		s.admit(conn)
+	}
+}
+
+// admit runs on the accept loop: every connection gets a place in the
+// pre-authentication budget, evicting an older one at its bounds.
+func (s *Server) admit(conn net.Conn) {
+	accepted := time.Now()
+	if !s.track(conn) {
+		_ = conn.Close()
+		return
+	}
+	s.stats.connections.Add(1)
+	h, victim := s.pre.admit(conn, sourceOf(conn))
+	if victim != nil {
+		evict(victim)
+	}
+	s.wg.Add(1)
+	go s.handle(h, accepted)
+}
+
+// reportLoop logs the failed authentications on a timer.
+func (s *Server) reportLoop() {
+	defer s.wg.Done()
+	t := time.NewTicker(s.cfg.AuthLogInterval)
+	defer t.Stop()
+	var rep authReport
+	for {
+		select {
+		case <-s.done:
 			return
+		case <-t.C:
+			rep.report(s.log, s.Stats(), s.pen.sources())
 		}
-		s.stats.connections.Add(1)
-		s.wg.Add(1)
-		go s.handle(conn)
+	}
+}
+
+// replyBufferBytes is the kernel send buffer of a collector connection.
+// Replies are about ten bytes: this holds far more than MaxInFlight of
+// them, and a fixed size keeps the kernel from growing it to megabytes per
+// connection for a collector that does not read, so such a collector
+// meets WriteTimeout soon.
+const replyBufferBytes = 16 << 10
+
+func setReplyBuffer(conn net.Conn) {
+	if tc, ok := conn.(*tls.Conn); ok {
+		conn = tc.NetConn()
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(replyBufferBytes)
 	}
 }
 
@@ -225,42 +251,13 @@ func (s *Server) untrack(conn net.Conn) {
 	_ = conn.Close()
 }
 
-// handle applies the single-collector policy, then serves the session.
-func (s *Server) handle(conn net.Conn) {
-	defer s.wg.Done()
-	defer s.untrack(conn)
-	if !s.Faults().Reject && s.acquire() {
-		s.serve(conn)
-		<-s.slot // free the ingress before lingering on the old socket
-		linger(conn)
-		return
+// setReadDeadline sets conn's read deadline unless Close has begun, in
+// which case the deadline stays in the past so the session winds down.
+func (s *Server) setReadDeadline(conn net.Conn, t time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		t = time.Unix(1, 0)
 	}
-	s.stats.rejected.Add(1)
-	s.log.Warn("edgesocket ingress rejected a second collector", slog.String("remote", conn.RemoteAddr().String()))
-	_ = conn.SetWriteDeadline(time.Now().Add(time.Second))
-	if _, err := conn.Write([]byte(protocol.ReplyRejected + "\n")); err == nil {
-		linger(conn)
-	}
-}
-
-// acquire takes the collector slot, waiting up to RejectGrace.
-func (s *Server) acquire() bool {
-	select {
-	case s.slot <- struct{}{}:
-		return true
-	default:
-	}
-	if s.cfg.RejectGrace < 0 {
-		return false
-	}
-	t := time.NewTimer(s.cfg.RejectGrace)
-	defer t.Stop()
-	select {
-	case s.slot <- struct{}{}:
-		return true
-	case <-t.C:
-		return false
-	case <-s.done:
-		return false
-	}
+	_ = conn.SetReadDeadline(t)
 }

@@ -1,4 +1,4 @@
-package ingress
+package relay
 
 import (
 	"errors"
@@ -11,10 +11,11 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/transport/codec"
+	"github.com/edge-agent/edge-agent/transport/internal/linger"
 	"github.com/edge-agent/edge-agent/transport/protocol"
 )
 
-// pipe is one authenticated collector in multi-collector mode. Its
+// pipe is one authenticated collector. Its
 // goroutine reads requests into a ring of reply slots; the replies leave
 // in ring order as the slots become ready. Whoever makes the head slot
 // ready (a deferred batch's Ticket, or the reader for a reply known at
@@ -211,7 +212,7 @@ func (p *pipe) run() {
 	reason := p.reader()
 	p.drain()
 	p.s.collectors.close(p, reason)
-	linger(p.conn)
+	linger.Close(p.conn)
 	p.log.Info("edgesocket collector disconnected", slog.String("reason", reason))
 }
 
@@ -239,7 +240,7 @@ func (p *pipe) reader() string {
 				if seq, ok := p.reserve(); ok {
 					p.fill(seq, slot{kind: slotFixed, ready: true, last: true, reply: protocol.ReplyBadRequest})
 				}
-				p.log.Warn("edgesocket request line too long; closing", slog.Any("error", err))
+				s.warnLine.Warn(p.log, "edgesocket request line too long; closing", slog.Any("error", err))
 				return "line too long"
 			}
 			return readEnd(err, "request line not finished within the read timeout")
@@ -393,23 +394,16 @@ func (p *pipe) batch(seq uint64, id int64, payload []byte) {
 			} else {
 				s.stats.decodeFailures.Add(1)
 			}
+			p.st.countRefused()
 			p.st.setError(requestError(seq, errors.New(reply+": "+err.Error())))
-			p.log.Warn("edgesocket batch does not decode", slog.Int64("batch_id", id), slog.Any("error", err))
+			s.warnDecode.Warn(p.log, "edgesocket batch does not decode", slog.Int64("batch_id", id), slog.Any("error", err))
 			p.fill(seq, slot{kind: slotFixed, ready: true, id: id, reply: reply})
 			return
 		}
 	}
 	p.fill(seq, slot{kind: slotBatch, id: id})
 	s.stats.records.Add(1)
-	if h := s.cfg.Deferred; h != nil {
-		h(p.peer, id, record, Ticket{p: p, seq: seq})
-		return
-	}
-	reply := ""
-	if h := s.cfg.Handler; h != nil {
-		reply = h(id, record)
-	}
-	Ticket{p: p, seq: seq}.Done(reply)
+	s.cfg.Handler(p.peer, id, record, Ticket{p: p, seq: seq})
 }
 
 // kick writes the ready replies at the head of the ring, unless another
@@ -535,7 +529,7 @@ func (p *pipe) drain() {
 			return
 		case <-t.C:
 			if n := p.owed(); n > 0 {
-				p.log.Warn("edgesocket collector left with replies owed; it resends those batches", slog.Int("owed", n))
+				p.s.warnOwed.Warn(p.log, "edgesocket collector left with replies owed; it resends those batches", slog.Int("owed", n))
 			}
 			return
 		case <-p.s.done:
@@ -610,28 +604,18 @@ func (p *pipe) settled(id int64, reply string) {
 }
 
 // commitReply answers __COMMIT__:id from this session's own knowledge.
-// A deferred handler answers RECEIVED only once the batch is durable, so
-// every batch of this session with an id up to durable is durable; ids
-// below this session's first were answered RECEIVED before, or are
-// resent first on it, as every collector resends unanswered batches
-// before new ones. So:
+// The Handler answers RECEIVED only once the batch is durable, so every
+// batch of this session with an id up to durable is durable; ids below
+// this session's first were answered RECEIVED before, or are resent first
+// on it, as every collector resends unanswered batches before new ones.
+// So:
 //   - id <= durable: ACK:<durable>;
 //   - id above every batch read before the __COMMIT__: RETRY (never
 //     seen: send it);
 //   - otherwise PENDING: refused and not resent yet, or behind one that
 //     is.
-//
-// A server without a deferred handler cannot say: PENDING, unless a
-// CommitHandler answers.
 func (p *pipe) commitReply(id, seen int64) string {
-	if h := p.s.cfg.CommitHandler; h != nil {
-		if r := h(id); r != "" {
-			return r
-		}
-	}
 	switch {
-	case p.s.cfg.Deferred == nil:
-		return protocol.ReplyPending
 	case id <= p.durable:
 		return protocol.ReplyACK + ":" + strconv.FormatInt(p.durable, 10)
 	case id > seen:

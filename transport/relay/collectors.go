@@ -1,4 +1,4 @@
-package ingress
+package relay
 
 import (
 	"sort"
@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// CollectorStatus is one connected collector (multi-collector mode).
+// CollectorStatus is one connected collector.
 type CollectorStatus struct {
 	Name   string // the name of its token
 	Remote string
@@ -79,9 +79,14 @@ func (c *collectorStats) received1() {
 }
 
 func (c *collectorStats) refused(reply string) {
+	c.countRefused()
+	c.setError("replied " + reply)
+}
+
+// countRefused counts a batch answered otherwise than RECEIVED.
+func (c *collectorStats) countRefused() {
 	c.refusedN.Add(1)
 	c.totals.refused.Add(1)
-	c.setError("replied " + reply)
 }
 
 func (c *collectorStats) setError(msg string) {
@@ -157,7 +162,7 @@ func (cs *collectors) close(p *pipe, reason string) {
 	_ = reason
 }
 
-// Collectors lists the connected collectors (multi-collector mode), by
+// Collectors lists the connected collectors, by
 // name then address. Safe for concurrent use.
 func (s *Server) Collectors() []CollectorStatus {
 	now := time.Now()
