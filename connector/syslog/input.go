@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,12 +17,6 @@ import (
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/connector/internal/jsonenc"
 )
-
-// handshakeTimeout bounds a TLS handshake whatever idle-timeout-ms says.
-const handshakeTimeout = 30 * time.Second
-
-// refusedLogEvery spaces the WARN lines for connections over the cap.
-const refusedLogEvery = time.Minute
 
 // Input is a syslog listener. Open, Poll, Drain and Close are called by
 // one goroutine (the scheduler); its reader goroutines only fill the
@@ -47,17 +42,20 @@ type Input struct {
 	stopped, closed bool
 	relistenAt      time.Time
 
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
-
-	lastRefusedLog atomic.Int64 // unix nanos
+	budget *budget
+	// pen is set with mutual TLS: refused client certificates slow their
+	// source down.
+	pen  *penalty
+	logs *logLimiter
 
 	st counters
 }
 
 type counters struct {
 	messages, bytes, events, truncated, invalid, errors atomic.Int64
-	conns, connsTotal, refused, parseErrors, dropped    atomic.Int64
+	connsTotal, refused, parseErrors, dropped           atomic.Int64
+	evicted, timedOut, authNoCert, authBadCert          atomic.Int64
+	malformed, rcvDrops                                 atomic.Int64
 }
 
 var (
@@ -80,13 +78,17 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	in := &Input{cfg: c, log: log, q: newQueue(c.QueueBytes), done: make(chan struct{}), conns: map[net.Conn]struct{}{}}
+	in := &Input{cfg: c, log: log, q: newQueue(c.QueueBytes), done: make(chan struct{}),
+		budget: newBudget(c.MaxConnections, c.MaxConnectionsPerSource), logs: newLogLimiter(log, c.LogInterval)}
 	if c.Protocol == ProtoTLS {
 		t, err := c.TLS.load()
 		if err != nil {
 			return nil, fmt.Errorf("syslog input: %w", err)
 		}
 		in.tlsCfg = t
+		if t.ClientCAs != nil {
+			in.pen = newPenalty(c.AuthFailureMaxDelay)
+		}
 	}
 	return in, nil
 }
@@ -104,26 +106,48 @@ func (in *Input) listen(ctx context.Context) error {
 			return fmt.Errorf("syslog input: listen udp %s: %w", in.cfg.Listen, err)
 		}
 		in.pc = pc.(*net.UDPConn)
-		// A larger socket buffer rides out bursts while the queue is
-		// full; the kernel caps it (net.core.rmem_max).
-		_ = in.pc.SetReadBuffer(4 << 20)
+		in.tuneUDP(in.pc)
 		a := in.pc.LocalAddr()
 		in.addr.Store(&a)
-		in.wg.Add(1)
+		in.wg.Add(2)
 		go in.readUDP(in.pc)
+		go in.report(in.done)
 	} else {
 		ln, err := lc.Listen(ctx, "tcp", in.cfg.Listen)
 		if err != nil {
 			return fmt.Errorf("syslog input: listen %s %s: %w", in.cfg.Protocol, in.cfg.Listen, err)
 		}
-		in.ln = ln
-		a := ln.Addr()
-		in.addr.Store(&a)
-		in.wg.Add(1)
-		go in.accept(in.ln)
+		in.serveListener(ln)
 	}
 	in.log.Info("syslog listening", slog.String("protocol", in.cfg.Protocol), slog.String("listen", in.Addr().String()))
 	return nil
+}
+
+// serveListener accepts TCP/TLS connections from ln until stop.
+func (in *Input) serveListener(ln net.Listener) {
+	in.ln = ln
+	a := ln.Addr()
+	in.addr.Store(&a)
+	in.budget.reopen()
+	in.wg.Add(2)
+	go in.accept(ln)
+	go in.report(in.done)
+}
+
+// tuneUDP sets the receive buffer and asks for the kernel's drop count;
+// neither failing stops the input.
+func (in *Input) tuneUDP(pc *net.UDPConn) {
+	if want := in.cfg.ReceiveBufferBytes; want > 0 {
+		if err := pc.SetReadBuffer(want); err != nil {
+			in.log.Warn("syslog udp: cannot set receive-buffer-bytes", slog.Int("receive_buffer_bytes", want), slog.Any("error", err))
+		} else if got, err := receiveBuffer(pc); err == nil && got < want {
+			in.log.Warn("syslog udp: the kernel capped receive-buffer-bytes; raise net.core.rmem_max to get more",
+				slog.Int("receive_buffer_bytes", want), slog.Int("granted_bytes", got))
+		}
+	}
+	if err := enableDropCount(pc); err != nil {
+		in.log.Debug("syslog udp: datagrams the kernel drops are not counted", slog.Any("error", err))
+	}
 }
 
 // Addr is the bound address (the port the kernel chose for ":0"); nil
@@ -192,8 +216,11 @@ func (in *Input) Stats() input.Stats {
 	return input.Stats{
 		LinesRead: s.messages.Load(), BytesRead: s.bytes.Load(), Events: s.events.Load(),
 		TruncatedLines: s.truncated.Load(), InvalidSequences: s.invalid.Load(), Errors: s.errors.Load(),
-		Connections: s.conns.Load(), ConnectionsTotal: s.connsTotal.Load(), ConnectionsRefused: s.refused.Load(),
+		Connections: int64(in.budget.open()), ConnectionsTotal: s.connsTotal.Load(), ConnectionsRefused: s.refused.Load(),
 		ParseErrors: s.parseErrors.Load(), DroppedQueueFull: s.dropped.Load(),
+		ConnectionsEvicted: s.evicted.Load(), ConnectionsTimedOut: s.timedOut.Load(),
+		AuthFailedNoCert: s.authNoCert.Load(), AuthFailedBadCert: s.authBadCert.Load(),
+		DroppedMalformed: s.malformed.Load(), DroppedReceiveBuffer: s.rcvDrops.Load(),
 	}
 }
 
@@ -212,11 +239,7 @@ func (in *Input) stop() {
 		_ = in.pc.Close()
 		in.pc = nil
 	}
-	in.mu.Lock()
-	for c := range in.conns {
-		_ = c.Close()
-	}
-	in.mu.Unlock()
+	in.budget.closeAll()
 	in.wg.Wait()
 }
 
@@ -251,142 +274,257 @@ func (in *Input) accept(ln net.Listener) {
 			continue
 		}
 		backoff = 5 * time.Millisecond
-		if !in.track(c) {
-			continue
+		if s := in.admit(c); s != nil {
+			in.wg.Add(1)
+			go in.serve(s)
 		}
-		in.wg.Add(1)
-		go in.serve(c)
 	}
 }
 
-// track registers c, or closes it when max-connections are open.
-func (in *Input) track(c net.Conn) bool {
-	in.mu.Lock()
-	full := len(in.conns) >= in.cfg.MaxConnections
-	if !full && !in.stopping() {
-		in.conns[c] = struct{}{}
+// admit registers c in the budget, evicting a silent connection for it
+// or closing it (counted, and logged within the log limit).
+func (in *Input) admit(c net.Conn) *slot {
+	s, ev, why := in.budget.admit(c)
+	if ev != nil {
+		// Counted before the close: whoever sees the close sees it
+		// counted.
+		in.st.evicted.Add(1)
+		_ = ev.c.Close()
+		in.logs.warn(logEvicted, "syslog: connection budget full; a connection that had sent nothing was closed for a new one",
+			slog.String("evicted_peer", ev.c.RemoteAddr().String()), slog.Int("max_connections", in.cfg.MaxConnections),
+			slog.Int("max_connections_per_source", in.cfg.MaxConnectionsPerSource), slog.Int64("evicted_total", in.st.evicted.Load()))
 	}
-	in.mu.Unlock()
-	if full || in.stopping() {
-		if full {
-			// Counted before the close: whoever sees the close sees it
-			// counted.
-			in.st.refused.Add(1)
-		}
-		_ = c.Close()
-		if full {
-			now := time.Now().UnixNano()
-			if last := in.lastRefusedLog.Load(); now-last >= int64(refusedLogEvery) && in.lastRefusedLog.CompareAndSwap(last, now) {
-				in.log.Warn("syslog connection refused: max-connections are open (logged at most once a minute)",
-					slog.String("peer", c.RemoteAddr().String()), slog.Int("max_connections", in.cfg.MaxConnections),
-					slog.Int64("refused_total", in.st.refused.Load()))
-			}
-		}
-		return false
+	if why == admitted {
+		in.st.connsTotal.Add(1)
+		return s
 	}
-	in.st.conns.Add(1)
-	in.st.connsTotal.Add(1)
-	return true
-}
-
-func (in *Input) untrack(c net.Conn) {
-	in.mu.Lock()
-	delete(in.conns, c)
-	in.mu.Unlock()
-	in.st.conns.Add(-1)
+	if why != refusedStopping {
+		in.st.refused.Add(1)
+	}
 	_ = c.Close()
+	switch why {
+	case refusedFull:
+		in.logs.warn(logRefused, "syslog connection refused: max-connections are open and every one has sent data",
+			slog.String("peer", c.RemoteAddr().String()), slog.Int("max_connections", in.cfg.MaxConnections),
+			slog.Int64("refused_total", in.st.refused.Load()))
+	case refusedSource:
+		in.logs.warn(logRefused, "syslog connection refused: its source has max-connections-per-source open, each having sent data",
+			slog.String("peer", c.RemoteAddr().String()), slog.Int("max_connections_per_source", in.cfg.MaxConnectionsPerSource),
+			slog.Int64("refused_total", in.st.refused.Load()))
+	}
+	return nil
 }
 
 // serve reads one connection's messages until it ends. A framing error
 // closes it, logged with the reason: the stream cannot be resynchronised.
-func (in *Input) serve(c net.Conn) {
+func (in *Input) serve(s *slot) {
 	defer in.wg.Done()
-	defer in.untrack(c)
+	c := s.c
+	defer func() {
+		in.budget.release(s)
+		_ = c.Close()
+	}()
 	peer := c.RemoteAddr().String()
+	if in.pen != nil {
+		if d := in.pen.wait(s.src, time.Now()); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-in.done:
+				t.Stop()
+				return
+			case <-s.gone:
+				t.Stop()
+				return
+			}
+		}
+	}
+	// One deadline for the handshake and the first byte of data.
+	if err := c.SetDeadline(time.Now().Add(in.cfg.FirstByteTimeout)); err != nil {
+		in.connEnded(peer, err, false)
+		return
+	}
 	var r io.Reader = c
 	if in.tlsCfg != nil {
 		tc := tls.Server(c, in.tlsCfg)
-		ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
-		err := tc.HandshakeContext(ctx)
-		cancel()
-		if err != nil {
-			if !in.stopping() {
-				in.st.errors.Add(1)
-				in.log.Warn("syslog TLS handshake failed", slog.String("peer", peer), slog.Any("error", err))
-			}
+		if err := tc.Handshake(); err != nil {
+			in.handshakeFailed(s, peer, err)
 			return
 		}
+		if in.pen != nil {
+			in.pen.succeeded(s.src)
+		}
+		_ = c.SetWriteDeadline(time.Time{})
 		r = tc
 	}
-	if in.cfg.IdleTimeout > 0 {
-		r = &idleReader{r: r, c: c, idle: in.cfg.IdleTimeout}
-	}
-	fr := newFramer(r, in.cfg.MaxMessageBytes)
+	cr := &connReader{r: r, c: c, idle: in.cfg.IdleTimeout, spoke: func() { in.budget.spoke(s) }}
+	fr := newFramer(cr, in.cfg.MaxMessageBytes)
 	h := in.newHandler(peer)
 	for {
 		msg, cut, err := fr.Next()
 		if err != nil {
-			in.connEnded(peer, err)
+			in.connEnded(peer, err, cr.started)
 			return
 		}
 		h.handle(msg, cut, true)
 	}
 }
 
+// handshakeFailed counts a failed TLS handshake: a refused client
+// certificate slows its source down; a silent client is a timeout.
+func (in *Input) handshakeFailed(s *slot, peer string, err error) {
+	var ne net.Error
+	var verr *tls.CertificateVerificationError
+	switch {
+	case in.stopping() || errors.Is(err, net.ErrClosed) || isClosed(s.gone):
+	case errors.As(err, &ne) && ne.Timeout():
+		in.st.timedOut.Add(1)
+		in.log.Debug("syslog TLS handshake not done within first-byte-timeout-ms; closed", slog.String("peer", peer))
+	case in.pen != nil && errors.Is(err, errNoClientCert):
+		in.st.authNoCert.Add(1)
+		in.pen.failed(s.src, authNoCert, time.Now())
+	case in.pen != nil && errors.As(err, &verr):
+		in.st.authBadCert.Add(1)
+		in.pen.failed(s.src, authBadCert, time.Now())
+	default:
+		in.st.errors.Add(1)
+		in.logs.warn(logHandshake, "syslog TLS handshake failed", slog.String("peer", peer), slog.Any("error", err))
+	}
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
 // connEnded logs why a connection ended, unless it was closed by its
-// sender or by stop.
-func (in *Input) connEnded(peer string, err error) {
+// sender or by stop; started says whether it had sent data.
+func (in *Input) connEnded(peer string, err error, started bool) {
 	var ne net.Error
 	switch {
 	case errors.Is(err, io.EOF), in.stopping(), errors.Is(err, net.ErrClosed):
 		in.log.Debug("syslog connection closed", slog.String("peer", peer))
+	case errors.As(err, &ne) && ne.Timeout() && !started:
+		in.st.timedOut.Add(1)
+		in.log.Debug("syslog connection sent nothing within first-byte-timeout-ms; closed", slog.String("peer", peer))
 	case errors.As(err, &ne) && ne.Timeout():
 		in.log.Info("syslog connection idle for idle-timeout-ms; closed", slog.String("peer", peer),
 			slog.Duration("idle_timeout", in.cfg.IdleTimeout))
 	case errors.Is(err, ErrFrameTooLarge), errors.Is(err, ErrBadOctetCount), errors.Is(err, ErrTruncatedFrame):
 		in.st.errors.Add(1)
-		in.log.Warn("syslog connection closed: bad framing", slog.String("peer", peer), slog.Any("error", err),
+		in.logs.warn(logFraming, "syslog connection closed: bad framing", slog.String("peer", peer), slog.Any("error", err),
 			slog.Int("max_message_bytes", in.cfg.MaxMessageBytes))
 	default:
 		in.st.errors.Add(1)
-		in.log.Warn("syslog connection failed", slog.String("peer", peer), slog.Any("error", err))
+		in.logs.warn(logConnFail, "syslog connection failed", slog.String("peer", peer), slog.Any("error", err))
 	}
 }
 
-// idleReader sets the read deadline before each read.
-type idleReader struct {
-	r    io.Reader
-	c    net.Conn
-	idle time.Duration
+// connReader holds the first-byte deadline until data arrives, then
+// reports it (the connection can no longer be evicted) and keeps an idle
+// deadline before each read (none when idle is 0).
+type connReader struct {
+	r       io.Reader
+	c       net.Conn
+	idle    time.Duration
+	spoke   func()
+	started bool
 }
 
-func (r *idleReader) Read(p []byte) (int, error) {
-	if err := r.c.SetReadDeadline(time.Now().Add(r.idle)); err != nil {
-		return 0, fmt.Errorf("set read deadline: %w", err)
+func (r *connReader) Read(p []byte) (int, error) {
+	if r.started && r.idle > 0 {
+		if err := r.c.SetReadDeadline(time.Now().Add(r.idle)); err != nil {
+			return 0, fmt.Errorf("set read deadline: %w", err)
+		}
 	}
-	return r.r.Read(p)
+	n, err := r.r.Read(p)
+	if n > 0 && !r.started {
+		r.started = true
+		r.spoke()
+		if r.idle == 0 {
+			if derr := r.c.SetReadDeadline(time.Time{}); derr != nil && err == nil {
+				err = fmt.Errorf("clear read deadline: %w", derr)
+			}
+		}
+	}
+	return n, err
+}
+
+// report logs, once per log-interval-ms until done, the lines held back
+// and the client certificates refused.
+func (in *Input) report(done <-chan struct{}) {
+	defer in.wg.Done()
+	t := time.NewTicker(in.cfg.LogInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			in.flushReports()
+			return
+		case <-t.C:
+			in.flushReports()
+		}
+	}
+}
+
+func (in *Input) flushReports() {
+	in.logs.flush()
+	if in.pen == nil {
+		return
+	}
+	r, ok := in.pen.report()
+	if !ok {
+		return
+	}
+	in.log.Warn("syslog: TLS client certificates refused (mutual TLS); their sources wait before each new handshake",
+		slog.Int64(authNoCert, r.byReason[authNoCert]), slog.Int64(authBadCert, r.byReason[authBadCert]),
+		slog.Int("sources", r.sources), slog.String("top_source", r.top.String()), slog.Int64("top_source_refused", r.topCount),
+		slog.Duration("interval", in.cfg.LogInterval), slog.Duration("max_delay", in.cfg.AuthFailureMaxDelay))
 }
 
 // readUDP reads datagrams until the socket closes. It never waits for the
-// queue: a datagram that finds it full is dropped and counted.
+// queue: a datagram that finds it full is dropped and counted. The
+// kernel's own drops come with the datagrams (where it tells them).
 func (in *Input) readUDP(pc *net.UDPConn) {
 	defer in.wg.Done()
 	buf := make([]byte, in.cfg.MaxMessageBytes+1)
+	var oob []byte
+	if n := dropsOOBLen(); n > 0 {
+		oob = make([]byte, n)
+	}
+	var kernelDrops uint32 // this socket's count as last seen
 	h := in.newHandler("")
-	var last string
+	var last netip.AddrPort
 	for {
-		n, addr, err := pc.ReadFromUDPAddrPort(buf)
+		var n, oobn int
+		var addr netip.AddrPort
+		var err error
+		if oob != nil {
+			n, oobn, _, addr, err = pc.ReadMsgUDPAddrPort(buf, oob)
+		} else {
+			n, addr, err = pc.ReadFromUDPAddrPort(buf)
+		}
 		if err != nil {
 			if in.stopping() || errors.Is(err, net.ErrClosed) {
 				return
 			}
 			in.st.errors.Add(1)
-			in.log.Warn("syslog udp read failed", slog.Any("error", err))
+			in.logs.warn(logConnFail, "syslog udp read failed", slog.Any("error", err))
 			continue
 		}
-		if s := addr.String(); s != last {
-			last = s
-			h.setPeer(s)
+		if oobn > 0 {
+			if v, ok := parseDropCount(oob[:oobn]); ok && v != kernelDrops {
+				in.st.rcvDrops.Add(int64(v - kernelDrops)) // uint32 arithmetic: the kernel's count wraps
+				kernelDrops = v
+			}
+		}
+		if addr != last {
+			last = addr
+			h.setPeer(addr.String())
 		}
 		cut := n > in.cfg.MaxMessageBytes
 		h.handle(buf[:min(n, in.cfg.MaxMessageBytes)], cut, false)
@@ -395,9 +533,10 @@ func (in *Input) readUDP(pc *net.UDPConn) {
 
 // handler turns messages of one reader into queued events.
 type handler struct {
-	in   *Input
-	enc  encoder
-	peer []byte // JSON string literal
+	in       *Input
+	enc      encoder
+	peer     []byte // JSON string literal
+	peerText string
 }
 
 func (in *Input) newHandler(peer string) *handler {
@@ -406,7 +545,10 @@ func (in *Input) newHandler(peer string) *handler {
 	return h
 }
 
-func (h *handler) setPeer(p string) { h.peer, _ = jsonenc.AppendString(h.peer[:0], []byte(p)) }
+func (h *handler) setPeer(p string) {
+	h.peerText = p
+	h.peer, _ = jsonenc.AppendString(h.peer[:0], []byte(p))
+}
 
 // handle parses msg and queues its event: waiting for room when wait (a
 // stream: the sender is slowed down), else dropping when full.
@@ -422,6 +564,12 @@ func (h *handler) handle(msg []byte, cut, wait bool) {
 		in.st.truncated.Add(1)
 	}
 	m, perr := Parse(msg, in.cfg.Format)
+	if in.cfg.Strict && !wellFormed(msg, &m, perr) {
+		in.st.malformed.Add(1)
+		in.logs.warn(logMalformed, "syslog message dropped: not well-formed RFC 5424 or RFC 3164 (strict)",
+			slog.String("peer", h.peerText), slog.Int("bytes", len(msg)))
+		return
+	}
 	if perr != nil {
 		in.st.parseErrors.Add(1)
 	}
