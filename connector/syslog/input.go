@@ -341,7 +341,7 @@ func (in *Input) serve(s *slot) {
 	}
 	// One deadline for the handshake and the first byte of data.
 	if err := c.SetDeadline(time.Now().Add(in.cfg.FirstByteTimeout)); err != nil {
-		in.connEnded(peer, err, false)
+		in.connEnded(s, peer, err, false)
 		return
 	}
 	var r io.Reader = c
@@ -363,7 +363,7 @@ func (in *Input) serve(s *slot) {
 	for {
 		msg, cut, err := fr.Next()
 		if err != nil {
-			in.connEnded(peer, err, cr.started)
+			in.connEnded(s, peer, err, cr.started)
 			return
 		}
 		h.handle(msg, cut, true)
@@ -402,11 +402,12 @@ func isClosed(c <-chan struct{}) bool {
 }
 
 // connEnded logs why a connection ended, unless it was closed by its
-// sender or by stop; started says whether it had sent data.
-func (in *Input) connEnded(peer string, err error, started bool) {
+// sender, by an eviction or by stop; started says whether it had sent
+// data.
+func (in *Input) connEnded(s *slot, peer string, err error, started bool) {
 	var ne net.Error
 	switch {
-	case errors.Is(err, io.EOF), in.stopping(), errors.Is(err, net.ErrClosed):
+	case errors.Is(err, io.EOF), in.stopping(), errors.Is(err, net.ErrClosed), isClosed(s.gone):
 		in.log.Debug("syslog connection closed", slog.String("peer", peer))
 	case errors.As(err, &ne) && ne.Timeout() && !started:
 		in.st.timedOut.Add(1)

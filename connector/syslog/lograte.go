@@ -77,7 +77,7 @@ func (l *logLimiter) flush() {
 	for kind, k := range l.kinds {
 		if k.suppressed > 0 && now.Sub(k.last) >= l.every {
 			out = append(out, held{kind, k.suppressed})
-			k.last, k.suppressed = now, 0
+			k.suppressed = 0
 		}
 	}
 	l.mu.Unlock()

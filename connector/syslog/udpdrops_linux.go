@@ -10,9 +10,9 @@ import (
 
 // The kernel's count of datagrams it dropped for a socket (its receive
 // buffer was full) comes with each datagram read, as an SO_RXQ_OVFL
-// control message: exact, per socket, with no file to parse. It is
-// current as of the last datagram read, so drops after the last datagram
-// of a burst show with the next one.
+// control message: exact, per socket, with no file to parse. The kernel
+// stamps it on a datagram when it queues it, so drops show with the next
+// datagram queued after them.
 
 // dropsOOBLen is the control buffer a read needs for the count.
 func dropsOOBLen() int { return unix.CmsgSpace(4) }
