@@ -10,27 +10,38 @@ import (
 // budget admits TCP/TLS connections so that silent ones cannot lock out
 // a sender that speaks: at most max are open and at most perSource from
 // one source. A connection is waiting from its accept until its first
-// byte of data (after the TLS handshake); the waiting are kept oldest
-// first. A newcomer over a limit evicts the oldest waiting connection
-// under that limit (of its source for the per-source cap), so each
-// newcomer has the time of max arrivals to speak before it can be evicted
-// in turn; only when every connection under the limit has spoken is the
-// newcomer refused. It is safe for concurrent use.
+// byte of data (after the TLS handshake): first silent, then, once a TLS
+// client has sent a byte of its handshake, handshaking. A newcomer over a
+// limit evicts a waiting connection under that limit (of its source for
+// the per-source cap): the oldest silent one, else the one whose
+// handshake began first. So each newcomer has the time of max arrivals to
+// speak before it can be evicted in turn, and a TLS client that is
+// handshaking outlasts every silent connection; only when every
+// connection under the limit has spoken is the newcomer refused. It is
+// safe for concurrent use.
 type budget struct {
 	max, perSource int
 
 	mu      sync.Mutex
 	conns   map[net.Conn]*slot
 	sources map[netip.Prefix]int
-	waiting list.List // of *slot, oldest first
+	// waiting[tierSilent] and waiting[tierHandshaking]: *slot, oldest
+	// first.
+	waiting [2]list.List
 	closed  bool
 }
+
+const (
+	tierSilent = iota
+	tierHandshaking
+)
 
 // slot is one admitted connection.
 type slot struct {
 	c    net.Conn
 	src  netip.Prefix
-	wait *list.Element // in budget.waiting; nil once it spoke
+	tier int
+	wait *list.Element // in budget.waiting[tier]; nil once it spoke
 	// gone is closed when the connection was evicted.
 	gone chan struct{}
 }
@@ -90,7 +101,7 @@ func (b *budget) admit(c net.Conn) (s *slot, evicted *slot, why refusal) {
 		b.remove(evicted)
 	}
 	s = &slot{c: c, src: src, gone: make(chan struct{})}
-	s.wait = b.waiting.PushBack(s)
+	s.wait = b.waiting[tierSilent].PushBack(s)
 	b.conns[c] = s
 	b.sources[src]++
 	if evicted != nil {
@@ -99,11 +110,14 @@ func (b *budget) admit(c net.Conn) (s *slot, evicted *slot, why refusal) {
 	return s, evicted, admitted
 }
 
-// oldestWaiting is the first waiting slot that match accepts (nil: any).
+// oldestWaiting is the first waiting slot that match accepts (nil: any),
+// silent ones first.
 func (b *budget) oldestWaiting(match func(*slot) bool) *slot {
-	for e := b.waiting.Front(); e != nil; e = e.Next() {
-		if w := e.Value.(*slot); match == nil || match(w) {
-			return w
+	for i := range b.waiting {
+		for e := b.waiting[i].Front(); e != nil; e = e.Next() {
+			if w := e.Value.(*slot); match == nil || match(w) {
+				return w
+			}
 		}
 	}
 	return nil
@@ -116,9 +130,22 @@ func (b *budget) remove(s *slot) {
 		delete(b.sources, s.src)
 	}
 	if s.wait != nil {
-		b.waiting.Remove(s.wait)
+		b.waiting[s.tier].Remove(s.wait)
 		s.wait = nil
 	}
+}
+
+// handshaking marks s as having begun its TLS handshake: it is evicted
+// only after every silent connection.
+func (b *budget) handshaking(s *slot) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.conns[s.c] != s || s.wait == nil || s.tier != tierSilent {
+		return
+	}
+	b.waiting[tierSilent].Remove(s.wait)
+	s.tier = tierHandshaking
+	s.wait = b.waiting[tierHandshaking].PushBack(s)
 }
 
 // spoke marks s as having sent data: it is no longer evicted. It reports
@@ -130,7 +157,7 @@ func (b *budget) spoke(s *slot) bool {
 		return false
 	}
 	if s.wait != nil {
-		b.waiting.Remove(s.wait)
+		b.waiting[s.tier].Remove(s.wait)
 		s.wait = nil
 	}
 	return true

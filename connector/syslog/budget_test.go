@@ -17,11 +17,12 @@ type fakeConn struct {
 
 func (c *fakeConn) RemoteAddr() net.Addr { return c.remote }
 
-// The budget against a model, over random admits, first bytes and ends:
-// never more than max open or perSource from a source; a connection that
-// spoke is never evicted; an eviction takes the oldest waiting connection
-// (of the newcomer's source when that source is at its cap); a newcomer
-// is refused only when nothing under the limit it hit is waiting.
+// The budget against a model, over random admits, handshakes begun, first
+// bytes and ends: never more than max open or perSource from a source; a
+// connection that spoke is never evicted; an eviction takes the oldest
+// silent connection, else the one whose handshake began first (of the
+// newcomer's source when that source is at its cap); a newcomer is
+// refused only when nothing under the limit it hit is waiting.
 func TestBudgetModel(t *testing.T) {
 	for seed := range uint64(20) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -34,6 +35,8 @@ func TestBudgetModel(t *testing.T) {
 				src   string
 				s     *slot
 				spoke bool
+				// shook: when its handshake began (0: silent).
+				shook int
 			}
 			var open []*mconn // in admission order
 			srcCount := func(src string) int {
@@ -54,12 +57,19 @@ func TestBudgetModel(t *testing.T) {
 					var wantEvict *mconn
 					wantWhy := admitted
 					firstWaiting := func(match func(*mconn) bool) *mconn {
+						var best *mconn
 						for _, m := range open {
-							if !m.spoke && match(m) {
+							if m.spoke || !match(m) {
+								continue
+							}
+							if m.shook == 0 {
 								return m
 							}
+							if best == nil || m.shook < best.shook {
+								best = m
+							}
 						}
-						return nil
+						return best
 					}
 					if srcCount(src) >= perSource {
 						if wantEvict = firstWaiting(func(m *mconn) bool { return m.src == src }); wantEvict == nil {
@@ -89,7 +99,13 @@ func TestBudgetModel(t *testing.T) {
 					if why == admitted {
 						open = append(open, &mconn{c: c, src: src, s: s})
 					}
-				case op < 8 && len(open) > 0: // first byte
+				case op < 7 && len(open) > 0: // a TLS client's first handshake byte
+					m := open[rng.IntN(len(open))]
+					b.handshaking(m.s)
+					if !m.spoke && m.shook == 0 {
+						m.shook = 1 + step
+					}
+				case op < 8 && len(open) > 0: // first byte of data
 					m := open[rng.IntN(len(open))]
 					if !b.spoke(m.s) {
 						t.Fatalf("step %d: an open slot was not found", step)

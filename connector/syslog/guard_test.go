@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -349,6 +350,43 @@ func TestTLSSilentHandshake(t *testing.T) {
 			t.Fatal("a TLS connection without a handshake outlived first-byte-timeout-ms")
 		}
 		if st := in.Stats(); st.ConnectionsTimedOut != 2 || st.ConnectionsEvicted != 1 || st.Errors != 0 || st.Connections != 1 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
+}
+
+// A TLS client that has begun its handshake is evicted only after every
+// silent connection, however many newcomers arrive meanwhile.
+func TestHandshakingOutlastsSilent(t *testing.T) {
+	f := newTLSFiles(t)
+	synctest.Test(t, func(t *testing.T) {
+		in, ln, _ := bubbleInput(t, func(c *Config) {
+			f.config(false)(c)
+			c.MaxConnections = 4
+			c.MaxConnectionsPerSource = 4
+		})
+		raw := ln.dial(t, "10.0.0.1")
+		// The client hello, then nothing: the handshake has begun.
+		hello := make(chan error, 1)
+		go func() {
+			tc := tls.Client(raw, &tls.Config{RootCAs: f.pool, ServerName: "localhost"})
+			hello <- tc.Handshake()
+		}()
+		synctest.Wait()
+		for range 20 {
+			ln.dial(t, "10.0.0.9")
+			synctest.Wait()
+		}
+		if err := <-hello; err != nil {
+			t.Fatalf("the handshaking client was evicted: %v", err)
+		}
+		in.budget.mu.Lock()
+		kept := in.budget.sources[netip.MustParsePrefix("10.0.0.1/32")]
+		in.budget.mu.Unlock()
+		if kept != 1 {
+			t.Fatal("the handshaking client was evicted before the silent connections")
+		}
+		if st := in.Stats(); st.ConnectionsEvicted != 17 || st.Connections != 4 {
 			t.Fatalf("stats %+v", st)
 		}
 	})

@@ -346,7 +346,7 @@ func (in *Input) serve(s *slot) {
 	}
 	var r io.Reader = c
 	if in.tlsCfg != nil {
-		tc := tls.Server(c, in.tlsCfg)
+		tc := tls.Server(&firstByteConn{Conn: c, first: func() { in.budget.handshaking(s) }}, in.tlsCfg)
 		if err := tc.Handshake(); err != nil {
 			in.handshakeFailed(s, peer, err)
 			return
@@ -451,6 +451,23 @@ func (r *connReader) Read(p []byte) (int, error) {
 				err = fmt.Errorf("clear read deadline: %w", derr)
 			}
 		}
+	}
+	return n, err
+}
+
+// firstByteConn calls first once its first byte was read: a TLS client
+// has begun its handshake.
+type firstByteConn struct {
+	net.Conn
+	first func()
+	seen  bool
+}
+
+func (c *firstByteConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && !c.seen {
+		c.seen = true
+		c.first()
 	}
 	return n, err
 }
