@@ -380,6 +380,9 @@ func (in *Input) handshakeFailed(s *slot, peer string, err error) {
 	case errors.As(err, &ne) && ne.Timeout():
 		in.st.timedOut.Add(1)
 		in.log.Debug("syslog TLS handshake not done within first-byte-timeout-ms; closed", slog.String("peer", peer))
+	case errors.Is(err, io.EOF):
+		// Closed by the client before a handshake: a port probe.
+		in.log.Debug("syslog connection closed before its TLS handshake", slog.String("peer", peer))
 	case in.pen != nil && errors.Is(err, errNoClientCert):
 		in.st.authNoCert.Add(1)
 		in.pen.failed(s.src, authNoCert, time.Now())
@@ -481,16 +484,16 @@ func (in *Input) report(done <-chan struct{}) {
 	for {
 		select {
 		case <-done:
-			in.flushReports()
+			in.flushReports(true)
 			return
 		case <-t.C:
-			in.flushReports()
+			in.flushReports(false)
 		}
 	}
 }
 
-func (in *Input) flushReports() {
-	in.logs.flush()
+func (in *Input) flushReports(all bool) {
+	in.logs.flush(all)
 	if in.pen == nil {
 		return
 	}

@@ -65,8 +65,9 @@ func (l *logLimiter) warn(kind, msg string, attrs ...slog.Attr) {
 }
 
 // flush logs, for each kind with lines held back, how many; called once
-// an interval so a flood that stopped still gets its count logged.
-func (l *logLimiter) flush() {
+// an interval so a flood that stopped still gets its count logged, and
+// at a stop with all set (whatever the interval).
+func (l *logLimiter) flush(all bool) {
 	now := time.Now()
 	l.mu.Lock()
 	type held struct {
@@ -75,7 +76,7 @@ func (l *logLimiter) flush() {
 	}
 	var out []held
 	for kind, k := range l.kinds {
-		if k.suppressed > 0 && now.Sub(k.last) >= l.every {
+		if k.suppressed > 0 && (all || now.Sub(k.last) >= l.every) {
 			out = append(out, held{kind, k.suppressed})
 			k.suppressed = 0
 		}
