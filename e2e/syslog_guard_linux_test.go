@@ -4,8 +4,13 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	crand "crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -412,4 +417,113 @@ func TestSyslogStrictUDP(t *testing.T) {
 	if code := root.stop(agent); code != 0 {
 		t.Errorf("stop exit code %d", code)
 	}
+}
+
+// clientCert issues a client certificate from ca, in memory.
+func (ca *testCA) clientCert(t *testing.T, name string) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), crand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serialNumber(t),
+		Subject:      pkix.Name{CommonName: name},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(crand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// Mutual TLS: a source presenting a certificate the listener does not
+// trust is slowed down (each handshake waits longer, up to
+// auth-failure-max-delay-ms), every refusal is counted by reason, the log
+// has summaries rather than a line per refusal and never the
+// certificate's name, and a trusted client from another address still
+// delivers.
+func TestSyslogClientCertFailuresSlowed(t *testing.T) {
+	skipShort(t)
+	rc := startReceiver(t, "e2e-token-0123456789")
+	root := newRoot(t, options{port: rc.port, api: true})
+	dir := root.path("config")
+	ca := newTestCA(t, dir, "syslog-ca")
+	rogue := newTestCA(t, dir, "rogue-ca")
+	certFile, keyFile := ca.serverCert(t, dir, "syslog")
+	port := syslogFreePort(t, "tcp")
+	root.opts.inputs = fmt.Sprintf(`inputs:
+  - id: sys-mtls
+    type: syslog
+    protocol: tls
+    listen: 127.0.0.1:%d
+    tls: {cert-file: %q, key-file: %q, client-ca-file: %q}
+    auth-failure-max-delay-ms: 1000
+    log-interval-ms: 2000
+`, port, certFile, keyFile, ca.pem)
+	root.writeConfig()
+	agent := root.startReady()
+	base := root.apiBase()
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.cert)
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	attempt := func(src string, cert tls.Certificate, msg string) error {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 30 * time.Second}
+		c, err := tls.DialWithDialer(d, "tcp", addr, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1",
+			GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if _, err := fmt.Fprintf(c, "<13>1 - h app - - - %s\n", msg); err != nil {
+			return err
+		}
+		// TLS 1.3: the verdict on the client certificate comes with a read.
+		_ = c.SetReadDeadline(time.Now().Add(time.Second))
+		_, err = c.Read(make([]byte, 1))
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return nil
+		}
+		return err
+	}
+	bad := rogue.clientCert(t, "rogue-client-name")
+	const tries = 10
+	start := time.Now()
+	for i := range tries {
+		if err := attempt("127.0.0.5", bad, fmt.Sprintf("rogue-%d", i)); err == nil {
+			t.Fatalf("attempt %d with an untrusted certificate was accepted", i)
+		}
+	}
+	took := time.Since(start)
+	// The waits the agent imposes: 0, 0.25, 0.5, then 1 s each.
+	if minWait := 750*time.Millisecond + (tries-3)*time.Second; took < minWait {
+		t.Fatalf("%d refused handshakes took %s: the source was not slowed (at least %s)", tries, took, minWait)
+	}
+	if err := attempt("127.0.0.6", ca.clientCert(t, "device"), "trusted"); err != nil {
+		t.Fatalf("a trusted client from another address: %v", err)
+	}
+	waitSyslog(t, newSyslogTally(rc), []string{"trusted"}, deliverTimeout)
+	if v := metricValue(t, base, `edge_agent_input_auth_failures_total{input="sys-mtls",reason="bad_certificate"}`); v != tries {
+		t.Fatalf("bad_certificate refusals counted %v, want %d", v, tries)
+	}
+	eventually(t, 10*time.Second, "a summary of the refusals", func() bool {
+		return strings.Contains(root.logText(), "TLS client certificates refused")
+	})
+	if code := root.stop(agent); code != 0 {
+		t.Errorf("stop exit code %d", code)
+	}
+	logText := root.logText()
+	if n := strings.Count(logText, "TLS client certificates refused"); n < 1 || n > tries/2 {
+		t.Fatalf("%d summary lines for %d refusals", n, tries)
+	}
+	if strings.Contains(logText, "rogue-client-name") {
+		t.Fatal("the name in the refused certificate reached the log")
+	}
+	t.Logf("%d refused handshakes from one address took %.1f s (the agent's waits: at least %.2f s)", tries, took.Seconds(), (750*time.Millisecond + (tries-3)*time.Second).Seconds())
 }
