@@ -87,3 +87,35 @@ func (l *logLimiter) flush(all bool) {
 			slog.String("kind", h.kind), slog.Int64("suppressed", h.n), slog.Duration("log_interval", l.every))
 	}
 }
+
+// report logs, once per log-interval-ms until done, the lines held back
+// and the client certificates refused.
+func (in *Input) report(done <-chan struct{}) {
+	defer in.wg.Done()
+	t := time.NewTicker(in.cfg.LogInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			in.flushReports(true)
+			return
+		case <-t.C:
+			in.flushReports(false)
+		}
+	}
+}
+
+func (in *Input) flushReports(all bool) {
+	in.logs.flush(all)
+	if in.pen == nil {
+		return
+	}
+	r, ok := in.pen.report()
+	if !ok {
+		return
+	}
+	in.log.Warn("syslog: TLS client certificates refused (mutual TLS); their sources wait before each new handshake",
+		slog.Int64(authNoCert, r.byReason[authNoCert]), slog.Int64(authBadCert, r.byReason[authBadCert]),
+		slog.Int("sources", r.sources), slog.String("top_source", r.top.String()), slog.Int64("top_source_refused", r.topCount),
+		slog.Duration("interval", in.cfg.LogInterval), slog.Duration("max_delay", in.cfg.AuthFailureMaxDelay))
+}
