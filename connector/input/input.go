@@ -231,7 +231,7 @@ type Stats struct {
 	// Network inputs (syslog) count these; the others leave them 0.
 	Connections        int64 // open connections now (a gauge)
 	ConnectionsTotal   int64 // connections accepted
-	ConnectionsRefused int64 // closed at once: max-connections were open
+	ConnectionsRefused int64 // closed at once: no room (every connection had sent data, or the source's cap)
 	ParseErrors        int64 // messages delivered raw because they did not parse
 	// DroppedQueueFull are messages dropped because the input's own queue
 	// was full (a UDP sender cannot be made to wait).
@@ -241,6 +241,18 @@ type Stats struct {
 	// closed unauthenticated to make room for newer ones.
 	AuthFailures []Count
 	Evicted      int64
+	// A listening input's defences (syslog): connections that had sent
+	// nothing closed to make room for a new one, or at their first-byte
+	// deadline; TLS handshakes refused for the client certificate (mutual
+	// TLS: none given, or one that does not verify); messages dropped as
+	// not well-formed (strict); datagrams the kernel dropped because the
+	// socket's receive buffer was full.
+	ConnectionsEvicted   int64
+	ConnectionsTimedOut  int64
+	AuthFailedNoCert     int64
+	AuthFailedBadCert    int64
+	DroppedMalformed     int64
+	DroppedReceiveBuffer int64
 }
 
 // Count is one reason's count.
@@ -290,6 +302,12 @@ func (s Stats) Add(o Stats) Stats {
 		s.AuthFailures = addCounts(s.AuthFailures, o.AuthFailures)
 	}
 	s.Evicted += o.Evicted
+	s.ConnectionsEvicted += o.ConnectionsEvicted
+	s.ConnectionsTimedOut += o.ConnectionsTimedOut
+	s.AuthFailedNoCert += o.AuthFailedNoCert
+	s.AuthFailedBadCert += o.AuthFailedBadCert
+	s.DroppedMalformed += o.DroppedMalformed
+	s.DroppedReceiveBuffer += o.DroppedReceiveBuffer
 	return s
 }
 

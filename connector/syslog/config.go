@@ -34,8 +34,21 @@ const (
 	DefaultMaxConnections  = 256
 	DefaultIdleTimeout     = 10 * time.Minute
 	DefaultQueueBytes      = 8 << 20
-	minMessageBytes        = 480 // RFC 3164's minimum a receiver must take
-	maxMessageBytesLimit   = 16 << 20
+	// A connection that has not yet sent a byte of data (after its TLS
+	// handshake) is cheap to open and proves nothing: it gets a short
+	// deadline and may be evicted for a newcomer.
+	DefaultFirstByteTimeout   = 5 * time.Second
+	DefaultMaxConnsPerSource  = 32
+	DefaultAuthFailureMaxWait = 30 * time.Second
+	DefaultLogInterval        = 10 * time.Second
+	DefaultReceiveBufferBytes = 4 << 20
+	minMessageBytes           = 480 // RFC 3164's minimum a receiver must take
+	maxMessageBytesLimit      = 16 << 20
+	maxReceiveBufferBytes     = 1 << 30
+	// authFailureFirstWait is the wait after a source's first refused
+	// client certificate; each further one doubles it up to
+	// auth-failure-max-delay-ms.
+	authFailureFirstWait = 250 * time.Millisecond
 )
 
 // Config is the `input` section for `type: syslog`; yaml tags are the keys.
@@ -54,12 +67,40 @@ type Config struct {
 	// MaxMessageBytes: a longer LF-framed message or datagram is cut and
 	// counted; a longer octet count closes the connection. Default 64 KiB.
 	MaxMessageBytes int `yaml:"max-message-bytes"`
-	// MaxConnections caps open TCP/TLS connections; one more is accepted
-	// and closed at once, and counted. Default 256.
+	// MaxConnections caps open TCP/TLS connections. When they are all
+	// open, a new connection evicts the oldest one that has not sent a
+	// byte of data yet; when every one has, the new one is closed at once
+	// and counted. Default 256.
 	MaxConnections int `yaml:"max-connections"`
+	// MaxConnectionsPerSource caps the connections of one source address
+	// (an IPv6 /64); over it the source's oldest silent connection is
+	// evicted, or the new one refused. Default 32.
+	MaxConnectionsPerSource int `yaml:"max-connections-per-source"`
+	// FirstByteTimeout closes a TCP/TLS connection that has not completed
+	// its TLS handshake and sent its first byte of data this long after it
+	// was accepted. Default 5 s; at most idle-timeout-ms.
+	FirstByteTimeout time.Duration `yaml:"first-byte-timeout-ms"`
 	// IdleTimeout closes a TCP/TLS connection that sent nothing for this
-	// long. Default 10 min; 0 never closes.
+	// long once it has sent data. Default 10 min; 0 never closes.
 	IdleTimeout time.Duration `yaml:"idle-timeout-ms"`
+	// AuthFailureMaxDelay bounds the wait imposed on a source whose
+	// client certificates were refused (mutual TLS): its next connections
+	// wait before their handshake, 250 ms after the first refusal,
+	// doubling with each one up to this. Default 30 s; 0 does not wait.
+	AuthFailureMaxDelay time.Duration `yaml:"auth-failure-max-delay-ms"`
+	// LogInterval spaces the WARN lines of one kind about bad senders
+	// (framing, handshakes, refusals, strict drops); those held back are
+	// counted in the next one. Refused client certificates are logged as
+	// one summary per interval. Default 10 s.
+	LogInterval time.Duration `yaml:"log-interval-ms"`
+	// Strict drops, and counts, messages that are not well-formed RFC
+	// 5424 or RFC 3164 (<PRI> and a timestamp) instead of delivering them
+	// with parse_error. Default false.
+	Strict bool `yaml:"strict"`
+	// ReceiveBufferBytes is the UDP socket's receive buffer (SO_RCVBUF),
+	// which rides out bursts; the kernel caps it at net.core.rmem_max.
+	// UDP only. Default 4 MiB; 0 keeps the kernel's default.
+	ReceiveBufferBytes int `yaml:"receive-buffer-bytes"`
 	// Payload: raw (default: the message as received in "payload" beside
 	// the parsed fields) or parsed (the fields and "msg" only).
 	Payload string `yaml:"payload"`
@@ -90,6 +131,12 @@ func NewDefaultConfig() *Config {
 		IdleTimeout:     DefaultIdleTimeout,
 		Payload:         PayloadRaw,
 		QueueBytes:      DefaultQueueBytes,
+
+		MaxConnectionsPerSource: DefaultMaxConnsPerSource,
+		FirstByteTimeout:        DefaultFirstByteTimeout,
+		AuthFailureMaxDelay:     DefaultAuthFailureMaxWait,
+		LogInterval:             DefaultLogInterval,
+		ReceiveBufferBytes:      DefaultReceiveBufferBytes,
 	}
 }
 
@@ -129,8 +176,26 @@ func (c *Config) Validate() error {
 	if c.MaxConnections <= 0 {
 		errs = append(errs, input.Errorf("max-connections", "must be > 0, got %d", c.MaxConnections))
 	}
+	if c.MaxConnectionsPerSource <= 0 || (c.MaxConnections > 0 && c.MaxConnectionsPerSource > c.MaxConnections) {
+		errs = append(errs, input.Errorf("max-connections-per-source", "must be between 1 and max-connections (%d), got %d", c.MaxConnections, c.MaxConnectionsPerSource))
+	}
 	if c.IdleTimeout < 0 {
 		errs = append(errs, input.Errorf("idle-timeout-ms", "must be >= 0 (0: never), got %d", c.IdleTimeout.Milliseconds()))
+	}
+	switch {
+	case c.FirstByteTimeout < time.Millisecond:
+		errs = append(errs, input.Errorf("first-byte-timeout-ms", "must be > 0, got %d", c.FirstByteTimeout.Milliseconds()))
+	case c.IdleTimeout > 0 && c.FirstByteTimeout > c.IdleTimeout:
+		errs = append(errs, input.Errorf("first-byte-timeout-ms", "must be at most idle-timeout-ms (%d), got %d", c.IdleTimeout.Milliseconds(), c.FirstByteTimeout.Milliseconds()))
+	}
+	if c.AuthFailureMaxDelay < 0 {
+		errs = append(errs, input.Errorf("auth-failure-max-delay-ms", "must be >= 0 (0: no wait), got %d", c.AuthFailureMaxDelay.Milliseconds()))
+	}
+	if c.LogInterval < time.Millisecond {
+		errs = append(errs, input.Errorf("log-interval-ms", "must be > 0, got %d", c.LogInterval.Milliseconds()))
+	}
+	if c.ReceiveBufferBytes < 0 || c.ReceiveBufferBytes > maxReceiveBufferBytes {
+		errs = append(errs, input.Errorf("receive-buffer-bytes", "must be between 0 (the kernel's default) and %d, got %d", maxReceiveBufferBytes, c.ReceiveBufferBytes))
 	}
 	if c.QueueBytes < c.MaxMessageBytes {
 		errs = append(errs, input.Errorf("queue-bytes", "must be at least max-message-bytes (%d), got %d", c.MaxMessageBytes, c.QueueBytes))
@@ -166,9 +231,23 @@ func (t TLSConfig) load() (*tls.Config, error) {
 		if !pool.AppendCertsFromPEM(pem) {
 			return nil, input.Errorf("tls.client-ca-file", "holds no PEM certificate")
 		}
-		cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
+		// Required, but verified if given and then required by
+		// VerifyConnection, so the two refusals are told apart (and
+		// counted) by reason: no certificate, or one that does not verify.
+		cfg.ClientCAs, cfg.ClientAuth = pool, tls.VerifyClientCertIfGiven
+		cfg.VerifyConnection = requireClientCert
 	}
 	return cfg, nil
+}
+
+// errNoClientCert: mutual TLS and the client sent no certificate.
+var errNoClientCert = errors.New("no client certificate")
+
+func requireClientCert(cs tls.ConnectionState) error {
+	if len(cs.PeerCertificates) == 0 {
+		return errNoClientCert
+	}
+	return nil
 }
 
 // AnchorPaths makes the TLS file paths absolute under base.

@@ -33,6 +33,18 @@ func TestConfigValidate(t *testing.T) {
 		{"bad listen", func(c *Config) { c.Listen = "5514" }, []string{"listen"}},
 		{"no port", func(c *Config) { c.Listen = "127.0.0.1:" }, []string{"listen"}},
 		{"limits", func(c *Config) { c.MaxMessageBytes = 10; c.MaxConnections = 0; c.IdleTimeout = -time.Second }, []string{"max-message-bytes", "max-connections", "idle-timeout-ms"}},
+		{"guard limits", func(c *Config) {
+			c.MaxConnectionsPerSource = 0
+			c.FirstByteTimeout = 0
+			c.AuthFailureMaxDelay = -time.Second
+			c.LogInterval = 0
+			c.ReceiveBufferBytes = -1
+		}, []string{"max-connections-per-source", "first-byte-timeout-ms", "auth-failure-max-delay-ms", "log-interval-ms", "receive-buffer-bytes"}},
+		{"per source over the total", func(c *Config) { c.MaxConnections = 10; c.MaxConnectionsPerSource = 11 }, []string{"max-connections-per-source"}},
+		{"first byte after idle", func(c *Config) { c.IdleTimeout = time.Second; c.FirstByteTimeout = 2 * time.Second }, []string{"first-byte-timeout-ms"}},
+		{"first byte without idle", func(c *Config) { c.IdleTimeout = 0; c.FirstByteTimeout = time.Hour }, nil},
+		{"receive buffer too large", func(c *Config) { c.ReceiveBufferBytes = 2 << 30 }, []string{"receive-buffer-bytes"}},
+		{"strict, no wait, kernel buffer", func(c *Config) { c.Strict = true; c.AuthFailureMaxDelay = 0; c.ReceiveBufferBytes = 0 }, nil},
 		{"queue below a message", func(c *Config) { c.QueueBytes = 1000 }, []string{"queue-bytes"}},
 		{"tls without files", func(c *Config) { c.Protocol = "tls" }, []string{"tls"}},
 		{"tls files missing", func(c *Config) {
@@ -86,8 +98,8 @@ func TestAdvice(t *testing.T) {
 }
 
 // TLS with a client CA: a client with a certificate it signed delivers; a
-// client without one fails the handshake, logged and counted, and
-// delivers nothing.
+// client without one fails the handshake, counted as a refused client
+// certificate (not an error), and delivers nothing.
 func TestTLSMutual(t *testing.T) {
 	dir := t.TempDir()
 	ca, caKey := newCert(t, dir, "ca", nil, nil)
@@ -130,8 +142,8 @@ func TestTLSMutual(t *testing.T) {
 	if len(evs) != 1 || evs[0]["msg"] != "trusted" {
 		t.Fatalf("events %v", msgs(evs))
 	}
-	eventually(t, func() bool { return in.Stats().Errors == 1 }) // the failed handshake
-	if st := in.Stats(); st.ConnectionsTotal != 2 || st.LinesRead != 1 {
+	eventually(t, func() bool { return in.Stats().AuthFailedNoCert == 1 }) // the failed handshake
+	if st := in.Stats(); st.ConnectionsTotal != 2 || st.LinesRead != 1 || st.Errors != 0 || st.AuthFailedBadCert != 0 {
 		t.Fatalf("stats %+v", st)
 	}
 }
@@ -146,7 +158,7 @@ func newCert(t *testing.T, dir, name string, parent *x509.Certificate, parentKey
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		NotBefore: time.Date(1999, 1, 1, 0, 0, 0, 0, time.UTC), NotAfter: time.Now().Add(time.Hour), // the bubbles of synctest start in 2000
 		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
 		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},

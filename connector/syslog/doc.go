@@ -24,9 +24,9 @@
 //     input polled again after Drain (the reload failed) listens again.
 //   - UDP: the socket reader never waits. A datagram that finds the queue
 //     full is dropped and counted (Stats.DroppedQueueFull); the kernel
-//     drops datagrams when its socket buffer overflows (counted by the
-//     kernel only, not here). A crash loses the queue and the socket
-//     buffer.
+//     drops datagrams when its socket buffer overflows, counted from the
+//     count it stamps on the next datagram (Stats.DroppedReceiveBuffer,
+//     Linux). A crash loses the queue and the socket buffer.
 //   - Positions: none; what was received is in the WAL before anything
 //     about it is acknowledged downstream.
 //   - Bad input never stops the input: a message that does not parse is
@@ -34,5 +34,13 @@
 //     max-message-bytes is cut (LF framing, UDP) and counted; an octet
 //     count above it, or a malformed one, closes that connection with a
 //     WARN naming the peer and the reason. Invalid UTF-8 becomes U+FFFD in
-//     the event JSON, counted as for files.
+//     the event JSON, counted as for files. With strict, a message that is
+//     not well-formed is dropped and counted instead.
+//   - Senders cannot lock each other out: a TCP/TLS connection that has
+//     not sent its first byte of data (after the TLS handshake) has a
+//     short deadline and is evicted, oldest first, for a newcomer when the
+//     budget (max-connections, max-connections-per-source) is full; see
+//     budget. Refused client certificates slow their source down
+//     (penalty); WARN lines about bad senders are limited per kind
+//     (logLimiter), never one per connection.
 package syslog

@@ -3,9 +3,7 @@ package syslog
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"strings"
@@ -16,12 +14,6 @@ import (
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/connector/internal/jsonenc"
 )
-
-// handshakeTimeout bounds a TLS handshake whatever idle-timeout-ms says.
-const handshakeTimeout = 30 * time.Second
-
-// refusedLogEvery spaces the WARN lines for connections over the cap.
-const refusedLogEvery = time.Minute
 
 // Input is a syslog listener. Open, Poll, Drain and Close are called by
 // one goroutine (the scheduler); its reader goroutines only fill the
@@ -47,17 +39,20 @@ type Input struct {
 	stopped, closed bool
 	relistenAt      time.Time
 
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
-
-	lastRefusedLog atomic.Int64 // unix nanos
+	budget *budget
+	// pen is set with mutual TLS: refused client certificates slow their
+	// source down.
+	pen  *penalty
+	logs *logLimiter
 
 	st counters
 }
 
 type counters struct {
 	messages, bytes, events, truncated, invalid, errors atomic.Int64
-	conns, connsTotal, refused, parseErrors, dropped    atomic.Int64
+	connsTotal, refused, parseErrors, dropped           atomic.Int64
+	evicted, timedOut, authNoCert, authBadCert          atomic.Int64
+	malformed, rcvDrops                                 atomic.Int64
 }
 
 var (
@@ -80,13 +75,17 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	in := &Input{cfg: c, log: log, q: newQueue(c.QueueBytes), done: make(chan struct{}), conns: map[net.Conn]struct{}{}}
+	in := &Input{cfg: c, log: log, q: newQueue(c.QueueBytes), done: make(chan struct{}),
+		budget: newBudget(c.MaxConnections, c.MaxConnectionsPerSource), logs: newLogLimiter(log, c.LogInterval)}
 	if c.Protocol == ProtoTLS {
 		t, err := c.TLS.load()
 		if err != nil {
 			return nil, fmt.Errorf("syslog input: %w", err)
 		}
 		in.tlsCfg = t
+		if t.ClientCAs != nil {
+			in.pen = newPenalty(c.AuthFailureMaxDelay)
+		}
 	}
 	return in, nil
 }
@@ -104,23 +103,18 @@ func (in *Input) listen(ctx context.Context) error {
 			return fmt.Errorf("syslog input: listen udp %s: %w", in.cfg.Listen, err)
 		}
 		in.pc = pc.(*net.UDPConn)
-		// A larger socket buffer rides out bursts while the queue is
-		// full; the kernel caps it (net.core.rmem_max).
-		_ = in.pc.SetReadBuffer(4 << 20)
+		in.tuneUDP(in.pc)
 		a := in.pc.LocalAddr()
 		in.addr.Store(&a)
-		in.wg.Add(1)
+		in.wg.Add(2)
 		go in.readUDP(in.pc)
+		go in.report(in.done)
 	} else {
 		ln, err := lc.Listen(ctx, "tcp", in.cfg.Listen)
 		if err != nil {
 			return fmt.Errorf("syslog input: listen %s %s: %w", in.cfg.Protocol, in.cfg.Listen, err)
 		}
-		in.ln = ln
-		a := ln.Addr()
-		in.addr.Store(&a)
-		in.wg.Add(1)
-		go in.accept(in.ln)
+		in.serveListener(ln)
 	}
 	in.log.Info("syslog listening", slog.String("protocol", in.cfg.Protocol), slog.String("listen", in.Addr().String()))
 	return nil
@@ -192,8 +186,11 @@ func (in *Input) Stats() input.Stats {
 	return input.Stats{
 		LinesRead: s.messages.Load(), BytesRead: s.bytes.Load(), Events: s.events.Load(),
 		TruncatedLines: s.truncated.Load(), InvalidSequences: s.invalid.Load(), Errors: s.errors.Load(),
-		Connections: s.conns.Load(), ConnectionsTotal: s.connsTotal.Load(), ConnectionsRefused: s.refused.Load(),
+		Connections: int64(in.budget.open()), ConnectionsTotal: s.connsTotal.Load(), ConnectionsRefused: s.refused.Load(),
 		ParseErrors: s.parseErrors.Load(), DroppedQueueFull: s.dropped.Load(),
+		ConnectionsEvicted: s.evicted.Load(), ConnectionsTimedOut: s.timedOut.Load(),
+		AuthFailedNoCert: s.authNoCert.Load(), AuthFailedBadCert: s.authBadCert.Load(),
+		DroppedMalformed: s.malformed.Load(), DroppedReceiveBuffer: s.rcvDrops.Load(),
 	}
 }
 
@@ -212,11 +209,7 @@ func (in *Input) stop() {
 		_ = in.pc.Close()
 		in.pc = nil
 	}
-	in.mu.Lock()
-	for c := range in.conns {
-		_ = c.Close()
-	}
-	in.mu.Unlock()
+	in.budget.closeAll()
 	in.wg.Wait()
 }
 
@@ -229,175 +222,12 @@ func (in *Input) stopping() bool {
 	}
 }
 
-// accept serves connections until the listener closes. Temporary accept
-// failures (out of descriptors) are retried with a capped backoff.
-func (in *Input) accept(ln net.Listener) {
-	defer in.wg.Done()
-	backoff := 5 * time.Millisecond
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if in.stopping() || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			in.st.errors.Add(1)
-			in.log.Warn("syslog accept failed; retrying", slog.Any("error", err), slog.Duration("backoff", backoff))
-			select {
-			case <-in.done:
-				return
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, time.Second)
-			continue
-		}
-		backoff = 5 * time.Millisecond
-		if !in.track(c) {
-			continue
-		}
-		in.wg.Add(1)
-		go in.serve(c)
-	}
-}
-
-// track registers c, or closes it when max-connections are open.
-func (in *Input) track(c net.Conn) bool {
-	in.mu.Lock()
-	full := len(in.conns) >= in.cfg.MaxConnections
-	if !full && !in.stopping() {
-		in.conns[c] = struct{}{}
-	}
-	in.mu.Unlock()
-	if full || in.stopping() {
-		if full {
-			// Counted before the close: whoever sees the close sees it
-			// counted.
-			in.st.refused.Add(1)
-		}
-		_ = c.Close()
-		if full {
-			now := time.Now().UnixNano()
-			if last := in.lastRefusedLog.Load(); now-last >= int64(refusedLogEvery) && in.lastRefusedLog.CompareAndSwap(last, now) {
-				in.log.Warn("syslog connection refused: max-connections are open (logged at most once a minute)",
-					slog.String("peer", c.RemoteAddr().String()), slog.Int("max_connections", in.cfg.MaxConnections),
-					slog.Int64("refused_total", in.st.refused.Load()))
-			}
-		}
-		return false
-	}
-	in.st.conns.Add(1)
-	in.st.connsTotal.Add(1)
-	return true
-}
-
-func (in *Input) untrack(c net.Conn) {
-	in.mu.Lock()
-	delete(in.conns, c)
-	in.mu.Unlock()
-	in.st.conns.Add(-1)
-	_ = c.Close()
-}
-
-// serve reads one connection's messages until it ends. A framing error
-// closes it, logged with the reason: the stream cannot be resynchronised.
-func (in *Input) serve(c net.Conn) {
-	defer in.wg.Done()
-	defer in.untrack(c)
-	peer := c.RemoteAddr().String()
-	var r io.Reader = c
-	if in.tlsCfg != nil {
-		tc := tls.Server(c, in.tlsCfg)
-		ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
-		err := tc.HandshakeContext(ctx)
-		cancel()
-		if err != nil {
-			if !in.stopping() {
-				in.st.errors.Add(1)
-				in.log.Warn("syslog TLS handshake failed", slog.String("peer", peer), slog.Any("error", err))
-			}
-			return
-		}
-		r = tc
-	}
-	if in.cfg.IdleTimeout > 0 {
-		r = &idleReader{r: r, c: c, idle: in.cfg.IdleTimeout}
-	}
-	fr := newFramer(r, in.cfg.MaxMessageBytes)
-	h := in.newHandler(peer)
-	for {
-		msg, cut, err := fr.Next()
-		if err != nil {
-			in.connEnded(peer, err)
-			return
-		}
-		h.handle(msg, cut, true)
-	}
-}
-
-// connEnded logs why a connection ended, unless it was closed by its
-// sender or by stop.
-func (in *Input) connEnded(peer string, err error) {
-	var ne net.Error
-	switch {
-	case errors.Is(err, io.EOF), in.stopping(), errors.Is(err, net.ErrClosed):
-		in.log.Debug("syslog connection closed", slog.String("peer", peer))
-	case errors.As(err, &ne) && ne.Timeout():
-		in.log.Info("syslog connection idle for idle-timeout-ms; closed", slog.String("peer", peer),
-			slog.Duration("idle_timeout", in.cfg.IdleTimeout))
-	case errors.Is(err, ErrFrameTooLarge), errors.Is(err, ErrBadOctetCount), errors.Is(err, ErrTruncatedFrame):
-		in.st.errors.Add(1)
-		in.log.Warn("syslog connection closed: bad framing", slog.String("peer", peer), slog.Any("error", err),
-			slog.Int("max_message_bytes", in.cfg.MaxMessageBytes))
-	default:
-		in.st.errors.Add(1)
-		in.log.Warn("syslog connection failed", slog.String("peer", peer), slog.Any("error", err))
-	}
-}
-
-// idleReader sets the read deadline before each read.
-type idleReader struct {
-	r    io.Reader
-	c    net.Conn
-	idle time.Duration
-}
-
-func (r *idleReader) Read(p []byte) (int, error) {
-	if err := r.c.SetReadDeadline(time.Now().Add(r.idle)); err != nil {
-		return 0, fmt.Errorf("set read deadline: %w", err)
-	}
-	return r.r.Read(p)
-}
-
-// readUDP reads datagrams until the socket closes. It never waits for the
-// queue: a datagram that finds it full is dropped and counted.
-func (in *Input) readUDP(pc *net.UDPConn) {
-	defer in.wg.Done()
-	buf := make([]byte, in.cfg.MaxMessageBytes+1)
-	h := in.newHandler("")
-	var last string
-	for {
-		n, addr, err := pc.ReadFromUDPAddrPort(buf)
-		if err != nil {
-			if in.stopping() || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			in.st.errors.Add(1)
-			in.log.Warn("syslog udp read failed", slog.Any("error", err))
-			continue
-		}
-		if s := addr.String(); s != last {
-			last = s
-			h.setPeer(s)
-		}
-		cut := n > in.cfg.MaxMessageBytes
-		h.handle(buf[:min(n, in.cfg.MaxMessageBytes)], cut, false)
-	}
-}
-
 // handler turns messages of one reader into queued events.
 type handler struct {
-	in   *Input
-	enc  encoder
-	peer []byte // JSON string literal
+	in       *Input
+	enc      encoder
+	peer     []byte // JSON string literal
+	peerText string
 }
 
 func (in *Input) newHandler(peer string) *handler {
@@ -406,7 +236,10 @@ func (in *Input) newHandler(peer string) *handler {
 	return h
 }
 
-func (h *handler) setPeer(p string) { h.peer, _ = jsonenc.AppendString(h.peer[:0], []byte(p)) }
+func (h *handler) setPeer(p string) {
+	h.peerText = p
+	h.peer, _ = jsonenc.AppendString(h.peer[:0], []byte(p))
+}
 
 // handle parses msg and queues its event: waiting for room when wait (a
 // stream: the sender is slowed down), else dropping when full.
@@ -422,6 +255,12 @@ func (h *handler) handle(msg []byte, cut, wait bool) {
 		in.st.truncated.Add(1)
 	}
 	m, perr := Parse(msg, in.cfg.Format)
+	if in.cfg.Strict && !wellFormed(msg, &m, perr) {
+		in.st.malformed.Add(1)
+		in.logs.warn(logMalformed, "syslog message dropped: not well-formed RFC 5424 or RFC 3164 (strict)",
+			slog.String("peer", h.peerText), slog.Int("bytes", len(msg)))
+		return
+	}
 	if perr != nil {
 		in.st.parseErrors.Add(1)
 	}

@@ -278,14 +278,16 @@ func TestUDPDropsWhenFull(t *testing.T) {
 
 // Hostile streams: an octet count over the limit closes that connection
 // (others go on); a client that says nothing is closed after
-// idle-timeout-ms; one over max-connections is refused; a long LF line is
-// cut and counted; a datagram over the limit is cut.
+// first-byte-timeout-ms; one over max-connections when every open one
+// has sent data is refused; a long LF line is cut and counted; a datagram
+// over the limit is cut.
 func TestHostileClients(t *testing.T) {
 	in := openInput(t, func(c *Config) {
 		c.MaxMessageBytes = 512
 		c.MaxConnections = 2
+		c.MaxConnectionsPerSource = 2
 	})
-	idle := openInput(t, func(c *Config) { c.IdleTimeout = 300 * time.Millisecond })
+	idle := openInput(t, func(c *Config) { c.FirstByteTimeout = 300 * time.Millisecond })
 	dialTo := func(in *Input) net.Conn {
 		c, err := net.Dial("tcp", in.Addr().String())
 		if err != nil {
@@ -306,7 +308,7 @@ func TestHostileClients(t *testing.T) {
 	if err := readUntilClosed(silent, 5*time.Second); err != nil {
 		t.Fatalf("silent client: %v", err)
 	}
-	if st := idle.Stats(); st.ConnectionsTotal != 1 || st.Connections != 0 || st.Errors != 0 {
+	if st := idle.Stats(); st.ConnectionsTotal != 1 || st.Connections != 0 || st.Errors != 0 || st.ConnectionsTimedOut != 1 {
 		t.Fatalf("idle input stats %+v", st)
 	}
 	// LF line of 1 MiB over a 512 B limit: cut, then the next one reads.
@@ -316,15 +318,19 @@ func TestHostileClients(t *testing.T) {
 	if len(evs) != 3 || evs[0]["payload"] != "<13>a" || len(evs[1]["payload"].(string)) != 512 || evs[2]["msg"] != "after" {
 		t.Fatalf("long line: %d events", len(evs))
 	}
-	// Two connections open (long and one more): the third is refused.
-	_ = dial()
-	eventually(t, func() bool { return in.Stats().Connections == 2 })
+	// Two connections open that sent data (long and one more): the
+	// third is refused.
+	second := dial()
+	fmt.Fprintf(second, "<13>1 - h a - - - second\n")
+	if evs := collect(t, in, 1, 5*time.Second); len(evs) != 1 {
+		t.Fatalf("second connection: %d events", len(evs))
+	}
 	third := dial()
 	if err := readUntilClosed(third, 5*time.Second); err != nil {
 		t.Fatalf("over max-connections: %v", err)
 	}
 	st := in.Stats()
-	if st.TruncatedLines != 1 || st.ConnectionsRefused != 1 || st.Errors != 1 || st.ConnectionsTotal != 3 {
+	if st.TruncatedLines != 1 || st.ConnectionsRefused != 1 || st.Errors != 1 || st.ConnectionsTotal != 3 || st.ConnectionsEvicted != 0 {
 		t.Fatalf("stats %+v", st)
 	}
 	// A datagram over the limit: cut to it, counted.

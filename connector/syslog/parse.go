@@ -82,6 +82,20 @@ func Parse(b []byte, format string) (Message, error) {
 	return ParseRFC3164(b)
 }
 
+// wellFormed reports whether msg, parsed by Parse into m with perr, is
+// what strict mode keeps: an RFC 5424 message that parsed, or an RFC 3164
+// one with its <PRI> and a timestamp (the header a relay adds when it is
+// missing, RFC 3164 section 4.3). Random bytes almost never are.
+func wellFormed(msg []byte, m *Message, perr error) bool {
+	if perr != nil {
+		return false
+	}
+	if m.Format == FormatRFC5424 {
+		return true
+	}
+	return len(msg) > 0 && msg[0] == '<' && m.Timestamp != nil
+}
+
 // looksRFC5424: "<PRI>" then a version (1 to 2 digits, not 0) then a space.
 func looksRFC5424(b []byte) bool {
 	i := bytes.IndexByte(b, '>')

@@ -32,9 +32,11 @@ var (
 	dBackpressure  = desc("backpressure_active", "1 while reading is paused because the queue is above queue.max-bytes.")
 	dFiltered      = desc("input_events_filtered_total", "Events an input's include-lines/exclude-lines dropped (their positions still advance).", "input")
 	dRestarts      = desc("input_restarts_total", "Restarts of a process an input reads from (journald: journalctl) after it exited or hung.", "input")
-	dInputDropped  = desc("input_dropped_total", "Messages an input dropped before the WAL, by reason (queue_full: a UDP syslog input's queue was full).", "input", "reason")
+	dInputDropped  = desc("input_dropped_total", "Messages an input dropped before the WAL, by reason (queue_full: a UDP syslog input's queue was full; malformed: not well-formed syslog, strict; receive_buffer: datagrams the kernel dropped, the socket's receive buffer full).", "input", "reason")
 	dInputConns    = desc("input_connections", "Connections open to an input that listens (syslog over TCP/TLS).", "input")
 	dParseErrors   = desc("input_parse_errors_total", "Messages an input delivered raw because they did not parse.", "input")
+	dInputClosed   = desc("input_connections_closed_total", "Connections a listening input closed before they sent data, by reason (evicted: for a newcomer when the budget was full; first_byte_timeout; refused: no room).", "input", "reason")
+	dInputAuthFail = desc("input_auth_failures_total", "TLS handshakes a listening input refused for the client certificate (mutual TLS), by reason (no_certificate, bad_certificate).", "input", "reason")
 	dReloads       = desc("config_reloads_total", "Configuration reloads by result.", "result")
 	dThrottled     = desc("send_throttled_seconds_total", "Time the sender waited for the send-rate cap (output.rate-limit) before sending.")
 	dBuildInfo     = desc("build_info", "Always 1; the labels name the build.", "version", "commit")
@@ -75,7 +77,7 @@ type collector struct{ o *Options }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dEventsRead, dBytesRead, dEventsAcked, dWALRows, dWALBytes, dWALFileBytes,
-		dOldestPending, dBatches, dLatency, dReconnects, dFilesOpen, dTruncated, dLostBytes, dDropped, dDroppedBytes, dBackpressure, dFiltered, dRestarts, dInputDropped, dInputConns, dParseErrors, dReloads, dThrottled, dBuildInfo,
+		dOldestPending, dBatches, dLatency, dReconnects, dFilesOpen, dTruncated, dLostBytes, dDropped, dDroppedBytes, dBackpressure, dFiltered, dRestarts, dInputDropped, dInputConns, dParseErrors, dInputClosed, dInputAuthFail, dReloads, dThrottled, dBuildInfo,
 		dConnection, dEndpointState, dEndpointActive, dEndpointSent, dEndpointReceived, dEndpointSwitches, dFSAvail, dFSSize, dRelayConnected, dRelayBatches, dRelayBytes, dRelayStored, dRelayRefused} {
 		ch <- d
 	}
@@ -156,6 +158,13 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			if in.Type == syslog.TypeName {
 				gauge(dInputConns, float64(in.Stats.Connections), in.ID)
 				counter(dParseErrors, float64(in.Stats.ParseErrors), in.ID)
+				counter(dInputDropped, float64(in.Stats.DroppedMalformed), in.ID, "malformed")
+				counter(dInputDropped, float64(in.Stats.DroppedReceiveBuffer), in.ID, "receive_buffer")
+				counter(dInputClosed, float64(in.Stats.ConnectionsEvicted), in.ID, "evicted")
+				counter(dInputClosed, float64(in.Stats.ConnectionsTimedOut), in.ID, "first_byte_timeout")
+				counter(dInputClosed, float64(in.Stats.ConnectionsRefused), in.ID, "refused")
+				counter(dInputAuthFail, float64(in.Stats.AuthFailedNoCert), in.ID, "no_certificate")
+				counter(dInputAuthFail, float64(in.Stats.AuthFailedBadCert), in.ID, "bad_certificate")
 			}
 			if len(in.Stats.AuthFailures) > 0 {
 				for _, c := range in.Stats.AuthFailures {
