@@ -8,9 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
-	"strings"
 	"time"
+
+	"github.com/edge-agent/edge-agent/connector/component"
 )
 
 // Position is the resume state of one source inside an input (for the file
@@ -188,21 +188,8 @@ type PeerTotals struct {
 	LastErrorAt                                 time.Time
 }
 
-// FileStatus is one file an input tracks.
-type FileStatus struct {
-	Path string
-	// Identity is the key its position is saved under (for the file
-	// input: device, inode and a fingerprint of the first bytes).
-	Identity string
-	// Offset is just past the last byte delivered in an event.
-	Offset int64
-	// Size is the file's size as last seen (the input stats files at each
-	// scan and learns more as it reads).
-	Size int64
-	// Lag is Size - Offset: bytes written but not delivered yet.
-	Lag  int64
-	Open bool
-}
+// FileStatus is one file an input tracks (Description.Files).
+type FileStatus = component.FileStatus
 
 // Stats are an input's counters since Create. Every field is monotonic
 // except FilesOpen, FilesTracked and Connections, which are gauges. The file fields
@@ -321,36 +308,12 @@ var ErrUnknownType = errors.New("unknown input type")
 
 // Registry maps input.type values to factories. Build it in main; there is
 // no package-level registry.
-type Registry struct {
-	factories map[string]Factory
-}
+type Registry = component.Registry[Factory]
 
-// NewRegistry returns a registry holding the given factories.
+// NewRegistry returns a registry holding the given factories; Get wraps
+// ErrUnknownType.
 func NewRegistry(factories ...Factory) *Registry {
-	r := &Registry{factories: make(map[string]Factory, len(factories))}
-	for _, f := range factories {
-		r.factories[strings.ToLower(f.Type())] = f
-	}
-	return r
-}
-
-// Get returns the factory for typ (case-insensitive).
-func (r *Registry) Get(typ string) (Factory, error) {
-	f, ok := r.factories[strings.ToLower(strings.TrimSpace(typ))]
-	if !ok {
-		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownType, typ, strings.Join(r.Types(), ", "))
-	}
-	return f, nil
-}
-
-// Types lists the registered types, sorted.
-func (r *Registry) Types() []string {
-	out := make([]string, 0, len(r.factories))
-	for t := range r.factories {
-		out = append(out, t)
-	}
-	sort.Strings(out)
-	return out
+	return component.NewRegistry(ErrUnknownType, factories...)
 }
 
 // Overlap is a source that two inputs' configs both name.
@@ -378,11 +341,8 @@ type Sourcer interface {
 
 // Adviser is implemented by configs that can tell a setting that works
 // but is likely a mistake (a syslog listener other hosts reach without
-// TLS). The agent prints each as a warning at config check and at start;
-// Key is relative to the input's section.
-type Adviser interface {
-	Advice() []FieldError
-}
+// TLS); each FieldError's Key is relative to the input's section.
+type Adviser = component.Adviser[FieldError]
 
 // RedactedValue replaces secrets in Redacted copies (the same placeholder
 // the agent uses for its other secrets).
@@ -396,9 +356,6 @@ type Redacter interface {
 	Redacted() Config
 }
 
-// PathAnchor is implemented by configs that name files. The agent calls it
-// with its install root so relative paths mean the same thing whatever the
-// working directory (systemd starts services in /).
-type PathAnchor interface {
-	AnchorPaths(base string)
-}
+// PathAnchor is implemented by configs that name files (see
+// component.PathAnchor).
+type PathAnchor = component.PathAnchor
