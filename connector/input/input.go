@@ -128,33 +128,19 @@ type RereadResult struct {
 	Reread, Skipped int64
 }
 
-// StatsReporter is implemented by inputs that count what they read.
-// Stats is called from other goroutines than the one driving the input
-// (status, metrics), so it must be safe for concurrent use.
+// StatsReporter is implemented by inputs that keep their counters in a
+// Stats. It is the inputs' own bookkeeping, read by their Describe: the
+// agent and its views read Describe only. Stats is called from other
+// goroutines than the one driving the input, so it must be safe for
+// concurrent use.
 type StatsReporter interface {
 	Stats() Stats
 }
 
-// CursorReporter is implemented by inputs whose position is one cursor
-// they can show (journald: the journal cursor of the last entry handed to
-// the scheduler; "" before any). Cursor is called from other goroutines
-// than the one driving the input, so it must be safe for concurrent use.
-type CursorReporter interface {
-	Cursor() string
-}
-
-// FilesReporter is implemented by inputs that read files and can list them
-// cheaply. Files is called from other goroutines than the one driving the
-// input, so it must be safe for concurrent use; the list may be a little
-// behind the input (the file input refreshes it at most once a second).
-type FilesReporter interface {
-	Files() []FileStatus
-}
-
 // PeersReporter is implemented by inputs that others connect to (the
-// edgesocket input of a relay). Both methods are called from other
-// goroutines than the one driving the input (status, metrics), so they
-// must be safe for concurrent use.
+// edgesocket input of a relay), for their own Describe and their tests.
+// Both methods are called from other goroutines than the one driving the
+// input, so they must be safe for concurrent use.
 type PeersReporter interface {
 	// Peers lists the connections now open, one entry each.
 	Peers() []Peer
@@ -191,9 +177,10 @@ type PeerTotals struct {
 // FileStatus is one file an input tracks (Description.Files).
 type FileStatus = component.FileStatus
 
-// Stats are an input's counters since Create. Every field is monotonic
-// except FilesOpen, FilesTracked and Connections, which are gauges. The file fields
-// name what a file input counts; an input without files leaves them 0.
+// Stats are counters an input may keep since Create (StatsReporter);
+// what each type reports is its Describe. Every field is monotonic except
+// FilesOpen, FilesTracked and Connections, which are gauges; an input
+// leaves the fields it does not count 0.
 type Stats struct {
 	LinesRead        int64 // complete lines read (before multiline grouping; journald: entries)
 	BytesRead        int64 // raw bytes read
@@ -223,29 +210,6 @@ type Stats struct {
 	// DroppedQueueFull are messages dropped because the input's own queue
 	// was full (a UDP sender cannot be made to wait).
 	DroppedQueueFull int64
-}
-
-// Add returns the sum of s and o, for an agent totalling its inputs.
-func (s Stats) Add(o Stats) Stats {
-	s.LinesRead += o.LinesRead
-	s.BytesRead += o.BytesRead
-	s.Events += o.Events
-	s.TruncatedLines += o.TruncatedLines
-	s.InvalidSequences += o.InvalidSequences
-	s.FilesOpen += o.FilesOpen
-	s.FilesTracked += o.FilesTracked
-	s.Rotations += o.Rotations
-	s.Truncations += o.Truncations
-	s.Errors += o.Errors
-	s.Filtered += o.Filtered
-	s.LostBytes += o.LostBytes
-	s.Restarts += o.Restarts
-	s.Connections += o.Connections
-	s.ConnectionsTotal += o.ConnectionsTotal
-	s.ConnectionsRefused += o.ConnectionsRefused
-	s.ParseErrors += o.ParseErrors
-	s.DroppedQueueFull += o.DroppedQueueFull
-	return s
 }
 
 // Config is an input type's configuration, decoded from the `input`
