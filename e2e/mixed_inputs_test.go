@@ -188,7 +188,7 @@ func TestMixedInputsKill9(t *testing.T) {
 	// status shows each input with its own line: the file input's files,
 	// the journal's cursor, the listener's connections.
 	out, _, code := root.cli("status")
-	if code != 0 || !strings.Contains(out, "input files:") || !strings.Contains(out, "input journal (journald):") ||
+	if code != 0 || !strings.Contains(out, "input files (file):") || !strings.Contains(out, "input journal (journald):") ||
 		!strings.Contains(out, "cursor s=") || !regexp.MustCompile(`input sys \(syslog\):\s+\d+ connections open`).MatchString(out) {
 		t.Fatalf("status (exit %d):\n%s", code, out)
 	}

@@ -8,9 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
-	"strings"
 	"time"
+
+	"github.com/edge-agent/edge-agent/connector/component"
 )
 
 // Position is the resume state of one source inside an input (for the file
@@ -128,33 +128,19 @@ type RereadResult struct {
 	Reread, Skipped int64
 }
 
-// StatsReporter is implemented by inputs that count what they read.
-// Stats is called from other goroutines than the one driving the input
-// (status, metrics), so it must be safe for concurrent use.
+// StatsReporter is implemented by inputs that keep their counters in a
+// Stats. It is the inputs' own bookkeeping, read by their Describe: the
+// agent and its views read Describe only. Stats is called from other
+// goroutines than the one driving the input, so it must be safe for
+// concurrent use.
 type StatsReporter interface {
 	Stats() Stats
 }
 
-// CursorReporter is implemented by inputs whose position is one cursor
-// they can show (journald: the journal cursor of the last entry handed to
-// the scheduler; "" before any). Cursor is called from other goroutines
-// than the one driving the input, so it must be safe for concurrent use.
-type CursorReporter interface {
-	Cursor() string
-}
-
-// FilesReporter is implemented by inputs that read files and can list them
-// cheaply. Files is called from other goroutines than the one driving the
-// input, so it must be safe for concurrent use; the list may be a little
-// behind the input (the file input refreshes it at most once a second).
-type FilesReporter interface {
-	Files() []FileStatus
-}
-
 // PeersReporter is implemented by inputs that others connect to (the
-// edgesocket input of a relay). Both methods are called from other
-// goroutines than the one driving the input (status, metrics), so they
-// must be safe for concurrent use.
+// edgesocket input of a relay), for their own Describe and their tests.
+// Both methods are called from other goroutines than the one driving the
+// input, so they must be safe for concurrent use.
 type PeersReporter interface {
 	// Peers lists the connections now open, one entry each.
 	Peers() []Peer
@@ -188,25 +174,13 @@ type PeerTotals struct {
 	LastErrorAt                                 time.Time
 }
 
-// FileStatus is one file an input tracks.
-type FileStatus struct {
-	Path string
-	// Identity is the key its position is saved under (for the file
-	// input: device, inode and a fingerprint of the first bytes).
-	Identity string
-	// Offset is just past the last byte delivered in an event.
-	Offset int64
-	// Size is the file's size as last seen (the input stats files at each
-	// scan and learns more as it reads).
-	Size int64
-	// Lag is Size - Offset: bytes written but not delivered yet.
-	Lag  int64
-	Open bool
-}
+// FileStatus is one file an input tracks (Description.Files).
+type FileStatus = component.FileStatus
 
-// Stats are an input's counters since Create. Every field is monotonic
-// except FilesOpen, FilesTracked and Connections, which are gauges. The file fields
-// name what a file input counts; an input without files leaves them 0.
+// Stats are counters an input may keep since Create (StatsReporter);
+// what each type reports is its Describe. Every field is monotonic except
+// FilesOpen, FilesTracked and Connections, which are gauges; an input
+// leaves the fields it does not count 0.
 type Stats struct {
 	LinesRead        int64 // complete lines read (before multiline grouping; journald: entries)
 	BytesRead        int64 // raw bytes read
@@ -259,56 +233,6 @@ type Stats struct {
 type Count struct {
 	Reason string
 	N      int64
-}
-
-// addCounts sums b into a by reason, keeping a's order and appending
-// reasons a lacks.
-func addCounts(a, b []Count) []Count {
-	out := append([]Count(nil), a...)
-next:
-	for _, c := range b {
-		for i := range out {
-			if out[i].Reason == c.Reason {
-				out[i].N += c.N
-				continue next
-			}
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
-// Add returns the sum of s and o, for an agent totalling its inputs.
-func (s Stats) Add(o Stats) Stats {
-	s.LinesRead += o.LinesRead
-	s.BytesRead += o.BytesRead
-	s.Events += o.Events
-	s.TruncatedLines += o.TruncatedLines
-	s.InvalidSequences += o.InvalidSequences
-	s.FilesOpen += o.FilesOpen
-	s.FilesTracked += o.FilesTracked
-	s.Rotations += o.Rotations
-	s.Truncations += o.Truncations
-	s.Errors += o.Errors
-	s.Filtered += o.Filtered
-	s.LostBytes += o.LostBytes
-	s.Restarts += o.Restarts
-	s.Connections += o.Connections
-	s.ConnectionsTotal += o.ConnectionsTotal
-	s.ConnectionsRefused += o.ConnectionsRefused
-	s.ParseErrors += o.ParseErrors
-	s.DroppedQueueFull += o.DroppedQueueFull
-	if len(o.AuthFailures) > 0 {
-		s.AuthFailures = addCounts(s.AuthFailures, o.AuthFailures)
-	}
-	s.Evicted += o.Evicted
-	s.ConnectionsEvicted += o.ConnectionsEvicted
-	s.ConnectionsTimedOut += o.ConnectionsTimedOut
-	s.AuthFailedNoCert += o.AuthFailedNoCert
-	s.AuthFailedBadCert += o.AuthFailedBadCert
-	s.DroppedMalformed += o.DroppedMalformed
-	s.DroppedReceiveBuffer += o.DroppedReceiveBuffer
-	return s
 }
 
 // Config is an input type's configuration, decoded from the `input`
@@ -371,36 +295,12 @@ var ErrUnknownType = errors.New("unknown input type")
 
 // Registry maps input.type values to factories. Build it in main; there is
 // no package-level registry.
-type Registry struct {
-	factories map[string]Factory
-}
+type Registry = component.Registry[Factory]
 
-// NewRegistry returns a registry holding the given factories.
+// NewRegistry returns a registry holding the given factories; Get wraps
+// ErrUnknownType.
 func NewRegistry(factories ...Factory) *Registry {
-	r := &Registry{factories: make(map[string]Factory, len(factories))}
-	for _, f := range factories {
-		r.factories[strings.ToLower(f.Type())] = f
-	}
-	return r
-}
-
-// Get returns the factory for typ (case-insensitive).
-func (r *Registry) Get(typ string) (Factory, error) {
-	f, ok := r.factories[strings.ToLower(strings.TrimSpace(typ))]
-	if !ok {
-		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownType, typ, strings.Join(r.Types(), ", "))
-	}
-	return f, nil
-}
-
-// Types lists the registered types, sorted.
-func (r *Registry) Types() []string {
-	out := make([]string, 0, len(r.factories))
-	for t := range r.factories {
-		out = append(out, t)
-	}
-	sort.Strings(out)
-	return out
+	return component.NewRegistry(ErrUnknownType, factories...)
 }
 
 // Overlap is a source that two inputs' configs both name.
@@ -428,11 +328,8 @@ type Sourcer interface {
 
 // Adviser is implemented by configs that can tell a setting that works
 // but is likely a mistake (a syslog listener other hosts reach without
-// TLS). The agent prints each as a warning at config check and at start;
-// Key is relative to the input's section.
-type Adviser interface {
-	Advice() []FieldError
-}
+// TLS); each FieldError's Key is relative to the input's section.
+type Adviser = component.Adviser[FieldError]
 
 // RedactedValue replaces secrets in Redacted copies (the same placeholder
 // the agent uses for its other secrets).
@@ -446,9 +343,6 @@ type Redacter interface {
 	Redacted() Config
 }
 
-// PathAnchor is implemented by configs that name files. The agent calls it
-// with its install root so relative paths mean the same thing whatever the
-// working directory (systemd starts services in /).
-type PathAnchor interface {
-	AnchorPaths(base string)
-}
+// PathAnchor is implemented by configs that name files (see
+// component.PathAnchor).
+type PathAnchor = component.PathAnchor

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edge-agent/edge-agent/connector/component"
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/check"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
@@ -126,6 +127,8 @@ type extStats struct {
 	// endpoints reports each endpoint of output.endpoints, when the
 	// output has several.
 	endpoints func() []output.EndpointStatus
+	// output is what the sender describes of itself, when it does.
+	output func() component.Description
 }
 
 // New checks the options; it opens nothing (Run does).

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edge-agent/edge-agent/connector/component"
 	"github.com/edge-agent/edge-agent/connector/file"
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
@@ -95,7 +96,7 @@ func TestFileToIngressEveryLineAtLeastOnce(t *testing.T) {
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}
-	if st := h.rt.Snapshot().Input; st == nil || st.LinesRead != 2500 {
+	if st := h.rt.Snapshot().Input; st == nil || lines(st) != 2500 {
 		t.Fatalf("input stats = %+v, want 2500 lines", st)
 	}
 	before := eng.lineCounts(t)
@@ -122,4 +123,10 @@ func TestFileToIngressEveryLineAtLeastOnce(t *testing.T) {
 			t.Fatalf("%q re-sent after the restart (%d → %d)", l, before[l], after[l])
 		}
 	}
+}
+
+// lines is the summed lines_read of a snapshot's inputs.
+func lines(d *component.Description) int64 {
+	n, _ := d.Value(input.KeyLinesRead)
+	return n
 }

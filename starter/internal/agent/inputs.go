@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/edge-agent/edge-agent/connector/component"
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/check"
 )
@@ -170,40 +171,19 @@ func (m *wakeMux) stop() {
 // InputStatus is one input's view in Status.
 type InputStatus struct {
 	ID, Type string
-	// Stats are the input's own counters (input.StatsReporter); nil
-	// when it does not report them.
-	Stats *input.Stats
-	// Files are the files it tracks (input.FilesReporter); nil when it
-	// cannot say.
-	Files []input.FileStatus
-	// Cursor is its position when it is one cursor (input.CursorReporter,
-	// journald); "" otherwise or before the first entry.
-	Cursor string
-	// Peers are the senders connected to it and PeerTotals its counters
-	// per sender name (input.PeersReporter: a relay's edgesocket input);
-	// nil for other inputs.
-	Peers      []input.Peer
-	PeerTotals []input.PeerTotals
+	// Description is what the input says of itself (input.Describer); the
+	// zero Description when it says nothing.
+	component.Description
 }
 
-// inputStatuses reads every input's statistics; safe from any goroutine
-// (StatsReporter and FilesReporter are).
+// inputStatuses asks every input to describe itself; safe from any
+// goroutine (Describe is).
 func inputStatuses(inputs []*source) []InputStatus {
 	out := make([]InputStatus, len(inputs))
 	for i, s := range inputs {
 		out[i] = InputStatus{ID: s.id, Type: s.typ}
-		if sr, ok := s.in.(input.StatsReporter); ok {
-			st := sr.Stats()
-			out[i].Stats = &st
-		}
-		if fr, ok := s.in.(input.FilesReporter); ok {
-			out[i].Files = fr.Files()
-		}
-		if cr, ok := s.in.(input.CursorReporter); ok {
-			out[i].Cursor = cr.Cursor()
-		}
-		if pr, ok := s.in.(input.PeersReporter); ok {
-			out[i].Peers, out[i].PeerTotals = pr.Peers(), pr.PeerTotals()
+		if d, ok := s.in.(input.Describer); ok {
+			out[i].Description = d.Describe()
 		}
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/edge-agent/edge-agent/connector/component"
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/transport"
@@ -173,8 +174,8 @@ func (r *Agent) exitOnRefusal() bool {
 	return r.opts.Output.Pacing().OnRefusal == output.RefusalExit
 }
 
-// publishExt exposes the inputs' and the transport's own statistics when
-// they offer them.
+// publishExt exposes the inputs' and the output's own statistics and
+// descriptions when they offer them.
 func (r *Agent) publishExt(inputs []*source, snd transport.Sender) {
 	e := extStats{inputs: slices.Clone(inputs)}
 	if s, ok := snd.(clientStats); ok {
@@ -182,6 +183,9 @@ func (r *Agent) publishExt(inputs []*source, snd transport.Sender) {
 	}
 	if s, ok := snd.(output.EndpointReporter); ok {
 		e.endpoints = s.Endpoints
+	}
+	if d, ok := snd.(component.Describer); ok {
+		e.output = d.Describe
 	}
 	r.ext.Store(&e)
 }

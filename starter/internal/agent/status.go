@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/connector/component"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
 
@@ -79,15 +79,18 @@ type Status struct {
 	// ConfigReloads counts reloads: OK applied, Failed rejected (invalid
 	// file, or an input or output that could not be built).
 	ConfigReloads ReloadCounts
-	// Input holds the inputs' own counters summed, when any reports them
-	// (input.StatsReporter); nil otherwise.
-	Input *input.Stats
-	// Files lists the files every input tracks (input.FilesReporter), in
-	// input order; nil when none can say.
-	Files []input.FileStatus
+	// Input holds the figures of every input summed (component.Sum), when
+	// any describes itself; nil otherwise.
+	Input *component.Description
+	// Files lists the files every input tracks, in input order; nil when
+	// none reads files.
+	Files []component.FileStatus
 	// Inputs is each input on its own, in config order (one for the
 	// single `input:` form).
 	Inputs []InputStatus
+	// Output is what the output's sender describes of itself
+	// (component.Describer); the zero Description when it says nothing.
+	Output component.Description
 }
 
 // RateLimitStatus is output.rate-limit in force (the zero RateLimit: no
@@ -216,16 +219,20 @@ func (r *Agent) Snapshot() Status {
 		if e.endpoints != nil {
 			st.Endpoints = e.endpoints()
 		}
+		if e.output != nil {
+			st.Output = e.output()
+		}
 		st.Inputs = inputStatuses(e.inputs)
+		ds := make([]component.Description, 0, len(st.Inputs))
 		for _, in := range st.Inputs {
-			if in.Stats != nil {
-				sum := in.Stats.Add(input.Stats{})
-				if st.Input != nil {
-					sum = st.Input.Add(sum)
-				}
-				st.Input = &sum
+			if in.Values != nil {
+				ds = append(ds, in.Description)
 			}
 			st.Files = append(st.Files, in.Files...)
+		}
+		if len(ds) > 0 {
+			sum := component.Sum(ds...)
+			st.Input = &sum
 		}
 	}
 	return st

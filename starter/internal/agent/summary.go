@@ -3,6 +3,8 @@ package agent
 import (
 	"log/slog"
 	"time"
+
+	"github.com/edge-agent/edge-agent/connector/input"
 )
 
 // summaryEvery is how often the agent logs what moved, like Filebeat's
@@ -20,6 +22,13 @@ var summaryCounters = [...]string{
 
 // inputCounters is where the input's counters start in summaryCounters.
 const inputCounters = 10
+
+// summaryInputKeys are the status keys (component.Value.Key) of the
+// inputs' summed figures logged from inputCounters on; a figure no input
+// reports stays 0 and is not logged.
+var summaryInputKeys = [len(summaryCounters) - inputCounters]string{
+	input.KeyLinesRead, input.KeyBytesRead, input.KeyTruncatedLines, "rotations", "truncations", input.KeyErrors,
+}
 
 // summarySample is what one summary compares with the previous one:
 // counters (logged as deltas) and gauges (logged as values).
@@ -40,7 +49,8 @@ func sampleOf(st Status) summarySample {
 		backpressure: st.Backpressure,
 	}
 	if in := st.Input; in != nil {
-		for i, v := range []int64{in.LinesRead, in.BytesRead, in.TruncatedLines, in.Rotations, in.Truncations, in.Errors} {
+		for i, key := range summaryInputKeys {
+			v, _ := in.Value(key)
 			s.counters[inputCounters+i] = uint64(max(0, v))
 		}
 	}

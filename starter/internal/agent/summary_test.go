@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/edge-agent/edge-agent/connector/component"
 	"github.com/edge-agent/edge-agent/connector/input"
 )
 
@@ -39,13 +40,15 @@ func (w *lockedBuffer) lines(s string) []string {
 	return out
 }
 
-// statsInput is the fake input reporting counters, as the file input does.
+// statsInput is the fake input describing its counters, as every input does.
 type statsInput struct {
 	*fakeInput
 	lines atomic.Int64
 }
 
-func (s *statsInput) Stats() input.Stats { return input.Stats{LinesRead: s.lines.Load()} }
+func (s *statsInput) Describe() component.Description {
+	return component.Description{Values: input.Counts{LinesRead: s.lines.Load()}.Values()}
+}
 
 // hasField reports whether a text-handler line has the field key=value.
 func hasField(line, field string) bool {

@@ -10,13 +10,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/connector/component"
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
@@ -49,8 +48,13 @@ func running() agent.Status {
 		Queue:       agent.QueueStatus{Pending: 5, Sending: 4, Dead: 2, SizeBytes: 1234, FileBytes: 65536, OldestPendingAge: 42 * time.Second},
 		Connection:  "connected",
 		SendLatency: agent.Histogram{Bounds: []time.Duration{time.Millisecond, time.Second}, Counts: []uint64{1, 3}, Count: 4, Sum: 1500 * time.Millisecond},
-		Input:       &input.Stats{BytesRead: 999, FilesOpen: 3, TruncatedLines: 1, LostBytes: 22},
-		Files:       []input.FileStatus{{Path: "/var/log/a.log", Identity: "1:2:ab", Offset: 10, Size: 25, Lag: 15, Open: true}},
+		Input: &component.Description{Values: []component.Value{
+			{Key: "bytes_read", N: 999, Metric: "bytes_read_total", Total: true, Help: "h"},
+			{Key: "files_open", N: 3, Kind: component.Gauge, Metric: "files_open", Total: true, Help: "h"},
+			{Key: "truncated_lines", N: 1, Metric: "lines_truncated_total", Total: true, Help: "h"},
+			{N: 22, Metric: "unread_bytes_lost_total", Total: true, Help: "h"},
+		}},
+		Files: []component.FileStatus{{Path: "/var/log/a.log", Identity: "1:2:ab", Offset: 10, Size: 25, Lag: 15, Open: true}},
 	}
 }
 
@@ -232,7 +236,7 @@ func TestDebugStatusJSON(t *testing.T) {
 	if len(got.Files) != 1 || got.Files[0] != (File{Path: "/var/log/a.log", Identity: "1:2:ab", Offset: 10, Size: 25, Lag: 15, Open: true}) {
 		t.Errorf("files: %+v", got.Files)
 	}
-	if got.Counters == nil || got.Counters.Acked != 7 || got.Input == nil || got.Input.FilesOpen != 3 {
+	if got.Counters == nil || got.Counters.Acked != 7 || got.Input == nil || !hasFigure(*got.Input, "files_open", 3) {
 		t.Errorf("counters %+v input %+v", got.Counters, got.Input)
 	}
 	if got.Counters != nil && (got.Counters.Sends != 4 || got.Counters.SendSeconds != 1.5) {
@@ -352,47 +356,6 @@ func TestStartBindFailureNamesKey(t *testing.T) {
 	}
 }
 
-// Several inputs: /debug/status lists each with its figures and files,
-// /metrics counts each one's filtered events under its id.
-func TestPerInputStatusAndMetrics(t *testing.T) {
-	st := running()
-	st.Inputs = []agent.InputStatus{
-		{ID: "app", Type: "file", Stats: &input.Stats{Events: 5, Filtered: 3},
-			Files: []input.FileStatus{{Path: "/var/log/app.log", Identity: "1:3:cd", Offset: 4, Size: 4}}},
-		{ID: "db", Type: "file", Stats: &input.Stats{Events: 6}},
-		{ID: "quiet", Type: "other"}, // reports no stats: no series
-		{ID: "journal", Type: "journald", Stats: &input.Stats{LinesRead: 7, Events: 7, Restarts: 2}, Cursor: "s=1;i=7"},
-	}
-	srv := serve(t, Options{Source: &fakeSource{st: st}})
-	_, body := get(t, srv.URL+"/metrics", "")
-	for _, want := range []string{
-		`edge_agent_input_events_filtered_total{input="app"} 3` + "\n",
-		`edge_agent_input_events_filtered_total{input="db"} 0` + "\n",
-		`edge_agent_input_restarts_total{input="journal"} 2` + "\n",
-	} {
-		if !strings.Contains(body, want) {
-			t.Errorf("/metrics lacks %q", want)
-		}
-	}
-	if strings.Contains(body, `input="quiet"`) {
-		t.Error("a series for an input that reports no stats")
-	}
-	_, body = get(t, srv.URL+"/debug/status", "")
-	var got Status
-	if err := json.Unmarshal([]byte(body), &got); err != nil {
-		t.Fatal(err)
-	}
-	if len(got.Inputs) == 4 {
-		if j := got.Inputs[3]; j.Cursor != "s=1;i=7" || j.Restarts != 2 || j.LinesRead != 7 {
-			t.Errorf("journald input: %+v", j)
-		}
-	}
-	if len(got.Inputs) != 4 || got.Inputs[0].ID != "app" || got.Inputs[0].Filtered != 3 || got.Inputs[1].Events != 6 ||
-		len(got.Inputs[0].Files) != 1 || got.Inputs[0].Files[0].Path != "/var/log/app.log" || got.Inputs[2].Type != "other" {
-		t.Errorf("inputs: %+v", got.Inputs)
-	}
-}
-
 // The send-rate cap shows in /debug/status (absent without one) with the
 // backlog's ETA, and the time spent waiting for it in /metrics.
 func TestRateLimitStatusAndMetrics(t *testing.T) {
@@ -442,7 +405,7 @@ func TestMetricsConnectionState(t *testing.T) {
 		st.Connection = tc.conn
 		srv := serve(t, Options{Source: &fakeSource{st: st}})
 		_, body := get(t, srv.URL+"/metrics", "")
-		for _, s := range append(slices.Clone(connectionStates), tc.one) {
+		for _, s := range append(output.ConnectionStates(), tc.one) {
 			want := fmt.Sprintf(`edge_agent_output_connection_state{state=%q} %d`, s, map[bool]int{true: 1}[s == tc.one])
 			if !strings.Contains(body, want+"\n") {
 				t.Errorf("connection %s: /metrics lacks %q", tc.conn, want)
@@ -491,8 +454,9 @@ func TestStatusWindow(t *testing.T) {
 	}
 }
 
-// With output.endpoints each endpoint has its own series, and status
-// lists each endpoint; the agent-wide connection state is still there.
+// The output's own series are what it describes (with output.endpoints,
+// a series per endpoint), and status lists each endpoint; the agent-wide
+// connection state is still there.
 func TestMetricsAndStatusPerEndpoint(t *testing.T) {
 	st := running()
 	st.Connection = "connected"
@@ -500,17 +464,16 @@ func TestMetricsAndStatusPerEndpoint(t *testing.T) {
 		{Endpoint: "a:1", State: "unavailable", LastError: "connection refused", Sent: 3},
 		{Endpoint: "b:2", State: "connected", Active: true, Sent: 10, Received: 9, Switches: 1},
 	}
+	st.Output = component.Description{Values: []component.Value{
+		{Metric: "output_endpoint_active", Kind: component.Gauge, N: 1, Labels: []component.Label{{Name: "endpoint", Value: "b:2"}}, Help: "Active."},
+		{Metric: "output_widgets_total", N: 5, Help: "Widgets of an output type the api never heard of."},
+	}}
 	srv := serve(t, Options{Source: &fakeSource{st: st}})
 	_, body := get(t, srv.URL+"/metrics", "")
 	for _, want := range []string{
-		`edge_agent_output_endpoint_state{endpoint="a:1",state="unavailable"} 1`,
-		`edge_agent_output_endpoint_state{endpoint="a:1",state="connected"} 0`,
-		`edge_agent_output_endpoint_state{endpoint="b:2",state="connected"} 1`,
-		`edge_agent_output_endpoint_active{endpoint="a:1"} 0`,
 		`edge_agent_output_endpoint_active{endpoint="b:2"} 1`,
-		`edge_agent_output_endpoint_batches_received_total{endpoint="b:2"} 9`,
-		`edge_agent_output_endpoint_batches_sent_total{endpoint="a:1"} 3`,
-		`edge_agent_output_endpoint_switches_total{endpoint="b:2"} 1`,
+		`edge_agent_output_widgets_total 5`,
+		"# TYPE edge_agent_output_endpoint_active gauge",
 		`edge_agent_output_connection_state{state="connected"} 1`,
 	} {
 		if !strings.Contains(body, want+"\n") {

@@ -3,8 +3,6 @@ package api
 import (
 	"time"
 
-	"github.com/edge-agent/edge-agent/connector/file"
-	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
@@ -45,7 +43,8 @@ type Status struct {
 	Health *Health `json:"health,omitempty"`
 	// RateLimit is output.rate-limit in force; absent without a cap.
 	RateLimit *RateLimit `json:"rate_limit,omitempty"`
-	// Input is every input's figures summed (and the single input's type).
+	// Input is every input's figures summed (and the single input's
+	// type): the Values only.
 	Input *Input `json:"input,omitempty"`
 	// Files are the inputs' tracked files, when they can list them.
 	Files []File `json:"files,omitempty"`
@@ -170,127 +169,6 @@ func healthDoc(h agent.Health) *Health {
 	return out
 }
 
-// Input is what the input reports about itself.
-type Input struct {
-	// ID is set in Status.Inputs only.
-	ID             string `json:"id,omitempty"`
-	Type           string `json:"type"`
-	LinesRead      int64  `json:"lines_read"`
-	BytesRead      int64  `json:"bytes_read"`
-	Events         int64  `json:"events"`
-	TruncatedLines int64  `json:"truncated_lines"`
-	FilesOpen      int64  `json:"files_open"`
-	FilesTracked   int64  `json:"files_tracked"`
-	Rotations      int64  `json:"rotations"`
-	Truncations    int64  `json:"truncations"`
-	Errors         int64  `json:"errors"`
-	// Filtered are events include-lines/exclude-lines dropped.
-	Filtered int64 `json:"events_filtered"`
-	// Restarts are restarts of a process the input reads from (journald:
-	// journalctl) after it exited or hung.
-	Restarts int64 `json:"restarts"`
-	// Cursor is the position of an input that has one cursor (journald:
-	// the journal cursor of the last entry handed over); in Status.Inputs
-	// only, omitted when there is none.
-	Cursor string `json:"cursor,omitempty"`
-	// Network inputs (syslog) only: connections open now, accepted and
-	// refused (max-connections), messages that did not parse, and
-	// messages dropped because the input's queue was full (UDP).
-	Connections        int64 `json:"connections,omitempty"`
-	ConnectionsTotal   int64 `json:"connections_total,omitempty"`
-	ConnectionsRefused int64 `json:"connections_refused,omitempty"`
-	ParseErrors        int64 `json:"parse_errors,omitempty"`
-	DroppedQueueFull   int64 `json:"dropped_queue_full,omitempty"`
-	// Files are set in Status.Inputs only (Status.Files lists them all).
-	Files []File `json:"files,omitempty"`
-	// Collectors are the senders connected to a relay's edgesocket input,
-	// CollectorTotals its counters per token name (Status.Inputs only).
-	Collectors      []Collector      `json:"collectors,omitempty"`
-	CollectorTotals []CollectorTotal `json:"collector_totals,omitempty"`
-}
-
-// HasFileInput reports whether the agent reads files: a file input in
-// Inputs, or the single input: form's type when Inputs is empty (a
-// stopped agent's status lists no inputs).
-func (s Status) HasFileInput() bool {
-	if len(s.Inputs) == 0 {
-		return s.Input == nil || isFileType(s.Input.Type)
-	}
-	for _, in := range s.Inputs {
-		if isFileType(in.Type) {
-			return true
-		}
-	}
-	return false
-}
-
-func isFileType(t string) bool { return t == "" || t == file.TypeName }
-
-// Collector is one sender connected to a relay.
-type Collector struct {
-	Name          string    `json:"name"`
-	Remote        string    `json:"remote"`
-	ConnectedAt   time.Time `json:"connected_at"`
-	Batches       uint64    `json:"batches"`
-	Bytes         uint64    `json:"bytes"`
-	Received      uint64    `json:"received"`
-	Refused       uint64    `json:"refused"`
-	BatchesPerSec float64   `json:"batches_per_second"`
-	Owed          int       `json:"replies_owed"`
-	LastError     string    `json:"last_error,omitempty"`
-}
-
-// CollectorTotal are a relay's counters for one token name.
-type CollectorTotal struct {
-	Name        string     `json:"name"`
-	Connected   int        `json:"connected"`
-	Sessions    uint64     `json:"sessions"`
-	Batches     uint64     `json:"batches"`
-	Bytes       uint64     `json:"bytes"`
-	Received    uint64     `json:"received"`
-	Refused     uint64     `json:"refused"`
-	LastError   string     `json:"last_error,omitempty"`
-	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
-}
-
-func collectorDocs(ps []input.Peer, ts []input.PeerTotals) ([]Collector, []CollectorTotal) {
-	var cs []Collector
-	for _, p := range ps {
-		cs = append(cs, Collector{Name: p.Name, Remote: p.Remote, ConnectedAt: p.Since, Batches: p.Batches, Bytes: p.Bytes,
-			Received: p.Received, Refused: p.Refused, BatchesPerSec: p.Rate, Owed: p.Owed, LastError: p.LastError})
-	}
-	var out []CollectorTotal
-	for _, t := range ts {
-		ct := CollectorTotal{Name: t.Name, Connected: t.Connected, Sessions: t.Sessions, Batches: t.Batches, Bytes: t.Bytes,
-			Received: t.Received, Refused: t.Refused, LastError: t.LastError}
-		if !t.LastErrorAt.IsZero() {
-			at := t.LastErrorAt
-			ct.LastErrorAt = &at
-		}
-		out = append(out, ct)
-	}
-	return cs, out
-}
-
-func inputDoc(typ string, s input.Stats) *Input {
-	return &Input{
-		Type: typ, LinesRead: s.LinesRead, BytesRead: s.BytesRead, Events: s.Events,
-		TruncatedLines: s.TruncatedLines, FilesOpen: s.FilesOpen, FilesTracked: s.FilesTracked,
-		Rotations: s.Rotations, Truncations: s.Truncations, Errors: s.Errors, Filtered: s.Filtered,
-		Restarts:    s.Restarts,
-		Connections: s.Connections, ConnectionsTotal: s.ConnectionsTotal, ConnectionsRefused: s.ConnectionsRefused,
-		ParseErrors: s.ParseErrors, DroppedQueueFull: s.DroppedQueueFull,
-	}
-}
-
-func fileDocs(fs []input.FileStatus) []File {
-	var out []File
-	for _, f := range fs {
-		out = append(out, File{Path: f.Path, Identity: f.Identity, Offset: f.Offset, Size: f.Size, Lag: f.Lag, Open: f.Open})
-	}
-	return out
-}
-
 // Endpoint is one endpoint of output.endpoints.
 type Endpoint struct {
 	Endpoint string `json:"endpoint"`
@@ -368,7 +246,7 @@ func statusOf(st agent.Status, o *Options, now time.Time) Status {
 		out.LastErrorAt = &t
 	}
 	if s := st.Input; s != nil {
-		out.Input = inputDoc(st.InputType, *s)
+		out.Input = &Input{Type: st.InputType, Values: figures(s.Values)}
 	}
 	if o.Management != nil {
 		out.Management = o.Management()
@@ -376,13 +254,7 @@ func statusOf(st agent.Status, o *Options, now time.Time) Status {
 	out.Files = fileDocs(st.Files)
 	out.Endpoints = endpointDocs(st.Endpoints)
 	for _, in := range st.Inputs {
-		doc := &Input{Type: in.Type}
-		if in.Stats != nil {
-			doc = inputDoc(in.Type, *in.Stats)
-		}
-		doc.ID, doc.Files, doc.Cursor = in.ID, fileDocs(in.Files), in.Cursor
-		doc.Collectors, doc.CollectorTotals = collectorDocs(in.Peers, in.PeerTotals)
-		out.Inputs = append(out.Inputs, *doc)
+		out.Inputs = append(out.Inputs, inputDoc(in.ID, in.Type, in.Description))
 	}
 	return out
 }

@@ -14,10 +14,6 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/edge-agent/edge-agent/connector/edgesocket"
-	"github.com/edge-agent/edge-agent/connector/file"
-	"github.com/edge-agent/edge-agent/connector/journald"
-	"github.com/edge-agent/edge-agent/connector/syslog"
 	"github.com/edge-agent/edge-agent/starter/internal/api"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
@@ -255,35 +251,17 @@ func writeRateLimitText(out io.Writer, st api.Status) {
 	}
 }
 
-// writeFilesText shows the files the inputs track, and those lagging:
-// the files line only when a file input is configured, then a line per
-// input that is not the only file input, each with its own counters.
+// writeFilesText shows each input's line, as the input described itself
+// (its summary, then its lines of detail), and the files lagging.
 func writeFilesText(out io.Writer, st api.Status) {
-	if st.Input != nil && st.HasFileInput() {
-		fmt.Fprintf(out, "files:\t%d tracked, %d open\n", st.Input.FilesTracked, st.Input.FilesOpen)
-	}
 	for _, in := range st.Inputs {
-		switch in.Type {
-		case syslog.TypeName:
-			fmt.Fprintf(out, "input %s (syslog):\t%d connections open (%d accepted, %d refused), %d messages, %d bytes, %d parse errors, %d dropped (queue full)\n",
-				in.ID, in.Connections, in.ConnectionsTotal, in.ConnectionsRefused, in.LinesRead, in.BytesRead, in.ParseErrors, in.DroppedQueueFull)
-		case journald.TypeName:
-			cursor := in.Cursor
-			if cursor == "" {
-				cursor = "-"
-			}
-			fmt.Fprintf(out, "input %s (journald):\t%d entries, %d bytes, %d events, %d restarts, cursor %s\n",
-				in.ID, in.LinesRead, in.BytesRead, in.Events, in.Restarts, cursor)
-		case edgesocket.TypeName:
-			writeCollectorsText(out, in)
-		case "", file.TypeName:
-			if len(st.Inputs) > 1 {
-				fmt.Fprintf(out, "input %s:\t%d files tracked, %d open, %d events, %d filtered\n",
-					in.ID, in.FilesTracked, in.FilesOpen, in.Events, in.Filtered)
-			}
-		default:
-			fmt.Fprintf(out, "input %s (%s):\t%d read, %d bytes, %d events, %d errors\n",
-				in.ID, in.Type, in.LinesRead, in.BytesRead, in.Events, in.Errors)
+		summary := in.Summary
+		if summary == "" {
+			summary = "-"
+		}
+		fmt.Fprintf(out, "input %s (%s):\t%s\n", in.ID, in.Type, oneLine(summary))
+		for _, l := range in.Lines {
+			fmt.Fprintf(out, "%s\t%s\n", labelOf(l.Label), oneLine(l.Text))
 		}
 	}
 	shown := 0
@@ -300,33 +278,13 @@ func writeFilesText(out io.Writer, st api.Status) {
 	}
 }
 
-// maxCollectorsShown keeps the summary of a big relay short.
-const maxCollectorsShown = 20
-
-// writeCollectorsText shows a relay input's line: its connected
-// collectors with their rate and last error.
-func writeCollectorsText(out io.Writer, in api.Input) {
-	var batches uint64
-	for _, t := range in.CollectorTotals {
-		batches += t.Batches
+// labelOf is a detail line's label column: "label:", or nothing for a
+// line that continues the one before.
+func labelOf(label string) string {
+	if label == "" {
+		return ""
 	}
-	fmt.Fprintf(out, "relay %s:\t%d collectors connected, %d batches read since start\n", in.ID, len(in.Collectors), batches)
-	for i, c := range in.Collectors {
-		if i == maxCollectorsShown {
-			fmt.Fprintf(out, "\t… (status --json lists every collector)\n")
-			break
-		}
-		line := fmt.Sprintf("%s %s: %.1f batches/s, %d batches, %d stored, %d refused", c.Name, c.Remote, c.BatchesPerSec, c.Batches, c.Received, c.Refused)
-		if c.LastError != "" {
-			line += "; last error: " + oneLine(c.LastError)
-		}
-		fmt.Fprintf(out, "collector:\t%s\n", line)
-	}
-	for _, t := range in.CollectorTotals {
-		if t.Connected == 0 && t.LastError != "" {
-			fmt.Fprintf(out, "disconnected:\t%s: last error %s\n", t.Name, oneLine(t.LastError))
-		}
-	}
+	return label + ":"
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", "; ") }

@@ -7,12 +7,10 @@ package output
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
-	"sort"
-	"strings"
 	"time"
 
+	"github.com/edge-agent/edge-agent/connector/component"
 	"github.com/edge-agent/edge-agent/transport"
 )
 
@@ -105,12 +103,9 @@ type Destination interface {
 	Destination() string
 }
 
-// PathAnchor is implemented by configs that name files. The agent calls it
-// with its install root so relative paths mean the same thing whatever the
-// working directory.
-type PathAnchor interface {
-	AnchorPaths(base string)
-}
+// PathAnchor is implemented by configs that name files (see
+// component.PathAnchor).
+type PathAnchor = component.PathAnchor
 
 // Checkpointer is implemented by configs whose sender can ask the engine
 // which batches a completed checkpoint covers (agent.delivery-guarantee
@@ -121,44 +116,19 @@ type Checkpointer interface {
 }
 
 // Adviser is implemented by configs that can tell settings which work but
-// are likely mistakes. Each advice names its key (FieldKey).
-type Adviser interface {
-	Advice() []error
-}
+// are likely mistakes. Each advice names its key relative to the `output`
+// section through a FieldKey method (transport.FieldError).
+type Adviser = component.Adviser[error]
 
 // ErrUnknownType is returned by Registry.Get for an unregistered type.
 var ErrUnknownType = errors.New("unknown output type")
 
 // Registry maps output.type values to factories. Build it in main; there
 // is no package-level registry.
-type Registry struct {
-	factories map[string]Factory
-}
+type Registry = component.Registry[Factory]
 
-// NewRegistry returns a registry holding the given factories.
+// NewRegistry returns a registry holding the given factories; Get wraps
+// ErrUnknownType.
 func NewRegistry(factories ...Factory) *Registry {
-	r := &Registry{factories: make(map[string]Factory, len(factories))}
-	for _, f := range factories {
-		r.factories[strings.ToLower(f.Type())] = f
-	}
-	return r
-}
-
-// Get returns the factory for typ (case-insensitive).
-func (r *Registry) Get(typ string) (Factory, error) {
-	f, ok := r.factories[strings.ToLower(strings.TrimSpace(typ))]
-	if !ok {
-		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownType, typ, strings.Join(r.Types(), ", "))
-	}
-	return f, nil
-}
-
-// Types lists the registered types, sorted.
-func (r *Registry) Types() []string {
-	out := make([]string, 0, len(r.factories))
-	for t := range r.factories {
-		out = append(out, t)
-	}
-	sort.Strings(out)
-	return out
+	return component.NewRegistry(ErrUnknownType, factories...)
 }

@@ -13,6 +13,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/edge-agent/edge-agent/connector/component"
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
 	"github.com/edge-agent/edge-agent/starter/internal/api"
@@ -82,18 +83,33 @@ func runningAgent() agent.Status {
 		Connection: "connected", EventsRead: 1000, Sent: 900, Acked: 800, Reconnects: 2, Dropped: 3,
 		SendLatency: agent.Histogram{Count: 10, Sum: 50 * time.Millisecond},
 		Queue:       agent.QueueStatus{Pending: 120, Sending: 64, Dead: 5, SizeBytes: 3 << 20, FileBytes: 16 << 20, OldestPendingAge: 75 * time.Second},
-		Input:       &input.Stats{BytesRead: 10 << 20, FilesOpen: 2, FilesTracked: 3},
+		Input:       &component.Description{Values: figures(0, 10<<20)},
 		Inputs: []agent.InputStatus{
-			{ID: "app", Type: "file", Stats: &input.Stats{Events: 700, BytesRead: 7 << 20, FilesOpen: 1, FilesTracked: 2},
-				Files: []input.FileStatus{
+			{ID: "app", Type: "file", Description: component.Description{Values: figures(700, 7<<20),
+				Files: []component.FileStatus{
 					{Path: "/var/log/app/a.log", Identity: "1:10", Offset: 1000, Size: 1000, Open: true},
 					{Path: "/var/log/app/b.log", Identity: "1:11", Offset: 5000, Size: 9000, Lag: 4000, Open: false},
-				}},
-			{ID: "web", Type: "file", Stats: &input.Stats{Events: 300, BytesRead: 3 << 20, FilesOpen: 1, FilesTracked: 1},
-				Files: []input.FileStatus{
+				}}},
+			{ID: "web", Type: "file", Description: component.Description{Values: figures(300, 3<<20),
+				Files: []component.FileStatus{
 					{Path: "/var/log/web/access.log", Identity: "1:12", Offset: 2000, Size: 2500, Lag: 500, Open: true},
-				}},
+				}}},
 		},
+	}
+}
+
+// figures are the two figures the view takes rates of, as an input
+// describes them.
+func figures(events, bytes int64) []component.Value {
+	return []component.Value{{Key: input.KeyEvents, N: events}, {Key: input.KeyBytesRead, N: bytes}}
+}
+
+// add adds n to the figure under key.
+func add(d *component.Description, key string, n int64) {
+	for i := range d.Values {
+		if d.Values[i].Key == key {
+			d.Values[i].N += n
+		}
 	}
 }
 
@@ -161,8 +177,8 @@ func TestViewShowsTheAPIsFiguresAndRates(t *testing.T) {
 		s.Sent += 450
 		s.Acked += 400
 		s.SendLatency = agent.Histogram{Count: 20, Sum: 80 * time.Millisecond}
-		s.Input.BytesRead += 1 << 20
-		s.Inputs[0].Stats.Events += 300
+		add(s.Input, input.KeyBytesRead, 1<<20)
+		add(&s.Inputs[0].Description, input.KeyEvents, 300)
 		s.Inputs[0].Files[1].Offset += 2048
 		s.Inputs[0].Files[1].Lag -= 2048
 		s.Backpressure = true
@@ -320,7 +336,7 @@ func TestViewFitsTheTerminal(t *testing.T) {
 			st := runningAgent()
 			st.LastError, st.LastErrorAt = strings.Repeat("a long error ", 20), t0
 			for i := range 200 {
-				st.Inputs[0].Files = append(st.Inputs[0].Files, input.FileStatus{
+				st.Inputs[0].Files = append(st.Inputs[0].Files, component.FileStatus{
 					Path: fmt.Sprintf("/var/log/some/very/deep/directory/tree/of/applications/app-%03d.log", i), Offset: int64(i), Size: 1000, Lag: 1000 - int64(i)})
 			}
 			withFiles(&st)
@@ -434,33 +450,31 @@ func TestViewShowsEndpoints(t *testing.T) {
 	}
 }
 
-// Inputs that read no files (journald, syslog, a relay) each get a line
-// of their own counters under their row, and "-" for files and lag; with
-// no file input the summary has no files and the file list is gone.
-func TestViewShowsEachInputsOwnCounters(t *testing.T) {
+// Inputs that read no files get their own summary under their row, and
+// "-" for files and lag; with no input reading files the summary has no
+// files and the file list is gone. The types are unknown to the view: it
+// shows what they described.
+func TestViewShowsEachInputsOwnSummary(t *testing.T) {
 	nonFile := []agent.InputStatus{
-		{ID: "journal", Type: "journald", Cursor: "s=0123456789abcdef;i=4d2",
-			Stats: &input.Stats{LinesRead: 1234, Events: 1234, BytesRead: 1 << 20, Restarts: 1}},
-		{ID: "sys", Type: "syslog",
-			Stats: &input.Stats{LinesRead: 500, Events: 500, Connections: 2, ConnectionsTotal: 7, ConnectionsRefused: 1, ParseErrors: 3, DroppedQueueFull: 4}},
-		{ID: "relay", Type: "edgesocket", Stats: &input.Stats{Events: 90},
-			Peers:      []input.Peer{{Name: "web-01", Remote: "10.0.0.5:41000", Batches: 40}},
-			PeerTotals: []input.PeerTotals{{Name: "web-01", Connected: 1, Batches: 40, Refused: 2}, {Name: "gone", Batches: 5}}},
+		{ID: "journal", Type: "sensor", Description: component.Description{Values: figures(1234, 1<<20),
+			Summary: "1234 readings, cursor s=0123456789abcdef;i=4d2"}},
+		{ID: "sys", Type: "listener", Description: component.Description{Values: figures(500, 0),
+			Summary: "2 connections open (7 accepted, 1 refused)"}},
+		{ID: "mute", Type: "other"},
 	}
 	cases := []struct {
 		name         string
 		inputs       []agent.InputStatus
 		want, absent []string
 	}{
-		{"no file input", nonFile, []string{
-			"  entries 1234  restarts 1  cursor s=0123456789abcdef;i=4d2",
-			"  conns 2 open (7 accepted, 1 refused)  messages 500  parse errors 3  dropped 4",
-			"  collectors 1 connected  batches 45  refused 2",
+		{"no input reads files", nonFile, []string{
+			"  1234 readings, cursor s=0123456789abcdef;i=4d2",
+			"  2 connections open (7 accepted, 1 refused)",
 			"input   in 200 ev/s",
 		}, []string{"FILES (", "files 0 open"}},
-		{"with a file input", append([]agent.InputStatus{runningAgent().Inputs[0]}, nonFile[1]), []string{
-			"  conns 2 open", "FILES (", "files ",
-		}, []string{"  entries"}},
+		{"with one reading files", append([]agent.InputStatus{runningAgent().Inputs[0]}, nonFile[1]), []string{
+			"  2 connections open", "FILES (", "files ",
+		}, []string{"  1234 readings"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -473,8 +487,8 @@ func TestViewShowsEachInputsOwnCounters(t *testing.T) {
 			fa.set(func(s *agent.Status) {
 				s.EventsRead += 200
 				for i := range s.Inputs {
-					if s.Inputs[i].Type == "syslog" {
-						s.Inputs[i].Stats.Events += 150
+					if s.Inputs[i].ID == "sys" {
+						s.Inputs[i].Values = figures(650, 0)
 					}
 				}
 			})
@@ -491,7 +505,7 @@ func TestViewShowsEachInputsOwnCounters(t *testing.T) {
 				}
 			}
 			if row := strings.Fields(lineWith(got, " sys ")); len(row) != 7 || row[2] != "-" || row[3] != "150" || row[6] != "-" {
-				t.Errorf("syslog row (files -, 150 ev/s, lag -): %q", row)
+				t.Errorf("listener row (files -, 150 ev/s, lag -): %q", row)
 			}
 		})
 	}

@@ -8,10 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edge-agent/edge-agent/connector/edgesocket"
-	"github.com/edge-agent/edge-agent/connector/file"
-	"github.com/edge-agent/edge-agent/connector/journald"
-	"github.com/edge-agent/edge-agent/connector/syslog"
+	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/api"
 )
 
@@ -50,7 +47,7 @@ func render(f frame, width, height int) string {
 	r := rates{prev: f.prev, cur: f.cur}
 	lines := summaryLines(f, r)
 	lines = append(lines, inputLines(f, r)...)
-	if f.cur.st.HasFileInput() {
+	if f.cur.st.ListsFiles() {
 		lines = append(lines, fileLines(f, r, width, height, len(lines))...)
 	}
 	return finish(lines, f, width, height)
@@ -122,12 +119,16 @@ func summaryLines(f frame, r rates) []string {
 			if s.Input == nil {
 				return 0, false
 			}
-			return s.Input.BytesRead, true
+			return s.Input.Value(input.KeyBytesRead)
 		}) + "/s"
-		if st.HasFileInput() {
-			in += fmt.Sprintf("  files %d open of %d  truncated %d", st.Input.FilesOpen, st.Input.FilesTracked, st.Input.TruncatedLines)
+		if st.ListsFiles() {
+			in += fmt.Sprintf("  files %d open of %d", openOf(st.Files), len(st.Files))
 		}
-		in += fmt.Sprintf("  errors %d", st.Input.Errors)
+		for _, k := range []struct{ key, name string }{{input.KeyTruncatedLines, "truncated"}, {input.KeyErrors, "errors"}} {
+			if n, ok := st.Input.Value(k.key); ok {
+				in += fmt.Sprintf("  %s %d", k.name, n)
+			}
+		}
 	}
 	add("%s", in)
 	return lines
@@ -135,59 +136,36 @@ func summaryLines(f frame, r rates) []string {
 
 // inputLines are the table of inputs, the filtered one marked; none
 // when the agent lists no inputs. An input that reads no files shows "-"
-// for files and lag, and a line of its own counters under its row.
+// for files and lag, and its summary under its row (one that reads files
+// has them in the file list).
 func inputLines(f frame, r rates) []string {
 	st := f.cur.st
 	if len(st.Inputs) == 0 {
 		return nil
 	}
 	lines := []string{"", fmt.Sprintf("%-16s %-8s %9s %10s %10s %10s", "INPUT", "TYPE", "FILES", "EVENTS/S", "BYTES/S", "LAG")}
-	for _, input := range st.Inputs {
-		id := input.ID
+	for _, in := range st.Inputs {
+		id := in.ID
 		mark := " "
 		if f.filter == id {
 			mark = "*"
 		}
-		files, lag := fmt.Sprintf("%d/%d", input.FilesOpen, input.FilesTracked), sizeOf(lagOf(input.Files))
-		detail := inputDetail(input)
-		if detail != "" {
-			files, lag = "-", "-"
+		files, lag := "-", "-"
+		if in.Files != nil {
+			files, lag = fmt.Sprintf("%d/%d", openOf(in.Files), len(in.Files)), sizeOf(lagOf(in.Files))
 		}
-		lines = append(lines, fmt.Sprintf("%s%-15s %-8s %9s %10s %10s %10s", mark, short(id, 15), short(input.Type, 8), files,
-			r.per(func(s api.Status) (uint64, bool) {
-				return inputCounter(s, id, func(i api.Input) int64 { return i.Events })
-			}),
+		lines = append(lines, fmt.Sprintf("%s%-15s %-8s %9s %10s %10s %10s", mark, short(id, 15), short(in.Type, 8), files,
+			r.per(func(s api.Status) (uint64, bool) { return inputCounter(s, id, input.KeyEvents) }),
 			r.bytesPer(func(s api.Status) (int64, bool) {
-				v, ok := inputCounter(s, id, func(i api.Input) int64 { return i.BytesRead })
+				v, ok := inputCounter(s, id, input.KeyBytesRead)
 				return int64(v), ok
 			}),
 			lag))
-		if detail != "" {
-			lines = append(lines, "  "+detail)
+		if in.Files == nil && in.Summary != "" {
+			lines = append(lines, "  "+oneLine(in.Summary))
 		}
 	}
 	return lines
-}
-
-// inputDetail is the compact line of an input's own counters, "" for a
-// file input (its row and the file list say it all).
-func inputDetail(in api.Input) string {
-	switch in.Type {
-	case "", file.TypeName:
-		return ""
-	case syslog.TypeName:
-		return fmt.Sprintf("conns %d open (%d accepted, %d refused)  messages %d  parse errors %d  dropped %d",
-			in.Connections, in.ConnectionsTotal, in.ConnectionsRefused, in.LinesRead, in.ParseErrors, in.DroppedQueueFull)
-	case journald.TypeName:
-		return fmt.Sprintf("entries %d  restarts %d  cursor %s", in.LinesRead, in.Restarts, short(orDash(in.Cursor), 40))
-	case edgesocket.TypeName:
-		var batches, refused uint64
-		for _, t := range in.CollectorTotals {
-			batches, refused = batches+t.Batches, refused+t.Refused
-		}
-		return fmt.Sprintf("collectors %d connected  batches %d  refused %d", len(in.Collectors), batches, refused)
-	}
-	return fmt.Sprintf("read %d  errors %d", in.LinesRead, in.Errors)
 }
 
 // fileLines are the table of files, filtered and sorted, cut to the
@@ -409,13 +387,26 @@ func ctr(s api.Status) api.Counters {
 	return *s.Counters
 }
 
-func inputCounter(s api.Status, id string, get func(api.Input) int64) (uint64, bool) {
+// inputCounter is the figure under key of the input id; ok=false when
+// the input is gone or does not report it.
+func inputCounter(s api.Status, id, key string) (uint64, bool) {
 	for _, in := range s.Inputs {
 		if in.ID == id {
-			return uint64(max(0, get(in))), true
+			n, ok := in.Value(key)
+			return uint64(max(0, n)), ok
 		}
 	}
 	return 0, false
+}
+
+func openOf(fs []api.File) int {
+	n := 0
+	for _, f := range fs {
+		if f.Open {
+			n++
+		}
+	}
+	return n
 }
 
 func lagOf(fs []api.File) int64 {
