@@ -11,7 +11,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -80,34 +79,6 @@ func startFlood(t *testing.T, addr string, srcs []string, silent, halfAuth int) 
 func (f *flood) stop() {
 	f.cancel()
 	f.wg.Wait()
-}
-
-// procFigures are a process's resident memory and open descriptors.
-func procFigures(pid int) (rssKiB, fds int) {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if m := regexp.MustCompile(`VmRSS:\s+(\d+) kB`).FindSubmatch(b); m != nil {
-		rssKiB, _ = strconv.Atoi(string(m[1]))
-	}
-	ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	return rssKiB, len(ents)
-}
-
-// cpuSeconds is a process's user+system CPU time so far (clock ticks of
-// 1/100 s, as Linux reports them in /proc/<pid>/stat).
-func cpuSeconds(pid int) float64 {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	// The command name may hold spaces: count fields after its ')'.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseFloat(f[11], 64)
-	s, _ := strconv.ParseFloat(f[12], 64)
-	return (u + s) / 100
 }
 
 // metricSum sums the samples of a metric whose labels contain match.
@@ -197,11 +168,11 @@ func TestRelayFloodOfUnauthenticatedDoesNotLockOut(t *testing.T) {
 		agent := newRoot(t, options{port: hold.port, token: agentToken(i)})
 		agent.createFile("in/app.log").lines(lines)
 		start := time.Now()
-		relayCPU, selfCPU := cpuSeconds(rp.pid()), cpuSeconds(os.Getpid())
+		relayCPU, selfCPU := procCPU(rp.pid()).Seconds(), procCPU(os.Getpid()).Seconds()
 		ap := agent.start()
 		d := rc.waitDelivered(all, deliverTimeout)
 		done := time.Now()
-		relayCPU, selfCPU = cpuSeconds(rp.pid())-relayCPU, cpuSeconds(os.Getpid())-selfCPU
+		relayCPU, selfCPU = procCPU(rp.pid()).Seconds()-relayCPU, procCPU(os.Getpid()).Seconds()-selfCPU
 		in := collectorConnectedAt(t, relay.logText(), fmt.Sprintf("edge-%d", i))
 		rss, fds := procFigures(rp.pid())
 		t.Logf("%s: agent in %.2f s after its start, its 2000 lines delivered %.2f s after it got in (%.2f s after its start; %s); relay RSS %d KiB, %d fds, %.1f CPU-s; flood (this test) %.1f CPU-s, dials %d, live %d",
