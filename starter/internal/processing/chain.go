@@ -270,9 +270,23 @@ func (c *Chain) releaseDue(events []input.Event, now time.Time, all bool) []inpu
 	}
 	n := 0
 	for n < len(c.stash) && c.stash[n].seq < limit {
-		events = append(events, input.Event{Pos: c.stash[n].pos})
 		n++
 	}
+	// Only the last position of each key counts (the scheduler keeps the
+	// last per key of a transaction).
+	for i, st := range c.stash[:n] {
+		last := true
+		for _, later := range c.stash[i+1 : n] {
+			if later.pos.Key == st.pos.Key {
+				last = false
+				break
+			}
+		}
+		if last {
+			events = append(events, input.Event{Pos: st.pos})
+		}
+	}
+	clear(c.stash[:n])
 	c.stash = c.stash[:copy(c.stash, c.stash[n:])]
 	return events
 }
@@ -313,4 +327,17 @@ func (h *seqHeap) min(held map[uint64]int) uint64 {
 		heap.Pop(h)
 	}
 	return ^uint64(0)
+}
+
+// Holds reports whether the chain has a step that holds events (dedup).
+func (c *Chain) Holds() bool {
+	if c == nil {
+		return false
+	}
+	for _, p := range c.steps {
+		if _, ok := p.(holder); ok {
+			return true
+		}
+	}
+	return false
 }

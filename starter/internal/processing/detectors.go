@@ -43,7 +43,7 @@ func builtinDetectors() []*detector {
 			maybe: func(s string) bool { return strings.IndexByte(s, '@') >= 0 }},
 		{name: "iban", re: regexp.MustCompile(`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b`),
 			maybe: func(s string) bool { return digits(s) >= 4 }, valid: ibanValid},
-		{name: "credit-card", re: regexp.MustCompile(`\b\d(?:[ -]?\d){12,18}\b`),
+		{name: "credit-card", re: regexp.MustCompile(`\b(?:\d{13,19}|\d{4}(?:[ -]\d{4}){2,3}(?:[ -]\d{1,3})?|\d{4}[ -]\d{6}[ -]\d{4,5})\b`),
 			maybe: func(s string) bool { return digits(s) >= 13 }, valid: luhnValid},
 		{name: "ipv4", re: regexp.MustCompile(`\b(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\b`),
 			maybe: func(s string) bool { return strings.Count(s, ".") >= 3 }},

@@ -1,7 +1,9 @@
 package processing
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -82,4 +84,20 @@ func (c *counts) snapshot() ProcessorStats {
 	c.mu.Unlock()
 	sort.Slice(s.Extra, func(i, j int) bool { return s.Extra[i].Name < s.Extra[j].Name })
 	return s
+}
+
+// FormatCounts renders s's non-zero counters as "in=3 out=2 dropped=1",
+// in and out always.
+func FormatCounts(s ProcessorStats) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "in=%d out=%d", s.In, s.Out)
+	for _, c := range []Counter{{"dropped", s.Dropped}, {"folded", s.Folded}, {"sampled_out", s.SampledOut}, {"held", s.Held}, {"errors", s.Errors}} {
+		if c.Value > 0 {
+			fmt.Fprintf(&b, " %s=%d", c.Name, c.Value)
+		}
+	}
+	for _, c := range s.Extra {
+		fmt.Fprintf(&b, " %s=%d", c.Name, c.Value)
+	}
+	return b.String()
 }
