@@ -172,7 +172,7 @@ func parseRoot(name string, data []byte) (ast.Node, error) {
 const maxSchemaDepth = 8
 
 // inputSharedKeys are the input keys the registry decodes for every type.
-var inputSharedKeys = []string{"input.type", "input.id"}
+var inputSharedKeys = []string{"input.type", "input.id", "input.processors"}
 
 // knownKeys lists every valid canonical key: the sections', the input
 // keys every type shares and those of every registered input and output
