@@ -176,6 +176,6 @@ func b2f(b bool) float64 {
 // newRegistry holds the agent's collector and the Go and process ones.
 func newRegistry(o *Options) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collector{o: o}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collector{o: o}, processorsCollector{o: o}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg
 }

@@ -207,6 +207,9 @@ type Input struct {
 	// CollectorTotals its counters per token name (Status.Inputs only).
 	Collectors      []Collector      `json:"collectors,omitempty"`
 	CollectorTotals []CollectorTotal `json:"collector_totals,omitempty"`
+	// Processors are its processors' counters, in chain order (the
+	// input's own, then the agent's); Status.Inputs only.
+	Processors []Processor `json:"processors,omitempty"`
 }
 
 // HasFileInput reports whether the agent reads files: a file input in
@@ -382,6 +385,7 @@ func statusOf(st agent.Status, o *Options, now time.Time) Status {
 		}
 		doc.ID, doc.Files, doc.Cursor = in.ID, fileDocs(in.Files), in.Cursor
 		doc.Collectors, doc.CollectorTotals = collectorDocs(in.Peers, in.PeerTotals)
+		doc.Processors = processorDocs(in.Processors)
 		out.Inputs = append(out.Inputs, *doc)
 	}
 	return out

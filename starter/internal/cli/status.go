@@ -208,6 +208,7 @@ func writeStatusText(w io.Writer, st api.Status, pidFile string, detailErr error
 		writeRateLimitText(out, st)
 	}
 	writeFilesText(out, st)
+	writeProcessorsText(out, st)
 	if st.Backpressure {
 		fmt.Fprintf(out, "backpressure:\treading paused (queue above queue.max-bytes)\n")
 	}

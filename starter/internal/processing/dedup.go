@@ -1,10 +1,8 @@
 package processing
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -94,9 +92,9 @@ func (d *dedup) release(now time.Time, all bool, emit func(*item)) {
 		n++
 		delete(d.byKey, h.key)
 		f := h.it.ev.fields
-		f[repeatsField] = json.Number(strconv.FormatUint(h.count, 10))
-		f[firstTSField] = json.Number(strconv.FormatInt(h.first.UnixMilli(), 10))
-		f[lastTSField] = json.Number(strconv.FormatInt(h.last.UnixMilli(), 10))
+		f[repeatsField] = int64(h.count)
+		f[firstTSField] = h.first.UnixMilli()
+		f[lastTSField] = h.last.UnixMilli()
 		h.it.ev.dirty = true
 		emit(h.it)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -27,7 +28,37 @@ func decodeEvent(raw []byte) (map[string]any, error) {
 	if m == nil {
 		return nil, fmt.Errorf("decode event JSON: not an object")
 	}
+	numbers(m)
 	return m, nil
+}
+
+// numbers turns the json.Numbers inside v into int64 or float64 where
+// that keeps their value, so expressions compare and add them as numbers;
+// others (an integer beyond int64, a float that would round) stay
+// json.Number and are written back exactly.
+func numbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return i
+		}
+		if f, err := strconv.ParseFloat(string(x), 64); err == nil && strconv.FormatFloat(f, 'g', -1, 64) == strings.TrimLeft(string(x), "+") {
+			return f
+		}
+		return x
+	case map[string]any:
+		for k, e := range x {
+			switch e.(type) {
+			case json.Number, map[string]any, []any:
+				x[k] = numbers(e)
+			}
+		}
+	case []any:
+		for k, e := range x {
+			x[k] = numbers(e)
+		}
+	}
+	return v
 }
 
 // encodeEvent renders fields as one line of JSON (no trailing newline);

@@ -140,7 +140,7 @@ func parseJSON(s string) (any, error) {
 	if d.More() {
 		return nil, fmt.Errorf("text after the JSON value at byte %d", d.InputOffset())
 	}
-	return v, nil
+	return numbers(v), nil
 }
 
 // describeJSONError names the offset, never the text.
@@ -275,8 +275,8 @@ func parseSyslog(s string) (any, error) {
 		return nil, err
 	}
 	out := map[string]any{
-		"facility": json.Number(fmt.Sprint(m.Facility)),
-		"severity": json.Number(fmt.Sprint(m.Severity)),
+		"facility": int64(m.Facility),
+		"severity": int64(m.Severity),
 		"message":  strings.ToValidUTF8(string(m.Msg), "\uFFFD"),
 	}
 	opt := func(k string, b []byte) {

@@ -95,7 +95,7 @@ func (t *timestamper) apply(it *item, now time.Time) verdict {
 			return pass
 		}
 	}
-	it.ev.fields[tsField] = json.Number(strconv.FormatInt(ts.UnixMilli(), 10))
+	it.ev.fields[tsField] = ts.UnixMilli()
 	it.ev.dirty = true
 	return pass
 }
@@ -139,6 +139,8 @@ func number(v any) (float64, error) {
 		s = strings.TrimSpace(x)
 	case float64:
 		return x, nil
+	case int64:
+		return float64(x), nil
 	case int:
 		return float64(x), nil
 	default:

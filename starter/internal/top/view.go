@@ -165,6 +165,7 @@ func inputLines(f frame, r rates) []string {
 		if detail != "" {
 			lines = append(lines, "  "+detail)
 		}
+		lines = append(lines, processorLines(input)...)
 	}
 	return lines
 }
