@@ -16,6 +16,32 @@ type detector struct {
 	maybe func(string) bool
 	valid func(string) bool
 	group int
+	// find, when set, replaces re: the [start, end) of each candidate.
+	find func(s string) [][2]int
+}
+
+// matches are the [start, end) of the text to redact, valid ones only.
+func (d *detector) matches(s string) [][2]int {
+	var out [][2]int
+	if d.find != nil {
+		out = d.find(s)
+	} else {
+		for _, loc := range d.re.FindAllStringSubmatchIndex(s, -1) {
+			if loc[2*d.group] >= 0 {
+				out = append(out, [2]int{loc[2*d.group], loc[2*d.group+1]})
+			}
+		}
+	}
+	if d.valid == nil {
+		return out
+	}
+	kept := out[:0]
+	for _, m := range out {
+		if d.valid(s[m[0]:m[1]]) {
+			kept = append(kept, m)
+		}
+	}
+	return kept
 }
 
 // secretNames are the key names secret-pair redacts, in text
@@ -39,12 +65,10 @@ func builtinDetectors() []*detector {
 			maybe: func(s string) bool { return strings.Contains(s, "A") && hasAWSPrefix(s) }},
 		{name: "secret-pair", re: regexp.MustCompile(`(?i)\b(?:` + secretNames + `)"?\s*[=:]\s*("[^"]*"|'[^']*'|[^\s,;&"']+)`), group: 1,
 			maybe: func(s string) bool { return strings.ContainsAny(s, "=:") }},
-		{name: "email", re: regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}`),
-			maybe: func(s string) bool { return strings.IndexByte(s, '@') >= 0 }},
+		{name: "email", find: findEmails, maybe: func(s string) bool { return strings.IndexByte(s, '@') >= 0 }},
 		{name: "iban", re: regexp.MustCompile(`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b`),
 			maybe: func(s string) bool { return digits(s) >= 4 }, valid: ibanValid},
-		{name: "credit-card", re: regexp.MustCompile(`\b(?:\d{13,19}|\d{4}(?:[ -]\d{4}){2,3}(?:[ -]\d{1,3})?|\d{4}[ -]\d{6}[ -]\d{4,5})\b`),
-			maybe: func(s string) bool { return digits(s) >= 13 }, valid: luhnValid},
+		{name: "credit-card", find: findCards, maybe: func(s string) bool { return digits(s) >= 13 }},
 		{name: "ipv4", re: regexp.MustCompile(`\b(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\b`),
 			maybe: func(s string) bool { return strings.Count(s, ".") >= 3 }},
 		{name: "ipv6", re: regexp.MustCompile(`[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:(?:\d{1,3}\.){3}\d{1,3})?`),
@@ -136,4 +160,102 @@ func ibanValid(m string) bool {
 func ipv6Valid(m string) bool {
 	a, err := netip.ParseAddr(m)
 	return err == nil && a.Is6() && !a.Is4In6() || err == nil && strings.Count(m, ":") >= 2 && a.Is4In6()
+}
+
+var emailRE = regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}`)
+
+func isLocalChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._%+-", c) >= 0
+}
+
+func isDomainChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-'
+}
+
+// findEmails looks around each '@' only, then lets the expression judge
+// that stretch: the text between addresses is never scanned by it.
+func findEmails(s string) [][2]int {
+	var out [][2]int
+	from := 0
+	for {
+		at := strings.IndexByte(s[from:], '@')
+		if at < 0 {
+			return out
+		}
+		at += from
+		lo, hi := at, at+1
+		for lo > from && isLocalChar(s[lo-1]) {
+			lo--
+		}
+		for hi < len(s) && isDomainChar(s[hi]) {
+			hi++
+		}
+		if loc := emailRE.FindStringIndex(s[lo:hi]); loc != nil {
+			out = append(out, [2]int{lo + loc[0], lo + loc[1]})
+		}
+		from = hi
+		if from <= at {
+			from = at + 1
+		}
+	}
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isWordChar(c byte) bool {
+	return isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
+}
+
+// findCards finds card numbers: 13 to 19 digits, written together or in
+// groups split by single spaces or dashes, passing the Luhn check, not
+// inside a longer word. In a run of groups longer than a card, each
+// group may start one.
+func findCards(s string) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(s); {
+		if !isDigit(s[i]) || i > 0 && isWordChar(s[i-1]) {
+			i++
+			continue
+		}
+		// groups: the [start, end) of each digit group of the run.
+		var groups [][2]int
+		j := i
+		for {
+			g := j
+			for j < len(s) && isDigit(s[j]) {
+				j++
+			}
+			groups = append(groups, [2]int{g, j})
+			if j+1 < len(s) && (s[j] == ' ' || s[j] == '-') && isDigit(s[j+1]) && len(groups) < 40 {
+				j++
+				continue
+			}
+			break
+		}
+		end := j
+		for k := 0; k < len(groups); {
+			n, found := 0, -1
+			for m := k; m < len(groups); m++ {
+				n += groups[m][1] - groups[m][0]
+				if n > 19 {
+					break
+				}
+				last := groups[m][1]
+				if n >= 13 && (last == len(s) || !isWordChar(s[last])) && luhnValid(s[groups[k][0]:last]) {
+					found = m
+				}
+			}
+			if found >= 0 {
+				out = append(out, [2]int{groups[k][0], groups[found][1]})
+				k = found + 1
+				continue
+			}
+			k++
+		}
+		i = end
+		for i < len(s) && isWordChar(s[i]) {
+			i++
+		}
+	}
+	return out
 }

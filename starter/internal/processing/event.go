@@ -19,56 +19,56 @@ type event struct {
 
 // decodeEvent parses one event JSON object.
 func decodeEvent(raw []byte) (map[string]any, error) {
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	var m map[string]any
-	if err := d.Decode(&m); err != nil {
+	v, err := readJSON(raw)
+	if err != nil {
 		return nil, fmt.Errorf("decode event JSON: %w", err)
 	}
-	if m == nil {
+	m, ok := v.(map[string]any)
+	if !ok {
 		return nil, fmt.Errorf("decode event JSON: not an object")
 	}
-	numbers(m)
 	return m, nil
 }
 
-// numbers turns the json.Numbers inside v into int64 or float64 where
-// that keeps their value, so expressions compare and add them as numbers;
-// others (an integer beyond int64, a float that would round) stay
-// json.Number and are written back exactly.
-func numbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+// numberOf is a JSON number's value: int64 or float64 when that keeps it
+// exactly, so expressions compare and add numbers; json.Number otherwise
+// (an integer beyond int64, a float that would be rounded), written back
+// as it came.
+func numberOf(s string, isInt bool) any {
+	if isInt {
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
 			return i
 		}
-		if f, err := strconv.ParseFloat(string(x), 64); err == nil && strconv.FormatFloat(f, 'g', -1, 64) == strings.TrimLeft(string(x), "+") {
-			return f
-		}
-		return x
-	case map[string]any:
-		for k, e := range x {
-			switch e.(type) {
-			case json.Number, map[string]any, []any:
-				x[k] = numbers(e)
-			}
-		}
-	case []any:
-		for k, e := range x {
-			x[k] = numbers(e)
-		}
+		return json.Number(s)
 	}
-	return v
+	if f, err := strconv.ParseFloat(s, 64); err == nil && strconv.FormatFloat(f, 'g', -1, 64) == s {
+		return f
+	}
+	return json.Number(s)
 }
 
-// encodeEvent renders fields as one line of JSON (no trailing newline);
-// HTML characters are not escaped, so text reads as it was written.
+func isJSONNumber(v any) bool {
+	_, ok := v.(json.Number)
+	return ok
+}
+
+// encodeEvent renders fields as one line of JSON (no trailing newline).
 func encodeEvent(fields map[string]any) ([]byte, error) {
+	b, err := writeJSON(make([]byte, 0, 256), fields)
+	if err != nil {
+		return nil, fmt.Errorf("encode event JSON: %w", err)
+	}
+	return b, nil
+}
+
+// encodeStd encodes what the codec has no case for (values an expression
+// made) with encoding/json, HTML characters unescaped.
+func encodeStd(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(fields); err != nil {
-		return nil, fmt.Errorf("encode event JSON: %w", err)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
 	}
 	out := b.Bytes()
 	return out[:len(out)-1], nil

@@ -1,7 +1,11 @@
 package processing
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
+	"reflect"
 	"regexp"
 	"testing"
 
@@ -82,4 +86,79 @@ func FuzzChain(f *testing.F) {
 			t.Fatalf("payload out is not a JSON object: %v: %q", err, p)
 		}
 	})
+}
+
+// FuzzCodec checks the event codec against encoding/json: the same
+// inputs are valid, they read to the same values, and what the codec
+// writes reads back (with encoding/json) to the same value again.
+func FuzzCodec(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":[true,null,"x\u00e9\ud83d\ude00"],"c":{"d":-1.5e3}}`, `"\ud800"`, `[1,2`, `{"a":1}x`,
+		`12345678901234567890`, `1.50`, `"\u2028<>&"`, "\"\xff\"", `-0`, `1e400`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := readJSON(b)
+		var want any
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.UseNumber()
+		stdErr := d.Decode(&want)
+		if stdErr == nil && d.More() {
+			stdErr = errors.New("trailing")
+		}
+		if stdErr == nil {
+			var rest any
+			if d.Decode(&rest) != io.EOF {
+				stdErr = errors.New("trailing")
+			}
+		}
+		if (err == nil) != (stdErr == nil) {
+			t.Fatalf("codec error %v, encoding/json error %v for %q", err, stdErr, b)
+		}
+		if err != nil {
+			return
+		}
+		if !reflect.DeepEqual(normalize(got), normalize(want)) {
+			t.Fatalf("codec read %#v, encoding/json %#v", got, want)
+		}
+		out, err := writeJSON(nil, got)
+		if err != nil {
+			return // a number encoding/json cannot write either (1e400 reads as json.Number, written as is)
+		}
+		var back any
+		d = json.NewDecoder(bytes.NewReader(out))
+		d.UseNumber()
+		if err := d.Decode(&back); err != nil {
+			t.Fatalf("codec wrote invalid JSON %q: %v", out, err)
+		}
+		if !reflect.DeepEqual(normalize(back), normalize(want)) {
+			t.Fatalf("round trip %q changed the value: %#v vs %#v", out, back, want)
+		}
+	})
+}
+
+// normalize turns every number into its float64 value (or its text when
+// it has none), so readers that type numbers differently compare.
+func normalize(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = normalize(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = normalize(e)
+		}
+		return out
+	case json.Number:
+		if f, err := x.Float64(); err == nil {
+			return f
+		}
+		return string(x)
+	case int64:
+		return float64(x)
+	}
+	return v
 }

@@ -2,7 +2,6 @@ package processing
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -130,26 +129,9 @@ func (p *parser) apply(it *item, _ time.Time) verdict {
 }
 
 // parseJSON takes one JSON value; an object or not, it replaces the text.
+// Errors give the byte offset, never the text.
 func parseJSON(s string) (any, error) {
-	d := json.NewDecoder(strings.NewReader(s))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, describeJSONError(err)
-	}
-	if d.More() {
-		return nil, fmt.Errorf("text after the JSON value at byte %d", d.InputOffset())
-	}
-	return numbers(v), nil
-}
-
-// describeJSONError names the offset, never the text.
-func describeJSONError(err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Errorf("invalid JSON at byte %d", se.Offset)
-	}
-	return errors.New("invalid JSON")
+	return readJSON([]byte(s))
 }
 
 // parseLogfmt reads key=value pairs (values bare or double-quoted with

@@ -34,7 +34,7 @@ func TestProcessors(t *testing.T) {
 		{"parse json into a target", []Step{{Parse: &ParseConfig{Format: "json", Target: "doc"}}}, `{"a":1}`,
 			`{` + head + `,"doc":{"a":1},"payload":"{\"a\":1}"}`},
 		{"parse json error kept and marked", []Step{{Parse: &ParseConfig{Format: "json"}}}, `{"a":`,
-			`{"_file":"/var/log/app.log","_line":1,"_parse_error":"json: invalid JSON","_ts":1700000000000,"payload":"{\"a\":"}`},
+			`{"_file":"/var/log/app.log","_line":1,"_parse_error":"json: invalid JSON at byte 5","_ts":1700000000000,"payload":"{\"a\":"}`},
 		{"parse json trailing text", []Step{{Parse: &ParseConfig{Format: "json"}}}, `{} x`,
 			`{"_file":"/var/log/app.log","_line":1,"_parse_error":"json: text after the JSON value at byte 3","_ts":1700000000000,"payload":"{} x"}`},
 		{"parse error dropped", []Step{{Parse: &ParseConfig{Format: "json", OnError: OnErrorDrop}}}, `nope`, ``},

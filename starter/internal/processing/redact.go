@@ -202,23 +202,19 @@ func (r *redactor) text(s string) (string, bool) {
 		if !d.maybe(s) {
 			continue
 		}
-		locs := d.re.FindAllStringSubmatchIndex(s, -1)
-		if locs == nil {
+		locs := d.matches(s)
+		if len(locs) == 0 {
 			continue
 		}
 		var b strings.Builder
 		last, hit := 0, false
 		for _, loc := range locs {
-			start, end := loc[2*d.group], loc[2*d.group+1]
-			if start < 0 {
-				continue
-			}
-			m := s[start:end]
-			if d.valid != nil && !d.valid(m) {
+			start, end := loc[0], loc[1]
+			if start < last {
 				continue
 			}
 			b.WriteString(s[last:start])
-			b.WriteString(r.replace(m, r.keepLast[k]))
+			b.WriteString(r.replace(s[start:end], r.keepLast[k]))
 			last, hit = end, true
 			r.hits[k].Add(1)
 		}
