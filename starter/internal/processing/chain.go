@@ -62,6 +62,7 @@ type Chain struct {
 	heldCount   map[uint64]int
 	stash       []stashed // positions after the oldest held event, in order
 	undecodable atomic.Uint64
+	keys        interner // the event keys, for decodeEvent
 	// out collects the events emitted by release, appended after the
 	// Process batch.
 	out []input.Event
@@ -164,7 +165,7 @@ func (c *Chain) Holding() bool { return c != nil && len(c.heldCount) > 0 }
 
 // processOne runs one event with a payload through every step.
 func (c *Chain) processOne(ev *input.Event, seq uint64, now time.Time) {
-	fields, err := decodeEvent(ev.Payload)
+	fields, err := decodeEventKeys(ev.Payload, &c.keys)
 	if err != nil {
 		c.undecodable.Add(1)
 		return

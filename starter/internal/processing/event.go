@@ -18,8 +18,11 @@ type event struct {
 }
 
 // decodeEvent parses one event JSON object.
-func decodeEvent(raw []byte) (map[string]any, error) {
-	v, err := readJSON(raw)
+func decodeEvent(raw []byte) (map[string]any, error) { return decodeEventKeys(raw, nil) }
+
+// decodeEventKeys is decodeEvent with keys interned in keys.
+func decodeEventKeys(raw []byte, keys *interner) (map[string]any, error) {
+	v, err := readJSONKeys(raw, keys)
 	if err != nil {
 		return nil, fmt.Errorf("decode event JSON: %w", err)
 	}

@@ -24,12 +24,41 @@ type jsonReader struct {
 	b     []byte
 	i     int
 	depth int
+	keys  *interner
+}
+
+// interner hands out one string per distinct object key, so the keys every
+// event repeats are not allocated again for each. Bounded: past its cap a
+// new key is allocated as usual. Not safe for concurrent use.
+type interner struct{ m map[string]string }
+
+// maxInterned bounds an interner.
+const maxInterned = 4096
+
+func (in *interner) key(b []byte) string {
+	if in == nil {
+		return string(b)
+	}
+	if s, ok := in.m[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if in.m == nil {
+		in.m = make(map[string]string)
+	}
+	if len(in.m) < maxInterned {
+		in.m[s] = s
+	}
+	return s
 }
 
 // readJSON parses exactly one JSON value from b (surrounding space
 // allowed).
-func readJSON(b []byte) (any, error) {
-	r := jsonReader{b: b}
+func readJSON(b []byte) (any, error) { return readJSONKeys(b, nil) }
+
+// readJSONKeys is readJSON with object keys taken from keys.
+func readJSONKeys(b []byte, keys *interner) (any, error) {
+	r := jsonReader{b: b, keys: keys}
 	v, err := r.value()
 	if err != nil {
 		return nil, err
@@ -91,7 +120,7 @@ func (r *jsonReader) object() (any, error) {
 		return nil, fmt.Errorf("JSON nested deeper than %d at byte %d", maxDepth, r.i)
 	}
 	r.i++ // {
-	m := make(map[string]any)
+	m := make(map[string]any, 8)
 	r.space()
 	if r.i < len(r.b) && r.b[r.i] == '}' {
 		r.i++
@@ -103,7 +132,7 @@ func (r *jsonReader) object() (any, error) {
 		if r.i >= len(r.b) || r.b[r.i] != '"' {
 			return nil, r.fail()
 		}
-		k, err := r.str()
+		k, err := r.key()
 		if err != nil {
 			return nil, err
 		}
@@ -167,6 +196,25 @@ func (r *jsonReader) array() (any, error) {
 			return nil, r.fail()
 		}
 	}
+}
+
+// key reads an object key, interned when it needs no unescaping.
+func (r *jsonReader) key() (string, error) {
+	start := r.i + 1
+	for j := start; j < len(r.b); j++ {
+		c := r.b[j]
+		if c == '"' {
+			if !utf8.Valid(r.b[start:j]) {
+				break
+			}
+			r.i = j + 1
+			return r.keys.key(r.b[start:j]), nil
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+	}
+	return r.str()
 }
 
 // str reads a string; invalid UTF-8 and lone surrogates become U+FFFD,

@@ -57,7 +57,8 @@ func newParser(i int, c *ParseConfig, n *counts) (processor, error) {
 	}
 	switch p.format {
 	case "json":
-		p.parse = parseJSON
+		keys := &interner{}
+		p.parse = func(s string) (any, error) { return readJSONKeys([]byte(s), keys) }
 	case "logfmt":
 		p.parse = parseLogfmt
 	case "syslog":
