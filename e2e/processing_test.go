@@ -162,4 +162,3 @@ func appendEvents(out []map[string]any, v any, depth int) []map[string]any {
 	}
 	return out
 }
-

@@ -63,9 +63,6 @@ type Chain struct {
 	stash       []stashed // positions after the oldest held event, in order
 	undecodable atomic.Uint64
 	keys        interner // the event keys, for decodeEvent
-	// out collects the events emitted by release, appended after the
-	// Process batch.
-	out []input.Event
 }
 
 type stashed struct {

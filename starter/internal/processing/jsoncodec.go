@@ -19,7 +19,6 @@ import (
 // maxDepth bounds nesting, so no input can exhaust the stack.
 const maxDepth = 512
 
-
 type jsonReader struct {
 	b     []byte
 	i     int
