@@ -201,8 +201,7 @@ func (l *loop) pollOne(ctx context.Context, now time.Time, s *source, max int) (
 	var err error
 	l.buf.events, err = s.in.Poll(ctx, l.buf.events, max)
 	l.polled = true
-	read := payloads(l.buf.events[before:])
-	l.buf.events = s.proc.Process(l.buf.events, before, now)
+	read := l.process(s, before, now)
 	got := l.buf.len() - before
 	l.tagBuffered(s.id, before, now, read)
 	if err != nil {
@@ -211,11 +210,27 @@ func (l *loop) pollOne(ctx context.Context, now time.Time, s *source, max int) (
 	return got, nil
 }
 
+// process runs s's processors over the buffer's events from before on and
+// returns how many of them the input returned with a payload, or -1
+// without processors (tagBuffered counts them then, in the loop it makes
+// anyway).
+func (l *loop) process(s *source, before int, now time.Time) int {
+	if s.proc == nil {
+		return -1
+	}
+	read := payloads(l.buf.events[before:])
+	l.buf.events = s.proc.Process(l.buf.events, before, now)
+	return read
+}
+
 // tagBuffered records that the buffer's events from before on came from
-// input id, and counts read events the input returned (before its
-// processors dropped or folded any).
+// input id, and counts read the events the input returned with a payload
+// (before its processors dropped or folded any; -1: those in the buffer).
 func (l *loop) tagBuffered(id string, before int, now time.Time, read int) {
-	l.buf.tag(id, before, now)
+	n := l.buf.tag(id, before, now)
+	if read < 0 {
+		read = n
+	}
 	l.r.ctr.eventsRead.Add(uint64(read))
 }
 

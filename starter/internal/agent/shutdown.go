@@ -131,8 +131,7 @@ func (l *loop) drainInputs(which func(id string) bool) {
 		}
 		before, now := l.buf.len(), l.r.now()
 		l.buf.events = s.in.Drain(l.buf.events)
-		read := payloads(l.buf.events[before:])
-		l.buf.events = s.proc.Process(l.buf.events, before, now)
+		read := l.process(s, before, now)
 		// Nothing is held past a drain: the input closes next.
 		l.buf.events = s.proc.Flush(l.buf.events, now)
 		l.tagBuffered(s.id, before, now, read)
