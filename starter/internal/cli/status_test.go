@@ -148,3 +148,20 @@ func TestStatusTextInputKinds(t *testing.T) {
 		})
 	}
 }
+
+func TestStatusTextProcessors(t *testing.T) {
+	var b bytes.Buffer
+	in := api.Input{ID: "app", Type: "file", Processors: []api.Processor{
+		{Step: 0, Kind: "drop", In: 10, Out: 7, Dropped: 3},
+		{Step: 1, Kind: "redact", In: 7, Out: 7, Counts: map[string]uint64{"redacted_email": 2, "redacted_ipv4": 0}},
+	}}
+	writeStatusText(&b, api.Status{Running: true, PID: 7, Inputs: []api.Input{in}}, "edge-agent.pid", nil)
+	for _, want := range []string{"[0] drop in 10 out 7 dropped 3", "[1] redact in 7 out 7 redacted email 2"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "ipv4") {
+		t.Errorf("status shows a zero count:\n%s", b.String())
+	}
+}
