@@ -274,7 +274,10 @@ func (d *decoder) resolvePaths(cfg *Config, home string) {
 		if a, ok := e.Config.(input.PathAnchor); ok {
 			a.AnchorPaths(home)
 		}
+		anchorSteps(e.Processors, home)
 	}
+	anchorSteps(cfg.InputProcessors, home)
+	anchorSteps(cfg.Agent.Processors, home)
 }
 
 func (d *decoder) readSecret(key, path string, readFile func(string) ([]byte, error)) string {

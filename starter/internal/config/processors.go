@@ -7,6 +7,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/edge-agent/edge-agent/starter/internal/paths"
 	"github.com/edge-agent/edge-agent/starter/internal/processing"
 )
 
@@ -57,6 +58,16 @@ func (d *decoder) decodeProcessors(n ast.Node, v reflect.Value, canonical, displ
 		d.decodeStruct(rest, sv, ec, ed)
 	}
 	v.Set(reflect.ValueOf(out))
+}
+
+// anchorSteps makes the files processors read (redact's hash key)
+// absolute under the install root, as every other path of the config.
+func anchorSteps(steps []processing.Step, home string) {
+	for i := range steps {
+		if r := steps[i].Redact; r != nil && r.HashKeyFile != "" {
+			r.HashKeyFile = paths.Resolve(home, r.HashKeyFile)
+		}
+	}
 }
 
 // withAgentSteps is an input's processors followed by the agent's.

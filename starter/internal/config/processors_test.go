@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -105,5 +107,24 @@ func TestChangesProcessors(t *testing.T) {
 				t.Fatalf("changes %+v, want inputs %v", ch, tc.want)
 			}
 		})
+	}
+}
+
+// A relative hash-key-file is read under the install root, as every path.
+func TestProcessorsHashKeyUnderTheRoot(t *testing.T) {
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, "config"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config", "redact.key"), []byte("0123456789abcdef0123"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	text := "input:\n  paths: [/a]\n  processors:\n    - redact: {detectors: [email], action: hash, hash-key-file: config/redact.key}\noutput:\n  type: console\n"
+	cfg, _, err := Load(writeConfig(t, text), LoadOptions{Registry: testRegistry(), Outputs: testOutputs(), Getenv: env{}.get, Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.InputProcessors[0].Redact.HashKeyFile; got != filepath.Join(home, "config", "redact.key") {
+		t.Errorf("hash-key-file = %s", got)
 	}
 }
