@@ -16,7 +16,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 TEST_FLAGS  ?= -race -count=1 -timeout 12m
 BENCH_COUNT ?= 3
 
-.PHONY: help build test test-unit test-purego test-standalone test-windows test-cross lint fmt bench bench-e2e bench-flash bench-relay demo dist clean
+.PHONY: help build test test-unit test-purego test-standalone test-windows test-cross lint fmt bench bench-e2e bench-flash bench-processing bench-relay demo dist clean
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -128,6 +128,9 @@ bench-relay: build ## print the relay's lines/s, CPU-s per 1M lines, peak RSS, R
 # The write-amplification table of docs/performance.md (Linux; ~5 min):
 # disk bytes the agent writes per input byte at FLASH_RATES lines/s
 # (comma-separated; max = N lines as fast as it goes), FLASH_WINDOW each.
+bench-processing: build ## print the typical processor chain's CPU-s per 1M lines next to the same lines without processors (edge-agent process)
+	cd bench && $(GO) run ./cmd/bench-processing -agent ../bin/edge-agent -n '$(or $(N),1000000)' -runs '$(or $(RUNS),3)'
+
 bench-flash: build ## print the agent's disk writes per input byte at 1, 10, 100, 10,000 lines/s and full speed
 	cd bench && N='$(N)' FLASH_RATES='$(FLASH_RATES)' FLASH_WINDOW='$(FLASH_WINDOW)' \
 		$(GO) run ./cmd/bench-e2e -flash -agent ../bin/edge-agent

@@ -49,8 +49,12 @@ type Label struct{ Name, Value string }
 // empty Value is left out.
 type Text struct{ Key, Value string }
 
-// Line is one line of detail for people, shown as "Label: Text".
-type Line struct{ Label, Text string }
+// Line is one line of detail for people, shown as "Label: Text". A Brief
+// line is shown by compact views (top) too, under the part's row.
+type Line struct {
+	Label, Text string
+	Brief       bool
+}
 
 // Record is a structured part of the status document (a relay's
 // collectors), encoded as JSON under Key. The views do not read it back.
@@ -85,6 +89,17 @@ func (d Description) Value(key string) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// With returns d followed by o's Values, Texts, Lines and Records: what a
+// part and a stage it runs (an input's processors) say together. o's
+// Summary and Files are not taken.
+func (d Description) With(o Description) Description {
+	d.Values = append(d.Values[:len(d.Values):len(d.Values)], o.Values...)
+	d.Texts = append(d.Texts[:len(d.Texts):len(d.Texts)], o.Texts...)
+	d.Lines = append(d.Lines[:len(d.Lines):len(d.Lines)], o.Lines...)
+	d.Records = append(d.Records[:len(d.Records):len(d.Records)], o.Records...)
+	return d
 }
 
 // Sum adds up the Values of ds, one Value per key, metric and label set,

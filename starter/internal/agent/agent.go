@@ -14,6 +14,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/check"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
+	"github.com/edge-agent/edge-agent/starter/internal/processing"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 	"github.com/edge-agent/edge-agent/transport/client"
 )
@@ -50,6 +51,9 @@ type Options struct {
 	// `input:` form, whose id is IDs.Input as settled with the WAL.
 	InputType string
 	Input     input.Config
+	// InputProcessors is the single `input:`'s processors list, the
+	// agent's own steps appended (config builds it).
+	InputProcessors []processing.Step
 	// InputList is the `inputs:` form, each with its own id; exclusive
 	// with Input.
 	InputList []InputSpec

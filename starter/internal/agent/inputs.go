@@ -9,6 +9,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/component"
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/check"
+	"github.com/edge-agent/edge-agent/starter/internal/processing"
 )
 
 // InputSpec is one entry of agent.yaml's `inputs:` list.
@@ -18,12 +19,17 @@ type InputSpec struct {
 	// Type picks the factory in Options.Inputs, which gets Config.
 	Type   string
 	Config input.Config
+	// Processors run on each event before it is queued: the entry's
+	// own steps, then the agent's.
+	Processors []processing.Step
 }
 
 // source is one running input.
 type source struct {
 	id, typ string
 	in      input.Input
+	// proc runs the input's processors; nil when it has none.
+	proc *processing.Chain
 }
 
 // specs returns the inputs o configures: the `inputs:` list, or the single
@@ -32,7 +38,7 @@ func (o *Options) specs(singleID string) []InputSpec {
 	if len(o.InputList) > 0 {
 		return o.InputList
 	}
-	return []InputSpec{{ID: singleID, Type: o.InputType, Config: o.Input}}
+	return []InputSpec{{ID: singleID, Type: o.InputType, Config: o.Input, Processors: o.InputProcessors}}
 }
 
 // mixedInputTypes is BOOTSTRAP_READY's input_type when the inputs are of
@@ -61,18 +67,38 @@ func sourceIDs(inputs []*source) []string {
 func (r *Agent) openInputs(ctx context.Context, specs []InputSpec, opens map[string]input.OpenOptions) ([]*source, error) {
 	out := make([]*source, 0, len(specs))
 	for _, sp := range specs {
+		proc, err := r.newChain(sp)
+		if err != nil {
+			closeSources(out)
+			return nil, err
+		}
 		in, err := r.openInput(ctx, sp, opens[sp.ID])
 		if err == nil && ctx.Err() != nil {
 			_ = in.Close()
 			err = fmt.Errorf("start edge agent: %w", ctx.Err())
 		}
+		if err == nil && proc.Holds() {
+			if _, acks := in.(input.Acker); acks {
+				_ = in.Close()
+				err = fmt.Errorf("open input %s (id %s): dedup holds events, and this input answers its senders only once their events are stored: remove dedup from its processors (and from agent.processors): %w", sp.Type, sp.ID, check.ErrInvalid)
+			}
+		}
 		if err != nil {
 			closeSources(out)
 			return nil, err
 		}
-		out = append(out, &source{id: sp.ID, typ: sp.Type, in: in})
+		out = append(out, &source{id: sp.ID, typ: sp.Type, in: in, proc: proc})
 	}
 	return out, nil
+}
+
+// newChain builds sp's processors (nil when it has none).
+func (r *Agent) newChain(sp InputSpec) (*processing.Chain, error) {
+	proc, err := processing.New(sp.Processors, processing.Settings{Logger: r.log.With(slog.String("input_id", sp.ID))})
+	if err != nil {
+		return nil, fmt.Errorf("input %s processors: %w: %w", sp.ID, check.ErrInvalid, err)
+	}
+	return proc, nil
 }
 
 func (r *Agent) openInput(ctx context.Context, sp InputSpec, open input.OpenOptions) (input.Input, error) {
@@ -184,6 +210,9 @@ func inputStatuses(inputs []*source) []InputStatus {
 		out[i] = InputStatus{ID: s.id, Type: s.typ}
 		if d, ok := s.in.(input.Describer); ok {
 			out[i].Description = d.Describe()
+		}
+		if s.proc != nil {
+			out[i].Description = out[i].Description.With(s.proc.Stats().Describe())
 		}
 	}
 	return out

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/edge-agent/edge-agent/connector/input"
 )
 
 // loop is the scheduler goroutine's state. It owns the inputs, the queue
@@ -199,18 +201,48 @@ func (l *loop) pollOne(ctx context.Context, now time.Time, s *source, max int) (
 	var err error
 	l.buf.events, err = s.in.Poll(ctx, l.buf.events, max)
 	l.polled = true
+	read := l.process(s, before, now)
 	got := l.buf.len() - before
-	l.tagBuffered(s.id, before, now)
+	l.tagBuffered(s.id, before, now, read)
 	if err != nil {
 		return got, fmt.Errorf("read input %s: %w", s.id, err)
 	}
 	return got, nil
 }
 
+// process runs s's processors over the buffer's events from before on and
+// returns how many of them the input returned with a payload, or -1
+// without processors (tagBuffered counts them then, in the loop it makes
+// anyway).
+func (l *loop) process(s *source, before int, now time.Time) int {
+	if s.proc == nil {
+		return -1
+	}
+	read := payloads(l.buf.events[before:])
+	l.buf.events = s.proc.Process(l.buf.events, before, now)
+	return read
+}
+
 // tagBuffered records that the buffer's events from before on came from
-// input id, and counts them read.
-func (l *loop) tagBuffered(id string, before int, now time.Time) {
-	l.r.ctr.eventsRead.Add(uint64(l.buf.tag(id, before, now)))
+// input id, and counts read the events the input returned with a payload
+// (before its processors dropped or folded any; -1: those in the buffer).
+func (l *loop) tagBuffered(id string, before int, now time.Time, read int) {
+	n := l.buf.tag(id, before, now)
+	if read < 0 {
+		read = n
+	}
+	l.r.ctr.eventsRead.Add(uint64(read))
+}
+
+// payloads counts the events that carry one.
+func payloads(events []input.Event) int {
+	n := 0
+	for i := range events {
+		if events[i].Payload != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // checkBackpressure reports whether input reading must pause, logging

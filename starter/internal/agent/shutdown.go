@@ -129,9 +129,12 @@ func (l *loop) drainInputs(which func(id string) bool) {
 		if !which(s.id) {
 			continue
 		}
-		before := l.buf.len()
+		before, now := l.buf.len(), l.r.now()
 		l.buf.events = s.in.Drain(l.buf.events)
-		l.tagBuffered(s.id, before, l.r.now())
+		read := l.process(s, before, now)
+		// Nothing is held past a drain: the input closes next.
+		l.buf.events = s.proc.Flush(l.buf.events, now)
+		l.tagBuffered(s.id, before, now, read)
 	}
 }
 

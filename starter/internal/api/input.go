@@ -40,9 +40,11 @@ type Figure struct {
 }
 
 // Line is one line of detail for people: "Label: Text" ("collector: …").
+// A Brief line is shown by top too.
 type Line struct {
 	Label string `json:"label,omitempty"`
 	Text  string `json:"text"`
+	Brief bool   `json:"brief,omitempty"`
 }
 
 // Record is a structured part of an input's document.

@@ -41,6 +41,8 @@ type BuildInfo struct {
 type Env struct {
 	Args           []string
 	Stdout, Stderr io.Writer
+	// Stdin is what `process` reads; nil reads nothing.
+	Stdin io.Reader
 	// StderrFile is the real stderr when there is one; it decides whether
 	// logs go to a terminal. Nil means "not a terminal".
 	StderrFile *os.File
@@ -59,6 +61,7 @@ type Env struct {
 func Main() int {
 	return Run(context.Background(), Env{
 		Args:       os.Args,
+		Stdin:      os.Stdin,
 		Stdout:     os.Stdout,
 		Stderr:     os.Stderr,
 		StderrFile: os.Stderr,
@@ -207,6 +210,7 @@ func (a *agentCLI) commands() []*ucli.Command {
 		a.topCommand(),
 		a.versionCommand(),
 		a.configCommand(),
+		a.processCommand(),
 		a.checkCommand(),
 		a.dbCommand(),
 		a.diagnosticsCommand(),

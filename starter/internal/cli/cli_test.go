@@ -23,6 +23,7 @@ type testEnv struct {
 	vars   map[string]string
 	stdout bytes.Buffer
 	stderr bytes.Buffer
+	stdin  string // what the next run reads
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -35,6 +36,7 @@ func (e *testEnv) run(args ...string) int {
 	e.stderr.Reset()
 	return Run(context.Background(), Env{
 		Args:   append([]string{"edge-agent"}, args...),
+		Stdin:  strings.NewReader(e.stdin),
 		Stdout: &e.stdout,
 		Stderr: &e.stderr,
 		Getenv: func(k string) string { return e.vars[k] },

@@ -26,10 +26,12 @@ type Changes struct {
 // reflection; the scheduler is told what to rebuild.
 func (c *Config) Changes(next *Config) Changes {
 	var ch Changes
-	ch.Input = c.InputType != next.InputType || c.InputID != next.InputID || !reflect.DeepEqual(c.Input, next.Input)
+	agentSteps := !reflect.DeepEqual(c.Agent.Processors, next.Agent.Processors)
+	ch.Input = c.InputType != next.InputType || c.InputID != next.InputID || !reflect.DeepEqual(c.Input, next.Input) ||
+		!reflect.DeepEqual(c.InputProcessors, next.InputProcessors) || agentSteps
 	// The rate cap is retuned in place: it rebuilds no output.
 	ch.Output = c.Output.Type != next.Output.Type || c.Output.ID != next.Output.ID || !reflect.DeepEqual(c.Output.Options, next.Output.Options)
-	ch.Inputs = changedInputs(c.Inputs, next.Inputs)
+	ch.Inputs = changedInputs(c.Inputs, next.Inputs, agentSteps)
 	section := func(name string, differs bool) {
 		if differs {
 			ch.Sections = append(ch.Sections, name)
@@ -70,9 +72,10 @@ func (c *Config) Changes(next *Config) Changes {
 	return ch
 }
 
-// changedInputs lists the ids of entries only one list has, or whose type
-// or config differ, in the order of next then of old.
-func changedInputs(old, next []InputEntry) []string {
+// changedInputs lists the ids of entries only one list has, or whose type,
+// config or processors differ (all of them when the agent's processors
+// do), in the order of next then of old.
+func changedInputs(old, next []InputEntry, agentSteps bool) []string {
 	byID := make(map[string]InputEntry, len(old))
 	for _, e := range old {
 		byID[e.ID] = e
@@ -81,7 +84,7 @@ func changedInputs(old, next []InputEntry) []string {
 	seen := make(map[string]bool, len(next))
 	for _, e := range next {
 		seen[e.ID] = true
-		if o, ok := byID[e.ID]; !ok || o.Type != e.Type || !reflect.DeepEqual(o.Config, e.Config) {
+		if o, ok := byID[e.ID]; !ok || agentSteps || o.Type != e.Type || !reflect.DeepEqual(o.Config, e.Config) || !reflect.DeepEqual(o.Processors, e.Processors) {
 			out = append(out, e.ID)
 		}
 	}

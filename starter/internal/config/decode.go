@@ -235,6 +235,9 @@ func (d *decoder) decodeValue(n ast.Node, v reflect.Value, canonical, display st
 		return
 	}
 	switch {
+	case v.Type() == stepsType:
+		d.decodeProcessors(n, v, canonical, display)
+		return
 	case v.Type() == durationType:
 		d.decodeMillis(n, v, canonical)
 		return

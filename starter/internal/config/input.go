@@ -30,7 +30,7 @@ func (d *decoder) decodeInput(kv *ast.MappingValueNode, reg *input.Registry, cfg
 	if !ok {
 		return
 	}
-	cfg.InputType, cfg.Input, cfg.InputID = e.Type, e.Config, e.ID
+	cfg.InputType, cfg.Input, cfg.InputID, cfg.InputProcessors = e.Type, e.Config, e.ID, e.Processors
 }
 
 // decodeInputs decodes the `inputs` list: each entry takes every key
@@ -82,6 +82,7 @@ func (d *decoder) decodeInputBody(n ast.Node, reg *input.Registry, section strin
 	typ := defaultInputType
 	var flat []*ast.MappingValueNode
 	var id *ast.MappingValueNode // <section>.id, or <section>.<type>.id, which wins
+	var procs *ast.MappingValueNode
 	nested := map[string]*ast.MappingValueNode{}
 	for _, e := range kvs {
 		switch name := keyName(e.Key); name {
@@ -94,6 +95,8 @@ func (d *decoder) decodeInputBody(n ast.Node, reg *input.Registry, section strin
 			}
 		case "id":
 			id = e
+		case "processors":
+			procs = e
 		case "queue":
 			d.mark(section+".queue", section+".queue", e.Key)
 			d.fail(section+".queue", errLegacyInputQueue(section+".queue"))
@@ -135,6 +138,11 @@ func (d *decoder) decodeInputBody(n ast.Node, reg *input.Registry, section strin
 	}
 
 	entry := InputEntry{Type: typ, Config: icfg}
+	if procs != nil {
+		key := section + ".processors"
+		d.mark(key, key, procs.Key)
+		d.decodeValue(procs.Value, reflect.ValueOf(&entry.Processors).Elem(), key, key)
+	}
 	if id != nil {
 		d.mark(section+".id", idDisplay, id.Key)
 		if v := d.resolve(id.Value, section+".id"); v != nil {

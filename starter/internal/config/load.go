@@ -172,7 +172,7 @@ func parseRoot(name string, data []byte) (ast.Node, error) {
 const maxSchemaDepth = 8
 
 // inputSharedKeys are the input keys the registry decodes for every type.
-var inputSharedKeys = []string{"input.type", "input.id"}
+var inputSharedKeys = []string{"input.type", "input.id", "input.processors"}
 
 // knownKeys lists every valid canonical key: the sections', the input
 // keys every type shares and those of every registered input and output
@@ -274,7 +274,10 @@ func (d *decoder) resolvePaths(cfg *Config, home string) {
 		if a, ok := e.Config.(input.PathAnchor); ok {
 			a.AnchorPaths(home)
 		}
+		anchorSteps(e.Processors, home)
 	}
+	anchorSteps(cfg.InputProcessors, home)
+	anchorSteps(cfg.Agent.Processors, home)
 }
 
 func (d *decoder) readSecret(key, path string, readFile func(string) ([]byte, error)) string {

@@ -7,6 +7,7 @@ import (
 	"github.com/edge-agent/edge-agent/starter/internal/logging"
 	"github.com/edge-agent/edge-agent/starter/internal/management"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
+	"github.com/edge-agent/edge-agent/starter/internal/processing"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
 
@@ -39,6 +40,8 @@ type Config struct {
 	// InputID is input.id as written ("" = resolve it through the
 	// identity file). SetIDs fills it and the input config's id.
 	InputID string `yaml:"-"`
+	// InputProcessors is the single `input:`'s `processors:` list.
+	InputProcessors []processing.Step `yaml:"-"`
 
 	// Inputs is the `inputs:` list, the form for several inputs; empty
 	// when the single `input:` section is used (the two are exclusive).
@@ -66,6 +69,8 @@ type InputEntry struct {
 	Type string
 	// Config is the decoded config of Type's factory.
 	Config input.Config
+	// Processors is the entry's own `processors:` list.
+	Processors []processing.Step
 }
 
 // AgentConfig is the agent section: the agent's id and the scheduler's
@@ -73,6 +78,8 @@ type InputEntry struct {
 type AgentConfig struct {
 	ID             string `yaml:"id"`
 	agent.Settings `yaml:",inline"`
+	// Processors run on every input's events after the input's own.
+	Processors []processing.Step `yaml:"processors"`
 }
 
 // QueueConfig is the queue section: the WAL's options (path, fsync;
@@ -106,16 +113,18 @@ type OutputConfig struct {
 // what the process provides (registries, install root, ids, logger).
 func (c *Config) AgentOptions() agent.Options {
 	return agent.Options{
-		Agent:      c.Agent.Settings,
-		Queue:      c.Queue.QueueSettings,
-		Retry:      c.Retry,
-		WAL:        c.Queue.Options,
-		InputType:  c.InputType,
-		Input:      c.Input,
-		InputList:  c.inputSpecs(),
-		OutputType: c.Output.Type,
-		Output:     c.Output.Options,
-		RateLimit:  c.Output.RateLimit,
+		Agent:     c.Agent.Settings,
+		Queue:     c.Queue.QueueSettings,
+		Retry:     c.Retry,
+		WAL:       c.Queue.Options,
+		InputType: c.InputType,
+		Input:     c.Input,
+		// Each input's own steps, then the agent's.
+		InputProcessors: withAgentSteps(c.InputProcessors, c.Agent.Processors),
+		InputList:       c.inputSpecs(),
+		OutputType:      c.Output.Type,
+		Output:          c.Output.Options,
+		RateLimit:       c.Output.RateLimit,
 	}
 }
 
@@ -127,7 +136,7 @@ func (c *Config) inputSpecs() []agent.InputSpec {
 	}
 	out := make([]agent.InputSpec, len(c.Inputs))
 	for i, e := range c.Inputs {
-		out[i] = agent.InputSpec{ID: e.ID, Type: e.Type, Config: e.Config}
+		out[i] = agent.InputSpec{ID: e.ID, Type: e.Type, Config: e.Config, Processors: withAgentSteps(e.Processors, c.Agent.Processors)}
 	}
 	return out
 }

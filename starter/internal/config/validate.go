@@ -6,6 +6,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
+	"github.com/edge-agent/edge-agent/starter/internal/processing"
 )
 
 // Validate reports every problem at once (errors.Join of *FieldError, each
@@ -49,6 +50,7 @@ func (c *Config) validate(p *problems) {
 
 func (c *Config) validateAgent(k checker) {
 	k.component("agent", c.Agent.Settings.Validate())
+	k.component("agent", processing.Validate(c.Agent.Processors))
 	if c.Agent.Delivery != agent.DeliveryCheckpoint {
 		return
 	}
@@ -98,6 +100,7 @@ func (c *Config) validateInput(k checker) {
 		return
 	}
 	k.component("input", c.Input.Validate())
+	k.component("input", processing.Validate(c.InputProcessors))
 }
 
 // validateInputs checks the `inputs:` list: each entry's own Validate,
@@ -119,6 +122,7 @@ func (c *Config) validateInputs(k checker) {
 			continue
 		}
 		k.component(key, e.Config.Validate())
+		k.component(key, processing.Validate(e.Processors))
 	}
 }
 

@@ -453,13 +453,15 @@ func TestViewShowsEndpoints(t *testing.T) {
 // Inputs that read no files get their own summary under their row, and
 // "-" for files and lag; with no input reading files the summary has no
 // files and the file list is gone. The types are unknown to the view: it
-// shows what they described.
+// shows what they described, and of their lines only the brief ones.
 func TestViewShowsEachInputsOwnSummary(t *testing.T) {
 	nonFile := []agent.InputStatus{
 		{ID: "journal", Type: "sensor", Description: component.Description{Values: figures(1234, 1<<20),
 			Summary: "1234 readings, cursor s=0123456789abcdef;i=4d2"}},
 		{ID: "sys", Type: "listener", Description: component.Description{Values: figures(500, 0),
-			Summary: "2 connections open (7 accepted, 1 refused)"}},
+			Summary: "2 connections open (7 accepted, 1 refused)",
+			Lines: []component.Line{{Label: "processor", Text: "[0] drop in 10 out 7 dropped 3", Brief: true},
+				{Label: "collector", Text: "web-01 in detail"}}}},
 		{ID: "mute", Type: "other"},
 	}
 	cases := []struct {
@@ -471,7 +473,8 @@ func TestViewShowsEachInputsOwnSummary(t *testing.T) {
 			"  1234 readings, cursor s=0123456789abcdef;i=4d2",
 			"  2 connections open (7 accepted, 1 refused)",
 			"input   in 200 ev/s",
-		}, []string{"FILES (", "files 0 open"}},
+			"  [0] drop in 10 out 7 dropped 3",
+		}, []string{"FILES (", "files 0 open", "web-01 in detail"}},
 		{"with one reading files", append([]agent.InputStatus{runningAgent().Inputs[0]}, nonFile[1]), []string{
 			"  2 connections open", "FILES (", "files ",
 		}, []string{"  1234 readings"}},

@@ -164,6 +164,11 @@ func inputLines(f frame, r rates) []string {
 		if in.Files == nil && in.Summary != "" {
 			lines = append(lines, "  "+oneLine(in.Summary))
 		}
+		for _, l := range in.Lines {
+			if l.Brief {
+				lines = append(lines, "  "+oneLine(l.Text))
+			}
+		}
 	}
 	return lines
 }

@@ -1,0 +1,520 @@
+package processing
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The event codec: a JSON reader into map[string]any / []any / string /
+// int64 / float64 / json.Number / bool / nil, and a writer of the same
+// with sorted keys, as encoding/json does with SetEscapeHTML(false). It
+// exists for speed: every event is read and written once per chain, and
+// encoding/json's reflection cost several times the rest of the agent's
+// path. Its results are checked against encoding/json by a fuzz test.
+
+// maxDepth bounds nesting, so no input can exhaust the stack.
+const maxDepth = 512
+
+type jsonReader struct {
+	b     []byte
+	i     int
+	depth int
+	keys  *interner
+}
+
+// interner hands out one string per distinct object key, so the keys every
+// event repeats are not allocated again for each. Bounded: past its cap a
+// new key is allocated as usual. Not safe for concurrent use.
+type interner struct{ m map[string]string }
+
+// maxInterned bounds an interner.
+const maxInterned = 4096
+
+func (in *interner) key(b []byte) string {
+	if in == nil {
+		return string(b)
+	}
+	if s, ok := in.m[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if in.m == nil {
+		in.m = make(map[string]string)
+	}
+	if len(in.m) < maxInterned {
+		in.m[s] = s
+	}
+	return s
+}
+
+// readJSON parses exactly one JSON value from b (surrounding space
+// allowed).
+func readJSON(b []byte) (any, error) { return readJSONKeys(b, nil) }
+
+// readJSONKeys is readJSON with object keys taken from keys.
+func readJSONKeys(b []byte, keys *interner) (any, error) {
+	r := jsonReader{b: b, keys: keys}
+	v, err := r.value()
+	if err != nil {
+		return nil, err
+	}
+	r.space()
+	if r.i != len(r.b) {
+		return nil, fmt.Errorf("text after the JSON value at byte %d", r.i)
+	}
+	return v, nil
+}
+
+func (r *jsonReader) fail() error { return fmt.Errorf("invalid JSON at byte %d", r.i) }
+
+func (r *jsonReader) space() {
+	for r.i < len(r.b) {
+		switch r.b[r.i] {
+		case ' ', '\t', '\n', '\r':
+			r.i++
+		default:
+			return
+		}
+	}
+}
+
+func (r *jsonReader) value() (any, error) {
+	r.space()
+	if r.i >= len(r.b) {
+		return nil, r.fail()
+	}
+	switch c := r.b[r.i]; {
+	case c == '{':
+		return r.object()
+	case c == '[':
+		return r.array()
+	case c == '"':
+		return r.str()
+	case c == 't':
+		return true, r.word("true")
+	case c == 'f':
+		return false, r.word("false")
+	case c == 'n':
+		return nil, r.word("null")
+	case c == '-' || c >= '0' && c <= '9':
+		return r.number()
+	}
+	return nil, r.fail()
+}
+
+func (r *jsonReader) word(w string) error {
+	if len(r.b)-r.i < len(w) || string(r.b[r.i:r.i+len(w)]) != w {
+		return r.fail()
+	}
+	r.i += len(w)
+	return nil
+}
+
+func (r *jsonReader) object() (any, error) {
+	if r.depth++; r.depth > maxDepth {
+		return nil, fmt.Errorf("JSON nested deeper than %d at byte %d", maxDepth, r.i)
+	}
+	r.i++ // {
+	m := make(map[string]any, 8)
+	r.space()
+	if r.i < len(r.b) && r.b[r.i] == '}' {
+		r.i++
+		r.depth--
+		return m, nil
+	}
+	for {
+		r.space()
+		if r.i >= len(r.b) || r.b[r.i] != '"' {
+			return nil, r.fail()
+		}
+		k, err := r.key()
+		if err != nil {
+			return nil, err
+		}
+		r.space()
+		if r.i >= len(r.b) || r.b[r.i] != ':' {
+			return nil, r.fail()
+		}
+		r.i++
+		v, err := r.value()
+		if err != nil {
+			return nil, err
+		}
+		m[k] = v
+		r.space()
+		if r.i >= len(r.b) {
+			return nil, r.fail()
+		}
+		switch r.b[r.i] {
+		case ',':
+			r.i++
+		case '}':
+			r.i++
+			r.depth--
+			return m, nil
+		default:
+			return nil, r.fail()
+		}
+	}
+}
+
+func (r *jsonReader) array() (any, error) {
+	if r.depth++; r.depth > maxDepth {
+		return nil, fmt.Errorf("JSON nested deeper than %d at byte %d", maxDepth, r.i)
+	}
+	r.i++ // [
+	a := []any{}
+	r.space()
+	if r.i < len(r.b) && r.b[r.i] == ']' {
+		r.i++
+		r.depth--
+		return a, nil
+	}
+	for {
+		v, err := r.value()
+		if err != nil {
+			return nil, err
+		}
+		a = append(a, v)
+		r.space()
+		if r.i >= len(r.b) {
+			return nil, r.fail()
+		}
+		switch r.b[r.i] {
+		case ',':
+			r.i++
+		case ']':
+			r.i++
+			r.depth--
+			return a, nil
+		default:
+			return nil, r.fail()
+		}
+	}
+}
+
+// key reads an object key, interned when it needs no unescaping.
+func (r *jsonReader) key() (string, error) {
+	start := r.i + 1
+	for j := start; j < len(r.b); j++ {
+		c := r.b[j]
+		if c == '"' {
+			if !utf8.Valid(r.b[start:j]) {
+				break
+			}
+			r.i = j + 1
+			return r.keys.key(r.b[start:j]), nil
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+	}
+	return r.str()
+}
+
+// str reads a string; invalid UTF-8 and lone surrogates become U+FFFD,
+// as encoding/json does.
+func (r *jsonReader) str() (string, error) {
+	r.i++ // "
+	start := r.i
+	// Fast path: no escapes, all ASCII or valid UTF-8.
+	for r.i < len(r.b) {
+		c := r.b[r.i]
+		if c == '"' {
+			s := r.b[start:r.i]
+			r.i++
+			if utf8.Valid(s) {
+				return string(s), nil
+			}
+			return string(toValidUTF8(s)), nil
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+		r.i++
+	}
+	buf := append([]byte(nil), r.b[start:r.i]...)
+	for r.i < len(r.b) {
+		c := r.b[r.i]
+		switch {
+		case c == '"':
+			r.i++
+			return string(toValidUTF8(buf)), nil
+		case c < 0x20:
+			return "", r.fail()
+		case c != '\\':
+			buf = append(buf, c)
+			r.i++
+			continue
+		}
+		if r.i+1 >= len(r.b) {
+			return "", r.fail()
+		}
+		e := r.b[r.i+1]
+		r.i += 2
+		switch e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			c1, ok := r.hex4()
+			if !ok {
+				return "", r.fail()
+			}
+			if utf16.IsSurrogate(c1) {
+				save := r.i
+				if r.i+1 < len(r.b) && r.b[r.i] == '\\' && r.b[r.i+1] == 'u' {
+					r.i += 2
+					if c2, ok := r.hex4(); ok {
+						if d := utf16.DecodeRune(c1, c2); d != utf8.RuneError {
+							buf = utf8.AppendRune(buf, d)
+							continue
+						}
+					}
+				}
+				r.i = save
+				c1 = utf8.RuneError
+			}
+			buf = utf8.AppendRune(buf, c1)
+		default:
+			return "", r.fail()
+		}
+	}
+	return "", r.fail()
+}
+
+func (r *jsonReader) hex4() (rune, bool) {
+	if len(r.b)-r.i < 4 {
+		return 0, false
+	}
+	var v rune
+	for _, c := range r.b[r.i : r.i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			v = v<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			v = v<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			v = v<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	r.i += 4
+	return v, true
+}
+
+func toValidUTF8(b []byte) []byte {
+	if utf8.Valid(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+8)
+	for len(b) > 0 {
+		c, size := utf8.DecodeRune(b)
+		if c == utf8.RuneError && size == 1 {
+			out = append(out, "\uFFFD"...)
+		} else {
+			out = append(out, b[:size]...)
+		}
+		b = b[size:]
+	}
+	return out
+}
+
+// number reads a JSON number as int64, float64 or json.Number, as
+// numbers does.
+func (r *jsonReader) number() (any, error) {
+	start := r.i
+	if r.b[r.i] == '-' {
+		r.i++
+	}
+	digits := func() int {
+		n := 0
+		for r.i < len(r.b) && r.b[r.i] >= '0' && r.b[r.i] <= '9' {
+			r.i++
+			n++
+		}
+		return n
+	}
+	if r.i < len(r.b) && r.b[r.i] == '0' {
+		r.i++
+	} else if digits() == 0 {
+		return nil, r.fail()
+	}
+	isInt := true
+	if r.i < len(r.b) && r.b[r.i] == '.' {
+		r.i++
+		isInt = false
+		if digits() == 0 {
+			return nil, r.fail()
+		}
+	}
+	if r.i < len(r.b) && (r.b[r.i] == 'e' || r.b[r.i] == 'E') {
+		r.i++
+		isInt = false
+		if r.i < len(r.b) && (r.b[r.i] == '+' || r.b[r.i] == '-') {
+			r.i++
+		}
+		if digits() == 0 {
+			return nil, r.fail()
+		}
+	}
+	return numberOf(string(r.b[start:r.i]), isInt), nil
+}
+
+// writeJSON appends v's JSON.
+func writeJSON(dst []byte, v any) ([]byte, error) {
+	return appendValue(dst, v, 0)
+}
+
+func appendValue(dst []byte, v any, depth int) ([]byte, error) {
+	if depth > maxDepth {
+		return dst, fmt.Errorf("value nested deeper than %d", maxDepth)
+	}
+	switch x := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case bool:
+		return strconv.AppendBool(dst, x), nil
+	case string:
+		return appendString(dst, x), nil
+	case int64:
+		return strconv.AppendInt(dst, x, 10), nil
+	case int:
+		return strconv.AppendInt(dst, int64(x), 10), nil
+	case float64:
+		return appendFloat(dst, x)
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, k)
+			dst = append(dst, ':')
+			var err error
+			if dst, err = appendValue(dst, x[k], depth+1); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, '}'), nil
+	case []any:
+		dst = append(dst, '[')
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = appendValue(dst, e, depth+1); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, ']'), nil
+	}
+	if n, ok := v.(interface{ String() string }); ok && isJSONNumber(v) {
+		return append(dst, n.String()...), nil
+	}
+	// Anything else an expression produced: encoding/json's view of it.
+	b, err := encodeStd(v)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
+
+// appendFloat writes f as encoding/json does.
+func appendFloat(dst []byte, f float64) ([]byte, error) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return dst, fmt.Errorf("unsupported value: %v", f)
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		n := len(dst)
+		if n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst, nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString quotes s as encoding/json does without HTML escaping:
+// control characters escaped, invalid UTF-8 as U+FFFD, U+2028 and U+2029
+// escaped.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
