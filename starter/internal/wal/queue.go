@@ -504,10 +504,11 @@ func (f *blockFreer) free(tx *Tx) error {
 		if i > 0 && first == f.touched[i-1] {
 			continue
 		}
-		if tx.blocks.Bucket(u64key(first)) == nil {
+		nb := tx.blocks.Bucket(u64key(first))
+		if nb == nil {
 			continue
 		}
-		v := getBlock(tx.blocks, u64key(first))
+		v := nb.Get(blockValueKey)
 		last := first
 		if h, err := parseBlockHeader(v); err == nil {
 			last = h.last()
@@ -521,7 +522,7 @@ func (f *blockFreer) free(tx *Tx) error {
 		if tx.anyLive(first, last) {
 			continue
 		}
-		tx.noteFreed(v)
+		tx.noteFreed(nb)
 		if err := deleteBlock(tx.blocks, u64key(first)); err != nil {
 			return fmt.Errorf("wal %s: delete block %d: %w", tx.w.path, first, err)
 		}
