@@ -40,7 +40,7 @@ func damagedError(path string, damage []string, more int) error {
 // otherwise silently never be sent; a damaged run would make Claim walk
 // ids that do not exist.
 func coverageDamage(btx *bolt.Tx) []Damage {
-	if _, err := checkSchema(btx); err != nil {
+	if err := checkSchema(btx); err != nil {
 		return nil // what the indexes mean is not known: the open refuses the file
 	}
 	cov := &coverage{}

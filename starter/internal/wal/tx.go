@@ -19,8 +19,6 @@ type ReadTx struct {
 	// received is nil in a read-only view of a file older than it
 	// (addedBuckets): no row of it is RECEIVED.
 	received *bolt.Bucket
-	// schema is the file's layout version (meta.go): how positions are kept.
-	schema uint32
 
 	ctr       counters
 	nextBatch int64
@@ -62,11 +60,10 @@ func (tx *Tx) warnOnCommit(msg string, args ...any) {
 }
 
 func (w *WAL) newReadTx(btx *bolt.Tx) (*ReadTx, error) {
-	schema, err := checkSchema(btx)
-	if err != nil {
+	if err := checkSchema(btx); err != nil {
 		return nil, fmt.Errorf("wal %s: %w", w.path, err)
 	}
-	rt := &ReadTx{w: w, btx: btx, cache: &blockCache{}, schema: schema}
+	rt := &ReadTx{w: w, btx: btx, cache: &blockCache{}}
 	rt.blocks = btx.Bucket(bucketBlocks)
 	rt.state = btx.Bucket(bucketState)
 	rt.pending = btx.Bucket(bucketPending)
