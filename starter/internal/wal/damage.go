@@ -113,18 +113,8 @@ func (c *coverage) visit(bucket [][]byte, key, value []byte) {
 			hi = h.last()
 		}
 		c.blocks = append(c.blocks, idRange{id, hi})
-	case string(bucketPending):
-		lo, ok1 := keyID(key)
-		hi, ok2 := runEnd(value)
-		if ok1 && ok2 && hi >= lo {
-			c.index = append(c.index, idRange{lo, hi})
-		}
-	case string(bucketSending):
-		if r, ok := decodeSendRun(key, value); ok {
-			c.index = append(c.index, idRange{r.start, r.end})
-		}
-	case string(bucketReceived):
-		if r, ok := decodeRecvRun(key, value); ok {
+	case string(bucketPending), string(bucketSending), string(bucketReceived):
+		if r, ok := runKindOf(bucket[0]).decode(key, value); ok {
 			c.index = append(c.index, idRange{r.start, r.end})
 		}
 	case string(bucketDelayed), string(bucketDead), string(bucketState):

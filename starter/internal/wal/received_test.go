@@ -15,7 +15,7 @@ func receivedRuns(t *testing.T, w *WAL) [][2]uint64 {
 	t.Helper()
 	var out [][2]uint64
 	_ = w.View(func(tx *ReadTx) error {
-		tx.recvRuns(func(r recvRun, ok bool) bool {
+		tx.recv.each(func(r run, ok bool) bool {
 			if !ok {
 				t.Errorf("malformed received run at %d", r.start)
 			}
@@ -291,10 +291,10 @@ func TestVerifyReceived(t *testing.T) {
 		damage func(tx *bolt.Tx) error
 	}{
 		{"run beyond the rows", func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketReceived).Put(u64key(1), recvRun{start: 1, end: 40, batch: 1, at: t0}.value())
+			return tx.Bucket(bucketReceived).Put(u64key(1), receivedKind.encode(run{start: 1, end: 40, batch: 1, at: t0}))
 		}},
 		{"wrong batch id", func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketReceived).Put(u64key(1), recvRun{start: 1, end: 3, batch: 7, at: t0}.value())
+			return tx.Bucket(bucketReceived).Put(u64key(1), receivedKind.encode(run{start: 1, end: 3, batch: 7, at: t0}))
 		}},
 		{"malformed value", func(tx *bolt.Tx) error {
 			return tx.Bucket(bucketReceived).Put(u64key(1), []byte{1, 2, 3})

@@ -164,7 +164,7 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 		first.Run()
 		s.live = mergeRanges(s.live)
 		s.liveSorted = true
-		slices.SortFunc(s.received, func(a, b recvRun) int { return cmp.Compare(a.start, b.start) })
+		slices.SortFunc(s.received, func(a, b run) int { return cmp.Compare(a.start, b.start) })
 		ctr := s.src.ctr
 		s.indexDamaged = len(first.Damage) > 0 || rangesLen(s.live) < uint64(max(ctr.pending+ctr.sending+ctr.received+ctr.acked+ctr.dead, 0))
 		if v := s.src.schema; v != 0 && v != SchemaVersion && v != nestedPositionsSchema {
@@ -267,7 +267,7 @@ type salvager struct {
 	// damaged (a row of a block that no index holds is then copied as
 	// PENDING rather than taken for deleted: at least once, never lost).
 	states       map[uint64]rowState
-	received     []recvRun       // runs of the received index read, in key order
+	received     []run           // runs of the received index read, in key order
 	deadGap      map[uint64]bool // DEAD rows that got a stand-in (standin.go)
 	live         []idRange
 	indexDamaged bool
@@ -352,20 +352,13 @@ func (s *salvager) visitIndex(bucket [][]byte, key, value []byte, _ uint64) {
 				s.states[id] = st
 			}
 		}
-	case string(bucketPending):
-		lo, ok1 := keyID(key)
-		hi, ok2 := runEnd(value)
-		if ok1 && ok2 && hi >= lo {
-			s.live = append(s.live, idRange{lo, hi})
-		}
-	case string(bucketSending):
-		if r, ok := decodeSendRun(key, value); ok {
+	case string(bucketPending), string(bucketSending), string(bucketReceived):
+		kind := runKindOf(bucket[0])
+		if r, ok := kind.decode(key, value); ok {
 			s.live = append(s.live, idRange{r.start, r.end})
-		}
-	case string(bucketReceived):
-		if r, ok := decodeRecvRun(key, value); ok {
-			s.live = append(s.live, idRange{r.start, r.end})
-			s.received = append(s.received, r)
+			if kind == receivedKind {
+				s.received = append(s.received, r)
+			}
 		}
 	case string(bucketDelayed):
 		single(keyID(key))
@@ -468,8 +461,8 @@ func (s *salvager) blockRows(b *block) []Row {
 }
 
 // receivedRun returns the run of the received index read that holds id.
-func (s *salvager) receivedRun(id uint64) (recvRun, bool) {
-	i, _ := slices.BinarySearchFunc(s.received, id, func(r recvRun, id uint64) int {
+func (s *salvager) receivedRun(id uint64) (run, bool) {
+	i, _ := slices.BinarySearchFunc(s.received, id, func(r run, id uint64) int {
 		switch {
 		case r.end < id:
 			return -1
@@ -481,7 +474,7 @@ func (s *salvager) receivedRun(id uint64) (recvRun, bool) {
 	if i < len(s.received) && s.received[i].start <= id && id <= s.received[i].end {
 		return s.received[i], true
 	}
-	return recvRun{}, false
+	return run{}, false
 }
 
 // take copies r under its own id when that is plausible, else under a
@@ -811,12 +804,12 @@ func (tx *Tx) restoreBlock(rows []Row, deadGap map[uint64]bool, now int64) error
 				err = tx.putState(r.ID, &st)
 			}
 			if err == nil {
-				err = tx.recvAdd(recvRun{start: r.ID, end: r.ID, batch: r.BatchID, at: r.UpdatedAt})
+				err = tx.recv.add(run{start: r.ID, end: r.ID, batch: r.BatchID, at: r.UpdatedAt})
 				tx.ctr.add(StatusReceived, 1)
 			}
 		default:
 			if st == (rowState{status: StatusPending, updated: r.CreatedAt}) {
-				err = tx.pendAdd(r.ID) // a fresh row: no state entry
+				err = tx.pend.add(run{start: r.ID, end: r.ID}) // a fresh row: no state entry
 				tx.ctr.add(StatusPending, 1)
 			} else {
 				err = tx.putPending(r.ID, &st, now)
