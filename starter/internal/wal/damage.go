@@ -40,7 +40,7 @@ func damagedError(path string, damage []string, more int) error {
 // otherwise silently never be sent; a damaged run would make Claim walk
 // ids that do not exist.
 func coverageDamage(btx *bolt.Tx) []Damage {
-	if _, err := checkSchema(btx); err != nil {
+	if err := checkSchema(btx); err != nil {
 		return nil // what the indexes mean is not known: the open refuses the file
 	}
 	cov := &coverage{}
@@ -113,18 +113,8 @@ func (c *coverage) visit(bucket [][]byte, key, value []byte) {
 			hi = h.last()
 		}
 		c.blocks = append(c.blocks, idRange{id, hi})
-	case string(bucketPending):
-		lo, ok1 := keyID(key)
-		hi, ok2 := runEnd(value)
-		if ok1 && ok2 && hi >= lo {
-			c.index = append(c.index, idRange{lo, hi})
-		}
-	case string(bucketSending):
-		if r, ok := decodeSendRun(key, value); ok {
-			c.index = append(c.index, idRange{r.start, r.end})
-		}
-	case string(bucketReceived):
-		if r, ok := decodeRecvRun(key, value); ok {
+	case string(bucketPending), string(bucketSending), string(bucketReceived):
+		if r, ok := runKindOf(bucket[0]).decode(key, value); ok {
 			c.index = append(c.index, idRange{r.start, r.end})
 		}
 	case string(bucketDelayed), string(bucketDead), string(bucketState):

@@ -93,22 +93,21 @@
 // # Positions and schema versions
 //
 // SavePositions and Positions keep opaque states by (source id, key), in
-// the same transactions as the rows. A new file has schema version
-// SchemaVersion (4): the positions are flat keys <source id> 0x00 <key>
-// in one bucket, which bbolt keeps inline in the root page while a few
-// inputs have positions, so a commit saving one writes no page of its
-// own; source ids and keys must then not contain the byte 0x00
-// (SavePositions refuses them). A file of schema 3 keeps its positions
-// nested, one bucket per source id, and is read and written in that
-// layout for its life: no build converts a file, and Salvage copies into
-// the source's layout, so a file an older build can read never becomes one
-// it cannot. Builds before schema 4 refuse a schema-4 file as written by
-// a newer edge-agent. ReadTx.SchemaVersion tells a file's version.
+// the same transactions as the rows. A file has schema version
+// SchemaVersion (4), the only one this build reads and writes: the
+// positions are flat keys <source id> 0x00 <key> in one bucket, which
+// bbolt keeps inline in the root page while a few inputs have positions,
+// so a commit saving one writes no page of its own; source ids and keys
+// must not contain the byte 0x00 (SavePositions refuses them). A file of
+// schema 3 (the same with the positions nested, one bucket per source id,
+// written only by development builds before the first release) is
+// refused by Open, naming Salvage, which copies its rows and positions
+// into a new file of schema 4 and leaves it unchanged. Builds before
+// schema 4 refuse a schema-4 file as written by a newer edge-agent.
 //
 // # Errors
 //
 // Every error names the file and wraps one of the sentinels of errors.go
-// or an I/O error. A file of a schema version outside
-// [OldestSchemaVersion, SchemaVersion] is refused with ErrSchemaVersion,
-// never converted.
+// or an I/O error. A file of a schema version other than SchemaVersion is
+// refused with ErrSchemaVersion, never converted in place.
 package wal

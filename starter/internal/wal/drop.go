@@ -169,7 +169,7 @@ func (tx *Tx) dropPendingIn(f *blockFreer, lo, hi uint64, gap string) (int, int6
 	for id := lo; id <= hi; id++ {
 		ik := u64key(id)
 		status := StatusPending
-		due := tx.pendContains(id)
+		due := tx.pend.contains(id)
 		var delayedUntil []byte
 		if !due {
 			if delayedUntil = tx.delayed.Get(ik); delayedUntil == nil {
@@ -201,53 +201,14 @@ func (tx *Tx) dropPendingIn(f *blockFreer, lo, hi uint64, gap string) (int, int6
 		rows++
 		bytes += int64(n)
 	}
-	if err := tx.pendRemoveRange(lo, hi); err != nil {
+	if err := tx.pend.removeRange(lo, hi); err != nil {
 		return rows, bytes, err
 	}
-	if err := tx.recvRemoveRange(lo, hi); err != nil {
+	if err := tx.recv.removeRange(lo, hi); err != nil {
 		return rows, bytes, err
 	}
 	if rows > 0 {
 		tx.dirty = true
 	}
 	return rows, bytes, nil
-}
-
-// pendRemoveRange takes lo..hi out of the runs of the pending index.
-func (tx *Tx) pendRemoveRange(lo, hi uint64) error {
-	type run struct{ s, e uint64 }
-	var hit []run
-	c := tx.pending.Cursor()
-	c.Seek(u64key(lo)) // positions the cursor for the run that may start before lo
-	if pk, pv := c.Prev(); pk != nil {
-		s, _ := keyID(pk)
-		if e, ok := runEnd(pv); ok && e >= lo {
-			hit = append(hit, run{s, e})
-		}
-	}
-	for k, v := c.Seek(u64key(lo)); k != nil; k, v = c.Next() {
-		s, _ := keyID(k)
-		if s > hi {
-			break
-		}
-		if e, ok := runEnd(v); ok {
-			hit = append(hit, run{s, e})
-		}
-	}
-	for _, r := range hit {
-		if err := tx.pending.Delete(u64key(r.s)); err != nil {
-			return fmt.Errorf("wal %s: pending index: %w", tx.w.path, err)
-		}
-		if r.s < lo {
-			if err := tx.putRun(r.s, lo-1); err != nil {
-				return err
-			}
-		}
-		if r.e > hi {
-			if err := tx.putRun(hi+1, r.e); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }

@@ -12,9 +12,9 @@ var (
 	// ErrNotWAL: the file exists but is not a bbolt file, or is a bbolt file
 	// written by something other than edge-agent.
 	ErrNotWAL = errors.New("not an edge-agent WAL")
-	// ErrSchemaVersion: the file is an edge-agent WAL of a schema version this
-	// build does not read (outside [OldestSchemaVersion, SchemaVersion]); it
-	// is never converted.
+	// ErrSchemaVersion: the file is an edge-agent WAL of a schema version
+	// other than SchemaVersion, which this build does not read; it is
+	// never converted in place (Salvage copies one of the version before).
 	ErrSchemaVersion = errors.New("unsupported WAL schema version")
 	// ErrNotFound: the WAL file does not exist (read-only opens never create
 	// one).

@@ -3,7 +3,6 @@ package wal
 import (
 	"cmp"
 	"slices"
-	"unsafe"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -11,24 +10,29 @@ import (
 // fileRange is a page-aligned range of the WAL file.
 type fileRange struct{ off, end int64 }
 
-// noteFreed records the pages of a block value this transaction deletes,
-// v as bbolt returned it, so that once the commit is on disk they leave
-// the page cache (dropFreed). Only a value on a committed page has a
-// place in the file: one put earlier in this transaction lives in
-// bbolt's memory and is skipped.
-func (tx *Tx) noteFreed(v []byte) {
-	if len(v) == 0 || !tx.w.opts.Fsync {
+// noteFreed records the pages of the block stored in bucket b, which this
+// transaction is about to delete, so that once the commit is on disk they
+// leave the page cache (dropFreed). A block bucket holds one value and is
+// never changed after its commit, so its root is the leaf page holding
+// the block, followed by the page's overflow pages: bbolt's Bucket.Root
+// and Tx.Page tell where they are. A block with no page of its own (root
+// 0: stored inline in the blocks bucket's leaf, or put earlier in this
+// transaction and still in bbolt's memory) is skipped.
+func (tx *Tx) noteFreed(b *bolt.Bucket) {
+	if b == nil || !tx.w.opts.Fsync {
 		return
 	}
-	base := tx.btx.DB().Info().Data
-	p := uintptr(unsafe.Pointer(unsafe.SliceData(v)))
-	size := uintptr(tx.btx.Size())
-	if p < base || p+uintptr(len(v)) > base+size {
+	root := int(b.Root())
+	if root == 0 {
 		return
+	}
+	info, err := tx.btx.Page(root)
+	if err != nil || info == nil || info.Type != "leaf" {
+		return // not the page this expects: dropping nothing only costs writes
 	}
 	ps := int64(tx.btx.DB().Info().PageSize)
-	off := int64(p - base)
-	tx.freed = append(tx.freed, fileRange{off &^ (ps - 1), (off + int64(len(v)) + ps - 1) &^ (ps - 1)})
+	off := int64(root) * ps
+	tx.freed = append(tx.freed, fileRange{off, off + int64(1+info.OverflowCount)*ps})
 }
 
 // dropFreed drops the pages of deleted blocks from the mapping and the

@@ -21,12 +21,12 @@ var (
 	bucketDead      = []byte("dead")      // row id -> {}
 	bucketMeta      = []byte("meta")      // internal metadata, keys below
 	bucketApp       = []byte("app")       // SetMeta/Meta: metadata of the agent
-	bucketPositions = []byte("positions") // schema 4: source id 0x00 key -> state; schema 3: source id (nested bucket) -> key -> state (positions.go)
+	bucketPositions = []byte("positions") // source id 0x00 key -> state (positions.go)
 
 	allBuckets = [][]byte{bucketBlocks, bucketState, bucketPending, bucketDelayed, bucketTimers, bucketSending,
 		bucketAcked, bucketDead, bucketMeta, bucketApp, bucketPositions}
-	// addedBuckets came after files of schemas 3 and 4 were written, and
-	// need no schema version of their own: a new file has them, a
+	// addedBuckets came after files of this schema version were written,
+	// and need no schema version of their own: a new file has them, a
 	// read-write open creates them in an older one, and a read-only open
 	// of an older one reads them as empty. A build that predates one
 	// ignores it (and so does not see the rows only it records).
@@ -34,19 +34,19 @@ var (
 )
 
 const (
-	// SchemaVersion is the layout version of the files this build creates:
+	// SchemaVersion is the one layout version this build reads and writes:
 	// rows in blocks, one per Append, with the mutable part of a row apart
 	// (block.go, state.go), and the positions flat in one bucket
-	// (positions.go). A file of version 3 (the same, with the positions
-	// nested one bucket per input) is read and written in its own layout
-	// and never converted: a file an older build cannot read is never made
-	// from one it can. Versions 1 and 2 (one key per row) were only
-	// written by builds before the first release; no version converts
-	// them. A build finding a version outside
-	// [OldestSchemaVersion, SchemaVersion] refuses the file.
+	// (positions.go). A file of any other version is refused, never
+	// converted in place: 1 and 2 (one key per row) and 3
+	// (nestedPositionsSchema) were only written by development builds
+	// before the first release, and a newer version by a newer build.
 	SchemaVersion = 4
-	// OldestSchemaVersion is the oldest layout this build reads and writes.
-	OldestSchemaVersion = 3
+	// nestedPositionsSchema is the version before SchemaVersion: the same
+	// layout with the positions nested, one bucket per input. Open refuses
+	// it; Salvage reads it and copies its rows and positions into a new
+	// file of SchemaVersion, which is how such a file is carried over.
+	nestedPositionsSchema = 3
 
 	metaSchemaVersion = "schema_version"
 	metaNextBatchID   = "next_batch_id"
@@ -64,10 +64,9 @@ const (
 // buckets with a nil value.
 var empty = []byte{}
 
-// initOrCheck creates the buckets of a new file, of layout version schema,
-// or checks an existing one. To an existing WAL it writes only the
+// initOrCheck creates the buckets of a new file or checks an existing one. To an existing WAL it writes only the
 // addedBuckets it lacks, once it passed the check.
-func initOrCheck(btx *bolt.Tx, now interface{ UnixMilli() int64 }, schema uint32) error {
+func initOrCheck(btx *bolt.Tx, now interface{ UnixMilli() int64 }) error {
 	meta := btx.Bucket(bucketMeta)
 	if meta == nil {
 		foreign := false
@@ -90,7 +89,7 @@ func initOrCheck(btx *bolt.Tx, now interface{ UnixMilli() int64 }, schema uint32
 			seed = 1
 		}
 		var v [4]byte
-		binary.BigEndian.PutUint32(v[:], schema)
+		binary.BigEndian.PutUint32(v[:], SchemaVersion)
 		puts := map[string][]byte{
 			metaSchemaVersion: v[:],
 			metaNextBatchID:   u64key(uint64(seed)),
@@ -105,7 +104,7 @@ func initOrCheck(btx *bolt.Tx, now interface{ UnixMilli() int64 }, schema uint32
 		}
 		return nil
 	}
-	if _, err := checkSchema(btx); err != nil {
+	if err := checkSchema(btx); err != nil {
 		return err
 	}
 	for _, name := range addedBuckets {
@@ -116,32 +115,38 @@ func initOrCheck(btx *bolt.Tx, now interface{ UnixMilli() int64 }, schema uint32
 	return nil
 }
 
-// checkSchema returns the file's layout version, one this build reads.
-func checkSchema(btx *bolt.Tx) (uint32, error) {
+// checkSchema checks that the file is a WAL of SchemaVersion.
+func checkSchema(btx *bolt.Tx) error {
 	meta := btx.Bucket(bucketMeta)
 	if meta == nil {
-		return 0, fmt.Errorf("bbolt file without edge-agent buckets: %w", ErrNotWAL)
+		return fmt.Errorf("bbolt file without edge-agent buckets: %w", ErrNotWAL)
 	}
 	v := meta.Get([]byte(metaSchemaVersion))
 	if len(v) != 4 {
-		return 0, fmt.Errorf("meta has no schema version: %w", ErrNotWAL)
+		return fmt.Errorf("meta has no schema version: %w", ErrNotWAL)
 	}
 	got := binary.BigEndian.Uint32(v)
 	switch {
-	case got < OldestSchemaVersion:
-		return 0, fmt.Errorf("the file has WAL schema version %d, this edge-agent reads only versions %d to %d and converts no "+
+	case got == nestedPositionsSchema:
+		return fmt.Errorf("the file has WAL schema version %d (positions nested per input), written by a development "+
+			"build before the first release; this edge-agent reads only version %d and converts no file in place. "+
+			"Either drain the file with the build that wrote it, or stop the agent and run `%s`, which copies every "+
+			"row and position into a new file of version %d and leaves this one unchanged, then move the new file "+
+			"into place: %w", got, SchemaVersion, SalvageCommand(btx.DB().Path()), SchemaVersion, ErrSchemaVersion)
+	case got < SchemaVersion:
+		return fmt.Errorf("the file has WAL schema version %d, this edge-agent reads only version %d and converts no "+
 			"other (version %d was only written by development builds before the first release): move the file "+
-			"aside and start the agent, which creates a new WAL: %w", got, OldestSchemaVersion, SchemaVersion, got, ErrSchemaVersion)
+			"aside and start the agent, which creates a new WAL: %w", got, SchemaVersion, got, ErrSchemaVersion)
 	case got > SchemaVersion:
-		return 0, fmt.Errorf("the file has WAL schema version %d, written by a newer edge-agent; this one reads only "+
-			"versions %d to %d: run the newer edge-agent on it: %w", got, OldestSchemaVersion, SchemaVersion, ErrSchemaVersion)
+		return fmt.Errorf("the file has WAL schema version %d, written by a newer edge-agent; this one reads only "+
+			"version %d: run the newer edge-agent on it: %w", got, SchemaVersion, ErrSchemaVersion)
 	}
 	for _, name := range allBuckets {
 		if btx.Bucket(name) == nil {
-			return 0, fmt.Errorf("missing bucket %q: %w", name, ErrNotWAL)
+			return fmt.Errorf("missing bucket %q: %w", name, ErrNotWAL)
 		}
 	}
-	return got, nil
+	return nil
 }
 
 // counters make Counts O(1); they change in the same transaction as rows.

@@ -110,11 +110,7 @@ func (w *WAL) initOrCheck(db *bolt.DB) (err error) {
 			err = damagedError(w.path, []string{fmt.Sprintf("bbolt: %v", r)}, 0)
 		}
 	}()
-	schema := w.opts.schema
-	if schema == 0 {
-		schema = SchemaVersion
-	}
-	if err := db.Update(func(btx *bolt.Tx) error { return initOrCheck(btx, w.now(), schema) }); err != nil {
+	if err := db.Update(func(btx *bolt.Tx) error { return initOrCheck(btx, w.now()) }); err != nil {
 		return fmt.Errorf("open wal %s: %w", w.path, err)
 	}
 	return nil

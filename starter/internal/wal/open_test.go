@@ -182,7 +182,7 @@ func TestOpenRefusesSchema2(t *testing.T) {
 		if !errors.Is(err, ErrSchemaVersion) {
 			t.Fatalf("ro=%v: err = %v, want ErrSchemaVersion", ro, err)
 		}
-		for _, want := range []string{path, "schema version 2", "reads only versions 3 to 4", "move the file aside"} {
+		for _, want := range []string{path, "schema version 2", "reads only version 4", "move the file aside"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("ro=%v: error %q lacks %q", ro, err, want)
 			}

@@ -217,8 +217,8 @@ func (v *verifier) blockRows(bl verifyBlock, last uint64) bool {
 	for id := bl.first; id <= last; id++ {
 		st, hasState := tx.stateOf(id, b.created)
 		sending := tx.isSending(id)
-		recv, received := tx.recvFind(id)
-		if !hasState && !sending && !received && !tx.pendContains(id) {
+		recv, received := tx.recv.find(id)
+		if !hasState && !sending && !received && !tx.pend.contains(id) {
 			continue // deleted; the block still holds others
 		}
 		live++
@@ -295,21 +295,16 @@ func (v *verifier) runs() bool {
 			}
 		}
 	}
-	var prevEnd uint64
-	tx.pendRuns(func(s, e uint64) bool {
-		checkRun("pending", s, e, &prevEnd, StatusPending, true)
-		return true
-	})
-	prevEnd = 0
-	tx.sendRuns(func(r sendRun, ok bool) bool {
-		checkRun("sending", r.start, r.end, &prevEnd, StatusSending, ok)
-		return true
-	})
-	prevEnd = 0
-	tx.recvRuns(func(r recvRun, ok bool) bool {
-		checkRun("received", r.start, r.end, &prevEnd, StatusReceived, ok)
-		return true
-	})
+	for _, x := range []struct {
+		in   index
+		want Status
+	}{{tx.pend, StatusPending}, {tx.send, StatusSending}, {tx.recv, StatusReceived}} {
+		var prevEnd uint64
+		x.in.each(func(r run, ok bool) bool {
+			checkRun(x.in.kind.name, r.start, r.end, &prevEnd, x.want, ok)
+			return true
+		})
+	}
 	for _, p := range problems {
 		if v.add(p.RowID, "%s", p.What) {
 			return true
@@ -411,7 +406,7 @@ func (tx *ReadTx) statusAt(id uint64) (Status, bool) {
 	if st, ok := decodeState(tx.state.Get(u64key(id))); ok {
 		return st.status, true
 	}
-	if tx.pendContains(id) {
+	if tx.pend.contains(id) {
 		return StatusPending, true
 	}
 	return 0, false
@@ -422,7 +417,7 @@ func (tx *ReadTx) statusAt(id uint64) (Status, bool) {
 func (tx *ReadTx) indexProblems(id uint64, s Status, st *rowState, recount *counters) []string {
 	k := u64key(id)
 	in := map[string]bool{
-		"pending":  tx.pendContains(id),
+		"pending":  tx.pend.contains(id),
 		"delayed":  tx.delayed.Get(k) != nil,
 		"sending":  tx.isSending(id),
 		"received": tx.isReceived(id),

@@ -21,11 +21,11 @@ func TestPendingRuns(t *testing.T) {
 				want = append(want, id)
 			}
 			slices.Sort(want)
-			if got := tx.pendIDs(0, 0); !slices.Equal(got, want) {
+			if got := tx.pend.ids(0, 0); !slices.Equal(got, want) {
 				t.Fatalf("step %d: ids %v, want %v", step, got, want)
 			}
 			runs, maximal := 0, 0
-			tx.pendRuns(func(s, e uint64) bool { runs++; return true })
+			tx.pend.each(func(run, bool) bool { runs++; return true })
 			for i, id := range want {
 				if i == 0 || want[i-1]+1 != id {
 					maximal++
@@ -35,7 +35,7 @@ func TestPendingRuns(t *testing.T) {
 				t.Fatalf("step %d: %d runs for %d maximal runs", step, runs, maximal)
 			}
 			for id := uint64(0); id < 70; id++ {
-				if tx.pendContains(id) != set[id] {
+				if tx.pend.contains(id) != set[id] {
 					t.Fatalf("step %d: contains(%d) = %v", step, id, !set[id])
 				}
 			}
@@ -53,7 +53,7 @@ func TestPendingRuns(t *testing.T) {
 			}
 			id := 1 + uint64(rng.IntN(60))
 			set[id] = true
-			return tx.pendAdd(id)
+			return tx.pend.add(run{start: id, end: id})
 		})
 		check(step)
 	}

@@ -3,24 +3,18 @@ package wal
 import (
 	"bytes"
 	"fmt"
-
-	bolt "go.etcd.io/bbolt"
 )
 
-// Positions are kept in the positions bucket in one of two layouts, by the
-// file's schema version (meta.go):
-//
-//   - 4 (flat): key <source id> 0x00 <key> -> state. The bucket has no
-//     sub-buckets, so bbolt keeps it inline in the root page while it is
-//     small (a few inputs): a commit that saves a position rewrites the
-//     root page it rewrites anyway, not a page of its own. Source ids and
-//     keys must not contain the byte 0x00. Keys sort by source id, then
-//     key, so the positions of one input are contiguous.
-//   - 3 (nested): one bucket per source id, key -> state. Files of this
-//     version keep it.
+// Positions are kept flat in the positions bucket: key
+// <source id> 0x00 <key> -> state. The bucket has no sub-buckets, so bbolt
+// keeps it inline in the root page while it is small (a few inputs): a
+// commit that saves a position rewrites the root page it rewrites anyway,
+// not a page of its own. Source ids and keys must not contain the byte
+// 0x00. Keys sort by source id, then key, so the positions of one input
+// are contiguous.
 const posSep = 0x00
 
-// flatPosKey is the schema-4 key of (sourceID, key).
+// flatPosKey is the key of (sourceID, key).
 func flatPosKey(sourceID, key string) []byte {
 	k := make([]byte, 0, len(sourceID)+1+len(key))
 	k = append(k, sourceID...)
@@ -28,7 +22,7 @@ func flatPosKey(sourceID, key string) []byte {
 	return append(k, key...)
 }
 
-// splitFlatPosKey splits a schema-4 key; ok is false without a separator or
+// splitFlatPosKey splits a key of the positions bucket; ok is false without a separator or
 // with an empty part.
 func splitFlatPosKey(k []byte) (sourceID, key string, ok bool) {
 	i := bytes.IndexByte(k, posSep)
@@ -40,8 +34,7 @@ func splitFlatPosKey(k []byte) (sourceID, key string, ok bool) {
 
 // PositionUpdate sets (or, with State nil, deletes) the input position Key
 // (e.g. a file identity) of input SourceID. State is opaque to the WAL.
-// SourceID and Key are not empty and, in files of schema version 4, do not
-// contain the byte 0x00.
+// SourceID and Key are not empty and do not contain the byte 0x00.
 type PositionUpdate struct {
 	SourceID, Key string
 	State         []byte
@@ -50,9 +43,6 @@ type PositionUpdate struct {
 // SavePositions applies ups in order. Called in the same Update as Append,
 // the rows and the positions that produced them commit atomically.
 func (tx *Tx) SavePositions(ups []PositionUpdate) error {
-	if tx.schema == 3 {
-		return tx.savePositionsNested(ups)
-	}
 	for i, u := range ups {
 		if u.SourceID == "" || u.Key == "" {
 			return fmt.Errorf("wal %s: save position %d: empty source id or key", tx.w.path, i)
@@ -77,53 +67,10 @@ func (tx *Tx) SavePositions(ups []PositionUpdate) error {
 	return nil
 }
 
-func (tx *Tx) savePositionsNested(ups []PositionUpdate) error {
-	var last string
-	var b *bolt.Bucket // the source's nested bucket
-	for i, u := range ups {
-		if u.SourceID == "" || u.Key == "" {
-			return fmt.Errorf("wal %s: save position %d: empty source id or key", tx.w.path, i)
-		}
-		if b == nil || u.SourceID != last {
-			nb, err := tx.positions.CreateBucketIfNotExists([]byte(u.SourceID))
-			if err != nil {
-				return fmt.Errorf("wal %s: positions of %q: %w", tx.w.path, u.SourceID, err)
-			}
-			b, last = nb, u.SourceID
-		}
-		var err error
-		if u.State == nil {
-			err = b.Delete([]byte(u.Key))
-		} else {
-			err = b.Put([]byte(u.Key), bytes.Clone(u.State))
-		}
-		if err != nil {
-			return fmt.Errorf("wal %s: save position %q/%q: %w", tx.w.path, u.SourceID, u.Key, err)
-		}
-	}
-	return nil
-}
-
 // Positions returns the positions of one input (empty map when none).
 func (tx *ReadTx) Positions(sourceID string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	if sourceID == "" {
-		return out, nil
-	}
-	if tx.schema == 3 {
-		b := tx.positions.Bucket([]byte(sourceID))
-		if b == nil {
-			return out, nil
-		}
-		err := b.ForEach(func(k, v []byte) error {
-			if v != nil {
-				out[string(k)] = bytes.Clone(v)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("wal %s: positions of %q: %w", tx.w.path, sourceID, err)
-		}
 		return out, nil
 	}
 	if bytes.IndexByte([]byte(sourceID), posSep) >= 0 {
@@ -143,16 +90,12 @@ func (tx *ReadTx) Positions(sourceID string) (map[string][]byte, error) {
 func (tx *ReadTx) Sources() ([]string, error) {
 	var out []string
 	err := tx.positions.ForEach(func(k, v []byte) error {
-		switch {
-		case tx.schema == 3:
-			if v == nil {
-				out = append(out, string(k))
-			}
-		case v != nil:
-			src, _, ok := splitFlatPosKey(k)
-			if ok && (len(out) == 0 || out[len(out)-1] != src) {
-				out = append(out, src)
-			}
+		if v == nil {
+			return nil
+		}
+		src, _, ok := splitFlatPosKey(k)
+		if ok && (len(out) == 0 || out[len(out)-1] != src) {
+			out = append(out, src)
 		}
 		return nil
 	})
@@ -162,5 +105,6 @@ func (tx *ReadTx) Sources() ([]string, error) {
 	return out, nil
 }
 
-// SchemaVersion is the file's layout version (meta.go).
-func (tx *ReadTx) SchemaVersion() int { return int(tx.schema) }
+// SchemaVersion is the file's layout version (meta.go): always
+// SchemaVersion, since a file of another is refused at open.
+func (tx *ReadTx) SchemaVersion() int { return SchemaVersion }

@@ -154,64 +154,6 @@ func TestPositionsSchema4(t *testing.T) {
 	}
 }
 
-// TestPositionsSchema3: a file of schema 3, its positions nested one bucket
-// per input (built here with bbolt alone, as an older build left it), is
-// read, written and salvaged in that layout and stays schema 3.
-func TestPositionsSchema3(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "wal.db")
-	w, err := Open(Options{Path: path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = w.Close()
-	tamper(t, path, func(tx *bolt.Tx) error {
-		if err := putSchemaVersion(3)(tx); err != nil {
-			return err
-		}
-		b, err := tx.Bucket(bucketPositions).CreateBucket([]byte("old\x00input"))
-		if err != nil {
-			return err
-		}
-		return b.Put([]byte("/var/log/old.log"), []byte(`{"offset":7}`))
-	})
-	old := PositionUpdate{SourceID: "old\x00input", Key: "/var/log/old.log", State: []byte(`{"offset":7}`)}
-	w, err = Open(Options{Path: path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, schema := readPositions(t, w)
-	if want := wantPositions([]PositionUpdate{old}); schema != 3 || !samePositions(got, want) {
-		t.Fatalf("schema %d, positions %q, want 3, %q", schema, got, want)
-	}
-	savePositions(t, w, oddPositions)
-	del := PositionUpdate{SourceID: "app", Key: "/var/log/app.log.1"}
-	savePositions(t, w, []PositionUpdate{del})
-	want := wantPositions(append([]PositionUpdate{old}, append(slices.Clone(oddPositions), del)...))
-	if got, _ = readPositions(t, w); !samePositions(got, want) {
-		t.Fatalf("positions %q, want %q", got, want)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	nested, flat := rawLayout(t, path)
-	wantNested := slices.Sorted(maps.Keys(want))
-	if !slices.Equal(nested, wantNested) || len(flat) != 0 {
-		t.Fatalf("positions bucket: nested %q, flat %q, want nested %q only", nested, flat, wantNested)
-	}
-	dst := filepath.Join(t.TempDir(), "salvaged.db")
-	if _, err := Salvage(path, dst, SalvageOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	w, err = Open(Options{Path: dst})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if got, schema = readPositions(t, w); schema != 3 || !samePositions(got, want) {
-		t.Fatalf("salvaged: schema %d, %q, want 3, %q", schema, got, want)
-	}
-}
-
 // TestPositionsSeparatorRefused: in schema 4 a source id or key holding the
 // separator byte is refused, naming both, and nothing of the batch is
 // saved; Positions of such an id is empty.

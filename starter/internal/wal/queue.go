@@ -68,7 +68,7 @@ func (tx *Tx) Append(rows []NewRow) (first, last uint64, err error) {
 			tx.cache.put(blocks[i])
 		}
 	}
-	if err := tx.pendAddRange(first, tx.nextRow-1); err != nil {
+	if err := tx.pend.add(run{start: first, end: tx.nextRow - 1}); err != nil {
 		return 0, 0, err
 	}
 	tx.ctr.pending += int64(len(rows))
@@ -204,13 +204,13 @@ func (tx *Tx) claimFunc(limit, maxBytes int, now int64, fn func(r *Row)) (claime
 	if err := tx.promote(now); err != nil {
 		return 0, false, err
 	}
-	var run sendRun // the run being built; end == 0: none
+	var cur run // the run being built; end == 0: none
 	flushRun := func() error {
-		if run.end == 0 {
+		if cur.end == 0 {
 			return nil
 		}
-		err := tx.sendPut(run)
-		run = sendRun{}
+		err := tx.send.put(cur)
+		cur = run{}
 		return err
 	}
 	ss := stateScan{c: tx.state.Cursor()}
@@ -260,13 +260,13 @@ func (tx *Tx) claimFunc(limit, maxBytes int, now int64, fn func(r *Row)) (claime
 				ss.reset()
 				continue
 			}
-			if run.end != 0 && id == run.end+1 {
-				run.end = id
+			if cur.end != 0 && id == cur.end+1 {
+				cur.end = id
 			} else {
 				if err := flushRun(); err != nil {
 					return claimed, false, err
 				}
-				run = sendRun{start: id, end: id, at: now}
+				cur = run{start: id, end: id, at: now}
 			}
 			tx.ctr.sending++
 			r = rowOf(b, id, &st)
@@ -325,7 +325,7 @@ func (tx *Tx) putIndexed(id uint64, st *rowState, index *bolt.Bucket, ik []byte)
 func (tx *Tx) putPending(id uint64, st *rowState, now int64) error {
 	st.status = StatusPending
 	if st.notBefore <= now {
-		if err := tx.pendAdd(id); err != nil {
+		if err := tx.pend.add(run{start: id, end: id}); err != nil {
 			return err
 		}
 		if err := tx.putState(id, st); err != nil {
@@ -368,7 +368,7 @@ func (tx *Tx) promote(now int64) error {
 			return fmt.Errorf("wal %s: promote: %w", tx.w.path, err)
 		}
 		tx.ctr.delayed--
-		if err := tx.pendAdd(id); err != nil {
+		if err := tx.pend.add(run{start: id, end: id}); err != nil {
 			return err
 		}
 		tx.dirty = true
@@ -504,10 +504,11 @@ func (f *blockFreer) free(tx *Tx) error {
 		if i > 0 && first == f.touched[i-1] {
 			continue
 		}
-		if tx.blocks.Bucket(u64key(first)) == nil {
+		nb := tx.blocks.Bucket(u64key(first))
+		if nb == nil {
 			continue
 		}
-		v := getBlock(tx.blocks, u64key(first))
+		v := nb.Get(blockValueKey)
 		last := first
 		if h, err := parseBlockHeader(v); err == nil {
 			last = h.last()
@@ -521,7 +522,7 @@ func (f *blockFreer) free(tx *Tx) error {
 		if tx.anyLive(first, last) {
 			continue
 		}
-		tx.noteFreed(v)
+		tx.noteFreed(nb)
 		if err := deleteBlock(tx.blocks, u64key(first)); err != nil {
 			return fmt.Errorf("wal %s: delete block %d: %w", tx.w.path, first, err)
 		}
@@ -540,29 +541,7 @@ func (tx *ReadTx) anyLive(lo, hi uint64) bool {
 			return true
 		}
 	}
-	return runsOverlap(tx.pending, lo, hi, runEnd) || runsOverlap(tx.sending, lo, hi, sendEnd) ||
-		(tx.received != nil && runsOverlap(tx.received, lo, hi, recvEnd))
-}
-
-// runsOverlap reports whether a run of index b (key first id, value
-// holding the last) overlaps lo..hi.
-func runsOverlap(b *bolt.Bucket, lo, hi uint64, end func([]byte) (uint64, bool)) bool {
-	c := b.Cursor()
-	k, _ := c.Seek(u64key(lo))
-	if k != nil {
-		if s, _ := keyID(k); s <= hi {
-			return true
-		}
-		k, _ = c.Prev()
-	} else {
-		k, _ = c.Last()
-	}
-	if k == nil {
-		return false
-	}
-	v := b.Get(k)
-	e, ok := end(v)
-	return ok && e >= lo
+	return tx.pend.overlaps(lo, hi) || tx.send.overlaps(lo, hi) || tx.recv.overlaps(lo, hi)
 }
 
 // Fail returns SENDING rows to PENDING, due at notBefore, recording reason.
@@ -614,7 +593,7 @@ func (tx *Tx) Release(ids []uint64, now int64) error {
 // is in flight yet) and returns how many moved. RECEIVED rows stay: the
 // engine may still commit them.
 func (tx *Tx) ResurrectSending(now int64) (int, error) {
-	ids := tx.sendIDs(0, 0)
+	ids := tx.send.ids(0, 0)
 	before := tx.ctr.sending
 	if err := tx.Release(ids, now); err != nil {
 		return 0, err

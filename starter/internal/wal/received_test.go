@@ -15,7 +15,7 @@ func receivedRuns(t *testing.T, w *WAL) [][2]uint64 {
 	t.Helper()
 	var out [][2]uint64
 	_ = w.View(func(tx *ReadTx) error {
-		tx.recvRuns(func(r recvRun, ok bool) bool {
+		tx.recv.each(func(r run, ok bool) bool {
 			if !ok {
 				t.Errorf("malformed received run at %d", r.start)
 			}
@@ -291,10 +291,10 @@ func TestVerifyReceived(t *testing.T) {
 		damage func(tx *bolt.Tx) error
 	}{
 		{"run beyond the rows", func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketReceived).Put(u64key(1), recvRun{start: 1, end: 40, batch: 1, at: t0}.value())
+			return tx.Bucket(bucketReceived).Put(u64key(1), receivedKind.encode(run{start: 1, end: 40, batch: 1, at: t0}))
 		}},
 		{"wrong batch id", func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketReceived).Put(u64key(1), recvRun{start: 1, end: 3, batch: 7, at: t0}.value())
+			return tx.Bucket(bucketReceived).Put(u64key(1), receivedKind.encode(run{start: 1, end: 3, batch: 7, at: t0}))
 		}},
 		{"malformed value", func(tx *bolt.Tx) error {
 			return tx.Bucket(bucketReceived).Put(u64key(1), []byte{1, 2, 3})
@@ -335,44 +335,37 @@ func TestVerifyReceived(t *testing.T) {
 // as having no RECEIVED rows, read-only, and gets the index at its first
 // read-write open.
 func TestReceivedBucketAdded(t *testing.T) {
-	for _, schema := range []uint32{OldestSchemaVersion, SchemaVersion} {
-		path := filepath.Join(t.TempDir(), "wal.db")
-		w, err := Open(Options{Path: path, Now: newClock(t0).Now, schema: schema})
-		if err != nil {
-			t.Fatal(err)
+	path := filepath.Join(t.TempDir(), "wal.db")
+	w, err := Open(Options{Path: path, Now: newClock(t0).Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, w, 3)
+	_ = w.Close()
+	tamper(t, path, func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketReceived) })
+	ro, err := Open(Options{Path: path, ReadOnly: true})
+	if err != nil {
+		t.Fatalf("read-only: %v", err)
+	}
+	st := StatusReceived
+	_ = ro.View(func(tx *ReadTx) error {
+		if rows, err := tx.List(&st, 0, 0); err != nil || len(rows) != 0 || tx.Counts().Received != 0 {
+			t.Errorf("received rows %v %v", rows, err)
 		}
-		appendN(t, w, 3)
-		_ = w.Close()
-		tamper(t, path, func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketReceived) })
-		ro, err := Open(Options{Path: path, ReadOnly: true})
-		if err != nil {
-			t.Fatalf("schema %d read-only: %v", schema, err)
+		if first, last := tx.RowIDRange(); first != 1 || last != 3 {
+			t.Errorf("row ids %d..%d", first, last)
 		}
-		st := StatusReceived
-		_ = ro.View(func(tx *ReadTx) error {
-			if rows, err := tx.List(&st, 0, 0); err != nil || len(rows) != 0 || tx.Counts().Received != 0 {
-				t.Errorf("schema %d: received rows %v %v", schema, rows, err)
-			}
-			if first, last := tx.RowIDRange(); first != 1 || last != 3 {
-				t.Errorf("row ids %d..%d", first, last)
-			}
-			return nil
-		})
-		if probs, _, err := ro.Verify(0); err != nil || len(probs) != 0 {
-			t.Fatalf("schema %d: verify %v %v", schema, probs, err)
-		}
-		_ = ro.Close()
-		w = openAt(t, path, newClock(t0))
-		claim(t, w, 2, t0)
-		mustUpdate(t, w, func(tx *Tx) error { return tx.Receive([]uint64{1, 2}, t0) })
-		if c := counts(t, w); c.Received != 2 || c.Pending != 1 {
-			t.Fatalf("schema %d: counts %+v", schema, c)
-		}
-		var ver int
-		_ = w.View(func(tx *ReadTx) error { ver = tx.SchemaVersion(); return nil })
-		if ver != int(schema) {
-			t.Fatalf("schema %d became %d", schema, ver)
-		}
+		return nil
+	})
+	if probs, _, err := ro.Verify(0); err != nil || len(probs) != 0 {
+		t.Fatalf("verify %v %v", probs, err)
+	}
+	_ = ro.Close()
+	w = openAt(t, path, newClock(t0))
+	claim(t, w, 2, t0)
+	mustUpdate(t, w, func(tx *Tx) error { return tx.Receive([]uint64{1, 2}, t0) })
+	if c := counts(t, w); c.Received != 2 || c.Pending != 1 {
+		t.Fatalf("counts %+v", c)
 	}
 }
 

@@ -164,25 +164,20 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 		first.Run()
 		s.live = mergeRanges(s.live)
 		s.liveSorted = true
-		slices.SortFunc(s.received, func(a, b recvRun) int { return cmp.Compare(a.start, b.start) })
+		slices.SortFunc(s.received, func(a, b run) int { return cmp.Compare(a.start, b.start) })
 		ctr := s.src.ctr
 		s.indexDamaged = len(first.Damage) > 0 || rangesLen(s.live) < uint64(max(ctr.pending+ctr.sending+ctr.received+ctr.acked+ctr.dead, 0))
-		if s.src.schema != 0 && (s.src.schema < OldestSchemaVersion || s.src.schema > SchemaVersion) {
-			// Its rows are not in blocks: none would be found.
-			return rep, fmt.Errorf("salvage wal %s: the file has WAL schema version %d, this edge-agent reads only versions %d to %d: %w",
-				src, s.src.schema, OldestSchemaVersion, SchemaVersion, ErrSchemaVersion)
+		if v := s.src.schema; v != 0 && v != SchemaVersion && v != nestedPositionsSchema {
+			// Its rows are not in blocks, or its layout is a newer build's.
+			return rep, fmt.Errorf("salvage wal %s: the file has WAL schema version %d, this edge-agent salvages only "+
+				"versions %d and %d: %w", src, v, nestedPositionsSchema, SchemaVersion, ErrSchemaVersion)
 		}
 	}
 
 	if !opts.DryRun {
-		// The copy has the source's layout: a build that read the source
-		// reads the copy. A source whose version is lost gets the oldest
-		// layout, which every build reading either can read.
-		schema := s.src.schema
-		if schema == 0 {
-			schema = OldestSchemaVersion
-		}
-		s.out, err = Open(Options{Path: dst, Fsync: opts.Fsync, Now: opts.Now, Logger: opts.Logger, schema: schema})
+		// The copy is of SchemaVersion whatever the source's: a source of
+		// nestedPositionsSchema is carried over this way.
+		s.out, err = Open(Options{Path: dst, Fsync: opts.Fsync, Now: opts.Now, Logger: opts.Logger})
 		if err != nil {
 			return rep, fmt.Errorf("salvage wal %s: create %s: %w", src, dst, err)
 		}
@@ -217,6 +212,8 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 		}
 		s.scan(f, st.Size(), meta.PageSize, hwm, walk.Seen)
 	}
+	// Not damage of the tree: no reason to scan for rows.
+	rep.Damage = append(rep.Damage, s.unfit...)
 	if err := s.finish(); err != nil {
 		return rep, fmt.Errorf("salvage wal %s into %s: %w", src, dst, err)
 	}
@@ -270,7 +267,7 @@ type salvager struct {
 	// damaged (a row of a block that no index holds is then copied as
 	// PENDING rather than taken for deleted: at least once, never lost).
 	states       map[uint64]rowState
-	received     []recvRun       // runs of the received index read, in key order
+	received     []run           // runs of the received index read, in key order
 	deadGap      map[uint64]bool // DEAD rows that got a stand-in (standin.go)
 	live         []idRange
 	indexDamaged bool
@@ -279,10 +276,12 @@ type salvager struct {
 	liveSorted   bool
 	maxScanned   uint64
 
-	batch      []Row
-	renumber   []Row // damaged keys, copied last under new ids
-	renumKeys  []RenumberedRow
-	positions  []PositionUpdate
+	batch     []Row
+	renumber  []Row // damaged keys, copied last under new ids
+	renumKeys []RenumberedRow
+	positions []PositionUpdate
+	// unfit are the positions of the source its copy cannot hold.
+	unfit      []Damage
 	appMeta    map[string][]byte
 	writeError error
 }
@@ -353,20 +352,13 @@ func (s *salvager) visitIndex(bucket [][]byte, key, value []byte, _ uint64) {
 				s.states[id] = st
 			}
 		}
-	case string(bucketPending):
-		lo, ok1 := keyID(key)
-		hi, ok2 := runEnd(value)
-		if ok1 && ok2 && hi >= lo {
-			s.live = append(s.live, idRange{lo, hi})
-		}
-	case string(bucketSending):
-		if r, ok := decodeSendRun(key, value); ok {
+	case string(bucketPending), string(bucketSending), string(bucketReceived):
+		kind := runKindOf(bucket[0])
+		if r, ok := kind.decode(key, value); ok {
 			s.live = append(s.live, idRange{r.start, r.end})
-		}
-	case string(bucketReceived):
-		if r, ok := decodeRecvRun(key, value); ok {
-			s.live = append(s.live, idRange{r.start, r.end})
-			s.received = append(s.received, r)
+			if kind == receivedKind {
+				s.received = append(s.received, r)
+			}
 		}
 	case string(bucketDelayed):
 		single(keyID(key))
@@ -406,10 +398,19 @@ func (s *salvager) visit(bucket [][]byte, key, value []byte, page uint64) {
 		}
 		s.appMeta[string(key)] = bytes.Clone(value)
 	case len(bucket) == 2 && bytes.Equal(bucket[0], bucketPositions):
-		// Schema 3: one bucket per input.
-		s.positions = append(s.positions, PositionUpdate{SourceID: string(bucket[1]), Key: string(key), State: bytes.Clone(value)})
+		// nestedPositionsSchema: one bucket per input. The copy keeps its
+		// positions flat, which cannot hold a source id or key that is
+		// empty or contains the separator: such a position is reported.
+		src, k := bucket[1], key
+		if len(src) == 0 || len(k) == 0 || bytes.IndexByte(src, posSep) >= 0 || bytes.IndexByte(k, posSep) >= 0 {
+			s.unfit = append(s.unfit, Damage{Page: page, Bucket: "positions/" + string(src), What: fmt.Sprintf(
+				"position %q/%q not copied: a source id or key of a version-%d file must be non-empty and free of the byte 0x00",
+				src, k, SchemaVersion)})
+			return
+		}
+		s.positions = append(s.positions, PositionUpdate{SourceID: string(src), Key: string(k), State: bytes.Clone(value)})
 	case len(bucket) == 1 && bytes.Equal(bucket[0], bucketPositions):
-		// Schema 4: flat keys. A key without its separator is damage: skipped.
+		// Flat keys. A key without its separator is damage: skipped.
 		if src, k, ok := splitFlatPosKey(key); ok {
 			s.positions = append(s.positions, PositionUpdate{SourceID: src, Key: k, State: bytes.Clone(value)})
 		}
@@ -460,8 +461,8 @@ func (s *salvager) blockRows(b *block) []Row {
 }
 
 // receivedRun returns the run of the received index read that holds id.
-func (s *salvager) receivedRun(id uint64) (recvRun, bool) {
-	i, _ := slices.BinarySearchFunc(s.received, id, func(r recvRun, id uint64) int {
+func (s *salvager) receivedRun(id uint64) (run, bool) {
+	i, _ := slices.BinarySearchFunc(s.received, id, func(r run, id uint64) int {
 		switch {
 		case r.end < id:
 			return -1
@@ -473,7 +474,7 @@ func (s *salvager) receivedRun(id uint64) (recvRun, bool) {
 	if i < len(s.received) && s.received[i].start <= id && id <= s.received[i].end {
 		return s.received[i], true
 	}
-	return recvRun{}, false
+	return run{}, false
 }
 
 // take copies r under its own id when that is plausible, else under a
@@ -803,12 +804,12 @@ func (tx *Tx) restoreBlock(rows []Row, deadGap map[uint64]bool, now int64) error
 				err = tx.putState(r.ID, &st)
 			}
 			if err == nil {
-				err = tx.recvAdd(recvRun{start: r.ID, end: r.ID, batch: r.BatchID, at: r.UpdatedAt})
+				err = tx.recv.add(run{start: r.ID, end: r.ID, batch: r.BatchID, at: r.UpdatedAt})
 				tx.ctr.add(StatusReceived, 1)
 			}
 		default:
 			if st == (rowState{status: StatusPending, updated: r.CreatedAt}) {
-				err = tx.pendAdd(r.ID) // a fresh row: no state entry
+				err = tx.pend.add(run{start: r.ID, end: r.ID}) // a fresh row: no state entry
 				tx.ctr.add(StatusPending, 1)
 			} else {
 				err = tx.putPending(r.ID, &st, now)

@@ -12,7 +12,7 @@ import (
 // too, and not one byte of it changes. A newer build's WAL is never
 // rewritten by an older one, nor an older one's converted behind a trial.
 func TestOpenOfAnotherSchemaChangesNothing(t *testing.T) {
-	for _, v := range []uint32{SchemaVersion + 1, OldestSchemaVersion - 1} {
+	for _, v := range []uint32{SchemaVersion + 1, nestedPositionsSchema, nestedPositionsSchema - 1} {
 		w := openTest(t, nil)
 		path := w.Path()
 		_ = w.Close()

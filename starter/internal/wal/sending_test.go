@@ -10,7 +10,7 @@ func sendingRuns(t *testing.T, w *WAL) [][2]uint64 {
 	t.Helper()
 	var out [][2]uint64
 	_ = w.View(func(tx *ReadTx) error {
-		tx.sendRuns(func(r sendRun, ok bool) bool {
+		tx.send.each(func(r run, ok bool) bool {
 			if !ok {
 				t.Errorf("malformed sending run at %d", r.start)
 			}

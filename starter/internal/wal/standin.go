@@ -179,7 +179,7 @@ func (tx *Tx) flushGaps() error {
 		tx.nextRow += uint64(len(rows))
 		i = j
 	}
-	if err := tx.pendAddRange(first, tx.nextRow-1); err != nil {
+	if err := tx.pend.add(run{start: first, end: tx.nextRow - 1}); err != nil {
 		return err
 	}
 	n := int64(tx.nextRow - first)

@@ -15,12 +15,10 @@ type ReadTx struct {
 	w   *WAL
 	btx *bolt.Tx
 
-	blocks, state, pending, delayed, timers, sending, acked, dead, meta, app, positions *bolt.Bucket
-	// received is nil in a read-only view of a file older than it
-	// (addedBuckets): no row of it is RECEIVED.
-	received *bolt.Bucket
-	// schema is the file's layout version (meta.go): how positions are kept.
-	schema uint32
+	blocks, state, delayed, timers, acked, dead, meta, app, positions *bolt.Bucket
+	// The run indexes (index.go). recv has no bucket in a read-only view
+	// of a file older than it (addedBuckets): no row of it is RECEIVED.
+	pend, send, recv index
 
 	ctr       counters
 	nextBatch int64
@@ -62,18 +60,17 @@ func (tx *Tx) warnOnCommit(msg string, args ...any) {
 }
 
 func (w *WAL) newReadTx(btx *bolt.Tx) (*ReadTx, error) {
-	schema, err := checkSchema(btx)
-	if err != nil {
+	if err := checkSchema(btx); err != nil {
 		return nil, fmt.Errorf("wal %s: %w", w.path, err)
 	}
-	rt := &ReadTx{w: w, btx: btx, cache: &blockCache{}, schema: schema}
+	rt := &ReadTx{w: w, btx: btx, cache: &blockCache{}}
 	rt.blocks = btx.Bucket(bucketBlocks)
 	rt.state = btx.Bucket(bucketState)
-	rt.pending = btx.Bucket(bucketPending)
+	rt.pend = index{btx.Bucket(bucketPending), pendingKind, w.path}
 	rt.delayed = btx.Bucket(bucketDelayed)
 	rt.timers = btx.Bucket(bucketTimers)
-	rt.sending = btx.Bucket(bucketSending)
-	rt.received = btx.Bucket(bucketReceived)
+	rt.send = index{btx.Bucket(bucketSending), sendingKind, w.path}
+	rt.recv = index{btx.Bucket(bucketReceived), receivedKind, w.path}
 	rt.acked = btx.Bucket(bucketAcked)
 	rt.dead = btx.Bucket(bucketDead)
 	rt.meta = btx.Bucket(bucketMeta)
@@ -97,13 +94,13 @@ func (w *WAL) newTx(btx *bolt.Tx) (*Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rt.received == nil {
+	if rt.recv.b == nil {
 		// Open creates it; this only guards a file changed behind it.
-		if rt.received, err = btx.CreateBucketIfNotExists(bucketReceived); err != nil {
+		if rt.recv.b, err = btx.CreateBucketIfNotExists(bucketReceived); err != nil {
 			return nil, fmt.Errorf("wal %s: create bucket %s: %w", w.path, bucketReceived, err)
 		}
 	}
-	for _, b := range []*bolt.Bucket{rt.blocks, rt.state, rt.pending, rt.sending, rt.received, rt.acked, rt.dead} {
+	for _, b := range []*bolt.Bucket{rt.blocks, rt.state, rt.pend.b, rt.send.b, rt.recv.b, rt.acked, rt.dead} {
 		b.FillPercent = appendFillPercent
 	}
 	rt.cache = &w.cache
@@ -179,20 +176,15 @@ func (tx *ReadTx) Counts() Counts {
 		ChecksumFailures: tx.ctr.checksumFailures, Received: int(tx.ctr.received), StandIns: tx.ctr.standIns,
 	}
 	// The oldest PENDING row has the lowest id of either pending index.
-	var oldest uint64
-	for _, b := range []*bolt.Bucket{tx.pending, tx.delayed} {
-		if k, _ := b.Cursor().First(); k != nil {
-			if id, ok := keyID(k); ok && (oldest == 0 || id < oldest) {
-				oldest = id
-			}
+	oldest := tx.pend.firstID()
+	if k, _ := tx.delayed.Cursor().First(); k != nil {
+		if id, ok := keyID(k); ok && (oldest == 0 || id < oldest) {
+			oldest = id
 		}
 	}
 	c.OldestPending = tx.createdOf(oldest)
-	if tx.received != nil {
-		if k, _ := tx.received.Cursor().First(); k != nil {
-			id, _ := keyID(k)
-			c.OldestReceived = tx.createdOf(id)
-		}
+	if id := tx.recv.firstID(); id != 0 {
+		c.OldestReceived = tx.createdOf(id)
 	}
 	return c
 }
@@ -241,8 +233,8 @@ func (tx *ReadTx) row(id uint64) (Row, bool, error) {
 	}
 	st, hasState := tx.stateOf(id, b.created)
 	sending, at := tx.sendingAt(id)
-	recv, received := tx.recvFind(id)
-	if !hasState && !sending && !received && !tx.pendContains(id) {
+	recv, received := tx.recv.find(id)
+	if !hasState && !sending && !received && !tx.pend.contains(id) {
 		return Row{}, false, nil // deleted, its block still holds others
 	}
 	var r Row
@@ -261,14 +253,11 @@ func (tx *ReadTx) row(id uint64) (Row, bool, error) {
 
 // sendingAt reports whether id is SENDING, and since when.
 func (tx *ReadTx) sendingAt(id uint64) (bool, int64) {
-	run, ok := tx.sendFind(id)
-	return ok, run.at
+	r, ok := tx.send.find(id)
+	return ok, r.at
 }
 
-func (tx *ReadTx) isSending(id uint64) bool {
-	_, ok := tx.sendFind(id)
-	return ok
-}
+func (tx *ReadTx) isSending(id uint64) bool { return tx.send.contains(id) }
 
 // List returns up to limit rows (all when limit <= 0) with id > afterID in id
 // order, of one status or of all when status is nil. Rows that cannot be
@@ -282,15 +271,15 @@ func (tx *ReadTx) List(status *Status, afterID uint64, limit int) ([]Row, error)
 		// blocks; this is for operators, not the hot path.
 		return tx.scanRows(status, afterID, limit), nil
 	case *status == StatusPending:
-		ids = append(tx.pendIDs(afterID, limit), idsAfter(tx.delayed, afterID, limit)...)
+		ids = append(tx.pend.ids(afterID, limit), idsAfter(tx.delayed, afterID, limit)...)
 		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 		if limit > 0 && len(ids) > limit {
 			ids = ids[:limit]
 		}
 	case *status == StatusSending:
-		ids = tx.sendIDs(afterID, limit)
+		ids = tx.send.ids(afterID, limit)
 	case *status == StatusReceived:
-		ids = tx.recvIDs(afterID, limit)
+		ids = tx.recv.ids(afterID, limit)
 	case *status == StatusDead:
 		ids = idsAfter(tx.dead, afterID, limit)
 	default:
@@ -334,12 +323,7 @@ func (tx *ReadTx) scanRows(status *Status, afterID uint64, limit int) []Row {
 		if lo > last {
 			continue
 		}
-		pend := runsIn(tx.pending, lo, last, runEnd)
-		send := runsIn(tx.sending, lo, last, sendEnd)
-		var recv []idRange
-		if tx.received != nil {
-			recv = runsIn(tx.received, lo, last, recvEnd)
-		}
+		pend, send, recv := tx.pend.in(lo, last), tx.send.in(lo, last), tx.recv.in(lo, last)
 		var b *block
 		for id := lo; id <= last; id++ {
 			if limit > 0 && len(out) >= limit {
@@ -371,8 +355,8 @@ func (tx *ReadTx) scanRows(status *Status, afterID uint64, limit int) []Row {
 			if inSend {
 				r.Status, r.UpdatedAt = StatusSending, tx.sendStart(id)
 			} else if inRecv {
-				run, _ := tx.recvFind(id)
-				r.Status, r.UpdatedAt = StatusReceived, run.at
+				rr, _ := tx.recv.find(id)
+				r.Status, r.UpdatedAt = StatusReceived, rr.at
 			}
 			if status != nil && r.Status != *status {
 				continue
@@ -386,47 +370,8 @@ func (tx *ReadTx) scanRows(status *Status, afterID uint64, limit int) []Row {
 
 // sendStart is the claim time of SENDING row id.
 func (tx *ReadTx) sendStart(id uint64) int64 {
-	run, _ := tx.sendFind(id)
-	return run.at
-}
-
-func sendEnd(v []byte) (uint64, bool) {
-	if len(v) != 16 {
-		return 0, false
-	}
-	return runEnd(v[:8])
-}
-
-// runsIn returns the runs of index b (key first id, value holding the
-// last) that overlap lo..hi, clipped to it, in order.
-func runsIn(b *bolt.Bucket, lo, hi uint64, end func([]byte) (uint64, bool)) []idRange {
-	var out []idRange
-	c := b.Cursor()
-	// From the run before the first key at or above lo: it may reach lo.
-	var v []byte
-	k, _ := c.Seek(u64key(lo))
-	if k == nil {
-		k, v = c.Last()
-	} else if pk, pv := c.Prev(); pk != nil {
-		k, v = pk, pv
-	} else {
-		k, v = c.First()
-	}
-	for ; k != nil; k, v = c.Next() {
-		s, ok := keyID(k)
-		if !ok {
-			continue
-		}
-		if s > hi {
-			break
-		}
-		e, ok := end(v)
-		if !ok || e < lo || e < s {
-			continue
-		}
-		out = append(out, idRange{max(s, lo), min(e, hi)})
-	}
-	return out
+	r, _ := tx.send.find(id)
+	return r.at
 }
 
 func (tx *ReadTx) listRow(id uint64) Row {
@@ -515,18 +460,11 @@ func (tx *ReadTx) RowIDRange() (first, last uint64) {
 		id, _ := keyID(k)
 		see(id, id)
 	}
-	for _, b := range []*bolt.Bucket{tx.pending, tx.sending, tx.received} {
-		if b == nil {
-			continue
-		}
-		c := b.Cursor()
-		if k, _ := c.First(); k != nil {
-			id, _ := keyID(k)
+	for _, x := range []index{tx.pend, tx.send, tx.recv} {
+		if id := x.firstID(); id != 0 {
 			see(id, id)
 		}
-		if k, v := c.Last(); k != nil && len(v) >= 8 {
-			see(0, binary.BigEndian.Uint64(v[:8]))
-		}
+		see(0, x.lastID())
 	}
 	return first, last
 }
@@ -549,17 +487,15 @@ func (tx *ReadTx) OldestRow(s Status) (Row, bool, error) {
 	}
 	switch s {
 	case StatusPending:
-		a, b := first(tx.pending, false), first(tx.delayed, false)
+		a, b := tx.pend.firstID(), first(tx.delayed, false)
 		id = a
 		if b != 0 && (a == 0 || b < a) {
 			id = b
 		}
 	case StatusSending:
-		id = first(tx.sending, false)
+		id = tx.send.firstID()
 	case StatusReceived:
-		if tx.received != nil {
-			id = first(tx.received, false)
-		}
+		id = tx.recv.firstID()
 	case StatusAcked:
 		id = first(tx.acked, true)
 	case StatusDead:

@@ -56,10 +56,6 @@ type Options struct {
 	// statDisk overrides the filesystem figures of the disk holding the
 	// WAL (fsspace.Of); for tests.
 	statDisk func(path string) (fsspace.Space, bool)
-	// schema is the layout version of a file Open creates; 0 is
-	// SchemaVersion. Salvage creates its copy in the source's layout,
-	// tests make files of an older one.
-	schema uint32
 }
 
 // DefaultPath is where the WAL lives, relative to the install root, when

@@ -38,9 +38,9 @@ const (
 	metaSumOffset    = 56   // the meta's FNV-64a covers the bytes before it
 	boltNoFreelist   = math.MaxUint64
 	// maxTreeDepth and maxBucketDepth bound the walk: a sound WAL is a few
-	// levels deep with buckets nested twice (positions/<input> in files of
-	// schema 3), so deeper
-	// means a cycle or garbage, not data.
+	// levels deep with buckets nested twice (blocks/<first id>, and
+	// positions/<input> in files of the previous schema), so deeper means
+	// a cycle or garbage, not data.
 	maxTreeDepth   = 64
 	maxBucketDepth = 8
 	// MinPageSize and MaxPageSize bound the page size read from a meta page.
