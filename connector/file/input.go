@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/glob"
+	"github.com/edge-agent/edge-agent/connector/file/internal/tracker"
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/connector/internal/linefilter"
 	"github.com/edge-agent/edge-agent/connector/internal/multiline"
@@ -51,7 +52,6 @@ type Input struct {
 
 	rules
 	manager
-	tracker
 	readers
 	emitter
 	report
@@ -91,6 +91,9 @@ type readers struct {
 
 // emitter is the output of the running poll and what did not fit it.
 type emitter struct {
+	// files is the input's tracker (a position's state carries the
+	// file's prior).
+	files    *files
 	pending  []input.Event // events that did not fit the last poll
 	out      []input.Event // the poll's output while it runs
 	owed     owedPos       // the position the last line event still lacks
@@ -146,7 +149,7 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 			failFast:   strings.EqualFold(cfg.OnError, "fail"),
 		},
 		manager: newManager(),
-		tracker: newTracker(),
+		emitter: emitter{files: tracker.New[*tracked, fileID]()},
 		readers: readers{readBuf: make([]byte, readChunk), fpBuf: make([]byte, cfg.FingerprintBytes)},
 		report:  report{errSeen: make(map[string]string)},
 	}
@@ -271,17 +274,7 @@ func (in *Input) restore(opts input.OpenOptions) {
 			in.pending = append(in.pending, input.Event{Pos: input.Position{Key: key}})
 			continue
 		}
-		id := s.id()
-		in.saved[id] = append(in.saved[id], s)
-		in.savedKeys[key] = struct{}{}
-		if s.sum.Len > 0 {
-			in.savedBySum[s.sum] = append(in.savedBySum[s.sum], id)
-			in.savedLens[s.sum.Len] = struct{}{}
-		}
-		if p := s.prior; p != nil && p.sum.Len > 0 {
-			in.savedByPrior[p.sum] = append(in.savedByPrior[p.sum], id)
-			in.savedLens[p.sum.Len] = struct{}{}
-		}
+		in.files.Restore(s.saved())
 	}
 }
 

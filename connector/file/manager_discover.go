@@ -10,6 +10,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
 	"github.com/edge-agent/edge-agent/connector/file/internal/linesplit"
+	"github.com/edge-agent/edge-agent/connector/file/internal/tracker"
 	"github.com/edge-agent/edge-agent/connector/internal/multiline"
 )
 
@@ -44,8 +45,9 @@ func (in *Input) discover(c candidate, now time.Time) error {
 			return err
 		}
 	}
-	prev := in.byPath[c.path]
-	if prev != nil {
+	var prev *tracked
+	if named := in.files.Named(c.path); len(named) > 0 {
+		prev = named[0]
 		in.local.rotations++ // the name now holds a different file
 	}
 	t := in.register(c, cur, &fd, now)
@@ -106,19 +108,14 @@ func (in *Input) openCandidate(c *candidate) (*os.File, []byte, bool, error) {
 // content the inode no longer holds.
 func (in *Input) matchSaved(c candidate, cur []byte) found {
 	var fd found
-	ss := in.saved[c.id]
-	if len(ss) == 0 {
-		return fd
-	}
-	delete(in.saved, c.id)
-	for _, s := range ss {
-		if fd.key == "" && fingerprint.MatchesSum(cur, s.sum) {
-			delete(in.savedKeys, s.key)
-			fd.key = s.key
+	for _, s := range in.files.TakeSaved(c.id) {
+		if fd.key == "" && fingerprint.MatchesSum(cur, s.Sum) {
+			in.files.ReleaseKey(s.Key)
+			fd.key = s.Key
 			if c.size >= s.Offset {
-				fd.offset, fd.line, fd.restored = s.Offset, s.Line, s.prior
+				fd.offset, fd.line, fd.restored = s.Offset, s.Line, priorOf(s.Prev)
 			} else {
-				fd.truncated, fd.savedOffset, fd.old, fd.older = true, s.Offset, s.asPrior(), s.prior
+				fd.truncated, fd.savedOffset, fd.old, fd.older = true, s.Offset, asPrior(s), priorOf(s.Prev)
 			}
 			continue
 		}
@@ -126,7 +123,7 @@ func (in *Input) matchSaved(c candidate, cur []byte) found {
 		// while the agent was stopped (copytruncate: its old content
 		// may be in a copy found next), or the inode was reused.
 		if fd.old == nil {
-			fd.old, fd.older = s.asPrior(), s.prior
+			fd.old, fd.older = asPrior(s), priorOf(s.Prev)
 		}
 		// Its key stays taken until t has one: an empty file's new
 		// key would otherwise be this very key (the same inode and
@@ -134,7 +131,7 @@ func (in *Input) matchSaved(c candidate, cur []byte) found {
 		// taken while the file was empty), and the forget below,
 		// emitted after t's position, would delete the position
 		// that carries the old content to its copy.
-		fd.forgets = append(fd.forgets, s.key)
+		fd.forgets = append(fd.forgets, s.Key)
 	}
 	return fd
 }
@@ -155,7 +152,7 @@ func (in *Input) matchCopy(c candidate, f *os.File, cur []byte, fd *found) {
 		fd.key, fd.restored = "", nil
 	}
 	if p := fd.cm.prior; p != nil {
-		fd.offset, fd.line = p.offset, p.line
+		fd.offset, fd.line = p.Offset, p.Line
 	}
 }
 
@@ -178,7 +175,7 @@ func (in *Input) register(c candidate, cur []byte, fd *found, now time.Time) *tr
 	t := in.track(fd.key, c.path, c.id, cur)
 	t.headChecked = len(cur)
 	for _, k := range fd.forgets {
-		delete(in.savedKeys, k)
+		in.files.ReleaseKey(k)
 	}
 	t.offset, t.consumed, t.readPos = fd.offset, fd.offset, fd.offset
 	t.line, t.consumedLine = fd.line, fd.line
@@ -253,37 +250,28 @@ func (in *Input) saveDiscovered(t *tracked, fd *found) {
 // track registers a new identity. An empty key means a new file; keys are
 // made unique among known and saved positions.
 func (in *Input) track(key, path string, id fileID, cur []byte) *tracked {
-	t := &tracked{identity: identity{id: id, fp: fingerprint.New(in.cfg.FingerprintBytes)}}
-	in.setFP(t, cur)
+	t := &tracked{identity: identity{id: id, path: path, fp: fingerprint.New(in.cfg.FingerprintBytes)}}
+	t.fp.Set(cur)
 	n, be := in.fmt.codec.bom(cur)
 	t.bomLen, t.bigEndian = n, be
 	if in.ml != nil {
 		t.asm = multiline.New(*in.ml)
 	}
 	if key == "" {
-		key = in.newKey(id, t.fp.Sum())
+		key = in.files.UniqueKey(fmt.Sprintf("%d:%d:%016x", id.dev, id.ino, t.fp.Sum().Hash))
 	}
 	t.key = key
-	in.setPath(t, path)
-	in.files[key] = t
-	in.byID[id] = t
+	in.files.Add(t, key, id, path)
+	in.files.SetSum(t, t.fp.Sum())
+	t.setPathText(path)
 	in.ring = append(in.ring, t)
 	return t
 }
 
-func (tk *tracker) newKey(id fileID, sum fingerprint.Sum) string {
-	base := fmt.Sprintf("%d:%d:%016x", id.dev, id.ino, sum.Hash)
-	key := base
-	for i := 2; tk.keyUsed(key); i++ {
-		key = fmt.Sprintf("%s~%d", base, i)
+// priorOf is content c as a prior, nil for none.
+func priorOf(c *tracker.Content) *prior {
+	if c == nil {
+		return nil
 	}
-	return key
-}
-
-func (tk *tracker) keyUsed(key string) bool {
-	if _, ok := tk.files[key]; ok {
-		return true
-	}
-	_, ok := tk.savedKeys[key]
-	return ok
+	return &prior{Content: *c}
 }

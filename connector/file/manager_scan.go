@@ -97,7 +97,7 @@ func (in *Input) scan(ctx context.Context, now time.Time) error {
 	if err := in.discoverFresh(ctx, ls.fresh, now); err != nil {
 		return err
 	}
-	if in.firstScan && len(in.saved) > 0 {
+	if in.firstScan && in.files.HasSaved() {
 		if err := in.findMovedWhileStopped(ctx, now, ls.failed); err != nil {
 			return err
 		}
@@ -181,7 +181,7 @@ func (in *Input) visit(ls *listing, path string, tail bool) {
 	if !ok {
 		return
 	}
-	if t := in.byID[id]; t != nil {
+	if t, ok := in.files.ID(id); ok {
 		if t.seenScan == ls.gen { // a second name of the same file keeps the first
 			return
 		}
@@ -216,8 +216,8 @@ func (in *Input) reconcileUnseen(failed map[string]struct{}) error {
 // truncated while the agent was stopped, whatever their times.
 func (in *Input) discoverFresh(ctx context.Context, fresh []candidate, now time.Time) error {
 	slices.SortStableFunc(fresh, func(a, b candidate) int {
-		_, sa := in.saved[a.id]
-		_, sb := in.saved[b.id]
+		sa := len(in.files.SavedOn(a.id)) > 0
+		sb := len(in.files.SavedOn(b.id)) > 0
 		switch {
 		case sa && !sb:
 			return -1
@@ -244,43 +244,23 @@ func (in *Input) discoverFresh(ctx context.Context, fresh []candidate, now time.
 // scans, so positions do not accumulate forever; a position whose file
 // may sit under a directory that could not be listed is kept.
 func (in *Input) dropUnmatchedSaved(failed map[string]struct{}) {
-	if len(in.saved) == 0 {
-		return
-	}
-	in.savedScans++
-	if in.savedScans < 2 {
-		return
-	}
-	for id, ss := range in.saved {
-		kept := ss[:0]
-		for _, s := range ss {
-			if underAny(s.Path, failed) {
-				kept = append(kept, s)
-				continue
-			}
-			in.dropSaved(s)
-		}
-		if len(kept) == 0 {
-			delete(in.saved, id)
-		} else {
-			in.saved[id] = kept
-		}
+	for _, s := range in.files.EndScan(func(s saved) bool { return underAny(s.Path, failed) }) {
+		in.dropSaved(s)
 	}
 }
 
 // dropSaved forgets a saved position whose file was not found, and
 // reports the bytes it had not read.
-func (in *Input) dropSaved(s savedState) {
-	delete(in.savedKeys, s.key)
+func (in *Input) dropSaved(s saved) {
 	if lost := s.Size - s.Offset; lost > 0 {
 		in.local.lostBytes += lost
 		in.log.Warn("file rotated or deleted while the agent was stopped and not found in its directory; its unread bytes are lost",
-			"path", s.Path, "dev", s.Dev, "inode", s.Ino, "offset", s.Offset, "lost_bytes", lost)
+			"path", s.Path, "dev", s.ID.dev, "inode", s.ID.ino, "offset", s.Offset, "lost_bytes", lost)
 	} else {
 		in.log.Info("file position forgotten: the file was not found since the start",
-			"path", s.Path, "dev", s.Dev, "inode", s.Ino, "offset", s.Offset)
+			"path", s.Path, "dev", s.ID.dev, "inode", s.ID.ino, "offset", s.Offset)
 	}
-	in.emitForget(s.key)
+	in.emitForget(s.Key)
 }
 
 // scanOrder is the order the patterns are walked in: in the first scan,
@@ -416,7 +396,7 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 	in.releaseHold(t, size)
 	changed := size != t.lastSize || !mod.Equal(t.lastMod)
 	if !t.fp.Full() && size > int64(t.fp.Len()) {
-		in.markStale(t)
+		in.files.MarkStale(t)
 	}
 	switch {
 	case t.copyOf != nil:
@@ -548,7 +528,7 @@ func (in *Input) forgetReused(t *tracked, path string) {
 	if t.copies == 0 && t.fp.Len() > 0 {
 		// Its content may live on in a copy (copytruncate, then the
 		// original deleted): it stays findable, as a truncated file's.
-		in.setPrior(t, &prior{sum: t.fp.Sum(), offset: t.offset, line: t.line})
+		in.setPrior(t, t.delivered())
 	}
 	if lost := unreadBytes(t); lost > 0 {
 		in.local.lostBytes += lost

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
@@ -20,20 +19,7 @@ import (
 // forgotten, like a file renamed out of the globs while open. Positions
 // still unmatched are reported lost when they are dropped (scan).
 func (in *Input) findMovedWhileStopped(ctx context.Context, now time.Time, failed map[string]struct{}) error {
-	dirSet := make(map[string]struct{})
-	for _, ss := range in.saved {
-		for _, s := range ss {
-			if s.Path != "" {
-				dirSet[filepath.Dir(s.Path)] = struct{}{}
-			}
-		}
-	}
-	dirs := make([]string, 0, len(dirSet))
-	for d := range dirSet {
-		dirs = append(dirs, d)
-	}
-	slices.Sort(dirs)
-	for _, dir := range dirs {
+	for _, dir := range in.files.SavedDirs() {
 		if err := ctx.Err(); err != nil {
 			in.rescan = true
 			return fmt.Errorf("scan: %w", err)
@@ -46,7 +32,7 @@ func (in *Input) findMovedWhileStopped(ctx context.Context, now time.Time, faile
 			continue // gone or unreadable: the positions are dropped as not found
 		}
 		for _, e := range entries {
-			if len(in.saved) == 0 {
+			if !in.files.HasSaved() {
 				return nil
 			}
 			if !e.Type().IsRegular() {
@@ -67,10 +53,10 @@ func (in *Input) resumeMoved(path string, now time.Time) error {
 		return nil
 	}
 	id, _, ok := idOf(path, fi)
-	if !ok || in.byID[id] != nil {
+	if _, known := in.files.ID(id); !ok || known {
 		return nil
 	}
-	ss := in.saved[id]
+	ss := in.files.SavedOn(id)
 	if len(ss) == 0 {
 		return nil
 	}
@@ -87,8 +73,8 @@ func (in *Input) resumeMoved(path string, now time.Time) error {
 	}
 	key, was := "", ""
 	for _, s := range ss {
-		if fingerprint.MatchesSum(cur, s.sum) && fi.Size() >= s.Offset {
-			key, was = s.key, s.Path
+		if fingerprint.MatchesSum(cur, s.Sum) && fi.Size() >= s.Offset {
+			key, was = s.Key, s.Path
 			break
 		}
 	}
@@ -98,8 +84,8 @@ func (in *Input) resumeMoved(path string, now time.Time) error {
 	if err := in.discover(candidate{path: path, size: fi.Size(), mod: fi.ModTime(), id: id}, now); err != nil {
 		return err
 	}
-	t := in.files[key]
-	if t == nil {
+	t, ok := in.files.Key(key)
+	if !ok {
 		return nil // it changed in between; the positions are dropped as not found
 	}
 	t.missing = 2

@@ -65,7 +65,7 @@ type owedPos struct {
 // from one file (settle), before any other event is emitted and before
 // Poll or Drain returns. The events before it carry no position.
 func (em *emitter) emitLine(t *tracked, payload []byte) {
-	head := t.state()
+	head := em.state(t)
 	if head == nil {
 		em.emit(input.Event{Payload: payload, Pos: em.position(t)})
 		return
@@ -101,14 +101,14 @@ func (em *emitter) settle() {
 func (em *emitter) position(t *tracked) input.Position {
 	var buf []byte
 	var start int
-	if head := t.state(); head != nil {
+	if head := em.state(t); head != nil {
 		buf = em.arena.begin(len(head) + 48)
 		start = len(buf)
 		buf = append(buf, head...)
 	} else {
 		buf = em.arena.begin(len(t.fileJSON) + stateHeadFixed + 48)
 		start = len(buf)
-		buf = appendStateHead(buf, t.id, t.fileJSON, t.fp.Sum(), t.prior)
+		buf = appendStateHead(buf, t.id, t.fileJSON, t.fp.Sum(), contentOf(em.files.PriorOf(t)))
 	}
 	off, line, size := t.offset, t.line, max(t.lastSize, t.readPos)
 	if t.behind {
@@ -147,7 +147,7 @@ func (in *Input) publish() {
 	*l = localCounts{}
 	in.fmt.invalid = 0
 	s.filesOpen.Store(int64(len(in.openFiles)))
-	s.filesTracked.Store(int64(len(in.files)))
+	s.filesTracked.Store(int64(in.files.Len()))
 	in.publishFiles()
 }
 

@@ -145,7 +145,7 @@ func (in *Input) openAgain(t *tracked) (*os.File, os.FileInfo, []byte, bool, err
 // the old content is gone either way.
 func (in *Input) rewrittenWhileClosed(t *tracked, f *os.File, fi os.FileInfo, cur []byte, now time.Time) {
 	path, id, had := t.path, t.id, t.offset
-	old := &prior{sum: t.fp.Sum(), offset: t.offset, line: t.line}
+	old := t.delivered()
 	handed := t.copies > 0
 	in.detach(t)
 	in.retire(t, "")
@@ -165,7 +165,7 @@ func (in *Input) rewrittenWhileClosed(t *tracked, f *os.File, fi os.FileInfo, cu
 	case cm.prior != nil:
 		in.detach(nt)
 		_ = f.Close()
-		in.continueCopy(nt, cm.prior.offset, cm.prior.line, cm.from)
+		in.continueCopy(nt, cm.prior.Offset, cm.prior.Line, cm.from)
 		in.consume(cm)
 	case cm.waitOn != nil:
 		in.copyOrOriginal(nt, cm, fi.Size())
@@ -182,7 +182,7 @@ func (in *Input) copyAtReopen(t *tracked, size int64, cur []byte) (settled, read
 		in.closeFile(t)
 		in.setFP(t, cur)
 		t.refreshState()
-		in.continueCopy(t, cm.prior.offset, cm.prior.line, cm.from)
+		in.continueCopy(t, cm.prior.Offset, cm.prior.Line, cm.from)
 		in.consume(cm)
 		return true, false
 	case cm.waitOn != nil:
@@ -292,7 +292,7 @@ func (in *Input) takeWatchEvents() {
 		in.rescan = true
 	}
 	for _, p := range written {
-		for t := in.byPath[p]; t != nil; t = t.samePath {
+		for _, t := range in.files.Named(p) {
 			if t.f == nil {
 				t.life.pending()
 			}

@@ -117,20 +117,23 @@ func (in *Input) rereadTarget(ctx context.Context, p string) (*tracked, error) {
 // namedNow returns the live file tracked under p that p names now, or
 // the only one tracked under it; nil when none is.
 func (in *Input) namedNow(p string) *tracked {
-	head := in.byPath[p]
-	if head == nil || head.samePath == nil {
-		return head
+	named := in.files.Named(p)
+	switch {
+	case len(named) == 0:
+		return nil
+	case len(named) == 1:
+		return named[0]
 	}
 	if fi, err := in.fsys.Stat(p); err == nil {
 		if id, _, ok := idOf(p, fi); ok {
-			for t := head; t != nil; t = t.samePath {
+			for _, t := range named {
 				if t.id == id {
 					return t
 				}
 			}
 		}
 	}
-	return head
+	return named[0]
 }
 
 // scanNow runs a scan between two polls, as Open does: what it emits is

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -32,57 +31,21 @@ import (
 // it covers, and, for a live original, also hold the same bytes before
 // the end of the shorter file (sameBytes).
 
-// setFP sets t's fingerprint to cur and keeps the index current.
-func (tk *tracker) setFP(t *tracked, cur []byte) {
-	tk.unindexFP(t)
+// setFP sets t's fingerprint to cur.
+func (in *Input) setFP(t *tracked, cur []byte) {
 	t.fp.Set(cur)
-	if s := t.fp.Sum(); s.Len > 0 {
-		tk.byFP[s] = append(tk.byFP[s], t)
-		tk.fpLens[s.Len]++
-		t.inFP = true
-	}
-}
-
-func (tk *tracker) unindexFP(t *tracked) {
-	if !t.inFP {
-		return
-	}
-	t.inFP = false
-	tk.unindex(tk.byFP, t.fp.Sum(), t)
-}
-
-func (tk *tracker) unindex(m map[fingerprint.Sum][]*tracked, s fingerprint.Sum, t *tracked) {
-	if n := tk.fpLens[s.Len] - 1; n > 0 {
-		tk.fpLens[s.Len] = n
-	} else {
-		delete(tk.fpLens, s.Len)
-	}
-	list := slices.DeleteFunc(m[s], func(x *tracked) bool { return x == t })
-	if len(list) == 0 {
-		delete(m, s)
-	} else {
-		m[s] = list
-	}
+	in.files.SetSum(t, t.fp.Sum())
 }
 
 // setPrior records p as the content t held before a truncation; t's saved
 // state carries it until the end of the scan after next (a copy made
 // before the truncate is listed by any scan that starts after it was
-// noticed), memory longer (expirePriors). An empty file has no prior.
-// The prior outlives t if t is forgotten first (deleted, rotated away).
+// noticed), memory longer (tracker.MaxPriors). An empty file has no
+// prior. The prior outlives t if t is forgotten first (deleted, rotated
+// away).
 func (in *Input) setPrior(t *tracked, p *prior) {
-	in.releasePrior(t) // an older prior stays findable until it expires
-	if p == nil || p.sum.Len == 0 {
-		return
-	}
-	p.until, p.madeAt = in.scanGen+2, in.lastScan
-	p.from, p.holder = t.path, t
-	t.prior = p
-	in.byPrior[p.sum] = append(in.byPrior[p.sum], p)
-	in.fpLens[p.sum.Len]++
-	in.priorQ = append(in.priorQ, p)
-	if len(in.priorQ) > maxPriors {
-		in.removePrior(in.priorQ[0], true)
+	if dropped, ok := in.files.SetPrior(t, p, in.scanGen, in.lastScan); ok {
+		in.priorGone(dropped, true)
 	}
 	t.refreshState()
 }
@@ -90,81 +53,35 @@ func (in *Input) setPrior(t *tracked, p *prior) {
 // dropPrior forgets t's prior; with save, a position without it is
 // emitted so a restart does not find it in the WAL.
 func (in *Input) dropPrior(t *tracked, save bool) {
-	if t.prior == nil {
-		return
+	if p := in.files.PriorOf(t); p != nil {
+		in.removePrior(p, save)
 	}
-	in.removePrior(t.prior, save)
 }
 
-// removePrior takes p out of the index and off its holder.
+// removePrior forgets p, and takes it off the state of its holder.
 func (in *Input) removePrior(p *prior, save bool) {
-	list := slices.DeleteFunc(in.byPrior[p.sum], func(x *prior) bool { return x == p })
-	if len(list) == len(in.byPrior[p.sum]) {
-		return // not indexed: a saved position's
-	}
-	if len(list) == 0 {
-		delete(in.byPrior, p.sum)
-	} else {
-		in.byPrior[p.sum] = list
-	}
-	in.priorQ = slices.DeleteFunc(in.priorQ, func(x *prior) bool { return x == p })
-	if n := in.fpLens[p.sum.Len] - 1; n > 0 {
-		in.fpLens[p.sum.Len] = n
-	} else {
-		delete(in.fpLens, p.sum.Len)
-	}
-	if t := p.holder; t != nil {
-		p.holder = nil
-		t.prior = nil
-		t.refreshState()
-		if save && !t.life.dead() {
-			in.emitPosition(t)
-		}
+	if t, ok := in.files.RemovePrior(p); ok {
+		in.priorGone(t, save)
 	}
 }
 
-// releasePrior lets t be forgotten while its prior stays findable.
-func (tk *tracker) releasePrior(t *tracked) {
-	if p := t.prior; p != nil {
-		p.holder = nil
-		t.prior = nil
+// priorGone rebuilds the state of t, whose prior was taken off; with
+// save it is emitted.
+func (in *Input) priorGone(t *tracked, save bool) {
+	t.refreshState()
+	if save && !t.life.dead() {
+		in.emitPosition(t)
 	}
 }
-
-// maxPriors bounds the priors kept in memory: a copy is found by the next
-// scans, or when a closed file whose inode it reused is next read, which
-// with more files than max-open-files can be much later; the oldest go
-// first.
-const maxPriors = 1024
 
 // expirePriors takes the priors whose copy did not show up by the end of
 // the scan after next off their files' saved state (the copies may be
 // outside the globs, or there were none: a plain truncation). They stay
-// findable in memory, up to maxPriors.
+// findable in memory.
 func (in *Input) expirePriors() {
-	for _, p := range in.priorQ {
-		if t := p.holder; t != nil && p.until <= in.scanGen {
-			p.holder = nil
-			t.prior = nil
-			t.refreshState()
-			if !t.life.dead() {
-				in.emitPosition(t)
-			}
-		}
+	for _, t := range in.files.ExpirePriors(in.scanGen) {
+		in.priorGone(t, true)
 	}
-}
-
-// markStale notes that t, whose fingerprint covers less than
-// fingerprint-bytes, now holds more than it covers: until it is read
-// again, a copy of it could not be recognised (an empty file's
-// fingerprint matches nothing).
-func (tk *tracker) markStale(t *tracked) {
-	if t.stale {
-		return
-	}
-	t.stale = true
-	dir := filepath.Dir(t.path)
-	tk.staleByDir[dir] = append(tk.staleByDir[dir], t)
 }
 
 // refreshStale brings the stale fingerprints of the files in dir (where
@@ -173,13 +90,7 @@ func (tk *tracker) markStale(t *tracked) {
 // the growth still matches; or truncated and rewritten (then its old
 // content becomes a prior).
 func (in *Input) refreshStale(dir string, except fileID, curLen int) {
-	list := in.staleByDir[dir]
-	if len(list) == 0 {
-		return
-	}
-	delete(in.staleByDir, dir)
-	for _, t := range list {
-		t.stale = false
+	for _, t := range in.files.TakeStale(dir) {
 		if t.life.dead() || t.id == except || t.copyOf != nil {
 			continue
 		}
@@ -211,9 +122,9 @@ func (in *Input) refreshStale(dir string, except fileID, curLen int) {
 type copyMatch struct {
 	prior   *prior
 	from    string
-	saved   *savedState // the saved position it is, for an original not found since the start
-	prevOf  string      // the key of the saved position whose "prev" it is, for an original not found yet
-	prevIn  fileID      // prevOf's file
+	saved   *saved // the saved position it is, for an original not found since the start
+	prevOf  string // the key of the saved position whose "prev" it is, for an original not found yet
+	prevIn  fileID // prevOf's file
 	waitOn  *tracked
 	srcSize int64    // waitOn's size now
 	ends    *tracked // the original, closed and unreachable: forgotten
@@ -231,25 +142,13 @@ func (in *Input) consume(m copyMatch) {
 		in.retire(m.ends, "closed and gone from its path; its copy continues it")
 	}
 	if s := m.saved; s != nil {
-		id := s.id()
-		ss := slices.DeleteFunc(in.saved[id], func(x savedState) bool { return x.key == s.key })
-		if len(ss) == 0 {
-			delete(in.saved, id)
-		} else {
-			in.saved[id] = ss
-		}
-		delete(in.savedKeys, s.key)
-		in.emitForget(s.key)
+		in.files.Consume(*s)
+		in.emitForget(s.Key)
 	}
 	if m.prevOf != "" {
 		// The original, found later, keeps its position but not the
 		// content this copy continues.
-		ss := in.saved[m.prevIn]
-		for i := range ss {
-			if ss[i].key == m.prevOf {
-				ss[i].prior = nil
-			}
-		}
+		in.files.ClearPrev(m.prevIn, m.prevOf)
 	}
 }
 
@@ -257,21 +156,10 @@ func (in *Input) consume(m copyMatch) {
 // f is the new file, whose size is size.
 func (in *Input) copySource(id fileID, path string, f *os.File, size int64, cur []byte) copyMatch {
 	in.refreshStale(filepath.Dir(path), id, len(cur))
-	if len(in.fpLens) == 0 && len(in.savedLens) == 0 {
+	lens := in.files.Lengths(len(cur))
+	if len(lens) == 0 {
 		return copyMatch{}
 	}
-	lens := make([]int, 0, len(in.fpLens)+len(in.savedLens))
-	for n := range in.fpLens {
-		if n <= len(cur) {
-			lens = append(lens, n)
-		}
-	}
-	for n := range in.savedLens {
-		if _, dup := in.fpLens[n]; !dup && n <= len(cur) {
-			lens = append(lens, n)
-		}
-	}
-	slices.Sort(lens)
 	sums := fingerprint.Prefixes(cur, lens)
 	for i := len(sums) - 1; i >= 0; i-- { // the longest, most telling match first
 		if m := in.copySourceBy(id, f, size, sums[i]); m.prior != nil || m.waitOn != nil {
@@ -285,12 +173,10 @@ func (in *Input) copySource(id fileID, path string, f *os.File, size int64, cur 
 // content a tracked file held before a truncation, a live tracked file,
 // then the positions saved by the last run.
 func (in *Input) copySourceBy(id fileID, f *os.File, size int64, sum fingerprint.Sum) copyMatch {
-	for _, p := range in.byPrior[sum] {
-		if p.holder == nil || p.holder.id != id {
-			return copyMatch{prior: p, from: p.from}
-		}
+	if p := in.files.PriorWithSum(sum, id); p != nil {
+		return copyMatch{prior: p, from: p.From}
 	}
-	for _, t := range slices.Clone(in.byFP[sum]) {
+	for _, t := range in.files.WithSum(sum) {
 		if t.life.dead() || t.id == id || t.copyOf != nil {
 			continue
 		}
@@ -309,7 +195,7 @@ func (in *Input) copyOfLive(t *tracked, f *os.File, size int64, sum fingerprint.
 		if t.f == nil {
 			// Closed, and its name is gone or holds another file:
 			// it cannot be read again, its copy continues it.
-			return copyMatch{prior: &prior{sum: t.fp.Sum(), offset: t.offset, line: t.line}, from: t.path, ends: t}
+			return copyMatch{prior: t.delivered(), from: t.path, ends: t}
 		}
 		return copyMatch{}
 	}
@@ -326,8 +212,8 @@ func (in *Input) copyOfLive(t *tracked, f *os.File, size int64, sum fingerprint.
 		if t.f == nil {
 			t.life.pending()
 		}
-		if t.prior != nil && t.prior.sum == sum {
-			return copyMatch{prior: t.prior, from: t.path}
+		if p := in.files.PriorOf(t); p != nil && p.Sum == sum {
+			return copyMatch{prior: p, from: t.path}
 		}
 		return copyMatch{}
 	case len(head) < in.cfg.FingerprintBytes && int64(len(head)) < size:
@@ -350,25 +236,11 @@ func (in *Input) copyOfLive(t *tracked, f *os.File, size int64, sum fingerprint.
 // truncated (its copy may be discovered before it: an inode reused by the
 // copy can carry a stale position of its own, which sorts it first).
 func (in *Input) copyOfSaved(id fileID, sum fingerprint.Sum) copyMatch {
-	for _, sid := range in.savedBySum[sum] {
-		if sid == id {
-			continue
-		}
-		for _, s := range in.saved[sid] {
-			if s.sum == sum {
-				return copyMatch{prior: s.asPrior(), from: s.Path, saved: &s}
-			}
-		}
+	if s, ok := in.files.SavedWithSum(sum, id); ok {
+		return copyMatch{prior: asPrior(s), from: s.Path, saved: &s}
 	}
-	for _, sid := range in.savedByPrior[sum] {
-		if sid == id {
-			continue
-		}
-		for _, s := range in.saved[sid] {
-			if p := s.prior; p != nil && p.sum == sum {
-				return copyMatch{prior: &prior{sum: p.sum, offset: p.offset, line: p.line}, from: s.Path, prevOf: s.key, prevIn: sid}
-			}
-		}
+	if s, ok := in.files.SavedWithPrev(sum, id); ok {
+		return copyMatch{prior: &prior{Content: *s.Prev}, from: s.Path, prevOf: s.Key, prevIn: s.ID}
 	}
 	return copyMatch{}
 }
@@ -461,7 +333,7 @@ func (in *Input) copyAtFirstRead(t *tracked, cur []byte) bool {
 	switch cm := in.copySource(t.id, t.path, t.f, fi.Size(), cur); {
 	case cm.prior != nil:
 		in.setFP(t, cur)
-		in.continueCopy(t, cm.prior.offset, cm.prior.line, cm.from)
+		in.continueCopy(t, cm.prior.Offset, cm.prior.Line, cm.from)
 		in.consume(cm)
 		t.split.Reset()
 		return true
@@ -538,7 +410,7 @@ func (in *Input) continueCopy(c *tracked, offset, line int64, from string) {
 		// Renamed since the last scan (the next rotation shifts the
 		// copies): its size decides where it continues, so the next
 		// scan, which finds its name, resumes it.
-		c.resume = &prior{offset: offset, line: line, from: from}
+		c.resume = &resumeAt{offset: offset, line: line, from: from}
 		in.rescan = true
 		return
 	}
@@ -615,17 +487,15 @@ func (in *Input) mayBeCopyOf(t *tracked, cur []byte) bool {
 		}
 		name = name[:i]
 		orig := filepath.Join(dir, name)
-		for o := in.byPath[orig]; o != nil; o = o.samePath {
+		for _, o := range in.files.Named(orig) {
 			if o != t && !o.life.dead() {
 				in.truncatedUnnoticed(o) // its prior is made now
 			}
 		}
-		for _, p := range in.priorQ {
-			if p.from == orig && in.lastScan.Sub(p.madeAt) < in.closeAfter {
-				return true
-			}
+		if in.files.RecentPrior(orig, in.lastScan.Add(-in.closeAfter)) {
+			return true
 		}
-		for o := in.byPath[orig]; o != nil; o = o.samePath {
+		for _, o := range in.files.Named(orig) {
 			if o != t && !o.life.dead() && in.startsWith(o, cur) {
 				return true
 			}

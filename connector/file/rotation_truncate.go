@@ -13,7 +13,7 @@ import (
 func (in *Input) truncate(t *tracked, cur []byte) {
 	in.flushGroups(t, true)
 	in.logFile(slog.LevelInfo, "file truncated; reading it again from the start", t, 0, "previous_offset", t.offset)
-	old := &prior{sum: t.fp.Sum(), offset: t.offset, line: t.line}
+	old := t.delivered()
 	handed := in.resolveCopies(t)
 	t.resetTo0()
 	in.setFP(t, cur)
@@ -49,7 +49,7 @@ func (in *Input) truncate(t *tracked, cur []byte) {
 	case t.life.dead():
 	case cm.prior != nil:
 		in.closeFile(t)
-		in.continueCopy(t, cm.prior.offset, cm.prior.line, cm.from)
+		in.continueCopy(t, cm.prior.Offset, cm.prior.Line, cm.from)
 		in.consume(cm)
 	case cm.waitOn != nil:
 		in.copyOrOriginal(t, cm, fi.Size())

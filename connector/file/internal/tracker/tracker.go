@@ -77,6 +77,7 @@ func New[F, I comparable]() *Tracker[F, I] {
 		holder:     make(map[*Prior]F),
 		lens:       make(map[int]int),
 		stale:      make(map[string][]F),
+		maxPriors:  MaxPriors,
 		savedIndex: newSaved[I](),
 	}
 }
