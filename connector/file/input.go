@@ -51,10 +51,19 @@ type Input struct {
 	fsys     glob.FS                        // listing and stat; injectable for error tests
 
 	rules
-	manager
-	readers
-	emitter
-	report
+	mg manager
+	// files knows every file of the input by key, identity, path and
+	// fingerprint, with the positions restored by Open.
+	files *files
+	// ring is the read order: files found earlier come first; cursor is
+	// where the next poll's round-robin starts.
+	ring   []*tracked
+	cursor int
+	// openFiles are the files holding a descriptor (≤ max-open-files).
+	openFiles []*tracked
+	rd        readers
+	em        emitter
+	rep       report
 
 	opened, closed bool
 }
@@ -73,14 +82,10 @@ type rules struct {
 	failFast                         bool
 }
 
-// readers is the read loop's state: the files in read order and the
-// buffers one read uses.
+// readers is the read loop's buffers and what sizes its reads.
 type readers struct {
-	ring      []*tracked // read order; files found earlier come first
-	cursor    int        // where the next poll's round-robin starts
-	tick      uint64
-	openFiles []*tracked // files holding a descriptor (≤ max-open-files)
-	readBuf   []byte
+	tick    uint64
+	readBuf []byte
 	// lineBytes is the mean line length read lately (learnLineBytes),
 	// which sizes reads; 0 until a read yielded a line.
 	lineBytes int
@@ -148,10 +153,10 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 			flushIdle:  cfg.Multiline.FlushIdleTimeout,
 			failFast:   strings.EqualFold(cfg.OnError, "fail"),
 		},
-		manager: newManager(),
-		emitter: emitter{files: tracker.New[*tracked, fileID]()},
-		readers: readers{readBuf: make([]byte, readChunk), fpBuf: make([]byte, cfg.FingerprintBytes)},
-		report:  report{errSeen: make(map[string]string)},
+		mg:    newManager(),
+		files: tracker.New[*tracked, fileID](),
+		rd:    readers{readBuf: make([]byte, readChunk), fpBuf: make([]byte, cfg.FingerprintBytes)},
+		rep:   report{errSeen: make(map[string]string)},
 	}
 	if limit := openFilesLimit(); limit > 0 {
 		if n, lowered := clampOpenFiles(in.cfg.MaxOpenFiles, limit); lowered {
@@ -168,8 +173,9 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 		return nil, fmt.Errorf("file input: %w", ErrNoHost)
 	}
 	in.extra = extraFields(cfg.Fields, cfg.AddHostFields, set.Host, set.AgentID)
-	in.claims = set.Claims
-	in.unclaim = set.Claims.Register(set.ID, in.matches)
+	in.mg.claims = set.Claims
+	in.em.files = in.files
+	in.mg.unclaim = set.Claims.Register(set.ID, in.mg.matches)
 	return in, nil
 }
 
@@ -181,14 +187,14 @@ func (in *Input) compile(cfg *Config, c codec) error {
 		if err != nil {
 			return fmt.Errorf("file input paths: %w", err)
 		}
-		in.pats = append(in.pats, pat)
+		in.mg.pats = append(in.mg.pats, pat)
 	}
 	for _, p := range cfg.Exclude {
 		pat, err := glob.CompileExclude(p)
 		if err != nil {
 			return fmt.Errorf("file input exclude: %w", err)
 		}
-		in.excludes = append(in.excludes, pat)
+		in.mg.excludes = append(in.mg.excludes, pat)
 	}
 	if cfg.Multiline.Pattern != "" {
 		re, err := regexp.Compile(cfg.Multiline.Pattern)
@@ -222,18 +228,18 @@ func (in *Input) Open(ctx context.Context, opts input.OpenOptions) error {
 		if err != nil {
 			in.log.Warn("fsnotify unavailable; relying on polling", "error", err)
 		} else {
-			in.watch = w
-			in.wake = w.wake
+			in.mg.watch = w
+			in.mg.wake = w.wake
 		}
 	}
-	in.firstScan = true
-	in.budget = math.MaxInt
-	in.out = in.pending[:0:0]
+	in.mg.firstScan = true
+	in.em.budget = math.MaxInt
+	in.em.out = in.em.pending[:0:0]
 	err := in.scan(ctx, in.now())
-	in.settle()
-	in.pending = append(in.pending, in.out...)
-	in.out, in.budget = nil, 0
-	in.firstScan = false
+	in.em.settle()
+	in.em.pending = append(in.em.pending, in.em.out...)
+	in.em.out, in.em.budget = nil, 0
+	in.mg.firstScan = false
 	if err != nil {
 		_ = in.Close()
 		return err
@@ -249,9 +255,9 @@ func (in *Input) restore(opts input.OpenOptions) {
 	if !opts.FirstStart {
 		// Positions saved before the patterns were recorded: every
 		// pattern counts as known, as it did then.
-		in.knownPats = nil
+		in.mg.knownPats = nil
 	} else {
-		in.knownPats = map[string]struct{}{}
+		in.mg.knownPats = map[string]struct{}{}
 	}
 	for key, raw := range opts.Saved {
 		if raw == nil {
@@ -263,7 +269,7 @@ func (in *Input) restore(opts input.OpenOptions) {
 				in.log.Warn("dropping unreadable record of the path patterns; every pattern counts as known", "key", key, "error", err)
 				continue
 			}
-			in.knownPats = set
+			in.mg.knownPats = set
 			continue
 		}
 		s, err := decodeState(key, raw)
@@ -271,7 +277,7 @@ func (in *Input) restore(opts input.OpenOptions) {
 			// An unreadable position is dropped rather than fatal: the
 			// file is then read from 0 (duplicates, never loss).
 			in.log.Warn("dropping unreadable file position", "key", key, "error", err)
-			in.pending = append(in.pending, input.Event{Pos: input.Position{Key: key}})
+			in.em.pending = append(in.em.pending, input.Event{Pos: input.Position{Key: key}})
 			continue
 		}
 		in.files.Restore(s.saved())
@@ -292,28 +298,28 @@ func (in *Input) Poll(ctx context.Context, dst []input.Event, max int) ([]input.
 		// Shutting down: no new work, and no error (errors are fatal).
 		return dst, nil
 	}
-	in.out, in.budget = dst, max
-	defer func() { in.settle(); in.out = nil; in.publish() }()
+	in.em.out, in.em.budget = dst, max
+	defer func() { in.em.settle(); in.em.out = nil; in.publish() }()
 
-	in.drainPending()
-	if in.budget == 0 {
-		return in.out, nil
+	in.em.drainPending()
+	if in.em.budget == 0 {
+		return in.em.out, nil
 	}
 	now := in.now()
 	in.takeWatchEvents()
-	if in.rescan || now.Sub(in.lastScan) >= in.scanEvery {
+	if in.mg.rescan || now.Sub(in.mg.lastScan) >= in.scanEvery {
 		if err := in.scan(ctx, now); err != nil {
 			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-				return in.out, nil // shutting down, as above
+				return in.em.out, nil // shutting down, as above
 			}
-			return in.out, err
+			return in.em.out, err
 		}
 	}
 	in.housekeep(now)
 	if err := in.readAll(now); err != nil {
-		return in.out, err
+		return in.em.out, err
 	}
-	return in.out, nil
+	return in.em.out, nil
 }
 
 // Drain appends every buffered multiline group (and any position update
@@ -322,14 +328,14 @@ func (in *Input) Drain(dst []input.Event) []input.Event {
 	if !in.opened || in.closed {
 		return dst
 	}
-	in.out, in.budget = dst, math.MaxInt
-	in.drainPending()
+	in.em.out, in.em.budget = dst, math.MaxInt
+	in.em.drainPending()
 	for _, t := range in.ring {
 		in.flushGroups(t, true)
 	}
-	in.settle()
-	out := in.out
-	in.out, in.budget = nil, 0
+	in.em.settle()
+	out := in.em.out
+	in.em.out, in.em.budget = nil, 0
 	in.publish()
 	return out
 }
@@ -340,7 +346,7 @@ func (in *Input) Close() error {
 		return nil
 	}
 	in.closed = true
-	in.unclaim()
+	in.mg.unclaim()
 	var errs []error
 	for _, t := range in.ring {
 		if t.f != nil {
@@ -352,9 +358,9 @@ func (in *Input) Close() error {
 	}
 	clear(in.openFiles)
 	in.openFiles = in.openFiles[:0]
-	if in.watch != nil {
-		errs = append(errs, in.watch.close())
-		in.watch = nil
+	if in.mg.watch != nil {
+		errs = append(errs, in.mg.watch.close())
+		in.mg.watch = nil
 	}
 	in.publish()
 	return errors.Join(errs...)
@@ -364,6 +370,6 @@ func (in *Input) Close() error {
 // activity, so a scheduler may poll before its idle sleep ends. It is nil
 // (never ready) without fsnotify. Call it after Open; the channel may be
 // used from any goroutine and is never closed.
-func (in *Input) Wakeup() <-chan struct{} { return in.wake }
+func (in *Input) Wakeup() <-chan struct{} { return in.mg.wake }
 
 var _ io.Closer = (*Input)(nil)

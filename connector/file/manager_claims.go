@@ -29,12 +29,12 @@ func (mg *manager) matches(path string) bool {
 // order matches path: that one reads it, this one skips it (logged once
 // per path), so a file two inputs match is delivered once.
 func (in *Input) readElsewhere(path string) bool {
-	owner := in.claims.Owner(in.id, path)
+	owner := in.mg.claims.Owner(in.id, path)
 	if owner == "" {
 		return false
 	}
-	if _, logged := in.claimLogged[path]; !logged {
-		in.claimLogged[path] = struct{}{}
+	if _, logged := in.mg.claimLogged[path]; !logged {
+		in.mg.claimLogged[path] = struct{}{}
 		in.log.Warn("file matched by an earlier input too; that input reads it and this one skips it",
 			"path", path, "read_by", owner)
 	}

@@ -48,7 +48,7 @@ func (in *Input) discover(c candidate, now time.Time) error {
 	var prev *tracked
 	if named := in.files.Named(c.path); len(named) > 0 {
 		prev = named[0]
-		in.local.rotations++ // the name now holds a different file
+		in.em.local.rotations++ // the name now holds a different file
 	}
 	t := in.register(c, cur, &fd, now)
 	if src := fd.cm.waitOn; src != nil && (c.size <= fd.cm.srcSize || c.size < src.offset) {
@@ -84,7 +84,7 @@ func (in *Input) openCandidate(c *candidate) (*os.File, []byte, bool, error) {
 		}
 		return nil, nil, false, in.fileErr("open", c.path, err)
 	}
-	cur, err := fingerprint.Read(f, in.cfg.FingerprintBytes, in.fpBuf)
+	cur, err := fingerprint.Read(f, in.cfg.FingerprintBytes, in.rd.fpBuf)
 	if err != nil {
 		_ = f.Close()
 		return nil, nil, false, in.fileErr("read", c.path, err)
@@ -94,12 +94,12 @@ func (in *Input) openCandidate(c *candidate) (*os.File, []byte, bool, error) {
 	if fi, err := f.Stat(); err == nil {
 		if id, _, ok := idOfOpen(f, fi); ok && id != c.id {
 			_ = f.Close()
-			in.rescan = true
+			in.mg.rescan = true
 			return nil, nil, false, nil
 		}
 		c.size, c.mod = fi.Size(), fi.ModTime()
 	}
-	in.fileOK(c.path)
+	in.rep.fileOK(c.path)
 	return f, cur, true, nil
 }
 
@@ -148,7 +148,7 @@ func (in *Input) matchCopy(c candidate, f *os.File, cur []byte, fd *found) {
 		return
 	}
 	if fd.key != "" {
-		in.emitForget(fd.key)
+		in.em.emitForget(fd.key)
 		fd.key, fd.restored = "", nil
 	}
 	if p := fd.cm.prior; p != nil {
@@ -161,7 +161,7 @@ func (in *Input) matchCopy(c candidate, f *os.File, cur []byte, fd *found) {
 // whole.
 func (in *Input) tailStart(c candidate, f *os.File, cur []byte, fd *found) error {
 	_, be := in.fmt.codec.bom(cur)
-	end, err := linesplit.LastLineEnd(f, c.size, int64(in.cfg.MaxLineBytes)+readChunk, in.fmt.codec.width(), be, in.readBuf)
+	end, err := linesplit.LastLineEnd(f, c.size, int64(in.cfg.MaxLineBytes)+readChunk, in.fmt.codec.width(), be, in.rd.readBuf)
 	if err != nil {
 		return in.fileErr("read", c.path, err)
 	}
@@ -181,7 +181,7 @@ func (in *Input) register(c candidate, cur []byte, fd *found, now time.Time) *tr
 	t.line, t.consumedLine = fd.line, fd.line
 	t.lastSize, t.lastMod = c.size, c.mod
 	t.lastData = now
-	t.seenScan = in.scanGen
+	t.seenScan = in.mg.scanGen
 	t.behind = fd.offset > c.size // a copy still being written
 	if fd.key != "" {
 		t.hold = holdReleased // its own position: not a new copy
@@ -202,9 +202,9 @@ func (in *Input) register(c candidate, cur []byte, fd *found, now time.Time) *tr
 		// The old content, now t's prior (a copy may continue it), is
 		// stored before the positions it replaces are forgotten: a crash
 		// in between must not lose where its copy continues.
-		in.emitPosition(t)
+		in.em.emitPosition(t)
 		for _, k := range fd.forgets {
-			in.emitForget(k)
+			in.em.emitForget(k)
 		}
 	}
 	return t
@@ -235,15 +235,15 @@ func (in *Input) saveDiscovered(t *tracked, fd *found) {
 	case fd.cm.prior != nil:
 		// The copy's position first: a crash between the two must not
 		// leave the prior forgotten and the copy without a position.
-		in.emitPosition(t)
+		in.em.emitPosition(t)
 		in.consume(fd.cm)
 	case fd.truncated:
-		in.local.truncations++
+		in.em.local.truncations++
 		in.logFile(slog.LevelInfo, "file truncated while the agent was stopped; reading it again from the start", t, 0,
 			"previous_offset", fd.savedOffset)
-		in.emitPosition(t)
+		in.em.emitPosition(t)
 	case fd.tailed && fd.offset > 0:
-		in.emitPosition(t)
+		in.em.emitPosition(t)
 	}
 }
 

@@ -83,9 +83,9 @@ const discoverCtxEvery = 64
 // scan returns ctx.Err() (wrapped) as soon as it sees ctx done; what it
 // had done by then is consistent and nothing is forgotten.
 func (in *Input) scan(ctx context.Context, now time.Time) error {
-	in.lastScan = now
-	in.rescan = false
-	in.scanGen++
+	in.mg.lastScan = now
+	in.mg.rescan = false
+	in.mg.scanGen++
 	ls, err := in.list(ctx)
 	if err != nil {
 		return err
@@ -97,16 +97,16 @@ func (in *Input) scan(ctx context.Context, now time.Time) error {
 	if err := in.discoverFresh(ctx, ls.fresh, now); err != nil {
 		return err
 	}
-	if in.firstScan && in.files.HasSaved() {
+	if in.mg.firstScan && in.files.HasSaved() {
 		if err := in.findMovedWhileStopped(ctx, now, ls.failed); err != nil {
 			return err
 		}
 	}
 	in.expirePriors()
 	in.dropUnmatchedSaved(ls.failed)
-	in.compactRing()
-	if in.watch != nil {
-		in.watch.sync(in.watchDirs())
+	in.ring, in.cursor = compactRing(in.ring, in.cursor)
+	if in.mg.watch != nil {
+		in.mg.watch.sync(in.watchDirs())
 	}
 	return nil
 }
@@ -124,9 +124,9 @@ type listing struct {
 // list walks every pattern: known files are updated as it goes (seen),
 // new ones collected.
 func (in *Input) list(ctx context.Context) (*listing, error) {
-	ls := &listing{gen: in.scanGen, failed: make(map[string]struct{}), freshIDs: make(map[fileID]struct{})}
+	ls := &listing{gen: in.mg.scanGen, failed: make(map[string]struct{}), freshIDs: make(map[fileID]struct{})}
 	// One pattern never yields a path twice; only several can overlap.
-	if len(in.pats) > 1 {
+	if len(in.mg.pats) > 1 {
 		ls.visited = make(map[string]struct{})
 	}
 	onErr := func(path string, err error) {
@@ -139,11 +139,11 @@ func (in *Input) list(ctx context.Context) (*listing, error) {
 			ls.firstErr = e
 		}
 	}
-	for _, p := range in.scanOrder() {
-		tail := in.firstScan && in.isNewPattern(p)
+	for _, p := range in.mg.scanOrder() {
+		tail := in.mg.firstScan && in.mg.isNewPattern(p)
 		err := p.Walk(ctx, in.fsys, func(path string) { in.visit(ls, path, tail) }, onErr)
 		if err != nil {
-			in.rescan = true
+			in.mg.rescan = true
 			return nil, fmt.Errorf("scan %s: %w", p, err)
 		}
 		if ls.firstErr != nil {
@@ -161,7 +161,7 @@ func (in *Input) visit(ls *listing, path string, tail bool) {
 		}
 		ls.visited[path] = struct{}{}
 	}
-	if in.excluded(path) || in.readElsewhere(path) {
+	if in.mg.excluded(path) || in.readElsewhere(path) {
 		return
 	}
 	fi, err := in.fsys.Stat(path) // follows symlinks: identity of the target
@@ -200,7 +200,7 @@ func (in *Input) visit(ls *listing, path string, tail bool) {
 // reconcileUnseen handles the tracked files the walk did not list.
 func (in *Input) reconcileUnseen(failed map[string]struct{}) error {
 	for _, t := range in.ring {
-		if t.life.dead() || t.seenScan == in.scanGen || underAny(t.path, failed) {
+		if t.life.dead() || t.seenScan == in.mg.scanGen || underAny(t.path, failed) {
 			continue
 		}
 		if err := in.unseen(t); err != nil {
@@ -229,7 +229,7 @@ func (in *Input) discoverFresh(ctx context.Context, fresh []candidate, now time.
 	for i, c := range fresh {
 		if i%discoverCtxEvery == discoverCtxEvery-1 {
 			if err := ctx.Err(); err != nil {
-				in.rescan = true // the rest is found by the next scan
+				in.mg.rescan = true // the rest is found by the next scan
 				return fmt.Errorf("scan: %w", err)
 			}
 		}
@@ -253,14 +253,14 @@ func (in *Input) dropUnmatchedSaved(failed map[string]struct{}) {
 // reports the bytes it had not read.
 func (in *Input) dropSaved(s saved) {
 	if lost := s.Size - s.Offset; lost > 0 {
-		in.local.lostBytes += lost
+		in.em.local.lostBytes += lost
 		in.log.Warn("file rotated or deleted while the agent was stopped and not found in its directory; its unread bytes are lost",
 			"path", s.Path, "dev", s.ID.dev, "inode", s.ID.ino, "offset", s.Offset, "lost_bytes", lost)
 	} else {
 		in.log.Info("file position forgotten: the file was not found since the start",
 			"path", s.Path, "dev", s.ID.dev, "inode", s.ID.ino, "offset", s.Offset)
 	}
-	in.emitForget(s.Key)
+	in.em.emitForget(s.Key)
 }
 
 // scanOrder is the order the patterns are walked in: in the first scan,
@@ -300,19 +300,19 @@ func (in *Input) recordPatterns() {
 	if in.cfg.ReadFromBeginning {
 		return
 	}
-	pats := make([]string, 0, len(in.pats))
-	same := in.knownPats != nil && len(in.knownPats) == len(in.pats)
-	for _, p := range in.pats {
+	pats := make([]string, 0, len(in.mg.pats))
+	same := in.mg.knownPats != nil && len(in.mg.knownPats) == len(in.mg.pats)
+	for _, p := range in.mg.pats {
 		pats = append(pats, p.String())
-		if _, ok := in.knownPats[p.String()]; !ok {
+		if _, ok := in.mg.knownPats[p.String()]; !ok {
 			same = false
 		}
 	}
 	if same {
 		return
 	}
-	in.pending = append(in.pending, input.Event{Pos: input.Position{Key: patternsKey, State: encodePatterns(pats)}})
-	in.knownPats = nil
+	in.em.pending = append(in.em.pending, input.Event{Pos: input.Position{Key: patternsKey, State: encodePatterns(pats)}})
+	in.mg.knownPats = nil
 }
 
 // underAny reports whether path is one of dirs or lies below one of them.
@@ -338,12 +338,12 @@ func underAny(path string, dirs map[string]struct{}) bool {
 // not be listed. With skip it logs a WARN once per directory per failure
 // streak: a directory failing on every scan must not flood the log.
 func (in *Input) listFailed(dir string, err error) error {
-	in.local.errors++
+	in.em.local.errors++
 	if in.failFast {
 		return fmt.Errorf("list %s: %w", dir, err)
 	}
-	if _, ok := in.listErrs[dir]; !ok {
-		in.listErrs[dir] = struct{}{}
+	if _, ok := in.mg.listErrs[dir]; !ok {
+		in.mg.listErrs[dir] = struct{}{}
 		in.log.Warn("cannot list directory; keeping the positions of its files until it can be listed again",
 			"dir", dir, "error", err)
 	}
@@ -352,9 +352,9 @@ func (in *Input) listFailed(dir string, err error) error {
 
 // listRecovered ends the failure streak of directories listed again.
 func (in *Input) listRecovered(failedNow map[string]struct{}) {
-	for dir := range in.listErrs {
+	for dir := range in.mg.listErrs {
 		if _, ok := failedNow[dir]; !ok {
-			delete(in.listErrs, dir)
+			delete(in.mg.listErrs, dir)
 			in.log.Info("directory can be listed again", "dir", dir)
 		}
 	}
@@ -363,10 +363,10 @@ func (in *Input) listRecovered(failedNow map[string]struct{}) {
 // tooDeep logs, once per directory, that the walk did not descend below
 // it (glob.MaxDepth).
 func (in *Input) tooDeep(dir string) {
-	if _, ok := in.deepSeen[dir]; ok {
+	if _, ok := in.mg.deepSeen[dir]; ok {
 		return
 	}
-	in.deepSeen[dir] = struct{}{}
+	in.mg.deepSeen[dir] = struct{}{}
 	in.log.Warn("not walking below a directory nested too deep under the pattern base",
 		"dir", dir, "max_depth", glob.MaxDepth)
 }
@@ -510,7 +510,7 @@ func (in *Input) reusedInode(t *tracked, path string) bool {
 	if err != nil {
 		return false
 	}
-	cur, err := fingerprint.Read(f, in.cfg.FingerprintBytes, in.fpBuf)
+	cur, err := fingerprint.Read(f, in.cfg.FingerprintBytes, in.rd.fpBuf)
 	_ = f.Close()
 	if err != nil {
 		return false
@@ -531,7 +531,7 @@ func (in *Input) forgetReused(t *tracked, path string) {
 		in.setPrior(t, t.delivered())
 	}
 	if lost := unreadBytes(t); lost > 0 {
-		in.local.lostBytes += lost
+		in.em.local.lostBytes += lost
 		in.logFile(slog.LevelWarn, "file deleted or rotated away while closed; its unread bytes are lost", t, t.offset,
 			"lost_bytes", lost)
 	}
@@ -565,7 +565,7 @@ func (in *Input) unseen(t *tracked) error {
 			// written after the last read are lost, and the operator
 			// must hear about it.
 			if lost := unreadBytes(t); lost > 0 {
-				in.local.lostBytes += lost
+				in.em.local.lostBytes += lost
 				in.logFile(slog.LevelWarn, "file deleted or rotated away while closed; its unread bytes are lost", t, t.offset,
 					"lost_bytes", lost)
 			}
@@ -622,7 +622,7 @@ func (in *Input) markGone(t *tracked) {
 // checkRewritten restarts an open file at 0 when its first bytes no
 // longer match the fingerprint.
 func (in *Input) checkRewritten(t *tracked) {
-	cur, err := fingerprint.Read(t.f, in.cfg.FingerprintBytes, in.fpBuf)
+	cur, err := fingerprint.Read(t.f, in.cfg.FingerprintBytes, in.rd.fpBuf)
 	if err == nil && !t.fp.Matches(cur) {
 		in.truncate(t, cur)
 	}
@@ -634,7 +634,7 @@ func (in *Input) checkShrunk(t *tracked, size int64) {
 	if size >= t.readPos || t.behind {
 		return
 	}
-	if cur, err := fingerprint.Read(t.f, in.cfg.FingerprintBytes, in.fpBuf); err == nil {
+	if cur, err := fingerprint.Read(t.f, in.cfg.FingerprintBytes, in.rd.fpBuf); err == nil {
 		in.truncate(t, cur)
 	}
 }

@@ -21,7 +21,7 @@ import (
 func (in *Input) findMovedWhileStopped(ctx context.Context, now time.Time, failed map[string]struct{}) error {
 	for _, dir := range in.files.SavedDirs() {
 		if err := ctx.Err(); err != nil {
-			in.rescan = true
+			in.mg.rescan = true
 			return fmt.Errorf("scan: %w", err)
 		}
 		if underAny(dir, failed) {
@@ -66,7 +66,7 @@ func (in *Input) resumeMoved(path string, now time.Time) error {
 	if err != nil {
 		return nil
 	}
-	cur, err := fingerprint.Read(f, in.cfg.FingerprintBytes, in.fpBuf)
+	cur, err := fingerprint.Read(f, in.cfg.FingerprintBytes, in.rd.fpBuf)
 	_ = f.Close()
 	if err != nil {
 		return nil

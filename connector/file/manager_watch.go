@@ -148,7 +148,7 @@ func (w *watcher) close() error {
 // pattern's base and each tracked file's directory.
 func (in *Input) watchDirs() []string {
 	set := make(map[string]struct{})
-	for _, p := range in.pats {
+	for _, p := range in.mg.pats {
 		d := p.Base()
 		if p.Literal() {
 			if fi, err := os.Stat(d); err != nil || !fi.IsDir() {

@@ -48,7 +48,7 @@ func (em *emitter) put(ev input.Event) (pending bool, idx int) {
 // values it had when the line was read, and where that event went.
 type owedPos struct {
 	ok      bool
-	pending bool // the event is in in.pending, else in in.out
+	pending bool // the event is in in.em.pending, else in in.em.out
 	idx     int
 	key     string
 	head    []byte // the file's state head (tracked.state) at the line
@@ -132,8 +132,8 @@ func (em *emitter) emitForget(key string) {
 
 // publish copies the poll-local counters to the atomics Stats reads.
 func (in *Input) publish() {
-	l := &in.local
-	s := &in.stats
+	l := &in.em.local
+	s := &in.rep.stats
 	s.linesRead.Add(l.lines)
 	s.bytesRead.Add(l.bytes)
 	s.events.Add(l.events)
@@ -155,14 +155,14 @@ func (in *Input) publish() {
 // returns the error (the scheduler stops), with skip it logs once per
 // path and message and returns nil.
 func (in *Input) fileErr(op, path string, err error) error {
-	in.local.errors++
+	in.em.local.errors++
 	wrapped := fmt.Errorf("%s %s: %w", op, path, err)
 	if in.failFast {
 		return wrapped
 	}
 	msg := wrapped.Error()
-	if in.errSeen[path] != msg {
-		in.errSeen[path] = msg
+	if in.rep.errSeen[path] != msg {
+		in.rep.errSeen[path] = msg
 		in.log.Warn("skipping file after error (on-error: skip)", "path", path, "error", err)
 	}
 	return nil
@@ -188,12 +188,12 @@ func (in *Input) emitGroup(t *tracked, g []multiline.Line) {
 	last := g[len(g)-1]
 	t.offset, t.line = last.End, last.Num
 	if in.filter != nil && !in.filter.Keep(g[0].Text) {
-		in.dropFiltered(t)
+		in.em.dropFiltered(t)
 		return
 	}
-	s := in.fmt.appendGroup(in.scratch[:0], t.fileJSON, g, t.bigEndian, in.extra)
-	in.scratch = s
-	in.emit(input.Event{Payload: in.arena.copy(s), Pos: in.position(t)})
+	s := in.fmt.appendGroup(in.em.scratch[:0], t.fileJSON, g, t.bigEndian, in.extra)
+	in.em.scratch = s
+	in.em.emit(input.Event{Payload: in.em.arena.copy(s), Pos: in.em.position(t)})
 }
 
 // emitReady emits t's completed multiline groups while the budget lasts
@@ -204,7 +204,7 @@ func (in *Input) emitReady(t *tracked, force bool) int {
 	}
 	n := 0
 	for g := t.asm.Ready(); g != nil; g = t.asm.Ready() {
-		if !force && in.budget == 0 {
+		if !force && in.em.budget == 0 {
 			break
 		}
 		in.emitGroup(t, g)

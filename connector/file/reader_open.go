@@ -55,12 +55,12 @@ func (t *tracked) grew() bool {
 func (in *Input) stillNamed(t *tracked) bool {
 	fi, err := in.fsys.Stat(t.path)
 	if err != nil {
-		in.rescan = true
+		in.mg.rescan = true
 		return false
 	}
 	id, _, ok := idOf(t.path, fi)
 	if !ok || id != t.id {
-		in.rescan = true
+		in.mg.rescan = true
 		return false
 	}
 	return true
@@ -79,7 +79,7 @@ func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
 	}
 	in.attach(t, f)
 	t.lastData = now
-	in.fileOK(t.path)
+	in.rep.fileOK(t.path)
 	if !t.fp.Matches(cur) {
 		in.rewrittenWhileClosed(t, f, fi, cur, now)
 		return false, nil
@@ -113,7 +113,7 @@ func (in *Input) openAgain(t *tracked) (*os.File, os.FileInfo, []byte, bool, err
 		if errors.Is(err, fs.ErrNotExist) {
 			// Renamed or deleted since the last scan: scan now to find
 			// its new name (or to finish and forget it).
-			in.rescan = true
+			in.mg.rescan = true
 			return nil, nil, nil, false, nil
 		}
 		t.life.fail()
@@ -128,10 +128,10 @@ func (in *Input) openAgain(t *tracked) (*os.File, os.FileInfo, []byte, bool, err
 	if id, _, ok := idOfOpen(f, fi); !ok || id != t.id {
 		// The name now holds another file; the next scan sorts it out.
 		_ = f.Close()
-		in.rescan = true
+		in.mg.rescan = true
 		return nil, nil, nil, false, nil
 	}
-	cur, err := fingerprint.Read(f, in.cfg.FingerprintBytes, in.fpBuf)
+	cur, err := fingerprint.Read(f, in.cfg.FingerprintBytes, in.rd.fpBuf)
 	if err != nil {
 		_ = f.Close()
 		t.life.fail()
@@ -147,23 +147,23 @@ func (in *Input) rewrittenWhileClosed(t *tracked, f *os.File, fi os.FileInfo, cu
 	path, id, had := t.path, t.id, t.offset
 	old := t.delivered()
 	handed := t.copies > 0
-	in.detach(t)
+	detach(&in.openFiles, t)
 	in.retire(t, "")
 	nt := in.track("", path, id, cur)
 	if !handed {
 		in.setPrior(nt, old) // its old content may be in a copy
 	}
 	in.attach(nt, f)
-	nt.lastData, nt.lastSize, nt.seenScan = now, fi.Size(), in.scanGen
+	nt.lastData, nt.lastSize, nt.seenScan = now, fi.Size(), in.mg.scanGen
 	in.logFile(slog.LevelInfo, "file rewritten while closed; reading it again from the start", nt, 0, "previous_offset", had)
 	// Stored now, with its prior: the old position is forgotten, and
 	// an empty file has nothing to read that would store one, so a
 	// stop before the copy is found would lose where it continues.
-	in.emitPosition(nt)
+	in.em.emitPosition(nt)
 	// Or the inode was reused by a copy (copytruncate) of another file.
 	switch cm := in.copySource(id, path, f, fi.Size(), cur); {
 	case cm.prior != nil:
-		in.detach(nt)
+		detach(&in.openFiles, nt)
 		_ = f.Close()
 		in.continueCopy(nt, cm.prior.Offset, cm.prior.Line, cm.from)
 		in.consume(cm)
@@ -249,14 +249,16 @@ func (in *Input) attach(t *tracked, f *os.File) {
 	in.openFiles = append(in.openFiles, t)
 }
 
-// detach forgets t's descriptor without closing it.
-func (rd *readers) detach(t *tracked) {
-	last := len(rd.openFiles) - 1
-	moved := rd.openFiles[last]
-	rd.openFiles[t.openIdx] = moved
+// detach forgets t's descriptor without closing it, taking t off open,
+// the list of files holding one.
+func detach(open *[]*tracked, t *tracked) {
+	list := *open
+	last := len(list) - 1
+	moved := list[last]
+	list[t.openIdx] = moved
 	moved.openIdx = t.openIdx
-	rd.openFiles[last] = nil
-	rd.openFiles = rd.openFiles[:last]
+	list[last] = nil
+	*open = list[:last]
 	t.f = nil
 	t.life.closed()
 }
@@ -268,7 +270,7 @@ func (in *Input) closeFile(t *tracked) {
 		return
 	}
 	_ = t.f.Close()
-	in.detach(t)
+	detach(&in.openFiles, t)
 	t.stateHead = nil // rebuilt on the next position; closed files hold none
 	t.split = nil     // the held partial line is read again from the file
 	t.readPos = t.consumed
@@ -284,12 +286,12 @@ func (in *Input) readFailed(t *tracked, err error) error {
 
 // takeWatchEvents applies what the watcher noticed since the last poll.
 func (in *Input) takeWatchEvents() {
-	if in.watch == nil {
+	if in.mg.watch == nil {
 		return
 	}
-	written, rescan := in.watch.take()
+	written, rescan := in.mg.watch.take()
 	if rescan {
-		in.rescan = true
+		in.mg.rescan = true
 	}
 	for _, p := range written {
 		for _, t := range in.files.Named(p) {

@@ -21,30 +21,30 @@ const maxPollBytes = 16 << 20
 // budget is used or every file is at its end. The next poll starts after
 // the last file served, so a hot file cannot starve the others.
 func (in *Input) readAll(now time.Time) error {
-	in.tick++
-	poll := in.tick
-	defer in.compactRing()
-	in.byteBudget = maxPollBytes
-	for in.budget > 0 && in.byteBudget > 0 {
+	in.rd.tick++
+	poll := in.rd.tick
+	defer func() { in.ring, in.cursor = compactRing(in.ring, in.cursor) }()
+	in.rd.byteBudget = maxPollBytes
+	for in.em.budget > 0 && in.rd.byteBudget > 0 {
 		active := 0
 		for _, t := range in.ring {
-			if in.wantsTurn(t, poll) {
+			if t.wantsTurn(poll) {
 				active++
 			}
 		}
 		if active == 0 {
 			return nil
 		}
-		quota := in.budget / active
+		quota := in.em.budget / active
 		if quota < 1 {
 			quota = 1
 		}
 		n := len(in.ring)
 		start := in.cursor % n
-		for k := 0; k < n && in.budget > 0 && in.byteBudget > 0; k++ {
+		for k := 0; k < n && in.em.budget > 0 && in.rd.byteBudget > 0; k++ {
 			i := (start + k) % n
 			t := in.ring[i]
-			if !in.wantsTurn(t, poll) {
+			if !t.wantsTurn(poll) {
 				continue
 			}
 			if err := in.readTurn(t, quota, poll, now); err != nil {
@@ -56,7 +56,9 @@ func (in *Input) readAll(now time.Time) error {
 	return nil
 }
 
-func (rd *readers) wantsTurn(t *tracked, poll uint64) bool {
+// wantsTurn reports whether t has something to do in poll: lines to
+// read or groups to emit.
+func (t *tracked) wantsTurn(poll uint64) bool {
 	if t.life.dead() || t.eofPoll == poll || t.copyOf != nil || t.resume != nil || t.hold == holding {
 		return false
 	}
@@ -69,13 +71,13 @@ func (rd *readers) wantsTurn(t *tracked, poll uint64) bool {
 // readTurn reads t until quota events were produced, the budget is used,
 // or the end of the file.
 func (in *Input) readTurn(t *tracked, quota int, poll uint64, now time.Time) error {
-	defer in.settle() // the turn's last line carries t's position
-	in.tick++
-	t.served = in.tick
+	defer in.em.settle() // the turn's last line carries t's position
+	in.rd.tick++
+	t.served = in.rd.tick
 	emitted := 0
 	if t.asm != nil {
 		emitted = in.emitReady(t, false)
-		if in.budget == 0 {
+		if in.em.budget == 0 {
 			return nil
 		}
 	}
@@ -83,8 +85,8 @@ func (in *Input) readTurn(t *tracked, quota int, poll uint64, now time.Time) err
 		return err
 	}
 	verified := false
-	for emitted < quota && in.budget > 0 && in.byteBudget > 0 {
-		n, rerr := t.f.ReadAt(in.readBuf[:in.readSize(min(quota-emitted, in.budget))], t.readPos)
+	for emitted < quota && in.em.budget > 0 && in.rd.byteBudget > 0 {
+		n, rerr := t.f.ReadAt(in.rd.readBuf[:in.rd.readSize(min(quota-emitted, in.em.budget))], t.readPos)
 		if rerr != nil && !errors.Is(rerr, io.EOF) {
 			return in.readFailed(t, rerr)
 		}
@@ -147,7 +149,7 @@ const (
 // the way it did (a copytruncate followed by fast writes can make a shrunk
 // file look like it grew), and that a file not read from yet is no copy.
 func (in *Input) verifyHead(t *tracked, now time.Time) (headCheck, error) {
-	cur, err := fingerprint.Read(t.f, in.cfg.FingerprintBytes, in.fpBuf)
+	cur, err := fingerprint.Read(t.f, in.cfg.FingerprintBytes, in.rd.fpBuf)
 	if err != nil {
 		return headGone, in.readFailed(t, err)
 	}
@@ -183,13 +185,13 @@ func (in *Input) consumeChunk(t *tracked, n, want int, now time.Time) (emitted i
 	t.life.grew()
 	t.behind = false
 	t.lastData = now
-	in.local.bytes += int64(n)
-	in.byteBudget -= n
-	chunk := in.readBuf[:n]
+	in.em.local.bytes += int64(n)
+	in.rd.byteBudget -= n
+	chunk := in.rd.readBuf[:n]
 	ts := now.UnixMilli()
-	if ts != in.tsCached {
-		in.tsCached = ts
-		in.tsTail = append(append(append(in.tsTail[:0], `,"_ts":`...), strconv.AppendInt(nil, ts, 10)...), `,"payload":`...)
+	if ts != in.em.tsCached {
+		in.em.tsCached = ts
+		in.em.tsTail = append(append(append(in.em.tsTail[:0], `,"_ts":`...), strconv.AppendInt(nil, ts, 10)...), `,"payload":`...)
 	}
 	if t.readPos == 0 {
 		// The byte-order mark is only known once the file has bytes.
@@ -211,15 +213,15 @@ func (in *Input) consumeChunk(t *tracked, n, want int, now time.Time) (emitted i
 		lines++
 		last = end
 		emitted += in.handleLine(t, line, end, truncated, ts)
-		if emitted >= want || in.budget == 0 {
-			in.learnLineBytes(last-from, lines)
+		if emitted >= want || in.em.budget == 0 {
+			in.rd.learnLineBytes(last-from, lines)
 			if r := t.split.Stop(); r >= 0 {
 				t.readPos = r
 			}
 			return emitted, true, true
 		}
 	}
-	in.learnLineBytes(last-from, lines)
+	in.rd.learnLineBytes(last-from, lines)
 	return emitted, false, acc > 0
 }
 
@@ -275,9 +277,9 @@ func (in *Input) reachedEOF(t *tracked, poll uint64) {
 // handleLine turns one complete raw line into an event (or feeds it to
 // the multiline assembler) and returns how many events it emitted.
 func (in *Input) handleLine(t *tracked, raw []byte, end int64, truncated bool, ts int64) int {
-	in.local.lines++
+	in.em.local.lines++
 	if truncated {
-		in.local.truncated++
+		in.em.local.truncated++
 		if in.fmt.codec.kind == encUTF8 {
 			raw = trimPartialRune(raw)
 		}
@@ -291,16 +293,16 @@ func (in *Input) handleLine(t *tracked, raw []byte, end int64, truncated bool, t
 		t.offset, t.line = end, t.consumedLine
 		if in.filter != nil {
 			if txt, _ := in.fmt.text(raw, t.bigEndian); !in.filter.Keep(txt) {
-				in.dropFiltered(t)
+				in.em.dropFiltered(t)
 				return 1
 			}
 		}
-		buf := in.arena.begin(len(t.fileJSON) + len(raw) + len(in.tsTail) + len(in.extra) + 80)
+		buf := in.em.arena.begin(len(t.fileJSON) + len(raw) + len(in.em.tsTail) + len(in.extra) + 80)
 		start := len(buf)
-		buf = appendSingleHead(buf, t, t.line, end, in.tsTail)
+		buf = appendSingleHead(buf, t, t.line, end, in.em.tsTail)
 		buf = in.fmt.appendPayload(buf, raw, nil, t.bigEndian)
 		buf = append(buf, in.extra...)
-		in.emitLine(t, in.arena.end(append(buf, '}'), start))
+		in.em.emitLine(t, in.em.arena.end(append(buf, '}'), start))
 		return 1
 	}
 	txt, _ := in.fmt.text(raw, t.bigEndian)
@@ -326,25 +328,25 @@ func trimPartialRune(b []byte) []byte {
 	return b
 }
 
-// compactRing drops retired files from the read order, keeping the
+// compactRing drops retired files from the read order ring, keeping the
 // round-robin cursor on the same live file.
-func (rd *readers) compactRing() {
+func compactRing(ring []*tracked, cursor int) ([]*tracked, int) {
 	n := 0
-	cur := rd.cursor
-	for i, t := range rd.ring {
+	cur := cursor
+	for i, t := range ring {
 		if t.life.dead() {
-			if i < rd.cursor {
+			if i < cursor {
 				cur--
 			}
 			continue
 		}
-		rd.ring[n] = t
+		ring[n] = t
 		n++
 	}
-	clear(rd.ring[n:])
-	rd.ring = rd.ring[:n]
+	clear(ring[n:])
+	ring = ring[:n]
 	if cur < 0 || cur >= n {
 		cur = 0
 	}
-	rd.cursor = cur
+	return ring, cur
 }

@@ -91,14 +91,14 @@ func (in *Input) rereadTarget(ctx context.Context, p string) (*tracked, error) {
 	if t := in.namedNow(p); t != nil {
 		return t, nil
 	}
-	if !in.matches(p) {
+	if !in.mg.matches(p) {
 		hint := ""
 		if !filepath.IsAbs(p) {
 			hint = "; give the path as the globs name it (absolute)"
 		}
 		return nil, fmt.Errorf("reread %s: %w (paths %v, exclude %v)%s", p, input.ErrNotRead, in.cfg.Paths, in.cfg.Exclude, hint)
 	}
-	if owner := in.claims.Owner(in.id, p); owner != "" {
+	if owner := in.mg.claims.Owner(in.id, p); owner != "" {
 		return nil, fmt.Errorf("reread %s: %w: input %s, earlier in the config, reads it", p, input.ErrNotRead, owner)
 	}
 	// Matched but not tracked: a file created since the last scan.
@@ -139,12 +139,12 @@ func (in *Input) namedNow(p string) *tracked {
 // scanNow runs a scan between two polls, as Open does: what it emits is
 // queued for the next Poll.
 func (in *Input) scanNow(ctx context.Context) error {
-	in.budget = math.MaxInt
-	in.out = in.pending[:0:0]
+	in.em.budget = math.MaxInt
+	in.em.out = in.em.pending[:0:0]
 	err := in.scan(ctx, in.now())
-	in.settle()
-	in.pending = append(in.pending, in.out...)
-	in.out, in.budget = nil, 0
+	in.em.settle()
+	in.em.pending = append(in.em.pending, in.em.out...)
+	in.em.out, in.em.budget = nil, 0
 	in.publish()
 	return err
 }
@@ -159,7 +159,7 @@ func (in *Input) lineStart(f io.ReaderAt, t *tracked, offset, size int64, w int)
 	if pos == offset {
 		pos -= int64(w) // the code unit before offset: a newline makes offset a line start
 	}
-	buf := in.readBuf
+	buf := in.rd.readBuf
 	for pos < size {
 		n, err := f.ReadAt(buf[:min(int64(len(buf)), size-pos)], pos)
 		n -= n % w
@@ -204,7 +204,7 @@ func (in *Input) linesBefore(f io.ReaderAt, t *tracked, start, size int64, w int
 // countNewlines counts the newline code units in [from, to).
 func (in *Input) countNewlines(f io.ReaderAt, from, to int64, w int, bigEndian bool) (int64, error) {
 	var n int64
-	buf := in.readBuf
+	buf := in.rd.readBuf
 	for pos := from; pos < to; {
 		got, err := f.ReadAt(buf[:min(int64(len(buf)), to-pos)], pos)
 		got -= got % w
@@ -245,7 +245,7 @@ func isNewline(u []byte, bigEndian bool) bool {
 // position for the next Poll (after every event already queued, so the
 // scheduler keeps it over their positions).
 func (in *Input) moveTo(t *tracked, start, line int64) {
-	in.settle()
+	in.em.settle()
 	if t.asm != nil {
 		t.asm.Reset()
 	}
@@ -260,7 +260,7 @@ func (in *Input) moveTo(t *tracked, start, line int64) {
 	} else {
 		t.life.grew()
 	}
-	in.budget = 0 // between polls: the event waits in pending for the next Poll
-	in.emitPosition(t)
+	in.em.budget = 0 // between polls: the event waits in pending for the next Poll
+	in.em.emitPosition(t)
 	in.publish()
 }

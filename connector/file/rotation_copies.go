@@ -44,7 +44,7 @@ func (in *Input) setFP(t *tracked, cur []byte) {
 // prior. The prior outlives t if t is forgotten first (deleted, rotated
 // away).
 func (in *Input) setPrior(t *tracked, p *prior) {
-	if dropped, ok := in.files.SetPrior(t, p, in.scanGen, in.lastScan); ok {
+	if dropped, ok := in.files.SetPrior(t, p, in.mg.scanGen, in.mg.lastScan); ok {
 		in.priorGone(dropped, true)
 	}
 	t.refreshState()
@@ -70,7 +70,7 @@ func (in *Input) removePrior(p *prior, save bool) {
 func (in *Input) priorGone(t *tracked, save bool) {
 	t.refreshState()
 	if save && !t.life.dead() {
-		in.emitPosition(t)
+		in.em.emitPosition(t)
 	}
 }
 
@@ -79,7 +79,7 @@ func (in *Input) priorGone(t *tracked, save bool) {
 // outside the globs, or there were none: a plain truncation). They stay
 // findable in memory.
 func (in *Input) expirePriors() {
-	for _, t := range in.files.ExpirePriors(in.scanGen) {
+	for _, t := range in.files.ExpirePriors(in.mg.scanGen) {
 		in.priorGone(t, true)
 	}
 }
@@ -143,7 +143,7 @@ func (in *Input) consume(m copyMatch) {
 	}
 	if s := m.saved; s != nil {
 		in.files.Consume(*s)
-		in.emitForget(s.Key)
+		in.em.emitForget(s.Key)
 	}
 	if m.prevOf != "" {
 		// The original, found later, keeps its position but not the
@@ -379,7 +379,7 @@ func (in *Input) takeOver(t, src *tracked) {
 	}
 	in.logFile(slog.LevelInfo, "file holds what a copy of it already delivered (copytruncate); reading it on from there", t, t.offset,
 		"copy", src.path)
-	in.emitPosition(t)
+	in.em.emitPosition(t)
 }
 
 // makeWait makes c, tracked but not read yet, wait on its original t.
@@ -411,7 +411,7 @@ func (in *Input) continueCopy(c *tracked, offset, line int64, from string) {
 		// copies): its size decides where it continues, so the next
 		// scan, which finds its name, resumes it.
 		c.resume = &resumeAt{offset: offset, line: line, from: from}
-		in.rescan = true
+		in.mg.rescan = true
 		return
 	}
 	c.resume = nil
@@ -427,7 +427,7 @@ func (in *Input) continueCopy(c *tracked, offset, line int64, from string) {
 	c.life.pending()
 	in.logFile(slog.LevelInfo, "file is a copy of a truncated file (copytruncate); reading it from where the original was delivered", c, offset,
 		"copy_of", from)
-	in.emitPosition(c)
+	in.em.emitPosition(c)
 }
 
 // settleBehind ends the wait of a copy that holds less than where it
@@ -455,7 +455,7 @@ func (in *Input) settleBehind(t *tracked, now time.Time) {
 		if t.split != nil {
 			t.split.Reset()
 		}
-		in.emitPosition(t)
+		in.em.emitPosition(t)
 	}
 }
 
@@ -492,7 +492,7 @@ func (in *Input) mayBeCopyOf(t *tracked, cur []byte) bool {
 				in.truncatedUnnoticed(o) // its prior is made now
 			}
 		}
-		if in.files.RecentPrior(orig, in.lastScan.Add(-in.closeAfter)) {
+		if in.files.RecentPrior(orig, in.mg.lastScan.Add(-in.closeAfter)) {
 			return true
 		}
 		for _, o := range in.files.Named(orig) {
@@ -527,9 +527,9 @@ func (in *Input) releaseHold(t *tracked, size int64) {
 		return
 	}
 	if size != t.lastSize {
-		t.lastData = in.lastScan // still being written
+		t.lastData = in.mg.lastScan // still being written
 	}
-	if size >= int64(in.cfg.FingerprintBytes) || in.lastScan.Sub(t.lastData) >= in.closeAfter {
+	if size >= int64(in.cfg.FingerprintBytes) || in.mg.lastScan.Sub(t.lastData) >= in.closeAfter {
 		t.hold = holdReleased
 		t.life.pending()
 	}

@@ -29,8 +29,8 @@ func (in *Input) truncate(t *tracked, cur []byte) {
 	} else {
 		in.setPrior(t, old)
 	}
-	in.local.truncations++
-	in.emitPosition(t)
+	in.em.local.truncations++
+	in.em.emitPosition(t)
 	// Its new content may be a copy's: of what another file held (its
 	// inode was freed and reused by logrotate's copy), or of what a copy
 	// read first holds (truncated and refilled unnoticed, then copied).

@@ -196,6 +196,6 @@ func (in *Input) retire(t *tracked, why string, extra ...any) {
 	}
 	in.files.Retire(t)
 	t.life.retire()
-	delete(in.errSeen, t.path)
-	in.emitForget(t.key)
+	delete(in.rep.errSeen, t.path)
+	in.em.emitForget(t.key)
 }
