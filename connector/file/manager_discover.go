@@ -177,8 +177,7 @@ func (in *Input) register(c candidate, cur []byte, fd *found, now time.Time) *tr
 	for _, k := range fd.forgets {
 		in.files.ReleaseKey(k)
 	}
-	t.offset, t.consumed, t.readPos = fd.offset, fd.offset, fd.offset
-	t.line, t.consumedLine = fd.line, fd.line
+	t.restart(fd.offset, fd.line)
 	t.lastSize, t.lastMod = c.size, c.mod
 	t.lastData = now
 	t.seenScan = in.mg.scanGen
@@ -252,8 +251,7 @@ func (in *Input) saveDiscovered(t *tracked, fd *found) {
 func (in *Input) track(key, path string, id fileID, cur []byte) *tracked {
 	t := &tracked{identity: identity{id: id, path: path, fp: fingerprint.New(in.cfg.FingerprintBytes)}}
 	t.fp.Set(cur)
-	n, be := in.fmt.codec.bom(cur)
-	t.bomLen, t.bigEndian = n, be
+	t.setBOM(in.fmt.codec, cur, in.cfg.MaxLineBytes)
 	if in.ml != nil {
 		t.asm = multiline.New(*in.ml)
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
-	"github.com/edge-agent/edge-agent/connector/file/internal/linesplit"
 )
 
 // housekeep runs the time-driven work: idle multiline flushes and
@@ -40,13 +39,6 @@ func (in *Input) housekeep(now time.Time) {
 				"close_inactive", in.closeAfter.String())
 		}
 	}
-}
-
-// grew reports whether t has bytes beyond what was read: written after
-// the last read of this poll cycle. Such a file is not idle.
-func (t *tracked) grew() bool {
-	fi, err := t.f.Stat()
-	return err == nil && fi.Size() > t.readPos
 }
 
 // stillNamed reports whether t's path still names t. A file renamed or
@@ -240,10 +232,7 @@ func (in *Input) evict(except *tracked) bool {
 // while the file is open: a closed file holds no partial line, and most
 // files of a large tree are closed.
 func (in *Input) attach(t *tracked, f *os.File) {
-	if t.split == nil {
-		t.split = linesplit.New(in.cfg.MaxLineBytes, in.fmt.codec.width(), t.bigEndian)
-	}
-	t.f = f
+	t.open(f, in.fmt.codec, in.cfg.MaxLineBytes)
 	t.life.opened()
 	t.openIdx = len(in.openFiles)
 	in.openFiles = append(in.openFiles, t)
@@ -269,11 +258,8 @@ func (in *Input) closeFile(t *tracked) {
 	if t.f == nil {
 		return
 	}
-	_ = t.f.Close()
+	t.close()
 	detach(&in.openFiles, t)
-	t.stateHead = nil // rebuilt on the next position; closed files hold none
-	t.split = nil     // the held partial line is read again from the file
-	t.readPos = t.consumed
 }
 
 // readFailed applies on-error to a read error on an open file.

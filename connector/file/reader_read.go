@@ -195,11 +195,7 @@ func (in *Input) consumeChunk(t *tracked, n, want int, now time.Time) (emitted i
 	}
 	if t.readPos == 0 {
 		// The byte-order mark is only known once the file has bytes.
-		n, be := in.fmt.codec.bom(chunk)
-		if be != t.bigEndian {
-			t.split.Configure(in.cfg.MaxLineBytes, in.fmt.codec.width(), be)
-		}
-		t.bomLen, t.bigEndian = n, be
+		t.setBOM(in.fmt.codec, chunk, in.cfg.MaxLineBytes)
 	}
 	from := t.readPos
 	acc := t.split.Feed(chunk, t.readPos)
@@ -299,7 +295,7 @@ func (in *Input) handleLine(t *tracked, raw []byte, end int64, truncated bool, t
 		}
 		buf := in.em.arena.begin(len(t.fileJSON) + len(raw) + len(in.em.tsTail) + len(in.extra) + 80)
 		start := len(buf)
-		buf = appendSingleHead(buf, t, t.line, end, in.em.tsTail)
+		buf = t.appendSingleHead(buf, t.line, end, in.em.tsTail)
 		buf = in.fmt.appendPayload(buf, raw, nil, t.bigEndian)
 		buf = append(buf, in.extra...)
 		in.em.emitLine(t, in.em.arena.end(append(buf, '}'), start))

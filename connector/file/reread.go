@@ -249,10 +249,7 @@ func (in *Input) moveTo(t *tracked, start, line int64) {
 	if t.asm != nil {
 		t.asm.Reset()
 	}
-	if t.split != nil {
-		t.split.Reset()
-	}
-	t.offset, t.line, t.consumed, t.consumedLine, t.readPos = start, line, start, line, start
+	t.restart(start, line)
 	t.behind = false
 	t.eofPoll = 0
 	if t.f == nil {

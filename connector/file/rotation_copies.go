@@ -369,11 +369,7 @@ func (in *Input) takeOver(t, src *tracked) {
 		src.copyOf = nil
 	}
 	in.makeWait(src, t)
-	t.offset, t.consumed, t.readPos = src.offset, src.offset, src.offset
-	t.line, t.consumedLine = src.line, src.line
-	if t.split != nil {
-		t.split.Reset()
-	}
+	t.restart(src.offset, src.line)
 	if t.f == nil {
 		t.life.pending()
 	}
@@ -415,14 +411,10 @@ func (in *Input) continueCopy(c *tracked, offset, line int64, from string) {
 		return
 	}
 	c.resume = nil
-	c.offset, c.consumed, c.readPos = offset, offset, offset
-	c.line, c.consumedLine = line, line
+	c.restart(offset, line)
 	c.behind, c.lastSize = offset > size, size
 	if c.behind {
 		c.lastData = in.now() // quiet for close-inactive from now on: complete
-	}
-	if c.split != nil {
-		c.split.Reset()
 	}
 	c.life.pending()
 	in.logFile(slog.LevelInfo, "file is a copy of a truncated file (copytruncate); reading it from where the original was delivered", c, offset,
@@ -451,10 +443,7 @@ func (in *Input) settleBehind(t *tracked, now time.Time) {
 		t.behind = false
 	case now.Sub(t.lastData) >= in.closeAfter:
 		t.behind = false
-		t.offset, t.consumed, t.readPos, t.line, t.consumedLine = size, size, size, 0, 0
-		if t.split != nil {
-			t.split.Reset()
-		}
+		t.restart(size, 0)
 		in.em.emitPosition(t)
 	}
 }

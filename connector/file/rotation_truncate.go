@@ -18,11 +18,7 @@ func (in *Input) truncate(t *tracked, cur []byte) {
 	t.resetTo0()
 	in.setFP(t, cur)
 	t.headChecked = len(cur)
-	n, be := in.fmt.codec.bom(cur)
-	if be != t.bigEndian && t.split != nil {
-		t.split.Configure(in.cfg.MaxLineBytes, in.fmt.codec.width(), be)
-	}
-	t.bomLen, t.bigEndian = n, be
+	t.setBOM(in.fmt.codec, cur, in.cfg.MaxLineBytes)
 	t.refreshState()
 	if handed {
 		in.dropPrior(t, false)

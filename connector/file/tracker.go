@@ -2,30 +2,18 @@ package file
 
 import (
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
-	"github.com/edge-agent/edge-agent/connector/file/internal/linesplit"
 	"github.com/edge-agent/edge-agent/connector/file/internal/tracker"
-	"github.com/edge-agent/edge-agent/connector/internal/jsonenc"
-	"github.com/edge-agent/edge-agent/connector/internal/multiline"
 )
 
 // tracked is one file identity (device+inode+fingerprint) the input knows,
-// open or not. Offsets:
-//
-//	offset   ≤ consumed ≤ readPos
-//	offset:   just past the last line delivered in an event (the position)
-//	consumed: just past the last complete line handed to the assembler
-//	readPos:  where the next read starts (consumed + held partial line)
-//
-// Without multiline, offset == consumed after every line.
+// open or not: what it is, its reader, what the scans saw of it, where it
+// is in its life and its part in copytruncate.
 type tracked struct {
 	identity
-	position
-	text
-	handle
+	reader
 	seenBy
 	life lifecycle
 	copyState
@@ -42,41 +30,6 @@ type identity struct {
 	// copy saw; a file not read from yet is checked again at its first
 	// read when it holds more (a copy listed while still being written).
 	headChecked int
-}
-
-// position is how far a tracked file was read, handed on and delivered
-// (see tracked).
-type position struct {
-	offset, line           int64
-	consumed, consumedLine int64
-	readPos                int64
-}
-
-// text is what the events and positions of a file are built from.
-type text struct {
-	bigEndian bool   // UTF-16 byte order of this file
-	bomLen    int    // byte-order mark length at offset 0
-	fileJSON  []byte // the path as a JSON string, for _file
-	// lineHead is a single-line event up to its _line value, so the
-	// event starts with one copy.
-	lineHead []byte
-	// lineDigits and offsetDigits format _line and _offset of its events.
-	lineDigits, offsetDigits jsonenc.Decimal
-	// stateHead is the State up to the offset (appendStateHead), built
-	// when a position is needed and dropped when the file is closed, so
-	// only open files hold one.
-	stateHead []byte
-}
-
-// handle is the open descriptor of a file and its read loop's state.
-type handle struct {
-	f        *os.File
-	split    *linesplit.Splitter  // only while f != nil: holds no more than a partial line
-	asm      *multiline.Assembler // nil without multiline
-	openIdx  int                  // index in readers.openFiles while f != nil
-	lastData time.Time            // last time new bytes were read (close-inactive)
-	served   uint64               // round-robin tick of the last turn (eviction order)
-	eofPoll  uint64               // poll in which the last read found EOF
 }
 
 // seenBy is what the scans saw of a file.
@@ -134,17 +87,6 @@ func (in *Input) setPath(t *tracked, p string) {
 	t.setPathText(p)
 }
 
-// setPathText rebuilds what is derived from the path.
-func (t *tracked) setPathText(p string) {
-	t.fileJSON, _ = jsonenc.AppendString(t.fileJSON[:0], []byte(p))
-	t.lineHead = append(append(append(t.lineHead[:0], `{"_index":0,"_file":`...), t.fileJSON...), `,"_line":`...)
-	t.refreshState()
-}
-
-// refreshState drops the constant part of the State after the path or
-// the fingerprint changed; the next position rebuilds it.
-func (t *tracked) refreshState() { t.stateHead = nil }
-
 // state returns the constant part of t's State, building it if needed
 // for an open file; nil for a closed one, whose positions are rare
 // (first-start tails, forgets) and must not leave a cached copy behind.
@@ -168,12 +110,9 @@ func (t *tracked) delivered() *prior {
 	return &prior{Content: tracker.Content{Sum: t.fp.Sum(), Offset: t.offset, Line: t.line}}
 }
 
-// resetTo restarts reading at offset 0 (truncation, rewrite).
+// resetTo0 restarts reading at offset 0 (truncation, rewrite).
 func (t *tracked) resetTo0() {
-	t.offset, t.line, t.consumed, t.consumedLine, t.readPos = 0, 0, 0, 0, 0
-	if t.split != nil {
-		t.split.Reset()
-	}
+	t.restart(0, 0)
 	t.life.grew()
 }
 
