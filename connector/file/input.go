@@ -44,7 +44,6 @@ const readChunk = 64 << 10
 // output and counts) and report (errors logged once, Files, Stats).
 type Input struct {
 	cfg      Config
-	log      *slog.Logger
 	id       string
 	now      func() time.Time               // injectable clock for tests
 	openFile func(string) (*os.File, error) // injectable for error tests
@@ -79,7 +78,6 @@ type rules struct {
 	extra []byte
 
 	scanEvery, closeAfter, flushIdle time.Duration
-	failFast                         bool
 }
 
 // readers is the read loop's buffers and what sizes its reads.
@@ -97,8 +95,9 @@ type readers struct {
 // emitter is the output of the running poll and what did not fit it.
 type emitter struct {
 	// files is the input's tracker (a position's state carries the
-	// file's prior).
+	// file's prior) and rules what New compiled: both the Input's.
 	files    *files
+	rules    *rules
 	pending  []input.Event // events that did not fit the last poll
 	out      []input.Event // the poll's output while it runs
 	owed     owedPos       // the position the last line event still lacks
@@ -107,13 +106,20 @@ type emitter struct {
 	tsTail   []byte // `,"_ts":<ms>,"payload":` for the current read time
 	tsCached int64
 	arena    arena
-	local    localCounts // counted during the poll, published by publish
+	local    *localCounts // the report's, counted during the poll
 }
 
 // report is what the input tells its operator: errors logged once per
 // file, the Files list and the Stats counters.
 type report struct {
-	errSeen map[string]string // path → last logged error, to log once
+	log *slog.Logger
+	// failFast is on-error: fail.
+	failFast bool
+	errSeen  map[string]string   // path → last logged error, to log once
+	listErrs map[string]struct{} // directories in a listing failure streak
+	deepSeen map[string]struct{} // directories logged as too deep to walk
+	// local is counted during a poll, then published to stats.
+	local localCounts
 	// filesList is what Files returns, copied by publishFiles at filesAt.
 	filesList atomic.Pointer[[]input.FileStatus]
 	filesAt   time.Time
@@ -142,7 +148,6 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 	}
 	in := &Input{
 		cfg:      *cfg,
-		log:      log,
 		id:       set.ID,
 		now:      time.Now,
 		openFile: openShared,
@@ -151,16 +156,16 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 			scanEvery:  cfg.GlobScanInterval,
 			closeAfter: cfg.CloseInactive,
 			flushIdle:  cfg.Multiline.FlushIdleTimeout,
-			failFast:   strings.EqualFold(cfg.OnError, "fail"),
 		},
 		mg:    newManager(),
 		files: tracker.New[*tracked, fileID](),
 		rd:    readers{readBuf: make([]byte, readChunk), fpBuf: make([]byte, cfg.FingerprintBytes)},
-		rep:   report{errSeen: make(map[string]string)},
+		rep: report{log: log, failFast: strings.EqualFold(cfg.OnError, "fail"), errSeen: make(map[string]string),
+			listErrs: make(map[string]struct{}), deepSeen: make(map[string]struct{})},
 	}
 	if limit := openFilesLimit(); limit > 0 {
 		if n, lowered := clampOpenFiles(in.cfg.MaxOpenFiles, limit); lowered {
-			in.log.Warn("max-open-files lowered to fit the process's open-files limit",
+			in.rep.log.Warn("max-open-files lowered to fit the process's open-files limit",
 				"configured", in.cfg.MaxOpenFiles, "effective", n, "limit", limit, "reserved", fdReserve)
 			in.cfg.MaxOpenFiles = n
 		}
@@ -174,7 +179,7 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 	}
 	in.extra = extraFields(cfg.Fields, cfg.AddHostFields, set.Host, set.AgentID)
 	in.mg.claims = set.Claims
-	in.em.files = in.files
+	in.em.files, in.em.rules, in.em.local = in.files, &in.rules, &in.rep.local
 	in.mg.unclaim = set.Claims.Register(set.ID, in.mg.matches)
 	return in, nil
 }
@@ -224,9 +229,9 @@ func (in *Input) Open(ctx context.Context, opts input.OpenOptions) error {
 	in.opened = true
 	in.restore(opts)
 	if in.cfg.UseFsnotify {
-		w, err := newWatcher(in.log)
+		w, err := newWatcher(in.rep.log)
 		if err != nil {
-			in.log.Warn("fsnotify unavailable; relying on polling", "error", err)
+			in.rep.log.Warn("fsnotify unavailable; relying on polling", "error", err)
 		} else {
 			in.mg.watch = w
 			in.mg.wake = w.wake
@@ -266,7 +271,7 @@ func (in *Input) restore(opts input.OpenOptions) {
 		if key == patternsKey {
 			set, err := decodePatterns(raw)
 			if err != nil {
-				in.log.Warn("dropping unreadable record of the path patterns; every pattern counts as known", "key", key, "error", err)
+				in.rep.log.Warn("dropping unreadable record of the path patterns; every pattern counts as known", "key", key, "error", err)
 				continue
 			}
 			in.mg.knownPats = set
@@ -276,7 +281,7 @@ func (in *Input) restore(opts input.OpenOptions) {
 		if err != nil {
 			// An unreadable position is dropped rather than fatal: the
 			// file is then read from 0 (duplicates, never loss).
-			in.log.Warn("dropping unreadable file position", "key", key, "error", err)
+			in.rep.log.Warn("dropping unreadable file position", "key", key, "error", err)
 			in.em.pending = append(in.em.pending, input.Event{Pos: input.Position{Key: key}})
 			continue
 		}
@@ -331,7 +336,7 @@ func (in *Input) Drain(dst []input.Event) []input.Event {
 	in.em.out, in.em.budget = dst, math.MaxInt
 	in.em.drainPending()
 	for _, t := range in.ring {
-		in.flushGroups(t, true)
+		in.em.flushGroups(t, true)
 	}
 	in.em.settle()
 	out := in.em.out

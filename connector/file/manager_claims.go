@@ -35,7 +35,7 @@ func (in *Input) readElsewhere(path string) bool {
 	}
 	if _, logged := in.mg.claimLogged[path]; !logged {
 		in.mg.claimLogged[path] = struct{}{}
-		in.log.Warn("file matched by an earlier input too; that input reads it and this one skips it",
+		in.rep.log.Warn("file matched by an earlier input too; that input reads it and this one skips it",
 			"path", path, "read_by", owner)
 	}
 	return true

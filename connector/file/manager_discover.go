@@ -82,12 +82,12 @@ func (in *Input) openCandidate(c *candidate) (*os.File, []byte, bool, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, false, nil
 		}
-		return nil, nil, false, in.fileErr("open", c.path, err)
+		return nil, nil, false, in.rep.fileErr("open", c.path, err)
 	}
 	cur, err := fingerprint.Read(f, in.cfg.FingerprintBytes, in.rd.fpBuf)
 	if err != nil {
 		_ = f.Close()
-		return nil, nil, false, in.fileErr("read", c.path, err)
+		return nil, nil, false, in.rep.fileErr("read", c.path, err)
 	}
 	// The descriptor may name another file than the stat did if the
 	// path was replaced in between; trust the descriptor.
@@ -163,7 +163,7 @@ func (in *Input) tailStart(c candidate, f *os.File, cur []byte, fd *found) error
 	_, be := in.fmt.codec.bom(cur)
 	end, err := linesplit.LastLineEnd(f, c.size, int64(in.cfg.MaxLineBytes)+readChunk, in.fmt.codec.width(), be, in.rd.readBuf)
 	if err != nil {
-		return in.fileErr("read", c.path, err)
+		return in.rep.fileErr("read", c.path, err)
 	}
 	fd.offset, fd.tailed = end, true
 	return nil
@@ -187,15 +187,15 @@ func (in *Input) register(c candidate, cur []byte, fd *found, now time.Time) *tr
 	}
 	switch {
 	case fd.restored != nil:
-		in.setPrior(t, fd.restored)
+		in.em.setPrior(t, fd.restored, in.mg.scanGen, in.mg.lastScan)
 	case fd.old != nil:
 		if fd.older != nil {
 			// Truncated twice (copytruncate twice while stopped, or after
 			// a truncation whose copy was not found yet): the earlier
 			// content stays findable in memory once old replaces it.
-			in.setPrior(t, fd.older)
+			in.em.setPrior(t, fd.older, in.mg.scanGen, in.mg.lastScan)
 		}
-		in.setPrior(t, fd.old)
+		in.em.setPrior(t, fd.old, in.mg.scanGen, in.mg.lastScan)
 	}
 	if len(fd.forgets) > 0 {
 		// The old content, now t's prior (a copy may continue it), is
@@ -213,17 +213,17 @@ func (in *Input) register(c candidate, cur []byte, fd *found, now time.Time) *tr
 func (in *Input) logDiscovered(t *tracked, fd *found, prev *tracked, opened bool) {
 	switch {
 	case fd.cm.prior != nil:
-		in.logFile(slog.LevelInfo, "file is a copy of a truncated file (copytruncate); reading it from where the original was delivered", t, fd.offset,
+		in.rep.logFile(slog.LevelInfo, "file is a copy of a truncated file (copytruncate); reading it from where the original was delivered", t, fd.offset,
 			"copy_of", fd.cm.from)
 	case prev != nil:
-		in.logFile(slog.LevelInfo, "file rotated: its path now names another file", t, fd.offset,
+		in.rep.logFile(slog.LevelInfo, "file rotated: its path now names another file", t, fd.offset,
 			"previous_dev", prev.id.dev, "previous_inode", prev.id.ino)
 	case opened:
-		in.logFile(slog.LevelInfo, "file opened", t, fd.offset)
+		in.rep.logFile(slog.LevelInfo, "file opened", t, fd.offset)
 	default:
 		// Only when more files match than max-open-files: one line per
 		// file found would flood the log of a large tree.
-		in.logFile(slog.LevelDebug, "file found; it is opened when a descriptor is free (max-open-files)", t, fd.offset)
+		in.rep.logFile(slog.LevelDebug, "file found; it is opened when a descriptor is free (max-open-files)", t, fd.offset)
 	}
 }
 
@@ -238,7 +238,7 @@ func (in *Input) saveDiscovered(t *tracked, fd *found) {
 		in.consume(fd.cm)
 	case fd.truncated:
 		in.em.local.truncations++
-		in.logFile(slog.LevelInfo, "file truncated while the agent was stopped; reading it again from the start", t, 0,
+		in.rep.logFile(slog.LevelInfo, "file truncated while the agent was stopped; reading it again from the start", t, 0,
 			"previous_offset", fd.savedOffset)
 		in.em.emitPosition(t)
 	case fd.tailed && fd.offset > 0:

@@ -38,8 +38,6 @@ type manager struct {
 	// knownPats are the patterns the saved positions were taken under
 	// (patternsKey); nil when every pattern counts as known.
 	knownPats map[string]struct{}
-	listErrs  map[string]struct{} // directories in a listing failure streak
-	deepSeen  map[string]struct{} // directories logged as too deep to walk
 
 	watch *watcher
 	wake  <-chan struct{} // the watcher's wake channel; kept after Close
@@ -48,8 +46,6 @@ type manager struct {
 func newManager() manager {
 	return manager{
 		claimLogged: make(map[string]struct{}),
-		listErrs:    make(map[string]struct{}),
-		deepSeen:    make(map[string]struct{}),
 	}
 }
 
@@ -90,7 +86,7 @@ func (in *Input) scan(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	in.listRecovered(ls.failed)
+	in.rep.listRecovered(ls.failed)
 	if err := in.reconcileUnseen(ls.failed); err != nil {
 		return err
 	}
@@ -102,7 +98,7 @@ func (in *Input) scan(ctx context.Context, now time.Time) error {
 			return err
 		}
 	}
-	in.expirePriors()
+	in.em.expirePriors(in.mg.scanGen)
 	in.dropUnmatchedSaved(ls.failed)
 	in.ring, in.cursor = compactRing(in.ring, in.cursor)
 	if in.mg.watch != nil {
@@ -131,11 +127,11 @@ func (in *Input) list(ctx context.Context) (*listing, error) {
 	}
 	onErr := func(path string, err error) {
 		if errors.Is(err, glob.ErrTooDeep) {
-			in.tooDeep(path)
+			in.rep.tooDeep(path)
 			return
 		}
 		ls.failed[path] = struct{}{}
-		if e := in.listFailed(path, err); e != nil && ls.firstErr == nil {
+		if e := in.rep.listFailed(path, err); e != nil && ls.firstErr == nil {
 			ls.firstErr = e
 		}
 	}
@@ -168,7 +164,7 @@ func (in *Input) visit(ls *listing, path string, tail bool) {
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			ls.failed[path] = struct{}{}
-			if e := in.fileErr("scan", path, err); e != nil && ls.firstErr == nil {
+			if e := in.rep.fileErr("scan", path, err); e != nil && ls.firstErr == nil {
 				ls.firstErr = e
 			}
 		}
@@ -254,10 +250,10 @@ func (in *Input) dropUnmatchedSaved(failed map[string]struct{}) {
 func (in *Input) dropSaved(s saved) {
 	if lost := s.Size - s.Offset; lost > 0 {
 		in.em.local.lostBytes += lost
-		in.log.Warn("file rotated or deleted while the agent was stopped and not found in its directory; its unread bytes are lost",
+		in.rep.log.Warn("file rotated or deleted while the agent was stopped and not found in its directory; its unread bytes are lost",
 			"path", s.Path, "dev", s.ID.dev, "inode", s.ID.ino, "offset", s.Offset, "lost_bytes", lost)
 	} else {
-		in.log.Info("file position forgotten: the file was not found since the start",
+		in.rep.log.Info("file position forgotten: the file was not found since the start",
 			"path", s.Path, "dev", s.ID.dev, "inode", s.ID.ino, "offset", s.Offset)
 	}
 	in.em.emitForget(s.Key)
@@ -337,37 +333,37 @@ func underAny(path string, dirs map[string]struct{}) bool {
 // listFailed applies on-error to a directory (or pattern base) that could
 // not be listed. With skip it logs a WARN once per directory per failure
 // streak: a directory failing on every scan must not flood the log.
-func (in *Input) listFailed(dir string, err error) error {
-	in.em.local.errors++
-	if in.failFast {
+func (rp *report) listFailed(dir string, err error) error {
+	rp.local.errors++
+	if rp.failFast {
 		return fmt.Errorf("list %s: %w", dir, err)
 	}
-	if _, ok := in.mg.listErrs[dir]; !ok {
-		in.mg.listErrs[dir] = struct{}{}
-		in.log.Warn("cannot list directory; keeping the positions of its files until it can be listed again",
+	if _, ok := rp.listErrs[dir]; !ok {
+		rp.listErrs[dir] = struct{}{}
+		rp.log.Warn("cannot list directory; keeping the positions of its files until it can be listed again",
 			"dir", dir, "error", err)
 	}
 	return nil
 }
 
 // listRecovered ends the failure streak of directories listed again.
-func (in *Input) listRecovered(failedNow map[string]struct{}) {
-	for dir := range in.mg.listErrs {
+func (rp *report) listRecovered(failedNow map[string]struct{}) {
+	for dir := range rp.listErrs {
 		if _, ok := failedNow[dir]; !ok {
-			delete(in.mg.listErrs, dir)
-			in.log.Info("directory can be listed again", "dir", dir)
+			delete(rp.listErrs, dir)
+			rp.log.Info("directory can be listed again", "dir", dir)
 		}
 	}
 }
 
 // tooDeep logs, once per directory, that the walk did not descend below
 // it (glob.MaxDepth).
-func (in *Input) tooDeep(dir string) {
-	if _, ok := in.mg.deepSeen[dir]; ok {
+func (rp *report) tooDeep(dir string) {
+	if _, ok := rp.deepSeen[dir]; ok {
 		return
 	}
-	in.mg.deepSeen[dir] = struct{}{}
-	in.log.Warn("not walking below a directory nested too deep under the pattern base",
+	rp.deepSeen[dir] = struct{}{}
+	rp.log.Warn("not walking below a directory nested too deep under the pattern base",
 		"dir", dir, "max_depth", glob.MaxDepth)
 }
 
@@ -387,7 +383,7 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 	if t.path != path {
 		old := t.path
 		in.setPath(t, path) // renamed within the globs: same identity
-		in.logFile(slog.LevelInfo, "file renamed", t, t.offset, "old_path", old)
+		in.rep.logFile(slog.LevelInfo, "file renamed", t, t.offset, "old_path", old)
 	}
 	size, mod := fi.Size(), fi.ModTime()
 	if r := t.resume; r != nil {
@@ -485,7 +481,7 @@ func (in *Input) release(t *tracked) {
 	src.copies--
 	t.copyOf = nil
 	t.life.pending()
-	in.logFile(slog.LevelInfo, "file taken for a copy holds other content; reading it as a file of its own", t, t.offset,
+	in.rep.logFile(slog.LevelInfo, "file taken for a copy holds other content; reading it as a file of its own", t, t.offset,
 		"copy_of", src.path)
 }
 
@@ -528,11 +524,11 @@ func (in *Input) forgetReused(t *tracked, path string) {
 	if t.copies == 0 && t.fp.Len() > 0 {
 		// Its content may live on in a copy (copytruncate, then the
 		// original deleted): it stays findable, as a truncated file's.
-		in.setPrior(t, t.delivered())
+		in.em.setPrior(t, t.delivered(), in.mg.scanGen, in.mg.lastScan)
 	}
 	if lost := unreadBytes(t); lost > 0 {
 		in.em.local.lostBytes += lost
-		in.logFile(slog.LevelWarn, "file deleted or rotated away while closed; its unread bytes are lost", t, t.offset,
+		in.rep.logFile(slog.LevelWarn, "file deleted or rotated away while closed; its unread bytes are lost", t, t.offset,
 			"lost_bytes", lost)
 	}
 	in.retire(t, "deleted while closed; its inode now holds another file", "new_path", path)
@@ -546,7 +542,7 @@ func (in *Input) unseen(t *tracked) error {
 	t.missing++
 	if t.missing == 1 {
 		if fi, err := in.fsys.Stat(t.path); err == nil && fi.IsDir() {
-			if err := in.fileErr("read", t.path, errReplacedByDir); err != nil {
+			if err := in.rep.fileErr("read", t.path, errReplacedByDir); err != nil {
 				return err
 			}
 		}
@@ -566,7 +562,7 @@ func (in *Input) unseen(t *tracked) error {
 			// must hear about it.
 			if lost := unreadBytes(t); lost > 0 {
 				in.em.local.lostBytes += lost
-				in.logFile(slog.LevelWarn, "file deleted or rotated away while closed; its unread bytes are lost", t, t.offset,
+				in.rep.logFile(slog.LevelWarn, "file deleted or rotated away while closed; its unread bytes are lost", t, t.offset,
 					"lost_bytes", lost)
 			}
 			in.retire(t, "deleted or renamed out of the globs while closed")
@@ -597,7 +593,7 @@ func (in *Input) unseenOpen(t *tracked) {
 		// file at its first EOF would lose those lines; it is read until
 		// close-inactive instead, as for any quiet file.
 		t.life.markAway()
-		in.logFile(slog.LevelInfo, "file renamed out of the globs; reading it until quiet for close-inactive", t, t.offset)
+		in.rep.logFile(slog.LevelInfo, "file renamed out of the globs; reading it until quiet for close-inactive", t, t.offset)
 	}
 	if size := fi.Size(); size <= t.readPos && t.readPos > 0 && !fi.ModTime().Equal(t.lastMod) {
 		// Written without growing since the last scan, then deleted or
@@ -616,7 +612,7 @@ func (in *Input) markGone(t *tracked) {
 		return
 	}
 	t.life.markGone()
-	in.logFile(slog.LevelInfo, "file deleted; reading it to its end", t, t.offset)
+	in.rep.logFile(slog.LevelInfo, "file deleted; reading it to its end", t, t.offset)
 }
 
 // checkRewritten restarts an open file at 0 when its first bytes no

@@ -90,7 +90,7 @@ func (in *Input) resumeMoved(path string, now time.Time) error {
 	}
 	t.missing = 2
 	t.life.markMoved()
-	in.logFile(slog.LevelInfo, "file renamed while the agent was stopped, to a name the globs do not match; reading it until quiet for close-inactive", t, t.offset,
+	in.rep.logFile(slog.LevelInfo, "file renamed while the agent was stopped, to a name the globs do not match; reading it until quiet for close-inactive", t, t.offset,
 		"old_path", was)
 	return nil
 }

@@ -132,7 +132,7 @@ func (em *emitter) emitForget(key string) {
 
 // publish copies the poll-local counters to the atomics Stats reads.
 func (in *Input) publish() {
-	l := &in.em.local
+	l := &in.rep.local
 	s := &in.rep.stats
 	s.linesRead.Add(l.lines)
 	s.bytesRead.Add(l.bytes)
@@ -154,16 +154,16 @@ func (in *Input) publish() {
 // fileErr applies on-error to a problem with one file: with fail it
 // returns the error (the scheduler stops), with skip it logs once per
 // path and message and returns nil.
-func (in *Input) fileErr(op, path string, err error) error {
-	in.em.local.errors++
+func (rp *report) fileErr(op, path string, err error) error {
+	rp.local.errors++
 	wrapped := fmt.Errorf("%s %s: %w", op, path, err)
-	if in.failFast {
+	if rp.failFast {
 		return wrapped
 	}
 	msg := wrapped.Error()
-	if in.rep.errSeen[path] != msg {
-		in.rep.errSeen[path] = msg
-		in.log.Warn("skipping file after error (on-error: skip)", "path", path, "error", err)
+	if rp.errSeen[path] != msg {
+		rp.errSeen[path] = msg
+		rp.log.Warn("skipping file after error (on-error: skip)", "path", path, "error", err)
 	}
 	return nil
 }
@@ -184,30 +184,30 @@ func (em *emitter) dropFiltered(t *tracked) {
 
 // emitGroup emits a completed multiline group, or drops it when the line
 // filters reject its first line.
-func (in *Input) emitGroup(t *tracked, g []multiline.Line) {
+func (em *emitter) emitGroup(t *tracked, g []multiline.Line) {
 	last := g[len(g)-1]
 	t.offset, t.line = last.End, last.Num
-	if in.filter != nil && !in.filter.Keep(g[0].Text) {
-		in.em.dropFiltered(t)
+	if em.rules.filter != nil && !em.rules.filter.Keep(g[0].Text) {
+		em.dropFiltered(t)
 		return
 	}
-	s := in.fmt.appendGroup(in.em.scratch[:0], t.fileJSON, g, t.bigEndian, in.extra)
-	in.em.scratch = s
-	in.em.emit(input.Event{Payload: in.em.arena.copy(s), Pos: in.em.position(t)})
+	s := em.rules.fmt.appendGroup(em.scratch[:0], t.fileJSON, g, t.bigEndian, em.rules.extra)
+	em.scratch = s
+	em.emit(input.Event{Payload: em.arena.copy(s), Pos: em.position(t)})
 }
 
 // emitReady emits t's completed multiline groups while the budget lasts
 // (all of them when force is set) and returns how many it emitted.
-func (in *Input) emitReady(t *tracked, force bool) int {
+func (em *emitter) emitReady(t *tracked, force bool) int {
 	if t.asm == nil {
 		return 0
 	}
 	n := 0
 	for g := t.asm.Ready(); g != nil; g = t.asm.Ready() {
-		if !force && in.em.budget == 0 {
+		if !force && em.budget == 0 {
 			break
 		}
-		in.emitGroup(t, g)
+		em.emitGroup(t, g)
 		t.asm.Done()
 		n++
 	}
@@ -216,10 +216,10 @@ func (in *Input) emitReady(t *tracked, force bool) int {
 
 // flushGroups releases t's buffered lines as a group and emits everything
 // ready.
-func (in *Input) flushGroups(t *tracked, force bool) {
+func (em *emitter) flushGroups(t *tracked, force bool) {
 	if t.asm == nil {
 		return
 	}
 	t.asm.Flush()
-	in.emitReady(t, force)
+	em.emitReady(t, force)
 }

@@ -23,7 +23,7 @@ func (in *Input) housekeep(now time.Time) {
 		}
 		if t.asm != nil && t.asm.Pending() && nowMs-t.asm.LastAt() >= in.flushIdle.Milliseconds() {
 			t.asm.Flush()
-			in.emitReady(t, false)
+			in.em.emitReady(t, false)
 		}
 		if t.f != nil && t.life.away() && t.life.atEOF() && now.Sub(t.lastData) >= in.closeAfter && !t.grew() {
 			// Its last lines are read.
@@ -33,9 +33,9 @@ func (in *Input) housekeep(now time.Time) {
 		if t.f != nil && t.life.atEOF() && t.missing == 0 && now.Sub(t.lastData) >= in.closeAfter && !t.grew() && in.stillNamed(t) {
 			// Deliver the buffered group instead of dropping it (the Java
 			// agent drops it here), then free the descriptor.
-			in.flushGroups(t, true)
+			in.em.flushGroups(t, true)
 			in.closeFile(t)
-			in.logFile(slog.LevelInfo, "file closed after close-inactive", t, t.offset,
+			in.rep.logFile(slog.LevelInfo, "file closed after close-inactive", t, t.offset,
 				"close_inactive", in.closeAfter.String())
 		}
 	}
@@ -90,7 +90,7 @@ func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
 	if wasEvicted {
 		level = slog.LevelDebug
 	}
-	in.logFile(level, "file reopened", t, t.readPos)
+	in.rep.logFile(level, "file reopened", t, t.readPos)
 	if fi.Size() < t.readPos && !t.behind {
 		in.truncate(t, cur)
 	}
@@ -109,13 +109,13 @@ func (in *Input) openAgain(t *tracked) (*os.File, os.FileInfo, []byte, bool, err
 			return nil, nil, nil, false, nil
 		}
 		t.life.fail()
-		return nil, nil, nil, false, in.fileErr("open", t.path, err)
+		return nil, nil, nil, false, in.rep.fileErr("open", t.path, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		_ = f.Close()
 		t.life.fail()
-		return nil, nil, nil, false, in.fileErr("stat", t.path, err)
+		return nil, nil, nil, false, in.rep.fileErr("stat", t.path, err)
 	}
 	if id, _, ok := idOfOpen(f, fi); !ok || id != t.id {
 		// The name now holds another file; the next scan sorts it out.
@@ -127,7 +127,7 @@ func (in *Input) openAgain(t *tracked) (*os.File, os.FileInfo, []byte, bool, err
 	if err != nil {
 		_ = f.Close()
 		t.life.fail()
-		return nil, nil, nil, false, in.fileErr("read", t.path, err)
+		return nil, nil, nil, false, in.rep.fileErr("read", t.path, err)
 	}
 	return f, fi, cur, true, nil
 }
@@ -143,11 +143,11 @@ func (in *Input) rewrittenWhileClosed(t *tracked, f *os.File, fi os.FileInfo, cu
 	in.retire(t, "")
 	nt := in.track("", path, id, cur)
 	if !handed {
-		in.setPrior(nt, old) // its old content may be in a copy
+		in.em.setPrior(nt, old, in.mg.scanGen, in.mg.lastScan) // its old content may be in a copy
 	}
 	in.attach(nt, f)
 	nt.lastData, nt.lastSize, nt.seenScan = now, fi.Size(), in.mg.scanGen
-	in.logFile(slog.LevelInfo, "file rewritten while closed; reading it again from the start", nt, 0, "previous_offset", had)
+	in.rep.logFile(slog.LevelInfo, "file rewritten while closed; reading it again from the start", nt, 0, "previous_offset", had)
 	// Stored now, with its prior: the old position is forgotten, and
 	// an empty file has nothing to read that would store one, so a
 	// stop before the copy is found would lose where it continues.
@@ -222,7 +222,7 @@ func (in *Input) evict(except *tracked) bool {
 		unread := !victim.life.atEOF() || victim.grew()
 		in.closeFile(victim)
 		victim.life.evictedWith(unread)
-		in.logFile(slog.LevelDebug, "file closed to stay under max-open-files", victim, victim.offset)
+		in.rep.logFile(slog.LevelDebug, "file closed to stay under max-open-files", victim, victim.offset)
 		return true
 	}
 	return false
@@ -264,10 +264,10 @@ func (in *Input) closeFile(t *tracked) {
 
 // readFailed applies on-error to a read error on an open file.
 func (in *Input) readFailed(t *tracked, err error) error {
-	in.flushGroups(t, true)
+	in.em.flushGroups(t, true)
 	in.closeFile(t)
 	t.life.fail()
-	return in.fileErr("read", t.path, err)
+	return in.rep.fileErr("read", t.path, err)
 }
 
 // takeWatchEvents applies what the watcher noticed since the last poll.

@@ -76,7 +76,7 @@ func (in *Input) readTurn(t *tracked, quota int, poll uint64, now time.Time) err
 	t.served = in.rd.tick
 	emitted := 0
 	if t.asm != nil {
-		emitted = in.emitReady(t, false)
+		emitted = in.em.emitReady(t, false)
 		if in.em.budget == 0 {
 			return nil
 		}
@@ -208,7 +208,7 @@ func (in *Input) consumeChunk(t *tracked, n, want int, now time.Time) (emitted i
 		}
 		lines++
 		last = end
-		emitted += in.handleLine(t, line, end, truncated, ts)
+		emitted += in.em.handleLine(t, line, end, truncated, ts)
 		if emitted >= want || in.em.budget == 0 {
 			in.rd.learnLineBytes(last-from, lines)
 			if r := t.split.Stop(); r >= 0 {
@@ -272,11 +272,11 @@ func (in *Input) reachedEOF(t *tracked, poll uint64) {
 
 // handleLine turns one complete raw line into an event (or feeds it to
 // the multiline assembler) and returns how many events it emitted.
-func (in *Input) handleLine(t *tracked, raw []byte, end int64, truncated bool, ts int64) int {
-	in.em.local.lines++
+func (em *emitter) handleLine(t *tracked, raw []byte, end int64, truncated bool, ts int64) int {
+	em.local.lines++
 	if truncated {
-		in.em.local.truncated++
-		if in.fmt.codec.kind == encUTF8 {
+		em.local.truncated++
+		if em.rules.fmt.codec.kind == encUTF8 {
 			raw = trimPartialRune(raw)
 		}
 	}
@@ -287,23 +287,23 @@ func (in *Input) handleLine(t *tracked, raw []byte, end int64, truncated bool, t
 	t.consumedLine++
 	if t.asm == nil {
 		t.offset, t.line = end, t.consumedLine
-		if in.filter != nil {
-			if txt, _ := in.fmt.text(raw, t.bigEndian); !in.filter.Keep(txt) {
-				in.em.dropFiltered(t)
+		if em.rules.filter != nil {
+			if txt, _ := em.rules.fmt.text(raw, t.bigEndian); !em.rules.filter.Keep(txt) {
+				em.dropFiltered(t)
 				return 1
 			}
 		}
-		buf := in.em.arena.begin(len(t.fileJSON) + len(raw) + len(in.em.tsTail) + len(in.extra) + 80)
+		buf := em.arena.begin(len(t.fileJSON) + len(raw) + len(em.tsTail) + len(em.rules.extra) + 80)
 		start := len(buf)
-		buf = t.appendSingleHead(buf, t.line, end, in.em.tsTail)
-		buf = in.fmt.appendPayload(buf, raw, nil, t.bigEndian)
-		buf = append(buf, in.extra...)
-		in.em.emitLine(t, in.em.arena.end(append(buf, '}'), start))
+		buf = t.appendSingleHead(buf, t.line, end, em.tsTail)
+		buf = em.rules.fmt.appendPayload(buf, raw, nil, t.bigEndian)
+		buf = append(buf, em.rules.extra...)
+		em.emitLine(t, em.arena.end(append(buf, '}'), start))
 		return 1
 	}
-	txt, _ := in.fmt.text(raw, t.bigEndian)
+	txt, _ := em.rules.fmt.text(raw, t.bigEndian)
 	t.asm.Add(multiline.Line{Text: txt, Num: t.consumedLine, End: end, TS: ts})
-	return in.emitReady(t, false)
+	return em.emitReady(t, false)
 }
 
 // trimPartialRune drops an incomplete UTF-8 sequence that a truncation

@@ -78,7 +78,7 @@ func (in *Input) Reread(ctx context.Context, path string, offset int64) (input.R
 		res.Skipped = start - t.offset
 	}
 	in.moveTo(t, start, line)
-	in.logFile(slog.LevelInfo, "file position moved on request; reading on from there", t, start,
+	in.rep.logFile(slog.LevelInfo, "file position moved on request; reading on from there", t, start,
 		"previous_offset", res.Previous, "requested_offset", offset, "reread_bytes", res.Reread, "skipped_bytes", res.Skipped)
 	return res, nil
 }

@@ -43,34 +43,34 @@ func (in *Input) setFP(t *tracked, cur []byte) {
 // noticed), memory longer (tracker.MaxPriors). An empty file has no
 // prior. The prior outlives t if t is forgotten first (deleted, rotated
 // away).
-func (in *Input) setPrior(t *tracked, p *prior) {
-	if dropped, ok := in.files.SetPrior(t, p, in.mg.scanGen, in.mg.lastScan); ok {
-		in.priorGone(dropped, true)
+func (em *emitter) setPrior(t *tracked, p *prior, gen uint64, at time.Time) {
+	if dropped, ok := em.files.SetPrior(t, p, gen, at); ok {
+		em.priorGone(dropped, true)
 	}
 	t.refreshState()
 }
 
 // dropPrior forgets t's prior; with save, a position without it is
 // emitted so a restart does not find it in the WAL.
-func (in *Input) dropPrior(t *tracked, save bool) {
-	if p := in.files.PriorOf(t); p != nil {
-		in.removePrior(p, save)
+func (em *emitter) dropPrior(t *tracked, save bool) {
+	if p := em.files.PriorOf(t); p != nil {
+		em.removePrior(p, save)
 	}
 }
 
 // removePrior forgets p, and takes it off the state of its holder.
-func (in *Input) removePrior(p *prior, save bool) {
-	if t, ok := in.files.RemovePrior(p); ok {
-		in.priorGone(t, save)
+func (em *emitter) removePrior(p *prior, save bool) {
+	if t, ok := em.files.RemovePrior(p); ok {
+		em.priorGone(t, save)
 	}
 }
 
 // priorGone rebuilds the state of t, whose prior was taken off; with
 // save it is emitted.
-func (in *Input) priorGone(t *tracked, save bool) {
+func (em *emitter) priorGone(t *tracked, save bool) {
 	t.refreshState()
 	if save && !t.life.dead() {
-		in.em.emitPosition(t)
+		em.emitPosition(t)
 	}
 }
 
@@ -78,9 +78,9 @@ func (in *Input) priorGone(t *tracked, save bool) {
 // the scan after next off their files' saved state (the copies may be
 // outside the globs, or there were none: a plain truncation). They stay
 // findable in memory.
-func (in *Input) expirePriors() {
-	for _, t := range in.files.ExpirePriors(in.mg.scanGen) {
-		in.priorGone(t, true)
+func (em *emitter) expirePriors(gen uint64) {
+	for _, t := range em.files.ExpirePriors(gen) {
+		em.priorGone(t, true)
 	}
 }
 
@@ -136,7 +136,7 @@ func (m copyMatch) none() bool { return m.prior == nil && m.waitOn == nil }
 // consume forgets the prior the copy now continues.
 func (in *Input) consume(m copyMatch) {
 	if m.prior != nil {
-		in.removePrior(m.prior, true)
+		in.em.removePrior(m.prior, true)
 	}
 	if m.ends != nil {
 		in.retire(m.ends, "closed and gone from its path; its copy continues it")
@@ -363,7 +363,7 @@ func (in *Input) takeOver(t, src *tracked) {
 		t.copyOf.copies--
 		t.copyOf = nil
 	}
-	in.flushGroups(src, true)
+	in.em.flushGroups(src, true)
 	if src.copyOf != nil {
 		src.copyOf.copies--
 		src.copyOf = nil
@@ -373,7 +373,7 @@ func (in *Input) takeOver(t, src *tracked) {
 	if t.f == nil {
 		t.life.pending()
 	}
-	in.logFile(slog.LevelInfo, "file holds what a copy of it already delivered (copytruncate); reading it on from there", t, t.offset,
+	in.rep.logFile(slog.LevelInfo, "file holds what a copy of it already delivered (copytruncate); reading it on from there", t, t.offset,
 		"copy", src.path)
 	in.em.emitPosition(t)
 }
@@ -384,7 +384,7 @@ func (in *Input) makeWait(c, t *tracked) {
 	c.life.settled()
 	c.copyOf = t
 	t.copies++
-	in.logFile(slog.LevelInfo, "file is a copy of a file being read (copytruncate); it is read once the original is truncated", c, 0,
+	in.rep.logFile(slog.LevelInfo, "file is a copy of a file being read (copytruncate); it is read once the original is truncated", c, 0,
 		"copy_of", t.path)
 }
 
@@ -417,7 +417,7 @@ func (in *Input) continueCopy(c *tracked, offset, line int64, from string) {
 		c.lastData = in.now() // quiet for close-inactive from now on: complete
 	}
 	c.life.pending()
-	in.logFile(slog.LevelInfo, "file is a copy of a truncated file (copytruncate); reading it from where the original was delivered", c, offset,
+	in.rep.logFile(slog.LevelInfo, "file is a copy of a truncated file (copytruncate); reading it from where the original was delivered", c, offset,
 		"copy_of", from)
 	in.em.emitPosition(c)
 }
@@ -460,7 +460,7 @@ func (in *Input) holdCopy(t *tracked, cur []byte, now time.Time) bool {
 		return false
 	}
 	t.hold, t.lastData = holding, now
-	in.logFile(slog.LevelInfo, "file may be a copy still being written (copytruncate); it is read once it can be told", t, 0)
+	in.rep.logFile(slog.LevelInfo, "file may be a copy still being written (copytruncate); it is read once it can be told", t, 0)
 	return true
 }
 

@@ -11,8 +11,8 @@ import (
 // before continue now from where t was delivered; otherwise the old
 // content is kept as t's prior for a copy found by the next scan.
 func (in *Input) truncate(t *tracked, cur []byte) {
-	in.flushGroups(t, true)
-	in.logFile(slog.LevelInfo, "file truncated; reading it again from the start", t, 0, "previous_offset", t.offset)
+	in.em.flushGroups(t, true)
+	in.rep.logFile(slog.LevelInfo, "file truncated; reading it again from the start", t, 0, "previous_offset", t.offset)
 	old := t.delivered()
 	handed := in.resolveCopies(t)
 	t.resetTo0()
@@ -21,9 +21,9 @@ func (in *Input) truncate(t *tracked, cur []byte) {
 	t.setBOM(in.fmt.codec, cur, in.cfg.MaxLineBytes)
 	t.refreshState()
 	if handed {
-		in.dropPrior(t, false)
+		in.em.dropPrior(t, false)
 	} else {
-		in.setPrior(t, old)
+		in.em.setPrior(t, old, in.mg.scanGen, in.mg.lastScan)
 	}
 	in.em.local.truncations++
 	in.em.emitPosition(t)

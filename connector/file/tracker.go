@@ -123,10 +123,10 @@ func (in *Input) retire(t *tracked, why string, extra ...any) {
 	if t.life.dead() {
 		return
 	}
-	in.flushGroups(t, true)
+	in.em.flushGroups(t, true)
 	in.closeFile(t)
 	if why != "" {
-		in.logFile(slog.LevelInfo, "file forgotten: "+why, t, t.offset, extra...)
+		in.rep.logFile(slog.LevelInfo, "file forgotten: "+why, t, t.offset, extra...)
 	}
 	in.resolveCopies(t)
 	if t.copyOf != nil {
