@@ -311,7 +311,7 @@ func (in *Input) Poll(ctx context.Context, dst []input.Event, max int) ([]input.
 		return in.em.out, nil
 	}
 	now := in.now()
-	in.takeWatchEvents()
+	in.mg.takeWatchEvents(in.files)
 	if in.mg.rescan || now.Sub(in.mg.lastScan) >= in.scanEvery {
 		if err := in.scan(ctx, now); err != nil {
 			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {

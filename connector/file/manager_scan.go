@@ -102,7 +102,7 @@ func (in *Input) scan(ctx context.Context, now time.Time) error {
 	in.dropUnmatchedSaved(ls.failed)
 	in.ring, in.cursor = compactRing(in.ring, in.cursor)
 	if in.mg.watch != nil {
-		in.mg.watch.sync(in.watchDirs())
+		in.mg.watch.sync(in.mg.watchDirs(in.ring))
 	}
 	return nil
 }
@@ -157,7 +157,7 @@ func (in *Input) visit(ls *listing, path string, tail bool) {
 		}
 		ls.visited[path] = struct{}{}
 	}
-	if in.mg.excluded(path) || in.readElsewhere(path) {
+	if in.mg.excluded(path) || in.mg.readElsewhere(in.id, path, in.rep.log) {
 		return
 	}
 	fi, err := in.fsys.Stat(path) // follows symlinks: identity of the target
@@ -382,7 +382,7 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 	t.life.listed()
 	if t.path != path {
 		old := t.path
-		in.setPath(t, path) // renamed within the globs: same identity
+		setPath(in.files, t, path) // renamed within the globs: same identity
 		in.rep.logFile(slog.LevelInfo, "file renamed", t, t.offset, "old_path", old)
 	}
 	size, mod := fi.Size(), fi.ModTime()
@@ -400,11 +400,11 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 		// unless it does what a copy does not: grow past its original,
 		// or shrink. Then it is a live file that starts like the other.
 		switch src := t.copyOf; {
-		case size > in.sizeNow(src) && size >= src.offset:
+		case size > sizeNow(in.openFile, src) && size >= src.offset:
 			if in.truncatedUnnoticed(src) {
 				break // its copies, t too, continue from where it was delivered
 			}
-			if !in.sameContent(t, size, src) {
+			if !sameContent(in.openFile, t, size, src) {
 				in.release(t)
 				break
 			}
@@ -435,7 +435,7 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 // noticed, looks smaller than its copy: only its first bytes tell that it
 // did not shrink into a copy of it.
 func (in *Input) truncatedUnnoticed(t *tracked) bool {
-	tf, done, ok := in.fileOf(t)
+	tf, done, ok := fileOf(in.openFile, t)
 	if !ok {
 		return false
 	}
@@ -456,13 +456,13 @@ func (in *Input) truncatedUnnoticed(t *tracked) bool {
 // it held fewer bytes than fingerprint-bytes matched on those few only
 // (files that start with the same timestamp); grown, it may turn out to
 // be another file.
-func (in *Input) sameContent(t *tracked, size int64, src *tracked) bool {
-	tf, tdone, ok := in.fileOf(t)
+func sameContent(open func(string) (*os.File, error), t *tracked, size int64, src *tracked) bool {
+	tf, tdone, ok := fileOf(open, t)
 	if !ok {
 		return true // nothing better to go by: the sizes decide
 	}
 	defer tdone()
-	sf, sdone, ok := in.fileOf(src)
+	sf, sdone, ok := fileOf(open, src)
 	if !ok {
 		return true
 	}

@@ -172,13 +172,13 @@ func (in *Input) copyAtReopen(t *tracked, size int64, cur []byte) (settled, read
 	switch cm := in.copySource(t.id, t.path, t.f, size, cur); {
 	case cm.prior != nil:
 		in.closeFile(t)
-		in.setFP(t, cur)
+		setFP(in.files, t, cur)
 		t.refreshState()
 		in.continueCopy(t, cm.prior.Offset, cm.prior.Line, cm.from)
 		in.consume(cm)
 		return true, false
 	case cm.waitOn != nil:
-		in.setFP(t, cur)
+		setFP(in.files, t, cur)
 		t.refreshState()
 		in.copyOrOriginal(t, cm, size)
 		return true, t.copyOf == nil
@@ -271,16 +271,16 @@ func (in *Input) readFailed(t *tracked, err error) error {
 }
 
 // takeWatchEvents applies what the watcher noticed since the last poll.
-func (in *Input) takeWatchEvents() {
-	if in.mg.watch == nil {
+func (mg *manager) takeWatchEvents(fs *files) {
+	if mg.watch == nil {
 		return
 	}
-	written, rescan := in.mg.watch.take()
+	written, rescan := mg.watch.take()
 	if rescan {
-		in.mg.rescan = true
+		mg.rescan = true
 	}
 	for _, p := range written {
-		for _, t := range in.files.Named(p) {
+		for _, t := range fs.Named(p) {
 			if t.f == nil {
 				t.life.pending()
 			}

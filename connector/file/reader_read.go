@@ -172,7 +172,7 @@ func (in *Input) verifyHead(t *tracked, now time.Time) (headCheck, error) {
 		}
 	}
 	if len(cur) > t.fp.Len() {
-		in.setFP(t, cur)
+		setFP(in.files, t, cur)
 		t.refreshState()
 	}
 	return headSame, nil

@@ -10,6 +10,7 @@ import (
 	"math"
 	"path/filepath"
 
+	"github.com/edge-agent/edge-agent/connector/file/internal/glob"
 	"github.com/edge-agent/edge-agent/connector/input"
 )
 
@@ -48,7 +49,7 @@ func (in *Input) Reread(ctx context.Context, path string, offset int64) (input.R
 	if t.copyOf != nil || t.resume != nil || t.hold == holding {
 		return input.RereadResult{}, fmt.Errorf("reread %s: the file is a copy (copytruncate) still being matched to its original; try again in a few seconds", p)
 	}
-	f, done, ok := in.fileOf(t)
+	f, done, ok := fileOf(in.openFile, t)
 	if !ok {
 		return input.RereadResult{}, fmt.Errorf("reread %s: the file cannot be opened now (renamed, deleted or unreadable); check the path", p)
 	}
@@ -62,11 +63,11 @@ func (in *Input) Reread(ctx context.Context, path string, offset int64) (input.R
 		return input.RereadResult{}, fmt.Errorf("reread %s: offset %d is beyond the file's size, %d bytes; give an offset from 0 to %d", p, offset, size, size)
 	}
 	w := in.fmt.codec.width()
-	start, err := in.lineStart(f, t, offset, size, w)
+	start, err := lineStart(in.rd.readBuf, f, t, offset, size, w)
 	if err != nil {
 		return input.RereadResult{}, fmt.Errorf("reread %s: %w", p, err)
 	}
-	line, err := in.linesBefore(f, t, start, size, w)
+	line, err := linesBefore(in.rd.readBuf, f, t, start, size, w)
 	if err != nil {
 		return input.RereadResult{}, fmt.Errorf("reread %s: count lines: %w", p, err)
 	}
@@ -88,7 +89,7 @@ func (in *Input) Reread(ctx context.Context, path string, offset int64) (input.R
 // shares its old name with its successor briefly). A path this input
 // does not read, or leaves to an earlier input, wraps input.ErrNotRead.
 func (in *Input) rereadTarget(ctx context.Context, p string) (*tracked, error) {
-	if t := in.namedNow(p); t != nil {
+	if t := namedNow(in.files, in.fsys, p); t != nil {
 		return t, nil
 	}
 	if !in.mg.matches(p) {
@@ -105,7 +106,7 @@ func (in *Input) rereadTarget(ctx context.Context, p string) (*tracked, error) {
 	if err := in.scanNow(ctx); err != nil {
 		return nil, fmt.Errorf("reread %s: look for it: %w", p, err)
 	}
-	if t := in.namedNow(p); t != nil {
+	if t := namedNow(in.files, in.fsys, p); t != nil {
 		return t, nil
 	}
 	if _, err := in.fsys.Stat(p); err != nil {
@@ -116,15 +117,15 @@ func (in *Input) rereadTarget(ctx context.Context, p string) (*tracked, error) {
 
 // namedNow returns the live file tracked under p that p names now, or
 // the only one tracked under it; nil when none is.
-func (in *Input) namedNow(p string) *tracked {
-	named := in.files.Named(p)
+func namedNow(fs *files, fsys glob.FS, p string) *tracked {
+	named := fs.Named(p)
 	switch {
 	case len(named) == 0:
 		return nil
 	case len(named) == 1:
 		return named[0]
 	}
-	if fi, err := in.fsys.Stat(p); err == nil {
+	if fi, err := fsys.Stat(p); err == nil {
 		if id, _, ok := idOf(p, fi); ok {
 			for _, t := range named {
 				if t.id == id {
@@ -151,7 +152,7 @@ func (in *Input) scanNow(ctx context.Context) error {
 
 // lineStart is offset when a line starts there, else the start of the
 // next line. With UTF-16 (w 2) newlines are code units at even offsets.
-func (in *Input) lineStart(f io.ReaderAt, t *tracked, offset, size int64, w int) (int64, error) {
+func lineStart(buf []byte, f io.ReaderAt, t *tracked, offset, size int64, w int) (int64, error) {
 	if offset <= int64(t.bomLen) {
 		return 0, nil // the first line starts after the byte-order mark, which a read from 0 skips
 	}
@@ -159,7 +160,6 @@ func (in *Input) lineStart(f io.ReaderAt, t *tracked, offset, size int64, w int)
 	if pos == offset {
 		pos -= int64(w) // the code unit before offset: a newline makes offset a line start
 	}
-	buf := in.rd.readBuf
 	for pos < size {
 		n, err := f.ReadAt(buf[:min(int64(len(buf)), size-pos)], pos)
 		n -= n % w
@@ -187,24 +187,23 @@ func (in *Input) lineStart(f io.ReaderAt, t *tracked, offset, size int64, w int)
 
 // linesBefore counts the lines that end before start, from t's own
 // position (its offset ends line t.line) or from 0, whichever is nearer.
-func (in *Input) linesBefore(f io.ReaderAt, t *tracked, start, size int64, w int) (int64, error) {
+func linesBefore(buf []byte, f io.ReaderAt, t *tracked, start, size int64, w int) (int64, error) {
 	if t.offset <= size {
 		if start <= t.offset && t.offset-start <= start {
-			n, err := in.countNewlines(f, start, t.offset, w, t.bigEndian)
+			n, err := countNewlines(buf, f, start, t.offset, w, t.bigEndian)
 			return max(0, t.line-n), err
 		}
 		if start > t.offset && start-t.offset <= start {
-			n, err := in.countNewlines(f, t.offset, start, w, t.bigEndian)
+			n, err := countNewlines(buf, f, t.offset, start, w, t.bigEndian)
 			return t.line + n, err
 		}
 	}
-	return in.countNewlines(f, 0, start, w, t.bigEndian)
+	return countNewlines(buf, f, 0, start, w, t.bigEndian)
 }
 
 // countNewlines counts the newline code units in [from, to).
-func (in *Input) countNewlines(f io.ReaderAt, from, to int64, w int, bigEndian bool) (int64, error) {
+func countNewlines(buf []byte, f io.ReaderAt, from, to int64, w int, bigEndian bool) (int64, error) {
 	var n int64
-	buf := in.rd.readBuf
 	for pos := from; pos < to; {
 		got, err := f.ReadAt(buf[:min(int64(len(buf)), to-pos)], pos)
 		got -= got % w

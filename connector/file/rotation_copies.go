@@ -32,9 +32,9 @@ import (
 // the end of the shorter file (sameBytes).
 
 // setFP sets t's fingerprint to cur.
-func (in *Input) setFP(t *tracked, cur []byte) {
+func setFP(fs *files, t *tracked, cur []byte) {
 	t.fp.Set(cur)
-	in.files.SetSum(t, t.fp.Sum())
+	fs.SetSum(t, t.fp.Sum())
 }
 
 // setPrior records p as the content t held before a truncation; t's saved
@@ -94,7 +94,7 @@ func (in *Input) refreshStale(dir string, except fileID, curLen int) {
 		if t.life.dead() || t.id == except || t.copyOf != nil {
 			continue
 		}
-		tf, done, ok := in.fileOf(t)
+		tf, done, ok := fileOf(in.openFile, t)
 		if !ok {
 			continue
 		}
@@ -104,7 +104,7 @@ func (in *Input) refreshStale(dir string, except fileID, curLen int) {
 		case err != nil:
 		case t.fp.Matches(head):
 			if n := min(len(head), curLen); n > t.fp.Len() {
-				in.setFP(t, head[:n])
+				setFP(in.files, t, head[:n])
 				t.refreshState()
 			}
 		default:
@@ -190,7 +190,7 @@ func (in *Input) copySourceBy(id fileID, f *os.File, size int64, sum fingerprint
 // copyOfLive checks the new file f (size bytes, starting with sum) for
 // being a copy of the tracked file t.
 func (in *Input) copyOfLive(t *tracked, f *os.File, size int64, sum fingerprint.Sum) copyMatch {
-	tf, done, ok := in.fileOf(t)
+	tf, done, ok := fileOf(in.openFile, t)
 	if !ok {
 		if t.f == nil {
 			// Closed, and its name is gone or holds another file:
@@ -247,11 +247,11 @@ func (in *Input) copyOfSaved(id fileID, sum fingerprint.Sum) copyMatch {
 
 // fileOf returns t's file: its descriptor, or, for a closed file, the file
 // at its path if that is still t (done closes it).
-func (in *Input) fileOf(t *tracked) (f *os.File, done func(), ok bool) {
+func fileOf(open func(string) (*os.File, error), t *tracked) (f *os.File, done func(), ok bool) {
 	if t.f != nil {
 		return t.f, func() {}, true
 	}
-	g, err := in.openFile(t.path)
+	g, err := open(t.path)
 	if err != nil {
 		return nil, nil, false
 	}
@@ -332,13 +332,13 @@ func (in *Input) copyAtFirstRead(t *tracked, cur []byte) bool {
 	t.headChecked = len(cur)
 	switch cm := in.copySource(t.id, t.path, t.f, fi.Size(), cur); {
 	case cm.prior != nil:
-		in.setFP(t, cur)
+		setFP(in.files, t, cur)
 		in.continueCopy(t, cm.prior.Offset, cm.prior.Line, cm.from)
 		in.consume(cm)
 		t.split.Reset()
 		return true
 	case cm.waitOn != nil:
-		in.setFP(t, cur)
+		setFP(in.files, t, cur)
 		in.copyOrOriginal(t, cm, fi.Size())
 		return true
 	}
@@ -346,8 +346,8 @@ func (in *Input) copyAtFirstRead(t *tracked, cur []byte) bool {
 }
 
 // sizeNow is t's size as its file says now (a scan's figure may be old).
-func (in *Input) sizeNow(t *tracked) int64 {
-	if tf, done, ok := in.fileOf(t); ok {
+func sizeNow(open func(string) (*os.File, error), t *tracked) int64 {
+	if tf, done, ok := fileOf(open, t); ok {
 		defer done()
 		if fi, err := tf.Stat(); err == nil {
 			return fi.Size()
@@ -428,7 +428,7 @@ func (in *Input) continueCopy(c *tracked, offset, line int64, from string) {
 // original delivered (lines written between the copy and the truncate,
 // read from the original): it is kept at its end.
 func (in *Input) settleBehind(t *tracked, now time.Time) {
-	tf, done, ok := in.fileOf(t) // its path may name another file by now
+	tf, done, ok := fileOf(in.openFile, t) // its path may name another file by now
 	if !ok {
 		return
 	}
@@ -485,7 +485,7 @@ func (in *Input) mayBeCopyOf(t *tracked, cur []byte) bool {
 			return true
 		}
 		for _, o := range in.files.Named(orig) {
-			if o != t && !o.life.dead() && in.startsWith(o, cur) {
+			if o != t && !o.life.dead() && startsWith(in.openFile, o, cur) {
 				return true
 			}
 		}
@@ -493,8 +493,8 @@ func (in *Input) mayBeCopyOf(t *tracked, cur []byte) bool {
 }
 
 // startsWith reports whether t holds more than cur and starts with it.
-func (in *Input) startsWith(t *tracked, cur []byte) bool {
-	tf, done, ok := in.fileOf(t)
+func startsWith(open func(string) (*os.File, error), t *tracked, cur []byte) bool {
+	tf, done, ok := fileOf(open, t)
 	if !ok {
 		return false
 	}

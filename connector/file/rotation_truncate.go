@@ -16,7 +16,7 @@ func (in *Input) truncate(t *tracked, cur []byte) {
 	old := t.delivered()
 	handed := in.resolveCopies(t)
 	t.resetTo0()
-	in.setFP(t, cur)
+	setFP(in.files, t, cur)
 	t.headChecked = len(cur)
 	t.setBOM(in.fmt.codec, cur, in.cfg.MaxLineBytes)
 	t.refreshState()
@@ -30,7 +30,7 @@ func (in *Input) truncate(t *tracked, cur []byte) {
 	// Its new content may be a copy's: of what another file held (its
 	// inode was freed and reused by logrotate's copy), or of what a copy
 	// read first holds (truncated and refilled unnoticed, then copied).
-	tf, done, ok := in.fileOf(t)
+	tf, done, ok := fileOf(in.openFile, t)
 	if !ok {
 		return
 	}

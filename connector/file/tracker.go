@@ -81,9 +81,9 @@ type files = tracker.Tracker[*tracked, fileID]
 
 // setPath records the name t is matched under; _file and the state's
 // path follow renames within the globs.
-func (in *Input) setPath(t *tracked, p string) {
+func setPath(fs *files, t *tracked, p string) {
 	t.path = p
-	in.files.SetPath(t, p)
+	fs.SetPath(t, p)
 	t.setPathText(p)
 }
 
