@@ -38,10 +38,11 @@ const readChunk = 64 << 10
 // are the only methods safe to call concurrently.
 //
 // Its state is cut along its parts, each a type of its own: rules (what
-// New compiled from the config for reading), manager (the globs, listing,
-// scan scheduling, claims), tracker (identities, positions, copies),
-// readers (the read loop over the open files), emitter (the poll's
-// output and counts) and report (errors logged once, Files, Stats).
+// New compiled from the config for reading), manager (the globs, scan
+// scheduling, claims, watcher), files (the tracker: every index by which
+// a file is found), readers (the read loop's buffers), emitter (the
+// poll's events and positions) and report (logging, on-error, counters,
+// Files, Stats). Each file's own reading is its reader.
 type Input struct {
 	cfg      Config
 	id       string

@@ -54,7 +54,7 @@ type handle struct {
 	f        *os.File
 	split    *linesplit.Splitter  // only while f != nil: holds no more than a partial line
 	asm      *multiline.Assembler // nil without multiline
-	openIdx  int                  // index in readers.openFiles while f != nil
+	openIdx  int                  // index in Input.openFiles while f != nil
 	lastData time.Time            // last time new bytes were read (close-inactive)
 	served   uint64               // round-robin tick of the last turn (eviction order)
 	eofPoll  uint64               // poll in which the last read found EOF

@@ -51,7 +51,7 @@ type owedPos struct {
 	pending bool // the event is in in.em.pending, else in in.em.out
 	idx     int
 	key     string
-	head    []byte // the file's state head (tracked.state) at the line
+	head    []byte // the file's state head (emitter.state) at the line
 	offset  int64
 	line    int64
 	size    int64
