@@ -37,35 +37,52 @@ const readChunk = 64 << 10
 // Like every input.Input it is driven by one goroutine; Stats and Wakeup
 // are the only methods safe to call concurrently.
 //
-// Its state is cut along its parts, each a type of its own: rules (what
-// New compiled from the config for reading), manager (the globs, scan
-// scheduling, claims, watcher), files (the tracker: every index by which
-// a file is found), readers (the read loop's buffers), emitter (the
-// poll's events and positions) and report (logging, on-error, counters,
-// Files, Stats). Each file's own reading is its reader.
+// Input itself schedules: when to scan, the round-robin of the reads
+// within a poll's budget, the time-driven closes and flushes; and it
+// answers for the claims it registered and the stats. Its state is cut
+// along its parts, each a type of its own: rules (what New compiled from
+// the config for reading), manager (the globs, the scan's schedule,
+// claims, watcher), files (the tracker: every index by which a file is
+// found), readers (the read loop's buffers), emitter (the poll's events
+// and positions), report (logging, on-error, counters, Files, Stats) and
+// set (what a file found, renamed, truncated or copied is). Each file's
+// own reading is its reader.
 type Input struct {
-	cfg      Config
-	id       string
-	now      func() time.Time               // injectable clock for tests
-	openFile func(string) (*os.File, error) // injectable for error tests
-	fsys     glob.FS                        // listing and stat; injectable for error tests
+	cfg Config
+	id  string
+	*system
+	*readOrder
 
 	rules
 	mg manager
 	// files knows every file of the input by key, identity, path and
 	// fingerprint, with the positions restored by Open.
 	files *files
+	rd    readers
+	em    emitter
+	rep   report
+	set   *fileSet
+
+	opened, closed bool
+}
+
+// system is what the input asks of the operating system; tests replace
+// any of it after New.
+type system struct {
+	now      func() time.Time
+	openFile func(string) (*os.File, error)
+	fsys     glob.FS // listing and stat
+}
+
+// readOrder is the files in the order they are read, and those of them
+// holding a descriptor.
+type readOrder struct {
 	// ring is the read order: files found earlier come first; cursor is
 	// where the next poll's round-robin starts.
 	ring   []*tracked
 	cursor int
 	// openFiles are the files holding a descriptor (≤ max-open-files).
 	openFiles []*tracked
-	rd        readers
-	em        emitter
-	rep       report
-
-	opened, closed bool
 }
 
 // rules is what New compiled from the config; read-only after New.
@@ -148,11 +165,10 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	in := &Input{
-		cfg:      *cfg,
-		id:       set.ID,
-		now:      time.Now,
-		openFile: openShared,
-		fsys:     glob.OS{},
+		cfg:       *cfg,
+		id:        set.ID,
+		system:    &system{now: time.Now, openFile: openShared, fsys: glob.OS{}},
+		readOrder: &readOrder{},
 		rules: rules{
 			scanEvery:  cfg.GlobScanInterval,
 			closeAfter: cfg.CloseInactive,
@@ -181,6 +197,8 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 	in.extra = extraFields(cfg.Fields, cfg.AddHostFields, set.Host, set.AgentID)
 	in.mg.claims = set.Claims
 	in.em.files, in.em.rules, in.em.local = in.files, &in.rules, &in.rep.local
+	in.set = &fileSet{system: in.system, readOrder: in.readOrder, rules: &in.rules, cfg: &in.cfg, id: in.id,
+		mg: &in.mg, files: in.files, rd: &in.rd, em: &in.em, rep: &in.rep}
 	in.mg.unclaim = set.Claims.Register(set.ID, in.mg.matches)
 	return in, nil
 }
@@ -241,7 +259,7 @@ func (in *Input) Open(ctx context.Context, opts input.OpenOptions) error {
 	in.mg.firstScan = true
 	in.em.budget = math.MaxInt
 	in.em.out = in.em.pending[:0:0]
-	err := in.scan(ctx, in.now())
+	err := in.set.scan(ctx, in.now())
 	in.em.settle()
 	in.em.pending = append(in.em.pending, in.em.out...)
 	in.em.out, in.em.budget = nil, 0
@@ -250,7 +268,7 @@ func (in *Input) Open(ctx context.Context, opts input.OpenOptions) error {
 		_ = in.Close()
 		return err
 	}
-	in.recordPatterns()
+	in.set.recordPatterns()
 	in.publish()
 	return ctx.Err()
 }
@@ -314,7 +332,7 @@ func (in *Input) Poll(ctx context.Context, dst []input.Event, max int) ([]input.
 	now := in.now()
 	in.mg.takeWatchEvents(in.files)
 	if in.mg.rescan || now.Sub(in.mg.lastScan) >= in.scanEvery {
-		if err := in.scan(ctx, now); err != nil {
+		if err := in.set.scan(ctx, now); err != nil {
 			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 				return in.em.out, nil // shutting down, as above
 			}

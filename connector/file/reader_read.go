@@ -88,7 +88,7 @@ func (in *Input) readTurn(t *tracked, quota int, poll uint64, now time.Time) err
 	for emitted < quota && in.em.budget > 0 && in.rd.byteBudget > 0 {
 		n, rerr := t.f.ReadAt(in.rd.readBuf[:in.rd.readSize(min(quota-emitted, in.em.budget))], t.readPos)
 		if rerr != nil && !errors.Is(rerr, io.EOF) {
-			return in.readFailed(t, rerr)
+			return in.set.readFailed(t, rerr)
 		}
 		if n == 0 {
 			in.reachedEOF(t, poll)
@@ -128,7 +128,7 @@ func (in *Input) ensureOpen(t *tracked, poll uint64, now time.Time) (bool, error
 		t.eofPoll = poll
 		return false, nil
 	}
-	ok, err := in.reopen(t, now)
+	ok, err := in.set.reopen(t, now)
 	if err != nil || !ok {
 		t.eofPoll = poll
 		return false, err
@@ -151,23 +151,23 @@ const (
 func (in *Input) verifyHead(t *tracked, now time.Time) (headCheck, error) {
 	cur, err := fingerprint.Read(t.f, in.cfg.FingerprintBytes, in.rd.fpBuf)
 	if err != nil {
-		return headGone, in.readFailed(t, err)
+		return headGone, in.set.readFailed(t, err)
 	}
 	if !t.fp.Matches(cur) {
-		in.truncate(t, cur)
+		in.set.truncate(t, cur)
 		if t.f == nil || t.copyOf != nil {
 			return headGone, nil // its new content is a copy's (rotation_copies.go)
 		}
 		return headMoved, nil
 	}
 	if t.readPos == 0 && t.offset == 0 {
-		if len(cur) > t.headChecked && in.copyAtFirstRead(t, cur) {
+		if len(cur) > t.headChecked && in.set.copyAtFirstRead(t, cur) {
 			if t.f == nil || t.copyOf != nil {
 				return headGone, nil
 			}
 			return headMoved, nil // reading on from where its original was delivered
 		}
-		if in.holdCopy(t, cur, now) {
+		if in.set.holdCopy(t, cur, now) {
 			return headGone, nil
 		}
 	}
@@ -263,11 +263,11 @@ func (in *Input) reachedEOF(t *tracked, poll uint64) {
 	}
 	// Last chance to notice a truncation before forgetting the file.
 	if fi, err := t.f.Stat(); err == nil && fi.Size() < t.readPos && !t.behind {
-		in.checkShrunk(t, fi.Size())
+		in.set.checkShrunk(t, fi.Size())
 		t.eofPoll = 0 // read it again in this poll
 		return
 	}
-	in.retire(t, "deleted and read to its end")
+	in.set.retire(t, "deleted and read to its end")
 }
 
 // handleLine turns one complete raw line into an event (or feeds it to

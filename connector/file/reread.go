@@ -142,7 +142,7 @@ func namedNow(fs *files, fsys glob.FS, p string) *tracked {
 func (in *Input) scanNow(ctx context.Context) error {
 	in.em.budget = math.MaxInt
 	in.em.out = in.em.pending[:0:0]
-	err := in.scan(ctx, in.now())
+	err := in.set.scan(ctx, in.now())
 	in.em.settle()
 	in.em.pending = append(in.em.pending, in.em.out...)
 	in.em.out, in.em.budget = nil, 0

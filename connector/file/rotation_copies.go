@@ -89,26 +89,26 @@ func (em *emitter) expirePriors(gen uint64) {
 // bytes) is matched: grown, but not past curLen, so a copy made before
 // the growth still matches; or truncated and rewritten (then its old
 // content becomes a prior).
-func (in *Input) refreshStale(dir string, except fileID, curLen int) {
-	for _, t := range in.files.TakeStale(dir) {
+func (set *fileSet) refreshStale(dir string, except fileID, curLen int) {
+	for _, t := range set.files.TakeStale(dir) {
 		if t.life.dead() || t.id == except || t.copyOf != nil {
 			continue
 		}
-		tf, done, ok := fileOf(in.openFile, t)
+		tf, done, ok := fileOf(set.openFile, t)
 		if !ok {
 			continue
 		}
-		head, err := fingerprint.Read(tf, in.cfg.FingerprintBytes, nil)
+		head, err := fingerprint.Read(tf, set.cfg.FingerprintBytes, nil)
 		done()
 		switch {
 		case err != nil:
 		case t.fp.Matches(head):
 			if n := min(len(head), curLen); n > t.fp.Len() {
-				setFP(in.files, t, head[:n])
+				setFP(set.files, t, head[:n])
 				t.refreshState()
 			}
 		default:
-			in.truncate(t, head)
+			set.truncate(t, head)
 			if t.f == nil {
 				t.life.pending()
 			}
@@ -134,35 +134,35 @@ type copyMatch struct {
 func (m copyMatch) none() bool { return m.prior == nil && m.waitOn == nil }
 
 // consume forgets the prior the copy now continues.
-func (in *Input) consume(m copyMatch) {
+func (set *fileSet) consume(m copyMatch) {
 	if m.prior != nil {
-		in.em.removePrior(m.prior, true)
+		set.em.removePrior(m.prior, true)
 	}
 	if m.ends != nil {
-		in.retire(m.ends, "closed and gone from its path; its copy continues it")
+		set.retire(m.ends, "closed and gone from its path; its copy continues it")
 	}
 	if s := m.saved; s != nil {
-		in.files.Consume(*s)
-		in.em.emitForget(s.Key)
+		set.files.Consume(*s)
+		set.em.emitForget(s.Key)
 	}
 	if m.prevOf != "" {
 		// The original, found later, keeps its position but not the
 		// content this copy continues.
-		in.files.ClearPrev(m.prevIn, m.prevOf)
+		set.files.ClearPrev(m.prevIn, m.prevOf)
 	}
 }
 
 // copySource finds what a new file whose first bytes are cur is a copy of.
 // f is the new file, whose size is size.
-func (in *Input) copySource(id fileID, path string, f *os.File, size int64, cur []byte) copyMatch {
-	in.refreshStale(filepath.Dir(path), id, len(cur))
-	lens := in.files.Lengths(len(cur))
+func (set *fileSet) copySource(id fileID, path string, f *os.File, size int64, cur []byte) copyMatch {
+	set.refreshStale(filepath.Dir(path), id, len(cur))
+	lens := set.files.Lengths(len(cur))
 	if len(lens) == 0 {
 		return copyMatch{}
 	}
 	sums := fingerprint.Prefixes(cur, lens)
 	for i := len(sums) - 1; i >= 0; i-- { // the longest, most telling match first
-		if m := in.copySourceBy(id, f, size, sums[i]); m.prior != nil || m.waitOn != nil {
+		if m := set.copySourceBy(id, f, size, sums[i]); m.prior != nil || m.waitOn != nil {
 			return m
 		}
 	}
@@ -172,25 +172,25 @@ func (in *Input) copySource(id fileID, path string, f *os.File, size int64, cur 
 // copySourceBy is copySource for one fingerprint of the new file: the
 // content a tracked file held before a truncation, a live tracked file,
 // then the positions saved by the last run.
-func (in *Input) copySourceBy(id fileID, f *os.File, size int64, sum fingerprint.Sum) copyMatch {
-	if p := in.files.PriorWithSum(sum, id); p != nil {
+func (set *fileSet) copySourceBy(id fileID, f *os.File, size int64, sum fingerprint.Sum) copyMatch {
+	if p := set.files.PriorWithSum(sum, id); p != nil {
 		return copyMatch{prior: p, from: p.From}
 	}
-	for _, t := range in.files.WithSum(sum) {
+	for _, t := range set.files.WithSum(sum) {
 		if t.life.dead() || t.id == id || t.copyOf != nil {
 			continue
 		}
-		if m := in.copyOfLive(t, f, size, sum); !m.none() {
+		if m := set.copyOfLive(t, f, size, sum); !m.none() {
 			return m
 		}
 	}
-	return in.copyOfSaved(id, sum)
+	return set.copyOfSaved(id, sum)
 }
 
 // copyOfLive checks the new file f (size bytes, starting with sum) for
 // being a copy of the tracked file t.
-func (in *Input) copyOfLive(t *tracked, f *os.File, size int64, sum fingerprint.Sum) copyMatch {
-	tf, done, ok := fileOf(in.openFile, t)
+func (set *fileSet) copyOfLive(t *tracked, f *os.File, size int64, sum fingerprint.Sum) copyMatch {
+	tf, done, ok := fileOf(set.openFile, t)
 	if !ok {
 		if t.f == nil {
 			// Closed, and its name is gone or holds another file:
@@ -200,7 +200,7 @@ func (in *Input) copyOfLive(t *tracked, f *os.File, size int64, sum fingerprint.
 		return copyMatch{}
 	}
 	defer done()
-	head, err := fingerprint.Read(tf, in.cfg.FingerprintBytes, nil)
+	head, err := fingerprint.Read(tf, set.cfg.FingerprintBytes, nil)
 	switch {
 	case err != nil:
 		return copyMatch{}
@@ -208,15 +208,15 @@ func (in *Input) copyOfLive(t *tracked, f *os.File, size int64, sum fingerprint.
 		// The original no longer holds that content: truncated,
 		// maybe refilled already, before a read noticed. Take note
 		// now, so the copy continues from its prior.
-		in.truncate(t, head)
+		set.truncate(t, head)
 		if t.f == nil {
 			t.life.pending()
 		}
-		if p := in.files.PriorOf(t); p != nil && p.Sum == sum {
+		if p := set.files.PriorOf(t); p != nil && p.Sum == sum {
 			return copyMatch{prior: p, from: t.path}
 		}
 		return copyMatch{}
-	case len(head) < in.cfg.FingerprintBytes && int64(len(head)) < size:
+	case len(head) < set.cfg.FingerprintBytes && int64(len(head)) < size:
 		// t holds fewer bytes than fingerprint-bytes, and fewer than
 		// the new file: the new file is neither its copy nor, being
 		// newer, its original; they merely start alike (a line being
@@ -235,11 +235,11 @@ func (in *Input) copyOfLive(t *tracked, f *os.File, size int64, sum fingerprint.
 // away while the agent was stopped; or it held that content before it was
 // truncated (its copy may be discovered before it: an inode reused by the
 // copy can carry a stale position of its own, which sorts it first).
-func (in *Input) copyOfSaved(id fileID, sum fingerprint.Sum) copyMatch {
-	if s, ok := in.files.SavedWithSum(sum, id); ok {
+func (set *fileSet) copyOfSaved(id fileID, sum fingerprint.Sum) copyMatch {
+	if s, ok := set.files.SavedWithSum(sum, id); ok {
 		return copyMatch{prior: asPrior(s), from: s.Path, saved: &s}
 	}
-	if s, ok := in.files.SavedWithPrev(sum, id); ok {
+	if s, ok := set.files.SavedWithPrev(sum, id); ok {
 		return copyMatch{prior: &prior{Content: *s.Prev}, from: s.Path, prevOf: s.Key, prevIn: s.ID}
 	}
 	return copyMatch{}
@@ -293,13 +293,13 @@ func sameBytes(f *os.File, size int64, tf *os.File, tsize, from int64) bool {
 // resolveCopies lets the copies waiting on t continue from where t was
 // delivered, now that t is truncated or ends. It reports whether there
 // were any: then t's old content needs no prior.
-func (in *Input) resolveCopies(t *tracked) bool {
+func (set *fileSet) resolveCopies(t *tracked) bool {
 	if t.copies == 0 {
 		return false
 	}
-	for _, c := range in.ring {
+	for _, c := range set.ring {
 		if c.copyOf == t && !c.life.dead() {
-			in.continueCopy(c, t.offset, t.line, t.path)
+			set.continueCopy(c, t.offset, t.line, t.path)
 		}
 	}
 	t.copies = 0
@@ -310,12 +310,12 @@ func (in *Input) resolveCopies(t *tracked) bool {
 // content, is the copy: a copy is never larger than its original when it
 // is made, so the larger is the original; on a tie src, already read,
 // reads on and t waits (and takes over if it grows past src: seen).
-func (in *Input) copyOrOriginal(t *tracked, m copyMatch, size int64) {
+func (set *fileSet) copyOrOriginal(t *tracked, m copyMatch, size int64) {
 	src := m.waitOn
 	if size > m.srcSize && size >= src.offset {
-		in.takeOver(t, src)
+		set.takeOver(t, src)
 	} else {
-		in.makeWait(t, src)
+		set.makeWait(t, src)
 	}
 }
 
@@ -324,22 +324,22 @@ func (in *Input) copyOrOriginal(t *tracked, m copyMatch, size int64) {
 // (empty, or shorter than its original's fingerprint) looked new. cur is
 // t's head now. It reports whether t became a copy (reading on from its
 // original's offset, or waiting).
-func (in *Input) copyAtFirstRead(t *tracked, cur []byte) bool {
+func (set *fileSet) copyAtFirstRead(t *tracked, cur []byte) bool {
 	fi, err := t.f.Stat()
 	if err != nil {
 		return false
 	}
 	t.headChecked = len(cur)
-	switch cm := in.copySource(t.id, t.path, t.f, fi.Size(), cur); {
+	switch cm := set.copySource(t.id, t.path, t.f, fi.Size(), cur); {
 	case cm.prior != nil:
-		setFP(in.files, t, cur)
-		in.continueCopy(t, cm.prior.Offset, cm.prior.Line, cm.from)
-		in.consume(cm)
+		setFP(set.files, t, cur)
+		set.continueCopy(t, cm.prior.Offset, cm.prior.Line, cm.from)
+		set.consume(cm)
 		t.split.Reset()
 		return true
 	case cm.waitOn != nil:
-		setFP(in.files, t, cur)
-		in.copyOrOriginal(t, cm, fi.Size())
+		setFP(set.files, t, cur)
+		set.copyOrOriginal(t, cm, fi.Size())
 		return true
 	}
 	return false
@@ -358,46 +358,46 @@ func sizeNow(open func(string) (*os.File, error), t *tracked) int64 {
 
 // takeOver makes t, the original, continue from where src, its copy read
 // first, was delivered; src waits on t from then on.
-func (in *Input) takeOver(t, src *tracked) {
+func (set *fileSet) takeOver(t, src *tracked) {
 	if t.copyOf != nil { // it waited on src
 		t.copyOf.copies--
 		t.copyOf = nil
 	}
-	in.em.flushGroups(src, true)
+	set.em.flushGroups(src, true)
 	if src.copyOf != nil {
 		src.copyOf.copies--
 		src.copyOf = nil
 	}
-	in.makeWait(src, t)
+	set.makeWait(src, t)
 	t.restart(src.offset, src.line)
 	if t.f == nil {
 		t.life.pending()
 	}
-	in.rep.logFile(slog.LevelInfo, "file holds what a copy of it already delivered (copytruncate); reading it on from there", t, t.offset,
+	set.rep.logFile(slog.LevelInfo, "file holds what a copy of it already delivered (copytruncate); reading it on from there", t, t.offset,
 		"copy", src.path)
-	in.em.emitPosition(t)
+	set.em.emitPosition(t)
 }
 
 // makeWait makes c, tracked but not read yet, wait on its original t.
-func (in *Input) makeWait(c, t *tracked) {
-	in.closeFile(c)
+func (set *fileSet) makeWait(c, t *tracked) {
+	set.closeFile(c)
 	c.life.settled()
 	c.copyOf = t
 	t.copies++
-	in.rep.logFile(slog.LevelInfo, "file is a copy of a file being read (copytruncate); it is read once the original is truncated", c, 0,
+	set.rep.logFile(slog.LevelInfo, "file is a copy of a file being read (copytruncate); it is read once the original is truncated", c, 0,
 		"copy_of", t.path)
 }
 
 // continueCopy makes c, a copy, read on from offset (line) of the file it
 // copies. A copy shorter than that holds nothing undelivered: it is kept
 // at its end.
-func (in *Input) continueCopy(c *tracked, offset, line int64, from string) {
+func (set *fileSet) continueCopy(c *tracked, offset, line int64, from string) {
 	if c.copyOf != nil {
 		c.copyOf.copies--
 		c.copyOf = nil
 	}
 	size, known := int64(0), false
-	if fi, err := in.fsys.Stat(c.path); err == nil {
+	if fi, err := set.fsys.Stat(c.path); err == nil {
 		if id, _, ok := idOf(c.path, fi); ok && id == c.id {
 			size, known = fi.Size(), true
 		}
@@ -407,19 +407,19 @@ func (in *Input) continueCopy(c *tracked, offset, line int64, from string) {
 		// copies): its size decides where it continues, so the next
 		// scan, which finds its name, resumes it.
 		c.resume = &resumeAt{offset: offset, line: line, from: from}
-		in.mg.rescan = true
+		set.mg.rescan = true
 		return
 	}
 	c.resume = nil
 	c.restart(offset, line)
 	c.behind, c.lastSize = offset > size, size
 	if c.behind {
-		c.lastData = in.now() // quiet for close-inactive from now on: complete
+		c.lastData = set.now() // quiet for close-inactive from now on: complete
 	}
 	c.life.pending()
-	in.rep.logFile(slog.LevelInfo, "file is a copy of a truncated file (copytruncate); reading it from where the original was delivered", c, offset,
+	set.rep.logFile(slog.LevelInfo, "file is a copy of a truncated file (copytruncate); reading it from where the original was delivered", c, offset,
 		"copy_of", from)
-	in.em.emitPosition(c)
+	set.em.emitPosition(c)
 }
 
 // settleBehind ends the wait of a copy that holds less than where it
@@ -427,8 +427,8 @@ func (in *Input) continueCopy(c *tracked, offset, line int64, from string) {
 // been quiet for close-inactive it is complete, and shorter than what its
 // original delivered (lines written between the copy and the truncate,
 // read from the original): it is kept at its end.
-func (in *Input) settleBehind(t *tracked, now time.Time) {
-	tf, done, ok := fileOf(in.openFile, t) // its path may name another file by now
+func (set *fileSet) settleBehind(t *tracked, now time.Time) {
+	tf, done, ok := fileOf(set.openFile, t) // its path may name another file by now
 	if !ok {
 		return
 	}
@@ -441,10 +441,10 @@ func (in *Input) settleBehind(t *tracked, now time.Time) {
 	case !t.behind:
 	case size >= t.offset:
 		t.behind = false
-	case now.Sub(t.lastData) >= in.closeAfter:
+	case now.Sub(t.lastData) >= set.closeAfter:
 		t.behind = false
 		t.restart(size, 0)
-		in.em.emitPosition(t)
+		set.em.emitPosition(t)
 	}
 }
 
@@ -455,19 +455,19 @@ func (in *Input) settleBehind(t *tracked, now time.Time) {
 // prior awaits a copy). Too short to be matched, it would otherwise be
 // read from 0. It is read once it holds fingerprint-bytes (then checked
 // for a copy) or has been quiet for close-inactive.
-func (in *Input) holdCopy(t *tracked, cur []byte, now time.Time) bool {
-	if t.hold != holdNone || len(cur) >= in.cfg.FingerprintBytes || !in.mayBeCopyOf(t, cur) {
+func (set *fileSet) holdCopy(t *tracked, cur []byte, now time.Time) bool {
+	if t.hold != holdNone || len(cur) >= set.cfg.FingerprintBytes || !set.mayBeCopyOf(t, cur) {
 		return false
 	}
 	t.hold, t.lastData = holding, now
-	in.rep.logFile(slog.LevelInfo, "file may be a copy still being written (copytruncate); it is read once it can be told", t, 0)
+	set.rep.logFile(slog.LevelInfo, "file may be a copy still being written (copytruncate); it is read once it can be told", t, 0)
 	return true
 }
 
 // mayBeCopyOf reports whether a file that t's name extends was truncated
 // within close-inactive (noticed now if it was not yet), or holds more
 // than cur and starts with it.
-func (in *Input) mayBeCopyOf(t *tracked, cur []byte) bool {
+func (set *fileSet) mayBeCopyOf(t *tracked, cur []byte) bool {
 	dir, name := filepath.Split(t.path)
 	for {
 		i := strings.LastIndexAny(name, ".-_")
@@ -476,16 +476,16 @@ func (in *Input) mayBeCopyOf(t *tracked, cur []byte) bool {
 		}
 		name = name[:i]
 		orig := filepath.Join(dir, name)
-		for _, o := range in.files.Named(orig) {
+		for _, o := range set.files.Named(orig) {
 			if o != t && !o.life.dead() {
-				in.truncatedUnnoticed(o) // its prior is made now
+				set.truncatedUnnoticed(o) // its prior is made now
 			}
 		}
-		if in.files.RecentPrior(orig, in.mg.lastScan.Add(-in.closeAfter)) {
+		if set.files.RecentPrior(orig, set.mg.lastScan.Add(-set.closeAfter)) {
 			return true
 		}
-		for _, o := range in.files.Named(orig) {
-			if o != t && !o.life.dead() && startsWith(in.openFile, o, cur) {
+		for _, o := range set.files.Named(orig) {
+			if o != t && !o.life.dead() && startsWith(set.openFile, o, cur) {
 				return true
 			}
 		}
@@ -506,7 +506,7 @@ func startsWith(open func(string) (*os.File, error), t *tracked, cur []byte) boo
 // releaseHold ends the hold of t once it holds fingerprint-bytes or has
 // been quiet for close-inactive. size < 0: t is no longer listed (renamed
 // or deleted); it is read as any file then.
-func (in *Input) releaseHold(t *tracked, size int64) {
+func (set *fileSet) releaseHold(t *tracked, size int64) {
 	if t.hold != holding {
 		return
 	}
@@ -516,9 +516,9 @@ func (in *Input) releaseHold(t *tracked, size int64) {
 		return
 	}
 	if size != t.lastSize {
-		t.lastData = in.mg.lastScan // still being written
+		t.lastData = set.mg.lastScan // still being written
 	}
-	if size >= int64(in.cfg.FingerprintBytes) || in.mg.lastScan.Sub(t.lastData) >= in.closeAfter {
+	if size >= int64(set.cfg.FingerprintBytes) || set.mg.lastScan.Sub(t.lastData) >= set.closeAfter {
 		t.hold = holdReleased
 		t.life.pending()
 	}

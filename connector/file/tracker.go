@@ -119,22 +119,22 @@ func (t *tracked) resetTo0() {
 // retire delivers what t still holds, closes it and forgets its position.
 // why, when not empty, is logged as the reason, with the final offset
 // and extra.
-func (in *Input) retire(t *tracked, why string, extra ...any) {
+func (set *fileSet) retire(t *tracked, why string, extra ...any) {
 	if t.life.dead() {
 		return
 	}
-	in.em.flushGroups(t, true)
-	in.closeFile(t)
+	set.em.flushGroups(t, true)
+	set.closeFile(t)
 	if why != "" {
-		in.rep.logFile(slog.LevelInfo, "file forgotten: "+why, t, t.offset, extra...)
+		set.rep.logFile(slog.LevelInfo, "file forgotten: "+why, t, t.offset, extra...)
 	}
-	in.resolveCopies(t)
+	set.resolveCopies(t)
 	if t.copyOf != nil {
 		t.copyOf.copies--
 		t.copyOf = nil
 	}
-	in.files.Retire(t)
+	set.files.Retire(t)
 	t.life.retire()
-	delete(in.rep.errSeen, t.path)
-	in.em.emitForget(t.key)
+	delete(set.rep.errSeen, t.path)
+	set.em.emitForget(t.key)
 }
