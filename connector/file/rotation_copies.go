@@ -237,7 +237,8 @@ func (set *fileSet) copyOfLive(t *tracked, f *os.File, size int64, sum fingerpri
 // copy can carry a stale position of its own, which sorts it first).
 func (set *fileSet) copyOfSaved(id fileID, sum fingerprint.Sum) copyMatch {
 	if s, ok := set.files.SavedWithSum(sum, id); ok {
-		return copyMatch{prior: asPrior(s), from: s.Path, saved: &s}
+		matched := s // taken by address only when found: s itself stays on the stack
+		return copyMatch{prior: asPrior(s), from: s.Path, saved: &matched}
 	}
 	if s, ok := set.files.SavedWithPrev(sum, id); ok {
 		return copyMatch{prior: &prior{Content: *s.Prev}, from: s.Path, prevOf: s.Key, prevIn: s.ID}

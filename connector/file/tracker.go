@@ -17,7 +17,11 @@ type tracked struct {
 	seenBy
 	life lifecycle
 	copyState
+	slot tracker.Slot[fileID] // the tracker's record of it
 }
+
+// Slot is the tracker's record of t (tracker.File).
+func (t *tracked) Slot() *tracker.Slot[fileID] { return &t.slot }
 
 // identity is what a tracked file is, and how the tracker's indexes
 // find it.

@@ -114,8 +114,15 @@ func TestTrackerMatchesModel(t *testing.T) {
 }
 
 func runModel(t *testing.T, seed uint64) {
+	objs := map[int]*tf{}
+	obj := func(n int) *tf {
+		if objs[n] == nil {
+			objs[n] = &tf{n: n}
+		}
+		return objs[n]
+	}
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	tk := New[int, int]()
+	tk := New[*tf, int]()
 	tk.maxPriors = 4
 	m := &refModel{reserved: map[string]bool{}}
 	pick := func(list []string) string { return list[rng.IntN(len(list))] }
@@ -138,7 +145,7 @@ func runModel(t *testing.T, seed uint64) {
 		m.reserved[s.Key] = true
 		log = append(log, fmt.Sprintf("Restore(%+v)", s))
 	}
-	check(t, tk, m, gen, t0, log)
+	check(t, tk, obj, m, gen, t0, log)
 
 	for step := range 300 {
 		live := m.live()
@@ -163,30 +170,31 @@ func runModel(t *testing.T, seed uint64) {
 				t.Fatalf("UniqueKey(%q) = %q, model %q; ops: %q", base, key, want, log)
 			}
 			id, path := ids[rng.IntN(len(ids))], pick(paths)
-			tk.Add(nextF, key, id, path)
+			tk.Add(obj(nextF), key, id, path)
 			m.files = append(m.files, &refFile{f: nextF, id: id, key: key, path: path, pathSeq: m.next(), live: true})
 			log = append(log, fmt.Sprintf("Add(%d,%s,%d,%s)", nextF, key, id, path))
 		case 1: // Retire
-			tk.Retire(r.f)
+			tk.Retire(obj(r.f))
 			m.releasePrior(r)
 			r.live = false
 			log = append(log, fmt.Sprintf("Retire(%d)", r.f))
 		case 2: // SetPath
 			p := pick(paths)
-			tk.SetPath(r.f, p)
+			tk.SetPath(obj(r.f), p)
 			if p != r.path {
 				r.path, r.pathSeq = p, m.next()
 			}
 			log = append(log, fmt.Sprintf("SetPath(%d,%s)", r.f, p))
 		case 3: // SetSum
 			s := pickSum()
-			tk.SetSum(r.f, s)
+			tk.SetSum(obj(r.f), s)
 			r.sum, r.sumSeq = s, m.next()
 			log = append(log, fmt.Sprintf("SetSum(%d,%v)", r.f, s))
 		case 4: // SetPrior
 			p := &Prior{Content: Content{Sum: pickSum(), Offset: int64(step)}}
 			priors = append(priors, p)
-			got, gotOK := tk.SetPrior(r.f, p, gen, t0.Add(time.Duration(gen)*time.Second))
+			gotF, gotOK := tk.SetPrior(obj(r.f), p, gen, t0.Add(time.Duration(gen)*time.Second))
+			got := num(gotF)
 			m.releasePrior(r)
 			want, wantOK := 0, false
 			if p.Sum.Len > 0 {
@@ -205,25 +213,26 @@ func runModel(t *testing.T, seed uint64) {
 				continue
 			}
 			p := priors[rng.IntN(len(priors))]
-			got, gotOK := tk.RemovePrior(p)
+			gotF, gotOK := tk.RemovePrior(p)
+			got := num(gotF)
 			want, wantOK := m.removePrior(p)
 			log = append(log, fmt.Sprintf("RemovePrior(%v@%d)", p.Sum, p.Offset))
 			if got != want || gotOK != wantOK {
 				t.Fatalf("RemovePrior = (%d,%v), model (%d,%v); ops: %q", got, gotOK, want, wantOK, log)
 			}
 		case 6: // ReleasePrior
-			tk.ReleasePrior(r.f)
+			tk.ReleasePrior(obj(r.f))
 			m.releasePrior(r)
 			log = append(log, fmt.Sprintf("ReleasePrior(%d)", r.f))
 		case 7: // MarkStale
-			tk.MarkStale(r.f)
+			tk.MarkStale(obj(r.f))
 			if r.staleIn == "" {
 				r.staleIn, r.staleSeq = filepath.Dir(r.path), m.next()
 			}
 			log = append(log, fmt.Sprintf("MarkStale(%d)", r.f))
 		case 8: // TakeStale
 			d := pick(dirs)
-			got := tk.TakeStale(d)
+			got := nums(tk.TakeStale(d))
 			var want []int
 			var stale []*refFile
 			for _, x := range m.live() {
@@ -242,7 +251,7 @@ func runModel(t *testing.T, seed uint64) {
 			}
 		case 9: // a scan ends
 			gen++
-			got := tk.ExpirePriors(gen)
+			got := nums(tk.ExpirePriors(gen))
 			var want []int
 			for _, q := range m.queue {
 				if q.holder >= 0 && q.until <= gen {
@@ -328,7 +337,7 @@ func runModel(t *testing.T, seed uint64) {
 			gen++
 			log = append(log, fmt.Sprintf("gen %d", gen))
 		}
-		check(t, tk, m, gen, t0, log)
+		check(t, tk, obj, m, gen, t0, log)
 	}
 }
 
@@ -340,7 +349,7 @@ func equalSaved(a, b []Saved[int]) bool {
 }
 
 // check compares every query of tk with the model's answer.
-func check(t *testing.T, tk *Tracker[int, int], m *refModel, gen uint64, t0 time.Time, log []string) {
+func check(t *testing.T, tk *Tracker[*tf, int], obj func(int) *tf, m *refModel, gen uint64, t0 time.Time, log []string) {
 	t.Helper()
 	fail := func(format string, args ...any) {
 		t.Helper()
@@ -351,7 +360,8 @@ func check(t *testing.T, tk *Tracker[int, int], m *refModel, gen uint64, t0 time
 		fail("Len = %d, model %d", tk.Len(), len(live))
 	}
 	for _, r := range m.files {
-		f, ok := tk.Key(r.key)
+		fF, ok := tk.Key(r.key)
+		f := num(fF)
 		want, wantOK := 0, false
 		if x := m.byKey(r.key); x != nil {
 			want, wantOK = x.f, true
@@ -360,13 +370,14 @@ func check(t *testing.T, tk *Tracker[int, int], m *refModel, gen uint64, t0 time
 			fail("Key(%s) = (%d,%v), model (%d,%v)", r.key, f, ok, want, wantOK)
 		}
 		if r.live {
-			if p := tk.PriorOf(r.f); p != r.prior {
+			if p := tk.PriorOf(obj(r.f)); p != r.prior {
 				fail("PriorOf(%d) = %p, model %p", r.f, p, r.prior)
 			}
 		}
 	}
 	for _, id := range ids {
-		f, ok := tk.ID(id)
+		fF, ok := tk.ID(id)
+		f := num(fF)
 		want, wantOK := 0, false
 		for _, r := range live {
 			if r.id == id {
@@ -413,7 +424,7 @@ func check(t *testing.T, tk *Tracker[int, int], m *refModel, gen uint64, t0 time
 			}
 		}
 		slices.SortFunc(named, func(a, b *refFile) int { return cmp.Compare(b.pathSeq, a.pathSeq) })
-		if got, want := tk.Named(p), fs(named); !slices.Equal(got, want) {
+		if got, want := nums(tk.Named(p)), fs(named); !slices.Equal(got, want) {
 			fail("Named(%s) = %v, model %v", p, got, want)
 		}
 		for _, at := range []uint64{0, gen / 2, gen} {
@@ -433,7 +444,7 @@ func check(t *testing.T, tk *Tracker[int, int], m *refModel, gen uint64, t0 time
 			}
 		}
 		slices.SortFunc(with, func(a, b *refFile) int { return cmp.Compare(a.sumSeq, b.sumSeq) })
-		if got, want := tk.WithSum(sum), fs(with); !slices.Equal(got, want) {
+		if got, want := nums(tk.WithSum(sum)), fs(with); !slices.Equal(got, want) {
 			fail("WithSum(%v) = %v, model %v", sum, got, want)
 		}
 	}
@@ -510,6 +521,30 @@ func fs(rs []*refFile) []int {
 	var out []int
 	for _, r := range rs {
 		out = append(out, r.f)
+	}
+	return out
+}
+
+// tf is the file type of the model test: a number and its slot.
+type tf struct {
+	n    int
+	slot Slot[int]
+}
+
+func (f *tf) Slot() *Slot[int] { return &f.slot }
+
+// num is f's number, 0 for none.
+func num(f *tf) int {
+	if f == nil {
+		return 0
+	}
+	return f.n
+}
+
+func nums(list []*tf) []int {
+	var out []int
+	for _, f := range list {
+		out = append(out, f.n)
 	}
 	return out
 }

@@ -32,7 +32,7 @@ func (tk *Tracker[F, I]) SetPrior(f F, p *Prior, gen uint64, at time.Time) (drop
 
 // PriorOf is the prior f's saved state carries, or nil.
 func (tk *Tracker[F, I]) PriorOf(f F) *Prior {
-	if e := tk.entries[f]; e != nil {
+	if e := tk.entry(f); e != nil {
 		return e.prior
 	}
 	return nil
@@ -52,14 +52,14 @@ func (tk *Tracker[F, I]) RemovePrior(p *Prior) (holder F, ok bool) {
 	holder, ok = tk.holder[p]
 	if ok {
 		delete(tk.holder, p)
-		tk.entries[holder].prior = nil
+		tk.entry(holder).prior = nil
 	}
 	return holder, ok
 }
 
 // ReleasePrior takes f's prior off f's saved state; it stays findable.
 func (tk *Tracker[F, I]) ReleasePrior(f F) {
-	e := tk.entries[f]
+	e := tk.entry(f)
 	if e == nil || e.prior == nil {
 		return
 	}
@@ -76,7 +76,7 @@ func (tk *Tracker[F, I]) ExpirePriors(gen uint64) []F {
 	for _, p := range tk.queue {
 		if f, ok := tk.holder[p]; ok && p.until <= gen {
 			delete(tk.holder, p)
-			tk.entries[f].prior = nil
+			tk.entry(f).prior = nil
 			out = append(out, f)
 		}
 	}
@@ -88,7 +88,7 @@ func (tk *Tracker[F, I]) ExpirePriors(gen uint64) []F {
 func (tk *Tracker[F, I]) PriorWithSum(sum fingerprint.Sum, except I) *Prior {
 	for _, p := range tk.priors[sum] {
 		f, held := tk.holder[p]
-		if !held || tk.entries[f].id != except {
+		if !held || tk.entry(f).id != except {
 			return p
 		}
 	}

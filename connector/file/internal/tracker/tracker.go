@@ -37,41 +37,50 @@ const MaxPriors = 1024
 // that starts after the truncation was noticed.
 const priorScans = 2
 
-// Tracker indexes the files F (compared by ==, a pointer in practice)
-// known by identity I, and the positions saved by the last run.
-type Tracker[F, I comparable] struct {
-	entries map[F]*entry[I]
-	byKey   map[string]F
-	byID    map[I][]F // oldest first; more than one only briefly
-	byPath  map[string][]F
-	bySum   map[fingerprint.Sum][]F
-	priors  map[fingerprint.Sum][]*Prior
-	holder  map[*Prior]F
-	queue   []*Prior    // the indexed priors, oldest first
-	lens    map[int]int // entries of bySum and priors by fingerprint length
-	stale   map[string][]F
+// File is what the tracker tracks: a comparable value (a pointer in
+// practice) that carries the tracker's record of it, so that tracking a
+// file costs no allocation of its own.
+type File[I comparable] interface {
+	comparable
+	Slot() *Slot[I]
+}
+
+// Slot is the tracker's record of one file, kept in the file's own value;
+// its fields are the tracker's alone.
+type Slot[I comparable] struct {
+	key, path string
+	id        I
+	sum       fingerprint.Sum
+	staleIn   string // the directory it is listed stale in; "" when not stale
+	prior     *Prior
+	tracked   bool
+}
+
+// Tracker indexes the files F known by identity I, and the positions
+// saved by the last run.
+type Tracker[F File[I], I comparable] struct {
+	n      int // files tracked
+	byKey  map[string]F
+	byID   multi[I, F] // more than one only briefly
+	byPath multi[string, F]
+	bySum  map[fingerprint.Sum][]F
+	priors map[fingerprint.Sum][]*Prior
+	holder map[*Prior]F
+	queue  []*Prior    // the indexed priors, oldest first
+	lens   map[int]int // entries of bySum and priors by fingerprint length
+	stale  map[string][]F
 	// maxPriors is MaxPriors; tests lower it.
 	maxPriors int
 
 	savedIndex[I]
 }
 
-// entry is what the tracker indexes one file by.
-type entry[I comparable] struct {
-	key, path string
-	id        I
-	sum       fingerprint.Sum
-	staleIn   string // the directory it is listed stale in; "" when not stale
-	prior     *Prior
-}
-
 // New returns an empty tracker.
-func New[F, I comparable]() *Tracker[F, I] {
+func New[F File[I], I comparable]() *Tracker[F, I] {
 	return &Tracker[F, I]{
-		entries:    make(map[F]*entry[I]),
 		byKey:      make(map[string]F),
-		byID:       make(map[I][]F),
-		byPath:     make(map[string][]F),
+		byID:       newMulti[I, F](),
+		byPath:     newMulti[string, F](),
 		bySum:      make(map[fingerprint.Sum][]F),
 		priors:     make(map[fingerprint.Sum][]*Prior),
 		holder:     make(map[*Prior]F),
@@ -83,28 +92,30 @@ func New[F, I comparable]() *Tracker[F, I] {
 }
 
 // Len is the number of files tracked.
-func (tk *Tracker[F, I]) Len() int { return len(tk.entries) }
+func (tk *Tracker[F, I]) Len() int { return tk.n }
 
 // Add tracks f under key (from UniqueKey), identity id and path, with an
 // empty fingerprint (SetSum indexes it). Adding a tracked file or a key in
 // use is a programming error and panics.
 func (tk *Tracker[F, I]) Add(f F, key string, id I, path string) {
-	if _, ok := tk.entries[f]; ok {
+	e := f.Slot()
+	if e.tracked {
 		panic("tracker: file added twice")
 	}
 	if tk.KeyUsed(key) {
 		panic("tracker: key " + key + " added twice")
 	}
-	tk.entries[f] = &entry[I]{key: key, id: id, path: path}
+	*e = Slot[I]{key: key, id: id, path: path, tracked: true}
+	tk.n++
 	tk.byKey[key] = f
-	tk.byID[id] = append(tk.byID[id], f)
-	tk.byPath[path] = append(tk.byPath[path], f)
+	tk.byID.add(id, f)
+	tk.byPath.add(path, f)
 }
 
 // Retire takes f out of every index. Its prior, if any, stays findable
 // (a copy may still continue it) until it expires or is removed.
 func (tk *Tracker[F, I]) Retire(f F) {
-	e := tk.entries[f]
+	e := tk.entry(f)
 	if e == nil {
 		return
 	}
@@ -113,10 +124,11 @@ func (tk *Tracker[F, I]) Retire(f F) {
 	if e.staleIn != "" {
 		deleteFrom(tk.stale, e.staleIn, f)
 	}
-	deleteFrom(tk.byPath, e.path, f)
-	deleteFrom(tk.byID, e.id, f)
+	tk.byPath.remove(e.path, f)
+	tk.byID.remove(e.id, f)
 	delete(tk.byKey, e.key)
-	delete(tk.entries, f)
+	*e = Slot[I]{}
+	tk.n--
 }
 
 // Key returns the file tracked under key.
@@ -128,27 +140,14 @@ func (tk *Tracker[F, I]) Key(key string) (F, bool) {
 // ID returns the file with identity id (the one added last, when a file
 // reused the identity of one not retired yet).
 func (tk *Tracker[F, I]) ID(id I) (F, bool) {
-	list := tk.byID[id]
-	if len(list) == 0 {
-		var zero F
-		return zero, false
-	}
-	return list[len(list)-1], true
+	return tk.byID.get(id)
 }
 
 // Named returns the files tracked under path, the one named last first
 // (a rotated file still being finished shares its old name with its
 // successor). The slice is the caller's.
 func (tk *Tracker[F, I]) Named(path string) []F {
-	list := tk.byPath[path]
-	if len(list) == 0 {
-		return nil
-	}
-	out := make([]F, len(list))
-	for i, f := range list {
-		out[len(list)-1-i] = f
-	}
-	return out
+	return tk.byPath.all(path)
 }
 
 // SetPath records the name f is matched under now.
@@ -157,9 +156,9 @@ func (tk *Tracker[F, I]) SetPath(f F, path string) {
 	if e.path == path {
 		return
 	}
-	deleteFrom(tk.byPath, e.path, f)
+	tk.byPath.remove(e.path, f)
 	e.path = path
-	tk.byPath[path] = append(tk.byPath[path], f)
+	tk.byPath.add(path, f)
 }
 
 // SetSum indexes f by the fingerprint of its first bytes; an empty one
@@ -221,20 +220,28 @@ func (tk *Tracker[F, I]) TakeStale(dir string) []F {
 	list := tk.stale[dir]
 	delete(tk.stale, dir)
 	for _, f := range list {
-		tk.entries[f].staleIn = ""
+		f.Slot().staleIn = ""
 	}
 	return list
 }
 
-func (tk *Tracker[F, I]) mustEntry(f F) *entry[I] {
-	e := tk.entries[f]
+func (tk *Tracker[F, I]) mustEntry(f F) *Slot[I] {
+	e := tk.entry(f)
 	if e == nil {
 		panic("tracker: file not tracked")
 	}
 	return e
 }
 
-func (tk *Tracker[F, I]) unindexSum(f F, e *entry[I]) {
+// entry is f's record, nil when f is not tracked.
+func (tk *Tracker[F, I]) entry(f F) *Slot[I] {
+	if e := f.Slot(); e.tracked {
+		return e
+	}
+	return nil
+}
+
+func (tk *Tracker[F, I]) unindexSum(f F, e *Slot[I]) {
 	if e.sum.Len == 0 {
 		return
 	}
