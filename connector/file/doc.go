@@ -55,9 +55,9 @@
 // reader (reader.go) is one file's descriptor, line splitter, multiline
 // assembler, position and event text; the emitter builds the poll's
 // events and positions; the report logs and counts; the manager holds the
-// globs, the claims and the watcher. Input schedules scans and reads and
-// decides what a file found, renamed, truncated or copied is, in the file
-// sets manager_* (listing, discovery), reader_* (open, evict, the read
-// loop), rotation_* (copytruncate and truncation) and tracker_* (state
-// encoding, lifecycle).
+// globs, the claims and the watcher. Input schedules scans and reads; a
+// fileSet (fileset.go) decides what a file found, renamed, truncated or
+// copied is, in the file sets manager_* (listing, discovery), reader_*
+// (open, evict, the read loop), rotation_* (copytruncate and truncation)
+// and tracker_* (state encoding, lifecycle).
 package file
