@@ -118,7 +118,7 @@ func (h *harness) agentStep(s agentStep) []string {
 // scanOnly lists the files as the next poll would, without reading any.
 func (h *harness) scanOnly() {
 	h.t.Helper()
-	if err := h.in.scan(context.Background(), h.clock); err != nil {
+	if err := h.in.set.scan(context.Background(), h.clock); err != nil {
 		h.t.Fatal(err)
 	}
 }

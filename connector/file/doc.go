@@ -50,8 +50,14 @@
 // fingerprint-bytes of a longer original is told for a copy only when its
 // name extends the original's (app.log.1, app.log-20261201).
 //
-// The code is cut into file sets: manager_* (listing, scan schedule,
-// discovery, claims, watcher), tracker_* (identities, indexes, saved
-// state, lifecycle), reader_* (open and evict, the read loop, encodings,
-// output) and rotation_* (copytruncate and truncation policy).
+// Parts: internal/tracker holds every index by which a file is found
+// (key, identity, path, fingerprint, prior content, restored positions);
+// reader (reader.go) is one file's descriptor, line splitter, multiline
+// assembler, position and event text; the emitter builds the poll's
+// events and positions; the report logs and counts; the manager holds the
+// globs, the claims and the watcher. Input schedules scans and reads; a
+// fileSet (fileset.go) decides what a file found, renamed, truncated or
+// copied is, in the file sets manager_* (listing, discovery), reader_*
+// (open, evict, the read loop), rotation_* (copytruncate and truncation)
+// and tracker_* (state encoding, lifecycle).
 package file

@@ -9,14 +9,14 @@ import (
 // follow a file through renames and truncations: the path, the identity
 // (dev, inode) and an offset. These are rare events (never one per line
 // read), so the attribute slice costs nothing that matters.
-func (in *Input) logFile(level slog.Level, msg string, t *tracked, offset int64, extra ...any) {
+func (rp *report) logFile(level slog.Level, msg string, t *tracked, offset int64, extra ...any) {
 	ctx := context.Background()
-	if !in.log.Enabled(ctx, level) {
+	if !rp.log.Enabled(ctx, level) {
 		return
 	}
 	attrs := make([]any, 0, 8+len(extra))
 	attrs = append(attrs, "path", t.path, "dev", t.id.dev, "inode", t.id.ino, "offset", offset)
-	in.log.Log(ctx, level, msg, append(attrs, extra...)...)
+	rp.log.Log(ctx, level, msg, append(attrs, extra...)...)
 }
 
 // unreadBytes is how many bytes of a closed file were never read, as far

@@ -29,9 +29,9 @@ func TestFilesReportsOffsetAndLag(t *testing.T) {
 
 	// Written and scanned, but not read yet: lag is the unread bytes.
 	h.write("a.log", "three\n")
-	h.in.rescan = true
+	h.in.mg.rescan = true
 	h.clock = h.clock.Add(2 * time.Second)
-	if err := h.in.scan(t.Context(), h.clock); err != nil {
+	if err := h.in.set.scan(t.Context(), h.clock); err != nil {
 		t.Fatal(err)
 	}
 	h.in.publish()

@@ -310,7 +310,7 @@ func TestOnErrorSkip(t *testing.T) {
 	// bad.log was opened by Open already; close it to force a reopen.
 	for _, tr := range h.in.ring {
 		if filepath.Base(tr.path) == "bad.log" {
-			h.in.closeFile(tr)
+			h.in.set.closeFile(tr)
 			tr.life.pending()
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/glob"
+	"github.com/edge-agent/edge-agent/connector/file/internal/tracker"
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/connector/internal/linefilter"
 	"github.com/edge-agent/edge-agent/connector/internal/multiline"
@@ -36,27 +37,52 @@ const readChunk = 64 << 10
 // Like every input.Input it is driven by one goroutine; Stats and Wakeup
 // are the only methods safe to call concurrently.
 //
-// Its state is cut along its parts, each a type of its own: rules (what
-// New compiled from the config for reading), manager (the globs, listing,
-// scan scheduling, claims), tracker (identities, positions, copies),
-// readers (the read loop over the open files), emitter (the poll's
-// output and counts) and report (errors logged once, Files, Stats).
+// Input itself schedules: when to scan, the round-robin of the reads
+// within a poll's budget, the time-driven closes and flushes; and it
+// answers for the claims it registered and the stats. Its state is cut
+// along its parts, each a type of its own: rules (what New compiled from
+// the config for reading), manager (the globs, the scan's schedule,
+// claims, watcher), files (the tracker: every index by which a file is
+// found), readers (the read loop's buffers), emitter (the poll's events
+// and positions), report (logging, on-error, counters, Files, Stats) and
+// set (what a file found, renamed, truncated or copied is). Each file's
+// own reading is its reader.
 type Input struct {
-	cfg      Config
-	log      *slog.Logger
-	id       string
-	now      func() time.Time               // injectable clock for tests
-	openFile func(string) (*os.File, error) // injectable for error tests
-	fsys     glob.FS                        // listing and stat; injectable for error tests
+	cfg Config
+	id  string
+	*system
+	*readOrder
 
 	rules
-	manager
-	tracker
-	readers
-	emitter
-	report
+	mg manager
+	// files knows every file of the input by key, identity, path and
+	// fingerprint, with the positions restored by Open.
+	files *files
+	rd    readers
+	em    emitter
+	rep   report
+	set   *fileSet
 
 	opened, closed bool
+}
+
+// system is what the input asks of the operating system; tests replace
+// any of it after New.
+type system struct {
+	now      func() time.Time
+	openFile func(string) (*os.File, error)
+	fsys     glob.FS // listing and stat
+}
+
+// readOrder is the files in the order they are read, and those of them
+// holding a descriptor.
+type readOrder struct {
+	// ring is the read order: files found earlier come first; cursor is
+	// where the next poll's round-robin starts.
+	ring   []*tracked
+	cursor int
+	// openFiles are the files holding a descriptor (≤ max-open-files).
+	openFiles []*tracked
 }
 
 // rules is what New compiled from the config; read-only after New.
@@ -70,17 +96,12 @@ type rules struct {
 	extra []byte
 
 	scanEvery, closeAfter, flushIdle time.Duration
-	failFast                         bool
 }
 
-// readers is the read loop's state: the files in read order and the
-// buffers one read uses.
+// readers is the read loop's buffers and what sizes its reads.
 type readers struct {
-	ring      []*tracked // read order; files found earlier come first
-	cursor    int        // where the next poll's round-robin starts
-	tick      uint64
-	openFiles []*tracked // files holding a descriptor (≤ max-open-files)
-	readBuf   []byte
+	tick    uint64
+	readBuf []byte
 	// lineBytes is the mean line length read lately (learnLineBytes),
 	// which sizes reads; 0 until a read yielded a line.
 	lineBytes int
@@ -91,6 +112,10 @@ type readers struct {
 
 // emitter is the output of the running poll and what did not fit it.
 type emitter struct {
+	// files is the input's tracker (a position's state carries the
+	// file's prior) and rules what New compiled: both the Input's.
+	files    *files
+	rules    *rules
 	pending  []input.Event // events that did not fit the last poll
 	out      []input.Event // the poll's output while it runs
 	owed     owedPos       // the position the last line event still lacks
@@ -99,13 +124,20 @@ type emitter struct {
 	tsTail   []byte // `,"_ts":<ms>,"payload":` for the current read time
 	tsCached int64
 	arena    arena
-	local    localCounts // counted during the poll, published by publish
+	local    *localCounts // the report's, counted during the poll
 }
 
 // report is what the input tells its operator: errors logged once per
 // file, the Files list and the Stats counters.
 type report struct {
-	errSeen map[string]string // path → last logged error, to log once
+	log *slog.Logger
+	// failFast is on-error: fail.
+	failFast bool
+	errSeen  map[string]string   // path → last logged error, to log once
+	listErrs map[string]struct{} // directories in a listing failure streak
+	deepSeen map[string]struct{} // directories logged as too deep to walk
+	// local is counted during a poll, then published to stats.
+	local localCounts
 	// filesList is what Files returns, copied by publishFiles at filesAt.
 	filesList atomic.Pointer[[]input.FileStatus]
 	filesAt   time.Time
@@ -133,26 +165,24 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	in := &Input{
-		cfg:      *cfg,
-		log:      log,
-		id:       set.ID,
-		now:      time.Now,
-		openFile: openShared,
-		fsys:     glob.OS{},
+		cfg:       *cfg,
+		id:        set.ID,
+		system:    &system{now: time.Now, openFile: openShared, fsys: glob.OS{}},
+		readOrder: &readOrder{},
 		rules: rules{
 			scanEvery:  cfg.GlobScanInterval,
 			closeAfter: cfg.CloseInactive,
 			flushIdle:  cfg.Multiline.FlushIdleTimeout,
-			failFast:   strings.EqualFold(cfg.OnError, "fail"),
 		},
-		manager: newManager(),
-		tracker: newTracker(),
-		readers: readers{readBuf: make([]byte, readChunk), fpBuf: make([]byte, cfg.FingerprintBytes)},
-		report:  report{errSeen: make(map[string]string)},
+		mg:    newManager(),
+		files: tracker.New[*tracked, fileID](),
+		rd:    readers{readBuf: make([]byte, readChunk), fpBuf: make([]byte, cfg.FingerprintBytes)},
+		rep: report{log: log, failFast: strings.EqualFold(cfg.OnError, "fail"), errSeen: make(map[string]string),
+			listErrs: make(map[string]struct{}), deepSeen: make(map[string]struct{})},
 	}
 	if limit := openFilesLimit(); limit > 0 {
 		if n, lowered := clampOpenFiles(in.cfg.MaxOpenFiles, limit); lowered {
-			in.log.Warn("max-open-files lowered to fit the process's open-files limit",
+			in.rep.log.Warn("max-open-files lowered to fit the process's open-files limit",
 				"configured", in.cfg.MaxOpenFiles, "effective", n, "limit", limit, "reserved", fdReserve)
 			in.cfg.MaxOpenFiles = n
 		}
@@ -165,8 +195,11 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 		return nil, fmt.Errorf("file input: %w", ErrNoHost)
 	}
 	in.extra = extraFields(cfg.Fields, cfg.AddHostFields, set.Host, set.AgentID)
-	in.claims = set.Claims
-	in.unclaim = set.Claims.Register(set.ID, in.matches)
+	in.mg.claims = set.Claims
+	in.em.files, in.em.rules, in.em.local = in.files, &in.rules, &in.rep.local
+	in.set = &fileSet{system: in.system, readOrder: in.readOrder, rules: &in.rules, cfg: &in.cfg, id: in.id,
+		mg: &in.mg, files: in.files, rd: &in.rd, em: &in.em, rep: &in.rep}
+	in.mg.unclaim = set.Claims.Register(set.ID, in.mg.matches)
 	return in, nil
 }
 
@@ -178,14 +211,14 @@ func (in *Input) compile(cfg *Config, c codec) error {
 		if err != nil {
 			return fmt.Errorf("file input paths: %w", err)
 		}
-		in.pats = append(in.pats, pat)
+		in.mg.pats = append(in.mg.pats, pat)
 	}
 	for _, p := range cfg.Exclude {
 		pat, err := glob.CompileExclude(p)
 		if err != nil {
 			return fmt.Errorf("file input exclude: %w", err)
 		}
-		in.excludes = append(in.excludes, pat)
+		in.mg.excludes = append(in.mg.excludes, pat)
 	}
 	if cfg.Multiline.Pattern != "" {
 		re, err := regexp.Compile(cfg.Multiline.Pattern)
@@ -215,27 +248,27 @@ func (in *Input) Open(ctx context.Context, opts input.OpenOptions) error {
 	in.opened = true
 	in.restore(opts)
 	if in.cfg.UseFsnotify {
-		w, err := newWatcher(in.log)
+		w, err := newWatcher(in.rep.log)
 		if err != nil {
-			in.log.Warn("fsnotify unavailable; relying on polling", "error", err)
+			in.rep.log.Warn("fsnotify unavailable; relying on polling", "error", err)
 		} else {
-			in.watch = w
-			in.wake = w.wake
+			in.mg.watch = w
+			in.mg.wake = w.wake
 		}
 	}
-	in.firstScan = true
-	in.budget = math.MaxInt
-	in.out = in.pending[:0:0]
-	err := in.scan(ctx, in.now())
-	in.settle()
-	in.pending = append(in.pending, in.out...)
-	in.out, in.budget = nil, 0
-	in.firstScan = false
+	in.mg.firstScan = true
+	in.em.budget = math.MaxInt
+	in.em.out = in.em.pending[:0:0]
+	err := in.set.scan(ctx, in.now())
+	in.em.settle()
+	in.em.pending = append(in.em.pending, in.em.out...)
+	in.em.out, in.em.budget = nil, 0
+	in.mg.firstScan = false
 	if err != nil {
 		_ = in.Close()
 		return err
 	}
-	in.recordPatterns()
+	in.set.recordPatterns()
 	in.publish()
 	return ctx.Err()
 }
@@ -246,9 +279,9 @@ func (in *Input) restore(opts input.OpenOptions) {
 	if !opts.FirstStart {
 		// Positions saved before the patterns were recorded: every
 		// pattern counts as known, as it did then.
-		in.knownPats = nil
+		in.mg.knownPats = nil
 	} else {
-		in.knownPats = map[string]struct{}{}
+		in.mg.knownPats = map[string]struct{}{}
 	}
 	for key, raw := range opts.Saved {
 		if raw == nil {
@@ -257,31 +290,21 @@ func (in *Input) restore(opts input.OpenOptions) {
 		if key == patternsKey {
 			set, err := decodePatterns(raw)
 			if err != nil {
-				in.log.Warn("dropping unreadable record of the path patterns; every pattern counts as known", "key", key, "error", err)
+				in.rep.log.Warn("dropping unreadable record of the path patterns; every pattern counts as known", "key", key, "error", err)
 				continue
 			}
-			in.knownPats = set
+			in.mg.knownPats = set
 			continue
 		}
 		s, err := decodeState(key, raw)
 		if err != nil {
 			// An unreadable position is dropped rather than fatal: the
 			// file is then read from 0 (duplicates, never loss).
-			in.log.Warn("dropping unreadable file position", "key", key, "error", err)
-			in.pending = append(in.pending, input.Event{Pos: input.Position{Key: key}})
+			in.rep.log.Warn("dropping unreadable file position", "key", key, "error", err)
+			in.em.pending = append(in.em.pending, input.Event{Pos: input.Position{Key: key}})
 			continue
 		}
-		id := s.id()
-		in.saved[id] = append(in.saved[id], s)
-		in.savedKeys[key] = struct{}{}
-		if s.sum.Len > 0 {
-			in.savedBySum[s.sum] = append(in.savedBySum[s.sum], id)
-			in.savedLens[s.sum.Len] = struct{}{}
-		}
-		if p := s.prior; p != nil && p.sum.Len > 0 {
-			in.savedByPrior[p.sum] = append(in.savedByPrior[p.sum], id)
-			in.savedLens[p.sum.Len] = struct{}{}
-		}
+		in.files.Restore(s.saved())
 	}
 }
 
@@ -299,28 +322,28 @@ func (in *Input) Poll(ctx context.Context, dst []input.Event, max int) ([]input.
 		// Shutting down: no new work, and no error (errors are fatal).
 		return dst, nil
 	}
-	in.out, in.budget = dst, max
-	defer func() { in.settle(); in.out = nil; in.publish() }()
+	in.em.out, in.em.budget = dst, max
+	defer func() { in.em.settle(); in.em.out = nil; in.publish() }()
 
-	in.drainPending()
-	if in.budget == 0 {
-		return in.out, nil
+	in.em.drainPending()
+	if in.em.budget == 0 {
+		return in.em.out, nil
 	}
 	now := in.now()
-	in.takeWatchEvents()
-	if in.rescan || now.Sub(in.lastScan) >= in.scanEvery {
-		if err := in.scan(ctx, now); err != nil {
+	in.mg.takeWatchEvents(in.files)
+	if in.mg.rescan || now.Sub(in.mg.lastScan) >= in.scanEvery {
+		if err := in.set.scan(ctx, now); err != nil {
 			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-				return in.out, nil // shutting down, as above
+				return in.em.out, nil // shutting down, as above
 			}
-			return in.out, err
+			return in.em.out, err
 		}
 	}
 	in.housekeep(now)
 	if err := in.readAll(now); err != nil {
-		return in.out, err
+		return in.em.out, err
 	}
-	return in.out, nil
+	return in.em.out, nil
 }
 
 // Drain appends every buffered multiline group (and any position update
@@ -329,14 +352,14 @@ func (in *Input) Drain(dst []input.Event) []input.Event {
 	if !in.opened || in.closed {
 		return dst
 	}
-	in.out, in.budget = dst, math.MaxInt
-	in.drainPending()
+	in.em.out, in.em.budget = dst, math.MaxInt
+	in.em.drainPending()
 	for _, t := range in.ring {
-		in.flushGroups(t, true)
+		in.em.flushGroups(t, true)
 	}
-	in.settle()
-	out := in.out
-	in.out, in.budget = nil, 0
+	in.em.settle()
+	out := in.em.out
+	in.em.out, in.em.budget = nil, 0
 	in.publish()
 	return out
 }
@@ -347,7 +370,7 @@ func (in *Input) Close() error {
 		return nil
 	}
 	in.closed = true
-	in.unclaim()
+	in.mg.unclaim()
 	var errs []error
 	for _, t := range in.ring {
 		if t.f != nil {
@@ -359,9 +382,9 @@ func (in *Input) Close() error {
 	}
 	clear(in.openFiles)
 	in.openFiles = in.openFiles[:0]
-	if in.watch != nil {
-		errs = append(errs, in.watch.close())
-		in.watch = nil
+	if in.mg.watch != nil {
+		errs = append(errs, in.mg.watch.close())
+		in.mg.watch = nil
 	}
 	in.publish()
 	return errors.Join(errs...)
@@ -371,6 +394,6 @@ func (in *Input) Close() error {
 // activity, so a scheduler may poll before its idle sleep ends. It is nil
 // (never ready) without fsnotify. Call it after Open; the channel may be
 // used from any goroutine and is never closed.
-func (in *Input) Wakeup() <-chan struct{} { return in.wake }
+func (in *Input) Wakeup() <-chan struct{} { return in.mg.wake }
 
 var _ io.Closer = (*Input)(nil)

@@ -1,6 +1,7 @@
 package file
 
 import (
+	"log/slog"
 	"path/filepath"
 	"strings"
 )
@@ -28,14 +29,14 @@ func (mg *manager) matches(path string) bool {
 // readElsewhere reports whether an input before this one in the agent's
 // order matches path: that one reads it, this one skips it (logged once
 // per path), so a file two inputs match is delivered once.
-func (in *Input) readElsewhere(path string) bool {
-	owner := in.claims.Owner(in.id, path)
+func (mg *manager) readElsewhere(self, path string, log *slog.Logger) bool {
+	owner := mg.claims.Owner(self, path)
 	if owner == "" {
 		return false
 	}
-	if _, logged := in.claimLogged[path]; !logged {
-		in.claimLogged[path] = struct{}{}
-		in.log.Warn("file matched by an earlier input too; that input reads it and this one skips it",
+	if _, logged := mg.claimLogged[path]; !logged {
+		mg.claimLogged[path] = struct{}{}
+		log.Warn("file matched by an earlier input too; that input reads it and this one skips it",
 			"path", path, "read_by", owner)
 	}
 	return true

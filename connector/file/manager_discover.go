@@ -10,6 +10,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
 	"github.com/edge-agent/edge-agent/connector/file/internal/linesplit"
+	"github.com/edge-agent/edge-agent/connector/file/internal/tracker"
 	"github.com/edge-agent/edge-agent/connector/internal/multiline"
 )
 
@@ -31,94 +32,90 @@ type found struct {
 // in steps: open it, match the saved positions on its inode, check it
 // for being a copy, pick where it starts, track it, then read it or make
 // it wait for its original.
-func (in *Input) discover(c candidate, now time.Time) error {
-	f, cur, ok, err := in.openCandidate(&c)
+func (set *fileSet) discover(c candidate, now time.Time) error {
+	f, cur, ok, err := set.openCandidate(&c)
 	if !ok {
 		return err
 	}
-	fd := in.matchSaved(c, cur)
-	in.matchCopy(c, f, cur, &fd)
-	if fd.key == "" && fd.cm.none() && c.tail && !in.cfg.ReadFromBeginning {
-		if err := in.tailStart(c, f, cur, &fd); err != nil {
+	fd := set.matchSaved(c, cur)
+	set.matchCopy(c, f, cur, &fd)
+	if fd.key == "" && fd.cm.none() && c.tail && !set.cfg.ReadFromBeginning {
+		if err := set.tailStart(c, f, cur, &fd); err != nil {
 			_ = f.Close()
 			return err
 		}
 	}
-	prev := in.byPath[c.path]
-	if prev != nil {
-		in.local.rotations++ // the name now holds a different file
+	var prev *tracked
+	if named := set.files.Named(c.path); len(named) > 0 {
+		prev = named[0]
+		set.em.local.rotations++ // the name now holds a different file
 	}
-	t := in.register(c, cur, &fd, now)
+	t := set.register(c, cur, &fd, now)
 	if src := fd.cm.waitOn; src != nil && (c.size <= fd.cm.srcSize || c.size < src.offset) {
 		// Not read (nor holding a descriptor) until the original is
 		// truncated or ends: see rotation_copies.go.
 		_ = f.Close()
-		in.makeWait(t, src)
+		set.makeWait(t, src)
 		return nil
 	}
-	opened := len(in.openFiles) < in.cfg.MaxOpenFiles
+	opened := len(set.openFiles) < set.cfg.MaxOpenFiles
 	if opened {
-		in.attach(t, f)
+		set.attach(t, f)
 	} else {
 		_ = f.Close()
 		t.life.pending()
 	}
 	if src := fd.cm.waitOn; src != nil {
-		in.takeOver(t, src) // larger than the file read so far: the original
+		set.takeOver(t, src) // larger than the file read so far: the original
 	}
-	in.logDiscovered(t, &fd, prev, opened)
-	in.saveDiscovered(t, &fd)
+	set.logDiscovered(t, &fd, prev, opened)
+	set.saveDiscovered(t, &fd)
 	return nil
 }
 
 // openCandidate opens c and reads its first bytes. It reports false when
 // there is nothing to track (gone, replaced, or an error on-error let
 // pass); c's size and time are the descriptor's.
-func (in *Input) openCandidate(c *candidate) (*os.File, []byte, bool, error) {
-	f, err := in.openFile(c.path)
+func (set *fileSet) openCandidate(c *candidate) (*os.File, []byte, bool, error) {
+	f, err := set.openFile(c.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, false, nil
 		}
-		return nil, nil, false, in.fileErr("open", c.path, err)
+		return nil, nil, false, set.rep.fileErr("open", c.path, err)
 	}
-	cur, err := fingerprint.Read(f, in.cfg.FingerprintBytes, in.fpBuf)
+	cur, err := fingerprint.Read(f, set.cfg.FingerprintBytes, set.rd.fpBuf)
 	if err != nil {
 		_ = f.Close()
-		return nil, nil, false, in.fileErr("read", c.path, err)
+		return nil, nil, false, set.rep.fileErr("read", c.path, err)
 	}
 	// The descriptor may name another file than the stat did if the
 	// path was replaced in between; trust the descriptor.
 	if fi, err := f.Stat(); err == nil {
 		if id, _, ok := idOfOpen(f, fi); ok && id != c.id {
 			_ = f.Close()
-			in.rescan = true
+			set.mg.rescan = true
 			return nil, nil, false, nil
 		}
 		c.size, c.mod = fi.Size(), fi.ModTime()
 	}
-	in.fileOK(c.path)
+	set.rep.fileOK(c.path)
 	return f, cur, true, nil
 }
 
 // matchSaved matches the positions saved on c's inode against its first
 // bytes cur: the one it still starts with is its own; the others held
 // content the inode no longer holds.
-func (in *Input) matchSaved(c candidate, cur []byte) found {
+func (set *fileSet) matchSaved(c candidate, cur []byte) found {
 	var fd found
-	ss := in.saved[c.id]
-	if len(ss) == 0 {
-		return fd
-	}
-	delete(in.saved, c.id)
-	for _, s := range ss {
-		if fd.key == "" && fingerprint.MatchesSum(cur, s.sum) {
-			delete(in.savedKeys, s.key)
-			fd.key = s.key
+	for _, s := range set.files.TakeSaved(c.id) {
+		if fd.key == "" && fingerprint.MatchesSum(cur, s.Sum) {
+			set.files.ReleaseKey(s.Key)
+			fd.key = s.Key
 			if c.size >= s.Offset {
-				fd.offset, fd.line, fd.restored = s.Offset, s.Line, s.prior
+				fd.offset, fd.line, fd.restored = s.Offset, s.Line, priorOf(s.Prev)
 			} else {
-				fd.truncated, fd.savedOffset, fd.old, fd.older = true, s.Offset, s.asPrior(), s.prior
+				fd.truncated, fd.savedOffset, fd.old, fd.older = true, s.Offset, asPrior(s), priorOf(s.Prev)
 			}
 			continue
 		}
@@ -126,7 +123,7 @@ func (in *Input) matchSaved(c candidate, cur []byte) found {
 		// while the agent was stopped (copytruncate: its old content
 		// may be in a copy found next), or the inode was reused.
 		if fd.old == nil {
-			fd.old, fd.older = s.asPrior(), s.prior
+			fd.old, fd.older = asPrior(s), priorOf(s.Prev)
 		}
 		// Its key stays taken until t has one: an empty file's new
 		// key would otherwise be this very key (the same inode and
@@ -134,7 +131,7 @@ func (in *Input) matchSaved(c candidate, cur []byte) found {
 		// taken while the file was empty), and the forget below,
 		// emitted after t's position, would delete the position
 		// that carries the old content to its copy.
-		fd.forgets = append(fd.forgets, s.key)
+		fd.forgets = append(fd.forgets, s.Key)
 	}
 	return fd
 }
@@ -142,31 +139,31 @@ func (in *Input) matchSaved(c candidate, cur []byte) found {
 // matchCopy checks a file without a position of its own, or with one
 // that delivered nothing (an empty file's, which matches any content on
 // its inode), for being a copy (copytruncate).
-func (in *Input) matchCopy(c candidate, f *os.File, cur []byte, fd *found) {
+func (set *fileSet) matchCopy(c candidate, f *os.File, cur []byte, fd *found) {
 	if fd.key != "" && (fd.offset != 0 || fd.truncated) {
 		return
 	}
-	fd.cm = in.copySource(c.id, c.path, f, c.size, cur)
+	fd.cm = set.copySource(c.id, c.path, f, c.size, cur)
 	if fd.cm.none() {
 		return
 	}
 	if fd.key != "" {
-		in.emitForget(fd.key)
+		set.em.emitForget(fd.key)
 		fd.key, fd.restored = "", nil
 	}
 	if p := fd.cm.prior; p != nil {
-		fd.offset, fd.line = p.offset, p.line
+		fd.offset, fd.line = p.Offset, p.Line
 	}
 }
 
 // tailStart starts a file present when its path was first configured at
 // the end of its last complete line, so a line being written is read
 // whole.
-func (in *Input) tailStart(c candidate, f *os.File, cur []byte, fd *found) error {
-	_, be := in.fmt.codec.bom(cur)
-	end, err := linesplit.LastLineEnd(f, c.size, int64(in.cfg.MaxLineBytes)+readChunk, in.fmt.codec.width(), be, in.readBuf)
+func (set *fileSet) tailStart(c candidate, f *os.File, cur []byte, fd *found) error {
+	_, be := set.fmt.codec.bom(cur)
+	end, err := linesplit.LastLineEnd(f, c.size, int64(set.cfg.MaxLineBytes)+readChunk, set.fmt.codec.width(), be, set.rd.readBuf)
 	if err != nil {
-		return in.fileErr("read", c.path, err)
+		return set.rep.fileErr("read", c.path, err)
 	}
 	fd.offset, fd.tailed = end, true
 	return nil
@@ -174,116 +171,105 @@ func (in *Input) tailStart(c candidate, f *os.File, cur []byte, fd *found) error
 
 // register tracks the file found, from where fd says it starts, with the
 // content its inode held before as its prior.
-func (in *Input) register(c candidate, cur []byte, fd *found, now time.Time) *tracked {
-	t := in.track(fd.key, c.path, c.id, cur)
+func (set *fileSet) register(c candidate, cur []byte, fd *found, now time.Time) *tracked {
+	t := set.track(fd.key, c.path, c.id, cur)
 	t.headChecked = len(cur)
 	for _, k := range fd.forgets {
-		delete(in.savedKeys, k)
+		set.files.ReleaseKey(k)
 	}
-	t.offset, t.consumed, t.readPos = fd.offset, fd.offset, fd.offset
-	t.line, t.consumedLine = fd.line, fd.line
+	t.restart(fd.offset, fd.line)
 	t.lastSize, t.lastMod = c.size, c.mod
 	t.lastData = now
-	t.seenScan = in.scanGen
+	t.seenScan = set.mg.scanGen
 	t.behind = fd.offset > c.size // a copy still being written
 	if fd.key != "" {
 		t.hold = holdReleased // its own position: not a new copy
 	}
 	switch {
 	case fd.restored != nil:
-		in.setPrior(t, fd.restored)
+		set.em.setPrior(t, fd.restored, set.mg.scanGen, set.mg.lastScan)
 	case fd.old != nil:
 		if fd.older != nil {
 			// Truncated twice (copytruncate twice while stopped, or after
 			// a truncation whose copy was not found yet): the earlier
 			// content stays findable in memory once old replaces it.
-			in.setPrior(t, fd.older)
+			set.em.setPrior(t, fd.older, set.mg.scanGen, set.mg.lastScan)
 		}
-		in.setPrior(t, fd.old)
+		set.em.setPrior(t, fd.old, set.mg.scanGen, set.mg.lastScan)
 	}
 	if len(fd.forgets) > 0 {
 		// The old content, now t's prior (a copy may continue it), is
 		// stored before the positions it replaces are forgotten: a crash
 		// in between must not lose where its copy continues.
-		in.emitPosition(t)
+		set.em.emitPosition(t)
 		for _, k := range fd.forgets {
-			in.emitForget(k)
+			set.em.emitForget(k)
 		}
 	}
 	return t
 }
 
 // logDiscovered logs how t was found.
-func (in *Input) logDiscovered(t *tracked, fd *found, prev *tracked, opened bool) {
+func (set *fileSet) logDiscovered(t *tracked, fd *found, prev *tracked, opened bool) {
 	switch {
 	case fd.cm.prior != nil:
-		in.logFile(slog.LevelInfo, "file is a copy of a truncated file (copytruncate); reading it from where the original was delivered", t, fd.offset,
+		set.rep.logFile(slog.LevelInfo, "file is a copy of a truncated file (copytruncate); reading it from where the original was delivered", t, fd.offset,
 			"copy_of", fd.cm.from)
 	case prev != nil:
-		in.logFile(slog.LevelInfo, "file rotated: its path now names another file", t, fd.offset,
+		set.rep.logFile(slog.LevelInfo, "file rotated: its path now names another file", t, fd.offset,
 			"previous_dev", prev.id.dev, "previous_inode", prev.id.ino)
 	case opened:
-		in.logFile(slog.LevelInfo, "file opened", t, fd.offset)
+		set.rep.logFile(slog.LevelInfo, "file opened", t, fd.offset)
 	default:
 		// Only when more files match than max-open-files: one line per
 		// file found would flood the log of a large tree.
-		in.logFile(slog.LevelDebug, "file found; it is opened when a descriptor is free (max-open-files)", t, fd.offset)
+		set.rep.logFile(slog.LevelDebug, "file found; it is opened when a descriptor is free (max-open-files)", t, fd.offset)
 	}
 }
 
 // saveDiscovered stores t's position where it differs from what a
 // restart would find on its own.
-func (in *Input) saveDiscovered(t *tracked, fd *found) {
+func (set *fileSet) saveDiscovered(t *tracked, fd *found) {
 	switch {
 	case fd.cm.prior != nil:
 		// The copy's position first: a crash between the two must not
 		// leave the prior forgotten and the copy without a position.
-		in.emitPosition(t)
-		in.consume(fd.cm)
+		set.em.emitPosition(t)
+		set.consume(fd.cm)
 	case fd.truncated:
-		in.local.truncations++
-		in.logFile(slog.LevelInfo, "file truncated while the agent was stopped; reading it again from the start", t, 0,
+		set.em.local.truncations++
+		set.rep.logFile(slog.LevelInfo, "file truncated while the agent was stopped; reading it again from the start", t, 0,
 			"previous_offset", fd.savedOffset)
-		in.emitPosition(t)
+		set.em.emitPosition(t)
 	case fd.tailed && fd.offset > 0:
-		in.emitPosition(t)
+		set.em.emitPosition(t)
 	}
 }
 
 // track registers a new identity. An empty key means a new file; keys are
 // made unique among known and saved positions.
-func (in *Input) track(key, path string, id fileID, cur []byte) *tracked {
-	t := &tracked{identity: identity{id: id, fp: fingerprint.New(in.cfg.FingerprintBytes)}}
-	in.setFP(t, cur)
-	n, be := in.fmt.codec.bom(cur)
-	t.bomLen, t.bigEndian = n, be
-	if in.ml != nil {
-		t.asm = multiline.New(*in.ml)
+func (set *fileSet) track(key, path string, id fileID, cur []byte) *tracked {
+	t := &tracked{identity: identity{id: id, path: path, fp: fingerprint.New(set.cfg.FingerprintBytes)}}
+	t.fp.Set(cur)
+	t.setBOM(set.fmt.codec, cur, set.cfg.MaxLineBytes)
+	if set.ml != nil {
+		t.asm = multiline.New(*set.ml)
 	}
 	if key == "" {
-		key = in.newKey(id, t.fp.Sum())
+		key = set.files.UniqueKey(fmt.Sprintf("%d:%d:%016x", id.dev, id.ino, t.fp.Sum().Hash))
 	}
 	t.key = key
-	in.setPath(t, path)
-	in.files[key] = t
-	in.byID[id] = t
-	in.ring = append(in.ring, t)
+	set.files.Add(t, key, id, path)
+	set.files.SetSum(t, t.fp.Sum())
+	t.setPathText(path)
+	set.ring = append(set.ring, t)
 	return t
 }
 
-func (tk *tracker) newKey(id fileID, sum fingerprint.Sum) string {
-	base := fmt.Sprintf("%d:%d:%016x", id.dev, id.ino, sum.Hash)
-	key := base
-	for i := 2; tk.keyUsed(key); i++ {
-		key = fmt.Sprintf("%s~%d", base, i)
+// priorOf is content c as a prior, nil for none.
+func priorOf(c *tracker.Content) *prior {
+	if c == nil {
+		return nil
 	}
-	return key
-}
-
-func (tk *tracker) keyUsed(key string) bool {
-	if _, ok := tk.files[key]; ok {
-		return true
-	}
-	_, ok := tk.savedKeys[key]
-	return ok
+	return &prior{Content: *c}
 }

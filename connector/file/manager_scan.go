@@ -38,8 +38,6 @@ type manager struct {
 	// knownPats are the patterns the saved positions were taken under
 	// (patternsKey); nil when every pattern counts as known.
 	knownPats map[string]struct{}
-	listErrs  map[string]struct{} // directories in a listing failure streak
-	deepSeen  map[string]struct{} // directories logged as too deep to walk
 
 	watch *watcher
 	wake  <-chan struct{} // the watcher's wake channel; kept after Close
@@ -48,8 +46,6 @@ type manager struct {
 func newManager() manager {
 	return manager{
 		claimLogged: make(map[string]struct{}),
-		listErrs:    make(map[string]struct{}),
-		deepSeen:    make(map[string]struct{}),
 	}
 }
 
@@ -82,31 +78,31 @@ const discoverCtxEvery = 64
 //
 // scan returns ctx.Err() (wrapped) as soon as it sees ctx done; what it
 // had done by then is consistent and nothing is forgotten.
-func (in *Input) scan(ctx context.Context, now time.Time) error {
-	in.lastScan = now
-	in.rescan = false
-	in.scanGen++
-	ls, err := in.list(ctx)
+func (set *fileSet) scan(ctx context.Context, now time.Time) error {
+	set.mg.lastScan = now
+	set.mg.rescan = false
+	set.mg.scanGen++
+	ls, err := set.list(ctx)
 	if err != nil {
 		return err
 	}
-	in.listRecovered(ls.failed)
-	if err := in.reconcileUnseen(ls.failed); err != nil {
+	set.rep.listRecovered(ls.failed)
+	if err := set.reconcileUnseen(ls.failed); err != nil {
 		return err
 	}
-	if err := in.discoverFresh(ctx, ls.fresh, now); err != nil {
+	if err := set.discoverFresh(ctx, ls.fresh, now); err != nil {
 		return err
 	}
-	if in.firstScan && len(in.saved) > 0 {
-		if err := in.findMovedWhileStopped(ctx, now, ls.failed); err != nil {
+	if set.mg.firstScan && set.files.HasSaved() {
+		if err := set.findMovedWhileStopped(ctx, now, ls.failed); err != nil {
 			return err
 		}
 	}
-	in.expirePriors()
-	in.dropUnmatchedSaved(ls.failed)
-	in.compactRing()
-	if in.watch != nil {
-		in.watch.sync(in.watchDirs())
+	set.em.expirePriors(set.mg.scanGen)
+	set.dropUnmatchedSaved(ls.failed)
+	set.ring, set.cursor = compactRing(set.ring, set.cursor)
+	if set.mg.watch != nil {
+		set.mg.watch.sync(set.mg.watchDirs(set.ring))
 	}
 	return nil
 }
@@ -123,27 +119,27 @@ type listing struct {
 
 // list walks every pattern: known files are updated as it goes (seen),
 // new ones collected.
-func (in *Input) list(ctx context.Context) (*listing, error) {
-	ls := &listing{gen: in.scanGen, failed: make(map[string]struct{}), freshIDs: make(map[fileID]struct{})}
+func (set *fileSet) list(ctx context.Context) (*listing, error) {
+	ls := &listing{gen: set.mg.scanGen, failed: make(map[string]struct{}), freshIDs: make(map[fileID]struct{})}
 	// One pattern never yields a path twice; only several can overlap.
-	if len(in.pats) > 1 {
+	if len(set.mg.pats) > 1 {
 		ls.visited = make(map[string]struct{})
 	}
 	onErr := func(path string, err error) {
 		if errors.Is(err, glob.ErrTooDeep) {
-			in.tooDeep(path)
+			set.rep.tooDeep(path)
 			return
 		}
 		ls.failed[path] = struct{}{}
-		if e := in.listFailed(path, err); e != nil && ls.firstErr == nil {
+		if e := set.rep.listFailed(path, err); e != nil && ls.firstErr == nil {
 			ls.firstErr = e
 		}
 	}
-	for _, p := range in.scanOrder() {
-		tail := in.firstScan && in.isNewPattern(p)
-		err := p.Walk(ctx, in.fsys, func(path string) { in.visit(ls, path, tail) }, onErr)
+	for _, p := range set.mg.scanOrder() {
+		tail := set.mg.firstScan && set.mg.isNewPattern(p)
+		err := p.Walk(ctx, set.fsys, func(path string) { set.visit(ls, path, tail) }, onErr)
 		if err != nil {
-			in.rescan = true
+			set.mg.rescan = true
 			return nil, fmt.Errorf("scan %s: %w", p, err)
 		}
 		if ls.firstErr != nil {
@@ -154,21 +150,21 @@ func (in *Input) list(ctx context.Context) (*listing, error) {
 }
 
 // visit takes one path a pattern matched.
-func (in *Input) visit(ls *listing, path string, tail bool) {
+func (set *fileSet) visit(ls *listing, path string, tail bool) {
 	if ls.visited != nil {
 		if _, dup := ls.visited[path]; dup {
 			return
 		}
 		ls.visited[path] = struct{}{}
 	}
-	if in.excluded(path) || in.readElsewhere(path) {
+	if set.mg.excluded(path) || set.mg.readElsewhere(set.id, path, set.rep.log) {
 		return
 	}
-	fi, err := in.fsys.Stat(path) // follows symlinks: identity of the target
+	fi, err := set.fsys.Stat(path) // follows symlinks: identity of the target
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			ls.failed[path] = struct{}{}
-			if e := in.fileErr("scan", path, err); e != nil && ls.firstErr == nil {
+			if e := set.rep.fileErr("scan", path, err); e != nil && ls.firstErr == nil {
 				ls.firstErr = e
 			}
 		}
@@ -181,15 +177,15 @@ func (in *Input) visit(ls *listing, path string, tail bool) {
 	if !ok {
 		return
 	}
-	if t := in.byID[id]; t != nil {
+	if t, ok := set.files.ID(id); ok {
 		if t.seenScan == ls.gen { // a second name of the same file keeps the first
 			return
 		}
-		if !in.reusedInode(t, path) {
-			in.seen(t, path, fi, ls.gen)
+		if !set.reusedInode(t, path) {
+			set.seen(t, path, fi, ls.gen)
 			return
 		}
-		in.forgetReused(t, path)
+		set.forgetReused(t, path)
 	}
 	if _, dup := ls.freshIDs[id]; !dup {
 		ls.freshIDs[id] = struct{}{}
@@ -198,12 +194,12 @@ func (in *Input) visit(ls *listing, path string, tail bool) {
 }
 
 // reconcileUnseen handles the tracked files the walk did not list.
-func (in *Input) reconcileUnseen(failed map[string]struct{}) error {
-	for _, t := range in.ring {
-		if t.life.dead() || t.seenScan == in.scanGen || underAny(t.path, failed) {
+func (set *fileSet) reconcileUnseen(failed map[string]struct{}) error {
+	for _, t := range set.ring {
+		if t.life.dead() || t.seenScan == set.mg.scanGen || underAny(t.path, failed) {
 			continue
 		}
-		if err := in.unseen(t); err != nil {
+		if err := set.unseen(t); err != nil {
 			return err
 		}
 	}
@@ -214,10 +210,10 @@ func (in *Input) reconcileUnseen(failed map[string]struct{}) error {
 // orders them; but files with a saved position first, so that a copy
 // (copytruncate) finds the content its original held before it was
 // truncated while the agent was stopped, whatever their times.
-func (in *Input) discoverFresh(ctx context.Context, fresh []candidate, now time.Time) error {
+func (set *fileSet) discoverFresh(ctx context.Context, fresh []candidate, now time.Time) error {
 	slices.SortStableFunc(fresh, func(a, b candidate) int {
-		_, sa := in.saved[a.id]
-		_, sb := in.saved[b.id]
+		sa := len(set.files.SavedOn(a.id)) > 0
+		sb := len(set.files.SavedOn(b.id)) > 0
 		switch {
 		case sa && !sb:
 			return -1
@@ -229,11 +225,11 @@ func (in *Input) discoverFresh(ctx context.Context, fresh []candidate, now time.
 	for i, c := range fresh {
 		if i%discoverCtxEvery == discoverCtxEvery-1 {
 			if err := ctx.Err(); err != nil {
-				in.rescan = true // the rest is found by the next scan
+				set.mg.rescan = true // the rest is found by the next scan
 				return fmt.Errorf("scan: %w", err)
 			}
 		}
-		if err := in.discover(c, now); err != nil {
+		if err := set.discover(c, now); err != nil {
 			return err
 		}
 	}
@@ -243,44 +239,24 @@ func (in *Input) discoverFresh(ctx context.Context, fresh []candidate, now time.
 // dropUnmatchedSaved drops the positions whose file was not found in two
 // scans, so positions do not accumulate forever; a position whose file
 // may sit under a directory that could not be listed is kept.
-func (in *Input) dropUnmatchedSaved(failed map[string]struct{}) {
-	if len(in.saved) == 0 {
-		return
-	}
-	in.savedScans++
-	if in.savedScans < 2 {
-		return
-	}
-	for id, ss := range in.saved {
-		kept := ss[:0]
-		for _, s := range ss {
-			if underAny(s.Path, failed) {
-				kept = append(kept, s)
-				continue
-			}
-			in.dropSaved(s)
-		}
-		if len(kept) == 0 {
-			delete(in.saved, id)
-		} else {
-			in.saved[id] = kept
-		}
+func (set *fileSet) dropUnmatchedSaved(failed map[string]struct{}) {
+	for _, s := range set.files.EndScan(func(s saved) bool { return underAny(s.Path, failed) }) {
+		set.dropSaved(s)
 	}
 }
 
 // dropSaved forgets a saved position whose file was not found, and
 // reports the bytes it had not read.
-func (in *Input) dropSaved(s savedState) {
-	delete(in.savedKeys, s.key)
+func (set *fileSet) dropSaved(s saved) {
 	if lost := s.Size - s.Offset; lost > 0 {
-		in.local.lostBytes += lost
-		in.log.Warn("file rotated or deleted while the agent was stopped and not found in its directory; its unread bytes are lost",
-			"path", s.Path, "dev", s.Dev, "inode", s.Ino, "offset", s.Offset, "lost_bytes", lost)
+		set.em.local.lostBytes += lost
+		set.rep.log.Warn("file rotated or deleted while the agent was stopped and not found in its directory; its unread bytes are lost",
+			"path", s.Path, "dev", s.ID.dev, "inode", s.ID.ino, "offset", s.Offset, "lost_bytes", lost)
 	} else {
-		in.log.Info("file position forgotten: the file was not found since the start",
-			"path", s.Path, "dev", s.Dev, "inode", s.Ino, "offset", s.Offset)
+		set.rep.log.Info("file position forgotten: the file was not found since the start",
+			"path", s.Path, "dev", s.ID.dev, "inode", s.ID.ino, "offset", s.Offset)
 	}
-	in.emitForget(s.key)
+	set.em.emitForget(s.Key)
 }
 
 // scanOrder is the order the patterns are walked in: in the first scan,
@@ -316,23 +292,23 @@ func (mg *manager) isNewPattern(p *glob.Pattern) bool {
 // recordPatterns queues the record of the patterns the positions are now
 // taken under, when it changed. Only read-from-beginning false needs it:
 // otherwise every file without a position is read from 0 anyway.
-func (in *Input) recordPatterns() {
-	if in.cfg.ReadFromBeginning {
+func (set *fileSet) recordPatterns() {
+	if set.cfg.ReadFromBeginning {
 		return
 	}
-	pats := make([]string, 0, len(in.pats))
-	same := in.knownPats != nil && len(in.knownPats) == len(in.pats)
-	for _, p := range in.pats {
+	pats := make([]string, 0, len(set.mg.pats))
+	same := set.mg.knownPats != nil && len(set.mg.knownPats) == len(set.mg.pats)
+	for _, p := range set.mg.pats {
 		pats = append(pats, p.String())
-		if _, ok := in.knownPats[p.String()]; !ok {
+		if _, ok := set.mg.knownPats[p.String()]; !ok {
 			same = false
 		}
 	}
 	if same {
 		return
 	}
-	in.pending = append(in.pending, input.Event{Pos: input.Position{Key: patternsKey, State: encodePatterns(pats)}})
-	in.knownPats = nil
+	set.em.pending = append(set.em.pending, input.Event{Pos: input.Position{Key: patternsKey, State: encodePatterns(pats)}})
+	set.mg.knownPats = nil
 }
 
 // underAny reports whether path is one of dirs or lies below one of them.
@@ -357,37 +333,37 @@ func underAny(path string, dirs map[string]struct{}) bool {
 // listFailed applies on-error to a directory (or pattern base) that could
 // not be listed. With skip it logs a WARN once per directory per failure
 // streak: a directory failing on every scan must not flood the log.
-func (in *Input) listFailed(dir string, err error) error {
-	in.local.errors++
-	if in.failFast {
+func (rp *report) listFailed(dir string, err error) error {
+	rp.local.errors++
+	if rp.failFast {
 		return fmt.Errorf("list %s: %w", dir, err)
 	}
-	if _, ok := in.listErrs[dir]; !ok {
-		in.listErrs[dir] = struct{}{}
-		in.log.Warn("cannot list directory; keeping the positions of its files until it can be listed again",
+	if _, ok := rp.listErrs[dir]; !ok {
+		rp.listErrs[dir] = struct{}{}
+		rp.log.Warn("cannot list directory; keeping the positions of its files until it can be listed again",
 			"dir", dir, "error", err)
 	}
 	return nil
 }
 
 // listRecovered ends the failure streak of directories listed again.
-func (in *Input) listRecovered(failedNow map[string]struct{}) {
-	for dir := range in.listErrs {
+func (rp *report) listRecovered(failedNow map[string]struct{}) {
+	for dir := range rp.listErrs {
 		if _, ok := failedNow[dir]; !ok {
-			delete(in.listErrs, dir)
-			in.log.Info("directory can be listed again", "dir", dir)
+			delete(rp.listErrs, dir)
+			rp.log.Info("directory can be listed again", "dir", dir)
 		}
 	}
 }
 
 // tooDeep logs, once per directory, that the walk did not descend below
 // it (glob.MaxDepth).
-func (in *Input) tooDeep(dir string) {
-	if _, ok := in.deepSeen[dir]; ok {
+func (rp *report) tooDeep(dir string) {
+	if _, ok := rp.deepSeen[dir]; ok {
 		return
 	}
-	in.deepSeen[dir] = struct{}{}
-	in.log.Warn("not walking below a directory nested too deep under the pattern base",
+	rp.deepSeen[dir] = struct{}{}
+	rp.log.Warn("not walking below a directory nested too deep under the pattern base",
 		"dir", dir, "max_depth", glob.MaxDepth)
 }
 
@@ -401,22 +377,22 @@ func (mg *manager) excluded(path string) bool {
 }
 
 // seen updates a known file matched by this scan.
-func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
+func (set *fileSet) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 	t.seenScan, t.missing = gen, 0
 	t.life.listed()
 	if t.path != path {
 		old := t.path
-		in.setPath(t, path) // renamed within the globs: same identity
-		in.logFile(slog.LevelInfo, "file renamed", t, t.offset, "old_path", old)
+		setPath(set.files, t, path) // renamed within the globs: same identity
+		set.rep.logFile(slog.LevelInfo, "file renamed", t, t.offset, "old_path", old)
 	}
 	size, mod := fi.Size(), fi.ModTime()
 	if r := t.resume; r != nil {
-		in.continueCopy(t, r.offset, r.line, r.from)
+		set.continueCopy(t, r.offset, r.line, r.from)
 	}
-	in.releaseHold(t, size)
+	set.releaseHold(t, size)
 	changed := size != t.lastSize || !mod.Equal(t.lastMod)
 	if !t.fp.Full() && size > int64(t.fp.Len()) {
-		in.markStale(t)
+		set.files.MarkStale(t)
 	}
 	switch {
 	case t.copyOf != nil:
@@ -424,27 +400,27 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 		// unless it does what a copy does not: grow past its original,
 		// or shrink. Then it is a live file that starts like the other.
 		switch src := t.copyOf; {
-		case size > in.sizeNow(src) && size >= src.offset:
-			if in.truncatedUnnoticed(src) {
+		case size > sizeNow(set.openFile, src) && size >= src.offset:
+			if set.truncatedUnnoticed(src) {
 				break // its copies, t too, continue from where it was delivered
 			}
-			if !in.sameContent(t, size, src) {
-				in.release(t)
+			if !sameContent(set.openFile, t, size, src) {
+				set.release(t)
 				break
 			}
-			in.takeOver(t, src)
+			set.takeOver(t, src)
 		case size < t.lastSize:
-			in.continueCopy(t, src.offset, src.line, src.path)
+			set.continueCopy(t, src.offset, src.line, src.path)
 		}
 	case t.f != nil:
 		if size > t.readPos {
 			t.life.grew() // grew: not a candidate for eviction or closing
 		}
-		in.checkShrunk(t, size)
+		set.checkShrunk(t, size)
 		if changed && size <= t.readPos && t.readPos > 0 {
 			// Modified without growing: truncated and rewritten to the
 			// same size or less? Only the first bytes can tell.
-			in.checkRewritten(t)
+			set.checkRewritten(t)
 		}
 	case changed || size < t.readPos || t.life.failed():
 		t.life.pending()
@@ -458,17 +434,17 @@ func (in *Input) seen(t *tracked, path string, fi os.FileInfo, gen uint64) {
 // truncated and refilled with less than its copy holds, before a read
 // noticed, looks smaller than its copy: only its first bytes tell that it
 // did not shrink into a copy of it.
-func (in *Input) truncatedUnnoticed(t *tracked) bool {
-	tf, done, ok := in.fileOf(t)
+func (set *fileSet) truncatedUnnoticed(t *tracked) bool {
+	tf, done, ok := fileOf(set.openFile, t)
 	if !ok {
 		return false
 	}
-	head, err := fingerprint.Read(tf, in.cfg.FingerprintBytes, nil)
+	head, err := fingerprint.Read(tf, set.cfg.FingerprintBytes, nil)
 	done()
 	if err != nil || t.fp.Matches(head) {
 		return false
 	}
-	in.truncate(t, head)
+	set.truncate(t, head)
 	if t.f == nil {
 		t.life.pending()
 	}
@@ -480,13 +456,13 @@ func (in *Input) truncatedUnnoticed(t *tracked) bool {
 // it held fewer bytes than fingerprint-bytes matched on those few only
 // (files that start with the same timestamp); grown, it may turn out to
 // be another file.
-func (in *Input) sameContent(t *tracked, size int64, src *tracked) bool {
-	tf, tdone, ok := in.fileOf(t)
+func sameContent(open func(string) (*os.File, error), t *tracked, size int64, src *tracked) bool {
+	tf, tdone, ok := fileOf(open, t)
 	if !ok {
 		return true // nothing better to go by: the sizes decide
 	}
 	defer tdone()
-	sf, sdone, ok := in.fileOf(src)
+	sf, sdone, ok := fileOf(open, src)
 	if !ok {
 		return true
 	}
@@ -500,12 +476,12 @@ func (in *Input) sameContent(t *tracked, size int64, src *tracked) bool {
 
 // release makes t, which waited as a copy of a file it turned out not to
 // copy, a file of its own, read on from its offset.
-func (in *Input) release(t *tracked) {
+func (set *fileSet) release(t *tracked) {
 	src := t.copyOf
 	src.copies--
 	t.copyOf = nil
 	t.life.pending()
-	in.logFile(slog.LevelInfo, "file taken for a copy holds other content; reading it as a file of its own", t, t.offset,
+	set.rep.logFile(slog.LevelInfo, "file taken for a copy holds other content; reading it as a file of its own", t, t.offset,
 		"copy_of", src.path)
 }
 
@@ -517,20 +493,20 @@ func (in *Input) release(t *tracked) {
 // read, told from a new file by anything but its inode, and taking it for
 // one keeps the new file from being checked for a copy (copytruncate):
 // its lines would be read again from byte 0.
-func (in *Input) reusedInode(t *tracked, path string) bool {
+func (set *fileSet) reusedInode(t *tracked, path string) bool {
 	if t.f != nil || t.path == path {
 		return false
 	}
-	if fi, err := in.fsys.Stat(t.path); err == nil {
+	if fi, err := set.fsys.Stat(t.path); err == nil {
 		if id, _, ok := idOf(t.path, fi); ok && id == t.id {
 			return false // a second name (hard link) of t
 		}
 	}
-	f, err := in.openFile(path)
+	f, err := set.openFile(path)
 	if err != nil {
 		return false
 	}
-	cur, err := fingerprint.Read(f, in.cfg.FingerprintBytes, in.fpBuf)
+	cur, err := fingerprint.Read(f, set.cfg.FingerprintBytes, set.rd.fpBuf)
 	_ = f.Close()
 	if err != nil {
 		return false
@@ -544,38 +520,38 @@ func (in *Input) reusedInode(t *tracked, path string) bool {
 // forgetReused forgets t, whose inode now holds another file (at path),
 // so that file is discovered as new; t's unread bytes are lost with it,
 // unless a copy of it shows up.
-func (in *Input) forgetReused(t *tracked, path string) {
+func (set *fileSet) forgetReused(t *tracked, path string) {
 	if t.copies == 0 && t.fp.Len() > 0 {
 		// Its content may live on in a copy (copytruncate, then the
 		// original deleted): it stays findable, as a truncated file's.
-		in.setPrior(t, &prior{sum: t.fp.Sum(), offset: t.offset, line: t.line})
+		set.em.setPrior(t, t.delivered(), set.mg.scanGen, set.mg.lastScan)
 	}
 	if lost := unreadBytes(t); lost > 0 {
-		in.local.lostBytes += lost
-		in.logFile(slog.LevelWarn, "file deleted or rotated away while closed; its unread bytes are lost", t, t.offset,
+		set.em.local.lostBytes += lost
+		set.rep.logFile(slog.LevelWarn, "file deleted or rotated away while closed; its unread bytes are lost", t, t.offset,
 			"lost_bytes", lost)
 	}
-	in.retire(t, "deleted while closed; its inode now holds another file", "new_path", path)
+	set.retire(t, "deleted while closed; its inode now holds another file", "new_path", path)
 }
 
 // unseen handles a tracked file that no glob matched in this scan: an open
 // one is read to its end first (rename rotation, deletion); a closed one
 // is forgotten after two scans (a rename between listing and stat must
 // not lose its position).
-func (in *Input) unseen(t *tracked) error {
+func (set *fileSet) unseen(t *tracked) error {
 	t.missing++
 	if t.missing == 1 {
-		if fi, err := in.fsys.Stat(t.path); err == nil && fi.IsDir() {
-			if err := in.fileErr("read", t.path, errReplacedByDir); err != nil {
+		if fi, err := set.fsys.Stat(t.path); err == nil && fi.IsDir() {
+			if err := set.rep.fileErr("read", t.path, errReplacedByDir); err != nil {
 				return err
 			}
 		}
 	}
-	in.releaseHold(t, -1)
+	set.releaseHold(t, -1)
 	if t.copyOf != nil || t.resume != nil {
 		if t.missing >= 2 {
 			// Its content is its original's, read there.
-			in.retire(t, "copy deleted or renamed out of the globs before its original was truncated")
+			set.retire(t, "copy deleted or renamed out of the globs before its original was truncated")
 		}
 		return nil
 	}
@@ -585,31 +561,31 @@ func (in *Input) unseen(t *tracked) error {
 			// written after the last read are lost, and the operator
 			// must hear about it.
 			if lost := unreadBytes(t); lost > 0 {
-				in.local.lostBytes += lost
-				in.logFile(slog.LevelWarn, "file deleted or rotated away while closed; its unread bytes are lost", t, t.offset,
+				set.em.local.lostBytes += lost
+				set.rep.logFile(slog.LevelWarn, "file deleted or rotated away while closed; its unread bytes are lost", t, t.offset,
 					"lost_bytes", lost)
 			}
-			in.retire(t, "deleted or renamed out of the globs while closed")
+			set.retire(t, "deleted or renamed out of the globs while closed")
 		}
 		return nil
 	}
-	in.unseenOpen(t)
+	set.unseenOpen(t)
 	return nil
 }
 
 // unseenOpen handles an open file no glob matched: deleted, it is read to
 // its end; renamed out of the globs, until quiet for close-inactive.
-func (in *Input) unseenOpen(t *tracked) {
+func (set *fileSet) unseenOpen(t *tracked) {
 	fi, err := t.f.Stat()
 	if err != nil {
 		if t.missing >= 2 {
-			in.markGone(t)
+			set.markGone(t)
 		}
 		return
 	}
 	switch _, nlink, ok := idOfOpen(t.f, fi); {
 	case ok && nlink == 0:
-		in.markGone(t) // deleted: nothing can write to its name any more
+		set.markGone(t) // deleted: nothing can write to its name any more
 	case t.missing >= 2 && !t.life.away():
 		// Renamed out of the globs (rename rotation to a name they do not
 		// cover): the application writes on through its descriptor until
@@ -617,44 +593,44 @@ func (in *Input) unseenOpen(t *tracked) {
 		// file at its first EOF would lose those lines; it is read until
 		// close-inactive instead, as for any quiet file.
 		t.life.markAway()
-		in.logFile(slog.LevelInfo, "file renamed out of the globs; reading it until quiet for close-inactive", t, t.offset)
+		set.rep.logFile(slog.LevelInfo, "file renamed out of the globs; reading it until quiet for close-inactive", t, t.offset)
 	}
 	if size := fi.Size(); size <= t.readPos && t.readPos > 0 && !fi.ModTime().Equal(t.lastMod) {
 		// Written without growing since the last scan, then deleted or
 		// renamed away: rewritten to the same size? Only the first bytes
 		// can tell, and no later scan will look (as in seen).
 		t.lastMod = fi.ModTime()
-		in.checkRewritten(t)
+		set.checkRewritten(t)
 	}
-	in.checkShrunk(t, fi.Size())
+	set.checkShrunk(t, fi.Size())
 }
 
 // markGone records that t was deleted: it is read to its end, then
 // forgotten. Logged once, when it is first noticed.
-func (in *Input) markGone(t *tracked) {
+func (set *fileSet) markGone(t *tracked) {
 	if t.life.gone() {
 		return
 	}
 	t.life.markGone()
-	in.logFile(slog.LevelInfo, "file deleted; reading it to its end", t, t.offset)
+	set.rep.logFile(slog.LevelInfo, "file deleted; reading it to its end", t, t.offset)
 }
 
 // checkRewritten restarts an open file at 0 when its first bytes no
 // longer match the fingerprint.
-func (in *Input) checkRewritten(t *tracked) {
-	cur, err := fingerprint.Read(t.f, in.cfg.FingerprintBytes, in.fpBuf)
+func (set *fileSet) checkRewritten(t *tracked) {
+	cur, err := fingerprint.Read(t.f, set.cfg.FingerprintBytes, set.rd.fpBuf)
 	if err == nil && !t.fp.Matches(cur) {
-		in.truncate(t, cur)
+		set.truncate(t, cur)
 	}
 }
 
 // checkShrunk restarts an open file at 0 when it is smaller than what was
 // read (copytruncate).
-func (in *Input) checkShrunk(t *tracked, size int64) {
+func (set *fileSet) checkShrunk(t *tracked, size int64) {
 	if size >= t.readPos || t.behind {
 		return
 	}
-	if cur, err := fingerprint.Read(t.f, in.cfg.FingerprintBytes, in.fpBuf); err == nil {
-		in.truncate(t, cur)
+	if cur, err := fingerprint.Read(t.f, set.cfg.FingerprintBytes, set.rd.fpBuf); err == nil {
+		set.truncate(t, cur)
 	}
 }

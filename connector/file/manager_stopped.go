@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
@@ -19,40 +18,27 @@ import (
 // read from its saved offset until quiet for close-inactive, then
 // forgotten, like a file renamed out of the globs while open. Positions
 // still unmatched are reported lost when they are dropped (scan).
-func (in *Input) findMovedWhileStopped(ctx context.Context, now time.Time, failed map[string]struct{}) error {
-	dirSet := make(map[string]struct{})
-	for _, ss := range in.saved {
-		for _, s := range ss {
-			if s.Path != "" {
-				dirSet[filepath.Dir(s.Path)] = struct{}{}
-			}
-		}
-	}
-	dirs := make([]string, 0, len(dirSet))
-	for d := range dirSet {
-		dirs = append(dirs, d)
-	}
-	slices.Sort(dirs)
-	for _, dir := range dirs {
+func (set *fileSet) findMovedWhileStopped(ctx context.Context, now time.Time, failed map[string]struct{}) error {
+	for _, dir := range set.files.SavedDirs() {
 		if err := ctx.Err(); err != nil {
-			in.rescan = true
+			set.mg.rescan = true
 			return fmt.Errorf("scan: %w", err)
 		}
 		if underAny(dir, failed) {
 			continue
 		}
-		entries, err := in.fsys.ReadDir(dir)
+		entries, err := set.fsys.ReadDir(dir)
 		if err != nil {
 			continue // gone or unreadable: the positions are dropped as not found
 		}
 		for _, e := range entries {
-			if len(in.saved) == 0 {
+			if !set.files.HasSaved() {
 				return nil
 			}
 			if !e.Type().IsRegular() {
 				continue
 			}
-			if err := in.resumeMoved(filepath.Join(dir, e.Name()), now); err != nil {
+			if err := set.resumeMoved(filepath.Join(dir, e.Name()), now); err != nil {
 				return err
 			}
 		}
@@ -61,50 +47,50 @@ func (in *Input) findMovedWhileStopped(ctx context.Context, now time.Time, faile
 }
 
 // resumeMoved resumes path if it is the file of a saved position.
-func (in *Input) resumeMoved(path string, now time.Time) error {
-	fi, err := in.fsys.Stat(path)
+func (set *fileSet) resumeMoved(path string, now time.Time) error {
+	fi, err := set.fsys.Stat(path)
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil
 	}
 	id, _, ok := idOf(path, fi)
-	if !ok || in.byID[id] != nil {
+	if _, known := set.files.ID(id); !ok || known {
 		return nil
 	}
-	ss := in.saved[id]
+	ss := set.files.SavedOn(id)
 	if len(ss) == 0 {
 		return nil
 	}
 	// Only a file still holding the saved content: an inode reused by an
 	// unrelated file is not one to read.
-	f, err := in.openFile(path)
+	f, err := set.openFile(path)
 	if err != nil {
 		return nil
 	}
-	cur, err := fingerprint.Read(f, in.cfg.FingerprintBytes, in.fpBuf)
+	cur, err := fingerprint.Read(f, set.cfg.FingerprintBytes, set.rd.fpBuf)
 	_ = f.Close()
 	if err != nil {
 		return nil
 	}
 	key, was := "", ""
 	for _, s := range ss {
-		if fingerprint.MatchesSum(cur, s.sum) && fi.Size() >= s.Offset {
-			key, was = s.key, s.Path
+		if fingerprint.MatchesSum(cur, s.Sum) && fi.Size() >= s.Offset {
+			key, was = s.Key, s.Path
 			break
 		}
 	}
 	if key == "" {
 		return nil
 	}
-	if err := in.discover(candidate{path: path, size: fi.Size(), mod: fi.ModTime(), id: id}, now); err != nil {
+	if err := set.discover(candidate{path: path, size: fi.Size(), mod: fi.ModTime(), id: id}, now); err != nil {
 		return err
 	}
-	t := in.files[key]
-	if t == nil {
+	t, ok := set.files.Key(key)
+	if !ok {
 		return nil // it changed in between; the positions are dropped as not found
 	}
 	t.missing = 2
 	t.life.markMoved()
-	in.logFile(slog.LevelInfo, "file renamed while the agent was stopped, to a name the globs do not match; reading it until quiet for close-inactive", t, t.offset,
+	set.rep.logFile(slog.LevelInfo, "file renamed while the agent was stopped, to a name the globs do not match; reading it until quiet for close-inactive", t, t.offset,
 		"old_path", was)
 	return nil
 }

@@ -146,9 +146,9 @@ func (w *watcher) close() error {
 
 // watchDirs lists directories whose changes should wake discovery: each
 // pattern's base and each tracked file's directory.
-func (in *Input) watchDirs() []string {
+func (mg *manager) watchDirs(ring []*tracked) []string {
 	set := make(map[string]struct{})
-	for _, p := range in.pats {
+	for _, p := range mg.pats {
 		d := p.Base()
 		if p.Literal() {
 			if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
@@ -157,7 +157,7 @@ func (in *Input) watchDirs() []string {
 		}
 		set[d] = struct{}{}
 	}
-	for _, t := range in.ring {
+	for _, t := range ring {
 		set[filepath.Dir(t.path)] = struct{}{}
 	}
 	out := make([]string, 0, len(set))

@@ -48,10 +48,10 @@ func (em *emitter) put(ev input.Event) (pending bool, idx int) {
 // values it had when the line was read, and where that event went.
 type owedPos struct {
 	ok      bool
-	pending bool // the event is in in.pending, else in in.out
+	pending bool // the event is in in.em.pending, else in in.em.out
 	idx     int
 	key     string
-	head    []byte // the file's state head (tracked.state) at the line
+	head    []byte // the file's state head (emitter.state) at the line
 	offset  int64
 	line    int64
 	size    int64
@@ -65,7 +65,7 @@ type owedPos struct {
 // from one file (settle), before any other event is emitted and before
 // Poll or Drain returns. The events before it carry no position.
 func (em *emitter) emitLine(t *tracked, payload []byte) {
-	head := t.state()
+	head := em.state(t)
 	if head == nil {
 		em.emit(input.Event{Payload: payload, Pos: em.position(t)})
 		return
@@ -101,14 +101,14 @@ func (em *emitter) settle() {
 func (em *emitter) position(t *tracked) input.Position {
 	var buf []byte
 	var start int
-	if head := t.state(); head != nil {
+	if head := em.state(t); head != nil {
 		buf = em.arena.begin(len(head) + 48)
 		start = len(buf)
 		buf = append(buf, head...)
 	} else {
 		buf = em.arena.begin(len(t.fileJSON) + stateHeadFixed + 48)
 		start = len(buf)
-		buf = appendStateHead(buf, t.id, t.fileJSON, t.fp.Sum(), t.prior)
+		buf = appendStateHead(buf, t.id, t.fileJSON, t.fp.Sum(), contentOf(em.files.PriorOf(t)))
 	}
 	off, line, size := t.offset, t.line, max(t.lastSize, t.readPos)
 	if t.behind {
@@ -132,8 +132,8 @@ func (em *emitter) emitForget(key string) {
 
 // publish copies the poll-local counters to the atomics Stats reads.
 func (in *Input) publish() {
-	l := &in.local
-	s := &in.stats
+	l := &in.rep.local
+	s := &in.rep.stats
 	s.linesRead.Add(l.lines)
 	s.bytesRead.Add(l.bytes)
 	s.events.Add(l.events)
@@ -147,23 +147,23 @@ func (in *Input) publish() {
 	*l = localCounts{}
 	in.fmt.invalid = 0
 	s.filesOpen.Store(int64(len(in.openFiles)))
-	s.filesTracked.Store(int64(len(in.files)))
+	s.filesTracked.Store(int64(in.files.Len()))
 	in.publishFiles()
 }
 
 // fileErr applies on-error to a problem with one file: with fail it
 // returns the error (the scheduler stops), with skip it logs once per
 // path and message and returns nil.
-func (in *Input) fileErr(op, path string, err error) error {
-	in.local.errors++
+func (rp *report) fileErr(op, path string, err error) error {
+	rp.local.errors++
 	wrapped := fmt.Errorf("%s %s: %w", op, path, err)
-	if in.failFast {
+	if rp.failFast {
 		return wrapped
 	}
 	msg := wrapped.Error()
-	if in.errSeen[path] != msg {
-		in.errSeen[path] = msg
-		in.log.Warn("skipping file after error (on-error: skip)", "path", path, "error", err)
+	if rp.errSeen[path] != msg {
+		rp.errSeen[path] = msg
+		rp.log.Warn("skipping file after error (on-error: skip)", "path", path, "error", err)
 	}
 	return nil
 }
@@ -184,30 +184,30 @@ func (em *emitter) dropFiltered(t *tracked) {
 
 // emitGroup emits a completed multiline group, or drops it when the line
 // filters reject its first line.
-func (in *Input) emitGroup(t *tracked, g []multiline.Line) {
+func (em *emitter) emitGroup(t *tracked, g []multiline.Line) {
 	last := g[len(g)-1]
 	t.offset, t.line = last.End, last.Num
-	if in.filter != nil && !in.filter.Keep(g[0].Text) {
-		in.dropFiltered(t)
+	if em.rules.filter != nil && !em.rules.filter.Keep(g[0].Text) {
+		em.dropFiltered(t)
 		return
 	}
-	s := in.fmt.appendGroup(in.scratch[:0], t.fileJSON, g, t.bigEndian, in.extra)
-	in.scratch = s
-	in.emit(input.Event{Payload: in.arena.copy(s), Pos: in.position(t)})
+	s := em.rules.fmt.appendGroup(em.scratch[:0], t.fileJSON, g, t.bigEndian, em.rules.extra)
+	em.scratch = s
+	em.emit(input.Event{Payload: em.arena.copy(s), Pos: em.position(t)})
 }
 
 // emitReady emits t's completed multiline groups while the budget lasts
 // (all of them when force is set) and returns how many it emitted.
-func (in *Input) emitReady(t *tracked, force bool) int {
+func (em *emitter) emitReady(t *tracked, force bool) int {
 	if t.asm == nil {
 		return 0
 	}
 	n := 0
 	for g := t.asm.Ready(); g != nil; g = t.asm.Ready() {
-		if !force && in.budget == 0 {
+		if !force && em.budget == 0 {
 			break
 		}
-		in.emitGroup(t, g)
+		em.emitGroup(t, g)
 		t.asm.Done()
 		n++
 	}
@@ -216,10 +216,10 @@ func (in *Input) emitReady(t *tracked, force bool) int {
 
 // flushGroups releases t's buffered lines as a group and emits everything
 // ready.
-func (in *Input) flushGroups(t *tracked, force bool) {
+func (em *emitter) flushGroups(t *tracked, force bool) {
 	if t.asm == nil {
 		return
 	}
 	t.asm.Flush()
-	in.emitReady(t, force)
+	em.emitReady(t, force)
 }

@@ -30,18 +30,6 @@ func appendObjectHead(dst []byte, idx int, fileJSON []byte, line, end, ts int64)
 	return append(dst, `,"payload":`...)
 }
 
-// appendSingleHead is appendObjectHead for the single-line hot path, with
-// the timestamp digits prepared by the caller and the line number and
-// offset formatted by the file's own Decimals (they step by 1 and by a
-// line's length).
-func appendSingleHead(dst []byte, t *tracked, line, end int64, tsTail []byte) []byte {
-	dst = append(dst, t.lineHead...)
-	dst = t.lineDigits.Append(dst, line)
-	dst = append(dst, `,"_offset":`...)
-	dst = t.offsetDigits.Append(dst, end)
-	return append(dst, tsTail...)
-}
-
 // formatter writes payload values. It owns scratch buffers and is used by
 // one goroutine.
 type formatter struct {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
-	"github.com/edge-agent/edge-agent/connector/file/internal/linesplit"
 )
 
 // housekeep runs the time-driven work: idle multiline flushes and
@@ -20,47 +19,40 @@ func (in *Input) housekeep(now time.Time) {
 			continue
 		}
 		if t.behind {
-			in.settleBehind(t, now)
+			in.set.settleBehind(t, now)
 		}
 		if t.asm != nil && t.asm.Pending() && nowMs-t.asm.LastAt() >= in.flushIdle.Milliseconds() {
 			t.asm.Flush()
-			in.emitReady(t, false)
+			in.em.emitReady(t, false)
 		}
 		if t.f != nil && t.life.away() && t.life.atEOF() && now.Sub(t.lastData) >= in.closeAfter && !t.grew() {
 			// Its last lines are read.
-			in.retire(t, "renamed out of the globs and read to its end (quiet for close-inactive)")
+			in.set.retire(t, "renamed out of the globs and read to its end (quiet for close-inactive)")
 			continue
 		}
-		if t.f != nil && t.life.atEOF() && t.missing == 0 && now.Sub(t.lastData) >= in.closeAfter && !t.grew() && in.stillNamed(t) {
+		if t.f != nil && t.life.atEOF() && t.missing == 0 && now.Sub(t.lastData) >= in.closeAfter && !t.grew() && in.set.stillNamed(t) {
 			// Deliver the buffered group instead of dropping it (the Java
 			// agent drops it here), then free the descriptor.
-			in.flushGroups(t, true)
-			in.closeFile(t)
-			in.logFile(slog.LevelInfo, "file closed after close-inactive", t, t.offset,
+			in.em.flushGroups(t, true)
+			in.set.closeFile(t)
+			in.rep.logFile(slog.LevelInfo, "file closed after close-inactive", t, t.offset,
 				"close_inactive", in.closeAfter.String())
 		}
 	}
 }
 
-// grew reports whether t has bytes beyond what was read: written after
-// the last read of this poll cycle. Such a file is not idle.
-func (t *tracked) grew() bool {
-	fi, err := t.f.Stat()
-	return err == nil && fi.Size() > t.readPos
-}
-
 // stillNamed reports whether t's path still names t. A file renamed or
 // deleted since the last scan must keep its descriptor until it is read
 // to its end: closing it would lose its tail.
-func (in *Input) stillNamed(t *tracked) bool {
-	fi, err := in.fsys.Stat(t.path)
+func (set *fileSet) stillNamed(t *tracked) bool {
+	fi, err := set.fsys.Stat(t.path)
 	if err != nil {
-		in.rescan = true
+		set.mg.rescan = true
 		return false
 	}
 	id, _, ok := idOf(t.path, fi)
 	if !ok || id != t.id {
-		in.rescan = true
+		set.mg.rescan = true
 		return false
 	}
 	return true
@@ -68,27 +60,27 @@ func (in *Input) stillNamed(t *tracked) bool {
 
 // reopen opens a tracked file that was closed, checking it is still the
 // same content. It reports false when the file cannot be read now.
-func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
-	if len(in.openFiles) >= in.cfg.MaxOpenFiles && !in.evict(t) {
+func (set *fileSet) reopen(t *tracked, now time.Time) (bool, error) {
+	if len(set.openFiles) >= set.cfg.MaxOpenFiles && !set.evict(t) {
 		return false, nil
 	}
 	wasEvicted := t.life.evicted()
-	f, fi, cur, ok, err := in.openAgain(t)
+	f, fi, cur, ok, err := set.openAgain(t)
 	if !ok {
 		return false, err
 	}
-	in.attach(t, f)
+	set.attach(t, f)
 	t.lastData = now
-	in.fileOK(t.path)
+	set.rep.fileOK(t.path)
 	if !t.fp.Matches(cur) {
-		in.rewrittenWhileClosed(t, f, fi, cur, now)
+		set.rewrittenWhileClosed(t, f, fi, cur, now)
 		return false, nil
 	}
 	if t.offset == 0 && t.readPos == 0 && len(cur) > t.headChecked {
 		// Nothing delivered and a fingerprint that covers less than the
 		// file holds now (an empty file's matches anything): the inode
 		// may have been freed and reused by a copy (copytruncate).
-		if settled, readOn := in.copyAtReopen(t, fi.Size(), cur); settled {
+		if settled, readOn := set.copyAtReopen(t, fi.Size(), cur); settled {
 			return readOn, nil
 		}
 	}
@@ -98,44 +90,44 @@ func (in *Input) reopen(t *tracked, now time.Time) (bool, error) {
 	if wasEvicted {
 		level = slog.LevelDebug
 	}
-	in.logFile(level, "file reopened", t, t.readPos)
+	set.rep.logFile(level, "file reopened", t, t.readPos)
 	if fi.Size() < t.readPos && !t.behind {
-		in.truncate(t, cur)
+		set.truncate(t, cur)
 	}
 	return t.f != nil && t.copyOf == nil, nil
 }
 
 // openAgain opens t's path and checks it still names t; false (with the
 // error on-error: fail returns) when it cannot be read now.
-func (in *Input) openAgain(t *tracked) (*os.File, os.FileInfo, []byte, bool, error) {
-	f, err := in.openFile(t.path)
+func (set *fileSet) openAgain(t *tracked) (*os.File, os.FileInfo, []byte, bool, error) {
+	f, err := set.openFile(t.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			// Renamed or deleted since the last scan: scan now to find
 			// its new name (or to finish and forget it).
-			in.rescan = true
+			set.mg.rescan = true
 			return nil, nil, nil, false, nil
 		}
 		t.life.fail()
-		return nil, nil, nil, false, in.fileErr("open", t.path, err)
+		return nil, nil, nil, false, set.rep.fileErr("open", t.path, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		_ = f.Close()
 		t.life.fail()
-		return nil, nil, nil, false, in.fileErr("stat", t.path, err)
+		return nil, nil, nil, false, set.rep.fileErr("stat", t.path, err)
 	}
 	if id, _, ok := idOfOpen(f, fi); !ok || id != t.id {
 		// The name now holds another file; the next scan sorts it out.
 		_ = f.Close()
-		in.rescan = true
+		set.mg.rescan = true
 		return nil, nil, nil, false, nil
 	}
-	cur, err := fingerprint.Read(f, in.cfg.FingerprintBytes, in.fpBuf)
+	cur, err := fingerprint.Read(f, set.cfg.FingerprintBytes, set.rd.fpBuf)
 	if err != nil {
 		_ = f.Close()
 		t.life.fail()
-		return nil, nil, nil, false, in.fileErr("read", t.path, err)
+		return nil, nil, nil, false, set.rep.fileErr("read", t.path, err)
 	}
 	return f, fi, cur, true, nil
 }
@@ -143,52 +135,52 @@ func (in *Input) openAgain(t *tracked) (*os.File, os.FileInfo, []byte, bool, err
 // rewrittenWhileClosed replaces t, reopened on f, by a new identity read
 // from 0: rewritten while closed, or a new file that reused the inode,
 // the old content is gone either way.
-func (in *Input) rewrittenWhileClosed(t *tracked, f *os.File, fi os.FileInfo, cur []byte, now time.Time) {
+func (set *fileSet) rewrittenWhileClosed(t *tracked, f *os.File, fi os.FileInfo, cur []byte, now time.Time) {
 	path, id, had := t.path, t.id, t.offset
-	old := &prior{sum: t.fp.Sum(), offset: t.offset, line: t.line}
+	old := t.delivered()
 	handed := t.copies > 0
-	in.detach(t)
-	in.retire(t, "")
-	nt := in.track("", path, id, cur)
+	detach(&set.openFiles, t)
+	set.retire(t, "")
+	nt := set.track("", path, id, cur)
 	if !handed {
-		in.setPrior(nt, old) // its old content may be in a copy
+		set.em.setPrior(nt, old, set.mg.scanGen, set.mg.lastScan) // its old content may be in a copy
 	}
-	in.attach(nt, f)
-	nt.lastData, nt.lastSize, nt.seenScan = now, fi.Size(), in.scanGen
-	in.logFile(slog.LevelInfo, "file rewritten while closed; reading it again from the start", nt, 0, "previous_offset", had)
+	set.attach(nt, f)
+	nt.lastData, nt.lastSize, nt.seenScan = now, fi.Size(), set.mg.scanGen
+	set.rep.logFile(slog.LevelInfo, "file rewritten while closed; reading it again from the start", nt, 0, "previous_offset", had)
 	// Stored now, with its prior: the old position is forgotten, and
 	// an empty file has nothing to read that would store one, so a
 	// stop before the copy is found would lose where it continues.
-	in.emitPosition(nt)
+	set.em.emitPosition(nt)
 	// Or the inode was reused by a copy (copytruncate) of another file.
-	switch cm := in.copySource(id, path, f, fi.Size(), cur); {
+	switch cm := set.copySource(id, path, f, fi.Size(), cur); {
 	case cm.prior != nil:
-		in.detach(nt)
+		detach(&set.openFiles, nt)
 		_ = f.Close()
-		in.continueCopy(nt, cm.prior.offset, cm.prior.line, cm.from)
-		in.consume(cm)
+		set.continueCopy(nt, cm.prior.Offset, cm.prior.Line, cm.from)
+		set.consume(cm)
 	case cm.waitOn != nil:
-		in.copyOrOriginal(nt, cm, fi.Size())
+		set.copyOrOriginal(nt, cm, fi.Size())
 	}
 }
 
 // copyAtReopen checks t, reopened before anything of it was read, for
 // being a copy. settled reports that it is one, and readOn whether it is
 // read on now.
-func (in *Input) copyAtReopen(t *tracked, size int64, cur []byte) (settled, readOn bool) {
+func (set *fileSet) copyAtReopen(t *tracked, size int64, cur []byte) (settled, readOn bool) {
 	t.headChecked = len(cur)
-	switch cm := in.copySource(t.id, t.path, t.f, size, cur); {
+	switch cm := set.copySource(t.id, t.path, t.f, size, cur); {
 	case cm.prior != nil:
-		in.closeFile(t)
-		in.setFP(t, cur)
+		set.closeFile(t)
+		setFP(set.files, t, cur)
 		t.refreshState()
-		in.continueCopy(t, cm.prior.offset, cm.prior.line, cm.from)
-		in.consume(cm)
+		set.continueCopy(t, cm.prior.Offset, cm.prior.Line, cm.from)
+		set.consume(cm)
 		return true, false
 	case cm.waitOn != nil:
-		in.setFP(t, cur)
+		setFP(set.files, t, cur)
 		t.refreshState()
-		in.copyOrOriginal(t, cm, size)
+		set.copyOrOriginal(t, cm, size)
 		return true, t.copyOf == nil
 	}
 	return false, false
@@ -202,11 +194,11 @@ func (in *Input) copyAtReopen(t *tracked, size int64, cur []byte) (settled, read
 // (stillNamed): with many more files than descriptors, an eviction
 // happens for nearly every reopen, so it must not cost a pass over every
 // tracked file or a stat per open file.
-func (in *Input) evict(except *tracked) bool {
+func (set *fileSet) evict(except *tracked) bool {
 	var renamed map[*tracked]struct{}
-	for range len(in.openFiles) {
+	for range len(set.openFiles) {
 		var victim *tracked
-		for _, t := range in.openFiles {
+		for _, t := range set.openFiles {
 			if t == except || t.life.dead() || t.life.gone() || (t.missing > 0 && !t.life.moved()) {
 				continue
 			}
@@ -220,7 +212,7 @@ func (in *Input) evict(except *tracked) bool {
 		if victim == nil {
 			return false
 		}
-		if !in.stillNamed(victim) {
+		if !set.stillNamed(victim) {
 			if renamed == nil {
 				renamed = make(map[*tracked]struct{})
 			}
@@ -228,9 +220,9 @@ func (in *Input) evict(except *tracked) bool {
 			continue
 		}
 		unread := !victim.life.atEOF() || victim.grew()
-		in.closeFile(victim)
+		set.closeFile(victim)
 		victim.life.evictedWith(unread)
-		in.logFile(slog.LevelDebug, "file closed to stay under max-open-files", victim, victim.offset)
+		set.rep.logFile(slog.LevelDebug, "file closed to stay under max-open-files", victim, victim.offset)
 		return true
 	}
 	return false
@@ -239,60 +231,56 @@ func (in *Input) evict(except *tracked) bool {
 // attach makes f the open descriptor of t. The line splitter lives only
 // while the file is open: a closed file holds no partial line, and most
 // files of a large tree are closed.
-func (in *Input) attach(t *tracked, f *os.File) {
-	if t.split == nil {
-		t.split = linesplit.New(in.cfg.MaxLineBytes, in.fmt.codec.width(), t.bigEndian)
-	}
-	t.f = f
+func (set *fileSet) attach(t *tracked, f *os.File) {
+	t.open(f, set.fmt.codec, set.cfg.MaxLineBytes)
 	t.life.opened()
-	t.openIdx = len(in.openFiles)
-	in.openFiles = append(in.openFiles, t)
+	t.openIdx = len(set.openFiles)
+	set.openFiles = append(set.openFiles, t)
 }
 
-// detach forgets t's descriptor without closing it.
-func (rd *readers) detach(t *tracked) {
-	last := len(rd.openFiles) - 1
-	moved := rd.openFiles[last]
-	rd.openFiles[t.openIdx] = moved
+// detach forgets t's descriptor without closing it, taking t off open,
+// the list of files holding one.
+func detach(open *[]*tracked, t *tracked) {
+	list := *open
+	last := len(list) - 1
+	moved := list[last]
+	list[t.openIdx] = moved
 	moved.openIdx = t.openIdx
-	rd.openFiles[last] = nil
-	rd.openFiles = rd.openFiles[:last]
+	list[last] = nil
+	*open = list[:last]
 	t.f = nil
 	t.life.closed()
 }
 
 // closeFile releases t's descriptor. A held partial line is dropped and
 // will be read again from the file; assembled lines stay buffered.
-func (in *Input) closeFile(t *tracked) {
+func (set *fileSet) closeFile(t *tracked) {
 	if t.f == nil {
 		return
 	}
-	_ = t.f.Close()
-	in.detach(t)
-	t.stateHead = nil // rebuilt on the next position; closed files hold none
-	t.split = nil     // the held partial line is read again from the file
-	t.readPos = t.consumed
+	t.close()
+	detach(&set.openFiles, t)
 }
 
 // readFailed applies on-error to a read error on an open file.
-func (in *Input) readFailed(t *tracked, err error) error {
-	in.flushGroups(t, true)
-	in.closeFile(t)
+func (set *fileSet) readFailed(t *tracked, err error) error {
+	set.em.flushGroups(t, true)
+	set.closeFile(t)
 	t.life.fail()
-	return in.fileErr("read", t.path, err)
+	return set.rep.fileErr("read", t.path, err)
 }
 
 // takeWatchEvents applies what the watcher noticed since the last poll.
-func (in *Input) takeWatchEvents() {
-	if in.watch == nil {
+func (mg *manager) takeWatchEvents(fs *files) {
+	if mg.watch == nil {
 		return
 	}
-	written, rescan := in.watch.take()
+	written, rescan := mg.watch.take()
 	if rescan {
-		in.rescan = true
+		mg.rescan = true
 	}
 	for _, p := range written {
-		for t := in.byPath[p]; t != nil; t = t.samePath {
+		for _, t := range fs.Named(p) {
 			if t.f == nil {
 				t.life.pending()
 			}

@@ -21,30 +21,30 @@ const maxPollBytes = 16 << 20
 // budget is used or every file is at its end. The next poll starts after
 // the last file served, so a hot file cannot starve the others.
 func (in *Input) readAll(now time.Time) error {
-	in.tick++
-	poll := in.tick
-	defer in.compactRing()
-	in.byteBudget = maxPollBytes
-	for in.budget > 0 && in.byteBudget > 0 {
+	in.rd.tick++
+	poll := in.rd.tick
+	defer func() { in.ring, in.cursor = compactRing(in.ring, in.cursor) }()
+	in.rd.byteBudget = maxPollBytes
+	for in.em.budget > 0 && in.rd.byteBudget > 0 {
 		active := 0
 		for _, t := range in.ring {
-			if in.wantsTurn(t, poll) {
+			if t.wantsTurn(poll) {
 				active++
 			}
 		}
 		if active == 0 {
 			return nil
 		}
-		quota := in.budget / active
+		quota := in.em.budget / active
 		if quota < 1 {
 			quota = 1
 		}
 		n := len(in.ring)
 		start := in.cursor % n
-		for k := 0; k < n && in.budget > 0 && in.byteBudget > 0; k++ {
+		for k := 0; k < n && in.em.budget > 0 && in.rd.byteBudget > 0; k++ {
 			i := (start + k) % n
 			t := in.ring[i]
-			if !in.wantsTurn(t, poll) {
+			if !t.wantsTurn(poll) {
 				continue
 			}
 			if err := in.readTurn(t, quota, poll, now); err != nil {
@@ -56,7 +56,9 @@ func (in *Input) readAll(now time.Time) error {
 	return nil
 }
 
-func (rd *readers) wantsTurn(t *tracked, poll uint64) bool {
+// wantsTurn reports whether t has something to do in poll: lines to
+// read or groups to emit.
+func (t *tracked) wantsTurn(poll uint64) bool {
 	if t.life.dead() || t.eofPoll == poll || t.copyOf != nil || t.resume != nil || t.hold == holding {
 		return false
 	}
@@ -69,13 +71,13 @@ func (rd *readers) wantsTurn(t *tracked, poll uint64) bool {
 // readTurn reads t until quota events were produced, the budget is used,
 // or the end of the file.
 func (in *Input) readTurn(t *tracked, quota int, poll uint64, now time.Time) error {
-	defer in.settle() // the turn's last line carries t's position
-	in.tick++
-	t.served = in.tick
+	defer in.em.settle() // the turn's last line carries t's position
+	in.rd.tick++
+	t.served = in.rd.tick
 	emitted := 0
 	if t.asm != nil {
-		emitted = in.emitReady(t, false)
-		if in.budget == 0 {
+		emitted = in.em.emitReady(t, false)
+		if in.em.budget == 0 {
 			return nil
 		}
 	}
@@ -83,10 +85,10 @@ func (in *Input) readTurn(t *tracked, quota int, poll uint64, now time.Time) err
 		return err
 	}
 	verified := false
-	for emitted < quota && in.budget > 0 && in.byteBudget > 0 {
-		n, rerr := t.f.ReadAt(in.readBuf[:in.readSize(min(quota-emitted, in.budget))], t.readPos)
+	for emitted < quota && in.em.budget > 0 && in.rd.byteBudget > 0 {
+		n, rerr := t.f.ReadAt(in.rd.readBuf[:in.rd.readSize(min(quota-emitted, in.em.budget))], t.readPos)
 		if rerr != nil && !errors.Is(rerr, io.EOF) {
-			return in.readFailed(t, rerr)
+			return in.set.readFailed(t, rerr)
 		}
 		if n == 0 {
 			in.reachedEOF(t, poll)
@@ -126,7 +128,7 @@ func (in *Input) ensureOpen(t *tracked, poll uint64, now time.Time) (bool, error
 		t.eofPoll = poll
 		return false, nil
 	}
-	ok, err := in.reopen(t, now)
+	ok, err := in.set.reopen(t, now)
 	if err != nil || !ok {
 		t.eofPoll = poll
 		return false, err
@@ -147,30 +149,30 @@ const (
 // the way it did (a copytruncate followed by fast writes can make a shrunk
 // file look like it grew), and that a file not read from yet is no copy.
 func (in *Input) verifyHead(t *tracked, now time.Time) (headCheck, error) {
-	cur, err := fingerprint.Read(t.f, in.cfg.FingerprintBytes, in.fpBuf)
+	cur, err := fingerprint.Read(t.f, in.cfg.FingerprintBytes, in.rd.fpBuf)
 	if err != nil {
-		return headGone, in.readFailed(t, err)
+		return headGone, in.set.readFailed(t, err)
 	}
 	if !t.fp.Matches(cur) {
-		in.truncate(t, cur)
+		in.set.truncate(t, cur)
 		if t.f == nil || t.copyOf != nil {
 			return headGone, nil // its new content is a copy's (rotation_copies.go)
 		}
 		return headMoved, nil
 	}
 	if t.readPos == 0 && t.offset == 0 {
-		if len(cur) > t.headChecked && in.copyAtFirstRead(t, cur) {
+		if len(cur) > t.headChecked && in.set.copyAtFirstRead(t, cur) {
 			if t.f == nil || t.copyOf != nil {
 				return headGone, nil
 			}
 			return headMoved, nil // reading on from where its original was delivered
 		}
-		if in.holdCopy(t, cur, now) {
+		if in.set.holdCopy(t, cur, now) {
 			return headGone, nil
 		}
 	}
 	if len(cur) > t.fp.Len() {
-		in.setFP(t, cur)
+		setFP(in.files, t, cur)
 		t.refreshState()
 	}
 	return headSame, nil
@@ -183,21 +185,17 @@ func (in *Input) consumeChunk(t *tracked, n, want int, now time.Time) (emitted i
 	t.life.grew()
 	t.behind = false
 	t.lastData = now
-	in.local.bytes += int64(n)
-	in.byteBudget -= n
-	chunk := in.readBuf[:n]
+	in.em.local.bytes += int64(n)
+	in.rd.byteBudget -= n
+	chunk := in.rd.readBuf[:n]
 	ts := now.UnixMilli()
-	if ts != in.tsCached {
-		in.tsCached = ts
-		in.tsTail = append(append(append(in.tsTail[:0], `,"_ts":`...), strconv.AppendInt(nil, ts, 10)...), `,"payload":`...)
+	if ts != in.em.tsCached {
+		in.em.tsCached = ts
+		in.em.tsTail = append(append(append(in.em.tsTail[:0], `,"_ts":`...), strconv.AppendInt(nil, ts, 10)...), `,"payload":`...)
 	}
 	if t.readPos == 0 {
 		// The byte-order mark is only known once the file has bytes.
-		n, be := in.fmt.codec.bom(chunk)
-		if be != t.bigEndian {
-			t.split.Configure(in.cfg.MaxLineBytes, in.fmt.codec.width(), be)
-		}
-		t.bomLen, t.bigEndian = n, be
+		t.setBOM(in.fmt.codec, chunk, in.cfg.MaxLineBytes)
 	}
 	from := t.readPos
 	acc := t.split.Feed(chunk, t.readPos)
@@ -210,16 +208,16 @@ func (in *Input) consumeChunk(t *tracked, n, want int, now time.Time) (emitted i
 		}
 		lines++
 		last = end
-		emitted += in.handleLine(t, line, end, truncated, ts)
-		if emitted >= want || in.budget == 0 {
-			in.learnLineBytes(last-from, lines)
+		emitted += in.em.handleLine(t, line, end, truncated, ts)
+		if emitted >= want || in.em.budget == 0 {
+			in.rd.learnLineBytes(last-from, lines)
 			if r := t.split.Stop(); r >= 0 {
 				t.readPos = r
 			}
 			return emitted, true, true
 		}
 	}
-	in.learnLineBytes(last-from, lines)
+	in.rd.learnLineBytes(last-from, lines)
 	return emitted, false, acc > 0
 }
 
@@ -265,20 +263,20 @@ func (in *Input) reachedEOF(t *tracked, poll uint64) {
 	}
 	// Last chance to notice a truncation before forgetting the file.
 	if fi, err := t.f.Stat(); err == nil && fi.Size() < t.readPos && !t.behind {
-		in.checkShrunk(t, fi.Size())
+		in.set.checkShrunk(t, fi.Size())
 		t.eofPoll = 0 // read it again in this poll
 		return
 	}
-	in.retire(t, "deleted and read to its end")
+	in.set.retire(t, "deleted and read to its end")
 }
 
 // handleLine turns one complete raw line into an event (or feeds it to
 // the multiline assembler) and returns how many events it emitted.
-func (in *Input) handleLine(t *tracked, raw []byte, end int64, truncated bool, ts int64) int {
-	in.local.lines++
+func (em *emitter) handleLine(t *tracked, raw []byte, end int64, truncated bool, ts int64) int {
+	em.local.lines++
 	if truncated {
-		in.local.truncated++
-		if in.fmt.codec.kind == encUTF8 {
+		em.local.truncated++
+		if em.rules.fmt.codec.kind == encUTF8 {
 			raw = trimPartialRune(raw)
 		}
 	}
@@ -289,23 +287,23 @@ func (in *Input) handleLine(t *tracked, raw []byte, end int64, truncated bool, t
 	t.consumedLine++
 	if t.asm == nil {
 		t.offset, t.line = end, t.consumedLine
-		if in.filter != nil {
-			if txt, _ := in.fmt.text(raw, t.bigEndian); !in.filter.Keep(txt) {
-				in.dropFiltered(t)
+		if em.rules.filter != nil {
+			if txt, _ := em.rules.fmt.text(raw, t.bigEndian); !em.rules.filter.Keep(txt) {
+				em.dropFiltered(t)
 				return 1
 			}
 		}
-		buf := in.arena.begin(len(t.fileJSON) + len(raw) + len(in.tsTail) + len(in.extra) + 80)
+		buf := em.arena.begin(len(t.fileJSON) + len(raw) + len(em.tsTail) + len(em.rules.extra) + 80)
 		start := len(buf)
-		buf = appendSingleHead(buf, t, t.line, end, in.tsTail)
-		buf = in.fmt.appendPayload(buf, raw, nil, t.bigEndian)
-		buf = append(buf, in.extra...)
-		in.emitLine(t, in.arena.end(append(buf, '}'), start))
+		buf = t.appendSingleHead(buf, t.line, end, em.tsTail)
+		buf = em.rules.fmt.appendPayload(buf, raw, nil, t.bigEndian)
+		buf = append(buf, em.rules.extra...)
+		em.emitLine(t, em.arena.end(append(buf, '}'), start))
 		return 1
 	}
-	txt, _ := in.fmt.text(raw, t.bigEndian)
+	txt, _ := em.rules.fmt.text(raw, t.bigEndian)
 	t.asm.Add(multiline.Line{Text: txt, Num: t.consumedLine, End: end, TS: ts})
-	return in.emitReady(t, false)
+	return em.emitReady(t, false)
 }
 
 // trimPartialRune drops an incomplete UTF-8 sequence that a truncation
@@ -326,25 +324,25 @@ func trimPartialRune(b []byte) []byte {
 	return b
 }
 
-// compactRing drops retired files from the read order, keeping the
+// compactRing drops retired files from the read order ring, keeping the
 // round-robin cursor on the same live file.
-func (rd *readers) compactRing() {
+func compactRing(ring []*tracked, cursor int) ([]*tracked, int) {
 	n := 0
-	cur := rd.cursor
-	for i, t := range rd.ring {
+	cur := cursor
+	for i, t := range ring {
 		if t.life.dead() {
-			if i < rd.cursor {
+			if i < cursor {
 				cur--
 			}
 			continue
 		}
-		rd.ring[n] = t
+		ring[n] = t
 		n++
 	}
-	clear(rd.ring[n:])
-	rd.ring = rd.ring[:n]
+	clear(ring[n:])
+	ring = ring[:n]
 	if cur < 0 || cur >= n {
 		cur = 0
 	}
-	rd.cursor = cur
+	return ring, cur
 }

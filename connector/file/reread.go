@@ -10,6 +10,7 @@ import (
 	"math"
 	"path/filepath"
 
+	"github.com/edge-agent/edge-agent/connector/file/internal/glob"
 	"github.com/edge-agent/edge-agent/connector/input"
 )
 
@@ -48,7 +49,7 @@ func (in *Input) Reread(ctx context.Context, path string, offset int64) (input.R
 	if t.copyOf != nil || t.resume != nil || t.hold == holding {
 		return input.RereadResult{}, fmt.Errorf("reread %s: the file is a copy (copytruncate) still being matched to its original; try again in a few seconds", p)
 	}
-	f, done, ok := in.fileOf(t)
+	f, done, ok := fileOf(in.openFile, t)
 	if !ok {
 		return input.RereadResult{}, fmt.Errorf("reread %s: the file cannot be opened now (renamed, deleted or unreadable); check the path", p)
 	}
@@ -62,11 +63,11 @@ func (in *Input) Reread(ctx context.Context, path string, offset int64) (input.R
 		return input.RereadResult{}, fmt.Errorf("reread %s: offset %d is beyond the file's size, %d bytes; give an offset from 0 to %d", p, offset, size, size)
 	}
 	w := in.fmt.codec.width()
-	start, err := in.lineStart(f, t, offset, size, w)
+	start, err := lineStart(in.rd.readBuf, f, t, offset, size, w)
 	if err != nil {
 		return input.RereadResult{}, fmt.Errorf("reread %s: %w", p, err)
 	}
-	line, err := in.linesBefore(f, t, start, size, w)
+	line, err := linesBefore(in.rd.readBuf, f, t, start, size, w)
 	if err != nil {
 		return input.RereadResult{}, fmt.Errorf("reread %s: count lines: %w", p, err)
 	}
@@ -78,7 +79,7 @@ func (in *Input) Reread(ctx context.Context, path string, offset int64) (input.R
 		res.Skipped = start - t.offset
 	}
 	in.moveTo(t, start, line)
-	in.logFile(slog.LevelInfo, "file position moved on request; reading on from there", t, start,
+	in.rep.logFile(slog.LevelInfo, "file position moved on request; reading on from there", t, start,
 		"previous_offset", res.Previous, "requested_offset", offset, "reread_bytes", res.Reread, "skipped_bytes", res.Skipped)
 	return res, nil
 }
@@ -88,24 +89,24 @@ func (in *Input) Reread(ctx context.Context, path string, offset int64) (input.R
 // shares its old name with its successor briefly). A path this input
 // does not read, or leaves to an earlier input, wraps input.ErrNotRead.
 func (in *Input) rereadTarget(ctx context.Context, p string) (*tracked, error) {
-	if t := in.namedNow(p); t != nil {
+	if t := namedNow(in.files, in.fsys, p); t != nil {
 		return t, nil
 	}
-	if !in.matches(p) {
+	if !in.mg.matches(p) {
 		hint := ""
 		if !filepath.IsAbs(p) {
 			hint = "; give the path as the globs name it (absolute)"
 		}
 		return nil, fmt.Errorf("reread %s: %w (paths %v, exclude %v)%s", p, input.ErrNotRead, in.cfg.Paths, in.cfg.Exclude, hint)
 	}
-	if owner := in.claims.Owner(in.id, p); owner != "" {
+	if owner := in.mg.claims.Owner(in.id, p); owner != "" {
 		return nil, fmt.Errorf("reread %s: %w: input %s, earlier in the config, reads it", p, input.ErrNotRead, owner)
 	}
 	// Matched but not tracked: a file created since the last scan.
 	if err := in.scanNow(ctx); err != nil {
 		return nil, fmt.Errorf("reread %s: look for it: %w", p, err)
 	}
-	if t := in.namedNow(p); t != nil {
+	if t := namedNow(in.files, in.fsys, p); t != nil {
 		return t, nil
 	}
 	if _, err := in.fsys.Stat(p); err != nil {
@@ -116,39 +117,42 @@ func (in *Input) rereadTarget(ctx context.Context, p string) (*tracked, error) {
 
 // namedNow returns the live file tracked under p that p names now, or
 // the only one tracked under it; nil when none is.
-func (in *Input) namedNow(p string) *tracked {
-	head := in.byPath[p]
-	if head == nil || head.samePath == nil {
-		return head
+func namedNow(fs *files, fsys glob.FS, p string) *tracked {
+	named := fs.Named(p)
+	switch {
+	case len(named) == 0:
+		return nil
+	case len(named) == 1:
+		return named[0]
 	}
-	if fi, err := in.fsys.Stat(p); err == nil {
+	if fi, err := fsys.Stat(p); err == nil {
 		if id, _, ok := idOf(p, fi); ok {
-			for t := head; t != nil; t = t.samePath {
+			for _, t := range named {
 				if t.id == id {
 					return t
 				}
 			}
 		}
 	}
-	return head
+	return named[0]
 }
 
 // scanNow runs a scan between two polls, as Open does: what it emits is
 // queued for the next Poll.
 func (in *Input) scanNow(ctx context.Context) error {
-	in.budget = math.MaxInt
-	in.out = in.pending[:0:0]
-	err := in.scan(ctx, in.now())
-	in.settle()
-	in.pending = append(in.pending, in.out...)
-	in.out, in.budget = nil, 0
+	in.em.budget = math.MaxInt
+	in.em.out = in.em.pending[:0:0]
+	err := in.set.scan(ctx, in.now())
+	in.em.settle()
+	in.em.pending = append(in.em.pending, in.em.out...)
+	in.em.out, in.em.budget = nil, 0
 	in.publish()
 	return err
 }
 
 // lineStart is offset when a line starts there, else the start of the
 // next line. With UTF-16 (w 2) newlines are code units at even offsets.
-func (in *Input) lineStart(f io.ReaderAt, t *tracked, offset, size int64, w int) (int64, error) {
+func lineStart(buf []byte, f io.ReaderAt, t *tracked, offset, size int64, w int) (int64, error) {
 	if offset <= int64(t.bomLen) {
 		return 0, nil // the first line starts after the byte-order mark, which a read from 0 skips
 	}
@@ -156,7 +160,6 @@ func (in *Input) lineStart(f io.ReaderAt, t *tracked, offset, size int64, w int)
 	if pos == offset {
 		pos -= int64(w) // the code unit before offset: a newline makes offset a line start
 	}
-	buf := in.readBuf
 	for pos < size {
 		n, err := f.ReadAt(buf[:min(int64(len(buf)), size-pos)], pos)
 		n -= n % w
@@ -184,24 +187,23 @@ func (in *Input) lineStart(f io.ReaderAt, t *tracked, offset, size int64, w int)
 
 // linesBefore counts the lines that end before start, from t's own
 // position (its offset ends line t.line) or from 0, whichever is nearer.
-func (in *Input) linesBefore(f io.ReaderAt, t *tracked, start, size int64, w int) (int64, error) {
+func linesBefore(buf []byte, f io.ReaderAt, t *tracked, start, size int64, w int) (int64, error) {
 	if t.offset <= size {
 		if start <= t.offset && t.offset-start <= start {
-			n, err := in.countNewlines(f, start, t.offset, w, t.bigEndian)
+			n, err := countNewlines(buf, f, start, t.offset, w, t.bigEndian)
 			return max(0, t.line-n), err
 		}
 		if start > t.offset && start-t.offset <= start {
-			n, err := in.countNewlines(f, t.offset, start, w, t.bigEndian)
+			n, err := countNewlines(buf, f, t.offset, start, w, t.bigEndian)
 			return t.line + n, err
 		}
 	}
-	return in.countNewlines(f, 0, start, w, t.bigEndian)
+	return countNewlines(buf, f, 0, start, w, t.bigEndian)
 }
 
 // countNewlines counts the newline code units in [from, to).
-func (in *Input) countNewlines(f io.ReaderAt, from, to int64, w int, bigEndian bool) (int64, error) {
+func countNewlines(buf []byte, f io.ReaderAt, from, to int64, w int, bigEndian bool) (int64, error) {
 	var n int64
-	buf := in.readBuf
 	for pos := from; pos < to; {
 		got, err := f.ReadAt(buf[:min(int64(len(buf)), to-pos)], pos)
 		got -= got % w
@@ -242,14 +244,11 @@ func isNewline(u []byte, bigEndian bool) bool {
 // position for the next Poll (after every event already queued, so the
 // scheduler keeps it over their positions).
 func (in *Input) moveTo(t *tracked, start, line int64) {
-	in.settle()
+	in.em.settle()
 	if t.asm != nil {
 		t.asm.Reset()
 	}
-	if t.split != nil {
-		t.split.Reset()
-	}
-	t.offset, t.line, t.consumed, t.consumedLine, t.readPos = start, line, start, line, start
+	t.restart(start, line)
 	t.behind = false
 	t.eofPoll = 0
 	if t.f == nil {
@@ -257,7 +256,7 @@ func (in *Input) moveTo(t *tracked, start, line int64) {
 	} else {
 		t.life.grew()
 	}
-	in.budget = 0 // between polls: the event waits in pending for the next Poll
-	in.emitPosition(t)
+	in.em.budget = 0 // between polls: the event waits in pending for the next Poll
+	in.em.emitPosition(t)
 	in.publish()
 }

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -32,139 +31,57 @@ import (
 // it covers, and, for a live original, also hold the same bytes before
 // the end of the shorter file (sameBytes).
 
-// setFP sets t's fingerprint to cur and keeps the index current.
-func (tk *tracker) setFP(t *tracked, cur []byte) {
-	tk.unindexFP(t)
+// setFP sets t's fingerprint to cur.
+func setFP(fs *files, t *tracked, cur []byte) {
 	t.fp.Set(cur)
-	if s := t.fp.Sum(); s.Len > 0 {
-		tk.byFP[s] = append(tk.byFP[s], t)
-		tk.fpLens[s.Len]++
-		t.inFP = true
-	}
-}
-
-func (tk *tracker) unindexFP(t *tracked) {
-	if !t.inFP {
-		return
-	}
-	t.inFP = false
-	tk.unindex(tk.byFP, t.fp.Sum(), t)
-}
-
-func (tk *tracker) unindex(m map[fingerprint.Sum][]*tracked, s fingerprint.Sum, t *tracked) {
-	if n := tk.fpLens[s.Len] - 1; n > 0 {
-		tk.fpLens[s.Len] = n
-	} else {
-		delete(tk.fpLens, s.Len)
-	}
-	list := slices.DeleteFunc(m[s], func(x *tracked) bool { return x == t })
-	if len(list) == 0 {
-		delete(m, s)
-	} else {
-		m[s] = list
-	}
+	fs.SetSum(t, t.fp.Sum())
 }
 
 // setPrior records p as the content t held before a truncation; t's saved
 // state carries it until the end of the scan after next (a copy made
 // before the truncate is listed by any scan that starts after it was
-// noticed), memory longer (expirePriors). An empty file has no prior.
-// The prior outlives t if t is forgotten first (deleted, rotated away).
-func (in *Input) setPrior(t *tracked, p *prior) {
-	in.releasePrior(t) // an older prior stays findable until it expires
-	if p == nil || p.sum.Len == 0 {
-		return
-	}
-	p.until, p.madeAt = in.scanGen+2, in.lastScan
-	p.from, p.holder = t.path, t
-	t.prior = p
-	in.byPrior[p.sum] = append(in.byPrior[p.sum], p)
-	in.fpLens[p.sum.Len]++
-	in.priorQ = append(in.priorQ, p)
-	if len(in.priorQ) > maxPriors {
-		in.removePrior(in.priorQ[0], true)
+// noticed), memory longer (tracker.MaxPriors). An empty file has no
+// prior. The prior outlives t if t is forgotten first (deleted, rotated
+// away).
+func (em *emitter) setPrior(t *tracked, p *prior, gen uint64, at time.Time) {
+	if dropped, ok := em.files.SetPrior(t, p, gen, at); ok {
+		em.priorGone(dropped, true)
 	}
 	t.refreshState()
 }
 
 // dropPrior forgets t's prior; with save, a position without it is
 // emitted so a restart does not find it in the WAL.
-func (in *Input) dropPrior(t *tracked, save bool) {
-	if t.prior == nil {
-		return
-	}
-	in.removePrior(t.prior, save)
-}
-
-// removePrior takes p out of the index and off its holder.
-func (in *Input) removePrior(p *prior, save bool) {
-	list := slices.DeleteFunc(in.byPrior[p.sum], func(x *prior) bool { return x == p })
-	if len(list) == len(in.byPrior[p.sum]) {
-		return // not indexed: a saved position's
-	}
-	if len(list) == 0 {
-		delete(in.byPrior, p.sum)
-	} else {
-		in.byPrior[p.sum] = list
-	}
-	in.priorQ = slices.DeleteFunc(in.priorQ, func(x *prior) bool { return x == p })
-	if n := in.fpLens[p.sum.Len] - 1; n > 0 {
-		in.fpLens[p.sum.Len] = n
-	} else {
-		delete(in.fpLens, p.sum.Len)
-	}
-	if t := p.holder; t != nil {
-		p.holder = nil
-		t.prior = nil
-		t.refreshState()
-		if save && !t.life.dead() {
-			in.emitPosition(t)
-		}
+func (em *emitter) dropPrior(t *tracked, save bool) {
+	if p := em.files.PriorOf(t); p != nil {
+		em.removePrior(p, save)
 	}
 }
 
-// releasePrior lets t be forgotten while its prior stays findable.
-func (tk *tracker) releasePrior(t *tracked) {
-	if p := t.prior; p != nil {
-		p.holder = nil
-		t.prior = nil
+// removePrior forgets p, and takes it off the state of its holder.
+func (em *emitter) removePrior(p *prior, save bool) {
+	if t, ok := em.files.RemovePrior(p); ok {
+		em.priorGone(t, save)
 	}
 }
 
-// maxPriors bounds the priors kept in memory: a copy is found by the next
-// scans, or when a closed file whose inode it reused is next read, which
-// with more files than max-open-files can be much later; the oldest go
-// first.
-const maxPriors = 1024
+// priorGone rebuilds the state of t, whose prior was taken off; with
+// save it is emitted.
+func (em *emitter) priorGone(t *tracked, save bool) {
+	t.refreshState()
+	if save && !t.life.dead() {
+		em.emitPosition(t)
+	}
+}
 
 // expirePriors takes the priors whose copy did not show up by the end of
 // the scan after next off their files' saved state (the copies may be
 // outside the globs, or there were none: a plain truncation). They stay
-// findable in memory, up to maxPriors.
-func (in *Input) expirePriors() {
-	for _, p := range in.priorQ {
-		if t := p.holder; t != nil && p.until <= in.scanGen {
-			p.holder = nil
-			t.prior = nil
-			t.refreshState()
-			if !t.life.dead() {
-				in.emitPosition(t)
-			}
-		}
+// findable in memory.
+func (em *emitter) expirePriors(gen uint64) {
+	for _, t := range em.files.ExpirePriors(gen) {
+		em.priorGone(t, true)
 	}
-}
-
-// markStale notes that t, whose fingerprint covers less than
-// fingerprint-bytes, now holds more than it covers: until it is read
-// again, a copy of it could not be recognised (an empty file's
-// fingerprint matches nothing).
-func (tk *tracker) markStale(t *tracked) {
-	if t.stale {
-		return
-	}
-	t.stale = true
-	dir := filepath.Dir(t.path)
-	tk.staleByDir[dir] = append(tk.staleByDir[dir], t)
 }
 
 // refreshStale brings the stale fingerprints of the files in dir (where
@@ -172,32 +89,26 @@ func (tk *tracker) markStale(t *tracked) {
 // bytes) is matched: grown, but not past curLen, so a copy made before
 // the growth still matches; or truncated and rewritten (then its old
 // content becomes a prior).
-func (in *Input) refreshStale(dir string, except fileID, curLen int) {
-	list := in.staleByDir[dir]
-	if len(list) == 0 {
-		return
-	}
-	delete(in.staleByDir, dir)
-	for _, t := range list {
-		t.stale = false
+func (set *fileSet) refreshStale(dir string, except fileID, curLen int) {
+	for _, t := range set.files.TakeStale(dir) {
 		if t.life.dead() || t.id == except || t.copyOf != nil {
 			continue
 		}
-		tf, done, ok := in.fileOf(t)
+		tf, done, ok := fileOf(set.openFile, t)
 		if !ok {
 			continue
 		}
-		head, err := fingerprint.Read(tf, in.cfg.FingerprintBytes, nil)
+		head, err := fingerprint.Read(tf, set.cfg.FingerprintBytes, nil)
 		done()
 		switch {
 		case err != nil:
 		case t.fp.Matches(head):
 			if n := min(len(head), curLen); n > t.fp.Len() {
-				in.setFP(t, head[:n])
+				setFP(set.files, t, head[:n])
 				t.refreshState()
 			}
 		default:
-			in.truncate(t, head)
+			set.truncate(t, head)
 			if t.f == nil {
 				t.life.pending()
 			}
@@ -211,9 +122,9 @@ func (in *Input) refreshStale(dir string, except fileID, curLen int) {
 type copyMatch struct {
 	prior   *prior
 	from    string
-	saved   *savedState // the saved position it is, for an original not found since the start
-	prevOf  string      // the key of the saved position whose "prev" it is, for an original not found yet
-	prevIn  fileID      // prevOf's file
+	saved   *saved // the saved position it is, for an original not found since the start
+	prevOf  string // the key of the saved position whose "prev" it is, for an original not found yet
+	prevIn  fileID // prevOf's file
 	waitOn  *tracked
 	srcSize int64    // waitOn's size now
 	ends    *tracked // the original, closed and unreachable: forgotten
@@ -223,58 +134,35 @@ type copyMatch struct {
 func (m copyMatch) none() bool { return m.prior == nil && m.waitOn == nil }
 
 // consume forgets the prior the copy now continues.
-func (in *Input) consume(m copyMatch) {
+func (set *fileSet) consume(m copyMatch) {
 	if m.prior != nil {
-		in.removePrior(m.prior, true)
+		set.em.removePrior(m.prior, true)
 	}
 	if m.ends != nil {
-		in.retire(m.ends, "closed and gone from its path; its copy continues it")
+		set.retire(m.ends, "closed and gone from its path; its copy continues it")
 	}
 	if s := m.saved; s != nil {
-		id := s.id()
-		ss := slices.DeleteFunc(in.saved[id], func(x savedState) bool { return x.key == s.key })
-		if len(ss) == 0 {
-			delete(in.saved, id)
-		} else {
-			in.saved[id] = ss
-		}
-		delete(in.savedKeys, s.key)
-		in.emitForget(s.key)
+		set.files.Consume(*s)
+		set.em.emitForget(s.Key)
 	}
 	if m.prevOf != "" {
 		// The original, found later, keeps its position but not the
 		// content this copy continues.
-		ss := in.saved[m.prevIn]
-		for i := range ss {
-			if ss[i].key == m.prevOf {
-				ss[i].prior = nil
-			}
-		}
+		set.files.ClearPrev(m.prevIn, m.prevOf)
 	}
 }
 
 // copySource finds what a new file whose first bytes are cur is a copy of.
 // f is the new file, whose size is size.
-func (in *Input) copySource(id fileID, path string, f *os.File, size int64, cur []byte) copyMatch {
-	in.refreshStale(filepath.Dir(path), id, len(cur))
-	if len(in.fpLens) == 0 && len(in.savedLens) == 0 {
+func (set *fileSet) copySource(id fileID, path string, f *os.File, size int64, cur []byte) copyMatch {
+	set.refreshStale(filepath.Dir(path), id, len(cur))
+	lens := set.files.Lengths(len(cur))
+	if len(lens) == 0 {
 		return copyMatch{}
 	}
-	lens := make([]int, 0, len(in.fpLens)+len(in.savedLens))
-	for n := range in.fpLens {
-		if n <= len(cur) {
-			lens = append(lens, n)
-		}
-	}
-	for n := range in.savedLens {
-		if _, dup := in.fpLens[n]; !dup && n <= len(cur) {
-			lens = append(lens, n)
-		}
-	}
-	slices.Sort(lens)
 	sums := fingerprint.Prefixes(cur, lens)
 	for i := len(sums) - 1; i >= 0; i-- { // the longest, most telling match first
-		if m := in.copySourceBy(id, f, size, sums[i]); m.prior != nil || m.waitOn != nil {
+		if m := set.copySourceBy(id, f, size, sums[i]); m.prior != nil || m.waitOn != nil {
 			return m
 		}
 	}
@@ -284,37 +172,35 @@ func (in *Input) copySource(id fileID, path string, f *os.File, size int64, cur 
 // copySourceBy is copySource for one fingerprint of the new file: the
 // content a tracked file held before a truncation, a live tracked file,
 // then the positions saved by the last run.
-func (in *Input) copySourceBy(id fileID, f *os.File, size int64, sum fingerprint.Sum) copyMatch {
-	for _, p := range in.byPrior[sum] {
-		if p.holder == nil || p.holder.id != id {
-			return copyMatch{prior: p, from: p.from}
-		}
+func (set *fileSet) copySourceBy(id fileID, f *os.File, size int64, sum fingerprint.Sum) copyMatch {
+	if p := set.files.PriorWithSum(sum, id); p != nil {
+		return copyMatch{prior: p, from: p.From}
 	}
-	for _, t := range slices.Clone(in.byFP[sum]) {
+	for _, t := range set.files.WithSum(sum) {
 		if t.life.dead() || t.id == id || t.copyOf != nil {
 			continue
 		}
-		if m := in.copyOfLive(t, f, size, sum); !m.none() {
+		if m := set.copyOfLive(t, f, size, sum); !m.none() {
 			return m
 		}
 	}
-	return in.copyOfSaved(id, sum)
+	return set.copyOfSaved(id, sum)
 }
 
 // copyOfLive checks the new file f (size bytes, starting with sum) for
 // being a copy of the tracked file t.
-func (in *Input) copyOfLive(t *tracked, f *os.File, size int64, sum fingerprint.Sum) copyMatch {
-	tf, done, ok := in.fileOf(t)
+func (set *fileSet) copyOfLive(t *tracked, f *os.File, size int64, sum fingerprint.Sum) copyMatch {
+	tf, done, ok := fileOf(set.openFile, t)
 	if !ok {
 		if t.f == nil {
 			// Closed, and its name is gone or holds another file:
 			// it cannot be read again, its copy continues it.
-			return copyMatch{prior: &prior{sum: t.fp.Sum(), offset: t.offset, line: t.line}, from: t.path, ends: t}
+			return copyMatch{prior: t.delivered(), from: t.path, ends: t}
 		}
 		return copyMatch{}
 	}
 	defer done()
-	head, err := fingerprint.Read(tf, in.cfg.FingerprintBytes, nil)
+	head, err := fingerprint.Read(tf, set.cfg.FingerprintBytes, nil)
 	switch {
 	case err != nil:
 		return copyMatch{}
@@ -322,15 +208,15 @@ func (in *Input) copyOfLive(t *tracked, f *os.File, size int64, sum fingerprint.
 		// The original no longer holds that content: truncated,
 		// maybe refilled already, before a read noticed. Take note
 		// now, so the copy continues from its prior.
-		in.truncate(t, head)
+		set.truncate(t, head)
 		if t.f == nil {
 			t.life.pending()
 		}
-		if t.prior != nil && t.prior.sum == sum {
-			return copyMatch{prior: t.prior, from: t.path}
+		if p := set.files.PriorOf(t); p != nil && p.Sum == sum {
+			return copyMatch{prior: p, from: t.path}
 		}
 		return copyMatch{}
-	case len(head) < in.cfg.FingerprintBytes && int64(len(head)) < size:
+	case len(head) < set.cfg.FingerprintBytes && int64(len(head)) < size:
 		// t holds fewer bytes than fingerprint-bytes, and fewer than
 		// the new file: the new file is neither its copy nor, being
 		// newer, its original; they merely start alike (a line being
@@ -349,37 +235,24 @@ func (in *Input) copyOfLive(t *tracked, f *os.File, size int64, sum fingerprint.
 // away while the agent was stopped; or it held that content before it was
 // truncated (its copy may be discovered before it: an inode reused by the
 // copy can carry a stale position of its own, which sorts it first).
-func (in *Input) copyOfSaved(id fileID, sum fingerprint.Sum) copyMatch {
-	for _, sid := range in.savedBySum[sum] {
-		if sid == id {
-			continue
-		}
-		for _, s := range in.saved[sid] {
-			if s.sum == sum {
-				return copyMatch{prior: s.asPrior(), from: s.Path, saved: &s}
-			}
-		}
+func (set *fileSet) copyOfSaved(id fileID, sum fingerprint.Sum) copyMatch {
+	if s, ok := set.files.SavedWithSum(sum, id); ok {
+		matched := s // taken by address only when found: s itself stays on the stack
+		return copyMatch{prior: asPrior(s), from: s.Path, saved: &matched}
 	}
-	for _, sid := range in.savedByPrior[sum] {
-		if sid == id {
-			continue
-		}
-		for _, s := range in.saved[sid] {
-			if p := s.prior; p != nil && p.sum == sum {
-				return copyMatch{prior: &prior{sum: p.sum, offset: p.offset, line: p.line}, from: s.Path, prevOf: s.key, prevIn: sid}
-			}
-		}
+	if s, ok := set.files.SavedWithPrev(sum, id); ok {
+		return copyMatch{prior: &prior{Content: *s.Prev}, from: s.Path, prevOf: s.Key, prevIn: s.ID}
 	}
 	return copyMatch{}
 }
 
 // fileOf returns t's file: its descriptor, or, for a closed file, the file
 // at its path if that is still t (done closes it).
-func (in *Input) fileOf(t *tracked) (f *os.File, done func(), ok bool) {
+func fileOf(open func(string) (*os.File, error), t *tracked) (f *os.File, done func(), ok bool) {
 	if t.f != nil {
 		return t.f, func() {}, true
 	}
-	g, err := in.openFile(t.path)
+	g, err := open(t.path)
 	if err != nil {
 		return nil, nil, false
 	}
@@ -421,13 +294,13 @@ func sameBytes(f *os.File, size int64, tf *os.File, tsize, from int64) bool {
 // resolveCopies lets the copies waiting on t continue from where t was
 // delivered, now that t is truncated or ends. It reports whether there
 // were any: then t's old content needs no prior.
-func (in *Input) resolveCopies(t *tracked) bool {
+func (set *fileSet) resolveCopies(t *tracked) bool {
 	if t.copies == 0 {
 		return false
 	}
-	for _, c := range in.ring {
+	for _, c := range set.ring {
 		if c.copyOf == t && !c.life.dead() {
-			in.continueCopy(c, t.offset, t.line, t.path)
+			set.continueCopy(c, t.offset, t.line, t.path)
 		}
 	}
 	t.copies = 0
@@ -438,12 +311,12 @@ func (in *Input) resolveCopies(t *tracked) bool {
 // content, is the copy: a copy is never larger than its original when it
 // is made, so the larger is the original; on a tie src, already read,
 // reads on and t waits (and takes over if it grows past src: seen).
-func (in *Input) copyOrOriginal(t *tracked, m copyMatch, size int64) {
+func (set *fileSet) copyOrOriginal(t *tracked, m copyMatch, size int64) {
 	src := m.waitOn
 	if size > m.srcSize && size >= src.offset {
-		in.takeOver(t, src)
+		set.takeOver(t, src)
 	} else {
-		in.makeWait(t, src)
+		set.makeWait(t, src)
 	}
 }
 
@@ -452,30 +325,30 @@ func (in *Input) copyOrOriginal(t *tracked, m copyMatch, size int64) {
 // (empty, or shorter than its original's fingerprint) looked new. cur is
 // t's head now. It reports whether t became a copy (reading on from its
 // original's offset, or waiting).
-func (in *Input) copyAtFirstRead(t *tracked, cur []byte) bool {
+func (set *fileSet) copyAtFirstRead(t *tracked, cur []byte) bool {
 	fi, err := t.f.Stat()
 	if err != nil {
 		return false
 	}
 	t.headChecked = len(cur)
-	switch cm := in.copySource(t.id, t.path, t.f, fi.Size(), cur); {
+	switch cm := set.copySource(t.id, t.path, t.f, fi.Size(), cur); {
 	case cm.prior != nil:
-		in.setFP(t, cur)
-		in.continueCopy(t, cm.prior.offset, cm.prior.line, cm.from)
-		in.consume(cm)
+		setFP(set.files, t, cur)
+		set.continueCopy(t, cm.prior.Offset, cm.prior.Line, cm.from)
+		set.consume(cm)
 		t.split.Reset()
 		return true
 	case cm.waitOn != nil:
-		in.setFP(t, cur)
-		in.copyOrOriginal(t, cm, fi.Size())
+		setFP(set.files, t, cur)
+		set.copyOrOriginal(t, cm, fi.Size())
 		return true
 	}
 	return false
 }
 
 // sizeNow is t's size as its file says now (a scan's figure may be old).
-func (in *Input) sizeNow(t *tracked) int64 {
-	if tf, done, ok := in.fileOf(t); ok {
+func sizeNow(open func(string) (*os.File, error), t *tracked) int64 {
+	if tf, done, ok := fileOf(open, t); ok {
 		defer done()
 		if fi, err := tf.Stat(); err == nil {
 			return fi.Size()
@@ -486,50 +359,46 @@ func (in *Input) sizeNow(t *tracked) int64 {
 
 // takeOver makes t, the original, continue from where src, its copy read
 // first, was delivered; src waits on t from then on.
-func (in *Input) takeOver(t, src *tracked) {
+func (set *fileSet) takeOver(t, src *tracked) {
 	if t.copyOf != nil { // it waited on src
 		t.copyOf.copies--
 		t.copyOf = nil
 	}
-	in.flushGroups(src, true)
+	set.em.flushGroups(src, true)
 	if src.copyOf != nil {
 		src.copyOf.copies--
 		src.copyOf = nil
 	}
-	in.makeWait(src, t)
-	t.offset, t.consumed, t.readPos = src.offset, src.offset, src.offset
-	t.line, t.consumedLine = src.line, src.line
-	if t.split != nil {
-		t.split.Reset()
-	}
+	set.makeWait(src, t)
+	t.restart(src.offset, src.line)
 	if t.f == nil {
 		t.life.pending()
 	}
-	in.logFile(slog.LevelInfo, "file holds what a copy of it already delivered (copytruncate); reading it on from there", t, t.offset,
+	set.rep.logFile(slog.LevelInfo, "file holds what a copy of it already delivered (copytruncate); reading it on from there", t, t.offset,
 		"copy", src.path)
-	in.emitPosition(t)
+	set.em.emitPosition(t)
 }
 
 // makeWait makes c, tracked but not read yet, wait on its original t.
-func (in *Input) makeWait(c, t *tracked) {
-	in.closeFile(c)
+func (set *fileSet) makeWait(c, t *tracked) {
+	set.closeFile(c)
 	c.life.settled()
 	c.copyOf = t
 	t.copies++
-	in.logFile(slog.LevelInfo, "file is a copy of a file being read (copytruncate); it is read once the original is truncated", c, 0,
+	set.rep.logFile(slog.LevelInfo, "file is a copy of a file being read (copytruncate); it is read once the original is truncated", c, 0,
 		"copy_of", t.path)
 }
 
 // continueCopy makes c, a copy, read on from offset (line) of the file it
 // copies. A copy shorter than that holds nothing undelivered: it is kept
 // at its end.
-func (in *Input) continueCopy(c *tracked, offset, line int64, from string) {
+func (set *fileSet) continueCopy(c *tracked, offset, line int64, from string) {
 	if c.copyOf != nil {
 		c.copyOf.copies--
 		c.copyOf = nil
 	}
 	size, known := int64(0), false
-	if fi, err := in.fsys.Stat(c.path); err == nil {
+	if fi, err := set.fsys.Stat(c.path); err == nil {
 		if id, _, ok := idOf(c.path, fi); ok && id == c.id {
 			size, known = fi.Size(), true
 		}
@@ -538,24 +407,20 @@ func (in *Input) continueCopy(c *tracked, offset, line int64, from string) {
 		// Renamed since the last scan (the next rotation shifts the
 		// copies): its size decides where it continues, so the next
 		// scan, which finds its name, resumes it.
-		c.resume = &prior{offset: offset, line: line, from: from}
-		in.rescan = true
+		c.resume = &resumeAt{offset: offset, line: line, from: from}
+		set.mg.rescan = true
 		return
 	}
 	c.resume = nil
-	c.offset, c.consumed, c.readPos = offset, offset, offset
-	c.line, c.consumedLine = line, line
+	c.restart(offset, line)
 	c.behind, c.lastSize = offset > size, size
 	if c.behind {
-		c.lastData = in.now() // quiet for close-inactive from now on: complete
-	}
-	if c.split != nil {
-		c.split.Reset()
+		c.lastData = set.now() // quiet for close-inactive from now on: complete
 	}
 	c.life.pending()
-	in.logFile(slog.LevelInfo, "file is a copy of a truncated file (copytruncate); reading it from where the original was delivered", c, offset,
+	set.rep.logFile(slog.LevelInfo, "file is a copy of a truncated file (copytruncate); reading it from where the original was delivered", c, offset,
 		"copy_of", from)
-	in.emitPosition(c)
+	set.em.emitPosition(c)
 }
 
 // settleBehind ends the wait of a copy that holds less than where it
@@ -563,8 +428,8 @@ func (in *Input) continueCopy(c *tracked, offset, line int64, from string) {
 // been quiet for close-inactive it is complete, and shorter than what its
 // original delivered (lines written between the copy and the truncate,
 // read from the original): it is kept at its end.
-func (in *Input) settleBehind(t *tracked, now time.Time) {
-	tf, done, ok := in.fileOf(t) // its path may name another file by now
+func (set *fileSet) settleBehind(t *tracked, now time.Time) {
+	tf, done, ok := fileOf(set.openFile, t) // its path may name another file by now
 	if !ok {
 		return
 	}
@@ -577,13 +442,10 @@ func (in *Input) settleBehind(t *tracked, now time.Time) {
 	case !t.behind:
 	case size >= t.offset:
 		t.behind = false
-	case now.Sub(t.lastData) >= in.closeAfter:
+	case now.Sub(t.lastData) >= set.closeAfter:
 		t.behind = false
-		t.offset, t.consumed, t.readPos, t.line, t.consumedLine = size, size, size, 0, 0
-		if t.split != nil {
-			t.split.Reset()
-		}
-		in.emitPosition(t)
+		t.restart(size, 0)
+		set.em.emitPosition(t)
 	}
 }
 
@@ -594,19 +456,19 @@ func (in *Input) settleBehind(t *tracked, now time.Time) {
 // prior awaits a copy). Too short to be matched, it would otherwise be
 // read from 0. It is read once it holds fingerprint-bytes (then checked
 // for a copy) or has been quiet for close-inactive.
-func (in *Input) holdCopy(t *tracked, cur []byte, now time.Time) bool {
-	if t.hold != holdNone || len(cur) >= in.cfg.FingerprintBytes || !in.mayBeCopyOf(t, cur) {
+func (set *fileSet) holdCopy(t *tracked, cur []byte, now time.Time) bool {
+	if t.hold != holdNone || len(cur) >= set.cfg.FingerprintBytes || !set.mayBeCopyOf(t, cur) {
 		return false
 	}
 	t.hold, t.lastData = holding, now
-	in.logFile(slog.LevelInfo, "file may be a copy still being written (copytruncate); it is read once it can be told", t, 0)
+	set.rep.logFile(slog.LevelInfo, "file may be a copy still being written (copytruncate); it is read once it can be told", t, 0)
 	return true
 }
 
 // mayBeCopyOf reports whether a file that t's name extends was truncated
 // within close-inactive (noticed now if it was not yet), or holds more
 // than cur and starts with it.
-func (in *Input) mayBeCopyOf(t *tracked, cur []byte) bool {
+func (set *fileSet) mayBeCopyOf(t *tracked, cur []byte) bool {
 	dir, name := filepath.Split(t.path)
 	for {
 		i := strings.LastIndexAny(name, ".-_")
@@ -615,18 +477,16 @@ func (in *Input) mayBeCopyOf(t *tracked, cur []byte) bool {
 		}
 		name = name[:i]
 		orig := filepath.Join(dir, name)
-		for o := in.byPath[orig]; o != nil; o = o.samePath {
+		for _, o := range set.files.Named(orig) {
 			if o != t && !o.life.dead() {
-				in.truncatedUnnoticed(o) // its prior is made now
+				set.truncatedUnnoticed(o) // its prior is made now
 			}
 		}
-		for _, p := range in.priorQ {
-			if p.from == orig && in.lastScan.Sub(p.madeAt) < in.closeAfter {
-				return true
-			}
+		if set.files.RecentPrior(orig, set.mg.lastScan.Add(-set.closeAfter)) {
+			return true
 		}
-		for o := in.byPath[orig]; o != nil; o = o.samePath {
-			if o != t && !o.life.dead() && in.startsWith(o, cur) {
+		for _, o := range set.files.Named(orig) {
+			if o != t && !o.life.dead() && startsWith(set.openFile, o, cur) {
 				return true
 			}
 		}
@@ -634,8 +494,8 @@ func (in *Input) mayBeCopyOf(t *tracked, cur []byte) bool {
 }
 
 // startsWith reports whether t holds more than cur and starts with it.
-func (in *Input) startsWith(t *tracked, cur []byte) bool {
-	tf, done, ok := in.fileOf(t)
+func startsWith(open func(string) (*os.File, error), t *tracked, cur []byte) bool {
+	tf, done, ok := fileOf(open, t)
 	if !ok {
 		return false
 	}
@@ -647,7 +507,7 @@ func (in *Input) startsWith(t *tracked, cur []byte) bool {
 // releaseHold ends the hold of t once it holds fingerprint-bytes or has
 // been quiet for close-inactive. size < 0: t is no longer listed (renamed
 // or deleted); it is read as any file then.
-func (in *Input) releaseHold(t *tracked, size int64) {
+func (set *fileSet) releaseHold(t *tracked, size int64) {
 	if t.hold != holding {
 		return
 	}
@@ -657,9 +517,9 @@ func (in *Input) releaseHold(t *tracked, size int64) {
 		return
 	}
 	if size != t.lastSize {
-		t.lastData = in.lastScan // still being written
+		t.lastData = set.mg.lastScan // still being written
 	}
-	if size >= int64(in.cfg.FingerprintBytes) || in.lastScan.Sub(t.lastData) >= in.closeAfter {
+	if size >= int64(set.cfg.FingerprintBytes) || set.mg.lastScan.Sub(t.lastData) >= set.closeAfter {
 		t.hold = holdReleased
 		t.life.pending()
 	}

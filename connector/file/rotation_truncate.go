@@ -10,31 +10,27 @@ import (
 // The content it held may live on in a copy (copytruncate): copies seen
 // before continue now from where t was delivered; otherwise the old
 // content is kept as t's prior for a copy found by the next scan.
-func (in *Input) truncate(t *tracked, cur []byte) {
-	in.flushGroups(t, true)
-	in.logFile(slog.LevelInfo, "file truncated; reading it again from the start", t, 0, "previous_offset", t.offset)
-	old := &prior{sum: t.fp.Sum(), offset: t.offset, line: t.line}
-	handed := in.resolveCopies(t)
+func (set *fileSet) truncate(t *tracked, cur []byte) {
+	set.em.flushGroups(t, true)
+	set.rep.logFile(slog.LevelInfo, "file truncated; reading it again from the start", t, 0, "previous_offset", t.offset)
+	old := t.delivered()
+	handed := set.resolveCopies(t)
 	t.resetTo0()
-	in.setFP(t, cur)
+	setFP(set.files, t, cur)
 	t.headChecked = len(cur)
-	n, be := in.fmt.codec.bom(cur)
-	if be != t.bigEndian && t.split != nil {
-		t.split.Configure(in.cfg.MaxLineBytes, in.fmt.codec.width(), be)
-	}
-	t.bomLen, t.bigEndian = n, be
+	t.setBOM(set.fmt.codec, cur, set.cfg.MaxLineBytes)
 	t.refreshState()
 	if handed {
-		in.dropPrior(t, false)
+		set.em.dropPrior(t, false)
 	} else {
-		in.setPrior(t, old)
+		set.em.setPrior(t, old, set.mg.scanGen, set.mg.lastScan)
 	}
-	in.local.truncations++
-	in.emitPosition(t)
+	set.em.local.truncations++
+	set.em.emitPosition(t)
 	// Its new content may be a copy's: of what another file held (its
 	// inode was freed and reused by logrotate's copy), or of what a copy
 	// read first holds (truncated and refilled unnoticed, then copied).
-	tf, done, ok := in.fileOf(t)
+	tf, done, ok := fileOf(set.openFile, t)
 	if !ok {
 		return
 	}
@@ -43,15 +39,15 @@ func (in *Input) truncate(t *tracked, cur []byte) {
 		done()
 		return
 	}
-	cm := in.copySource(t.id, t.path, tf, fi.Size(), cur)
+	cm := set.copySource(t.id, t.path, tf, fi.Size(), cur)
 	done()
 	switch {
 	case t.life.dead():
 	case cm.prior != nil:
-		in.closeFile(t)
-		in.continueCopy(t, cm.prior.offset, cm.prior.line, cm.from)
-		in.consume(cm)
+		set.closeFile(t)
+		set.continueCopy(t, cm.prior.Offset, cm.prior.Line, cm.from)
+		set.consume(cm)
 	case cm.waitOn != nil:
-		in.copyOrOriginal(t, cm, fi.Size())
+		set.copyOrOriginal(t, cm, fi.Size())
 	}
 }

@@ -84,7 +84,7 @@ func listingFailureCase(t *testing.T, errno error, failDir func(h *harness) stri
 	}
 	h.open()
 	h.in.fsys = ffs
-	h.in.log = slog.New(slog.NewTextHandler(&logs, nil))
+	h.in.rep.log = slog.New(slog.NewTextHandler(&logs, nil))
 	got := h.pollAll()
 	keys := len(h.saved)
 	if keys != len(names) {
@@ -163,7 +163,7 @@ func TestListingWarnOncePerStreak(t *testing.T) {
 	h.write("a.log", "x\n")
 	h.open()
 	h.in.fsys = ffs
-	h.in.log = slog.New(slog.NewTextHandler(&logs, nil))
+	h.in.rep.log = slog.New(slog.NewTextHandler(&logs, nil))
 	count := func() int { return strings.Count(logs.String(), "cannot list directory") }
 	ffs.set(h.dir, syscall.EACCES)
 	for range 5 {

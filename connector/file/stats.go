@@ -29,7 +29,7 @@ const filesEvery = time.Second
 // Files lists the tracked files, in read order, as of the last copy.
 // Safe for concurrent use.
 func (in *Input) Files() []input.FileStatus {
-	if p := in.filesList.Load(); p != nil {
+	if p := in.rep.filesList.Load(); p != nil {
 		return slices.Clone(*p)
 	}
 	return nil
@@ -39,10 +39,10 @@ func (in *Input) Files() []input.FileStatus {
 // It runs on the goroutine that drives the input, which owns in.ring.
 func (in *Input) publishFiles() {
 	now := in.now()
-	if !in.filesAt.IsZero() && now.Sub(in.filesAt) < filesEvery {
+	if !in.rep.filesAt.IsZero() && now.Sub(in.rep.filesAt) < filesEvery {
 		return
 	}
-	in.filesAt = now
+	in.rep.filesAt = now
 	list := make([]input.FileStatus, 0, len(in.ring))
 	for _, t := range in.ring {
 		if t.life.dead() {
@@ -54,12 +54,12 @@ func (in *Input) publishFiles() {
 			Lag: max(0, size-t.offset), Open: t.f != nil,
 		})
 	}
-	in.filesList.Store(&list)
+	in.rep.filesList.Store(&list)
 }
 
 // Stats returns a snapshot of the counters. Safe for concurrent use.
 func (in *Input) Stats() input.Stats {
-	c := &in.stats
+	c := &in.rep.stats
 	return input.Stats{
 		LinesRead:        c.linesRead.Load(),
 		BytesRead:        c.bytesRead.Load(),

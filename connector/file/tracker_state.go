@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
+	"github.com/edge-agent/edge-agent/connector/file/internal/tracker"
 	"github.com/edge-agent/edge-agent/connector/internal/jsonenc"
 )
 
@@ -43,7 +44,7 @@ type savedState struct {
 
 	key   string
 	sum   fingerprint.Sum
-	prior *prior
+	prior *tracker.Content
 }
 
 // savedPrior is the "prev" of a savedState.
@@ -112,16 +113,23 @@ func decodeState(key string, b []byte) (savedState, error) {
 		if err != nil || p.FPLen <= 0 || p.Offset < 0 || p.Line < 0 {
 			return s, fmt.Errorf("decode position %q: malformed prev", key)
 		}
-		s.prior = &prior{sum: fingerprint.Sum{Len: p.FPLen, Hash: ph}, offset: p.Offset, line: p.Line}
+		s.prior = &tracker.Content{Sum: fingerprint.Sum{Len: p.FPLen, Hash: ph}, Offset: p.Offset, Line: p.Line}
 	}
 	return s, nil
 }
 
+// saved is s as the tracker keeps it.
+func (s savedState) saved() saved {
+	return saved{Key: s.key, ID: s.id(), Path: s.Path, Size: s.Size, Prev: s.prior,
+		Content: tracker.Content{Sum: s.sum, Offset: s.Offset, Line: s.Line}}
+}
+
+// saved is a position restored at Open that no file has claimed yet.
+type saved = tracker.Saved[fileID]
+
 // asPrior is the content s was saved for, as a copy source: its file was
 // truncated or rewritten while the agent was stopped.
-func (s savedState) asPrior() *prior {
-	return &prior{sum: s.sum, offset: s.Offset, line: s.Line}
-}
+func asPrior(s saved) *prior { return &prior{Content: s.Content} }
 
 // stateHeadFixed bounds what appendStateHead adds beside the path.
 const stateHeadFixed = 224
@@ -130,7 +138,7 @@ const stateHeadFixed = 224
 // offset; it changes only when the path or the fingerprint changes, so
 // per-event state costs two integer appends. pathJSON is the path as a
 // JSON string.
-func appendStateHead(dst []byte, id fileID, pathJSON []byte, sum fingerprint.Sum, p *prior) []byte {
+func appendStateHead(dst []byte, id fileID, pathJSON []byte, sum fingerprint.Sum, p *tracker.Content) []byte {
 	dst = append(dst, `{"v":1,"path":`...)
 	dst = append(dst, pathJSON...)
 	dst = append(dst, `,"dev":`...)
@@ -143,13 +151,13 @@ func appendStateHead(dst []byte, id fileID, pathJSON []byte, sum fingerprint.Sum
 	dst = jsonenc.AppendHex64(dst, sum.Hash)
 	if p != nil {
 		dst = append(dst, `","prev":{"fp_len":`...)
-		dst = jsonenc.AppendInt(dst, int64(p.sum.Len))
+		dst = jsonenc.AppendInt(dst, int64(p.Sum.Len))
 		dst = append(dst, `,"fp":"`...)
-		dst = jsonenc.AppendHex64(dst, p.sum.Hash)
+		dst = jsonenc.AppendHex64(dst, p.Sum.Hash)
 		dst = append(dst, `","offset":`...)
-		dst = jsonenc.AppendInt(dst, p.offset)
+		dst = jsonenc.AppendInt(dst, p.Offset)
 		dst = append(dst, `,"line":`...)
-		dst = jsonenc.AppendInt(dst, p.line)
+		dst = jsonenc.AppendInt(dst, p.Line)
 		return append(dst, `},"offset":`...)
 	}
 	return append(dst, `","offset":`...)
