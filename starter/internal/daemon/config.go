@@ -8,6 +8,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/file"
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/connector/journald"
+	"github.com/edge-agent/edge-agent/connector/mqtt"
 	"github.com/edge-agent/edge-agent/connector/syslog"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/management"
@@ -21,7 +22,8 @@ import (
 // output writes its events to stdout; nil where no sender is built.
 func LoadOptions(home string, getenv func(string) string, stdout io.Writer) config.LoadOptions {
 	return config.LoadOptions{
-		Registry: input.NewRegistry(file.NewFactory(), journald.NewFactory(), syslog.NewFactory(), edgesocket.NewFactory()),
+		Registry: input.NewRegistry(file.NewFactory(), journald.NewFactory(), syslog.NewFactory(), edgesocket.NewFactory(),
+			mqtt.NewFactory()),
 		Outputs:  output.NewRegistry(output.NewConsoleFactory(stdout), output.NewTransportFactory()),
 		Getenv:   getenv,
 		Home:     home,
