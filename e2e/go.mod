@@ -3,6 +3,7 @@ module github.com/edge-agent/edge-agent/e2e
 go 1.26.0
 
 require (
+	github.com/eclipse/paho.mqtt.golang v1.5.1
 	github.com/edge-agent/edge-agent/connector v0.0.0
 	github.com/edge-agent/edge-agent/starter v0.0.0
 	github.com/goccy/go-yaml v1.19.2
@@ -13,6 +14,8 @@ require (
 require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/gorilla/websocket v1.5.3 // indirect
+	golang.org/x/net v0.62.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )

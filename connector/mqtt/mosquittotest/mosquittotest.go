@@ -32,7 +32,7 @@ type Options struct {
 
 // Broker is a running mosquitto.
 type Broker struct {
-	t    *testing.T
+	t    testing.TB
 	bin  string
 	dir  string
 	Port int
@@ -64,7 +64,7 @@ func Path(t testing.TB) string {
 
 // Start runs a broker and waits until it accepts connections; it is
 // stopped (SIGTERM, then SIGKILL, by PID) when the test ends.
-func Start(t *testing.T, opts Options) *Broker {
+func Start(t testing.TB, opts Options) *Broker {
 	t.Helper()
 	b := &Broker{t: t, bin: Path(t), dir: t.TempDir(), opts: opts}
 	var err error
@@ -180,7 +180,7 @@ func (b *Broker) Restart() {
 	b.t.Fatalf("restart mosquitto on port %d: %v", b.Port, err)
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
