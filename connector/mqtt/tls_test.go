@@ -1,61 +1,14 @@
 package mqtt
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
+	"github.com/edge-agent/edge-agent/connector/internal/testpki"
 	"github.com/edge-agent/edge-agent/connector/mqtt/mosquittotest"
 )
-
-// pki writes a CA, a server certificate for 127.0.0.1 and a client
-// certificate into dir, as PEM files named <name>.crt / <name>.key.
-func pki(t *testing.T, dir string) {
-	t.Helper()
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	write := func(name string, der []byte, key *ecdsa.PrivateKey) {
-		if err := os.WriteFile(filepath.Join(dir, name+".crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if key != nil {
-			kb, _ := x509.MarshalECPrivateKey(key)
-			if err := os.WriteFile(filepath.Join(dir, name+".key"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	write("ca", caDER, nil)
-	for i, name := range []string{"server", "client"} {
-		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(int64(i + 2)), Subject: pkix.Name{CommonName: name},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-			IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		write(name, der, key)
-	}
-}
 
 // A broker requiring TLS, a client certificate and a password: the input
 // connects over mqtts:// with all three and receives; without the client
@@ -67,15 +20,15 @@ func TestTLSClientCertAndPassword(t *testing.T) {
 		passwd = p
 	}
 	dir := t.TempDir()
-	pki(t, dir)
+	pk := testpki.Write(t, dir)
 	pwFile := filepath.Join(dir, "passwd")
 	if out, err := exec.Command(passwd, "-c", "-b", pwFile, "gw7", "s3cret-pass").CombinedOutput(); err != nil {
 		t.Fatalf("mosquitto_passwd: %v: %s", err, out)
 	}
 	b := mosquittotest.Start(t, mosquittotest.Options{NoAnonymous: true, Extra: "" +
-		"cafile " + filepath.Join(dir, "ca.crt") + "\n" +
-		"certfile " + filepath.Join(dir, "server.crt") + "\n" +
-		"keyfile " + filepath.Join(dir, "server.key") + "\n" +
+		"cafile " + pk.CA + "\n" +
+		"certfile " + pk.ServerCert + "\n" +
+		"keyfile " + pk.ServerKey + "\n" +
 		"require_certificate true\n" +
 		"password_file " + pwFile + "\n"})
 	if err := os.WriteFile(filepath.Join(dir, "pw"), []byte("s3cret-pass\n"), 0o600); err != nil {
@@ -85,7 +38,7 @@ func TestTLSClientCertAndPassword(t *testing.T) {
 		c := brokerConfig(b, "secure/#")
 		c.Brokers = []string{b.URL("mqtts")}
 		c.Username, c.PasswordFile = "gw7", filepath.Join(dir, "pw")
-		c.TLS = TLSConfig{CAFile: filepath.Join(dir, "ca.crt"), CertFile: filepath.Join(dir, "client.crt"), KeyFile: filepath.Join(dir, "client.key")}
+		c.TLS = TLSConfig{CAFile: pk.CA, CertFile: pk.ClientCert, KeyFile: pk.ClientKey}
 		return c
 	}
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/edgesocket"
 	"github.com/edge-agent/edge-agent/connector/file"
+	"github.com/edge-agent/edge-agent/connector/httpin"
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/connector/journald"
 	"github.com/edge-agent/edge-agent/connector/mqtt"
@@ -23,10 +24,10 @@ import (
 func LoadOptions(home string, getenv func(string) string, stdout io.Writer) config.LoadOptions {
 	return config.LoadOptions{
 		Registry: input.NewRegistry(file.NewFactory(), journald.NewFactory(), syslog.NewFactory(), edgesocket.NewFactory(),
-			mqtt.NewFactory()),
-		Outputs:  output.NewRegistry(output.NewConsoleFactory(stdout), output.NewTransportFactory()),
-		Getenv:   getenv,
-		Home:     home,
+			mqtt.NewFactory(), httpin.NewFactory()),
+		Outputs: output.NewRegistry(output.NewConsoleFactory(stdout), output.NewTransportFactory()),
+		Getenv:  getenv,
+		Home:    home,
 	}
 }
 
