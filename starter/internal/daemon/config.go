@@ -5,11 +5,13 @@ import (
 	"log/slog"
 
 	"github.com/edge-agent/edge-agent/connector/edgesocket"
+	"github.com/edge-agent/edge-agent/connector/execin"
 	"github.com/edge-agent/edge-agent/connector/file"
 	"github.com/edge-agent/edge-agent/connector/httpin"
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/connector/journald"
 	"github.com/edge-agent/edge-agent/connector/mqtt"
+	"github.com/edge-agent/edge-agent/connector/stdin"
 	"github.com/edge-agent/edge-agent/connector/syslog"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/management"
@@ -24,7 +26,7 @@ import (
 func LoadOptions(home string, getenv func(string) string, stdout io.Writer) config.LoadOptions {
 	return config.LoadOptions{
 		Registry: input.NewRegistry(file.NewFactory(), journald.NewFactory(), syslog.NewFactory(), edgesocket.NewFactory(),
-			mqtt.NewFactory(), httpin.NewFactory()),
+			mqtt.NewFactory(), httpin.NewFactory(), stdin.NewFactory(), execin.NewFactory()),
 		Outputs: output.NewRegistry(output.NewConsoleFactory(stdout), output.NewTransportFactory()),
 		Getenv:  getenv,
 		Home:    home,
