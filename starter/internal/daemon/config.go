@@ -11,6 +11,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/connector/journald"
 	"github.com/edge-agent/edge-agent/connector/mqtt"
+	"github.com/edge-agent/edge-agent/connector/otlp"
 	"github.com/edge-agent/edge-agent/connector/stdin"
 	"github.com/edge-agent/edge-agent/connector/syslog"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
@@ -26,7 +27,7 @@ import (
 func LoadOptions(home string, getenv func(string) string, stdout io.Writer) config.LoadOptions {
 	return config.LoadOptions{
 		Registry: input.NewRegistry(file.NewFactory(), journald.NewFactory(), syslog.NewFactory(), edgesocket.NewFactory(),
-			mqtt.NewFactory(), httpin.NewFactory(), stdin.NewFactory(), execin.NewFactory()),
+			mqtt.NewFactory(), httpin.NewFactory(), stdin.NewFactory(), execin.NewFactory(), otlp.NewFactory()),
 		Outputs: output.NewRegistry(output.NewConsoleFactory(stdout), output.NewTransportFactory()),
 		Getenv:  getenv,
 		Home:    home,
