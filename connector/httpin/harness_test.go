@@ -98,9 +98,18 @@ type reply struct {
 
 func post(t *testing.T, c *http.Client, url string, body []byte, headers ...string) reply {
 	t.Helper()
+	r, err := postE(t, c, url, body, headers...)
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	return r
+}
+
+// postE is post reporting a request that got no answer, for goroutines.
+func postE(t *testing.T, c *http.Client, url string, body []byte, headers ...string) (reply, error) {
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		t.Fatal(err)
+		return reply{}, err
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
@@ -110,9 +119,9 @@ func post(t *testing.T, c *http.Client, url string, body []byte, headers ...stri
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		t.Fatalf("POST %s: %v", url, err)
+		return reply{}, err
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return reply{resp.StatusCode, resp.Header, string(b)}
+	return reply{resp.StatusCode, resp.Header, string(b)}, nil
 }
