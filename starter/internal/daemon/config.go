@@ -5,9 +5,14 @@ import (
 	"log/slog"
 
 	"github.com/edge-agent/edge-agent/connector/edgesocket"
+	"github.com/edge-agent/edge-agent/connector/execin"
 	"github.com/edge-agent/edge-agent/connector/file"
+	"github.com/edge-agent/edge-agent/connector/httpin"
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/connector/journald"
+	"github.com/edge-agent/edge-agent/connector/mqtt"
+	"github.com/edge-agent/edge-agent/connector/otlp"
+	"github.com/edge-agent/edge-agent/connector/stdin"
 	"github.com/edge-agent/edge-agent/connector/syslog"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/management"
@@ -21,10 +26,11 @@ import (
 // output writes its events to stdout; nil where no sender is built.
 func LoadOptions(home string, getenv func(string) string, stdout io.Writer) config.LoadOptions {
 	return config.LoadOptions{
-		Registry: input.NewRegistry(file.NewFactory(), journald.NewFactory(), syslog.NewFactory(), edgesocket.NewFactory()),
-		Outputs:  output.NewRegistry(output.NewConsoleFactory(stdout), output.NewTransportFactory()),
-		Getenv:   getenv,
-		Home:     home,
+		Registry: input.NewRegistry(file.NewFactory(), journald.NewFactory(), syslog.NewFactory(), edgesocket.NewFactory(),
+			mqtt.NewFactory(), httpin.NewFactory(), stdin.NewFactory(), execin.NewFactory(), otlp.NewFactory()),
+		Outputs: output.NewRegistry(output.NewConsoleFactory(stdout), output.NewTransportFactory()),
+		Getenv:  getenv,
+		Home:    home,
 	}
 }
 

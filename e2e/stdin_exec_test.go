@@ -1,0 +1,115 @@
+//go:build unix
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// lineMessages counts the "message" of every event with a _ts and no
+// topic (stdin and exec events) the receiver wrote.
+func lineMessages(t *testing.T, rc *receiver) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, g := range receivedGroups(t, rc.out) {
+		for _, o := range g {
+			if m, ok := o["message"].(string); ok && o["_ts"] != nil && o["topic"] == nil {
+				out[m]++
+			}
+		}
+	}
+	return out
+}
+
+// The built agent reads a pipe on its stdin (type: stdin) and runs a
+// command (type: exec) that prints lines, writes to stderr and exits 4:
+// every line of both arrives, the exit code and the stderr line are in the
+// log, and a SIGTERM stop keeps the agent's exit code 0.
+func TestStdinAndExec(t *testing.T) {
+	skipShort(t)
+	rc := startReceiver(t, "e2e-token-0123456789")
+	root := newRoot(t, options{port: rc.port})
+	root.opts.inputs = `inputs:
+  - id: in
+    type: stdin
+  - id: cmd
+    type: exec
+    command: ["/bin/sh", "-c", "i=0; while [ $i -lt 300 ]; do echo exec-$i; i=$((i+1)); done; echo exec-stderr-note >&2; exit 4"]
+    restart-backoff-ms: 3600000
+    max-restart-backoff-ms: 3600000
+`
+	root.writeConfig()
+
+	cmd := exec.Command(bins.agent, "start")
+	cmd.Dir, cmd.Env = root.dir, root.env()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logDir := t.TempDir()
+	errFile, err := os.Create(filepath.Join(logDir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errFile.Close()
+	cmd.Stdout, cmd.Stderr = errFile, errFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill() // by PID; a no-op once it exited
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+		}
+	})
+	var want []string
+	for i := range 500 {
+		want = append(want, fmt.Sprintf("stdin-%d", i))
+	}
+	for i := range 300 {
+		want = append(want, fmt.Sprintf("exec-%d", i))
+	}
+	if _, err := fmt.Fprintln(stdin, strings.Join(want[:500], "\n")); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Close()
+	var got map[string]int
+	eventually(t, deliverTimeout, "every stdin and exec line delivered", func() bool {
+		got = lineMessages(t, rc)
+		for _, w := range want {
+			if got[w] == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	eventually(t, 20*time.Second, "the exit code and stderr logged", func() bool {
+		log := root.logText()
+		return strings.Contains(log, `"exit_code":4`) && strings.Contains(log, "exec-stderr-note") &&
+			strings.Contains(log, "stdin reached its end")
+	})
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("agent exit after SIGTERM: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("agent did not stop within 30s of SIGTERM")
+	}
+	for _, w := range want {
+		if got[w] != 1 {
+			t.Fatalf("%s delivered %d times", w, got[w])
+		}
+	}
+}
