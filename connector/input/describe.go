@@ -45,6 +45,14 @@ type Counts struct {
 	DroppedQueueFull int64
 }
 
+// HelpParseErrors and HelpConnections are the help of
+// input_parse_errors_total and input_connections, shared by every input
+// that reports them.
+const (
+	HelpParseErrors = "Messages an input delivered raw because they did not parse."
+	HelpConnections = "Connections open to an input that listens (syslog, http)."
+)
+
 // HelpDropped is the help of input_dropped_total, shared by every input
 // that reports a reason of its own.
 const HelpDropped = "Messages an input dropped before the WAL, by reason (queue_full: a UDP syslog input's queue was full; malformed: not well-formed syslog, strict; receive_buffer: datagrams the kernel dropped, the socket's receive buffer full)."

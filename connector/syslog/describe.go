@@ -20,11 +20,11 @@ func (in *Input) Describe() component.Description {
 	}.Values()
 	vs = append(vs,
 		component.Value{Key: "connections", OmitZero: true, N: s.Connections, Kind: component.Gauge, Metric: "input_connections",
-			Help: "Connections open to an input that listens (syslog over TCP/TLS)."},
+			Help: input.HelpConnections},
 		component.Value{Key: "connections_total", OmitZero: true, N: s.ConnectionsTotal},
 		component.Value{Key: "connections_refused", OmitZero: true, N: s.ConnectionsRefused},
 		component.Value{Key: "parse_errors", OmitZero: true, N: s.ParseErrors, Metric: "input_parse_errors_total",
-			Help: "Messages an input delivered raw because they did not parse."},
+			Help: input.HelpParseErrors},
 		dropped("dropped_malformed", "malformed", s.DroppedMalformed),
 		dropped("dropped_receive_buffer", "receive_buffer", s.DroppedReceiveBuffer),
 		closed("connections_evicted", "evicted", s.ConnectionsEvicted),
