@@ -11,7 +11,9 @@ import (
 // description check the renderers rely on, and sums them up for people.
 func TestDescribe(t *testing.T) {
 	in := &Input{}
-	in.stats.runs.Store(2); in.stats.lastExit.Store(-1); in.stats.failures.Store(1)
+	in.stats.runs.Store(2)
+	in.stats.lastExit.Store(-1)
+	in.stats.failures.Store(1)
 	d := in.Describe()
 	if err := component.Check(d); err != nil {
 		t.Fatal(err)

@@ -11,7 +11,9 @@ import (
 // description check the renderers rely on, and sums them up for people.
 func TestDescribe(t *testing.T) {
 	in := &Input{}
-	in.stats.requests.Store(5); in.stats.refused.Store(2); in.stats.stored.Store(3)
+	in.stats.requests.Store(5)
+	in.stats.refused.Store(2)
+	in.stats.stored.Store(3)
 	d := in.Describe()
 	if err := component.Check(d); err != nil {
 		t.Fatal(err)

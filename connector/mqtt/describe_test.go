@@ -11,7 +11,9 @@ import (
 // description check the renderers rely on, and sums them up for people.
 func TestDescribe(t *testing.T) {
 	in := &Input{}
-	in.stats.connects.Store(3); in.stats.connected.Store(1); in.stats.acked.Store(7)
+	in.stats.connects.Store(3)
+	in.stats.connected.Store(1)
+	in.stats.acked.Store(7)
 	d := in.Describe()
 	if err := component.Check(d); err != nil {
 		t.Fatal(err)

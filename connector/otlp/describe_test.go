@@ -11,7 +11,8 @@ import (
 // description check the renderers rely on, and sums them up for people.
 func TestDescribe(t *testing.T) {
 	in := &Input{}
-	in.stats.exports.Store(4); in.stats.rejected.Store(1)
+	in.stats.exports.Store(4)
+	in.stats.rejected.Store(1)
 	d := in.Describe()
 	if err := component.Check(d); err != nil {
 		t.Fatal(err)

@@ -11,7 +11,8 @@ import (
 // description check the renderers rely on, and sums them up for people.
 func TestDescribe(t *testing.T) {
 	in := &Input{}
-	in.stats.lines.Store(9); in.eof.Store(true)
+	in.stats.lines.Store(9)
+	in.eof.Store(true)
 	d := in.Describe()
 	if err := component.Check(d); err != nil {
 		t.Fatal(err)
