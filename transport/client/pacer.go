@@ -12,8 +12,11 @@ const (
 	// bursts of this much of the rate, not one timer per row.
 	paceQuantum = time.Millisecond
 	// paceBurst bounds the rows a paced sender may save up while it was
-	// not sending, in time at its rate.
-	paceBurst = 4 * time.Millisecond
+	// not sending, in time at its rate: a sender that stopped between two
+	// sends (its own disk, a commit barrier) while the engine drained
+	// makes up for them, up to about the queue's worth at the engine's
+	// defaults.
+	paceBurst = 16 * time.Millisecond
 	// paceProbe is how long, in rows granted at the rate, a pacer runs
 	// without a QUEUE_FULL before it raises its rate by 1/paceGrowth.
 	paceProbe  = 100 * time.Millisecond
@@ -21,6 +24,8 @@ const (
 	// paceHeadroom: the rate is set 1/paceHeadroom above the measured
 	// drain, so the queue refills slowly to its mark after a pause.
 	paceHeadroom = 32
+	// paceFall bounds the fall of the rate per measurement to 1/paceFall.
+	paceFall = 8
 )
 
 // pacer keeps the engine's queue just under its QUEUE_FULL mark. The
@@ -34,7 +39,8 @@ const (
 // reaches the mark again only slowly, with few lines in flight to be
 // refused. A pacer that sent too slowly (no QUEUE_FULL for paceProbe's
 // worth of rows) raises its rate, so a low estimate recovers
-// geometrically. An engine that took no row since the previous episode
+// geometrically; a measurement lowers it by at most 1/paceFall, since a
+// cycle in which the queue ran empty measures less than the drain. An engine that took no row since the previous episode
 // (or, at the first episode, since the session began) is not known to be
 // draining: the pause is then the delay it asked for.
 //
@@ -60,7 +66,10 @@ func (p *pacer) received() { p.epRows++ }
 func (p *pacer) queueFull(now time.Time, asked time.Duration) time.Duration {
 	if !p.epoch.IsZero() && p.epRows > 0 {
 		if d := now.Sub(p.epoch).Seconds(); d > 0 {
-			p.rate = float64(p.epRows) / d * (1 + 1.0/paceHeadroom)
+			// A cycle in which the queue ran empty (the sender stalled)
+			// measures less than the drain: one cycle lowers the rate by
+			// at most 1/paceFall, and a lasting fall shows again and again.
+			p.rate = max(float64(p.epRows)/d*(1+1.0/paceHeadroom), p.rate*(1-1.0/paceFall))
 		}
 	}
 	p.draining = p.epRows > 0
