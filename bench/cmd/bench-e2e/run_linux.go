@@ -232,7 +232,7 @@ func (b *bench) agentRun(ctx context.Context, config string, run int, work strin
 	go func() { exited <- cmd.Wait() }()
 	if slowDisk {
 		// Measure and stop the agent, strace's child, not strace.
-		if pid, err = tracee(ctx, pid); err != nil {
+		if pid, err = tracee(ctx, pid, b.agent); err != nil {
 			_ = cmd.Process.Kill() // strace's PID only
 			<-exited
 			return res, err
