@@ -16,7 +16,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 TEST_FLAGS  ?= -race -count=1 -timeout 12m
 BENCH_COUNT ?= 3
 
-.PHONY: help build test test-unit test-purego test-standalone test-windows test-cross lint fmt bench bench-e2e bench-flash bench-processing bench-relay demo dist clean
+.PHONY: help build test test-unit test-purego test-standalone test-windows test-cross lint fmt bench bench-e2e bench-edge bench-flash bench-processing bench-relay demo dist clean
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -117,6 +117,17 @@ bench: ## print the benchmark figures (codec, client pipelining, reader, WAL, en
 bench-e2e: build ## run the built agent end to end (RAW, nosync, in-flight 1, PACKET, 20/100 ms RTT, backlog drain, bare bbolt)
 	cd bench && N='$(N)' RUNS='$(RUNS)' CONFIGS='$(CONFIGS)' RTT_N='$(RTT_N)' BACKLOG_N='$(BACKLOG_N)' PPROF='$(PPROF)' \
 		$(GO) run ./cmd/bench-e2e -agent ../bin/edge-agent
+
+# The edge-conditions table of docs/performance.md (Linux, strace; about
+# 15 min at the defaults): fsync delayed 3.5/10/30 ms by strace's fault
+# injection, a 20/100/600 ms round trip through the RTT proxy, the engine
+# model against its minimal pipelined client, then raw-fsync with the
+# agent and its sink on one core (taskset -c 0). N, RUNS, RTT_N as above.
+EDGE_CONFIGS := fsync3.5,fsync10,fsync30,rtt20,rtt100,rtt600,model-min,model
+bench-edge: build ## run the agent under edge conditions: slow fsync, long round trips, the engine's pace, one core
+	cd bench && $(GO) build -o ../bin/bench-e2e ./cmd/bench-e2e
+	cd bench && N='$(or $(N),300000)' RUNS='$(RUNS)' RTT_N='$(RTT_N)' ../bin/bench-e2e -agent ../bin/edge-agent -configs '$(EDGE_CONFIGS)'
+	cd bench && N='$(or $(N),300000)' RUNS='$(RUNS)' taskset -c 0 ../bin/bench-e2e -agent ../bin/edge-agent -configs raw-fsync
 
 # The relay figures of docs/fleet.md (Linux; ~40 s): COLLECTORS simulated
 # collectors (the transport client library, pipelined) → the built agent

@@ -28,8 +28,11 @@
 //
 // Outcomes: RECEIVED → Received. RETRY → jittered backoff and the same
 // line again, counted toward MaxBatchSendAttempts (Failed when they run
-// out). QUEUE_FULL:<ms> → wait <ms>, at most ReadTimeout, then resend,
-// not counted. During either wait nothing new is written. DECRYPT_FAILED
+// out). QUEUE_FULL:<ms> → not counted; if the engine took rows since its
+// previous QUEUE_FULL it is draining: wait a few milliseconds, then send
+// at the drain rate measured between QUEUE_FULL episodes (pacer), so its
+// queue stays just under its mark; else wait <ms>, at most ReadTimeout,
+// then resend. During either wait nothing new is written. DECRYPT_FAILED
 // stops the call with transport.ErrDecryptFailed. Any other reply fails
 // that batch only.
 //

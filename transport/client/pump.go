@@ -163,6 +163,13 @@ func (p *pumpRun) fill() error {
 	c, s, k := p.c, p.s, p.k
 	for {
 		for p.batches() < c.limit(s) && len(k.ready) > 0 && !c.draining(s, k) {
+			if s.pace.rate > 0 {
+				now := time.Now()
+				if wait := s.pace.take(now); wait > 0 {
+					p.pauseUntil = now.Add(wait)
+					break
+				}
+			}
 			i := k.ready[0]
 			s.line = protocol.AppendCheckedBatch(s.line[:0], k.batches[i].ID, k.batches[i].Payload)
 			k.ready = k.ready[1:]
@@ -294,6 +301,7 @@ func (p *pumpRun) onBatch(f flight, reply protocol.Reply, limited bool) error {
 		k.held = append(k.held, i)
 		c.stats.received.Add(1)
 		s.win.received(limited)
+		s.pace.received()
 		s.noteReceived(id)
 	case protocol.CodeRetry:
 		c.stats.retries.Add(1)
@@ -311,12 +319,18 @@ func (p *pumpRun) onBatch(f flight, reply protocol.Reply, limited bool) error {
 	case protocol.CodeQueueFull:
 		c.stats.queueFull.Add(1)
 		k.requeue(i)
-		s.win.queueFull(end, s.handed())
 		// The engine may ask for up to 10 minutes; a connection can die
 		// unnoticed in that time. Wait at most ReadTimeout, look at the
-		// connection, resend: a still-full engine says so.
+		// connection, resend: a still-full engine says so. While it is
+		// draining, the pacer waits much less and then sends at its pace.
+		now := time.Now()
 		wait := min(reply.Delay, c.cfg.ReadTimeout)
-		p.pauseUntil = later(p.pauseUntil, time.Now().Add(wait))
+		if s.win.queueFull(end, s.handed()) {
+			wait = s.pace.queueFull(now, wait)
+		} else {
+			wait = s.pace.pause(wait)
+		}
+		p.pauseUntil = later(p.pauseUntil, now.Add(wait))
 		c.log.Debug("edgesocket QUEUE_FULL", slog.Int64("batch_id", id), slog.Duration("asked", reply.Delay), slog.Duration("wait", wait))
 	case protocol.CodeDecryptFailed:
 		k.finish(i, transport.Failed, fmt.Errorf("batch %d: %w", id, transport.ErrDecryptFailed))

@@ -24,6 +24,7 @@ type session struct {
 	in   *markingReader // under r: when each chunk was read
 	line []byte         // scratch for one request line
 	win  window         // batch lines that may await replies
+	pace pacer          // the rate the engine's queue drains at
 
 	// settled: Settle ran on this session (checkpoint delivery sends no
 	// batch before).

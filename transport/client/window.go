@@ -47,13 +47,15 @@ func (w *window) received(limited bool) {
 }
 
 // queueFull records a QUEUE_FULL or RETRY for the line ending at end,
-// when the stream had been written up to handed.
-func (w *window) queueFull(end, handed int64) {
+// when the stream had been written up to handed; true when it begins a
+// new episode.
+func (w *window) queueFull(end, handed int64) bool {
 	if end <= w.cutEnd {
-		return
+		return false
 	}
 	w.threshold = max(w.size/2, 1)
 	w.size = w.threshold
 	w.credit = 0
 	w.cutEnd = handed
+	return true
 }

@@ -17,13 +17,18 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
 // configNames are the rows, in order. Each is described in configHelp.
-var configNames = []string{"raw-fsync", "nosync", "if1", "packet", "packet-store", "rtt20", "rtt100", "model", "checkpoint", "backlog", "bolt"}
+var configNames = []string{"raw-fsync", "nosync", "if1", "packet", "packet-store", "rtt20", "rtt100", "model", "model-min", "checkpoint", "backlog", "bolt"}
+
+// edgeConfigNames are the edge-conditions rows (`make bench-edge`), not run
+// by default.
+var edgeConfigNames = []string{"fsync3.5", "fsync10", "fsync30", "rtt600"}
 
 const configHelp = `raw-fsync  defaults: RAW, queue.fsync on
 nosync     queue.fsync: false
@@ -32,13 +37,21 @@ packet     PACKET, gzip (default level), aes_gcm; the sink decrypts and decodes
 packet-store  the same with output.compression-level: 0 (stored in gzip framing)
 rtt20      defaults through a proxy adding a 20 ms round trip (N is -rtt-n)
 rtt100     the same with 100 ms
-model      defaults into the engine model (queue 8192, ratio 0.9, QUEUE_FULL:200,
+model      defaults into the engine model (its defaults: queue 1024, ratio 0.9, QUEUE_FULL:500,
            drain at its default ceiling, a checkpoint every second); a line
            counts once committed (N is -rtt-n)
+model-min  the yardstick of the model row: a minimal pipelined client (window
+           1,024, a line resent at once after QUEUE_FULL) into the same model
 checkpoint the same with agent.delivery-guarantee: CHECKPOINT
 backlog    -backlog-n rows queued while the sink refuses, then the drain is timed
 bolt       a bare bbolt append loop: 200-byte records, bulk-max-size (256) per
-           fsynced transaction, as the WAL's group commit; not the agent`
+           fsynced transaction, as the WAL's group commit; not the agent
+Edge conditions, named only (make bench-edge):
+fsync3.5   defaults with every fsync and fdatasync of the agent delayed 3.5 ms
+           by strace's syscall fault injection (a slow consumer SSD)
+fsync10    the same, 10 ms (eMMC, a good SD card)
+fsync30    the same, 30 ms (a slow SD card)
+rtt600     defaults through a proxy adding a 600 ms round trip (N is -rtt-n)`
 
 type options struct {
 	agent    string
@@ -81,7 +94,7 @@ func parseFlags(args []string) (options, error) {
 	o := options{}
 	fs.StringVar(&o.agent, "agent", "bin/edge-agent", "the agent binary to measure")
 	fs.IntVar(&o.n, "n", envInt("N", 1_000_000), "lines per run (env N)")
-	fs.IntVar(&o.rttN, "rtt-n", envInt("RTT_N", 100_000), "lines per run of rtt20 and rtt100 (env RTT_N)")
+	fs.IntVar(&o.rttN, "rtt-n", envInt("RTT_N", 100_000), "lines per run of the rtt and model configs (env RTT_N)")
 	fs.IntVar(&o.backlogN, "backlog-n", envInt("BACKLOG_N", 2_000_000), "rows of the backlog config (env BACKLOG_N)")
 	fs.IntVar(&o.runs, "runs", envInt("RUNS", 3), "runs per config; each row shows the median and min..max (env RUNS)")
 	configs := fs.String("configs", envString("CONFIGS", strings.Join(configNames, ",")), "comma-separated configs (env CONFIGS):\n"+configHelp)
@@ -118,7 +131,7 @@ func parseFlags(args []string) (options, error) {
 			continue
 		}
 		if !known(c) {
-			errs = append(errs, fmt.Errorf("-configs: unknown config %q (known: %s)", c, strings.Join(configNames, ", ")))
+			errs = append(errs, fmt.Errorf("-configs: unknown config %q (known: %s)", c, strings.Join(append(configNames, edgeConfigNames...), ", ")))
 		}
 		o.configs = append(o.configs, c)
 	}
@@ -137,12 +150,7 @@ func parseFlags(args []string) (options, error) {
 }
 
 func known(c string) bool {
-	for _, k := range configNames {
-		if c == k {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(configNames, c) || slices.Contains(edgeConfigNames, c)
 }
 
 func envInt(key string, def int) int {

@@ -16,11 +16,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/edge-agent/edge-agent/transport/codec"
 	"github.com/edge-agent/edge-agent/transport/enginemodel"
+	"github.com/edge-agent/edge-agent/transport/protocol"
 	"github.com/edge-agent/edge-agent/transport/transporttest"
 	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
@@ -126,7 +128,7 @@ func (b *bench) dataFor(n int) (dataFile, error) {
 func (b *bench) runOne(config string, run int) (result, error) {
 	n := b.o.n
 	switch config {
-	case "rtt20", "rtt100", "model", "checkpoint":
+	case "rtt20", "rtt100", "rtt600", "model", "model-min", "checkpoint":
 		n = b.o.rttN
 	case "backlog":
 		n = b.o.backlogN
@@ -148,6 +150,15 @@ func (b *bench) runOne(config string, run int) (result, error) {
 	defer cancel()
 	if config == "bolt" {
 		return boltLoop(ctx, filepath.Join(work, "bolt.db"), n, b.o.timeout)
+	}
+	if config == "model-min" {
+		t := newTally(n)
+		endpoint, err := startModel(ctx, t)
+		if err != nil {
+			return result{}, err
+		}
+		wall, err := minimalRun(ctx, endpoint, d.path, t)
+		return result{ok: err == nil, lines: n, bytes: d.bytes, wall: wall, cpu: -1, hwm: -1, writeBytes: -1}, err
 	}
 	return b.agentRun(ctx, config, run, work, d, n)
 }
@@ -183,11 +194,8 @@ func (b *bench) agentRun(ctx context.Context, config string, run int, work strin
 		endpoint = srv.Addr()
 	}
 	switch config {
-	case "rtt20", "rtt100":
-		rtt := 20 * time.Millisecond
-		if config == "rtt100" {
-			rtt = 100 * time.Millisecond
-		}
+	case "rtt20", "rtt100", "rtt600":
+		rtt := map[string]time.Duration{"rtt20": 20 * time.Millisecond, "rtt100": 100 * time.Millisecond, "rtt600": 600 * time.Millisecond}[config]
 		p, err := transporttest.StartDelayProxy(endpoint, rtt)
 		if err != nil {
 			return res, err
@@ -207,6 +215,12 @@ func (b *bench) agentRun(ctx context.Context, config string, run int, work strin
 	}
 	defer logf.Close()
 	cmd := exec.Command(b.agent, "start", "--config", conf)
+	delay, slowDisk := fsyncDelays[config]
+	if slowDisk {
+		cmd = exec.Command("strace", "-f", "-qq", "--seccomp-bpf", "-o", "/dev/null",
+			"-e", "trace=fsync,fdatasync", "-e", fmt.Sprintf("inject=fsync,fdatasync:delay_exit=%d", delay.Microseconds()),
+			"--", b.agent, "start", "--config", conf)
+	}
 	cmd.Dir, cmd.Stdout, cmd.Stderr = work, logf, logf
 	cmd.Env = append(os.Environ(), "EDGE_AGENT_HOME="+work)
 	start := time.Now()
@@ -216,6 +230,14 @@ func (b *bench) agentRun(ctx context.Context, config string, run int, work strin
 	pid := cmd.Process.Pid
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	if slowDisk {
+		// Measure and stop the agent, strace's child, not strace.
+		if pid, err = tracee(ctx, pid, b.agent); err != nil {
+			_ = cmd.Process.Kill() // strace's PID only
+			<-exited
+			return res, err
+		}
+	}
 	profiled := b.startProfile(ctx, apiAddr, fmt.Sprintf("%s-%d.pprof", config, run))
 	var last procSample
 	sample := func() {
@@ -230,7 +252,7 @@ func (b *bench) agentRun(ctx context.Context, config string, run int, work strin
 			fmt.Fprintf(os.Stderr, "run %d %s: cpu profile: %v\n", run, config, err)
 		}
 		sample()
-		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = syscall.Kill(pid, syscall.SIGTERM) // the agent's PID
 		select {
 		case <-exited:
 		case <-time.After(20 * time.Second):
@@ -461,12 +483,13 @@ func readFileOrEmpty(path string) string {
 	return string(b)
 }
 
-// startModel serves the engine model until ctx is done, with the queue
-// and QUEUE_FULL delay the engine was measured with, and tallies each
-// line once a checkpoint committed it.
+// startModel serves the engine model until ctx is done, with the
+// engine's default queue and QUEUE_FULL delay, and tallies each line once
+// a checkpoint committed it; at the end it prints the batches it answered
+// and how many of them QUEUE_FULL.
 func startModel(ctx context.Context, t *tally) (string, error) {
 	job, err := enginemodel.NewJob(enginemodel.JobConfig{
-		Source:             enginemodel.SourceConfig{QueueCapacity: 8192, QueueRatio: 0.9, QueueFullRetryAfterMs: 200},
+		Source:             enginemodel.SourceConfig{}, // the engine's defaults
 		CheckpointInterval: time.Second,
 		Output: func(rows []enginemodel.Committed) {
 			for _, r := range rows {
@@ -477,7 +500,17 @@ func startModel(ctx context.Context, t *tally) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	srv, err := enginemodel.NewServer(job.Source(), enginemodel.ServerConfig{Session: enginemodel.SessionConfig{Token: token}})
+	var batches, queueFull atomic.Int64
+	observe := func(kind protocol.Kind, _ int64, reply string) {
+		if kind != protocol.KindBatch {
+			return
+		}
+		batches.Add(1)
+		if strings.HasPrefix(reply, protocol.QueueFullPrefix) {
+			queueFull.Add(1)
+		}
+	}
+	srv, err := enginemodel.NewServer(job.Source(), enginemodel.ServerConfig{Session: enginemodel.SessionConfig{Token: token, Observe: observe}})
 	if err != nil {
 		return "", err
 	}
@@ -485,10 +518,31 @@ func startModel(ctx context.Context, t *tally) (string, error) {
 		return "", fmt.Errorf("start the engine model: %w", err)
 	}
 	tick := time.NewTicker(5 * time.Millisecond)
+	// Samples of the queue while rows come: how often the sink had nothing.
+	var samples, empty atomic.Int64
+	go func() {
+		probe := time.NewTicker(10 * time.Millisecond)
+		defer probe.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-probe.C:
+				if batches.Load() > 0 && !t.complete() {
+					samples.Add(1)
+					if job.Source().Figures().Queued == 0 {
+						empty.Add(1)
+					}
+				}
+			}
+		}
+	}()
 	go func() {
 		defer tick.Stop()
 		defer srv.Close()
 		_ = job.Run(ctx, time.Now(), tick.C)
+		fmt.Fprintf(os.Stderr, "engine model: batches=%d queue_full=%d queue empty in %d of %d samples\n",
+			batches.Load(), queueFull.Load(), empty.Load(), samples.Load())
 	}()
 	return srv.Addr(), nil
 }

@@ -77,3 +77,13 @@ func (t *tally) counts() (unique, dups, bad int) {
 	defer t.mu.Unlock()
 	return t.unique, t.dups, t.bad
 }
+
+// complete reports whether every line arrived.
+func (t *tally) complete() bool {
+	select {
+	case <-t.done:
+		return true
+	default:
+		return false
+	}
+}
