@@ -30,6 +30,14 @@ type SourceConfig struct {
 	// QueueFullRetryAfterMs is queue_full_retry_after_ms, the value put
 	// in QUEUE_FULL replies. Default 500.
 	QueueFullRetryAfterMs int
+	// Sink, when set, takes each record the moment the source accepts
+	// it, in place of a job polling the queue: a downstream that keeps
+	// up with any collector. The record is emitted at once (its batch id
+	// drained), so the queue stays empty and QUEUE_FULL never comes from
+	// backpressure; __COMMIT__ still answers from checkpoints (Snapshot,
+	// CheckpointComplete). Sink runs under the source's lock and must not
+	// call the source; the payload is valid only during the call.
+	Sink func(Record)
 }
 
 func (c SourceConfig) withDefaults() SourceConfig {
@@ -173,6 +181,11 @@ func (s *Source) batch(epoch uint64, id int64, payload []byte, dec *codec.Decode
 			return DecodeReply(err), true
 		}
 	}
+	if s.cfg.Sink != nil {
+		s.markReceived(id)
+		s.emit(Record{BatchID: id, Payload: record})
+		return protocol.ReplyReceived, true
+	}
 	// The queue keeps the record past the caller's buffer.
 	if !s.q.offer(Record{BatchID: id, Payload: slices.Clone(record)}) {
 		return protocol.ReplyRetry, true
@@ -214,6 +227,12 @@ func (s *Source) poll(epoch uint64) (r Record, ok, gone bool) {
 		s.markEmitted(r.BatchID)
 	}
 	return r, ok, false
+}
+
+// emit hands r to the Sink and counts it out.
+func (s *Source) emit(r Record) {
+	s.cfg.Sink(r)
+	s.markEmitted(r.BatchID)
 }
 
 // markEmitted counts one record of id out; the id is drained when its
@@ -302,7 +321,8 @@ func (s *Source) clearCommitted() {
 // Restore replaces the source's state with st, as a reader restored from
 // a checkpoint: the snapshot's watermark counts as committed, ids up to
 // the saved lastReceived that are unknown answer RESEND, and the queued
-// records are offered again. It fails when the queue cannot take them.
+// records are offered again (to the Sink, if set). It fails when the
+// queue cannot take them.
 func (s *Source) Restore(st State) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -317,6 +337,10 @@ func (s *Source) Restore(st State) error {
 	s.sessionFloor = st.LastReceived
 	s.restored = true
 	for i, r := range st.Queued {
+		if s.cfg.Sink != nil {
+			s.emit(r)
+			continue
+		}
 		if !s.q.offer(Record{BatchID: r.BatchID, Payload: slices.Clone(r.Payload)}) {
 			return fmt.Errorf("restore edgesocket source: queue full at record %d of %d (batch %d)", i+1, len(st.Queued), r.BatchID)
 		}
