@@ -178,7 +178,7 @@ func (s *Source) batch(epoch uint64, id int64, payload []byte, dec *codec.Decode
 	if dec != nil {
 		var err error
 		if record, err = dec.Decode(payload); err != nil {
-			return DecodeReply(err), true
+			return decodeReply(err), true
 		}
 	}
 	if s.cfg.Sink != nil {
