@@ -63,7 +63,13 @@ func (c *conversation) authenticate() bool {
 		return c.authReply(c.ss.AuthTimedOut(), false)
 	}
 	if forced := s.Faults().AuthReply; forced != "" {
-		return c.authReply(forced, forced == protocol.ReplyACK)
+		in := forced == protocol.ReplyACK
+		if in {
+			// Let the collector in whatever it sent: the model's session
+			// gets the token it wants.
+			_, in = c.ss.HandleLine([]byte(protocol.PrefixAuth + s.cfg.Token))
+		}
+		return c.authReply(forced, in)
 	}
 	reply, keep := c.ss.HandleLine(line)
 	if !keep {

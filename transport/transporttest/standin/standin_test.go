@@ -301,6 +301,14 @@ func TestFaults(t *testing.T) {
 	p.expect("AUTH_FAILED")
 	p.expectEOF()
 
+	s.SetFaults(Faults{AuthReply: protocol.ReplyACK}) // in with a wrong token
+	p = dial(t, s)
+	p.send("__AUTH__:wrong\n", "__BATCH__:12:x\n")
+	p.expect("ACK")
+	p.expect("RECEIVED")
+	p.conn.Close()
+	waitFor(t, func() bool { return len(s.slot) == 0 })
+
 	s.SetFaults(Faults{Reject: true})
 	p = dial(t, s)
 	p.expect("REJECTED")
