@@ -93,7 +93,7 @@ type Source struct {
 	lastCommitted int64
 	lastReceived  int64
 	pending       map[int64]int // id → records received, not yet emitted
-	drained       map[int64]struct{}
+	drained       idSet
 	watermarks    map[int64]int64 // checkpoint id → snapshot watermark
 	restored      bool
 	sessionFloor  int64
@@ -121,7 +121,7 @@ func (s *Source) resetLocked() {
 	s.q = newQueue(s.cfg.QueueCapacity, s.cfg.QueueRatio)
 	s.lastCommitted, s.lastReceived = 0, 0
 	s.pending = make(map[int64]int)
-	s.drained = make(map[int64]struct{})
+	s.drained = idSet{}
 	s.watermarks = make(map[int64]int64)
 	s.restored, s.sessionFloor = false, 0
 	s.epoch++
@@ -199,7 +199,7 @@ func (s *Source) batch(epoch uint64, id int64, payload []byte, dec *codec.Decode
 func (s *Source) markReceived(id int64) {
 	s.lastReceived = max(s.lastReceived, id)
 	s.pending[id]++
-	delete(s.drained, id)
+	s.drained.remove(id)
 	// The engine's floor quirk: before any watermark exists, the floor
 	// follows the received id, so lower ids answer ACK unconfirmed.
 	if s.lastCommitted == 0 {
@@ -247,19 +247,13 @@ func (s *Source) markEmitted(id int64) {
 		return
 	}
 	delete(s.pending, id)
-	s.drained[id] = struct{}{}
+	s.drained.add(id)
 }
 
 // contiguousWatermark walks up from lastCommitted over drained ids: a
 // gap or a partly emitted batch stops it.
 func (s *Source) contiguousWatermark() int64 {
-	w := s.lastCommitted
-	for {
-		if _, ok := s.drained[w+1]; !ok {
-			return w
-		}
-		w++
-	}
+	return s.drained.runFrom(s.lastCommitted + 1)
 }
 
 // Snapshot takes the source's state for checkpoint cp and remembers the
@@ -269,7 +263,7 @@ func (s *Source) Snapshot(cp int64) State {
 	defer s.mu.Unlock()
 	w := s.contiguousWatermark()
 	s.watermarks[cp] = w
-	drained := slices.Sorted(maps.Keys(s.drained))
+	drained := s.drained.ids()
 	return State{
 		LastCommitted: s.lastCommitted,
 		LastReceived:  s.lastReceived,
@@ -311,11 +305,7 @@ func (s *Source) clearCommitted() {
 			delete(s.pending, id)
 		}
 	}
-	for id := range s.drained {
-		if id <= s.lastCommitted {
-			delete(s.drained, id)
-		}
-	}
+	s.drained.removeThrough(s.lastCommitted)
 }
 
 // Restore replaces the source's state with st, as a reader restored from
@@ -331,7 +321,7 @@ func (s *Source) Restore(st State) error {
 	s.lastReceived = st.LastReceived
 	maps.Copy(s.pending, st.Pending)
 	for _, id := range st.Drained {
-		s.drained[id] = struct{}{}
+		s.drained.add(id)
 	}
 	s.clearCommitted()
 	s.sessionFloor = st.LastReceived
@@ -367,7 +357,7 @@ func (s *Source) commit(epoch uint64, id int64) (string, bool) {
 	if _, ok := s.pending[id]; ok {
 		return protocol.ReplyPending, true
 	}
-	if _, ok := s.drained[id]; ok {
+	if s.drained.has(id) {
 		return protocol.ReplyPending, true
 	}
 	if id > s.lastReceived {
@@ -398,7 +388,7 @@ func (s *Source) Figures() Figures {
 		LastReceived:  s.lastReceived,
 		Queued:        s.q.len(),
 		Pending:       len(s.pending),
-		Drained:       len(s.drained),
+		Drained:       s.drained.len(),
 		Backpressure:  s.q.backpressure(),
 	}
 }
