@@ -31,14 +31,13 @@ func TestAgainstIngress(t *testing.T) {
 	srv, err := standin.New(standin.Config{
 		Token:   "tok",
 		Decoder: dec,
-		Handler: func(id int64, rec []byte) string {
+		Handler: func(id int64, rec []byte) {
 			mu.Lock()
 			defer mu.Unlock()
 			if _, ok := got[id]; ok {
 				dups++
 			}
 			got[id] = string(rec)
-			return ""
 		},
 		Faults: standin.Faults{CutAfter: 37, RetryEvery: 11, QueueFullEvery: 13, QueueFullDelay: time.Millisecond},
 	})

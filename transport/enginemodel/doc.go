@@ -14,6 +14,10 @@
 // over consecutive fully drained ids. Tests against it stand in for
 // tests against the real engine.
 //
+// A Source's downstream is either a job polling its queue (Job, Poll)
+// or a Sink taking each record as it is accepted: the latter is how the
+// test stand-in (transport/transporttest/standin) runs on this model.
+//
 // Time never flows by itself here except in Job.Run: tests drive it
 // with Job.Advance, Job.Drain and Job.Checkpoint.
 package enginemodel

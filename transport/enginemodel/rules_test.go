@@ -23,8 +23,8 @@ func TestAuthenticates(t *testing.T) {
 		{"__auth__:tok", false},
 	}
 	for _, tt := range tests {
-		if got := Authenticates([]byte(tt.line), "tok"); got != tt.want {
-			t.Errorf("Authenticates(%q) = %v, want %v", tt.line, got, tt.want)
+		if got := authenticates([]byte(tt.line), "tok"); got != tt.want {
+			t.Errorf("authenticates(%q) = %v, want %v", tt.line, got, tt.want)
 		}
 	}
 }
@@ -36,12 +36,12 @@ func TestRequestAndDecodeReplies(t *testing.T) {
 		got  string
 		want string
 	}{
-		{"bad batch id", RequestReply(perr), protocol.ReplyInvalidParam},
-		{"unknown error", RequestReply(errors.New("boom")), protocol.ReplyBadRequest},
-		{"wrong key", DecodeReply(fmt.Errorf("x: %w", codec.ErrDecrypt)), protocol.ReplyDecryptFailed},
-		{"no key", DecodeReply(codec.ErrKeyMissing), protocol.ReplyDecryptFailed},
-		{"not encrypted", DecodeReply(codec.ErrNotEncrypted), protocol.ReplyDecryptFailed},
-		{"malformed", DecodeReply(codec.ErrMalformed), protocol.ReplyDecodeFailed},
+		{"bad batch id", requestReply(perr), protocol.ReplyInvalidParam},
+		{"unknown error", requestReply(errors.New("boom")), protocol.ReplyBadRequest},
+		{"wrong key", decodeReply(fmt.Errorf("x: %w", codec.ErrDecrypt)), protocol.ReplyDecryptFailed},
+		{"no key", decodeReply(codec.ErrKeyMissing), protocol.ReplyDecryptFailed},
+		{"not encrypted", decodeReply(codec.ErrNotEncrypted), protocol.ReplyDecryptFailed},
+		{"malformed", decodeReply(codec.ErrMalformed), protocol.ReplyDecodeFailed},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

@@ -68,7 +68,7 @@ func (s *Session) HandleLine(line []byte) (reply string, keep bool) {
 			return "", false
 		default:
 		}
-		if !Authenticates(line, s.cfg.Token) {
+		if !authenticates(line, s.cfg.Token) {
 			return protocol.ReplyAuthFailed, false
 		}
 		s.authed = true
@@ -83,7 +83,7 @@ func (s *Session) HandleLine(line []byte) (reply string, keep bool) {
 	var ok bool
 	switch {
 	case err != nil:
-		reply, ok = RequestReply(err), true
+		reply, ok = requestReply(err), true
 		req = protocol.Request{}
 	case req.Kind == protocol.KindBatch:
 		reply, ok = s.src.batch(s.epoch, req.BatchID, req.Payload, s.cfg.Decoder)
@@ -101,25 +101,23 @@ func (s *Session) HandleLine(line []byte) (reply string, keep bool) {
 	return reply, true
 }
 
-// The engine's rules for what a collector sends, shared with the
-// fault-injecting stand-in (transport/transporttest/standin) so that both
-// answer as the engine does.
+// The engine's rules for what a collector sends.
 
-// Authenticates reports whether line, the first of a session, presents
+// authenticates reports whether line, the first of a session, presents
 // token as the engine takes it: "__AUTH__:<token>", or the whole line
 // as the token when the prefix is missing. The comparison is
 // constant-time and hides the length of token too.
-func Authenticates(line []byte, token string) bool {
+func authenticates(line []byte, token string) bool {
 	got := bytes.TrimPrefix(line, []byte(protocol.PrefixAuth))
 	a := sha256.Sum256(got)
 	b := sha256.Sum256([]byte(token))
 	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
 }
 
-// RequestReply is the engine's reply to a line after auth that
+// requestReply is the engine's reply to a line after auth that
 // protocol.ParseRequest refused: the error's reply word (INVALID_PARAM
 // for a bad batch id, say), else BAD_REQUEST.
-func RequestReply(err error) string {
+func requestReply(err error) string {
 	var re *protocol.RequestError
 	if errors.As(err, &re) {
 		return re.Reply
@@ -127,9 +125,9 @@ func RequestReply(err error) string {
 	return protocol.ReplyBadRequest
 }
 
-// DecodeReply is the engine's reply to a payload its decoder refused:
+// decodeReply is the engine's reply to a payload its decoder refused:
 // DECRYPT_FAILED when it cannot decrypt, DECODE_FAILED otherwise.
-func DecodeReply(err error) string {
+func decodeReply(err error) string {
 	if codec.IsDecryptError(err) {
 		return protocol.ReplyDecryptFailed
 	}

@@ -30,6 +30,14 @@ type SourceConfig struct {
 	// QueueFullRetryAfterMs is queue_full_retry_after_ms, the value put
 	// in QUEUE_FULL replies. Default 500.
 	QueueFullRetryAfterMs int
+	// Sink, when set, takes each record the moment the source accepts
+	// it, in place of a job polling the queue: a downstream that keeps
+	// up with any collector. The record is emitted at once (its batch id
+	// drained), so the queue stays empty and QUEUE_FULL never comes from
+	// backpressure; __COMMIT__ still answers from checkpoints (Snapshot,
+	// CheckpointComplete). Sink runs under the source's lock and must not
+	// call the source; the payload is valid only during the call.
+	Sink func(Record)
 }
 
 func (c SourceConfig) withDefaults() SourceConfig {
@@ -85,7 +93,7 @@ type Source struct {
 	lastCommitted int64
 	lastReceived  int64
 	pending       map[int64]int // id → records received, not yet emitted
-	drained       map[int64]struct{}
+	drained       idSet
 	watermarks    map[int64]int64 // checkpoint id → snapshot watermark
 	restored      bool
 	sessionFloor  int64
@@ -113,7 +121,7 @@ func (s *Source) resetLocked() {
 	s.q = newQueue(s.cfg.QueueCapacity, s.cfg.QueueRatio)
 	s.lastCommitted, s.lastReceived = 0, 0
 	s.pending = make(map[int64]int)
-	s.drained = make(map[int64]struct{})
+	s.drained = idSet{}
 	s.watermarks = make(map[int64]int64)
 	s.restored, s.sessionFloor = false, 0
 	s.epoch++
@@ -170,8 +178,13 @@ func (s *Source) batch(epoch uint64, id int64, payload []byte, dec *codec.Decode
 	if dec != nil {
 		var err error
 		if record, err = dec.Decode(payload); err != nil {
-			return DecodeReply(err), true
+			return decodeReply(err), true
 		}
+	}
+	if s.cfg.Sink != nil {
+		s.markReceived(id)
+		s.emit(Record{BatchID: id, Payload: record})
+		return protocol.ReplyReceived, true
 	}
 	// The queue keeps the record past the caller's buffer.
 	if !s.q.offer(Record{BatchID: id, Payload: slices.Clone(record)}) {
@@ -186,7 +199,7 @@ func (s *Source) batch(epoch uint64, id int64, payload []byte, dec *codec.Decode
 func (s *Source) markReceived(id int64) {
 	s.lastReceived = max(s.lastReceived, id)
 	s.pending[id]++
-	delete(s.drained, id)
+	s.drained.remove(id)
 	// The engine's floor quirk: before any watermark exists, the floor
 	// follows the received id, so lower ids answer ACK unconfirmed.
 	if s.lastCommitted == 0 {
@@ -216,6 +229,12 @@ func (s *Source) poll(epoch uint64) (r Record, ok, gone bool) {
 	return r, ok, false
 }
 
+// emit hands r to the Sink and counts it out.
+func (s *Source) emit(r Record) {
+	s.cfg.Sink(r)
+	s.markEmitted(r.BatchID)
+}
+
 // markEmitted counts one record of id out; the id is drained when its
 // last record left.
 func (s *Source) markEmitted(id int64) {
@@ -228,19 +247,13 @@ func (s *Source) markEmitted(id int64) {
 		return
 	}
 	delete(s.pending, id)
-	s.drained[id] = struct{}{}
+	s.drained.add(id)
 }
 
 // contiguousWatermark walks up from lastCommitted over drained ids: a
 // gap or a partly emitted batch stops it.
 func (s *Source) contiguousWatermark() int64 {
-	w := s.lastCommitted
-	for {
-		if _, ok := s.drained[w+1]; !ok {
-			return w
-		}
-		w++
-	}
+	return s.drained.runFrom(s.lastCommitted + 1)
 }
 
 // Snapshot takes the source's state for checkpoint cp and remembers the
@@ -250,7 +263,7 @@ func (s *Source) Snapshot(cp int64) State {
 	defer s.mu.Unlock()
 	w := s.contiguousWatermark()
 	s.watermarks[cp] = w
-	drained := slices.Sorted(maps.Keys(s.drained))
+	drained := s.drained.ids()
 	return State{
 		LastCommitted: s.lastCommitted,
 		LastReceived:  s.lastReceived,
@@ -292,17 +305,14 @@ func (s *Source) clearCommitted() {
 			delete(s.pending, id)
 		}
 	}
-	for id := range s.drained {
-		if id <= s.lastCommitted {
-			delete(s.drained, id)
-		}
-	}
+	s.drained.removeThrough(s.lastCommitted)
 }
 
 // Restore replaces the source's state with st, as a reader restored from
 // a checkpoint: the snapshot's watermark counts as committed, ids up to
 // the saved lastReceived that are unknown answer RESEND, and the queued
-// records are offered again. It fails when the queue cannot take them.
+// records are offered again (to the Sink, if set). It fails when the
+// queue cannot take them.
 func (s *Source) Restore(st State) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -311,12 +321,16 @@ func (s *Source) Restore(st State) error {
 	s.lastReceived = st.LastReceived
 	maps.Copy(s.pending, st.Pending)
 	for _, id := range st.Drained {
-		s.drained[id] = struct{}{}
+		s.drained.add(id)
 	}
 	s.clearCommitted()
 	s.sessionFloor = st.LastReceived
 	s.restored = true
 	for i, r := range st.Queued {
+		if s.cfg.Sink != nil {
+			s.emit(r)
+			continue
+		}
 		if !s.q.offer(Record{BatchID: r.BatchID, Payload: slices.Clone(r.Payload)}) {
 			return fmt.Errorf("restore edgesocket source: queue full at record %d of %d (batch %d)", i+1, len(st.Queued), r.BatchID)
 		}
@@ -343,7 +357,7 @@ func (s *Source) commit(epoch uint64, id int64) (string, bool) {
 	if _, ok := s.pending[id]; ok {
 		return protocol.ReplyPending, true
 	}
-	if _, ok := s.drained[id]; ok {
+	if s.drained.has(id) {
 		return protocol.ReplyPending, true
 	}
 	if id > s.lastReceived {
@@ -374,7 +388,7 @@ func (s *Source) Figures() Figures {
 		LastReceived:  s.lastReceived,
 		Queued:        s.q.len(),
 		Pending:       len(s.pending),
-		Drained:       len(s.drained),
+		Drained:       s.drained.len(),
 		Backpressure:  s.q.backpressure(),
 	}
 }

@@ -475,3 +475,50 @@ func TestStateJSONRoundTrip(t *testing.T) {
 		t.Fatalf("restored queue %v", got)
 	}
 }
+
+// A Sink takes records as they arrive: the queue stays empty whatever
+// the capacity, ids are drained at once, and __COMMIT__ still waits for
+// a checkpoint.
+func TestSinkTakesRecordsAtReceipt(t *testing.T) {
+	var got []Record
+	s := newTestSource(t, SourceConfig{QueueCapacity: 2, QueueRatio: 0.5, Sink: func(r Record) {
+		got = append(got, Record{BatchID: r.BatchID, Payload: slices.Clone(r.Payload)})
+	}})
+	receive(t, s, 1, 2, 3, 4, 5) // past the high-water mark of 1
+	if f := s.Figures(); f.Queued != 0 || f.Backpressure || f.Drained != 5 || f.Pending != 0 {
+		t.Fatalf("figures %+v", f)
+	}
+	if len(got) != 5 || got[0].BatchID != 1 || string(got[4].Payload) != "r5" {
+		t.Fatalf("sink got %+v", got)
+	}
+	for _, c := range []struct {
+		id   int64
+		want string
+	}{{3, "PENDING"}, {6, "RETRY"}} {
+		if r := s.Commit(c.id); r != c.want {
+			t.Fatalf("commit %d before a checkpoint: %q, want %q", c.id, r, c.want)
+		}
+	}
+	s.Snapshot(1)
+	s.CheckpointComplete(1)
+	if r := s.Commit(3); r != "ACK:5" {
+		t.Fatalf("commit 3 after a checkpoint: %q, want ACK:5", r)
+	}
+}
+
+// A restore with a Sink hands the snapshot's queued records to it.
+func TestSinkTakesRestoredQueue(t *testing.T) {
+	var got []int64
+	s := newTestSource(t, SourceConfig{Sink: func(r Record) { got = append(got, r.BatchID) }})
+	err := s.Restore(State{LastReceived: 3, Pending: map[int64]int{2: 1, 3: 1},
+		Queued: []Record{{BatchID: 2, Payload: []byte("a")}, {BatchID: 3, Payload: []byte("b")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, []int64{2, 3}) {
+		t.Fatalf("sink got %v", got)
+	}
+	if f := s.Figures(); f.Queued != 0 || f.Pending != 0 || f.Drained != 2 {
+		t.Fatalf("figures %+v", f)
+	}
+}

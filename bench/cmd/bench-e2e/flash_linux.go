@@ -130,14 +130,13 @@ func (b *bench) flashOne(work string, r flashRate) (flashRow, error) {
 	var mu sync.Mutex
 	var latencies []time.Duration
 	t := newTally(total)
-	srv, err := standin.New(standin.Config{Token: token, Handler: func(_ int64, rec []byte) string {
+	srv, err := standin.New(standin.Config{Token: token, Handler: func(_ int64, rec []byte) {
 		if seq, ok := parseSeq(rec); ok && seq < total && r.rate > 0 {
 			mu.Lock()
 			latencies = append(latencies, time.Since(sent[seq]))
 			mu.Unlock()
 		}
 		t.add(rec)
-		return ""
 	}})
 	if err != nil {
 		return row, err

@@ -182,7 +182,7 @@ func (b *bench) agentRun(ctx context.Context, config string, run int, work strin
 		}
 	} else {
 		srv, err = standin.New(standin.Config{Token: token, Decoder: dec,
-			Handler: func(_ int64, rec []byte) string { t.add(rec); return "" },
+			Handler: func(_ int64, rec []byte) { t.add(rec) },
 			Faults:  standin.Faults{Reject: config == "backlog"}})
 		if err != nil {
 			return res, err

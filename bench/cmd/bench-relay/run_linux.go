@@ -62,7 +62,7 @@ func run(o options) error {
 		defer stop()
 		sinkAddr = addr
 	} else {
-		sink, err := standin.New(standin.Config{Token: sinkToken, Handler: func(int64, []byte) string { sunk.Add(1); return "" }})
+		sink, err := standin.New(standin.Config{Token: sinkToken, Handler: func(int64, []byte) { sunk.Add(1) }})
 		if err != nil {
 			return err
 		}

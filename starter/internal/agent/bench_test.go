@@ -47,7 +47,7 @@ func benchEndToEnd(b *testing.B, inflight int, rtt time.Duration, setInput func(
 	var received atomic.Int64
 	srv, err := standin.New(standin.Config{
 		Token:   testToken,
-		Handler: func(int64, []byte) string { received.Add(1); return "" },
+		Handler: func(int64, []byte) { received.Add(1) },
 	})
 	if err != nil {
 		b.Fatal(err)

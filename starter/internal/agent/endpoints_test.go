@@ -25,12 +25,11 @@ func startIDEngine(t testing.TB, addr string) *idEngine {
 	t.Helper()
 	e := &idEngine{got: map[string]int{}}
 	srv, err := standin.New(standin.Config{Addr: addr, Token: testToken, RejectGrace: -1,
-		Handler: func(id int64, rec []byte) string {
+		Handler: func(id int64, rec []byte) {
 			e.mu.Lock()
 			e.ids = append(e.ids, id)
 			e.got[string(rec)]++
 			e.mu.Unlock()
-			return ""
 		}})
 	if err != nil {
 		t.Fatal(err)

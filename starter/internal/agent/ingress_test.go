@@ -38,11 +38,10 @@ func startEngine(t testing.TB, addr string, faults standin.Faults, dec *codec.De
 		Token:   testToken,
 		Decoder: dec,
 		Faults:  faults,
-		Handler: func(_ int64, rec []byte) string {
+		Handler: func(_ int64, rec []byte) {
 			e.mu.Lock()
 			e.got[string(rec)]++
 			e.mu.Unlock()
-			return ""
 		},
 		RejectGrace: -1,
 	})

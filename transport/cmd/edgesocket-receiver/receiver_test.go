@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -336,5 +339,42 @@ func TestTokenFile(t *testing.T) {
 	send(t, addr, transport.Batch{ID: 1, Payload: []byte("x")})
 	if code := wait(); code != 0 {
 		t.Fatalf("exit %d", code)
+	}
+}
+
+// Past --exit-after, batches are refused with QUEUE_FULL before the model
+// takes them: nothing is answered RECEIVED that was not written.
+func TestExitAfterRefusesTheRest(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "records.ndjson")
+	addr, _, stderr, wait := startReceiver(t, context.Background(), "--token", "tok", "--out", out, "--exit-after", "2")
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	// All pipelined: the third is read before the receiver winds down or
+	// not at all, never half.
+	if _, err := conn.Write([]byte("__AUTH__:tok\n__BATCH__:1:a\n__BATCH__:2:b\n__BATCH__:3:c\n")); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(conn)
+	var replies []string
+	for range 4 {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			break
+		}
+		replies = append(replies, strings.TrimSuffix(line, "\n"))
+	}
+	if code := wait(); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if len(replies) < 3 || !slices.Equal(replies[:3], []string{"ACK", "RECEIVED", "RECEIVED"}) ||
+		(len(replies) == 4 && replies[3] != "QUEUE_FULL:1000") {
+		t.Fatalf("replies %q", replies)
+	}
+	if got, _ := os.ReadFile(out); string(got) != "\"a\"\n\"b\"\n" {
+		t.Fatalf("output %q", got)
 	}
 }

@@ -78,15 +78,17 @@ func runWithClock(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		return exitUsage
 	}
 	sk := newSink(out, o.format == "envelope", o.exitAfter)
-	cfg.Handler = func(id int64, record []byte) string {
-		if !sk.take(id, record) {
-			// Past --exit-after: refuse without charging the collector an
-			// attempt, so nothing is acknowledged that was not written.
-			return protocol.QueueFull(time.Second)
+	var srv *standin.Server
+	cfg.Handler = func(id int64, record []byte) {
+		sk.take(id, record)
+		if sk.isFull() {
+			// Past --exit-after: every later batch is refused without
+			// charging the collector an attempt, before the model accepts
+			// it, so nothing is acknowledged that was not written.
+			srv.SetFaults(standin.Faults{BatchReply: protocol.QueueFull(time.Second)})
 		}
-		return ""
 	}
-	srv, err := standin.New(cfg)
+	srv, err = standin.New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "edgesocket-receiver: %v\n", err)
 		return exitUsage

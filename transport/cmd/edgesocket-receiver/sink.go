@@ -68,6 +68,13 @@ func (s *sink) take(id int64, record []byte) bool {
 	return true
 }
 
+// isFull reports whether the limit was reached.
+func (s *sink) isFull() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.limit > 0 && s.records >= s.limit
+}
+
 // appendValue appends record as one line's worth of JSON, by the console
 // output's rule, so every output line stays one JSON value whatever the
 // collector sent (NUL, invalid UTF-8, text).

@@ -10,15 +10,11 @@ import (
 	"github.com/edge-agent/edge-agent/transport/protocol"
 )
 
-// Handler receives one decoded record and returns the reply line: ""
-// means RECEIVED. Other useful answers: protocol.ReplyRetry,
-// protocol.QueueFull(d), protocol.ReplyDecodeFailed. record is reused
-// after the call returns: copy it to keep it.
-type Handler func(batchID int64, record []byte) string
-
-// CommitHandler answers __COMMIT__:<id>; "" means PENDING. The engine
-// answers PENDING, ACK:<watermark>, RESEND or RETRY.
-type CommitHandler func(batchID int64) string
+// Handler receives each record the engine model accepted (answered
+// RECEIVED), decoded, as the job's downstream would. record is reused
+// after the call returns: copy it to keep it. It runs under the model
+// source's lock and must not call Server.Source.
+type Handler func(batchID int64, record []byte)
 
 // Config configures a Server. Zero values take the documented defaults.
 type Config struct {
@@ -28,10 +24,8 @@ type Config struct {
 	Token string
 	// Decoder decodes batch payloads; nil passes them through (RAW).
 	Decoder *codec.Decoder
-	// Handler chooses each batch's reply; nil answers RECEIVED.
+	// Handler receives every accepted record; nil discards them.
 	Handler Handler
-	// CommitHandler answers __COMMIT__; nil answers PENDING.
-	CommitHandler CommitHandler
 	// Logger receives connection events; nil discards them.
 	Logger *slog.Logger
 	// Faults to inject from the start (see also Server.SetFaults).
@@ -50,19 +44,22 @@ type Config struct {
 	_ struct{} // forces keyed literals, so fields can be added
 }
 
-// Faults are failures to inject. Counters are server-wide batch counts
-// (resends included), so "every N" keeps firing across reconnects.
+// Faults are failures to inject, on top of the engine model's answers.
+// Counters are server-wide counts of __BATCH__ lines (resends and
+// malformed ones included), so "every N" keeps firing across reconnects.
 // Zero values inject nothing.
 type Faults struct {
-	// CutAfter: every CutAfter-th batch is handed to the Handler, then the
-	// connection is closed without a reply, as when a link dies after the
-	// engine took a batch. The collector resends it: a duplicate. A value
-	// of 1 cuts every batch, so a collector never makes progress.
+	// CutAfter: every CutAfter-th batch is answered by the engine model
+	// (a record it accepts reaches the Handler), then the connection is
+	// closed without the reply, as when a link dies after the engine
+	// took a batch. The collector resends it: a duplicate. A value of 1
+	// cuts every batch, so a collector never makes progress.
 	CutAfter int
-	// RetryEvery: every RetryEvery-th batch gets RETRY (not handled).
+	// RetryEvery: every RetryEvery-th batch gets RETRY without reaching
+	// the model.
 	RetryEvery int
 	// QueueFullEvery: every QueueFullEvery-th batch gets
-	// QUEUE_FULL:<QueueFullDelay> (not decoded, not handled).
+	// QUEUE_FULL:<QueueFullDelay> without reaching the model.
 	QueueFullEvery int
 	// QueueFullDelay is the delay put in QUEUE_FULL replies. Default 500ms.
 	QueueFullDelay time.Duration
@@ -72,7 +69,8 @@ type Faults struct {
 	// checking the token (e.g. AUTH_FAILED); anything but ACK then closes.
 	AuthReply string
 	// BatchReply, when set, answers every batch with this line without
-	// decoding or handling it (e.g. DECRYPT_FAILED, DECODE_FAILED).
+	// the model seeing it (e.g. DECRYPT_FAILED, or QUEUE_FULL:<ms> to
+	// take no more).
 	BatchReply string
 	// Reject answers every new connection REJECTED at once, as if another
 	// collector held the ingress.

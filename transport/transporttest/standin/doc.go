@@ -4,21 +4,20 @@
 // edgesocket-receiver never import it; the relay's production listener is
 // transport/relay.
 //
-// It behaves as the engine's IngressProtocolHandler does:
+// Every line is answered by the engine model (transport/enginemodel): an
+// enginemodel.Session over one enginemodel.Source shared by all the
+// connections, as the engine's reader outlives them. So auth, request
+// parsing, decoding (DECRYPT_FAILED, DECODE_FAILED), RECEIVED and the
+// __COMMIT__ answers (PENDING, RETRY for an id not yet received,
+// ACK:<watermark> from the floor quirk or a completed checkpoint) follow
+// the engine's rules, written once there. The model's downstream is the
+// Handler, which takes each record the moment it is accepted
+// (enginemodel.SourceConfig.Sink): the stand-in's queue never fills, and
+// no checkpoint is taken unless a test takes one on Server.Source.
 //
-//   - one collector at a time: while a connection holds the ingress, any
-//     other gets "REJECTED" and is closed without being read;
-//   - the first line must authenticate within AuthTimeout (1 s, like the
-//     engine's accept_timeout_ms): "__AUTH__:<token>", or the bare token;
-//     the comparison is constant-time; a wrong token, EOF or timeout gets
-//     AUTH_FAILED and the connection is closed;
-//   - then each line gets one reply, in order: __BATCH__ lines are parsed
-//     like the engine (BAD_REQUEST, INVALID_PARAM), decoded with the
-//     configured codec.Decoder (DECRYPT_FAILED when the key is missing or
-//     the tag does not verify, DECODE_FAILED for any other decode error)
-//     and handed to the Handler, whose answer is the reply (RECEIVED by
-//     default); __COMMIT__ goes to the CommitHandler (PENDING by default);
-//     a second __AUTH__ or an unknown command gets BAD_REQUEST.
+// Around the model, as the engine's IngressProtocolHandler does: one
+// collector at a time, and the first line must come within AuthTimeout
+// (1 s, like the engine's accept_timeout_ms), else AUTH_FAILED.
 //
 // Deliberate differences from the engine:
 //
@@ -30,18 +29,18 @@
 //     and redials at once would otherwise race the server noticing the
 //     old connection's end.
 //   - The engine decompresses after replying RECEIVED, so corrupt
-//     compressed data fails its job later; here it gets DECODE_FAILED, as
-//     the engine's documentation says it should.
+//     compressed data fails its job later; here, as in the engine model,
+//     it gets DECODE_FAILED, as the engine's documentation says it should.
+//   - The downstream keeps up with any collector and checkpoints come
+//     only when a test takes them, where the engine's job drains at its
+//     own pace and checkpoints on a timer (the engine model's Job, and
+//     edgesocket-receiver --engine-model, run those).
 //
-// Faults (Config.Faults, or SetFaults at run time) inject the failures a
-// collector must survive: cuts, RETRY, QUEUE_FULL, slow replies, and
-// AUTH_FAILED / REJECTED / DECRYPT_FAILED on demand. The engine's rules
-// for the auth line, unparsable requests and undecodable payloads are
-// transport/enginemodel's (Authenticates, RequestReply, DecodeReply), the
-// one place they are written; the faults are layered on top. The replies
-// that depend on the engine's queue and checkpoints (QUEUE_FULL from
-// backpressure, ACK watermarks) are the model's alone: here the Handler
-// and CommitHandler choose them.
+// Faults (Config.Faults, or SetFaults at run time) are a layer on top
+// of the model that injects the failures a collector must survive: cuts,
+// RETRY, QUEUE_FULL, slow replies, and AUTH_FAILED / REJECTED /
+// DECRYPT_FAILED on demand. A batch a fault answers never reaches the
+// model.
 //
 // The Handler is called from one goroutine at a time (there is one
 // collector at a time). The record it gets is valid only during the call.

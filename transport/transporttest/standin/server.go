@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edge-agent/edge-agent/transport/enginemodel"
 	"github.com/edge-agent/edge-agent/transport/internal/linger"
 	"github.com/edge-agent/edge-agent/transport/protocol"
 )
@@ -19,6 +20,7 @@ import (
 type Server struct {
 	cfg    Config
 	log    *slog.Logger
+	src    *enginemodel.Source
 	faults atomic.Pointer[Faults]
 
 	// slot is the single-collector token: a connection holds it from
@@ -44,7 +46,16 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	handler := cfg.Handler
+	if handler == nil {
+		handler = func(int64, []byte) {}
+	}
+	src, err := enginemodel.NewSource(enginemodel.SourceConfig{Sink: func(r enginemodel.Record) { handler(r.BatchID, r.Payload) }})
+	if err != nil {
+		return nil, fmt.Errorf("stand-in: %w", err)
+	}
 	s := &Server{
+		src:   src,
 		cfg:   cfg,
 		log:   cfg.Logger,
 		slot:  make(chan struct{}, 1),
@@ -91,6 +102,11 @@ func (s *Server) Addr() string {
 	}
 	return s.ln.Addr().String()
 }
+
+// Source is the engine model's source behind the server: tests take
+// checkpoints on it (Snapshot, then CheckpointComplete) to have
+// __COMMIT__ answer ACK:<watermark>, and read its Figures.
+func (s *Server) Source() *enginemodel.Source { return s.src }
 
 // SetFaults replaces the injected faults; it applies from the next request.
 func (s *Server) SetFaults(f Faults) { s.faults.Store(&f) }

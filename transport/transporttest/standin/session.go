@@ -12,10 +12,12 @@ import (
 	"github.com/edge-agent/edge-agent/transport/protocol"
 )
 
-// conversation is one collector connection after the slot was granted.
+// conversation is one collector connection after the slot was granted:
+// the engine model's session answers each line, the faults wrap it.
 type conversation struct {
 	s    *Server
 	conn net.Conn
+	ss   *enginemodel.Session
 	r    *protocol.LineReader
 	w    *bufio.Writer
 	log  *slog.Logger
@@ -36,6 +38,7 @@ func (s *Server) serve(conn net.Conn) {
 	c := &conversation{
 		s:    s,
 		conn: conn,
+		ss:   enginemodel.NewSession(s.src, enginemodel.SessionConfig{Token: s.cfg.Token, Decoder: s.cfg.Decoder}),
 		r:    protocol.NewLineReader(conn, s.cfg.MaxLineBytes),
 		w:    bufio.NewWriterSize(conn, 32<<10),
 		log:  s.log.With(slog.String("remote", conn.RemoteAddr().String())),
@@ -49,47 +52,47 @@ func (s *Server) serve(conn net.Conn) {
 	c.log.Info("edgesocket collector disconnected")
 }
 
-// authenticate reads the first line within AuthTimeout, as the engine does.
+// authenticate reads the first line within AuthTimeout, as the engine
+// does, and has the model answer it unless Faults.AuthReply overrides.
 func (c *conversation) authenticate() bool {
 	s := c.s
 	s.setReadDeadline(c.conn, time.Now().Add(s.cfg.AuthTimeout))
 	line, err := c.r.ReadRawLine()
 	if err != nil {
 		c.log.Warn("edgesocket auth: no token line", slog.Any("error", err))
-		c.refuse()
-		return false
+		return c.authReply(c.ss.AuthTimedOut(), false)
 	}
 	if forced := s.Faults().AuthReply; forced != "" {
-		c.reply(forced)
-		if forced != protocol.ReplyACK {
-			s.stats.authFailures.Add(1)
-			_ = c.w.Flush()
-			return false
+		in := forced == protocol.ReplyACK
+		if in {
+			// Let the collector in whatever it sent: the model's session
+			// gets the token it wants.
+			_, in = c.ss.HandleLine([]byte(protocol.PrefixAuth + s.cfg.Token))
 		}
-		s.stats.sessions.Add(1)
-		if c.w.Flush() != nil {
-			return false
-		}
-		s.setReadDeadline(c.conn, time.Time{})
-		return true
+		return c.authReply(forced, in)
 	}
-	if !enginemodel.Authenticates(line, s.cfg.Token) {
+	reply, keep := c.ss.HandleLine(line)
+	if !keep {
 		c.log.Warn("edgesocket auth: wrong token")
-		c.refuse()
+	}
+	return c.authReply(reply, keep)
+}
+
+// authReply writes the auth line's reply; keep says the collector is in.
+func (c *conversation) authReply(reply string, keep bool) bool {
+	s := c.s
+	if !keep {
+		s.stats.authFailures.Add(1)
+		c.reply(reply)
+		_ = c.w.Flush()
 		return false
 	}
 	s.setReadDeadline(c.conn, time.Time{})
 	// Counted before the ACK leaves, so a collector that saw ACK also
 	// sees the count.
 	s.stats.sessions.Add(1)
-	c.reply(protocol.ReplyACK)
+	c.reply(reply)
 	return c.w.Flush() == nil
-}
-
-func (c *conversation) refuse() {
-	c.s.stats.authFailures.Add(1)
-	c.reply(protocol.ReplyAuthFailed)
-	_ = c.w.Flush()
 }
 
 // loop answers requests until EOF, an error, a cut or Close.
@@ -104,13 +107,18 @@ func (c *conversation) loop() {
 			}
 			return
 		}
-		reply, cut := c.dispatch(line)
+		reply, keep, cut := c.answer(line)
 		if cut {
 			c.s.stats.cuts.Add(1)
 			c.log.Info("edgesocket fault: cutting the connection")
 			return
 		}
-		c.reply(reply)
+		if reply != "" {
+			c.reply(reply)
+		}
+		if !keep {
+			return
+		}
 		// Replies to pipelined requests leave in one write; flush once no
 		// further whole request is already buffered.
 		if !c.r.LineBuffered() {
@@ -127,37 +135,16 @@ func (c *conversation) reply(line string) {
 	_ = c.w.WriteByte('\n')
 }
 
-// dispatch answers one request. cut asks to close without a reply.
-func (c *conversation) dispatch(line []byte) (reply string, cut bool) {
+// answer replies to one request: a fault's answer for a batch it
+// claims, else the model's. keep false closes after the reply; cut
+// closes without it.
+func (c *conversation) answer(line []byte) (reply string, keep, cut bool) {
 	s := c.s
-	req, err := protocol.ParseRequest(line)
-	if err != nil {
-		if req.Kind == protocol.KindBatch || bytes.HasPrefix(line, []byte(protocol.PrefixBatch)) {
-			s.stats.batches.Add(1)
-		}
-		s.stats.badRequests.Add(1)
-		return enginemodel.RequestReply(err), false
+	if !bytes.HasPrefix(line, []byte(protocol.PrefixBatch)) {
+		reply, keep = c.ss.HandleLine(line)
+		s.stats.count(reply)
+		return reply, keep, false
 	}
-	switch req.Kind {
-	case protocol.KindBatch:
-		return c.batch(req.BatchID, req.Payload)
-	case protocol.KindCommit:
-		if h := s.cfg.CommitHandler; h != nil {
-			if r := h(req.BatchID); r != "" {
-				return r, false
-			}
-		}
-		return protocol.ReplyPending, false
-	default:
-		// A second __AUTH__ is "not dispatched" by the engine.
-		s.stats.badRequests.Add(1)
-		return protocol.ReplyBadRequest, false
-	}
-}
-
-// batch applies faults, decodes and hands the record over.
-func (c *conversation) batch(id int64, payload []byte) (reply string, cut bool) {
-	s := c.s
 	s.stats.batches.Add(1)
 	n := s.seq.Add(1)
 	f := s.Faults()
@@ -169,44 +156,24 @@ func (c *conversation) batch(id int64, payload []byte) (reply string, cut bool) 
 			t.Stop()
 		}
 	}
-	if f.BatchReply != "" {
-		return f.BatchReply, false
-	}
-	if every(n, f.QueueFullEvery) {
+	switch {
+	case f.BatchReply != "":
+		return f.BatchReply, true, false
+	case every(n, f.QueueFullEvery):
 		d := f.QueueFullDelay
 		if d <= 0 {
 			d = protocol.DefaultQueueFullDelayMillis * time.Millisecond
 		}
-		return protocol.QueueFull(d), false
+		return protocol.QueueFull(d), true, false
+	case every(n, f.RetryEvery):
+		return protocol.ReplyRetry, true, false
 	}
-	record := payload
-	if s.cfg.Decoder != nil {
-		var err error
-		if record, err = s.cfg.Decoder.Decode(payload); err != nil {
-			c.log.Warn("edgesocket batch does not decode", slog.Int64("batch_id", id), slog.Any("error", err))
-			reply := enginemodel.DecodeReply(err)
-			if reply == protocol.ReplyDecryptFailed {
-				s.stats.decryptFailures.Add(1)
-			} else {
-				s.stats.decodeFailures.Add(1)
-			}
-			return reply, false
-		}
+	reply, keep = c.ss.HandleLine(line)
+	s.stats.count(reply)
+	if reply == protocol.ReplyDecodeFailed || reply == protocol.ReplyDecryptFailed {
+		c.log.Warn("edgesocket batch does not decode", slog.String("reply", reply))
 	}
-	if every(n, f.RetryEvery) {
-		return protocol.ReplyRetry, false
-	}
-	reply = protocol.ReplyReceived
-	if h := s.cfg.Handler; h != nil {
-		if r := h(id, record); r != "" {
-			reply = r
-		}
-	}
-	s.stats.records.Add(1)
-	if every(n, f.CutAfter) {
-		return "", true
-	}
-	return reply, false
+	return reply, keep, every(n, f.CutAfter)
 }
 
 func every(n int64, k int) bool { return k > 0 && n%int64(k) == 0 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -141,7 +142,10 @@ func TestSecondAuthIsABadRequest(t *testing.T) {
 	p.expect("BAD_REQUEST")
 }
 
-func TestBatchDispatch(t *testing.T) {
+// Every line is answered by the engine model: records reach the Handler
+// as accepted, and __COMMIT__ answers follow the model's rules, ACK only
+// below the floor or after a checkpoint.
+func TestModelAnswers(t *testing.T) {
 	type rec struct {
 		id  int64
 		rec string
@@ -149,43 +153,20 @@ func TestBatchDispatch(t *testing.T) {
 	var mu sync.Mutex
 	var got []rec
 	s := start(t, Config{
-		Handler: func(id int64, r []byte) string {
+		Handler: func(id int64, r []byte) {
 			mu.Lock()
 			defer mu.Unlock()
 			got = append(got, rec{id, string(r)})
-			switch string(r) {
-			case "want-decrypt-failed":
-				return protocol.ReplyDecryptFailed
-			case "want-queue-full":
-				return protocol.QueueFull(500 * time.Millisecond)
-			case "want-decode-failed":
-				return protocol.ReplyDecodeFailed
-			}
-			return ""
-		},
-		CommitHandler: func(id int64) string {
-			switch id {
-			case 10:
-				return "ACK:10"
-			case 11:
-				return protocol.ReplyResend
-			case 12:
-				return protocol.ReplyRetry
-			}
-			return ""
 		},
 	})
 	p := authed(t, s)
-	p.send("__BATCH__:42:payload-data\n")
+	p.send("__BATCH__:3:payload-data\n", "__BATCH__:4:n\n")
 	p.expect("RECEIVED")
-	for i := range 10 {
-		p.send("__BATCH__:" + string(rune('1'+i%9)) + ":n\n")
-		p.expect("RECEIVED")
-	}
+	p.expect("RECEIVED")
 	p.send("__BATCH__:5:crlf\r\n", "__BATCH__:6:a:b:c\n")
 	p.expect("RECEIVED")
 	p.expect("RECEIVED")
-	bad := []struct{ line, reply string }{
+	steps := []struct{ line, reply string }{
 		{"__BATCH__:notanumber:data\n", "INVALID_PARAM"},
 		{"__BATCH__:0:data\n", "INVALID_PARAM"},
 		{"__BATCH__:1\n", "BAD_REQUEST"},
@@ -193,23 +174,44 @@ func TestBatchDispatch(t *testing.T) {
 		{"__COMMIT__:abc\n", "INVALID_PARAM"},
 		{"__COMMIT__:0\n", "INVALID_PARAM"},
 		{"__COMMIT__:-1\n", "INVALID_PARAM"},
-		{"__COMMIT__:10\n", "ACK:10"},
-		{"__COMMIT__:11\n", "RESEND"},
-		{"__COMMIT__:12\n", "RETRY"},
-		{"__COMMIT__:13\n", "PENDING"},
-		{"__BATCH__:7:want-decrypt-failed\n", "DECRYPT_FAILED"},
-		{"__BATCH__:8:want-queue-full\n", "QUEUE_FULL:500"},
-		{"__BATCH__:9:want-decode-failed\n", "DECODE_FAILED"},
+		{"__COMMIT__:1\n", "ACK:2"},   // the floor quirk: the first id was 3
+		{"__COMMIT__:4\n", "PENDING"}, // drained, no checkpoint yet
+		{"__COMMIT__:9\n", "RETRY"},   // never received
 	}
-	for _, b := range bad {
+	for _, b := range steps {
 		p.send(b.line)
 		p.expect(b.reply)
 	}
+	s.Source().Snapshot(1)
+	s.Source().CheckpointComplete(1)
+	p.send("__COMMIT__:4\n")
+	p.expect("ACK:6")
 	mu.Lock()
 	defer mu.Unlock()
-	if len(got) != 16 || got[0] != (rec{42, "payload-data"}) || got[11] != (rec{5, "crlf"}) || got[12] != (rec{6, "a:b:c"}) {
-		t.Fatalf("handler saw %+v", got)
+	want := []rec{{3, "payload-data"}, {4, "n"}, {5, "crlf"}, {6, "a:b:c"}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("handler saw %+v, want %+v", got, want)
 	}
+	if st := s.Stats(); st.Batches != 7 || st.Records != 4 || st.BadRequests != 7 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// The source outlives connections, as the engine's reader does: a commit
+// on a new connection is answered from what the old one sent.
+func TestSourceSurvivesReconnects(t *testing.T) {
+	s := start(t, Config{RejectGrace: 2 * time.Second})
+	p := authed(t, s)
+	p.send("__BATCH__:1:x\n", "__BATCH__:2:y\n")
+	p.expect("RECEIVED")
+	p.expect("RECEIVED")
+	p.conn.Close()
+	s.Source().Snapshot(1)
+	s.Source().CheckpointComplete(1)
+	p = authed(t, s)
+	p.send("__COMMIT__:2\n", "__COMMIT__:3\n")
+	p.expect("ACK:2")
+	p.expect("RETRY")
 }
 
 func TestPipelinedRequestsGetOrderedReplies(t *testing.T) {
@@ -235,7 +237,7 @@ func TestPacketDecoding(t *testing.T) {
 	tampered := bytes.Replace(good, []byte(`"payload":"`), []byte(`"payload":"AAAA`), 1)
 
 	var records []string
-	s := start(t, Config{Decoder: withKey, Handler: func(_ int64, r []byte) string { records = append(records, string(r)); return "" }})
+	s := start(t, Config{Decoder: withKey, Handler: func(_ int64, r []byte) { records = append(records, string(r)) }})
 	p := authed(t, s)
 	for _, c := range []struct{ payload, reply string }{
 		{string(good), "RECEIVED"},
@@ -269,7 +271,7 @@ func TestLineTooLong(t *testing.T) {
 
 func TestFaults(t *testing.T) {
 	var handled []int64
-	s := start(t, Config{Handler: func(id int64, _ []byte) string { handled = append(handled, id); return "" }})
+	s := start(t, Config{Handler: func(id int64, _ []byte) { handled = append(handled, id) }})
 	s.SetFaults(Faults{RetryEvery: 2, QueueFullEvery: 3, QueueFullDelay: 40 * time.Millisecond})
 	p := authed(t, s)
 	want := []string{"RECEIVED", "RETRY", "QUEUE_FULL:40", "RETRY", "RECEIVED", "QUEUE_FULL:40"}
@@ -278,7 +280,7 @@ func TestFaults(t *testing.T) {
 		p.expect(w)
 	}
 	if len(handled) != 2 {
-		t.Fatalf("handled %v: RETRY and QUEUE_FULL must not reach the handler", handled)
+		t.Fatalf("handled %v: RETRY and QUEUE_FULL must not reach the model", handled)
 	}
 
 	s.SetFaults(Faults{BatchReply: protocol.ReplyDecryptFailed})
@@ -298,6 +300,14 @@ func TestFaults(t *testing.T) {
 	p.send("__AUTH__:tok\n")
 	p.expect("AUTH_FAILED")
 	p.expectEOF()
+
+	s.SetFaults(Faults{AuthReply: protocol.ReplyACK}) // in with a wrong token
+	p = dial(t, s)
+	p.send("__AUTH__:wrong\n", "__BATCH__:12:x\n")
+	p.expect("ACK")
+	p.expect("RECEIVED")
+	p.conn.Close()
+	waitFor(t, func() bool { return len(s.slot) == 0 })
 
 	s.SetFaults(Faults{Reject: true})
 	p = dial(t, s)

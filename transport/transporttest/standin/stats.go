@@ -1,6 +1,11 @@
 package standin
 
-import "sync/atomic"
+import (
+	"strings"
+	"sync/atomic"
+
+	"github.com/edge-agent/edge-agent/transport/protocol"
+)
 
 // Stats are cumulative counters since New.
 type Stats struct {
@@ -9,7 +14,7 @@ type Stats struct {
 	AuthFailures    uint64 // connections answered AUTH_FAILED
 	Sessions        uint64 // connections authenticated (ACK)
 	Batches         uint64 // __BATCH__ requests, well-formed or not
-	Records         uint64 // records handed to the Handler
+	Records         uint64 // records the model accepted (RECEIVED), handed to the Handler
 	DecodeFailures  uint64 // DECODE_FAILED replies
 	DecryptFailures uint64 // DECRYPT_FAILED replies
 	BadRequests     uint64 // BAD_REQUEST and INVALID_PARAM replies
@@ -34,5 +39,19 @@ func (c *counters) snapshot() Stats {
 		DecryptFailures: c.decryptFailures.Load(),
 		BadRequests:     c.badRequests.Load(),
 		Cuts:            c.cuts.Load(),
+	}
+}
+
+// count classifies one reply of the engine model.
+func (c *counters) count(reply string) {
+	switch {
+	case reply == protocol.ReplyReceived:
+		c.records.Add(1)
+	case reply == protocol.ReplyDecodeFailed:
+		c.decodeFailures.Add(1)
+	case reply == protocol.ReplyDecryptFailed:
+		c.decryptFailures.Add(1)
+	case reply == protocol.ReplyBadRequest, strings.HasPrefix(reply, protocol.ReplyInvalidParam):
+		c.badRequests.Add(1)
 	}
 }
