@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/edge-agent/edge-agent/connector/syslog/message"
 	"net"
 	"os"
 	"path/filepath"
@@ -125,7 +126,7 @@ func NewDefaultConfig() *Config {
 	return &Config{
 		Protocol:        ProtoTCP,
 		Listen:          DefaultListen,
-		Format:          FormatAuto,
+		Format:          message.FormatAuto,
 		MaxMessageBytes: DefaultMaxMessageBytes,
 		MaxConnections:  DefaultMaxConnections,
 		IdleTimeout:     DefaultIdleTimeout,
@@ -161,7 +162,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, input.Errorf("listen", "must be host:port (127.0.0.1:5514, or :5514 for every interface), got %q", c.Listen))
 	}
 	switch strings.ToLower(c.Format) {
-	case FormatAuto, FormatRFC3164, FormatRFC5424:
+	case message.FormatAuto, message.FormatRFC3164, message.FormatRFC5424:
 	default:
 		errs = append(errs, input.Errorf("format", "must be auto, rfc3164 or rfc5424, got %q", c.Format))
 	}

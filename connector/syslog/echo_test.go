@@ -1,6 +1,7 @@
 package syslog
 
 import (
+	"github.com/edge-agent/edge-agent/connector/syslog/message"
 	"strings"
 	"testing"
 )
@@ -71,8 +72,8 @@ func TestParseErrorsQuoteNothing(t *testing.T) {
 		"<13>1 - h a - - [" + strings.Repeat(secret, 5) + "]",
 		"<" + secret + ">1 - - - - - -",
 	} {
-		for _, format := range []string{FormatAuto, FormatRFC5424} {
-			_, err := Parse([]byte(in), format)
+		for _, format := range []string{message.FormatAuto, message.FormatRFC5424} {
+			_, err := message.Parse([]byte(in), format)
 			if err == nil {
 				t.Fatalf("Parse(%q, %s) accepted", in, format)
 			}

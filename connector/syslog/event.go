@@ -2,6 +2,7 @@ package syslog
 
 import (
 	"bytes"
+	"github.com/edge-agent/edge-agent/connector/syslog/message"
 	"slices"
 	"time"
 
@@ -39,7 +40,7 @@ type encoder struct {
 
 // appendEvent appends the event JSON for msg, received at recv from peer
 // (already a JSON string literal), parsed into m, or not when perr != nil.
-func (e *encoder) appendEvent(dst, msg, peerJSON []byte, recv time.Time, m *Message, perr error) []byte {
+func (e *encoder) appendEvent(dst, msg, peerJSON []byte, recv time.Time, m *message.Message, perr error) []byte {
 	ts := recv
 	if perr == nil && !m.Time.IsZero() {
 		ts = m.Time
@@ -65,7 +66,7 @@ func (e *encoder) appendEvent(dst, msg, peerJSON []byte, recv time.Time, m *Mess
 	return append(dst, '}')
 }
 
-func (e *encoder) appendFields(dst []byte, m *Message) []byte {
+func (e *encoder) appendFields(dst []byte, m *message.Message) []byte {
 	dst = append(dst, `,"format":"`...)
 	dst = append(dst, m.Format...)
 	dst = append(dst, `","facility":`...)
@@ -99,7 +100,7 @@ func (e *encoder) appendFields(dst []byte, m *Message) []byte {
 // twice is merged into one object, and a parameter name given more than
 // once for an SD-ID (RFC 5424 allows it) becomes an array of its values
 // in order, so the JSON never holds a key twice.
-func (e *encoder) appendSD(dst []byte, sd []SDElement) []byte {
+func (e *encoder) appendSD(dst []byte, sd []message.SDElement) []byte {
 	type param struct {
 		name []byte
 		vals [][]byte

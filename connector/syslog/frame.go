@@ -134,3 +134,5 @@ func trimCR(b []byte) []byte {
 	}
 	return b
 }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }

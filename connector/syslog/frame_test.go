@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/edge-agent/edge-agent/connector/syslog/message"
 	"io"
 	"strconv"
 	"strings"
@@ -138,10 +139,11 @@ func FuzzParseRFC5424(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		m, err := ParseRFC5424(in)
+		m, err := message.ParseRFC5424(in)
 		checkErrorShape(t, in, err)
 		checkParsed(t, in, m, err)
-		if err == nil && (len(m.Hostname) > maxHostname || len(m.AppName) > maxAppName || len(m.ProcID) > maxProcID || len(m.MsgID) > maxMsgID) {
+		// RFC 5424 section 6: HOSTNAME 255, APP-NAME 48, PROCID 128, MSGID 32.
+		if err == nil && (len(m.Hostname) > 255 || len(m.AppName) > 48 || len(m.ProcID) > 128 || len(m.MsgID) > 32) {
 			t.Fatalf("header field over its limit: %+v", fieldsOf(m))
 		}
 	})
@@ -157,7 +159,7 @@ func FuzzParseRFC3164(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		m, err := ParseRFC3164(in)
+		m, err := message.ParseRFC3164(in)
 		checkErrorShape(t, in, err)
 		checkParsed(t, in, m, err)
 		if err == nil && !bytes.HasSuffix(in, m.Msg) {
@@ -166,7 +168,7 @@ func FuzzParseRFC3164(f *testing.F) {
 	})
 }
 
-func checkParsed(t *testing.T, in []byte, m Message, err error) {
+func checkParsed(t *testing.T, in []byte, m message.Message, err error) {
 	t.Helper()
 	if err != nil {
 		return

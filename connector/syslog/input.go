@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"github.com/edge-agent/edge-agent/connector/syslog/message"
 	"log/slog"
 	"net"
 	"strings"
@@ -254,8 +255,8 @@ func (h *handler) handle(msg []byte, cut, wait bool) {
 	if cut {
 		in.st.truncated.Add(1)
 	}
-	m, perr := Parse(msg, in.cfg.Format)
-	if in.cfg.Strict && !wellFormed(msg, &m, perr) {
+	m, perr := message.Parse(msg, in.cfg.Format)
+	if in.cfg.Strict && !message.WellFormed(msg, &m, perr) {
 		in.st.malformed.Add(1)
 		in.logs.warn(logMalformed, "syslog message dropped: not well-formed RFC 5424 or RFC 3164 (strict)",
 			slog.String("peer", h.peerText), slog.Int("bytes", len(msg)))

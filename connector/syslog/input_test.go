@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/edge-agent/edge-agent/connector/syslog/message"
 	"net"
 	"os"
 	"os/exec"
@@ -105,11 +106,11 @@ func TestLoggerSenders(t *testing.T) {
 		args        []string
 		format      string
 	}{
-		{"tcp rfc5424 octet-count", ProtoTCP, []string{"--tcp", "--rfc5424", "--octet-count", "--msgid", "M1", "--sd-id", "meta@32473", "--sd-param", `k="v"`}, FormatRFC5424},
-		{"tcp rfc5424 LF", ProtoTCP, []string{"--tcp", "--rfc5424"}, FormatRFC5424},
-		{"tcp rfc3164", ProtoTCP, []string{"--tcp", "--rfc3164"}, FormatRFC3164},
-		{"udp rfc5424", ProtoUDP, []string{"--udp", "--rfc5424"}, FormatRFC5424},
-		{"udp rfc3164", ProtoUDP, []string{"--udp", "--rfc3164"}, FormatRFC3164},
+		{"tcp rfc5424 octet-count", ProtoTCP, []string{"--tcp", "--rfc5424", "--octet-count", "--msgid", "M1", "--sd-id", "meta@32473", "--sd-param", `k="v"`}, message.FormatRFC5424},
+		{"tcp rfc5424 LF", ProtoTCP, []string{"--tcp", "--rfc5424"}, message.FormatRFC5424},
+		{"tcp rfc3164", ProtoTCP, []string{"--tcp", "--rfc3164"}, message.FormatRFC3164},
+		{"udp rfc5424", ProtoUDP, []string{"--udp", "--rfc5424"}, message.FormatRFC5424},
+		{"udp rfc3164", ProtoUDP, []string{"--udp", "--rfc3164"}, message.FormatRFC3164},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := openInput(t, func(c *Config) { c.Protocol = tc.proto })
@@ -129,7 +130,7 @@ func TestLoggerSenders(t *testing.T) {
 				e["app_name"] != "edgeapp" || e["payload"] == nil || !strings.HasPrefix(e["_peer"].(string), "127.0.0.1:") {
 				t.Fatalf("fields: %v", e)
 			}
-			if tc.format == FormatRFC5424 && e["hostname"] == nil {
+			if tc.format == message.FormatRFC5424 && e["hostname"] == nil {
 				t.Fatalf("no hostname: %v", e)
 			}
 			if strings.Contains(tc.name, "octet") {
@@ -185,7 +186,7 @@ action(type="omfwd" target="127.0.0.1" port=%q protocol="tcp" TCP_Framing="octet
 	if got := msgs(evs); !slices.Equal(got, want) {
 		t.Fatalf("got %d messages, want %d in order; rsyslogd said: %s", len(got), len(want), out.String())
 	}
-	if e := evs[0]; e["format"] != FormatRFC5424 || e["app_name"] != "plc-gw" || e["facility_name"] != "local0" || e["severity_name"] != "info" {
+	if e := evs[0]; e["format"] != message.FormatRFC5424 || e["app_name"] != "plc-gw" || e["facility_name"] != "local0" || e["severity_name"] != "info" {
 		t.Fatalf("fields: %v", e)
 	}
 }

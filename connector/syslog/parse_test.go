@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/edge-agent/edge-agent/connector/syslog/message"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +20,7 @@ type fields struct {
 	time                           string // RFC 3339 of Time, "" when zero
 }
 
-func fieldsOf(m Message) fields {
+func fieldsOf(m message.Message) fields {
 	f := fields{format: m.Format, fac: m.Facility, sev: m.Severity, ts: string(m.Timestamp), host: string(m.Hostname),
 		app: string(m.AppName), pid: string(m.ProcID), msgid: string(m.MsgID), msg: string(m.Msg)}
 	var sd []string
@@ -62,23 +63,23 @@ func TestParseRFC5424(t *testing.T) {
 		{name: "invalid UTF-8 in msg kept", in: "<13>1 - h a - - - \xff\xfe", want: fields{format: "rfc5424", fac: 1, sev: 5, host: "h", app: "a", msg: "\xff\xfe"}},
 		{name: "version 2 digits", in: "<13>12 - - - - - -", want: fields{format: "rfc5424", fac: 1, sev: 5}},
 
-		{name: "no PRI", in: "1 - - - - - -", err: ErrNoPRI},
-		{name: "PRI too big", in: "<192>1 - - - - - -", err: ErrBadPRI},
-		{name: "PRI leading zero", in: "<013>1 - - - - - -", err: ErrBadPRI},
-		{name: "PRI not closed", in: "<13", err: ErrBadPRI},
-		{name: "no version", in: "<13>Oct 11 22:14:15 host app: x", err: ErrNotRFC5424},
-		{name: "truncated header", in: "<13>1 2003-10-11T22:14:15Z host", err: ErrHeader},
-		{name: "truncated SD", in: `<13>1 - h a - - [id k="v`, err: ErrSD},
-		{name: "SD not closed", in: `<13>1 - h a - - [id k="v"`, err: ErrSD},
-		{name: "SD missing", in: `<13>1 - h a - - `, err: ErrSD},
-		{name: "SD garbage", in: `<13>1 - h a - - hello`, err: ErrSD},
-		{name: "bad timestamp", in: "<13>1 yesterday h a - - -", err: ErrHeader},
-		{name: "NUL in hostname", in: "<13>1 - h\x00 a - - -", err: ErrHeader},
-		{name: "app name too long", in: "<13>1 - h " + strings.Repeat("a", 49) + " - - -", err: ErrHeader},
-		{name: "no space after SD", in: "<13>1 - h a - - -x", err: ErrSD},
+		{name: "no PRI", in: "1 - - - - - -", err: message.ErrNoPRI},
+		{name: "PRI too big", in: "<192>1 - - - - - -", err: message.ErrBadPRI},
+		{name: "PRI leading zero", in: "<013>1 - - - - - -", err: message.ErrBadPRI},
+		{name: "PRI not closed", in: "<13", err: message.ErrBadPRI},
+		{name: "no version", in: "<13>Oct 11 22:14:15 host app: x", err: message.ErrNotRFC5424},
+		{name: "truncated header", in: "<13>1 2003-10-11T22:14:15Z host", err: message.ErrHeader},
+		{name: "truncated SD", in: `<13>1 - h a - - [id k="v`, err: message.ErrSD},
+		{name: "SD not closed", in: `<13>1 - h a - - [id k="v"`, err: message.ErrSD},
+		{name: "SD missing", in: `<13>1 - h a - - `, err: message.ErrSD},
+		{name: "SD garbage", in: `<13>1 - h a - - hello`, err: message.ErrSD},
+		{name: "bad timestamp", in: "<13>1 yesterday h a - - -", err: message.ErrHeader},
+		{name: "NUL in hostname", in: "<13>1 - h\x00 a - - -", err: message.ErrHeader},
+		{name: "app name too long", in: "<13>1 - h " + strings.Repeat("a", 49) + " - - -", err: message.ErrHeader},
+		{name: "no space after SD", in: "<13>1 - h a - - -x", err: message.ErrSD},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := ParseRFC5424([]byte(tc.in))
+			m, err := message.ParseRFC5424([]byte(tc.in))
 			if tc.err != nil {
 				if !errors.Is(err, tc.err) {
 					t.Fatalf("error %v, want %v", err, tc.err)
@@ -117,10 +118,10 @@ func TestParseRFC3164(t *testing.T) {
 		{name: "NUL and invalid UTF-8 kept", in: "<13>Oct 11 22:14:15 h a: \x00\xff", want: fields{format: "rfc3164", fac: 1, sev: 5, ts: "Oct 11 22:14:15", host: "h", app: "a", msg: "\x00\xff"}},
 		{name: "truncated in timestamp", in: "<13>Oct 11 22:1", want: fields{format: "rfc3164", fac: 1, sev: 5, msg: "Oct 11 22:1"}},
 		{name: "pid not closed", in: "<13>Oct 11 22:14:15 h app[12 x", want: fields{format: "rfc3164", fac: 1, sev: 5, ts: "Oct 11 22:14:15", host: "h", msg: "app[12 x"}},
-		{name: "bad PRI", in: "<999>Oct 11 22:14:15 h a: x", err: ErrBadPRI},
+		{name: "bad PRI", in: "<999>Oct 11 22:14:15 h a: x", err: message.ErrBadPRI},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := ParseRFC3164([]byte(tc.in))
+			m, err := message.ParseRFC3164([]byte(tc.in))
 			if tc.err != nil {
 				if !errors.Is(err, tc.err) {
 					t.Fatalf("error %v, want %v", err, tc.err)
@@ -139,20 +140,20 @@ func TestParseRFC3164(t *testing.T) {
 
 func TestParseAuto(t *testing.T) {
 	for in, want := range map[string]string{
-		"<13>1 - - - - - - x":        FormatRFC5424,
-		"<13>Oct 11 22:14:15 h a: x": FormatRFC3164,
-		"<13>10 apples":              FormatRFC5424, // a version, then a header that fails
-		"hello":                      FormatRFC3164,
+		"<13>1 - - - - - - x":        message.FormatRFC5424,
+		"<13>Oct 11 22:14:15 h a: x": message.FormatRFC3164,
+		"<13>10 apples":              message.FormatRFC5424,
+		"hello":                      message.FormatRFC3164,
 	} {
-		m, _ := Parse([]byte(in), FormatAuto)
+		m, _ := message.Parse([]byte(in), message.FormatAuto)
 		if m.Format != want {
 			t.Errorf("%q: format %q, want %q", in, m.Format, want)
 		}
 	}
-	if _, err := Parse([]byte("<13>Oct 11 22:14:15 h a: x"), FormatRFC5424); !errors.Is(err, ErrNotRFC5424) {
+	if _, err := message.Parse([]byte("<13>Oct 11 22:14:15 h a: x"), message.FormatRFC5424); !errors.Is(err, message.ErrNotRFC5424) {
 		t.Errorf("forced rfc5424 on a BSD message: %v", err)
 	}
-	if m, err := Parse([]byte("<13>1 - - - - - - x"), FormatRFC3164); err != nil || m.Format != FormatRFC3164 || m.Msg == nil {
+	if m, err := message.Parse([]byte("<13>1 - - - - - - x"), message.FormatRFC3164); err != nil || m.Format != message.FormatRFC3164 || m.Msg == nil {
 		t.Errorf("forced rfc3164 on an RFC 5424 message: %+v %v", fieldsOf(m), err)
 	}
 }
@@ -161,7 +162,7 @@ func TestParseAuto(t *testing.T) {
 // invalid UTF-8 into U+FFFD, counted.
 func TestEventJSON(t *testing.T) {
 	raw := []byte("<165>1 2003-10-11T22:14:15.003Z host app 12 ID [a x=\"1\" x=\"2\"][b y=\"\\\"\"][a z=\"3\"] hi\x00\xff\nthere")
-	m, err := Parse(raw, FormatAuto)
+	m, err := message.Parse(raw, message.FormatAuto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,8 +198,8 @@ func TestEventJSON(t *testing.T) {
 	}
 	// A message that does not parse keeps its text, and says why.
 	e := encoder{raw: false}
-	_, perr := Parse([]byte("<13>1 broken"), FormatAuto)
-	out := e.appendEvent(nil, []byte("<13>1 broken"), []byte(`"p"`), time.UnixMilli(7), &Message{}, perr)
+	_, perr := message.Parse([]byte("<13>1 broken"), message.FormatAuto)
+	out := e.appendEvent(nil, []byte("<13>1 broken"), []byte(`"p"`), time.UnixMilli(7), &message.Message{}, perr)
 	var ev map[string]any
 	if err := json.Unmarshal(out, &ev); err != nil || ev["msg"] != "<13>1 broken" || ev["parse_error"] == nil || ev["_ts"] != float64(7) {
 		t.Fatalf("unparsed event %s (%v)", out, err)

@@ -2,6 +2,7 @@ package syslog
 
 import (
 	"fmt"
+	"github.com/edge-agent/edge-agent/connector/syslog/message"
 	"math/rand/v2"
 	"net"
 	"testing"
@@ -16,22 +17,22 @@ func TestWellFormed(t *testing.T) {
 		format string
 		keep   bool
 	}{
-		{"<34>1 2003-10-11T22:14:15.003Z mymachine su - ID47 - 'su root' failed", FormatAuto, true},
-		{"<165>1 - - - - - -", FormatAuto, true},
-		{"<34>Oct 11 22:14:15 mymachine su: 'su root' failed", FormatAuto, true},
-		{"<13>Oct  1 02:03:04 app[12]: no hostname", FormatAuto, true},
-		{"<13>2003-10-11T22:14:15.003Z host app: rsyslog's RFC 3339 stamp", FormatAuto, true},
-		{"<34>Oct 11 22:14:15 mymachine su: 'su root' failed", FormatRFC3164, true},
-		{"Oct 11 22:14:15 mymachine su: no PRI", FormatAuto, false},
-		{"<34>no timestamp at all", FormatAuto, false},
-		{"<34>1 2003-10-11T22:14:15.003Z host", FormatAuto, false},    // 5424 cut short
-		{"<999>Oct 11 22:14:15 host app: bad PRI", FormatAuto, false}, // PRI over 191
-		{"<34>Oct 11 22:14:15 mymachine su: fine", FormatRFC5424, false},
-		{"just text", FormatAuto, false},
-		{"\x00\x01\xfe<13>", FormatAuto, false},
+		{"<34>1 2003-10-11T22:14:15.003Z mymachine su - ID47 - 'su root' failed", message.FormatAuto, true},
+		{"<165>1 - - - - - -", message.FormatAuto, true},
+		{"<34>Oct 11 22:14:15 mymachine su: 'su root' failed", message.FormatAuto, true},
+		{"<13>Oct  1 02:03:04 app[12]: no hostname", message.FormatAuto, true},
+		{"<13>2003-10-11T22:14:15.003Z host app: rsyslog's RFC 3339 stamp", message.FormatAuto, true},
+		{"<34>Oct 11 22:14:15 mymachine su: 'su root' failed", message.FormatRFC3164, true},
+		{"Oct 11 22:14:15 mymachine su: no PRI", message.FormatAuto, false},
+		{"<34>no timestamp at all", message.FormatAuto, false},
+		{"<34>1 2003-10-11T22:14:15.003Z host", message.FormatAuto, false},    // 5424 cut short
+		{"<999>Oct 11 22:14:15 host app: bad PRI", message.FormatAuto, false}, // PRI over 191
+		{"<34>Oct 11 22:14:15 mymachine su: fine", message.FormatRFC5424, false},
+		{"just text", message.FormatAuto, false},
+		{"\x00\x01\xfe<13>", message.FormatAuto, false},
 	} {
-		m, err := Parse([]byte(tc.msg), tc.format)
-		if got := wellFormed([]byte(tc.msg), &m, err); got != tc.keep {
+		m, err := message.Parse([]byte(tc.msg), tc.format)
+		if got := message.WellFormed([]byte(tc.msg), &m, err); got != tc.keep {
 			t.Errorf("%q (%s): kept %v, want %v", tc.msg, tc.format, got, tc.keep)
 		}
 	}
@@ -82,7 +83,7 @@ func TestStrictDropsGarbage(t *testing.T) {
 					t.Fatalf("%d events, stats %+v", len(evs), st)
 				}
 				for _, e := range evs {
-					if e["format"] != FormatRFC5424 {
+					if e["format"] != message.FormatRFC5424 {
 						t.Fatalf("strict delivered %v", e)
 					}
 				}
@@ -102,8 +103,8 @@ func FuzzWellFormed(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := Parse(b, FormatAuto)
-		if wellFormed(b, &m, err) && (err != nil || len(b) == 0 || b[0] != '<' || m.Timestamp == nil && m.Format == FormatRFC3164) {
+		m, err := message.Parse(b, message.FormatAuto)
+		if message.WellFormed(b, &m, err) && (err != nil || len(b) == 0 || b[0] != '<' || m.Timestamp == nil && m.Format == message.FormatRFC3164) {
 			t.Fatalf("kept %q: %v", b, err)
 		}
 	})

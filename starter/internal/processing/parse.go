@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/edge-agent/edge-agent/connector/syslog"
+	"github.com/edge-agent/edge-agent/connector/syslog/message"
 )
 
 // parseErrorField marks an event whose text did not parse (on-error: keep).
@@ -253,7 +253,7 @@ func csvParser(columns []string, delim rune) func(string) (any, error) {
 // parseSyslog reads an RFC 5424 or RFC 3164 line into the fields the
 // syslog input gives its events.
 func parseSyslog(s string) (any, error) {
-	m, err := syslog.Parse([]byte(s), syslog.FormatAuto)
+	m, err := message.Parse([]byte(s), message.FormatAuto)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package syslog
+package message
 
 import (
 	"bytes"
@@ -82,11 +82,11 @@ func Parse(b []byte, format string) (Message, error) {
 	return ParseRFC3164(b)
 }
 
-// wellFormed reports whether msg, parsed by Parse into m with perr, is
+// WellFormed reports whether msg, parsed by Parse into m with perr, is
 // what strict mode keeps: an RFC 5424 message that parsed, or an RFC 3164
 // one with its <PRI> and a timestamp (the header a relay adds when it is
 // missing, RFC 3164 section 4.3). Random bytes almost never are.
-func wellFormed(msg []byte, m *Message, perr error) bool {
+func WellFormed(msg []byte, m *Message, perr error) bool {
 	if perr != nil {
 		return false
 	}
