@@ -33,7 +33,7 @@ func (f listFactory) Create(c input.Config, _ input.Settings) (input.Input, erro
 
 func listOptions(t *testing.T, home string, ins map[namedConfig]*fakeInput, ids ...string) Options {
 	opts := newOptions(t, testConfig(t), home, nil, newFakeSender(nil))
-	opts.Input, opts.InputType = nil, ""
+	opts.InputList = nil
 	opts.Inputs = input.NewRegistry(listFactory{ins: ins})
 	for _, id := range ids {
 		opts.InputList = append(opts.InputList, InputSpec{ID: id, Type: "fake", Config: namedConfig(id)})

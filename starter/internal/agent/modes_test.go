@@ -154,7 +154,7 @@ func TestInputIDSurvivesALostIDFile(t *testing.T) {
 	// An explicit input.id wins: a new source, a first start.
 	in3 := &fakeInput{}
 	opts = newOptions(t, cfg, home, in3, newFakeSender(nil))
-	opts.IDs.Input, opts.IDs.InputExplicit = "explicit", true
+	opts.InputList[0].ID = "explicit" // agent.yaml sets input.id
 	h3 := startRuntime(t, opts)
 	if o := in3.openOptions(); !o.FirstStart || len(o.Saved) != 0 || h3.rt.Snapshot().InputID != "explicit" {
 		t.Fatalf("explicit id: open = %+v id %q", o, h3.rt.Snapshot().InputID)

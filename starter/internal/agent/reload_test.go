@@ -160,8 +160,8 @@ func TestReloadNewPathStartsShippingKeptPathKeepsOffset(t *testing.T) {
 	*wide = *cfg.Input.(*file.Config)
 	wide.Paths = []string{filepath.Join(dir, "*.log")}
 	next := opts
-	next.Input = wide
-	if err := h.rt.Reload(context.Background(), next, Replace{Input: true}); err != nil {
+	next.InputList = []InputSpec{singleInput(file.TypeName, wide)}
+	if err := h.rt.Reload(context.Background(), next, Replace{Inputs: []string{""}}); err != nil {
 		t.Fatal(err)
 	}
 	appendLines(t, aLog, 500, 600)
@@ -232,7 +232,8 @@ func TestReloadReplacesInputAndOutput(t *testing.T) {
 			in1.mu.Unlock()
 
 			next := opts
-			next.InputType, next.OutputType = "fake2", "fake2"
+			next.InputList = []InputSpec{singleInput("fake2", opts.InputList[0].Config)}
+			next.OutputType = "fake2"
 			if err := h.rt.Reload(context.Background(), next, Replace{}); err != nil {
 				t.Fatal(err)
 			}

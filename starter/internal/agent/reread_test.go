@@ -200,7 +200,7 @@ func TestRereadPicksTheInputThatReadsThePath(t *testing.T) {
 	cfg := transportConfig(t, eng.srv.Addr())
 	fileConfig(t, cfg, dir)
 	opts := fileOptions(t, cfg, home)
-	opts.Input, opts.InputType = nil, ""
+	opts.InputList = nil
 	for _, id := range []string{"app", "sys"} {
 		if err := os.Mkdir(filepath.Join(dir, id), 0o755); err != nil {
 			t.Fatal(err)

@@ -30,7 +30,8 @@ func (d *decoder) decodeInput(kv *ast.MappingValueNode, reg *input.Registry, cfg
 	if !ok {
 		return
 	}
-	cfg.InputType, cfg.Input, cfg.InputID = e.Type, e.Config, e.ID
+	e.OptionalID = true
+	cfg.Inputs = []InputEntry{e}
 }
 
 // decodeInputs decodes the `inputs` list: each entry takes every key
@@ -134,7 +135,7 @@ func (d *decoder) decodeInputBody(n ast.Node, reg *input.Registry, section strin
 		}
 	}
 
-	entry := InputEntry{Type: typ, Config: icfg}
+	entry := InputEntry{Key: section, Type: typ, Config: icfg}
 	if id != nil {
 		d.mark(section+".id", idDisplay, id.Key)
 		if v := d.resolve(id.Value, section+".id"); v != nil {
