@@ -136,7 +136,7 @@ func TestTLSMutual(t *testing.T) {
 	if len(evs) != 1 || evs[0]["msg"] != "trusted" {
 		t.Fatalf("events %v", msgs(evs))
 	}
-	eventually(t, func() bool { return in.Stats().AuthFailedNoCert == 1 }) // the failed handshake
+	transporttest.Eventually(t, 5*time.Second, "in.Stats().AuthFailedNoCert == 1", func() bool { return in.Stats().AuthFailedNoCert == 1 }) // the failed handshake
 	if st := in.Stats(); st.ConnectionsTotal != 2 || st.LinesRead != 1 || st.Errors != 0 || st.AuthFailedBadCert != 0 {
 		t.Fatalf("stats %+v", st)
 	}
