@@ -114,3 +114,44 @@ func problemKeys(t *testing.T, err error) []string {
 	}
 	return keys
 }
+
+// A reload keeps the id settled at start for the input that may leave it
+// out (ids change only with a restart), and remembers the id as written,
+// which Replace.Inputs names.
+func TestKeepSettledIDs(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		old, next []InputSpec
+		fileID    string
+		want      []string
+		written   []string
+	}{
+		{"input: keeps the settled id",
+			[]InputSpec{{ID: "settled", OptionalID: true}}, []InputSpec{{OptionalID: true}}, "f",
+			[]string{"settled"}, []string{""}},
+		{"input: a new id waits for a restart",
+			[]InputSpec{{ID: "settled", OptionalID: true}}, []InputSpec{{ID: "new", OptionalID: true}}, "f",
+			[]string{"settled"}, []string{"new"}},
+		{"inputs: to input: takes the id file's",
+			[]InputSpec{{ID: "a"}}, []InputSpec{{OptionalID: true}}, "f",
+			[]string{"f"}, []string{""}},
+		{"inputs: ids as written",
+			[]InputSpec{{ID: "settled", OptionalID: true}}, []InputSpec{{ID: "a"}, {ID: "b"}}, "f",
+			[]string{"a", "b"}, []string{"a", "b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := slices.Clone(tc.next)
+			got := keepSettledIDs(tc.old, tc.next, tc.fileID)
+			var ids, written []string
+			for _, sp := range got {
+				ids, written = append(ids, sp.ID), append(written, sp.written)
+			}
+			if !slices.Equal(ids, tc.want) || !slices.Equal(written, tc.written) {
+				t.Errorf("ids %q written %q, want %q written %q", ids, written, tc.want, tc.written)
+			}
+			if !slices.Equal(tc.next, before) {
+				t.Errorf("keepSettledIDs changed its argument: %+v", tc.next)
+			}
+		})
+	}
+}
