@@ -4,12 +4,8 @@ package e2e
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	crand "crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -20,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 // silentFlood keeps n TCP connections open to addr from 127.0.0.2 to
@@ -157,7 +155,7 @@ func TestSyslogSilentFlood(t *testing.T) {
 	tally := newSyslogTally(rc)
 	rssIdle, fdsIdle := procFigures(agent.pid())
 	pool := x509.NewCertPool()
-	pool.AddCert(ca.cert)
+	pool.AddCert(ca.Leaf)
 
 	for _, tc := range []struct {
 		input string
@@ -390,27 +388,10 @@ func TestSyslogStrictUDP(t *testing.T) {
 	}
 }
 
-// clientCert issues a client certificate from ca, in memory.
+// clientCert issues a client certificate named name from ca.
 func (ca *testCA) clientCert(t *testing.T, name string) tls.Certificate {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), crand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: serialNumber(t),
-		Subject:      pkix.Name{CommonName: name},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(crand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	return transporttest.NewCert(t, transporttest.CertOptions{Name: name, Parent: &ca.Cert}).Pair
 }
 
 // Mutual TLS: a source presenting a certificate the listener does not
@@ -441,7 +422,7 @@ func TestSyslogClientCertFailuresSlowed(t *testing.T) {
 	agent := root.startReady()
 	base := root.apiBase()
 	pool := x509.NewCertPool()
-	pool.AddCert(ca.cert)
+	pool.AddCert(ca.Leaf)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	attempt := func(src string, cert tls.Certificate, msg string) error {
 		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 30 * time.Second}

@@ -3,109 +3,36 @@
 package e2e
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"maps"
-	"math/big"
-	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 // testCA is a throwaway certificate authority made by a test.
 type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  string // path of the CA certificate (PEM)
+	transporttest.Cert
+	pem string // path of the CA certificate (PEM)
 }
 
-// newTestCA creates a self-signed ECDSA P-256 CA and writes its certificate
-// to dir/name.pem.
+// newTestCA creates a self-signed CA and writes its certificate to
+// dir/name.pem.
 func newTestCA(t *testing.T, dir, name string) *testCA {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serialNumber(t),
-		Subject:               pkix.Name{CommonName: "edge-agent e2e " + name},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		MaxPathLenZero:        true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca := &testCA{cert: cert, key: key, pem: filepath.Join(dir, name+".pem")}
-	writePEM(t, ca.pem, "CERTIFICATE", der)
-	return ca
+	c := transporttest.NewCert(t, transporttest.CertOptions{Name: name, Dir: dir})
+	return &testCA{Cert: c, pem: c.CertFile}
 }
 
-// serverCert issues a server certificate for 127.0.0.1 (IP SAN only) and
-// writes it and its key to dir/name.pem and dir/name-key.pem.
+// serverCert issues a server certificate for 127.0.0.1 and writes it and
+// its key to dir/name.pem and dir/name.key.
 func (ca *testCA) serverCert(t *testing.T, dir, name string) (certFile, keyFile string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: serialNumber(t),
-		Subject:      pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile = filepath.Join(dir, name+".pem")
-	keyFile = filepath.Join(dir, name+"-key.pem")
-	writePEM(t, certFile, "CERTIFICATE", der)
-	writePEM(t, keyFile, "PRIVATE KEY", keyDER)
-	return certFile, keyFile
-}
-
-func serialNumber(t *testing.T) *big.Int {
-	t.Helper()
-	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n.Add(n, big.NewInt(1)) // never 0
-}
-
-func writePEM(t *testing.T, path, typ string, der []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	c := transporttest.NewCert(t, transporttest.CertOptions{Name: name, Dir: dir, Parent: &ca.Cert})
+	return c.CertFile, c.KeyFile
 }
 
 // editConfig rewrites the generated agent.yaml: each pair of old/new is

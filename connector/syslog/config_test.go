@@ -1,24 +1,18 @@
 package syslog
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -102,15 +96,15 @@ func TestAdvice(t *testing.T) {
 // certificate (not an error), and delivers nothing.
 func TestTLSMutual(t *testing.T) {
 	dir := t.TempDir()
-	ca, caKey := newCert(t, dir, "ca", nil, nil)
-	_, _ = newCert(t, dir, "server", ca, caKey)
-	_, _ = newCert(t, dir, "client", ca, caKey)
+	ca := newCert(t, dir, "ca", nil)
+	newCert(t, dir, "server", &ca)
+	newCert(t, dir, "client", &ca)
 	in := openInput(t, func(c *Config) {
 		c.Protocol = ProtoTLS
 		c.TLS = TLSConfig{CertFile: filepath.Join(dir, "server.pem"), KeyFile: filepath.Join(dir, "server.key"), ClientCAFile: filepath.Join(dir, "ca.pem")}
 	})
 	pool := x509.NewCertPool()
-	pool.AddCert(ca)
+	pool.AddCert(ca.Leaf)
 	clientCert, err := tls.LoadX509KeyPair(filepath.Join(dir, "client.pem"), filepath.Join(dir, "client.key"))
 	if err != nil {
 		t.Fatal(err)
@@ -142,51 +136,19 @@ func TestTLSMutual(t *testing.T) {
 	if len(evs) != 1 || evs[0]["msg"] != "trusted" {
 		t.Fatalf("events %v", msgs(evs))
 	}
-	eventually(t, func() bool { return in.Stats().AuthFailedNoCert == 1 }) // the failed handshake
+	transporttest.Eventually(t, 5*time.Second, "in.Stats().AuthFailedNoCert == 1", func() bool { return in.Stats().AuthFailedNoCert == 1 }) // the failed handshake
 	if st := in.Stats(); st.ConnectionsTotal != 2 || st.LinesRead != 1 || st.Errors != 0 || st.AuthFailedBadCert != 0 {
 		t.Fatalf("stats %+v", st)
 	}
 }
 
-// newCert writes name.pem and name.key, signed by parent (self-signed CA
-// when nil), valid for localhost and 127.0.0.1.
-func newCert(t *testing.T, dir, name string, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*x509.Certificate, *ecdsa.PrivateKey) {
+// newCert writes name.pem and name.key into dir, signed by parent (a
+// self-signed CA when nil), valid for localhost and 127.0.0.1 since before
+// the clock of a synctest bubble starts (2000).
+func newCert(t *testing.T, dir, name string, parent *transporttest.Cert) transporttest.Cert {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Date(1999, 1, 1, 0, 0, 0, 0, time.UTC), NotAfter: time.Now().Add(time.Hour), // the bubbles of synctest start in 2000
-		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
-	signer, signKey := tmpl, key
-	if parent == nil {
-		tmpl.IsCA, tmpl.BasicConstraintsValid = true, true
-	} else {
-		signer, signKey = parent, parentKey
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer, &key.PublicKey, signKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	write := func(file, typ string, b []byte) {
-		if err := os.WriteFile(filepath.Join(dir, file), pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: b}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(name+".pem", "CERTIFICATE", der)
-	write(name+".key", "EC PRIVATE KEY", kb)
-	return cert, key
+	return transporttest.NewCert(t, transporttest.CertOptions{
+		Name: name, Dir: dir, Parent: parent, ValidFor: time.Hour,
+		NotBefore: time.Date(1999, 1, 1, 0, 0, 0, 0, time.UTC),
+	})
 }

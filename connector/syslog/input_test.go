@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 // openInput starts an input on a loopback port the kernel picks.
@@ -363,17 +364,6 @@ func readUntilClosed(c net.Conn, d time.Duration) error {
 	}
 }
 
-func eventually(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
-		}
-		<-time.After(10 * time.Millisecond)
-	}
-}
-
 // Drain at a stop hands over what was read, even messages whose reader
 // was waiting for room.
 func TestDrainKeepsWhatWasRead(t *testing.T) {
@@ -386,7 +376,7 @@ func TestDrainKeepsWhatWasRead(t *testing.T) {
 	for i := range 5 {
 		fmt.Fprintf(c, "<13>1 - h a - - - d%d\n", i)
 	}
-	eventually(t, func() bool { return in.Stats().LinesRead >= 2 }) // one queued, one waiting
+	transporttest.Eventually(t, 5*time.Second, "in.Stats().LinesRead >= 2", func() bool { return in.Stats().LinesRead >= 2 }) // one queued, one waiting
 	evs := in.Drain(nil)
 	st := in.Stats()
 	if int64(len(evs)) != st.LinesRead || st.Events != st.LinesRead {
@@ -411,7 +401,7 @@ func TestDrainThenListenAgain(t *testing.T) {
 				fmt.Fprintf(c, "<13>1 - h a - - - %s\n", text)
 			}
 			send("before")
-			eventually(t, func() bool { return old.Stats().LinesRead == 1 })
+			transporttest.Eventually(t, 5*time.Second, "old.Stats().LinesRead == 1", func() bool { return old.Stats().LinesRead == 1 })
 			if evs := old.Drain(nil); len(evs) != 1 {
 				t.Fatalf("drained %d events, want 1", len(evs))
 			}

@@ -25,13 +25,13 @@ type tlsFiles struct {
 func newTLSFiles(t *testing.T) tlsFiles {
 	t.Helper()
 	dir := t.TempDir()
-	ca, caKey := newCert(t, dir, "ca", nil, nil)
-	newCert(t, dir, "server", ca, caKey)
-	newCert(t, dir, "client", ca, caKey)
-	other, otherKey := newCert(t, dir, "otherca", nil, nil)
-	newCert(t, dir, "otherclient", other, otherKey)
+	ca := newCert(t, dir, "ca", nil)
+	newCert(t, dir, "server", &ca)
+	newCert(t, dir, "client", &ca)
+	other := newCert(t, dir, "otherca", nil)
+	newCert(t, dir, "otherclient", &other)
 	pool := x509.NewCertPool()
-	pool.AddCert(ca)
+	pool.AddCert(ca.Leaf)
 	load := func(name string) tls.Certificate {
 		c, err := tls.LoadX509KeyPair(filepath.Join(dir, name+".pem"), filepath.Join(dir, name+".key"))
 		if err != nil {

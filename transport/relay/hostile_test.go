@@ -30,18 +30,6 @@ func dialFrom(t *testing.T, s *Server, src string) *peer {
 	return &peer{t: t, conn: c, r: bufio.NewReader(c)}
 }
 
-// waitFor polls cond, bounded in count and time.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for range 500 {
-		if cond() {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("gave up waiting for %s", what)
-}
-
 // A budget full of silent and half-sent connections, from one address
 // and from several, still lets a collector that speaks at once in: from
 // its own address, and from one of the flood's.
@@ -56,7 +44,7 @@ func TestFloodOfUnauthenticatedDoesNotLockOut(t *testing.T) {
 		}
 		flood = append(flood, p)
 	}
-	waitFor(t, "the flood to be accepted", func() bool { return s.Stats().Connections == 40 })
+	transporttest.Eventually(t, 5*time.Second, "the flood to be accepted", func() bool { return s.Stats().Connections == 40 })
 	if n := s.Unauthenticated(); n > 8 {
 		t.Fatalf("%d connections in a budget of 8", n)
 	}
@@ -96,7 +84,7 @@ func TestAuthTimeoutCountsAndCloses(t *testing.T) {
 		p.expect("AUTH_FAILED")
 		p.expectEOF()
 	}
-	waitFor(t, "two timeouts", func() bool { return s.Stats().AuthFailures.Timeout == 2 })
+	transporttest.Eventually(t, 5*time.Second, "two timeouts", func() bool { return s.Stats().AuthFailures.Timeout == 2 })
 }
 
 // Wrong tokens from one address are delayed, more with each failure,
@@ -184,10 +172,10 @@ func TestEvictedWhileSlowedCountsAsThrottled(t *testing.T) {
 	first.expect("AUTH_FAILED")
 	waiting := dialFrom(t, s, "127.0.0.7")
 	waiting.send("__AUTH__:also-wrong\n")
-	waitFor(t, "the second guess to wait", func() bool { return s.Stats().AuthDelayed == 1 })
+	transporttest.Eventually(t, 5*time.Second, "the second guess to wait", func() bool { return s.Stats().AuthDelayed == 1 })
 	newer := dialFrom(t, s, "127.0.0.7") // the source's share is 1: evicts the waiting one
 	waiting.expectEOF()
-	waitFor(t, "throttled counted", func() bool { return s.Stats().AuthFailures.Throttled == 1 })
+	transporttest.Eventually(t, 5*time.Second, "throttled counted", func() bool { return s.Stats().AuthFailures.Throttled == 1 })
 	if st := s.Stats(); st.AuthFailures.WrongToken != 1 {
 		t.Errorf("WrongToken = %d, want 1: the evicted guess was checked", st.AuthFailures.WrongToken)
 	}
@@ -238,7 +226,7 @@ func TestTLSFloodDoesNotLockOut(t *testing.T) {
 	for i := range 20 {
 		dialFrom(t, s, []string{"127.0.0.2", "127.0.0.3"}[i%2]) // TCP only: no ClientHello
 	}
-	waitFor(t, "the flood to be accepted", func() bool { return s.Stats().Connections == 20 })
+	transporttest.Eventually(t, 5*time.Second, "the flood to be accepted", func() bool { return s.Stats().Connections == 20 })
 	pem, err := os.ReadFile(cert.CertFile)
 	if err != nil {
 		t.Fatal(err)
@@ -265,7 +253,7 @@ func TestTLSFloodDoesNotLockOut(t *testing.T) {
 		bc.Close()
 		t.Fatal("a client without the relay's CA completed the handshake")
 	}
-	waitFor(t, "the failed handshake counted", func() bool { return s.Stats().AuthFailures.TLS == 1 })
+	transporttest.Eventually(t, 5*time.Second, "the failed handshake counted", func() bool { return s.Stats().AuthFailures.TLS == 1 })
 	if st := s.Stats(); st.Evicted < 20-8 {
 		t.Errorf("Evicted = %d, want at least %d", st.Evicted, 20-8)
 	}

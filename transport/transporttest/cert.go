@@ -16,8 +16,9 @@ import (
 	"time"
 )
 
-// Cert is a self-signed certificate for 127.0.0.1 and "localhost", which
-// is its own CA: a server presents Pair, a client trusts CertFile.
+// Cert is a certificate for 127.0.0.1 and "localhost", for servers and
+// clients: a server presents Pair, a client trusts CertFile (a self-signed
+// Cert is its own CA).
 type Cert struct {
 	Pair     tls.Certificate
 	Leaf     *x509.Certificate
@@ -25,9 +26,34 @@ type Cert struct {
 	KeyFile  string // PEM private key
 }
 
-// SelfSigned makes a Cert valid from an hour ago for validFor, written
-// into a temporary folder of tb's.
+// CertOptions shape NewCert's certificate; the zero value is a
+// self-signed one named "edgesocket test", valid from an hour ago for a
+// day, written into a temporary folder.
+type CertOptions struct {
+	// Name is the subject's common name, and the files' name (Name.pem,
+	// Name.key) when set; else "edgesocket test" in cert.pem, key.pem.
+	Name string
+	// NotBefore is when it becomes valid (zero: an hour ago); a test in
+	// a synctest bubble, whose clock starts in 2000, sets an earlier one.
+	NotBefore time.Time
+	// ValidFor is how long from now it stays valid (0: a day).
+	ValidFor time.Duration
+	// Parent signs it; nil makes it self-signed and a CA.
+	Parent *Cert
+	// Dir is where its files go ("": a temporary folder of tb's).
+	Dir string
+}
+
+// SelfSigned makes a self-signed Cert valid from an hour ago for
+// validFor, written into a temporary folder of tb's.
 func SelfSigned(tb testing.TB, validFor time.Duration) Cert {
+	tb.Helper()
+	return NewCert(tb, CertOptions{ValidFor: validFor})
+}
+
+// NewCert makes a Cert as o says: self-signed (a CA) or signed by
+// o.Parent; an ECDSA P-256 key in SEC 1 form.
+func NewCert(tb testing.TB, o CertOptions) Cert {
 	tb.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -38,19 +64,34 @@ func SelfSigned(tb testing.TB, validFor time.Duration) Cert {
 		tb.Fatal(err)
 	}
 	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "edgesocket test"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(validFor),
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-		DNSNames:              []string{"localhost"},
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IsCA:                  true,
-		BasicConstraintsValid: true,
+	name, certName, keyName := o.Name, o.Name+".pem", o.Name+".key"
+	if name == "" {
+		name, certName, keyName = "edgesocket test", "cert.pem", "key.pem"
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if o.NotBefore.IsZero() {
+		o.NotBefore = now.Add(-time.Hour)
+	}
+	if o.ValidFor == 0 {
+		o.ValidFor = 24 * time.Hour
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: name},
+		NotBefore:    o.NotBefore,
+		NotAfter:     now.Add(o.ValidFor),
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		DNSNames:     []string{"localhost"},
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	}
+	parent, signer := tmpl, any(key)
+	if o.Parent == nil {
+		tmpl.IsCA, tmpl.BasicConstraintsValid = true, true
+		tmpl.KeyUsage |= x509.KeyUsageCertSign
+	} else {
+		parent, signer = o.Parent.Leaf, o.Parent.Pair.PrivateKey
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -62,12 +103,15 @@ func SelfSigned(tb testing.TB, validFor time.Duration) Cert {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	dir := tb.TempDir()
+	dir := o.Dir
+	if dir == "" {
+		dir = tb.TempDir()
+	}
 	c := Cert{
 		Pair:     tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf},
 		Leaf:     leaf,
-		CertFile: filepath.Join(dir, "cert.pem"),
-		KeyFile:  filepath.Join(dir, "key.pem"),
+		CertFile: filepath.Join(dir, certName),
+		KeyFile:  filepath.Join(dir, keyName),
 	}
 	if err := os.WriteFile(c.CertFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
 		tb.Fatal(err)

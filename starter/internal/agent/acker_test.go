@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 // ackingInput is a fakeInput that implements input.Acker and checks, at
@@ -101,10 +103,10 @@ func TestAckerHearsOnlyOfDurableEvents(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		h.cancel = cancel
 		go func() { h.done <- rt.Run(ctx) }()
-		eventually(t, 5*time.Second, "running", func() bool { return rt.Snapshot().State == "running" })
+		transporttest.Eventually(t, 5*time.Second, "running", func() bool { return rt.Snapshot().State == "running" })
 
 		in.push(lineEvents("a.log", 0, 120)...)
-		eventually(t, 5*time.Second, "120 acked to the input", func() bool { return in.ackedCount() == 120 })
+		transporttest.Eventually(t, 5*time.Second, "120 acked to the input", func() bool { return in.ackedCount() == 120 })
 
 		q.setFull(true)
 		in.push(lineEvents("a.log", 120, 200)...)
@@ -114,7 +116,7 @@ func TestAckerHearsOnlyOfDurableEvents(t *testing.T) {
 			t.Fatalf("input told of %d events while the WAL could not be written, want 120", got)
 		}
 		q.setFull(false)
-		eventually(t, 10*time.Second, "200 acked to the input", func() bool { return in.ackedCount() == 200 })
+		transporttest.Eventually(t, 10*time.Second, "200 acked to the input", func() bool { return in.ackedCount() == 200 })
 		if err := h.stop(); err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 // An operator's retry-dead on the running agent is made by the loop, which
@@ -30,7 +31,7 @@ func TestUpdateWALRunsInTheLoopAndResumesSending(t *testing.T) {
 			return transport.Received
 		})
 		h := startRuntime(t, newOptions(t, cfg, home, in, snd))
-		eventually(t, 10*time.Second, "10 DEAD rows", func() bool { return h.rt.Snapshot().Queue.Dead == 10 })
+		transporttest.Eventually(t, 10*time.Second, "10 DEAD rows", func() bool { return h.rt.Snapshot().Queue.Dead == 10 })
 		if h.rt.WAL() == nil {
 			t.Fatal("no WAL while running")
 		}
@@ -47,7 +48,7 @@ func TestUpdateWALRunsInTheLoopAndResumesSending(t *testing.T) {
 		if err != nil || moved != 10 {
 			t.Fatalf("UpdateWAL = %d, %v; want 10 rows moved", moved, err)
 		}
-		eventually(t, 10*time.Second, "10 acks after retry-dead", func() bool { return h.rt.Snapshot().Acked == 10 })
+		transporttest.Eventually(t, 10*time.Second, "10 acks after retry-dead", func() bool { return h.rt.Snapshot().Acked == 10 })
 		if st := h.rt.Snapshot(); st.Queue.Dead != 0 {
 			t.Fatalf("DEAD after retry-dead and delivery: %d", st.Queue.Dead)
 		}

@@ -14,7 +14,6 @@ import (
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/check"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
-	"github.com/edge-agent/edge-agent/starter/internal/processing"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 	"github.com/edge-agent/edge-agent/transport/client"
 )
@@ -24,15 +23,11 @@ const (
 	keyError = "error"
 )
 
-// IDs are the agent's identities. Input is the WAL source id under which
-// rows and positions are stored.
+// IDs are the agent's identities as the identity file holds them. Input
+// is the id an input with OptionalID and no id of its own takes when the
+// WAL records none (see Settle).
 type IDs struct {
 	Agent, Input, Output string
-	// InputExplicit says Input came from agent.yaml (input.id). When false
-	// (the id came from the edge-agent.id file, or is empty) and the WAL
-	// already records an input id, the WAL's id wins, so a deleted or
-	// regenerated id file never orphans saved positions.
-	InputExplicit bool
 }
 
 // Options configure New: the typed options of each component the agent
@@ -47,15 +42,8 @@ type Options struct {
 	// Path resolves against Home.
 	WAL wal.Options
 
-	// InputType picks the factory in Inputs, which gets Input: the single
-	// `input:` form, whose id is IDs.Input as settled with the WAL.
-	InputType string
-	Input     input.Config
-	// InputProcessors is the single `input:`'s processors list, the
-	// agent's own steps appended (config builds it).
-	InputProcessors []processing.Step
-	// InputList is the `inputs:` form, each with its own id; exclusive
-	// with Input.
+	// InputList are the inputs, in config order (the single `input:`
+	// form is a one-entry list); Settle decides their ids at start.
 	InputList []InputSpec
 	Inputs    *input.Registry
 	// OutputType picks the factory in Outputs, which gets Output
@@ -146,8 +134,8 @@ func New(opts Options) (*Agent, error) {
 		// The scheduler sizes its jobs and pauses from them.
 		return nil, fmt.Errorf("new agent: output %q has no options: %w", opts.OutputType, check.ErrInvalid)
 	}
-	if err := opts.checkInputs(); err != nil {
-		return nil, fmt.Errorf("new agent: %w", err)
+	if err := CheckInputs(opts.InputList); err != nil {
+		return nil, fmt.Errorf("new agent: %w: %w", check.ErrInvalid, err)
 	}
 	host := opts.Host
 	if host == "" {
@@ -171,7 +159,11 @@ func New(opts Options) (*Agent, error) {
 		reloads: make(chan *reloadRequest), loopDone: make(chan struct{}),
 		admin: make(chan *adminReq), stopped: make(chan struct{})}
 	r.pub.state = "starting"
-	r.pub.inputType, r.pub.outputType, r.pub.configHash = opts.InputType, opts.OutputType, opts.ConfigHash
+	types := make([]string, len(opts.InputList))
+	for i, sp := range opts.InputList {
+		types[i] = sp.Type
+	}
+	r.pub.inputType, r.pub.outputType, r.pub.configHash = joinTypes(types), opts.OutputType, opts.ConfigHash
 	r.pub.connection = "idle"
 	r.pub.ids = resolvedIDs{agent: opts.IDs.Agent, input: opts.IDs.Input, output: opts.IDs.Output}
 	return r, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 func TestDeliversEveryEventAndSavesPositions(t *testing.T) {
@@ -25,7 +26,7 @@ func TestDeliversEveryEventAndSavesPositions(t *testing.T) {
 		if o := in.openOptions(); !o.FirstStart || len(o.Saved) != 0 {
 			t.Fatalf("first open = %+v, want FirstStart and no positions", o)
 		}
-		eventually(t, 10*time.Second, "1000 acks", func() bool { return h.rt.Snapshot().Acked == 1000 })
+		transporttest.Eventually(t, 10*time.Second, "1000 acks", func() bool { return h.rt.Snapshot().Acked == 1000 })
 		if err := h.stop(); err != nil {
 			t.Fatalf("Run = %v, want nil", err)
 		}
@@ -77,7 +78,7 @@ func TestPositionOnlyEventsMoveThePositionWithoutRows(t *testing.T) {
 	in.push(input.Event{Pos: input.Position{Key: "gone.log"}}) // forget
 	snd := newFakeSender(nil)
 	h := startRuntime(t, newOptions(t, cfg, home, in, snd))
-	eventually(t, 5*time.Second, "1 ack", func() bool { return h.rt.Snapshot().Acked == 1 })
+	transporttest.Eventually(t, 5*time.Second, "1 ack", func() bool { return h.rt.Snapshot().Acked == 1 })
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestGracefulShutdownFlushesTheBuffer(t *testing.T) {
 		in.push(lineEvents("a.log", 0, 50)...)
 		in.held = lineEvents("a.log", 50, 52) // a multiline group held back
 		h := startRuntime(t, newOptions(t, cfg, home, in, newFakeSender(nil)))
-		eventually(t, 5*time.Second, "input read", func() bool { return in.left() == 0 })
+		transporttest.Eventually(t, 5*time.Second, "input read", func() bool { return in.left() == 0 })
 		time.Sleep(time.Minute) // still well before flush-interval-ms
 		synctest.Wait()
 		if st := h.rt.Snapshot(); st.RowsAppended != 0 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 // lineCounter is a slog handler that counts records by message prefix.
@@ -84,16 +85,16 @@ func TestBackpressureLogsOncePerTransition(t *testing.T) {
 	opts := newOptions(t, cfg, t.TempDir(), in, snd)
 	opts.Logger = slog.New(lines)
 	h := startRuntime(t, opts)
-	eventually(t, 10*time.Second, "backpressure", func() bool { return h.rt.Snapshot().Backpressure })
+	transporttest.Eventually(t, 10*time.Second, "backpressure", func() bool { return h.rt.Snapshot().Backpressure })
 	// Slow engine: one job at a time, each ack committed before the next.
 	var acked uint64
 	for range 3 {
 		snd.tokens <- struct{}{}
-		eventually(t, 10*time.Second, "an ack", func() bool { return h.rt.Snapshot().Acked > acked })
+		transporttest.Eventually(t, 10*time.Second, "an ack", func() bool { return h.rt.Snapshot().Acked > acked })
 		acked = h.rt.Snapshot().Acked
 	}
 	close(snd.tokens)
-	eventually(t, 10*time.Second, "120 acks", func() bool { return h.rt.Snapshot().Acked == 120 })
+	transporttest.Eventually(t, 10*time.Second, "120 acks", func() bool { return h.rt.Snapshot().Acked == 120 })
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}

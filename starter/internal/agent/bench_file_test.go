@@ -30,7 +30,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 			writeBenchFile(b, filepath.Join(dir, "bench.log"), b.N)
 			benchEndToEnd(b, bc.inflight, bc.rtt, func(cfg *testCfg, opts *Options) {
 				fileConfig(b, cfg, dir)
-				opts.InputType, opts.Input = cfg.InputType, cfg.Input
+				opts.InputList = []InputSpec{singleInput(cfg.InputType, cfg.Input)}
 				opts.Inputs = input.NewRegistry(file.NewFactory())
 			})
 		})

@@ -36,7 +36,7 @@ func BenchmarkSyslogTCP(b *testing.B) {
 				sc := syslog.NewDefaultConfig()
 				sc.Listen = addr
 				cfg.InputType, cfg.Input = syslog.TypeName, sc
-				opts.InputType, opts.Input = cfg.InputType, cfg.Input
+				opts.InputList = []InputSpec{singleInput(cfg.InputType, cfg.Input)}
 				opts.Inputs = input.NewRegistry(syslog.NewFactory())
 				go func() { sendErr <- sendSyslog(addr, b.N) }()
 			})

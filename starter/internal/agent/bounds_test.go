@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 var lineRe = regexp.MustCompile(`_line\\?":(\d+)`)
@@ -56,7 +57,7 @@ func TestWhenFullPolicies(t *testing.T) {
 				h := startRuntime(t, opts)
 
 				if policy == WhenFullBlock {
-					eventually(t, time.Minute, "backpressure", func() bool { return h.rt.Snapshot().Backpressure })
+					transporttest.Eventually(t, time.Minute, "backpressure", func() bool { return h.rt.Snapshot().Backpressure })
 					time.Sleep(time.Minute)
 					synctest.Wait()
 					st := h.rt.Snapshot()
@@ -64,7 +65,7 @@ func TestWhenFullPolicies(t *testing.T) {
 						t.Fatalf("block: %d events left unread, drops %+v; want reading paused, nothing dropped", in.left(), st.Drops)
 					}
 				} else {
-					eventually(t, time.Minute, "all read", func() bool { return in.left() == 0 })
+					transporttest.Eventually(t, time.Minute, "all read", func() bool { return in.left() == 0 })
 					synctest.Wait()
 					st := h.rt.Snapshot()
 					if st.Backpressure || !st.Drops.Dropping || st.Drops.FullRows == 0 || st.Drops.AgeRows != 0 {
@@ -78,7 +79,7 @@ func TestWhenFullPolicies(t *testing.T) {
 					}
 				}
 				close(snd.gate)
-				eventually(t, time.Minute, "backlog delivered", func() bool {
+				transporttest.Eventually(t, time.Minute, "backlog delivered", func() bool {
 					st := h.rt.Snapshot()
 					return in.left() == 0 && st.Queue.Pending == 0 && st.Queue.Sending == 0
 				})
@@ -145,10 +146,10 @@ func TestMaxAgeDropsByAge(t *testing.T) {
 		opts := newOptions(t, cfg, home, in, snd)
 		opts.Logger = slog.New(lines)
 		h := startRuntime(t, opts)
-		eventually(t, time.Minute, "first rows read", func() bool { return in.left() == 0 })
+		transporttest.Eventually(t, time.Minute, "first rows read", func() bool { return in.left() == 0 })
 		time.Sleep(5 * time.Minute)
 		in.push(lineEvents("a.log", 30, 50)...)
-		eventually(t, time.Minute, "more rows read", func() bool { return in.left() == 0 })
+		transporttest.Eventually(t, time.Minute, "more rows read", func() bool { return in.left() == 0 })
 		time.Sleep(6 * time.Minute) // the first 30 are past 10 minutes, the next 20 not
 		synctest.Wait()
 		st := h.rt.Snapshot()
@@ -158,7 +159,7 @@ func TestMaxAgeDropsByAge(t *testing.T) {
 		snd.mu.Lock()
 		snd.down = nil
 		snd.mu.Unlock()
-		eventually(t, time.Minute, "delivered", func() bool {
+		transporttest.Eventually(t, time.Minute, "delivered", func() bool {
 			st := h.rt.Snapshot()
 			return st.Queue.Pending == 0 && st.Queue.Sending == 0
 		})
@@ -178,7 +179,7 @@ func TestMaxAgeDropsByAge(t *testing.T) {
 		}
 		// A restart reports the same totals.
 		h = startRuntime(t, newOptions(t, cfg, home, &fakeInput{}, newFakeSender(nil)))
-		eventually(t, time.Minute, "restarted", func() bool { return h.rt.Snapshot().State == "running" })
+		transporttest.Eventually(t, time.Minute, "restarted", func() bool { return h.rt.Snapshot().State == "running" })
 		if again := h.rt.Snapshot().Drops; again.AgeRows != st.Drops.AgeRows || again.AgeBytes != st.Drops.AgeBytes {
 			t.Fatalf("after a restart drops %+v, before %+v", again, st.Drops)
 		}
@@ -208,7 +209,7 @@ func TestRestartDuringOutageDropsTheOldest(t *testing.T) {
 		down := newFakeSender(nil)
 		down.down = transport.ErrUnavailable
 		h := startRuntime(t, newOptions(t, cfg, home, in, down))
-		eventually(t, time.Minute, "first run read", func() bool { return in.left() == 0 })
+		transporttest.Eventually(t, time.Minute, "first run read", func() bool { return in.left() == 0 })
 		time.Sleep(2 * max(cfg.Agent.CommitInterval, cfg.Agent.FlushInterval))
 		synctest.Wait()
 		if err := h.stop(); err != nil {
@@ -221,7 +222,7 @@ func TestRestartDuringOutageDropsTheOldest(t *testing.T) {
 		snd := newFakeSender(nil)
 		snd.gate = make(chan struct{})
 		h = startRuntime(t, newOptions(t, cfg, home, in, snd))
-		eventually(t, time.Minute, "second run read", func() bool { return in.left() == 0 })
+		transporttest.Eventually(t, time.Minute, "second run read", func() bool { return in.left() == 0 })
 		time.Sleep(2 * max(cfg.Agent.CommitInterval, cfg.Agent.FlushInterval)) // the last group's commit
 		synctest.Wait()
 		st := h.rt.Snapshot()
@@ -229,7 +230,7 @@ func TestRestartDuringOutageDropsTheOldest(t *testing.T) {
 			t.Fatalf("%d rows SENDING, %d bytes queued; want the one-row probe, at most %d bytes", st.Queue.Sending, st.Queue.PayloadBytes, maxBytes)
 		}
 		close(snd.gate)
-		eventually(t, time.Minute, "backlog delivered", func() bool {
+		transporttest.Eventually(t, time.Minute, "backlog delivered", func() bool {
 			st := h.rt.Snapshot()
 			return st.Queue.Pending == 0 && st.Queue.Sending == 0
 		})

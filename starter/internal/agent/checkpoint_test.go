@@ -19,6 +19,7 @@ import (
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 	"github.com/edge-agent/edge-agent/transport/enginemodel"
 	"github.com/edge-agent/edge-agent/transport/protocol"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 // modelEngine is the engine model served on loopback, its time driven by
@@ -136,7 +137,7 @@ func TestCheckpointDeliveryModel(t *testing.T) {
 	check := func(step string) {
 		t.Helper()
 		// Every row produced is in the WAL before the check looks.
-		eventually(t, 20*time.Second, "rows appended", func() bool { return h.rt.Snapshot().RowsAppended >= appended })
+		transporttest.Eventually(t, 20*time.Second, "rows appended", func() bool { return h.rt.Snapshot().RowsAppended >= appended })
 		held := walPayloads(t, h) // first: a row acked after this was committed before
 		done := m.committed()
 		for i := range produced {
@@ -202,7 +203,7 @@ func TestCheckpointDeliveryModel(t *testing.T) {
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
-	eventually(t, 20*time.Second, "the WAL empty once all is committed", func() bool {
+	transporttest.Eventually(t, 20*time.Second, "the WAL empty once all is committed", func() bool {
 		q := h.rt.Snapshot().Queue
 		return q.Pending+q.Sending+q.Received == 0
 	})
@@ -270,25 +271,25 @@ func TestCheckpointSettlesBeforeNewIDs(t *testing.T) {
 	defer func() { _ = h.stop() }()
 
 	in.push(lineEvents("a.log", 0, 100)...)
-	eventually(t, 20*time.Second, "100 rows held as received", func() bool { return h.rt.Snapshot().Queue.Received == 100 })
+	transporttest.Eventually(t, 20*time.Second, "100 rows held as received", func() bool { return h.rt.Snapshot().Queue.Received == 100 })
 	mu.Lock()
 	fresh = true
 	mu.Unlock()
 	job.RestartFresh() // the 100 rows were only in the job's memory
 	// The agent's first contact with the fresh job is then its idle poll,
 	// on a new session: a poll must not stand in for the settle.
-	eventually(t, 20*time.Second, "the agent back at the fresh job", func() bool {
+	transporttest.Eventually(t, 20*time.Second, "the agent back at the fresh job", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(after) > 0
 	})
 	in.push(lineEvents("a.log", 100, 150)...)
-	eventually(t, 20*time.Second, "150 rows committed", func() bool {
+	transporttest.Eventually(t, 20*time.Second, "150 rows committed", func() bool {
 		job.Drain(1 << 20)
 		job.Checkpoint()
 		return len(job.Committed()) >= 150
 	})
-	eventually(t, 20*time.Second, "the WAL empty", func() bool {
+	transporttest.Eventually(t, 20*time.Second, "the WAL empty", func() bool {
 		q := h.rt.Snapshot().Queue
 		return q.Pending+q.Sending+q.Received == 0
 	})
@@ -349,7 +350,7 @@ func TestCheckpointGapsGetStandIns(t *testing.T) {
 	serve := func(addr string) *enginemodel.Server {
 		t.Helper()
 		var srv *enginemodel.Server
-		eventually(t, 10*time.Second, "the engine listening on "+addr, func() bool {
+		transporttest.Eventually(t, 10*time.Second, "the engine listening on "+addr, func() bool {
 			var err error
 			if srv, err = enginemodel.NewServer(job.Source(), enginemodel.ServerConfig{
 				Addr: addr, Session: enginemodel.SessionConfig{Token: testToken},
@@ -370,14 +371,14 @@ func TestCheckpointGapsGetStandIns(t *testing.T) {
 	defer func() { _ = h.stop() }()
 
 	in.push(lineEvents("a.log", 0, 50)...)
-	eventually(t, 20*time.Second, "50 rows received", func() bool { return h.rt.Snapshot().Queue.Received == 50 })
+	transporttest.Eventually(t, 20*time.Second, "50 rows received", func() bool { return h.rt.Snapshot().Queue.Received == 50 })
 	_ = srv.Close() // the engine goes away; the job keeps its state
 	in.push(lineEvents("a.log", 50, 100)...)
-	eventually(t, 20*time.Second, "50 rows dropped for age", func() bool { return h.rt.Snapshot().Drops.AgeRows >= 50 })
+	transporttest.Eventually(t, 20*time.Second, "50 rows dropped for age", func() bool { return h.rt.Snapshot().Drops.AgeRows >= 50 })
 	srv = serve(addr)
 	defer srv.Close()
 	in.push(lineEvents("a.log", 100, 150)...)
-	eventually(t, 30*time.Second, "the WAL empty: the watermark passed the gap", func() bool {
+	transporttest.Eventually(t, 30*time.Second, "the WAL empty: the watermark passed the gap", func() bool {
 		job.Drain(1 << 20)
 		job.Checkpoint()
 		q := h.rt.Snapshot().Queue
@@ -420,7 +421,7 @@ func TestCheckpointStallDegradesHealth(t *testing.T) {
 	h := startRuntime(t, ingressOptions(t, cfg, t.TempDir(), in))
 	defer func() { _ = h.stop() }()
 	in.push(lineEvents("a.log", 0, 20)...)
-	eventually(t, 20*time.Second, "health degraded for want of a checkpoint", func() bool {
+	transporttest.Eventually(t, 20*time.Second, "health degraded for want of a checkpoint", func() bool {
 		m.job.Drain(1 << 20) // emitted, never committed
 		return strings.Contains(h.rt.Snapshot().Health(time.Now(), 0).Reason, "no engine checkpoint")
 	})
@@ -429,7 +430,7 @@ func TestCheckpointStallDegradesHealth(t *testing.T) {
 		t.Fatalf("queue %+v, health %+v: want 20 rows RECEIVED and a healthy, degraded agent", st.Queue, st.Health(time.Now(), 0))
 	}
 	m.job.Checkpoint()
-	eventually(t, 20*time.Second, "the WAL empty and health plain", func() bool {
+	transporttest.Eventually(t, 20*time.Second, "the WAL empty and health plain", func() bool {
 		st := h.rt.Snapshot()
 		return st.Queue.Received == 0 && st.Health(time.Now(), 0).Reason == ""
 	})
@@ -535,7 +536,7 @@ func TestCheckpointResendAfterRestoreWithGap(t *testing.T) {
 	defer func() { _ = h.stop() }()
 
 	in.push(lineEvents("a.log", 0, 10)...)
-	eventually(t, 20*time.Second, "10 rows received", func() bool { return h.rt.Snapshot().Queue.Received == 10 })
+	transporttest.Eventually(t, 20*time.Second, "10 rows received", func() bool { return h.rt.Snapshot().Queue.Received == 10 })
 	g.job.Drain(1 << 20)
 	g.job.Checkpoint() // covers the first 10
 	w := g.job.Source().Figures().LastCommitted
@@ -543,7 +544,7 @@ func TestCheckpointResendAfterRestoreWithGap(t *testing.T) {
 	g.gap.Store(gap)
 	g.hold.Store(true)
 	in.push(lineEvents("a.log", 10, 20)...)
-	eventually(t, 20*time.Second, "the gap refused and the rows after it received", func() bool {
+	transporttest.Eventually(t, 20*time.Second, "the gap refused and the rows after it received", func() bool {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		return g.skipped && g.job.Source().Figures().LastReceived >= w+10
@@ -552,7 +553,7 @@ func TestCheckpointResendAfterRestoreWithGap(t *testing.T) {
 	g.job.Checkpoint() // its watermark stops below the gap
 	g.hold.Store(false)
 	received := fmt.Sprintf("%v %d RECEIVED", protocol.KindBatch, gap)
-	eventually(t, 20*time.Second, "the gap received after the checkpoint", func() bool {
+	transporttest.Eventually(t, 20*time.Second, "the gap received after the checkpoint", func() bool {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		return slices.Contains(g.replies, received)

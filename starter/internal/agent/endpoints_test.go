@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/starter/internal/output"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
@@ -108,7 +109,7 @@ func TestFailoverThroughIngress(t *testing.T) {
 	in := &fakeInput{}
 	in.push(lineEvents("a.log", 0, 200)...)
 	h := startRuntime(t, ingressOptions(t, cfg, t.TempDir(), in))
-	eventually(t, 20*time.Second, "200 acks through the fallback", func() bool { return h.rt.Snapshot().Acked == 200 })
+	transporttest.Eventually(t, 20*time.Second, "200 acks through the fallback", func() bool { return h.rt.Snapshot().Acked == 200 })
 	if st := h.rt.Snapshot(); len(st.Endpoints) != 2 || st.Endpoints[0].Active || !st.Endpoints[1].Active ||
 		st.Endpoints[0].State != "unavailable" {
 		t.Fatalf("endpoints while the preferred is down: %+v", st.Endpoints)
@@ -116,12 +117,12 @@ func TestFailoverThroughIngress(t *testing.T) {
 
 	a := startIDEngine(t, addrA) // back
 	next := 200
-	eventually(t, 20*time.Second, "the preferred endpoint takes rows again", func() bool {
+	transporttest.Eventually(t, 20*time.Second, "the preferred endpoint takes rows again", func() bool {
 		in.push(lineEvents("a.log", next, next+1)...) // a row per poll keeps rows flowing
 		next++
 		return a.received() > 0
 	})
-	eventually(t, 20*time.Second, "every row acked", func() bool { return h.rt.Snapshot().Acked == uint64(next) })
+	transporttest.Eventually(t, 20*time.Second, "every row acked", func() bool { return h.rt.Snapshot().Acked == uint64(next) })
 	if st := h.rt.Snapshot(); !st.Endpoints[0].Active || st.Endpoints[1].Active {
 		t.Fatalf("endpoints once the preferred is back: %+v", st.Endpoints)
 	}
@@ -130,7 +131,7 @@ func TestFailoverThroughIngress(t *testing.T) {
 	fromB := b.received()
 	in.push(lineEvents("a.log", next, next+300)...)
 	next += 300
-	eventually(t, 20*time.Second, "every row acked after the kill", func() bool { return h.rt.Snapshot().Acked >= uint64(next) })
+	transporttest.Eventually(t, 20*time.Second, "every row acked after the kill", func() bool { return h.rt.Snapshot().Acked >= uint64(next) })
 	if b.received() <= fromB {
 		t.Fatal("the fallback took nothing after the preferred endpoint died")
 	}
@@ -149,7 +150,7 @@ func TestSpreadThroughIngressSharesAndCap(t *testing.T) {
 	in := &fakeInput{}
 	in.push(lineEvents("a.log", 0, 4000)...)
 	h := startRuntime(t, ingressOptions(t, cfg, t.TempDir(), in))
-	eventually(t, 30*time.Second, "4000 acks", func() bool { return h.rt.Snapshot().Acked == 4000 })
+	transporttest.Eventually(t, 30*time.Second, "4000 acks", func() bool { return h.rt.Snapshot().Acked == 4000 })
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestSpreadThroughIngressSharesAndCap(t *testing.T) {
 	opts.Inputs = newOptions(t, cfg, opts.Home, in2, nil).Inputs
 	start := time.Now()
 	h = startRuntime(t, opts)
-	eventually(t, 30*time.Second, "320 acks", func() bool { return h.rt.Snapshot().Acked == 320 })
+	transporttest.Eventually(t, 30*time.Second, "320 acks", func() bool { return h.rt.Snapshot().Acked == 320 })
 	took := time.Since(start)
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
@@ -201,7 +202,7 @@ func TestReloadChangesTheEndpointList(t *testing.T) {
 	in.push(lineEvents("a.log", 0, 100)...)
 	home := t.TempDir()
 	h := startRuntime(t, ingressOptions(t, cfg, home, in))
-	eventually(t, 20*time.Second, "100 acks at a", func() bool { return h.rt.Snapshot().Acked == 100 })
+	transporttest.Eventually(t, 20*time.Second, "100 acks at a", func() bool { return h.rt.Snapshot().Acked == 100 })
 	if st := h.rt.Snapshot(); st.Endpoints != nil {
 		t.Fatalf("single endpoint lists endpoints: %+v", st.Endpoints)
 	}
@@ -211,7 +212,7 @@ func TestReloadChangesTheEndpointList(t *testing.T) {
 		t.Fatal(err)
 	}
 	in.push(lineEvents("a.log", 100, 2100)...)
-	eventually(t, 20*time.Second, "2100 acks", func() bool { return h.rt.Snapshot().Acked == 2100 })
+	transporttest.Eventually(t, 20*time.Second, "2100 acks", func() bool { return h.rt.Snapshot().Acked == 2100 })
 	if a.received() != 100 || b.received() == 0 || c.received() == 0 {
 		t.Fatalf("after the reload to spread: a %d, b %d, c %d", a.received(), b.received(), c.received())
 	}
@@ -225,7 +226,7 @@ func TestReloadChangesTheEndpointList(t *testing.T) {
 	}
 	fromB, fromC := b.received(), c.received()
 	in.push(lineEvents("a.log", 2100, 2200)...)
-	eventually(t, 20*time.Second, "2200 acks", func() bool { return h.rt.Snapshot().Acked == 2200 })
+	transporttest.Eventually(t, 20*time.Second, "2200 acks", func() bool { return h.rt.Snapshot().Acked == 2200 })
 	if a.received() != 200 || b.received() != fromB || c.received() != fromC {
 		t.Fatalf("after the reload back to a: a %d, b %d (was %d), c %d (was %d)", a.received(), b.received(), fromB, c.received(), fromC)
 	}

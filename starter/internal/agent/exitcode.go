@@ -13,20 +13,6 @@ import (
 func isRefusal(err error) bool  { return transport.IsFatal(err) }
 func isRejected(err error) bool { return errors.Is(err, transport.ErrRejected) }
 
-// connectionState names, for Snapshot, what the engine answered when a
-// Send stopped on it; a health check tells them apart by this alone.
-func connectionState(err error) string {
-	switch {
-	case errors.Is(err, transport.ErrAuthFailed):
-		return "auth_failed"
-	case errors.Is(err, transport.ErrDecryptFailed):
-		return "decrypt_failed"
-	case errors.Is(err, transport.ErrRejected):
-		return "rejected"
-	}
-	return "unavailable"
-}
-
 // refusalAdvice is the ERROR logged at each refused try and what to fix:
 // the sentinel names one key, an operator needs every key that must match
 // and how delivery resumes.

@@ -278,6 +278,12 @@ type testCfg struct {
 	Input     input.Config
 }
 
+// singleInput is agent.yaml's `input:` form: one input that may leave
+// its id out.
+func singleInput(typ string, c input.Config) InputSpec {
+	return InputSpec{Type: typ, Config: c, Key: "input", OptionalID: true}
+}
+
 // testConfig is a small, fast configuration over the fake input.
 func testConfig(t testing.TB) *testCfg {
 	cfg := &testCfg{Agent: DefaultSettings(), Retry: DefaultRetrySettings()}
@@ -319,8 +325,7 @@ func newOptions(t testing.TB, cfg *testCfg, home string, in input.Input, snd tra
 		Queue:      cfg.Queue.QueueSettings,
 		Retry:      cfg.Retry,
 		WAL:        cfg.Queue.Options,
-		InputType:  cfg.InputType,
-		Input:      cfg.Input,
+		InputList:  []InputSpec{singleInput(cfg.InputType, cfg.Input)},
 		OutputType: cfg.Output.Type,
 		Output:     cfg.Output.Options,
 		Home:       home,
@@ -401,17 +406,5 @@ func (h *harness) wait(d time.Duration) error {
 	case <-time.After(d):
 		h.t.Fatalf("Run did not return within %v", d)
 		return nil
-	}
-}
-
-// eventually polls cond every few ms until it holds or d passes.
-func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(2 * time.Millisecond)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/component"
 	"github.com/edge-agent/edge-agent/connector/file"
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
@@ -88,8 +89,8 @@ func TestFileToIngressEveryLineAtLeastOnce(t *testing.T) {
 
 	h := startRuntime(t, fileOptions(t, cfg, home))
 	appendLines(t, logPath, 2000, 2500) // written while running
-	eventually(t, 20*time.Second, "2500 lines", func() bool { return eng.distinct() == 2500 })
-	eventually(t, 5*time.Second, "all acked", func() bool {
+	transporttest.Eventually(t, 20*time.Second, "2500 lines", func() bool { return eng.distinct() == 2500 })
+	transporttest.Eventually(t, 5*time.Second, "all acked", func() bool {
 		st := h.rt.Snapshot()
 		return st.Queue.Pending == 0 && st.Queue.Sending == 0 && st.RowsAppended == 2500
 	})
@@ -109,8 +110,8 @@ func TestFileToIngressEveryLineAtLeastOnce(t *testing.T) {
 	// Restart on the same WAL: only the new lines are sent.
 	appendLines(t, logPath, 2500, 3000)
 	h2 := startRuntime(t, fileOptions(t, cfg, home))
-	eventually(t, 20*time.Second, "3000 lines", func() bool { return eng.distinct() == 3000 })
-	eventually(t, 5*time.Second, "all acked", func() bool {
+	transporttest.Eventually(t, 20*time.Second, "3000 lines", func() bool { return eng.distinct() == 3000 })
+	transporttest.Eventually(t, 5*time.Second, "all acked", func() bool {
 		st := h2.rt.Snapshot()
 		return st.RowsAppended == 500 && st.Queue.Pending == 0 && st.Queue.Sending == 0
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/disktest"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
@@ -90,12 +91,12 @@ func TestFullDiskAcksCommitAndBacklogDrains(t *testing.T) {
 	in.push(first...)
 	h := startRuntime(t, ingressOptions(t, cfg, disk, in))
 	stop := stopBeforeUnmount(t, h)
-	eventually(t, 10*time.Second, "the backlog in the WAL", func() bool { return h.rt.Snapshot().RowsAppended == 2000 })
+	transporttest.Eventually(t, 10*time.Second, "the backlog in the WAL", func() bool { return h.rt.Snapshot().RowsAppended == 2000 })
 
 	ballast := disktest.Fill(t, disk)
 	more := bigEvents("a.log", 2000, 2600)
 	in.push(more...)
-	eventually(t, 10*time.Second, "the append failing", func() bool {
+	transporttest.Eventually(t, 10*time.Second, "the append failing", func() bool {
 		return strings.Contains(h.rt.Snapshot().LastError, "no space left")
 	})
 	if st := h.rt.Snapshot(); !strings.Contains(st.WALError, "no space left") {
@@ -116,7 +117,7 @@ func TestFullDiskAcksCommitAndBacklogDrains(t *testing.T) {
 				st.Acked, st.RowsAppended, st.Queue, st.LastError)
 		}
 	}()
-	eventually(t, 20*time.Second, "the backlog drained with the disk still full", func() bool {
+	transporttest.Eventually(t, 20*time.Second, "the backlog drained with the disk still full", func() bool {
 		st = h.rt.Snapshot()
 		return st.Acked == 2600 && st.Queue.Pending == 0 && st.Queue.Sending == 0
 	})
@@ -156,7 +157,7 @@ func TestStartOnFullDiskDrains(t *testing.T) {
 	in.push(events...)
 	h := startRuntime(t, ingressOptions(t, cfg, disk, in))
 	stop := stopBeforeUnmount(t, h)
-	eventually(t, 10*time.Second, "the backlog in the WAL", func() bool { return h.rt.Snapshot().RowsAppended == 2600 })
+	transporttest.Eventually(t, 10*time.Second, "the backlog in the WAL", func() bool { return h.rt.Snapshot().RowsAppended == 2600 })
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestStartOnFullDiskDrains(t *testing.T) {
 			t.Logf("last snapshot: acked %d, queue %+v, last error %q", st.Acked, st.Queue, st.LastError)
 		}
 	}()
-	eventually(t, 20*time.Second, "the backlog drained on a full disk", func() bool {
+	transporttest.Eventually(t, 20*time.Second, "the backlog drained on a full disk", func() bool {
 		st = h2.rt.Snapshot()
 		return st.Acked == 2600 && st.Queue.Pending == 0 && st.Queue.Sending == 0
 	})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 // mutedEngine accepts the token, reads batch lines and never answers
@@ -149,7 +150,7 @@ func TestGracefulStopWaitsForTheRepliesOnTheWire(t *testing.T) {
 				snd := newFakeSender(nil)
 				snd.delay, snd.block, snd.started = tc.delay, tc.block, make(chan struct{}, 1)
 				h := startRuntime(t, newOptions(t, cfg, home, in, snd))
-				eventually(t, 10*time.Second, "every row appended", func() bool { return h.rt.Snapshot().RowsAppended == rows })
+				transporttest.Eventually(t, 10*time.Second, "every row appended", func() bool { return h.rt.Snapshot().RowsAppended == rows })
 				<-snd.started
 				synctest.Wait() // the loop has handed over every job it may
 				h.cancel()

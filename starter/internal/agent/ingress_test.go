@@ -17,6 +17,7 @@ import (
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 	"github.com/edge-agent/edge-agent/transport"
 	"github.com/edge-agent/edge-agent/transport/codec"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
@@ -127,7 +128,7 @@ func TestDeliveryThroughIngressFaults(t *testing.T) {
 			in := &fakeInput{}
 			in.push(lineEvents("a.log", 0, 1000)...)
 			h := startRuntime(t, ingressOptions(t, cfg, home, in))
-			eventually(t, 20*time.Second, "1000 acks", func() bool { return h.rt.Snapshot().Acked == 1000 })
+			transporttest.Eventually(t, 20*time.Second, "1000 acks", func() bool { return h.rt.Snapshot().Acked == 1000 })
 			if err := h.stop(); err != nil {
 				t.Fatal(err)
 			}
@@ -187,10 +188,10 @@ func TestRefusalsKeepTheAgentReading(t *testing.T) {
 			opts := ingressOptions(t, cfg, home, in)
 			opts.Logger = slog.New(lines)
 			h := startRuntime(t, opts)
-			eventually(t, 10*time.Second, "three refused sends", func() bool { return h.rt.Snapshot().SendErrors >= 3 })
-			eventually(t, 10*time.Second, "an ERROR naming the fix at each try", func() bool { return lines.count(tc.logged) >= 3 })
+			transporttest.Eventually(t, 10*time.Second, "three refused sends", func() bool { return h.rt.Snapshot().SendErrors >= 3 })
+			transporttest.Eventually(t, 10*time.Second, "an ERROR naming the fix at each try", func() bool { return lines.count(tc.logged) >= 3 })
 			in.push(lineEvents("a.log", 10, 20)...)
-			eventually(t, 10*time.Second, "reading goes on", func() bool { return h.rt.Snapshot().RowsAppended == 20 })
+			transporttest.Eventually(t, 10*time.Second, "reading goes on", func() bool { return h.rt.Snapshot().RowsAppended == 20 })
 			st := h.rt.Snapshot()
 			if st.State != "running" || st.Connection != tc.connection || !strings.Contains(st.LastError, "must equal") {
 				t.Fatalf("state %q connection %q last error %q, want running, %q and what to fix",
@@ -210,9 +211,9 @@ func TestRefusalsKeepTheAgentReading(t *testing.T) {
 			in = &fakeInput{}
 			in.push(lineEvents("a.log", 20, 30)...)
 			h = startRuntime(t, ingressOptions(t, cfg, home, in))
-			eventually(t, 10*time.Second, "refused again", func() bool { return h.rt.Snapshot().Connection == tc.connection })
+			transporttest.Eventually(t, 10*time.Second, "refused again", func() bool { return h.rt.Snapshot().Connection == tc.connection })
 			eng.srv.SetFaults(standin.Faults{})
-			eventually(t, 10*time.Second, "30 acks", func() bool { return h.rt.Snapshot().Acked == 30 })
+			transporttest.Eventually(t, 10*time.Second, "30 acks", func() bool { return h.rt.Snapshot().Acked == 30 })
 			if st := h.rt.Snapshot(); st.Connection != "connected" {
 				t.Fatalf("connection %q after the engine accepted", st.Connection)
 			}
@@ -283,9 +284,9 @@ func TestRejectedIngressIsRetriedSlowly(t *testing.T) {
 	in.push(lineEvents("a.log", 0, 100)...)
 	start := time.Now()
 	h := startRuntime(t, ingressOptions(t, cfg, home, in))
-	eventually(t, 5*time.Second, "4 connection attempts", func() bool { return eng.srv.Stats().Connections >= 4 })
+	transporttest.Eventually(t, 5*time.Second, "4 connection attempts", func() bool { return eng.srv.Stats().Connections >= 4 })
 	in.push(lineEvents("a.log", 100, 200)...)
-	eventually(t, 5*time.Second, "reading goes on", func() bool { return h.rt.Snapshot().RowsAppended == 200 })
+	transporttest.Eventually(t, 5*time.Second, "reading goes on", func() bool { return h.rt.Snapshot().RowsAppended == 200 })
 	// Jitter shortens the 300ms wait to no less than 150ms: no storm.
 	conns, elapsed := eng.srv.Stats().Connections, time.Since(start)
 	if most := uint64(elapsed/(150*time.Millisecond)) + 1; conns > most {
@@ -297,7 +298,7 @@ func TestRejectedIngressIsRetriedSlowly(t *testing.T) {
 	}
 	// The other collector goes away: everything is delivered.
 	eng.srv.SetFaults(standin.Faults{})
-	eventually(t, 10*time.Second, "200 acks", func() bool { return h.rt.Snapshot().Acked == 200 })
+	transporttest.Eventually(t, 10*time.Second, "200 acks", func() bool { return h.rt.Snapshot().Acked == 200 })
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -319,14 +320,14 @@ func TestEngineDownAtStartThenUp(t *testing.T) {
 	in := &fakeInput{}
 	in.push(lineEvents("a.log", 0, 300)...)
 	h := startRuntime(t, ingressOptions(t, cfg, home, in))
-	eventually(t, 5*time.Second, "reading while the engine is down", func() bool { return h.rt.Snapshot().RowsAppended == 300 })
-	eventually(t, 10*time.Second, "two failed sends", func() bool { return h.rt.Snapshot().SendErrors >= 2 })
+	transporttest.Eventually(t, 5*time.Second, "reading while the engine is down", func() bool { return h.rt.Snapshot().RowsAppended == 300 })
+	transporttest.Eventually(t, 10*time.Second, "two failed sends", func() bool { return h.rt.Snapshot().SendErrors >= 2 })
 	if st := h.rt.Snapshot(); st.Acked != 0 || st.Connection != "unavailable" {
 		t.Fatalf("acked %d connection %q with no engine", st.Acked, st.Connection)
 	}
 	eng := startEngine(t, addr, standin.Faults{}, nil)
 	in.push(lineEvents("a.log", 300, 400)...)
-	eventually(t, 10*time.Second, "400 acks", func() bool { return h.rt.Snapshot().Acked == 400 })
+	transporttest.Eventually(t, 10*time.Second, "400 acks", func() bool { return h.rt.Snapshot().Acked == 400 })
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +350,7 @@ func TestRestartDoesNotResendAckedRows(t *testing.T) {
 				t.Fatalf("round %d: saved position %q", round, got)
 			}
 		}
-		eventually(t, 10*time.Second, "acks", func() bool { return h.rt.Snapshot().Acked == 200 })
+		transporttest.Eventually(t, 10*time.Second, "acks", func() bool { return h.rt.Snapshot().Acked == 200 })
 		// The status carries the EdgeSocket session's window after a send:
 		// at least one line, at most output.max-in-flight.
 		if w := h.rt.Snapshot().Window; w < 1 || w > 16 {
@@ -380,7 +381,7 @@ func TestPacketModeDeliversExactPayloads(t *testing.T) {
 	in := &fakeInput{}
 	in.push(lineEvents("a.log", 0, 200)...)
 	h := startRuntime(t, ingressOptions(t, cfg, t.TempDir(), in))
-	eventually(t, 10*time.Second, "200 acks", func() bool { return h.rt.Snapshot().Acked == 200 })
+	transporttest.Eventually(t, 10*time.Second, "200 acks", func() bool { return h.rt.Snapshot().Acked == 200 })
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}

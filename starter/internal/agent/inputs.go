@@ -12,9 +12,11 @@ import (
 	"github.com/edge-agent/edge-agent/starter/internal/processing"
 )
 
-// InputSpec is one entry of agent.yaml's `inputs:` list.
+// InputSpec is one input as agent.yaml configures it: an entry of
+// `inputs:`, or the single `input:` section, which is a one-entry list.
 type InputSpec struct {
-	// ID keys the input's rows and saved positions in the WAL.
+	// ID keys the input's rows and saved positions in the WAL; Settle
+	// fills it when OptionalID and agent.yaml leaves it out.
 	ID string
 	// Type picks the factory in Options.Inputs, which gets Config.
 	Type   string
@@ -22,6 +24,15 @@ type InputSpec struct {
 	// Processors run on each event before it is queued: the entry's
 	// own steps, then the agent's.
 	Processors []processing.Step
+	// Key is where agent.yaml sets the entry ("input", "inputs[2]"), for
+	// messages; "" means inputs[i].
+	Key string
+	// OptionalID says the id may be left out (the `input:` form, as the
+	// Java agent's): Settle takes it from the WAL or the identity file.
+	OptionalID bool
+
+	// written is ID as agent.yaml gives it, before Settle.
+	written string
 }
 
 // source is one running input.
@@ -30,15 +41,6 @@ type source struct {
 	in      input.Input
 	// proc runs the input's processors; nil when it has none.
 	proc *processing.Chain
-}
-
-// specs returns the inputs o configures: the `inputs:` list, or the single
-// `input:` under singleID (the id settled at start).
-func (o *Options) specs(singleID string) []InputSpec {
-	if len(o.InputList) > 0 {
-		return o.InputList
-	}
-	return []InputSpec{{ID: singleID, Type: o.InputType, Config: o.Input, Processors: o.InputProcessors}}
 }
 
 // mixedInputTypes is BOOTSTRAP_READY's input_type when the inputs are of
@@ -216,27 +218,4 @@ func inputStatuses(inputs []*source) []InputStatus {
 		}
 	}
 	return out
-}
-
-// checkInputs refuses options with both input forms, or a list whose ids
-// are missing or repeated (config check reports these with positions;
-// options built in code get the same rule).
-func (o *Options) checkInputs() error {
-	if len(o.InputList) == 0 {
-		return nil
-	}
-	if o.Input != nil {
-		return fmt.Errorf("both Input and InputList are set (agent.yaml input and inputs): %w", check.ErrInvalid)
-	}
-	seen := make(map[string]bool, len(o.InputList))
-	for i, sp := range o.InputList {
-		switch {
-		case sp.ID == "":
-			return fmt.Errorf("inputs[%d] has no id: %w", i, check.ErrInvalid)
-		case seen[sp.ID]:
-			return fmt.Errorf("inputs[%d]: id %q is used twice: %w", i, sp.ID, check.ErrInvalid)
-		}
-		seen[sp.ID] = true
-	}
-	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 // namedConfig is the config of a fake input in the `inputs:` list: its
@@ -33,7 +34,7 @@ func (f listFactory) Create(c input.Config, _ input.Settings) (input.Input, erro
 
 func listOptions(t *testing.T, home string, ins map[namedConfig]*fakeInput, ids ...string) Options {
 	opts := newOptions(t, testConfig(t), home, nil, newFakeSender(nil))
-	opts.Input, opts.InputType = nil, ""
+	opts.InputList = nil
 	opts.Inputs = input.NewRegistry(listFactory{ins: ins})
 	for _, id := range ids {
 		opts.InputList = append(opts.InputList, InputSpec{ID: id, Type: "fake", Config: namedConfig(id)})
@@ -90,7 +91,7 @@ func TestInputsPositionsPerID(t *testing.T) {
 	a.push(lineEvents("k", 0, 300)...)
 	b.push(lineEvents("k", 1000, 1010)...)
 	h := startRuntime(t, listOptions(t, home, map[namedConfig]*fakeInput{"a": a, "b": b}, "a", "b"))
-	eventually(t, 10*time.Second, "every event stored", func() bool { return h.rt.Snapshot().RowsAppended == 310 })
+	transporttest.Eventually(t, 10*time.Second, "every event stored", func() bool { return h.rt.Snapshot().RowsAppended == 310 })
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestReloadAddsAndRemovesOneInput(t *testing.T) {
 	opts := listOptions(t, home, ins, "a", "b")
 	h := startRuntime(t, opts)
 	defer func() { _ = h.stop() }()
-	eventually(t, 10*time.Second, "a and b stored", func() bool { return h.rt.Snapshot().RowsAppended == 20 })
+	transporttest.Eventually(t, 10*time.Second, "a and b stored", func() bool { return h.rt.Snapshot().RowsAppended == 20 })
 	aOpen := a.openOptions()
 
 	next := listOptions(t, home, ins, "a", "c")
@@ -137,7 +138,7 @@ func TestReloadAddsAndRemovesOneInput(t *testing.T) {
 	}
 	a.push(lineEvents("k", 10, 15)...)
 	c.push(lineEvents("k", 200, 205)...)
-	eventually(t, 10*time.Second, "a and c stored", func() bool { return h.rt.Snapshot().RowsAppended == 30 })
+	transporttest.Eventually(t, 10*time.Second, "a and c stored", func() bool { return h.rt.Snapshot().RowsAppended == 30 })
 	if st := h.rt.Snapshot(); st.InputID != "a,c" {
 		t.Fatalf("status input id %q, want a,c", st.InputID)
 	}

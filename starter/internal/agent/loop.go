@@ -58,14 +58,12 @@ type loop struct {
 	ck *checkpointing
 }
 
-// inputSet are the inputs, polled round-robin from cursor; the single
-// `input:` form is one of them, under the id settled at start.
+// inputSet are the inputs, polled round-robin from cursor.
 type inputSet struct {
-	list     []*source
-	singleID string   // the single `input:`'s id as settled at start
-	wakeup   *wakeMux // fans in the inputs' "new data" signals
-	cursor   int      // the input the next poll starts with
-	idle     []bool   // scratch for poll: inputs that had nothing this turn
+	list   []*source
+	wakeup *wakeMux // fans in the inputs' "new data" signals
+	cursor int      // the input the next poll starts with
+	idle   []bool   // scratch for poll: inputs that had nothing this turn
 }
 
 // turn does one scheduler iteration and reports whether anything moved.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 func TestFlushBySizeAndInterval(t *testing.T) {
@@ -47,9 +48,9 @@ func TestFlushBySizeAndInterval(t *testing.T) {
 				snd.block = true
 				h := startRuntime(t, newOptions(t, cfg, home, in, snd))
 				in.push(lineEvents("a.log", 0, tc.events)...)
-				eventually(t, 5*time.Second, "input read", func() bool { return in.left() == 0 })
+				transporttest.Eventually(t, 5*time.Second, "input read", func() bool { return in.left() == 0 })
 				if tc.wantBefore > 0 {
-					eventually(t, 5*time.Second, "size flush", func() bool { return h.rt.Snapshot().RowsAppended >= tc.wantBefore })
+					transporttest.Eventually(t, 5*time.Second, "size flush", func() bool { return h.rt.Snapshot().RowsAppended >= tc.wantBefore })
 				}
 				synctest.Wait()
 				if got := h.rt.Snapshot().RowsAppended; got != tc.wantBefore {
@@ -94,7 +95,7 @@ func TestFailedRowIsRetriedAfterBackoff(t *testing.T) {
 			return transport.Received
 		})
 		h := startRuntime(t, newOptions(t, cfg, home, in, snd))
-		eventually(t, 5*time.Second, "10 acks", func() bool { return h.rt.Snapshot().Acked == 10 })
+		transporttest.Eventually(t, 5*time.Second, "10 acks", func() bool { return h.rt.Snapshot().Acked == 10 })
 		if err := h.stop(); err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +136,7 @@ func TestMaxAttemptsMovesRowsToDead(t *testing.T) {
 		in.push(lineEvents("a.log", 0, 4)...)
 		snd := newFakeSender(func(transport.Batch, int) transport.Outcome { return transport.Failed })
 		h := startRuntime(t, newOptions(t, cfg, home, in, snd))
-		eventually(t, 5*time.Second, "4 dead", func() bool { return h.rt.Snapshot().Dead == 4 })
+		transporttest.Eventually(t, 5*time.Second, "4 dead", func() bool { return h.rt.Snapshot().Dead == 4 })
 		time.Sleep(time.Minute) // DEAD rows are never sent again
 		synctest.Wait()
 		if err := h.stop(); err != nil {
@@ -168,7 +169,7 @@ func TestUnavailableEnginePausesSendingNotReading(t *testing.T) {
 			time.Sleep(60 * time.Millisecond)
 			synctest.Wait()
 		}
-		eventually(t, 5*time.Second, "all rows appended", func() bool { return h.rt.Snapshot().RowsAppended == 500 })
+		transporttest.Eventually(t, 5*time.Second, "all rows appended", func() bool { return h.rt.Snapshot().RowsAppended == 500 })
 		snd.mu.Lock()
 		calls := snd.calls
 		snd.down = nil
@@ -177,7 +178,7 @@ func TestUnavailableEnginePausesSendingNotReading(t *testing.T) {
 		if calls < 1 || calls > 10 {
 			t.Fatalf("%d Send calls during the outage, want a few", calls)
 		}
-		eventually(t, 5*time.Second, "500 acks", func() bool { return h.rt.Snapshot().Acked == 500 })
+		transporttest.Eventually(t, 5*time.Second, "500 acks", func() bool { return h.rt.Snapshot().Acked == 500 })
 		if err := h.stop(); err != nil {
 			t.Fatal(err)
 		}
@@ -205,9 +206,9 @@ func TestRejectedRetriesAtMaxBackoff(t *testing.T) {
 			defer snd.mu.Unlock()
 			return snd.calls
 		}
-		eventually(t, 5*time.Second, "3 attempts", func() bool { return calls() >= 3 })
+		transporttest.Eventually(t, 5*time.Second, "3 attempts", func() bool { return calls() >= 3 })
 		in.push(lineEvents("a.log", 100, 200)...)
-		eventually(t, 5*time.Second, "reading goes on", func() bool { return h.rt.Snapshot().RowsAppended == 200 })
+		transporttest.Eventually(t, 5*time.Second, "reading goes on", func() bool { return h.rt.Snapshot().RowsAppended == 200 })
 		if err := h.stop(); err != nil {
 			t.Fatal(err)
 		}
@@ -287,7 +288,7 @@ func TestGroupEndsAtMaxGroupBytes(t *testing.T) {
 		snd := newFakeSender(nil)
 		snd.block = true // no send result adds commits of its own
 		h := startRuntime(t, newOptions(t, cfg, t.TempDir(), in, snd))
-		eventually(t, 5*time.Second, "input read", func() bool { return in.left() == 0 })
+		transporttest.Eventually(t, 5*time.Second, "input read", func() bool { return in.left() == 0 })
 		synctest.Wait()
 		s := h.rt.Snapshot()
 		// events/4 events of 64 KiB fill a group: 4 commits for all of
@@ -315,7 +316,7 @@ func TestBacklogIsWrittenInGrowingGroups(t *testing.T) {
 		snd := newFakeSender(nil)
 		snd.block = true // no send result adds commits of its own
 		h := startRuntime(t, newOptions(t, cfg, t.TempDir(), in, snd))
-		eventually(t, 5*time.Second, "input read", func() bool { return in.left() == 0 })
+		transporttest.Eventually(t, 5*time.Second, "input read", func() bool { return in.left() == 0 })
 		synctest.Wait()
 		s := h.rt.Snapshot()
 		if s.RowsAppended < 2000 || s.Commits > 20 {
@@ -361,15 +362,15 @@ func TestLinkDownProbesWithOneRow(t *testing.T) {
 					defer snd.mu.Unlock()
 					return snd.calls
 				}
-				eventually(t, 10*time.Second, "backlog appended", func() bool { return h.rt.Snapshot().RowsAppended == backlog })
-				eventually(t, 10*time.Second, "8 attempts", func() bool { return calls() >= 8 })
+				transporttest.Eventually(t, 10*time.Second, "backlog appended", func() bool { return h.rt.Snapshot().RowsAppended == backlog })
+				transporttest.Eventually(t, 10*time.Second, "8 attempts", func() bool { return calls() >= 8 })
 				synctest.Wait()
 				snd.mu.Lock()
 				snd.down = nil
 				outage := append([]int(nil), snd.sizes...)
 				snd.mu.Unlock()
 				released := h.rt.Snapshot().Released
-				eventually(t, 10*time.Second, "backlog delivered", func() bool { return h.rt.Snapshot().Acked == backlog })
+				transporttest.Eventually(t, 10*time.Second, "backlog delivered", func() bool { return h.rt.Snapshot().Acked == backlog })
 				if err := h.stop(); err != nil {
 					t.Fatal(err)
 				}
@@ -416,7 +417,7 @@ func TestJobsWaitBehindTheOneInSend(t *testing.T) {
 		in.push(lineEvents("a.log", 0, backlog)...)
 		h := startRuntime(t, opts)
 		<-snd.started
-		eventually(t, 10*time.Second, "backlog appended", func() bool { return h.rt.Snapshot().RowsAppended == uint64(backlog) })
+		transporttest.Eventually(t, 10*time.Second, "backlog appended", func() bool { return h.rt.Snapshot().RowsAppended == uint64(backlog) })
 		// Claims ride on the transactions appends make; once the input
 		// is dry, the loop looks for queued rows every claimRecheckInterval.
 		time.Sleep(2 * claimRecheckInterval)
@@ -425,7 +426,7 @@ func TestJobsWaitBehindTheOneInSend(t *testing.T) {
 			t.Errorf("%d rows SENDING while one job is in Send, want %d (it and %d more jobs of %d)", got, want, maxJobs-1, job)
 		}
 		close(snd.gate)
-		eventually(t, 10*time.Second, "backlog delivered", func() bool { return h.rt.Snapshot().Acked == uint64(backlog) })
+		transporttest.Eventually(t, 10*time.Second, "backlog delivered", func() bool { return h.rt.Snapshot().Acked == uint64(backlog) })
 		if err := h.stop(); err != nil {
 			t.Fatal(err)
 		}
@@ -468,7 +469,7 @@ func TestResultsOfAPollRideInItsCommit(t *testing.T) {
 		}
 		h := startRuntime(t, opts)
 		rt.Store(h.rt)
-		eventually(t, 10*time.Second, "reads", func() bool {
+		transporttest.Eventually(t, 10*time.Second, "reads", func() bool {
 			in.mu.Lock()
 			defer in.mu.Unlock()
 			return in.polls >= polls
@@ -518,7 +519,7 @@ func TestJobsOutBoundedInBytes(t *testing.T) {
 				}
 				h := startRuntime(t, opts)
 				<-snd.started
-				eventually(t, 10*time.Second, "events appended", func() bool { return h.rt.Snapshot().RowsAppended == uint64(events) })
+				transporttest.Eventually(t, 10*time.Second, "events appended", func() bool { return h.rt.Snapshot().RowsAppended == uint64(events) })
 				time.Sleep(2 * claimRecheckInterval)
 				synctest.Wait()
 				// Claims follow the appends, so some jobs hold fewer rows.
@@ -527,7 +528,7 @@ func TestJobsOutBoundedInBytes(t *testing.T) {
 						got, most, maxJobs, tt.perJob, tt.eventSize)
 				}
 				close(snd.gate)
-				eventually(t, 10*time.Second, "events delivered", func() bool { return h.rt.Snapshot().Acked == uint64(events) })
+				transporttest.Eventually(t, 10*time.Second, "events delivered", func() bool { return h.rt.Snapshot().Acked == uint64(events) })
 				if err := h.stop(); err != nil {
 					t.Fatal(err)
 				}

@@ -16,6 +16,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 func TestBackpressureStopsReadingUntilAcks(t *testing.T) {
@@ -34,7 +35,7 @@ func TestBackpressureStopsReadingUntilAcks(t *testing.T) {
 		snd := newFakeSender(nil)
 		snd.gate = make(chan struct{})
 		h := startRuntime(t, newOptions(t, cfg, home, in, snd))
-		eventually(t, 5*time.Second, "backpressure", func() bool { return h.rt.Snapshot().Backpressure })
+		transporttest.Eventually(t, 5*time.Second, "backpressure", func() bool { return h.rt.Snapshot().Backpressure })
 		time.Sleep(time.Second)
 		synctest.Wait()
 		left := in.left()
@@ -46,7 +47,7 @@ func TestBackpressureStopsReadingUntilAcks(t *testing.T) {
 			t.Fatalf("queue size %d, max %d, dropped %d", st.Queue.SizeBytes, cfg.Queue.MaxBytes, st.Dropped)
 		}
 		close(snd.gate)
-		eventually(t, 20*time.Second, "all acked", func() bool { return h.rt.Snapshot().Acked == n })
+		transporttest.Eventually(t, 20*time.Second, "all acked", func() bool { return h.rt.Snapshot().Acked == n })
 		if err := h.stop(); err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +77,7 @@ func TestNonModeDropsRefusedRowsAndKeepsNoState(t *testing.T) {
 	if !in.openOptions().FirstStart {
 		t.Fatal("NON mode: every start is a first start")
 	}
-	eventually(t, 5*time.Second, "100 sent", func() bool {
+	transporttest.Eventually(t, 5*time.Second, "100 sent", func() bool {
 		st := h.rt.Snapshot()
 		return st.Acked+st.Dropped == 100
 	})
@@ -116,7 +117,7 @@ func TestNonModeKeepsUnsentRows(t *testing.T) {
 		return nil
 	}
 	h := startRuntime(t, newOptions(t, cfg, t.TempDir(), in, snd))
-	eventually(t, 5*time.Second, "50 acks", func() bool { return h.rt.Snapshot().Acked == 50 })
+	transporttest.Eventually(t, 5*time.Second, "50 acks", func() bool { return h.rt.Snapshot().Acked == 50 })
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestInputIDSurvivesALostIDFile(t *testing.T) {
 	in := &fakeInput{}
 	in.push(lineEvents("a.log", 0, 3)...)
 	h := startRuntime(t, newOptions(t, cfg, home, in, newFakeSender(nil)))
-	eventually(t, 5*time.Second, "3 acks", func() bool { return h.rt.Snapshot().Acked == 3 })
+	transporttest.Eventually(t, 5*time.Second, "3 acks", func() bool { return h.rt.Snapshot().Acked == 3 })
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestInputIDSurvivesALostIDFile(t *testing.T) {
 	// An explicit input.id wins: a new source, a first start.
 	in3 := &fakeInput{}
 	opts = newOptions(t, cfg, home, in3, newFakeSender(nil))
-	opts.IDs.Input, opts.IDs.InputExplicit = "explicit", true
+	opts.InputList[0].ID = "explicit" // agent.yaml sets input.id
 	h3 := startRuntime(t, opts)
 	if o := in3.openOptions(); !o.FirstStart || len(o.Saved) != 0 || h3.rt.Snapshot().InputID != "explicit" {
 		t.Fatalf("explicit id: open = %+v id %q", o, h3.rt.Snapshot().InputID)
@@ -206,7 +207,7 @@ func TestInputErrorStopsTheAgentAfterFlushing(t *testing.T) {
 	in := &fakeInput{}
 	in.push(lineEvents("a.log", 0, 5)...)
 	h := startRuntime(t, newOptions(t, cfg, home, in, newFakeSender(nil)))
-	eventually(t, 5*time.Second, "read", func() bool { return in.left() == 0 })
+	transporttest.Eventually(t, 5*time.Second, "read", func() bool { return in.left() == 0 })
 	in.mu.Lock()
 	in.pollErr = errors.New("read /var/log/a.log: input/output error")
 	in.mu.Unlock()
@@ -229,7 +230,7 @@ func TestAckedRowsAreKeptForTheRetentionThenDeleted(t *testing.T) {
 		in := &fakeInput{}
 		in.push(lineEvents("a.log", 0, 20)...)
 		h := startRuntime(t, newOptions(t, cfg, home, in, newFakeSender(nil)))
-		eventually(t, 5*time.Second, "20 acks", func() bool { return h.rt.Snapshot().Acked == 20 })
+		transporttest.Eventually(t, 5*time.Second, "20 acks", func() bool { return h.rt.Snapshot().Acked == 20 })
 		// The ack counter moves before the loop publishes the queue's
 		// counts: let it finish the commit (the clock stands still).
 		synctest.Wait()
@@ -241,7 +242,7 @@ func TestAckedRowsAreKeptForTheRetentionThenDeleted(t *testing.T) {
 		if st := h.rt.Snapshot(); st.Queue.Acked != 20 {
 			t.Fatalf("ACKED rows before the retention passed: %d, want 20", st.Queue.Acked)
 		}
-		eventually(t, 5*time.Second, "cleanup", func() bool { return h.rt.Snapshot().Queue.Acked == 0 })
+		transporttest.Eventually(t, 5*time.Second, "cleanup", func() bool { return h.rt.Snapshot().Queue.Acked == 0 })
 		if err := h.stop(); err != nil {
 			t.Fatal(err)
 		}
@@ -307,10 +308,10 @@ func TestFullDiskPausesReadingAndLosesNothing(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		h.cancel = cancel
 		go func() { h.done <- rt.Run(ctx) }()
-		eventually(t, 5*time.Second, "running", func() bool { return rt.Snapshot().State == "running" })
+		transporttest.Eventually(t, 5*time.Second, "running", func() bool { return rt.Snapshot().State == "running" })
 		disk.set(true)
 		in.push(lineEvents("a.log", 0, 300)...)
-		eventually(t, 5*time.Second, "write error reported", func() bool {
+		transporttest.Eventually(t, 5*time.Second, "write error reported", func() bool {
 			return strings.Contains(rt.Snapshot().LastError, "no space left")
 		})
 		time.Sleep(time.Minute) // many WAL retries later, still nothing read past the buffer
@@ -322,7 +323,7 @@ func TestFullDiskPausesReadingAndLosesNothing(t *testing.T) {
 			t.Fatalf("%d rows appended on a full disk", st.RowsAppended)
 		}
 		disk.set(false)
-		eventually(t, 10*time.Second, "300 acks", func() bool { return rt.Snapshot().Acked == 300 })
+		transporttest.Eventually(t, 10*time.Second, "300 acks", func() bool { return rt.Snapshot().Acked == 300 })
 		if err := h.stop(); err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -36,7 +37,7 @@ func TestProcessorsRunBeforeTheWAL(t *testing.T) {
 		}
 		snd := newFakeSender(nil)
 		opts := newOptions(t, cfg, home, in, snd)
-		opts.InputProcessors = []processing.Step{
+		opts.InputList[0].Processors = []processing.Step{
 			{Drop: `_line < 10 && _line % 2 == 1`},
 			{Redact: &processing.RedactConfig{Detectors: []string{"email"}}},
 			{Dedup: &processing.DedupConfig{Window: time.Hour, Key: `payload == "storm" ? "storm" : string(_line)`}},
@@ -83,7 +84,7 @@ func TestProcessorsRunBeforeTheWAL(t *testing.T) {
 		in2 := &fakeInput{}
 		snd2 := newFakeSender(nil)
 		opts2 := newOptions(t, cfg, home, in2, snd2)
-		opts2.InputProcessors = opts.InputProcessors
+		opts2.InputList[0].Processors = opts.InputList[0].Processors
 		h2 := startRuntime(t, opts2)
 		if o := in2.openOptions(); string(o.Saved["a.log"]) != "59" {
 			t.Fatalf("restart opens at %q, want 59 (the last line, folded)", o.Saved["a.log"])
@@ -120,7 +121,7 @@ func TestDedupRefusedOnAnAcker(t *testing.T) {
 	cfg := testConfig(t)
 	in := &ackerInput{}
 	opts := newOptions(t, cfg, home, in, newFakeSender(nil))
-	opts.InputProcessors = []processing.Step{{Dedup: &processing.DedupConfig{}}}
+	opts.InputList[0].Processors = []processing.Step{{Dedup: &processing.DedupConfig{}}}
 	rt, err := New(opts)
 	if err == nil {
 		err = rt.Run(t.Context())
@@ -142,7 +143,7 @@ func TestReloadReplacesTheChain(t *testing.T) {
 		in := &fakeInput{}
 		snd := newFakeSender(nil)
 		opts := newOptions(t, testConfig(t), t.TempDir(), in, snd)
-		opts.InputProcessors = []processing.Step{
+		opts.InputList[0].Processors = []processing.Step{
 			{Dedup: &processing.DedupConfig{Window: time.Hour}},
 			{Set: map[string]string{"chain": "old"}},
 		}
@@ -151,14 +152,12 @@ func TestReloadReplacesTheChain(t *testing.T) {
 		time.Sleep(time.Second)
 		synctest.Wait()
 
-		bad := opts
-		bad.InputProcessors = []processing.Step{{Drop: "payload =="}}
-		if err := h.rt.Reload(context.Background(), bad, Replace{Input: true}); err == nil {
+		bad := withSteps(opts, processing.Step{Drop: "payload =="})
+		if err := h.rt.Reload(context.Background(), bad, Replace{Inputs: []string{""}}); err == nil {
 			t.Fatal("a list that does not compile was applied")
 		}
-		next := opts
-		next.InputProcessors = []processing.Step{{Set: map[string]string{"chain": "new"}}}
-		if err := h.rt.Reload(context.Background(), next, Replace{Input: true}); err != nil {
+		next := withSteps(opts, processing.Step{Set: map[string]string{"chain": "new"}})
+		if err := h.rt.Reload(context.Background(), next, Replace{Inputs: []string{""}}); err != nil {
 			t.Fatal(err)
 		}
 		in.push(lineEvent("a.log", 2))
@@ -186,4 +185,12 @@ func TestReloadReplacesTheChain(t *testing.T) {
 			t.Errorf("sent %v; want the folded line 1 from the old chain and line 2 from the new, once each", got)
 		}
 	})
+}
+
+// withSteps is opts with the single input's processors replaced, its
+// input list copied so that opts keeps its own.
+func withSteps(opts Options, steps ...processing.Step) Options {
+	opts.InputList = slices.Clone(opts.InputList)
+	opts.InputList[0].Processors = steps
+	return opts
 }

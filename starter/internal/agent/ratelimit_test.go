@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/starter/internal/output"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 // sentBetween counts the batches the fake engine first got in [from, to),
@@ -67,7 +68,7 @@ func TestRateCapHoldsTheRateAndDropsNothing(t *testing.T) {
 				opts := newOptions(t, testConfig(t), t.TempDir(), in, snd)
 				opts.RateLimit = tc.limit
 				h := startRuntime(t, opts)
-				eventually(t, time.Minute, "a first send", func() bool { return h.rt.Snapshot().Sent > 0 })
+				transporttest.Eventually(t, time.Minute, "a first send", func() bool { return h.rt.Snapshot().Sent > 0 })
 				from := snd.firstSend().Add(time.Second) // past the first burst
 				time.Sleep(12 * time.Second)
 				events, bytes := snd.sentBetween(from, from.Add(10*time.Second))
@@ -92,7 +93,7 @@ func TestRateCapHoldsTheRateAndDropsNothing(t *testing.T) {
 				if sent, _ := snd.sentBetween(time.Time{}, time.Now().Add(-2*time.Second)); st.Acked < uint64(sent) {
 					t.Errorf("acked %d, though %d were sent more than 2 s ago", st.Acked, sent)
 				}
-				eventually(t, time.Minute, "every event acked", func() bool {
+				transporttest.Eventually(t, time.Minute, "every event acked", func() bool {
 					st := h.rt.Snapshot()
 					return st.Acked == uint64(tc.events) && st.Queue.Pending == 0 && st.Queue.Sending == 0
 				})
@@ -123,7 +124,7 @@ func TestReloadChangesTheRateCapLive(t *testing.T) {
 		opts := newOptions(t, testConfig(t), t.TempDir(), in, snd)
 		opts.RateLimit = output.RateLimit{EventsPerSecond: 50}
 		h := startRuntime(t, opts)
-		eventually(t, time.Minute, "a first send", func() bool { return h.rt.Snapshot().Sent > 0 })
+		transporttest.Eventually(t, time.Minute, "a first send", func() bool { return h.rt.Snapshot().Sent > 0 })
 		from := snd.firstSend().Add(time.Second)
 		time.Sleep(6 * time.Second)
 		slow, _ := snd.sentBetween(from, from.Add(5*time.Second))
@@ -172,7 +173,7 @@ func TestEventBiggerThanTheByteBurstStillGoes(t *testing.T) {
 		opts.RateLimit = output.RateLimit{BytesPerSecond: 100, Burst: 100}
 		h := startRuntime(t, opts)
 		start := time.Now()
-		eventually(t, time.Minute, "both events acked", func() bool { return h.rt.Snapshot().Acked == 2 })
+		transporttest.Eventually(t, time.Minute, "both events acked", func() bool { return h.rt.Snapshot().Acked == 2 })
 		// The big one leaves at once on the full bucket, in debt for
 		// what it has beyond it; the small one waits for the debt.
 		if took := time.Since(start); took < time.Duration(len(big.Payload)-100)*time.Second/100 {

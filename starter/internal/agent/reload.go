@@ -29,11 +29,12 @@ type reloadRequest struct {
 // old and the new config (config.Config.Changes): the scheduler does not
 // look inside plug-in configs. A changed type always rebuilds.
 type Replace struct {
-	// Input rebuilds the single `input:`; Output the output.
-	Input, Output bool
-	// Inputs are the ids of `inputs:` entries whose config changed. An
-	// id new to the list is opened and one gone from it is closed
-	// anyway; the other entries keep running untouched.
+	// Output rebuilds the output.
+	Output bool
+	// Inputs are the ids, as agent.yaml writes them ("" for an input
+	// that leaves its id out), of the inputs whose config changed. An id
+	// new to the list is opened and one gone from it is closed anyway;
+	// the other inputs keep running untouched.
 	Inputs []string
 }
 
@@ -45,7 +46,7 @@ type Replace struct {
 // both configs goes on at its offset.
 //
 // Reload applies Agent (but Delivery), Queue (but what only the WAL's
-// Open reads), Retry, InputType/Input, OutputType/Output, RateLimit (in
+// Open reads), Retry, InputList, OutputType/Output, RateLimit (in
 // place: the output and its connection stay unless replace.Output) and
 // ConfigHash.
 // WAL, Agent.Delivery, IDs, Home, the registries, Logger, OnReady and Now
@@ -124,10 +125,10 @@ func (l *loop) applyReload(ctx context.Context, next Options, replace Replace) e
 	r := l.r
 	old := r.opts
 	next = keepFixed(old, next)
-	if err := next.checkInputs(); err != nil {
-		return l.reloadFailed(fmt.Errorf("reload: %w", err))
+	if err := CheckInputs(next.InputList); err != nil {
+		return l.reloadFailed(fmt.Errorf("reload: %w: %w", check.ErrInvalid, err))
 	}
-	p := reloadPlan{specs: next.specs(l.in.singleID)}
+	p := reloadPlan{specs: next.InputList}
 	p.rebuild = l.in.toRebuild(old, next, p.specs, replace)
 	p.output = replace.Output || next.OutputType != old.OutputType
 	start := r.now()
@@ -236,8 +237,30 @@ func keepFixed(old, next Options) Options {
 	next.WAL = old.WAL
 	next.Inputs, next.Outputs = old.Inputs, old.Outputs
 	next.Home, next.IDs = old.Home, old.IDs
+	next.InputList = keepSettledIDs(old.InputList, next.InputList, old.IDs.Input)
 	next.Logger, next.OnReady, next.Now = old.Logger, old.OnReady, old.Now
 	return next
+}
+
+// keepSettledIDs gives next's entries that may leave their id out the id
+// settled at start (fileID, the identity file's, when no entry could):
+// ids key saved positions, and change only with a restart. next is
+// copied, not changed.
+func keepSettledIDs(old, next []InputSpec, fileID string) []InputSpec {
+	settled := fileID
+	for _, sp := range old {
+		if sp.OptionalID {
+			settled = sp.ID
+		}
+	}
+	out := slices.Clone(next)
+	for i := range out {
+		out[i].written = out[i].ID
+		if out[i].OptionalID {
+			out[i].ID = settled
+		}
+	}
+	return out
 }
 
 // settleJobs waits, until deadline, for the jobs already handed to the
@@ -266,15 +289,14 @@ func (in *inputSet) toRebuild(old, next Options, specs []InputSpec, replace Repl
 	for _, s := range in.list {
 		running[s.id] = s
 	}
-	formChanged := (len(old.InputList) == 0) != (len(next.InputList) == 0)
+	formChanged := optionalID(old.InputList) != optionalID(next.InputList)
 	wanted := make(map[string]bool, len(specs))
 	for _, sp := range specs {
 		wanted[sp.ID] = true
 		cur := running[sp.ID]
 		switch {
 		case cur == nil, formChanged, cur.typ != sp.Type,
-			len(next.InputList) == 0 && replace.Input,
-			slices.Contains(replace.Inputs, sp.ID):
+			slices.Contains(replace.Inputs, sp.written):
 			out[sp.ID] = true
 		}
 	}
@@ -284,6 +306,11 @@ func (in *inputSet) toRebuild(old, next Options, specs []InputSpec, replace Repl
 		}
 	}
 	return out
+}
+
+// optionalID says whether specs are the single `input:` form.
+func optionalID(specs []InputSpec) bool {
+	return slices.ContainsFunc(specs, func(sp InputSpec) bool { return sp.OptionalID })
 }
 
 // openChanged opens the specs to rebuild (r.opts are the new options) from

@@ -15,6 +15,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
@@ -67,7 +68,7 @@ func TestReloadWhileEventsFlowLosesAndDuplicatesNothing(t *testing.T) {
 	}
 	close(stopReading)
 	<-readerDone
-	eventually(t, 20*time.Second, "every event acked", func() bool {
+	transporttest.Eventually(t, 20*time.Second, "every event acked", func() bool {
 		st := h.rt.Snapshot()
 		return st.Acked == total && st.Queue.Pending == 0 && st.Queue.Sending == 0
 	})
@@ -97,7 +98,7 @@ func TestReloadWithBrokenOutputKeepsTheOldOne(t *testing.T) {
 	opts.ConfigHash = "old"
 	h := startRuntime(t, opts)
 	in.push(lineEvents("a.log", 0, 100)...)
-	eventually(t, 10*time.Second, "first events acked", func() bool { return h.rt.Snapshot().Acked == 100 })
+	transporttest.Eventually(t, 10*time.Second, "first events acked", func() bool { return h.rt.Snapshot().Acked == 100 })
 
 	next := opts
 	next.OutputType = "broken"
@@ -107,7 +108,7 @@ func TestReloadWithBrokenOutputKeepsTheOldOne(t *testing.T) {
 		t.Fatal("reload to an output that cannot be built succeeded")
 	}
 	in.push(lineEvents("a.log", 100, 200)...)
-	eventually(t, 10*time.Second, "events after the failed reload acked", func() bool { return h.rt.Snapshot().Acked == 200 })
+	transporttest.Eventually(t, 10*time.Second, "events after the failed reload acked", func() bool { return h.rt.Snapshot().Acked == 200 })
 	st := h.rt.Snapshot()
 	if st.State != "running" || st.ConfigHash != "old" || st.OutputType != "fake" || st.ConfigReloads != (ReloadCounts{Failed: 1}) {
 		t.Fatalf("after a failed reload: state %s, hash %q, output %s, reloads %+v", st.State, st.ConfigHash, st.OutputType, st.ConfigReloads)
@@ -154,19 +155,19 @@ func TestReloadNewPathStartsShippingKeptPathKeepsOffset(t *testing.T) {
 	cfg.Input.(*file.Config).Paths = []string{aLog}
 	opts := fileOptions(t, cfg, home)
 	h := startRuntime(t, opts)
-	eventually(t, 20*time.Second, "a.log shipped", func() bool { return eng.distinct() == 500 })
+	transporttest.Eventually(t, 20*time.Second, "a.log shipped", func() bool { return eng.distinct() == 500 })
 
 	wide := file.NewDefaultConfig()
 	*wide = *cfg.Input.(*file.Config)
 	wide.Paths = []string{filepath.Join(dir, "*.log")}
 	next := opts
-	next.Input = wide
-	if err := h.rt.Reload(context.Background(), next, Replace{Input: true}); err != nil {
+	next.InputList = []InputSpec{singleInput(file.TypeName, wide)}
+	if err := h.rt.Reload(context.Background(), next, Replace{Inputs: []string{""}}); err != nil {
 		t.Fatal(err)
 	}
 	appendLines(t, aLog, 500, 600)
-	eventually(t, 20*time.Second, "a.log's new lines and b.log shipped", func() bool { return eng.distinct() == 900 })
-	eventually(t, 5*time.Second, "all acked", func() bool {
+	transporttest.Eventually(t, 20*time.Second, "a.log's new lines and b.log shipped", func() bool { return eng.distinct() == 900 })
+	transporttest.Eventually(t, 5*time.Second, "all acked", func() bool {
 		st := h.rt.Snapshot()
 		return st.Queue.Pending == 0 && st.Queue.Sending == 0 && st.RowsAppended == 900
 	})
@@ -226,18 +227,19 @@ func TestReloadReplacesInputAndOutput(t *testing.T) {
 			opts.Outputs = output.NewRegistry(fakeOutputFactory{snd: snd1}, namedOutputFactory{name: "fake2", snd: snd2})
 			h := startRuntime(t, opts)
 			in1.push(lineEvents("a.log", 0, 100)...)
-			eventually(t, 10*time.Second, "first events acked", func() bool { return h.rt.Snapshot().Acked == 100 })
+			transporttest.Eventually(t, 10*time.Second, "first events acked", func() bool { return h.rt.Snapshot().Acked == 100 })
 			in1.mu.Lock()
 			in1.held = lineEvents("a.log", 100, 101) // a multiline group still open
 			in1.mu.Unlock()
 
 			next := opts
-			next.InputType, next.OutputType = "fake2", "fake2"
+			next.InputList = []InputSpec{singleInput("fake2", opts.InputList[0].Config)}
+			next.OutputType = "fake2"
 			if err := h.rt.Reload(context.Background(), next, Replace{}); err != nil {
 				t.Fatal(err)
 			}
 			in2.push(lineEvents("a.log", 101, 200)...)
-			eventually(t, 10*time.Second, "events after the reload acked", func() bool { return h.rt.Snapshot().Acked == 200 })
+			transporttest.Eventually(t, 10*time.Second, "events after the reload acked", func() bool { return h.rt.Snapshot().Acked == 200 })
 			if err := h.stop(); err != nil {
 				t.Fatal(err)
 			}
@@ -304,7 +306,7 @@ func TestReloadOfARefusedOutputSendsAtOnce(t *testing.T) {
 				opts.Outputs = output.NewRegistry(fakeOutputFactory{snd: refused}, okOutputFactory{snd: fixed})
 				h := startRuntime(t, opts)
 				in.push(lineEvents("a.log", 0, 50)...)
-				eventually(t, 5*time.Second, "the token refused", func() bool { return h.rt.Snapshot().Connection == "auth_failed" })
+				transporttest.Eventually(t, 5*time.Second, "the token refused", func() bool { return h.rt.Snapshot().Connection == "auth_failed" })
 
 				next := opts
 				if tc.newOutput {

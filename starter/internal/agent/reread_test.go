@@ -14,6 +14,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/file"
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 )
 
@@ -62,7 +63,7 @@ func TestRereadPositionCommitsAndSurvivesARestart(t *testing.T) {
 	in.push(lineEvents("a.log", 0, 10)...)
 	snd := newFakeSender(nil)
 	h := startRuntime(t, newOptions(t, cfg, home, in, snd))
-	eventually(t, 10*time.Second, "10 acks", func() bool { return h.rt.Snapshot().Acked == 10 })
+	transporttest.Eventually(t, 10*time.Second, "10 acks", func() bool { return h.rt.Snapshot().Acked == 10 })
 	id := h.rt.Snapshot().InputID
 	if got := h.rt.Rereadable(); !slices.Equal(got, []string{id}) {
 		t.Fatalf("Rereadable = %q, want [%s]", got, id)
@@ -78,7 +79,7 @@ func TestRereadPositionCommitsAndSurvivesARestart(t *testing.T) {
 	if out.Input != id || out.Start != 40 || out.Reread != 60 {
 		t.Fatalf("outcome = %+v", out)
 	}
-	eventually(t, 10*time.Second, "the reread position stored", func() bool {
+	transporttest.Eventually(t, 10*time.Second, "the reread position stored", func() bool {
 		return savedPosition(t, h.rt, id, "a.log") == "reread-40"
 	})
 
@@ -142,7 +143,7 @@ func TestRereadFileDeliversTheLinesAgain(t *testing.T) {
 	cfg := transportConfig(t, eng.srv.Addr())
 	fileConfig(t, cfg, dir)
 	h := startRuntime(t, fileOptions(t, cfg, home))
-	eventually(t, 20*time.Second, "100 lines", func() bool { return eng.distinct() == 100 })
+	transporttest.Eventually(t, 20*time.Second, "100 lines", func() bool { return eng.distinct() == 100 })
 
 	data, err := os.ReadFile(logPath)
 	if err != nil {
@@ -156,7 +157,7 @@ func TestRereadFileDeliversTheLinesAgain(t *testing.T) {
 	if !out.Aligned || out.Start != start || out.Reread != int64(len(data))-start || out.Line != 60 {
 		t.Fatalf("outcome = %+v; want from %d, %d bytes again", out, start, int64(len(data))-start)
 	}
-	eventually(t, 20*time.Second, "lines 60..99 twice", func() bool {
+	transporttest.Eventually(t, 20*time.Second, "lines 60..99 twice", func() bool {
 		c := eng.lineCounts(t)
 		for _, l := range wantLines(60, 100) {
 			if c[l] < 2 {
@@ -165,7 +166,7 @@ func TestRereadFileDeliversTheLinesAgain(t *testing.T) {
 		}
 		return true
 	})
-	eventually(t, 5*time.Second, "all acked", func() bool {
+	transporttest.Eventually(t, 5*time.Second, "all acked", func() bool {
 		st := h.rt.Snapshot()
 		return st.RowsAppended == 140 && st.Queue.Pending == 0 && st.Queue.Sending == 0
 	})
@@ -179,8 +180,8 @@ func TestRereadFileDeliversTheLinesAgain(t *testing.T) {
 
 	appendLines(t, logPath, 100, 110)
 	h2 := startRuntime(t, fileOptions(t, cfg, home))
-	eventually(t, 20*time.Second, "the 10 new lines", func() bool { return eng.lineCounts(t)["line 109 of the test file"] == 1 })
-	eventually(t, 5*time.Second, "all acked", func() bool {
+	transporttest.Eventually(t, 20*time.Second, "the 10 new lines", func() bool { return eng.lineCounts(t)["line 109 of the test file"] == 1 })
+	transporttest.Eventually(t, 5*time.Second, "all acked", func() bool {
 		st := h2.rt.Snapshot()
 		return st.RowsAppended == 10 && st.Queue.Pending == 0
 	})
@@ -200,7 +201,7 @@ func TestRereadPicksTheInputThatReadsThePath(t *testing.T) {
 	cfg := transportConfig(t, eng.srv.Addr())
 	fileConfig(t, cfg, dir)
 	opts := fileOptions(t, cfg, home)
-	opts.Input, opts.InputType = nil, ""
+	opts.InputList = nil
 	for _, id := range []string{"app", "sys"} {
 		if err := os.Mkdir(filepath.Join(dir, id), 0o755); err != nil {
 			t.Fatal(err)
@@ -215,7 +216,7 @@ func TestRereadPicksTheInputThatReadsThePath(t *testing.T) {
 	appendLines(t, sysLog, 0, 10)
 	h := startRuntime(t, opts)
 	defer func() { _ = h.stop() }()
-	eventually(t, 20*time.Second, "10 lines", func() bool { return eng.lineCounts(t)["line 9 of the test file"] == 1 })
+	transporttest.Eventually(t, 20*time.Second, "10 lines", func() bool { return eng.lineCounts(t)["line 9 of the test file"] == 1 })
 	if got := h.rt.Rereadable(); !slices.Equal(got, []string{"app", "sys"}) {
 		t.Fatalf("Rereadable = %q", got)
 	}
@@ -229,5 +230,5 @@ func TestRereadPicksTheInputThatReadsThePath(t *testing.T) {
 	if out, err := h.rt.Reread(context.Background(), "sys", sysLog, 0); err != nil || out.Input != "sys" {
 		t.Fatalf("Reread by id = %+v, %v", out, err)
 	}
-	eventually(t, 20*time.Second, "the lines a third time", func() bool { return eng.lineCounts(t)["line 9 of the test file"] == 3 })
+	transporttest.Eventually(t, 20*time.Second, "the lines a third time", func() bool { return eng.lineCounts(t)["line 9 of the test file"] == 3 })
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/transport"
 	"github.com/edge-agent/edge-agent/transport/backoff"
 )
@@ -378,7 +379,7 @@ func (s *sendLoop) afterSend(ctx context.Context, res *jobResult) {
 		// A new session: the loop settles it next. Not an outage.
 		s.streak, s.holdErr = 0, nil
 	case isRefusal(err) && s.exitOnRefusal:
-		state := connectionState(err)
+		state := output.ConnectionState(err)
 		s.pub.set(func(p *published) { p.connection = state })
 	case isRejected(err), isRefusal(err):
 		// The engine turned us away, not the rows: only a change on one
@@ -387,7 +388,7 @@ func (s *sendLoop) afterSend(ctx context.Context, res *jobResult) {
 		s.holdErr = err
 		s.holdUntil = s.now().Add(s.rejectWait.Jittered(0))
 		res.retryAt = s.holdUntil
-		state := connectionState(err)
+		state := output.ConnectionState(err)
 		s.pub.set(func(p *published) { p.connection = state })
 	default:
 		// ErrUnavailable, or anything unexpected: both mean "try later".

@@ -2,7 +2,7 @@ package agent
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"strings"
@@ -50,16 +50,11 @@ func (r *Agent) start(ctx context.Context) (*loop, error) {
 	if r.opts.Agent.Delivery == DeliveryCheckpoint {
 		l.ck = newCheckpointing(l.walq, r.opts.Agent)
 	}
-	singleID := l.in.singleID
 	if r.wrapQueue != nil {
 		l.q = r.wrapQueue(l.q)
 	}
-	if len(r.opts.InputList) == 0 && singleID == "" {
-		_ = l.q.Close()
-		return nil, errors.New("start edge agent: no input id (agent.yaml input.id or the edge-agent.id file)")
-	}
 	l.group = newGrouping(r.opts, l.jobs.size, l.walq != nil)
-	specs := r.opts.specs(singleID)
+	specs := r.opts.InputList
 
 	snd, enc, err := r.openSender()
 	if err != nil {
@@ -83,15 +78,21 @@ func (r *Agent) start(ctx context.Context) (*loop, error) {
 }
 
 // openQueue opens the loop's queue: the WAL, or memory in NON mode. It
-// settles the single input's id and returns how to open each input.
+// settles the inputs' ids (r.opts.InputList holds them settled from then
+// on) and returns how to open each input.
 func (l *loop) openQueue() (map[string]input.OpenOptions, error) {
 	r := l.r
 	if l.nonMode {
 		// No WAL, no positions: every start is a first start.
 		l.q = newMemQueue(nonQueueJobs*l.jobs.size, nonQueueBytes, r.now())
-		l.in.singleID = r.opts.IDs.Input
+		st, err := Settle(r.opts.InputList, Known{File: r.opts.IDs.Input})
+		if err != nil {
+			_ = l.q.Close()
+			return nil, fmt.Errorf("start edge agent: %w", err)
+		}
+		r.settled(st)
 		opens := make(map[string]input.OpenOptions)
-		for _, sp := range r.opts.specs(l.in.singleID) {
+		for _, sp := range st.Specs {
 			opens[sp.ID] = input.OpenOptions{FirstStart: true}
 		}
 		return opens, nil
@@ -100,9 +101,26 @@ func (l *loop) openQueue() (map[string]input.OpenOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.q, l.walq, l.in.singleID = st.q, st.q, st.inputID
+	l.q, l.walq = st.q, st.q
 	l.resurrect = st.sending
 	return st.opens, nil
+}
+
+// settled makes st's ids the ones the agent runs with.
+func (r *Agent) settled(st Settlement) {
+	r.opts.InputList = st.Specs
+	r.pub.set(func(p *published) { p.recorded = st.Record })
+}
+
+// joinTypes lists input types, each once, in order: status's input type.
+func joinTypes(types []string) string {
+	var out []string
+	for _, t := range types {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 // setInputs makes inputs the loop's and waits on their wake-up signals:
@@ -113,15 +131,13 @@ func (l *loop) setInputs(inputs []*source) {
 	l.in.wakeup = newWakeMux(inputs)
 	ids := sourceIDs(inputs)
 	l.r.claims.SetOrder(ids)
-	// The single input's id, or the list's ids joined, for status and logs.
+	// The inputs' ids joined (one id for one input), for status and logs.
 	joined := strings.Join(ids, ",")
-	var types []string
-	for _, s := range inputs {
-		if !slices.Contains(types, s.typ) {
-			types = append(types, s.typ)
-		}
+	types := make([]string, len(inputs))
+	for i, s := range inputs {
+		types[i] = s.typ
 	}
-	typ := strings.Join(types, ",")
+	typ := joinTypes(types)
 	l.r.pub.set(func(p *published) { p.ids.input, p.inputType = joined, typ })
 }
 

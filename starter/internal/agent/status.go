@@ -153,6 +153,8 @@ type published struct {
 	// checkpointStall is why CHECKPOINT delivery is degraded, if it is.
 	checkpointStall string
 	ids             resolvedIDs
+	// recorded is Settlement.Record of the start.
+	recorded string
 	// What a reload may change.
 	inputType, outputType, configHash string
 }
@@ -170,6 +172,15 @@ func (p *published) setError(err error, at time.Time) {
 		return
 	}
 	p.set(func(p *published) { p.lastErr, p.lastErrAt = err.Error(), at })
+}
+
+// RecordedInputID is the id settled at start for the input that may leave
+// its id out (Settlement.Record), which the identity file should hold; ""
+// before start or when no input may. Safe from any goroutine.
+func (r *Agent) RecordedInputID() string {
+	r.pub.mu.Lock()
+	defer r.pub.mu.Unlock()
+	return r.pub.recorded
 }
 
 // Snapshot returns the current status. It is safe from any goroutine.

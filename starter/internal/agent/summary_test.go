@@ -12,6 +12,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/component"
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 // lockedBuffer is a log sink the agent's goroutines write while the test
@@ -85,7 +86,7 @@ func TestSummaryLogsNonZeroDeltasEvery30s(t *testing.T) {
 
 		in.push(lineEvents("a.log", 0, 10)...)
 		in.lines.Add(10)
-		eventually(t, 5*time.Second, "10 acks", func() bool { return h.rt.Snapshot().Acked == 10 })
+		transporttest.Eventually(t, 5*time.Second, "10 acks", func() bool { return h.rt.Snapshot().Acked == 10 })
 		time.Sleep(time.Until(start.Add(summaryEvery + time.Millisecond)))
 		synctest.Wait()
 		got := logs.lines(summaryMsg)
@@ -111,7 +112,7 @@ func TestSummaryLogsNonZeroDeltasEvery30s(t *testing.T) {
 		}
 
 		in.push(lineEvents("a.log", 10, 15)...)
-		eventually(t, 5*time.Second, "15 acks", func() bool { return h.rt.Snapshot().Acked == 15 })
+		transporttest.Eventually(t, 5*time.Second, "15 acks", func() bool { return h.rt.Snapshot().Acked == 15 })
 		time.Sleep(summaryEvery)
 		synctest.Wait()
 		got = logs.lines(summaryMsg)

@@ -48,8 +48,6 @@ var _ queue = (*walQueue)(nil)
 
 type walStart struct {
 	q *walQueue
-	// inputID is the single `input:`'s id as settled (empty with inputs:).
-	inputID string
 	// opens are the saved positions and first-start flag of every input,
 	// by id.
 	opens map[string]input.OpenOptions
@@ -104,11 +102,11 @@ func (r *Agent) startTx(q *walQueue, resurrect bool) (*walStart, error) {
 	st := &walStart{q: q}
 	var (
 		resurrected int
-		warn        func()
+		settled     Settlement
 	)
 	nowMs := r.now().UnixMilli()
 	err := q.w.Update(func(tx *wal.Tx) error {
-		st.sending, resurrected, warn = nil, 0, nil
+		st.sending, resurrected = nil, 0
 		if resurrect {
 			n, err := tx.ResurrectSending(nowMs)
 			if err != nil {
@@ -121,32 +119,21 @@ func (r *Agent) startTx(q *walQueue, resurrect bool) (*walStart, error) {
 		q.queued = tx.Counts().PayloadBytes
 		drops := dropStatus(tx.DropTotals())
 		r.pub.set(func(p *published) { p.drops = drops })
-		ids := make([]string, 0, len(r.opts.InputList))
-		for _, sp := range r.opts.InputList {
-			ids = append(ids, sp.ID)
-		}
-		if len(ids) == 0 {
-			// The single input: today's id rules, and its WALs, unchanged.
-			var err error
-			st.inputID, warn, err = settleInputID(tx, r.opts.IDs, r.log)
-			if err != nil {
-				return err
-			}
-			if st.inputID == "" {
-				return nil
-			}
-			ids = append(ids, st.inputID)
-		}
 		var err error
-		st.opens, err = openOptions(tx, ids)
+		settled, err = settleWithWAL(tx, r.opts.InputList, r.opts.IDs)
+		if err != nil {
+			return err
+		}
+		st.opens, err = openOptions(tx, settled.Specs)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	r.settled(settled)
 	// Logged once committed: a failed transaction changed nothing.
-	if warn != nil {
-		warn()
+	if settled.Warning != "" {
+		r.log.Warn(settled.Warning, settled.WarnAttrs...)
 	}
 	if resurrected > 0 {
 		r.log.Info("rows left SENDING by the previous run are PENDING again", slog.Int("rows", resurrected))
@@ -154,61 +141,41 @@ func (r *Agent) startTx(q *walQueue, resurrect bool) (*walStart, error) {
 	return st, nil
 }
 
-// openOptions reads, for each input id, whether it ran against this WAL
+// openOptions reads, for each input, whether it ran against this WAL
 // before and its saved positions.
-func openOptions(tx *wal.Tx, ids []string) (map[string]input.OpenOptions, error) {
-	out := make(map[string]input.OpenOptions, len(ids))
-	for _, id := range ids {
-		started, err := tx.Meta(metaStartedPrefix + id)
+func openOptions(tx *wal.Tx, specs []InputSpec) (map[string]input.OpenOptions, error) {
+	out := make(map[string]input.OpenOptions, len(specs))
+	for _, sp := range specs {
+		started, err := tx.Meta(metaStartedPrefix + sp.ID)
 		if err != nil {
 			return nil, fmt.Errorf("read meta: %w", err)
 		}
-		saved, err := tx.Positions(id)
+		saved, err := tx.Positions(sp.ID)
 		if err != nil {
-			return nil, fmt.Errorf("read positions of input %s: %w", id, err)
+			return nil, fmt.Errorf("read positions of input %s: %w", sp.ID, err)
 		}
-		out[id] = input.OpenOptions{Saved: saved, FirstStart: started == nil}
+		out[sp.ID] = input.OpenOptions{Saved: saved, FirstStart: started == nil}
 	}
 	return out, nil
 }
 
-// settleInputID picks the input id: an explicit one from agent.yaml wins;
-// otherwise the one the WAL recorded, so positions survive a lost id file.
-// The chosen id is recorded for the next start. A warning is returned, to
-// be logged once the transaction has committed.
-func settleInputID(tx *wal.Tx, ids IDs, log *slog.Logger) (string, func(), error) {
+// settleWithWAL settles the inputs' ids with what the WAL recorded and
+// records the decision for the next start.
+func settleWithWAL(tx *wal.Tx, specs []InputSpec, ids IDs) (Settlement, error) {
 	stored, err := tx.Meta(metaInputID)
 	if err != nil {
-		return "", nil, fmt.Errorf("read meta: %w", err)
+		return Settlement{}, fmt.Errorf("read meta: %w", err)
 	}
-	var warn func()
-	id := ids.Input
-	switch {
-	case stored == nil:
-	case id == "":
-		id = string(stored)
-	case string(stored) == id:
-		return id, nil, nil
-	case ids.InputExplicit:
-		warn = func() {
-			log.Warn("input.id differs from the id this WAL was written with; positions saved under the old id are not used",
-				slog.String("input_id", id), slog.String("wal_input_id", string(stored)))
-		}
-	default:
-		fileID := id
-		id = string(stored)
-		warn = func() {
-			log.Warn("the input id from the id file differs from the one this WAL was written with; keeping the WAL's so saved positions still apply",
-				slog.String("id_file_input_id", fileID), slog.String("input_id", id))
+	st, err := Settle(specs, Known{File: ids.Input, WAL: string(stored)})
+	if err != nil {
+		return Settlement{}, fmt.Errorf("start edge agent: %w", err)
+	}
+	if st.Record != "" && st.Record != string(stored) {
+		if err := tx.SetMeta(metaInputID, []byte(st.Record)); err != nil {
+			return Settlement{}, fmt.Errorf("write meta: %w", err)
 		}
 	}
-	if id == "" {
-		return "", warn, nil
-	}
-	if err := tx.SetMeta(metaInputID, []byte(id)); err != nil {
-		return "", nil, fmt.Errorf("write meta: %w", err)
-	}
-	return id, warn, nil
+	return st, nil
 }
 
 func (q *walQueue) Update(fn func(tx queueTx) error) error {

@@ -78,9 +78,6 @@ func (a *agentCLI) process(c *ucli.Context) error {
 // pickSteps returns the processors of the input id names ("" for the
 // only input).
 func pickSteps(opts agent.Options, id string) ([]processing.Step, error) {
-	if len(opts.InputList) == 0 {
-		return opts.InputProcessors, nil
-	}
 	var ids []string
 	for _, sp := range opts.InputList {
 		if sp.ID == id || id == "" && len(opts.InputList) == 1 {

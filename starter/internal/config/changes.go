@@ -13,11 +13,12 @@ type Changes struct {
 	// once (log.level alone applies at once), the HTTP API listens once and
 	// the OpAMP client connects once.
 	RestartKeys []string
-	// Input and Output say the input's or the output's type or settings
-	// differ, so a reload rebuilds it.
-	Input, Output bool
-	// Inputs are the ids of `inputs:` entries added, removed, or whose
-	// type or settings differ; the others keep running untouched.
+	// Output says the output's type or settings differ, so a reload
+	// rebuilds it.
+	Output bool
+	// Inputs are the ids, as written ("" for an `input:` without one), of
+	// the inputs added, removed, or whose type or settings differ; the
+	// others keep running untouched.
 	Inputs []string
 }
 
@@ -27,8 +28,6 @@ type Changes struct {
 func (c *Config) Changes(next *Config) Changes {
 	var ch Changes
 	agentSteps := !reflect.DeepEqual(c.Agent.Processors, next.Agent.Processors)
-	ch.Input = c.InputType != next.InputType || c.InputID != next.InputID || !reflect.DeepEqual(c.Input, next.Input) ||
-		!reflect.DeepEqual(c.InputProcessors, next.InputProcessors) || agentSteps
 	// The rate cap is retuned in place: it rebuilds no output.
 	ch.Output = c.Output.Type != next.Output.Type || c.Output.ID != next.Output.ID || !reflect.DeepEqual(c.Output.Options, next.Output.Options)
 	ch.Inputs = changedInputs(c.Inputs, next.Inputs, agentSteps)
@@ -40,8 +39,9 @@ func (c *Config) Changes(next *Config) Changes {
 	section("agent", !reflect.DeepEqual(c.Agent, next.Agent))
 	section("queue", !reflect.DeepEqual(c.Queue, next.Queue))
 	section("retry", c.Retry != next.Retry)
-	section("input", ch.Input)
-	section("inputs", len(ch.Inputs) > 0)
+	inputs := len(ch.Inputs) > 0
+	section("input", inputs && (c.singleInput() || next.singleInput()))
+	section("inputs", inputs && (!c.singleInput() || !next.singleInput()))
 	section("output", ch.Output || c.Output.RateLimit != next.Output.RateLimit)
 	section("log", c.Log != next.Log)
 	section("http", c.HTTP != next.HTTP)
@@ -56,7 +56,7 @@ func (c *Config) Changes(next *Config) Changes {
 	key("queue.fsync", c.Queue.Fsync != next.Queue.Fsync)
 	key("agent.delivery-guarantee", c.Agent.Delivery != next.Agent.Delivery)
 	key("agent.id", c.Agent.ID != next.Agent.ID)
-	key("input.id", c.InputID != next.InputID)
+	key("input.id", c.PinnedInputID() != next.PinnedInputID())
 	key("output.id", c.Output.ID != next.Output.ID)
 	key("log.file", c.Log.File != next.Log.File)
 	key("log.format", c.Log.Format != next.Log.Format)
@@ -70,6 +70,11 @@ func (c *Config) Changes(next *Config) Changes {
 	// The OpAMP client connects once; a remote config never changes it.
 	key("management", management)
 	return ch
+}
+
+// singleInput says the inputs are the `input:` form.
+func (c *Config) singleInput() bool {
+	return len(c.Inputs) == 1 && c.Inputs[0].OptionalID
 }
 
 // changedInputs lists the ids of entries only one list has, or whose type,

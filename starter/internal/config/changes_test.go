@@ -45,17 +45,17 @@ management:
 	if want := []string{"queue.path", "queue.fsync", "agent.delivery-guarantee", "log.file", "http.listen", "management"}; !slices.Equal(ch.RestartKeys, want) {
 		t.Errorf("restart keys = %q, want %q", ch.RestartKeys, want)
 	}
-	if !ch.Input || ch.Output {
-		t.Errorf("rebuild input %v output %v, want the input only", ch.Input, ch.Output)
+	if !slices.Equal(ch.Inputs, []string{""}) || ch.Output {
+		t.Errorf("rebuild inputs %q output %v, want the input (no id written) only", ch.Inputs, ch.Output)
 	}
-	if same := cur.Changes(cur); len(same.Sections) != 0 || len(same.RestartKeys) != 0 || same.Input || same.Output {
+	if same := cur.Changes(cur); len(same.Sections) != 0 || len(same.RestartKeys) != 0 || len(same.Inputs) != 0 || same.Output {
 		t.Errorf("an unchanged config reports %+v", same)
 	}
 	// A token read from output.token-file counts, so a reload after the
 	// file changed rebuilds the output (the cure for AUTH_FAILED).
 	a := load("output:\n  type: transport\n  endpoint: h:1\n  token: one\n" + minimal)
 	b := load("output:\n  type: transport\n  endpoint: h:1\n  token: two\n" + minimal)
-	if ch := a.Changes(b); !ch.Output || ch.Input || !slices.Equal(ch.Sections, []string{"output"}) {
+	if ch := a.Changes(b); !ch.Output || len(ch.Inputs) != 0 || !slices.Equal(ch.Sections, []string{"output"}) {
 		t.Errorf("token change: %+v, want the output rebuilt", ch)
 	}
 }

@@ -21,6 +21,5 @@ func NewDefaultConfig() *Config {
 		Log:        logging.DefaultSettings(),
 		HTTP:       api.DefaultSettings(),
 		Management: management.DefaultSettings(),
-		InputType:  defaultInputType,
 	}
 }

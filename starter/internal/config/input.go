@@ -30,7 +30,8 @@ func (d *decoder) decodeInput(kv *ast.MappingValueNode, reg *input.Registry, cfg
 	if !ok {
 		return
 	}
-	cfg.InputType, cfg.Input, cfg.InputID, cfg.InputProcessors = e.Type, e.Config, e.ID, e.Processors
+	e.OptionalID = true
+	cfg.Inputs = []InputEntry{e}
 }
 
 // decodeInputs decodes the `inputs` list: each entry takes every key
@@ -137,7 +138,7 @@ func (d *decoder) decodeInputBody(n ast.Node, reg *input.Registry, section strin
 		}
 	}
 
-	entry := InputEntry{Type: typ, Config: icfg}
+	entry := InputEntry{Key: section, Type: typ, Config: icfg}
 	if procs != nil {
 		key := section + ".processors"
 		d.mark(key, key, procs.Key)

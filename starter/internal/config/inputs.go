@@ -11,15 +11,10 @@ import (
 // far as their configs can tell statically (input.Overlapper): at run
 // time the first entry reads such a file and the later one skips it.
 func (d *decoder) adviseInputs(cfg *Config) {
-	if a, ok := cfg.Input.(input.Adviser); ok {
-		for _, w := range a.Advice() {
-			d.warn("input."+w.Key, "%v", w.Err)
-		}
-	}
-	for j, e := range cfg.Inputs {
+	for _, e := range cfg.Inputs {
 		if a, ok := e.Config.(input.Adviser); ok {
 			for _, w := range a.Advice() {
-				d.warn(fmt.Sprintf("inputs[%d].%s", j, w.Key), "%v", w.Err)
+				d.warn(e.Key+"."+w.Key, "%v", w.Err)
 			}
 		}
 	}

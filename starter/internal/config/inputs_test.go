@@ -31,8 +31,8 @@ func TestLoadInputsList(t *testing.T) {
 	if len(warns) != 0 {
 		t.Fatalf("warnings: %v", warns)
 	}
-	if cfg.Input != nil || len(cfg.Inputs) != 2 {
-		t.Fatalf("input %v, inputs %d", cfg.Input, len(cfg.Inputs))
+	if len(cfg.Inputs) != 2 || cfg.Inputs[0].OptionalID || cfg.Inputs[1].Key != "inputs[1]" {
+		t.Fatalf("inputs %+v", cfg.Inputs)
 	}
 	app, db := cfg.Inputs[0].Config.(*file.Config), cfg.Inputs[1].Config.(*file.Config)
 	if cfg.Inputs[0].ID != "app" || cfg.Inputs[1].ID != "db" || cfg.Inputs[1].Type != "file" {
@@ -122,7 +122,7 @@ func TestChangesInputs(t *testing.T) {
 				t.Fatal(err)
 			}
 			ch := base.Changes(next)
-			if !slices.Equal(ch.Inputs, tc.want) || ch.Input {
+			if !slices.Equal(ch.Inputs, tc.want) || slices.Contains(ch.Sections, "input") {
 				t.Fatalf("changes %+v, want inputs %v", ch, tc.want)
 			}
 			if got := slices.Contains(ch.Sections, "inputs"); got != (len(tc.want) > 0) {

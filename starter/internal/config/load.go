@@ -267,16 +267,12 @@ func (d *decoder) resolvePaths(cfg *Config, home string) {
 	cfg.Queue.Path = paths.Resolve(home, strings.TrimSpace(cfg.Queue.Path))
 	cfg.HTTP.TLS.AnchorPaths(func(p string) string { return paths.Resolve(home, p) })
 	cfg.Management.AnchorPaths(func(p string) string { return paths.Resolve(home, p) })
-	if a, ok := cfg.Input.(input.PathAnchor); ok {
-		a.AnchorPaths(home)
-	}
 	for _, e := range cfg.Inputs {
 		if a, ok := e.Config.(input.PathAnchor); ok {
 			a.AnchorPaths(home)
 		}
 		anchorSteps(e.Processors, home)
 	}
-	anchorSteps(cfg.InputProcessors, home)
 	anchorSteps(cfg.Agent.Processors, home)
 }
 

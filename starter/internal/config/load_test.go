@@ -33,9 +33,12 @@ func mustLoad(t *testing.T, text string) (*Config, []Warning) {
 
 func fileInput(t *testing.T, cfg *Config) *file.Config {
 	t.Helper()
-	fc, ok := cfg.Input.(*file.Config)
+	if len(cfg.Inputs) != 1 || cfg.Inputs[0].Key != "input" || !cfg.Inputs[0].OptionalID {
+		t.Fatalf("inputs %+v, want the one input: section", cfg.Inputs)
+	}
+	fc, ok := cfg.Inputs[0].Config.(*file.Config)
 	if !ok {
-		t.Fatalf("Input is %T, want *file.Config", cfg.Input)
+		t.Fatalf("input is %T, want *file.Config", cfg.Inputs[0].Config)
 	}
 	return fc
 }
@@ -122,8 +125,8 @@ func TestDefaultConfigNeedsInput(t *testing.T) {
 func TestJavaParity(t *testing.T) {
 	t.Run("omitted types resolve to file and console", func(t *testing.T) {
 		cfg, _ := mustLoad(t, minimal)
-		if cfg.InputType != "file" || cfg.Output.Type != output.TypeConsole {
-			t.Errorf("types: input %q, output %q", cfg.InputType, cfg.Output.Type)
+		if cfg.Inputs[0].Type != "file" || cfg.Output.Type != output.TypeConsole {
+			t.Errorf("types: input %q, output %q", cfg.Inputs[0].Type, cfg.Output.Type)
 		}
 		if _, ok := cfg.Output.Options.(*output.ConsoleConfig); !ok {
 			t.Errorf("output options are %T", cfg.Output.Options)
@@ -131,8 +134,8 @@ func TestJavaParity(t *testing.T) {
 	})
 	t.Run("explicit types are lower-cased", func(t *testing.T) {
 		cfg, _ := mustLoad(t, "input:\n  type: FILE\n  paths: [a]\noutput:\n  type: TRANSPORT\n  endpoint: h:1\n  token: t\n")
-		if cfg.InputType != "file" || cfg.Output.Type != output.TypeTransport {
-			t.Errorf("types: input %q, output %q", cfg.InputType, cfg.Output.Type)
+		if cfg.Inputs[0].Type != "file" || cfg.Output.Type != output.TypeTransport {
+			t.Errorf("types: input %q, output %q", cfg.Inputs[0].Type, cfg.Output.Type)
 		}
 		transportOf(t, cfg)
 	})
@@ -183,7 +186,7 @@ output:
 `)
 		if cfg.Agent.ID != "agent-1" || cfg.Agent.BulkMaxSize != 7 || cfg.Queue.Path != "/var/lib/edge/wal.db" ||
 			transportOf(t, cfg).Client.Endpoint != "collector.example.com:9876" || cfg.Output.ID != "out-1" ||
-			cfg.InputID != "input-1" {
+			cfg.PinnedInputID() != "input-1" {
 			t.Errorf("not carried: %+v", cfg)
 		}
 		if len(warns) != 1 || !strings.Contains(warns[0].String(), "agent.yaml:5:3: queue.sqlite-path is deprecated: rename it to queue.path") {
@@ -212,14 +215,14 @@ output:
 	})
 	t.Run("nested input.file alone", func(t *testing.T) {
 		cfg, _ := mustLoad(t, "input:\n  type: file\n  file:\n    id: in-7\n    paths: [/x]\n")
-		if fc := fileInput(t, cfg); cfg.InputID != "in-7" || len(fc.Paths) != 1 {
-			t.Errorf("nested only: id %q, %+v", cfg.InputID, fc)
+		if fc := fileInput(t, cfg); cfg.PinnedInputID() != "in-7" || len(fc.Paths) != 1 {
+			t.Errorf("nested only: id %q, %+v", cfg.PinnedInputID(), fc)
 		}
 	})
 	t.Run("nested input.file.id wins over input.id", func(t *testing.T) {
 		cfg, _ := mustLoad(t, "input:\n  id: flat\n  type: file\n  file:\n    id: nested\n    paths: [/x]\n")
-		if cfg.InputID != "nested" {
-			t.Errorf("input id %q, want nested", cfg.InputID)
+		if cfg.PinnedInputID() != "nested" {
+			t.Errorf("input id %q, want nested", cfg.PinnedInputID())
 		}
 	})
 	t.Run("console needs no endpoint or token", func(t *testing.T) {
@@ -330,19 +333,11 @@ func TestReadFileOption(t *testing.T) {
 	}
 }
 
-func TestSetIDs(t *testing.T) {
-	cfg, _ := mustLoad(t, minimal)
-	cfg.SetIDs("a", "i", "o")
-	if cfg.Agent.ID != "a" || cfg.InputID != "i" || cfg.Output.ID != "o" {
-		t.Errorf("SetIDs: %+v", cfg)
-	}
-}
-
 func TestValidateWithoutFile(t *testing.T) {
 	cfg := NewDefaultConfig()
 	fc := file.NewDefaultConfig()
 	fc.Paths = []string{"/a"}
-	cfg.Input = fc
+	cfg.Inputs = []InputEntry{{Key: "input", OptionalID: true, Type: file.TypeName, Config: fc}}
 	cfg.Output.Options = output.NewConsoleConfig()
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("Validate: %v", err)

@@ -53,7 +53,7 @@ func TestLoadProcessorsSingleInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := cfg.AgentOptions().InputProcessors; len(p) != 1 || p[0].Keep != `payload != ""` {
+	if p := cfg.AgentOptions().InputList[0].Processors; len(p) != 1 || p[0].Keep != `payload != ""` {
 		t.Fatalf("input processors %+v", p)
 	}
 }
@@ -124,7 +124,7 @@ func TestProcessorsHashKeyUnderTheRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.InputProcessors[0].Redact.HashKeyFile; got != filepath.Join(home, "config", "redact.key") {
+	if got := cfg.Inputs[0].Processors[0].Redact.HashKeyFile; got != filepath.Join(home, "config", "redact.key") {
 		t.Errorf("hash-key-file = %s", got)
 	}
 }

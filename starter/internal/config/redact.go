@@ -1,8 +1,6 @@
 package config
 
 import (
-	"strings"
-
 	"github.com/edge-agent/edge-agent/connector/input"
 
 	"github.com/edge-agent/edge-agent/starter/internal/output"
@@ -27,9 +25,6 @@ func (c *Config) Redacted() *Config {
 	if r.Output.Options != nil {
 		r.Output.Options = r.Output.Options.Redacted()
 	}
-	if rd, ok := r.Input.(input.Redacter); ok {
-		r.Input = rd.Redacted()
-	}
 	if len(r.Inputs) > 0 {
 		r.Inputs = append([]InputEntry(nil), r.Inputs...)
 		for i := range r.Inputs {
@@ -39,10 +34,4 @@ func (c *Config) Redacted() *Config {
 		}
 	}
 	return &r
-}
-
-// SetIDs records the resolved agent, input and output ids (see package
-// identity).
-func (c *Config) SetIDs(agentID, inputID, outputID string) {
-	c.Agent.ID, c.InputID, c.Output.ID = agentID, strings.TrimSpace(inputID), outputID
 }

@@ -220,7 +220,7 @@ func TestRelativeInputPathsAnchorAtHome(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fc := cfg.Input.(*file.Config)
+	fc := cfg.Inputs[0].Config.(*file.Config)
 	if want := filepath.Join(home, "logs/*.log"); fc.Paths[0] != want {
 		t.Errorf("paths[0] = %q, want %q", fc.Paths[0], want)
 	}

@@ -26,26 +26,14 @@ type Config struct {
 	// config is in force (see LoadRemote).
 	Management management.Settings `yaml:"management"`
 
-	// InputType is input.type, lower-cased ("file").
-	InputType string `yaml:"-"`
-	// Input is the decoded config of InputType's factory
-	// (for "file": *file.Config from the connector module).
-	Input input.Config `yaml:"-"`
-
 	// Path is the absolute path of the file this was loaded from.
 	Path string `yaml:"-"`
 	// Hash is a hex SHA-256 of the file's bytes (for status output).
 	Hash string `yaml:"-"`
 
-	// InputID is input.id as written ("" = resolve it through the
-	// identity file). SetIDs fills it and the input config's id.
-	InputID string `yaml:"-"`
-	// InputProcessors is the single `input:`'s `processors:` list.
-	InputProcessors []processing.Step `yaml:"-"`
-
-	// Inputs is the `inputs:` list, the form for several inputs; empty
-	// when the single `input:` section is used (the two are exclusive).
-	// Every entry has its own id, which keys its saved positions.
+	// Inputs are the inputs in config order: the `inputs:` list, or the
+	// single `input:` section as a one-entry list (the two are exclusive).
+	// An id keys the input's saved positions.
 	Inputs []InputEntry `yaml:"-"`
 
 	// source is the YAML this was loaded from, for EffectiveYAML; remote
@@ -61,9 +49,15 @@ type Config struct {
 	where *sourceMap
 }
 
-// InputEntry is one entry of `inputs:`.
+// InputEntry is one input: an entry of `inputs:`, or the `input:` section.
 type InputEntry struct {
-	// ID is the entry's id (required, unique): its WAL source id.
+	// Key is where agent.yaml sets it: "input", "inputs[2]".
+	Key string
+	// OptionalID says the id may be left out (the `input:` form): the
+	// agent settles it with the identity file and the WAL.
+	OptionalID bool
+	// ID is the entry's id as written (unique; required in `inputs:`):
+	// its WAL source id.
 	ID string
 	// Type is the entry's type, lower-cased ("file").
 	Type string
@@ -96,7 +90,7 @@ type RetryConfig = agent.RetrySettings
 // registry's; every other key is decoded into the type's own config.
 type OutputConfig struct {
 	// ID is output.id as written ("" = resolve it through the identity
-	// file); SetIDs records the resolved one.
+	// file).
 	ID string `yaml:"id"`
 	// Type is output.type, lower-cased ("console", "transport").
 	Type string `yaml:"type"`
@@ -113,30 +107,34 @@ type OutputConfig struct {
 // what the process provides (registries, install root, ids, logger).
 func (c *Config) AgentOptions() agent.Options {
 	return agent.Options{
-		Agent:     c.Agent.Settings,
-		Queue:     c.Queue.QueueSettings,
-		Retry:     c.Retry,
-		WAL:       c.Queue.Options,
-		InputType: c.InputType,
-		Input:     c.Input,
-		// Each input's own steps, then the agent's.
-		InputProcessors: withAgentSteps(c.InputProcessors, c.Agent.Processors),
-		InputList:       c.inputSpecs(),
-		OutputType:      c.Output.Type,
-		Output:          c.Output.Options,
-		RateLimit:       c.Output.RateLimit,
+		Agent:      c.Agent.Settings,
+		Queue:      c.Queue.QueueSettings,
+		Retry:      c.Retry,
+		WAL:        c.Queue.Options,
+		InputList:  c.inputSpecs(),
+		OutputType: c.Output.Type,
+		Output:     c.Output.Options,
+		RateLimit:  c.Output.RateLimit,
 	}
 }
 
-// inputSpecs is the `inputs:` list as the agent takes it (nil for the
-// single `input:` form).
+// inputSpecs are the inputs as the agent takes them.
 func (c *Config) inputSpecs() []agent.InputSpec {
-	if len(c.Inputs) == 0 {
-		return nil
-	}
 	out := make([]agent.InputSpec, len(c.Inputs))
 	for i, e := range c.Inputs {
-		out[i] = agent.InputSpec{ID: e.ID, Type: e.Type, Config: e.Config, Processors: withAgentSteps(e.Processors, c.Agent.Processors)}
+		out[i] = agent.InputSpec{ID: e.ID, Type: e.Type, Config: e.Config, Key: e.Key, OptionalID: e.OptionalID,
+			Processors: withAgentSteps(e.Processors, c.Agent.Processors)}
 	}
 	return out
+}
+
+// PinnedInputID is the id agent.yaml sets for the input that may leave it
+// out, which the identity file then holds ("" when none does).
+func (c *Config) PinnedInputID() string {
+	for _, e := range c.Inputs {
+		if e.OptionalID {
+			return e.ID
+		}
+	}
+	return ""
 }

@@ -87,42 +87,25 @@ func (k checker) component(section string, err error) {
 	}
 }
 
+// validateInput checks the inputs: ids present where required and unique
+// (each keys its saved positions; the agent's rule, agent.CheckInputs),
+// and each input's own Validate.
 func (c *Config) validateInput(k checker) {
-	if len(c.Inputs) > 0 {
-		c.validateInputs(k)
-		return
-	}
-	if c.Input == nil {
+	if len(c.Inputs) == 0 {
 		if !c.where.has("inputs") {
 			// An inputs list that did not decode has its own error.
 			k.fail("input", errInputMissing())
 		}
 		return
 	}
-	k.component("input", c.Input.Validate())
-	k.component("input", processing.Validate(c.InputProcessors))
-}
-
-// validateInputs checks the `inputs:` list: each entry's own Validate,
-// and ids present and unique (each keys its saved positions).
-func (c *Config) validateInputs(k checker) {
-	first := make(map[string]int, len(c.Inputs))
-	for i, e := range c.Inputs {
-		key := fmt.Sprintf("inputs[%d]", i)
-		switch id := e.ID; {
-		case id == "":
-			k.failf(key+".id", "every entry of inputs needs an id: it keys the entry's saved positions")
-		case first[id] > 0:
-			k.failf(key+".id", "id %q is also the id of inputs[%d]; ids must be unique", id, first[id]-1)
-		default:
-			first[id] = i + 1
-		}
+	k.component("", agent.CheckInputs(c.inputSpecs()))
+	for _, e := range c.Inputs {
 		if e.Config == nil {
-			k.failf(key, "no config for input type %q", e.Type)
+			k.failf(e.Key, "no config for input type %q", e.Type)
 			continue
 		}
-		k.component(key, e.Config.Validate())
-		k.component(key, processing.Validate(e.Processors))
+		k.component(e.Key, e.Config.Validate())
+		k.component(e.Key, processing.Validate(e.Processors))
 	}
 }
 

@@ -191,7 +191,7 @@ type agentIDs struct {
 
 func (b *boot) resolveIDs(cfg *config.Config) (agentIDs, error) {
 	a := agentIDs{
-		explicit: identity.IDs{Agent: cfg.Agent.ID, Input: cfg.InputID, Output: cfg.Output.ID},
+		explicit: identity.IDs{Agent: cfg.Agent.ID, Input: cfg.PinnedInputID(), Output: cfg.Output.ID},
 		idFile:   paths.IDFile(b.o.Getenv, b.o.Home),
 	}
 	var err error
@@ -213,10 +213,7 @@ func (b *boot) newAgent(cfg *startConfig, ids agentIDs, ctl *runControl) (*agent
 	opts := cfg.cfg.AgentOptions()
 	opts.Inputs, opts.Outputs = cfg.load.Registry, cfg.load.Outputs
 	opts.Home = b.o.Home
-	opts.IDs = agent.IDs{
-		Agent: ids.ids.Agent, Input: ids.ids.Input, Output: ids.ids.Output,
-		InputExplicit: ids.explicit.Input != "",
-	}
+	opts.IDs = agent.IDs{Agent: ids.ids.Agent, Input: ids.ids.Input, Output: ids.ids.Output}
 	opts.Logger = b.logger
 	opts.ConfigHash = cfg.cfg.Hash
 	opts.OnReady = func() {
@@ -226,11 +223,7 @@ func (b *boot) newAgent(cfg *startConfig, ids agentIDs, ctl *runControl) (*agent
 			if b.o.OnReady != nil {
 				b.o.OnReady()
 			}
-			if len(cfg.cfg.Inputs) == 0 {
-				// inputs: entries carry their own ids; the id file's is
-				// the single input's only.
-				recordSettledInputID(rt, ids, b.logger)
-			}
+			recordSettledInputID(rt, ids, b.logger)
 		})
 	}
 	var err error
@@ -293,11 +286,12 @@ func (b *boot) outcome(ctl *runControl, runErr error) error {
 	return &Failure{Code: code, Err: runErr}
 }
 
-// recordSettledInputID writes the WAL's input id back into the id file. The
-// WAL remembers the id its positions are keyed by; when the id file was
-// lost, identity.Resolve made a fresh one, and the agent kept the WAL's.
+// recordSettledInputID writes the input id the agent settled with the WAL
+// back into the id file (agent.Settlement.Record). The WAL remembers the
+// id its positions are keyed by; when the id file was lost,
+// identity.Resolve made a fresh one, and the agent kept the WAL's.
 func recordSettledInputID(rt *agent.Agent, ids agentIDs, logger *slog.Logger) {
-	settled := rt.Snapshot().InputID
+	settled := rt.RecordedInputID()
 	if settled == "" || settled == ids.ids.Input {
 		return
 	}

@@ -107,16 +107,11 @@ func describer(rl *reloader, version, agentID string) func() management.Descript
 	}
 }
 
-// inputPaths are the sources of the single input: or of every inputs:
-// entry, in config order.
+// inputPaths are the sources of every input, in config order.
 func inputPaths(c *config.Config) []string {
 	var out []string
-	cfgs := []input.Config{c.Input}
 	for _, e := range c.Inputs {
-		cfgs = append(cfgs, e.Config)
-	}
-	for _, ic := range cfgs {
-		if src, ok := ic.(input.Sourcer); ok {
+		if src, ok := e.Config.(input.Sourcer); ok {
 			out = append(out, src.Sources()...)
 		}
 	}

@@ -162,7 +162,7 @@ func (rl *reloader) apply(ctx context.Context, next *config.Config) error {
 	opts.Inputs, opts.Outputs, opts.Home = rl.base.Inputs, rl.base.Outputs, rl.base.Home
 	opts.IDs, opts.Logger, opts.OnReady = rl.base.IDs, rl.base.Logger, rl.base.OnReady
 	opts.ConfigHash = next.Hash
-	if err := rl.rt.Reload(ctx, opts, agent.Replace{Input: changes.Input, Output: changes.Output, Inputs: changes.Inputs}); err != nil {
+	if err := rl.rt.Reload(ctx, opts, agent.Replace{Output: changes.Output, Inputs: changes.Inputs}); err != nil {
 		return err
 	}
 	if lvl, err := effectiveLevel(next, rl.logLevel); err == nil {

@@ -13,9 +13,6 @@ const relayInputType = "edgesocket"
 // hasRelayInput reports whether cfg makes the agent a relay, which takes
 // process.RelayMemoryLimit as its default soft memory limit.
 func hasRelayInput(cfg *config.Config) bool {
-	if cfg.InputType == relayInputType {
-		return true
-	}
 	for _, e := range cfg.Inputs {
 		if e.Type == relayInputType {
 			return true

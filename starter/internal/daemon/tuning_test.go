@@ -14,8 +14,8 @@ func TestHasRelayInput(t *testing.T) {
 		cfg  config.Config
 		want bool
 	}{
-		{"file only", config.Config{InputType: "file"}, false},
-		{"single edgesocket", config.Config{InputType: "edgesocket"}, true},
+		{"file only", config.Config{Inputs: []config.InputEntry{{Key: "input", OptionalID: true, Type: "file"}}}, false},
+		{"single edgesocket", config.Config{Inputs: []config.InputEntry{{Key: "input", OptionalID: true, Type: "edgesocket"}}}, true},
 		{"edgesocket in the list", config.Config{Inputs: []config.InputEntry{{ID: "a", Type: "file"}, {ID: "relay", Type: "edgesocket"}}}, true},
 		{"list without it", config.Config{Inputs: []config.InputEntry{{ID: "a", Type: "syslog"}}}, false},
 	} {

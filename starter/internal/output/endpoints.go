@@ -439,7 +439,7 @@ func (e *Endpoints) after(t int, err error, received int, took time.Duration) {
 	}
 	now := e.now()
 	wasUp := ep.up
-	ep.up, ep.state, ep.lastErr, ep.lastErrAt = false, stateOf(err), err.Error(), now
+	ep.up, ep.state, ep.lastErr, ep.lastErrAt = false, ConnectionState(err), err.Error(), now
 	if now.Sub(ep.upSince) >= stableUp {
 		ep.failures = 0
 	}
@@ -522,22 +522,8 @@ func (e *Endpoints) probeOne(ep *endpoint) {
 		return
 	}
 	ep.failures++
-	ep.state, ep.lastErr, ep.lastErrAt = stateOf(err), err.Error(), e.now()
+	ep.state, ep.lastErr, ep.lastErrAt = ConnectionState(err), err.Error(), e.now()
 	ep.nextProbe = e.now().Add(e.probe.Jittered(ep.failures))
-}
-
-// stateOf names what a failed send or probe found, as the agent's
-// connection states do.
-func stateOf(err error) string {
-	switch {
-	case errors.Is(err, transport.ErrAuthFailed):
-		return "auth_failed"
-	case errors.Is(err, transport.ErrDecryptFailed):
-		return "decrypt_failed"
-	case errors.Is(err, transport.ErrRejected):
-		return "rejected"
-	}
-	return "unavailable"
 }
 
 // Endpoints reports each endpoint, in list order.

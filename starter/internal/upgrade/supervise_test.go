@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 // fakeClock fires After only when the test advances it.
@@ -141,7 +143,7 @@ func TestSupervise(t *testing.T) {
 				}
 			}
 			clk.advance(time.Minute)
-			waitFor(t, func() bool { return clk.pending() == 1 }) // the grace timer
+			transporttest.Eventually(t, 10*time.Second, "the grace timer to be set", func() bool { return clk.pending() == 1 })
 			clk.advance(30 * time.Second)
 		}, wantVerdict: RolledBack, wantExec: "old", wantReason: "not healthy within"},
 		{name: "stopped by a signal", act: func(_ *testing.T, _ Layout, c *fakeChild, _ *fakeClock, cancel func()) {
@@ -178,7 +180,7 @@ func TestSupervise(t *testing.T) {
 				case <-time.After(10 * time.Second):
 					t.Fatal("the trial was not started")
 				}
-				waitFor(t, func() bool { return clk.pending() == 1 }) // the deadline
+				transporttest.Eventually(t, 10*time.Second, "the deadline to be set", func() bool { return clk.pending() == 1 })
 				tc.act(t, l, child, clk, cancel)
 			}
 			var o out
@@ -263,17 +265,5 @@ func TestConfirmKeepsTwoVersions(t *testing.T) {
 	}
 	if got := strings.Join(names, ","); got != "1.0.0,1.1.0,state.json" {
 		t.Errorf("versions/ holds %s", got)
-	}
-}
-
-// waitFor polls cond, bounded: the supervisor runs on its own goroutine.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 10s")
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
