@@ -72,6 +72,13 @@ func (p *pacer) queueFull(now time.Time, asked time.Duration) time.Duration {
 			p.rate = max(float64(p.epRows)/d*(1+1.0/paceHeadroom), p.rate*(1-1.0/paceFall))
 		}
 	}
+	if p.rate > 0 && asked > 0 {
+		// Never slower than obeying the engine, which asked for a try
+		// per asked at the least: an engine whose QUEUE_FULLs do not
+		// follow a queue (a fault, a proxy) would otherwise have the
+		// sender's own pauses measured as its drain, cycle after cycle.
+		p.rate = max(p.rate, 1/asked.Seconds())
+	}
 	p.draining = p.epRows > 0
 	p.epoch, p.epRows = now, 0
 	p.tokens, p.probe = 0, 0

@@ -134,6 +134,10 @@ type drainingEngine struct {
 	start   time.Time
 	drained int
 
+	// refuseEvery > 0 answers every refuseEvery-th batch line
+	// QUEUE_FULL:5 whatever the queue holds, as a fault would.
+	refuseEvery int
+
 	mu               sync.Mutex
 	batches, refused int
 	wg               sync.WaitGroup
@@ -185,9 +189,14 @@ func (e *drainingEngine) answer(line string) string {
 	if err != nil {
 		return "BAD_REQUEST"
 	}
-	reply := e.src.Batch(req.BatchID, req.Payload)
 	e.mu.Lock()
 	e.batches++
+	e.mu.Unlock()
+	if e.refuseEvery > 0 && e.batches%e.refuseEvery == 0 {
+		return protocol.QueueFullPrefix + "5"
+	}
+	reply := e.src.Batch(req.BatchID, req.Payload)
+	e.mu.Lock()
 	if strings.HasPrefix(reply, protocol.QueueFullPrefix) {
 		e.refused++
 	}
@@ -250,5 +259,50 @@ func TestSendKeepsADrainingQueueUnderItsMark(t *testing.T) {
 			t.Errorf("%d of %d batch lines answered QUEUE_FULL, want at most 1 %% and the first window", e.refused, e.batches)
 		}
 		t.Logf("%d rows in %v (sink %v), %d of %d batch lines refused", n, took, sinkTime, e.refused, e.batches)
+	})
+}
+
+// An engine answering QUEUE_FULL:5 to every 5th batch line whatever its
+// queue holds (a fault, not a queue at its mark) must not have the
+// sender's own pauses measured as its drain, cycle after cycle, down to
+// a crawl: the sender stays within twice the time of one try per 5 ms
+// for every line it writes (refusals included), as obeying would take.
+func TestPacingNeverSlowerThanAsked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src, err := enginemodel.NewSource(enginemodel.SourceConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 1000
+		e := &drainingEngine{src: src, rate: 1e6, start: time.Now(), refuseEvery: 5}
+		cfg := testConfig("engine.test:9999")
+		cfg.Dial = e.dial
+		cfg.MaxInFlight = 16
+		c, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]int64, n)
+		for i := range ids {
+			ids[i] = int64(i + 1)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		res, err := c.Send(ctx, batches(ids...))
+		took := time.Since(e.start)
+		c.Close()
+		e.wg.Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range res {
+			if r.Outcome != transport.Received {
+				t.Fatalf("batch %d: %+v", i, r)
+			}
+		}
+		if limit := 2 * (n + n/4) * 5 * time.Millisecond; took > limit {
+			t.Errorf("%d rows took %v, more than twice one line per the 5 ms the engine asked (%v)", n, took, limit)
+		}
+		t.Logf("%d rows in %v", n, took)
 	})
 }
