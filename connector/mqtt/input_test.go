@@ -13,9 +13,14 @@ import (
 // committed the broker stops at its in-flight window (20), messages
 // polled but never committed come again at the next session (the broker
 // kept them unacknowledged), and once committed they never come again.
+// Both protocol versions hold it.
 func TestAckOnlyAfterCommit(t *testing.T) {
-	for _, qos := range []int{1, 2} {
-		t.Run(fmt.Sprintf("qos%d", qos), func(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		qos     int
+	}{{Protocol311, 1}, {Protocol311, 2}, {Protocol5, 1}, {Protocol5, 2}} {
+		qos := tc.qos
+		t.Run(fmt.Sprintf("mqtt%s/qos%d", tc.version, qos), func(t *testing.T) {
 			b := mosquittotest.Start(t, mosquittotest.Options{})
 			defer func() {
 				if t.Failed() {
@@ -24,6 +29,7 @@ func TestAckOnlyAfterCommit(t *testing.T) {
 			}()
 			cfg := brokerConfig(b, "site/+/temp")
 			cfg.QoS = qos
+			cfg.ProtocolVersion = tc.version
 			pub := publisher(t, b.URL("tcp"))
 
 			in := open(t, cfg, "bus")
@@ -68,10 +74,18 @@ func checkEvents(t *testing.T, when string, got []event, want []string) {
 }
 
 // A broker restarted without its session store forgets the subscription:
-// the input reconnects and subscribes again.
+// the input reconnects and subscribes again, in both protocol versions.
 func TestBrokerRestartResubscribes(t *testing.T) {
+	for _, v := range []string{Protocol311, Protocol5} {
+		t.Run("mqtt"+v, func(t *testing.T) { testBrokerRestartResubscribes(t, v) })
+	}
+}
+
+func testBrokerRestartResubscribes(t *testing.T, version string) {
 	b := mosquittotest.Start(t, mosquittotest.Options{})
-	in := open(t, brokerConfig(b, "site/#"), "bus")
+	cfg := brokerConfig(b, "site/#")
+	cfg.ProtocolVersion = version
+	in := open(t, cfg, "bus")
 	waitSubscribed(t, in, 1)
 	pub := publisher(t, b.URL("tcp"))
 	publish(t, pub, "site/a", 1, "before")
