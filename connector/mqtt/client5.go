@@ -37,6 +37,15 @@ var _ brokerClient = (*client5)(nil)
 // ackInterval5 is how often the client sends the acks released to it.
 const ackInterval5 = 10 * time.Millisecond
 
+// receiveMaximum5 is the CONNECT's Receive Maximum: the QoS 1/2 messages
+// the broker may have sent and not had acknowledged, and the size of the
+// client's own buffer of messages not yet handed over (QoS 0 too). Left
+// at MQTT's 65535, a paused input would let the client buffer that many
+// (and a broker honours the client's value over its own in-flight
+// limit). The value is mosquitto's default in-flight window, which 3.1.1
+// clients get.
+const receiveMaximum5 = 20
+
 func newClient5(in *Input) *client5 {
 	return &client5{in: in, session: &countingSession{State: state.NewInMemory(), wrote: make(chan struct{}, 1)}}
 }
@@ -79,9 +88,17 @@ func (c *client5) connect() error {
 		SessionExpiryInterval:         uint32(in.cfg.SessionExpiry / time.Second),
 		ReconnectBackoff:              backoff(in.cfg.MaxReconnectInterval),
 		ConnectTimeout:                in.cfg.ConnectTimeout,
-		OnConnectionUp:                c.onUp,
-		OnConnectionDown:              func() bool { in.lost(nil); return true },
-		OnConnectError:                func(err error) { in.connectFailed(slog.Any("error", err)) },
+		ConnectPacketBuilder: func(cp *paho.Connect, _ *url.URL) (*paho.Connect, error) {
+			if cp.Properties == nil {
+				cp.Properties = &paho.ConnectProperties{}
+			}
+			rm := uint16(receiveMaximum5)
+			cp.Properties.ReceiveMaximum = &rm
+			return cp, nil
+		},
+		OnConnectionUp:   c.onUp,
+		OnConnectionDown: func() bool { in.lost(nil); return true },
+		OnConnectError:   func(err error) { in.connectFailed(slog.Any("error", err)) },
 		ClientConfig: paho.ClientConfig{
 			ClientID:                   in.clientID,
 			Session:                    c.session,

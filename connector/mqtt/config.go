@@ -296,12 +296,17 @@ func (c *Config) tlsConfig() (*tls.Config, error) {
 	return tc, nil
 }
 
-// Advice warns of a password sent in clear to a broker off this host.
+// Advice warns of an MQTT 5 session that ends with the connection, and
+// of a password sent in clear to a broker off this host.
 func (c *Config) Advice() []input.FieldError {
-	if c.Password == "" && c.PasswordFile == "" {
-		return nil
-	}
 	var out []input.FieldError
+	if c.ProtocolVersion == Protocol5 && !c.CleanSession && c.SessionExpiry == 0 && c.QoS > 0 {
+		out = append(out, input.FieldError{Key: "session-expiry-ms",
+			Err: errors.New("0 ends the MQTT 5 session with the connection: the broker keeps nothing for the agent while it is down; set it above 0 (default 7 days)")})
+	}
+	if c.Password == "" && c.PasswordFile == "" {
+		return out
+	}
 	for i, b := range c.Brokers {
 		u, secure, err := parseBroker(b)
 		if err != nil || secure {

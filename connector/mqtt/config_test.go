@@ -86,3 +86,20 @@ func TestSecretsStayHidden(t *testing.T) {
 		t.Fatalf("a password to a remote broker without TLS: want one warning, got %v", c.Advice())
 	}
 }
+
+// An MQTT 5 session that ends with the connection is warned about.
+func TestAdviceSessionExpiry(t *testing.T) {
+	c := NewDefaultConfig()
+	c.Brokers, c.Topics = []string{"tcp://127.0.0.1:1883"}, []string{"a"}
+	if a := c.Advice(); len(a) != 0 {
+		t.Fatalf("defaults: %v", a)
+	}
+	c.ProtocolVersion, c.SessionExpiry = Protocol5, 0
+	if a := c.Advice(); len(a) != 1 || a[0].Key != "session-expiry-ms" {
+		t.Fatalf("mqtt 5, expiry 0: %v", a)
+	}
+	c.ProtocolVersion = Protocol311
+	if a := c.Advice(); len(a) != 0 {
+		t.Fatalf("mqtt 3.1.1 has no expiry: %v", a)
+	}
+}
