@@ -114,19 +114,32 @@ func TestStdinAndExec(t *testing.T) {
 	}
 }
 
-// `edge-agent start --stdin` adds an input reading the pipe to a config's
-// inputs list (here one exec input): both inputs' lines arrive, each once.
+// `edge-agent start --stdin` adds an input reading the pipe: to a
+// config's inputs list (here one exec input), or as the only input of a
+// config without an input section. Every line arrives, once.
 func TestStartStdinFlag(t *testing.T) {
 	skipShort(t)
-	rc := startReceiver(t, "e2e-token-0123456789")
-	root := newRoot(t, options{port: rc.port})
-	root.opts.inputs = `inputs:
+	for _, tc := range []struct {
+		name, inputs string
+		want         []string
+	}{
+		{"inputs list", `inputs:
   - id: cmd
     type: exec
     command: ["/bin/sh", "-c", "echo exec-line"]
     restart-backoff-ms: 3600000
     max-restart-backoff-ms: 3600000
-`
+`, []string{"piped-1", "piped-2", "piped-3", "exec-line"}},
+		{"no input section", "\n", []string{"piped-1", "piped-2", "piped-3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testStartStdinFlag(t, tc.inputs, tc.want) })
+	}
+}
+
+func testStartStdinFlag(t *testing.T, inputs string, want []string) {
+	rc := startReceiver(t, "e2e-token-0123456789")
+	root := newRoot(t, options{port: rc.port})
+	root.opts.inputs = inputs
 	root.writeConfig()
 	cmd := exec.Command(bins.agent, "start", "--stdin")
 	cmd.Dir, cmd.Env = root.dir, root.env()
@@ -149,9 +162,8 @@ func TestStartStdinFlag(t *testing.T) {
 		case <-time.After(10 * time.Second):
 		}
 	})
-	want := []string{"piped-1", "piped-2", "piped-3", "exec-line"}
 	var got map[string]int
-	eventually(t, deliverTimeout, "the piped lines and the exec line delivered", func() bool {
+	eventually(t, deliverTimeout, fmt.Sprintf("%v delivered", want), func() bool {
 		got = lineMessages(t, rc)
 		for _, w := range want {
 			if got[w] == 0 {
