@@ -34,9 +34,15 @@ func mqttMessages(t *testing.T, rc *receiver) map[string]int {
 // agent is down, so the broker holds messages for its persistent
 // session. After the restart every message published is delivered: what
 // the agent had acknowledged was in its WAL, and what it had not the
-// broker sent again.
+// broker sent again. Both protocol versions hold it.
 func TestMQTTKillLosesNothingAcknowledged(t *testing.T) {
 	skipShort(t)
+	for _, version := range []string{"3.1.1", "5"} {
+		t.Run("mqtt"+version, func(t *testing.T) { testMQTTKill(t, version) })
+	}
+}
+
+func testMQTTKill(t *testing.T, version string) {
 	broker := mosquittotest.Start(t, mosquittotest.Options{})
 	rc := startReceiver(t, "e2e-token-0123456789")
 	root := newRoot(t, options{port: rc.port})
@@ -47,12 +53,16 @@ func TestMQTTKillLosesNothingAcknowledged(t *testing.T) {
     topics: ["e2e/+/data"]
     qos: 1
     client-id: e2e-gw
+    protocol-version: %q
     max-reconnect-interval-ms: 500
-`, broker.URL("tcp"))
+`, broker.URL("tcp"), version)
 	root.writeConfig()
 	agent := root.startReady()
 	subscribed := func() int { return strings.Count(root.logText(), `"msg":"mqtt connected and subscribed"`) }
 	eventually(t, 20*time.Second, "the agent subscribed", func() bool { return subscribed() >= 1 })
+	if want := fmt.Sprintf(`"protocol_version":%q`, version); !strings.Contains(root.logText(), want) {
+		t.Fatalf("the agent's log lacks %s:\n%s", want, root.logText())
+	}
 
 	pub := paho.NewClient(paho.NewClientOptions().AddBroker(broker.URL("tcp")).SetClientID("e2e-publisher"))
 	if tok := pub.Connect(); !tok.WaitTimeout(20*time.Second) || tok.Error() != nil {

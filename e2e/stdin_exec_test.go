@@ -113,3 +113,77 @@ func TestStdinAndExec(t *testing.T) {
 		}
 	}
 }
+
+// `edge-agent start --stdin` adds an input reading the pipe: to a
+// config's inputs list (here one exec input), or as the only input of a
+// config without an input section. Every line arrives, once.
+func TestStartStdinFlag(t *testing.T) {
+	skipShort(t)
+	for _, tc := range []struct {
+		name, inputs string
+		want         []string
+	}{
+		{"inputs list", `inputs:
+  - id: cmd
+    type: exec
+    command: ["/bin/sh", "-c", "echo exec-line"]
+    restart-backoff-ms: 3600000
+    max-restart-backoff-ms: 3600000
+`, []string{"piped-1", "piped-2", "piped-3", "exec-line"}},
+		{"no input section", "\n", []string{"piped-1", "piped-2", "piped-3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testStartStdinFlag(t, tc.inputs, tc.want) })
+	}
+}
+
+func testStartStdinFlag(t *testing.T, inputs string, want []string) {
+	rc := startReceiver(t, "e2e-token-0123456789")
+	root := newRoot(t, options{port: rc.port})
+	root.opts.inputs = inputs
+	root.writeConfig()
+	cmd := exec.Command(bins.agent, "start", "--stdin")
+	cmd.Dir, cmd.Env = root.dir, root.env()
+	cmd.Stdin = strings.NewReader("piped-1\npiped-2\npiped-3\n")
+	errFile, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errFile.Close()
+	cmd.Stdout, cmd.Stderr = errFile, errFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill() // by PID; a no-op once it exited
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+		}
+	})
+	var got map[string]int
+	eventually(t, deliverTimeout, fmt.Sprintf("%v delivered", want), func() bool {
+		got = lineMessages(t, rc)
+		for _, w := range want {
+			if got[w] == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("agent exit after SIGTERM: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("agent did not stop within 30s of SIGTERM")
+	}
+	for _, w := range want {
+		if got[w] != 1 {
+			t.Fatalf("%s delivered %d times", w, got[w])
+		}
+	}
+}

@@ -21,6 +21,12 @@ const (
 	PayloadJSON = "json"
 )
 
+// Protocol versions (protocol-version).
+const (
+	Protocol311 = "3.1.1"
+	Protocol5   = "5"
+)
+
 // Defaults and limits: the one place each is written.
 const (
 	DefaultQoS             = 1
@@ -29,6 +35,12 @@ const (
 	DefaultKeepAlive       = 30 * time.Second
 	DefaultConnectTimeout  = 10 * time.Second
 	DefaultMaxReconnect    = 30 * time.Second
+	// DefaultSessionExpiry keeps an MQTT 5 session over a long weekend
+	// without the agent.
+	DefaultSessionExpiry = 7 * 24 * time.Hour
+	// maxSessionExpiry is MQTT 5's largest interval (0xFFFFFFFF seconds:
+	// the session never expires).
+	maxSessionExpiry = time.Duration(1<<32-1) * time.Second
 	// maxTopicBytes is MQTT's limit of a UTF-8 string.
 	maxTopicBytes = 65535
 )
@@ -48,9 +60,17 @@ type Config struct {
 	// edge-agent-<agent id>-<input id>: stable across restarts, so a
 	// persistent session finds its messages.
 	ClientID string `yaml:"client-id"`
+	// ProtocolVersion is the MQTT version spoken: 3.1.1 (default) or 5.
+	ProtocolVersion string `yaml:"protocol-version"`
 	// CleanSession false (default) keeps the session and its queued
-	// messages at the broker while the agent is away.
+	// messages at the broker while the agent is away. With MQTT 5 it is
+	// the connect's clean start flag.
 	CleanSession bool `yaml:"clean-session"`
+	// SessionExpiry (MQTT 5) is how long the broker keeps the session
+	// after the connection ends; whole seconds. Default 7 days. 0 ends
+	// the session with the connection: a stopped agent loses what the
+	// broker held for it. MQTT 3.1.1 sessions last as the broker says.
+	SessionExpiry time.Duration `yaml:"session-expiry-ms"`
 	// Username and Password authenticate; PasswordFile holds the password
 	// in a file instead, and wins.
 	Username     string `yaml:"username"`
@@ -97,6 +117,8 @@ type TLSConfig struct {
 func NewDefaultConfig() *Config {
 	return &Config{
 		QoS:                  DefaultQoS,
+		ProtocolVersion:      Protocol311,
+		SessionExpiry:        DefaultSessionExpiry,
 		Payload:              PayloadText,
 		TopicField:           DefaultTopicField,
 		MaxPendingBytes:      DefaultMaxPendingBytes,
@@ -137,6 +159,16 @@ func (c *Config) Validate() error {
 	}
 	if c.QoS < 0 || c.QoS > 2 {
 		errs = append(errs, input.Errorf("qos", "must be 0, 1 or 2, got %d", c.QoS))
+	}
+	switch c.ProtocolVersion {
+	case Protocol311, Protocol5:
+	default:
+		errs = append(errs, input.Errorf("protocol-version", "must be %s or %s, got %q", Protocol311, Protocol5, c.ProtocolVersion))
+	}
+	if c.SessionExpiry < 0 || c.SessionExpiry > maxSessionExpiry {
+		errs = append(errs, input.Errorf("session-expiry-ms", "must be between 0 and %d, got %d", maxSessionExpiry.Milliseconds(), c.SessionExpiry.Milliseconds()))
+	} else if c.SessionExpiry%time.Second != 0 {
+		errs = append(errs, input.Errorf("session-expiry-ms", "MQTT counts it in whole seconds: use a multiple of 1000, got %d", c.SessionExpiry.Milliseconds()))
 	}
 	if len(c.ClientID) > maxTopicBytes {
 		errs = append(errs, input.Errorf("client-id", "is %d bytes, MQTT allows %d", len(c.ClientID), maxTopicBytes))
@@ -264,12 +296,17 @@ func (c *Config) tlsConfig() (*tls.Config, error) {
 	return tc, nil
 }
 
-// Advice warns of a password sent in clear to a broker off this host.
+// Advice warns of an MQTT 5 session that ends with the connection, and
+// of a password sent in clear to a broker off this host.
 func (c *Config) Advice() []input.FieldError {
-	if c.Password == "" && c.PasswordFile == "" {
-		return nil
-	}
 	var out []input.FieldError
+	if c.ProtocolVersion == Protocol5 && !c.CleanSession && c.SessionExpiry == 0 && c.QoS > 0 {
+		out = append(out, input.FieldError{Key: "session-expiry-ms",
+			Err: errors.New("0 ends the MQTT 5 session with the connection: the broker keeps nothing for the agent while it is down; set it above 0 (default 7 days)")})
+	}
+	if c.Password == "" && c.PasswordFile == "" {
+		return out
+	}
 	for i, b := range c.Brokers {
 		u, secure, err := parseBroker(b)
 		if err != nil || secure {

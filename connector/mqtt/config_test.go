@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
 )
@@ -36,6 +37,14 @@ func TestValidate(t *testing.T) {
 		{"topic-field quote", func(c *Config) { c.TopicField = `a"b` }, "topic-field", "plain key"},
 		{"pending too small", func(c *Config) { c.MaxPendingBytes = 10 }, "max-pending-bytes", "between"},
 		{"keep-alive", func(c *Config) { c.KeepAlive = 0 }, "keep-alive-ms", "at least"},
+		{"mqtt 5", func(c *Config) { c.ProtocolVersion = Protocol5 }, "", ""},
+		{"mqtt 5 session ends with the connection", func(c *Config) { c.ProtocolVersion, c.SessionExpiry = Protocol5, 0 }, "", ""},
+		{"protocol 4", func(c *Config) { c.ProtocolVersion = "4" }, "protocol-version", "3.1.1 or 5"},
+		{"protocol empty", func(c *Config) { c.ProtocolVersion = "" }, "protocol-version", "3.1.1 or 5"},
+		{"session expiry in ms", func(c *Config) { c.SessionExpiry = 1500 * time.Millisecond }, "session-expiry-ms", "whole seconds"},
+		{"session expiry negative", func(c *Config) { c.SessionExpiry = -time.Second }, "session-expiry-ms", "between 0"},
+		{"session expiry past MQTT's", func(c *Config) { c.SessionExpiry = maxSessionExpiry + time.Second }, "session-expiry-ms", "between 0"},
+		{"session expiry never", func(c *Config) { c.SessionExpiry = maxSessionExpiry }, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := NewDefaultConfig()
@@ -75,5 +84,22 @@ func TestSecretsStayHidden(t *testing.T) {
 	}
 	if len(c.Advice()) != 1 {
 		t.Fatalf("a password to a remote broker without TLS: want one warning, got %v", c.Advice())
+	}
+}
+
+// An MQTT 5 session that ends with the connection is warned about.
+func TestAdviceSessionExpiry(t *testing.T) {
+	c := NewDefaultConfig()
+	c.Brokers, c.Topics = []string{"tcp://127.0.0.1:1883"}, []string{"a"}
+	if a := c.Advice(); len(a) != 0 {
+		t.Fatalf("defaults: %v", a)
+	}
+	c.ProtocolVersion, c.SessionExpiry = Protocol5, 0
+	if a := c.Advice(); len(a) != 1 || a[0].Key != "session-expiry-ms" {
+		t.Fatalf("mqtt 5, expiry 0: %v", a)
+	}
+	c.ProtocolVersion = Protocol311
+	if a := c.Advice(); len(a) != 0 {
+		t.Fatalf("mqtt 3.1.1 has no expiry: %v", a)
 	}
 }

@@ -1,5 +1,7 @@
-// Package mqtt is the `type: mqtt` input: an MQTT 3.1.1 subscriber (the
-// client library, eclipse/paho.mqtt.golang, speaks 3.1 and 3.1.1, not 5).
+// Package mqtt is the `type: mqtt` input: an MQTT subscriber speaking
+// 3.1.1 (eclipse/paho.mqtt.golang, client3.go) or 5 (eclipse/paho.golang,
+// client5.go), chosen by protocol-version; the contract below holds for
+// both, behind the brokerClient interface.
 //
 // Contract:
 //
@@ -10,7 +12,7 @@
 //     acknowledged, and the broker sends it again at the next session:
 //     at least once, never lost, duplicates possible.
 //   - The session is persistent by default (clean-session false, a fixed
-//     client id), so the broker keeps QoS 1/2 messages while the agent is
+//     client id; with MQTT 5 also a session expiry interval), so the broker keeps QoS 1/2 messages while the agent is
 //     down. The input subscribes at every connect, so a broker restarted
 //     without its session store gets the subscriptions back.
 //   - Messages taken but not yet polled are bounded (max-pending-bytes).

@@ -3,11 +3,10 @@ package mqtt
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
-
-	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/connector/internal/pushq"
@@ -31,7 +30,7 @@ type Input struct {
 	encMu sync.Mutex
 	enc   *encoder
 
-	client paho.Client
+	client brokerClient
 	// ctx ends at Close: a handler waiting for room gives up.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -39,7 +38,7 @@ type Input struct {
 	// ackMu guards acks, the messages committed and not yet acknowledged;
 	// ackWake tells the acker there are some.
 	ackMu   sync.Mutex
-	acks    []paho.Message
+	acks    []func()
 	ackWake chan struct{}
 	ackStop chan struct{}
 	ackDone chan struct{}
@@ -50,6 +49,21 @@ type Input struct {
 	failHeld int
 
 	closeOnce sync.Once
+}
+
+// brokerClient is one MQTT version's client. It hands each message to
+// Input.take with a function that acknowledges it, and reports its
+// connection through Input.connected, subscribed, lost and connectFailed.
+type brokerClient interface {
+	// connect starts connecting in the background and returns: the
+	// client retries with backoff and subscribes at every connect.
+	connect() error
+	// barrier waits up to wait until the broker has read the acks sent
+	// so far; false when it could not tell.
+	barrier(wait time.Duration) bool
+	// disconnect ends the connection; a persistent session stays at the
+	// broker.
+	disconnect()
 }
 
 var (
@@ -93,96 +107,58 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 // agent runs, and logged.
 func (in *Input) Open(_ context.Context, _ input.OpenOptions) error {
 	in.ctx, in.cancel = context.WithCancel(context.Background())
-	o := paho.NewClientOptions().
-		SetClientID(in.clientID).
-		SetCleanSession(in.cfg.CleanSession).
-		SetProtocolVersion(4).
-		SetAutoAckDisabled(true).
-		SetOrderMatters(true).
-		SetKeepAlive(in.cfg.KeepAlive).
-		SetConnectTimeout(in.cfg.ConnectTimeout).
-		SetAutoReconnect(true).
-		SetConnectRetry(true).
-		SetConnectRetryInterval(time.Second).
-		SetMaxReconnectInterval(in.cfg.MaxReconnectInterval).
-		SetWriteTimeout(in.cfg.ConnectTimeout).
-		SetDefaultPublishHandler(in.onMessage).
-		SetOnConnectHandler(in.onConnect).
-		SetConnectionLostHandler(in.onLost).
-		SetConnectionNotificationHandler(in.onNotification)
-	for _, b := range in.cfg.Brokers {
-		o.AddBroker(b)
+	if in.cfg.ProtocolVersion == Protocol5 {
+		in.client = newClient5(in)
+	} else {
+		in.client = newClient3(in)
 	}
-	if in.cfg.Username != "" {
-		o.SetUsername(in.cfg.Username)
-		o.SetPassword(in.password)
-	}
-	if in.tls != nil {
-		o.SetTLSConfig(in.tls)
-	}
-	in.client = paho.NewClient(o)
 	go in.acker()
-	// With ConnectRetry the token completes only once connected (or at
-	// Disconnect): the agent runs meanwhile.
-	in.client.Connect()
+	if err := in.client.connect(); err != nil {
+		in.cancel()
+		close(in.ackStop)
+		<-in.ackDone
+		in.client = nil
+		return fmt.Errorf("mqtt input: start the MQTT %s client: %w", in.cfg.ProtocolVersion, err)
+	}
 	in.log.Info("mqtt input started", slog.String("client_id", in.clientID),
+		slog.String("protocol_version", in.cfg.ProtocolVersion),
 		slog.Int("brokers", len(in.cfg.Brokers)), slog.Int("topics", len(in.cfg.Topics)),
 		slog.Int("qos", in.cfg.QoS), slog.Bool("clean_session", in.cfg.CleanSession))
 	return nil
 }
 
-// onConnect subscribes at every connect: a broker that lost its sessions
-// (restarted without persistence) gets the subscriptions back.
-func (in *Input) onConnect(c paho.Client) {
+// connected counts a session opened; the client then subscribes.
+func (in *Input) connected() {
 	in.stats.connects.Add(1)
 	in.stats.connected.Store(1)
-	filters := make(map[string]byte, len(in.cfg.Topics))
-	for _, t := range in.cfg.Topics {
-		filters[t] = byte(in.cfg.QoS)
-	}
-	tok := c.SubscribeMultiple(filters, nil)
-	if !tok.WaitTimeout(in.cfg.ConnectTimeout) {
-		in.stats.errors.Add(1)
-		in.log.Warn("mqtt subscribe not answered in time; the connection is dropped and retried",
-			slog.Duration("timeout", in.cfg.ConnectTimeout))
-		return
-	}
-	if err := tok.Error(); err != nil {
-		in.stats.errors.Add(1)
-		in.log.Error("mqtt subscribe failed", slog.Any("error", err))
-		return
-	}
-	if st, ok := tok.(*paho.SubscribeToken); ok {
-		for topic, code := range st.Result() {
-			if code == 0x80 {
-				in.stats.errors.Add(1)
-				in.log.Error("mqtt broker refused a subscription (its ACL?)", slog.String("topic", topic))
-			}
-		}
-	}
-	in.stats.subscribed.Add(1)
-	in.log.Info("mqtt connected and subscribed", slog.Int("topics", len(filters)))
 }
 
-func (in *Input) onLost(_ paho.Client, err error) {
+// subscribed reports the outcome of the subscription made at a connect:
+// err when it failed as a whole, refused the filters the broker denied.
+func (in *Input) subscribed(err error, refused []string) {
+	if err != nil {
+		in.stats.errors.Add(1)
+		in.log.Error("mqtt subscribe failed; the connection is dropped and retried", slog.Any("error", err))
+		return
+	}
+	for _, topic := range refused {
+		in.stats.errors.Add(1)
+		in.log.Error("mqtt broker refused a subscription (its ACL?)", slog.String("topic", topic))
+	}
+	in.stats.subscribed.Add(1)
+	in.log.Info("mqtt connected and subscribed", slog.Int("topics", len(in.cfg.Topics)))
+}
+
+func (in *Input) lost(err error) {
 	in.stats.connected.Store(0)
 	in.stats.errors.Add(1)
 	in.log.Warn("mqtt connection lost; reconnecting (messages taken and not stored are sent again by the broker)",
 		slog.Any("error", err))
 }
 
-// onNotification counts and logs failed connection attempts, at most
+// connectFailed counts and logs a failed connection attempt, at most
 // one WARN per failWarnEvery: a broker down is retried every second or so.
-func (in *Input) onNotification(_ paho.Client, n paho.ConnectionNotification) {
-	var attrs []any
-	switch f := n.(type) {
-	case paho.ConnectionNotificationBrokerFailed:
-		attrs = []any{slog.String("broker", f.Broker.Redacted()), slog.Any("error", f.Reason)}
-	case paho.ConnectionNotificationFailed:
-		attrs = []any{slog.Any("error", f.Reason)}
-	default:
-		return
-	}
+func (in *Input) connectFailed(attrs ...any) {
 	in.stats.errors.Add(1)
 	in.failMu.Lock()
 	now := in.now()
@@ -200,20 +176,21 @@ func (in *Input) onNotification(_ paho.Client, n paho.ConnectionNotification) {
 // failWarnEvery spaces the WARNs of failed connection attempts.
 const failWarnEvery = 30 * time.Second
 
-// onMessage is the client's handler, on its router goroutine: it builds
-// the event and queues it, waiting for room (the router, and with it the
-// client's reader, waits meanwhile). The ack is released by Committed.
-func (in *Input) onMessage(_ paho.Client, m paho.Message) {
+// take is the clients' message handler, on their router goroutine: it
+// builds the event and queues it, waiting for room (the router, and with
+// it the client's reader, waits meanwhile). ack, nil at QoS 0, sends the
+// message's acknowledgement; Committed releases it to the acker.
+func (in *Input) take(topic string, qos byte, retained bool, payload []byte, ack func()) {
 	in.encMu.Lock()
-	ev := in.enc.appendEvent(nil, m.Topic(), m.Qos(), m.Retained(), m.Payload(), in.now())
+	ev := in.enc.appendEvent(nil, topic, qos, retained, payload, in.now())
 	in.stats.invalid.Store(in.enc.invalid)
 	in.stats.parseErrors.Store(in.enc.parseErrors)
 	in.encMu.Unlock()
 	in.stats.messages.Add(1)
-	in.stats.bytes.Add(int64(len(m.Payload())))
+	in.stats.bytes.Add(int64(len(payload)))
 	var done func()
-	if m.Qos() > 0 {
-		done = func() { in.ack(m) }
+	if qos > 0 && ack != nil {
+		done = func() { in.release(ack) }
 	}
 	if in.q.Full(len(ev)) {
 		in.stats.waits.Add(1)
@@ -224,10 +201,11 @@ func (in *Input) onMessage(_ paho.Client, m paho.Message) {
 	}
 }
 
-// ack hands m to the acker; on the scheduler's goroutine, never blocks.
-func (in *Input) ack(m paho.Message) {
+// release hands ack to the acker; on the scheduler's goroutine, never
+// blocks.
+func (in *Input) release(ack func()) {
 	in.ackMu.Lock()
-	in.acks = append(in.acks, m)
+	in.acks = append(in.acks, ack)
 	in.ackMu.Unlock()
 	select {
 	case in.ackWake <- struct{}{}:
@@ -240,7 +218,7 @@ func (in *Input) ack(m paho.Message) {
 // the broker then sends the message again (a duplicate, not a loss).
 func (in *Input) acker() {
 	defer close(in.ackDone)
-	var batch []paho.Message
+	var batch []func()
 	for {
 		select {
 		case <-in.ackWake:
@@ -252,12 +230,12 @@ func (in *Input) acker() {
 }
 
 // sendAcks acknowledges every message released so far; batch is scratch.
-func (in *Input) sendAcks(batch []paho.Message) []paho.Message {
+func (in *Input) sendAcks(batch []func()) []func() {
 	in.ackMu.Lock()
 	batch, in.acks = in.acks, batch[:0]
 	in.ackMu.Unlock()
-	for i, m := range batch {
-		m.Ack()
+	for i, ack := range batch {
+		ack()
 		batch[i] = nil
 		in.stats.acked.Add(1)
 	}
@@ -296,34 +274,24 @@ func (in *Input) Close() error {
 		close(in.ackStop)
 		<-in.ackDone
 		in.sendAcks(nil)
-		in.ackBarrier()
-		in.client.Disconnect(uint(disconnectQuiesce.Milliseconds()))
+		if !in.client.barrier(ackBarrierWait) {
+			in.log.Warn("mqtt broker did not confirm the last acks before the stop; it may send those messages again",
+				slog.Duration("waited", ackBarrierWait))
+		}
+		in.client.disconnect()
 		in.cancel()
 	})
 	return nil
 }
 
-// ackBarrier waits (up to ackBarrierWait) until the broker has read the
-// acks sent: it answers packets in order, so the UNSUBACK of a filter
-// never subscribed comes after it took every ack before it. Without it
-// DISCONNECT can overtake the last acks, and the broker sends their
-// messages again (duplicates).
-func (in *Input) ackBarrier() {
-	if !in.client.IsConnectionOpen() {
-		return
-	}
-	tok := in.client.Unsubscribe(ackBarrierFilter)
-	if !tok.WaitTimeout(ackBarrierWait) {
-		in.log.Warn("mqtt broker did not confirm the last acks before the stop; it may send those messages again",
-			slog.Duration("waited", ackBarrierWait))
-	}
-}
-
-// ackBarrierFilter is never subscribed: unsubscribing it changes nothing.
+// ackBarrierFilter is never subscribed: unsubscribing it changes nothing,
+// and the broker's answer comes after it read every ack sent before.
+// Without that barrier DISCONNECT can overtake the last acks, and the
+// broker sends their messages again (duplicates).
 const ackBarrierFilter = "edge-agent/ack-barrier/never-subscribed"
 
 // ackBarrierWait bounds Close's wait for the broker; disconnectQuiesce
-// is what Disconnect may take to send DISCONNECT.
+// is what a disconnect may take to send DISCONNECT.
 const (
 	ackBarrierWait    = 5 * time.Second
 	disconnectQuiesce = 250 * time.Millisecond

@@ -13,9 +13,14 @@ import (
 // committed the broker stops at its in-flight window (20), messages
 // polled but never committed come again at the next session (the broker
 // kept them unacknowledged), and once committed they never come again.
+// Both protocol versions hold it.
 func TestAckOnlyAfterCommit(t *testing.T) {
-	for _, qos := range []int{1, 2} {
-		t.Run(fmt.Sprintf("qos%d", qos), func(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		qos     int
+	}{{Protocol311, 1}, {Protocol311, 2}, {Protocol5, 1}, {Protocol5, 2}} {
+		qos := tc.qos
+		t.Run(fmt.Sprintf("mqtt%s/qos%d", tc.version, qos), func(t *testing.T) {
 			b := mosquittotest.Start(t, mosquittotest.Options{})
 			defer func() {
 				if t.Failed() {
@@ -24,6 +29,7 @@ func TestAckOnlyAfterCommit(t *testing.T) {
 			}()
 			cfg := brokerConfig(b, "site/+/temp")
 			cfg.QoS = qos
+			cfg.ProtocolVersion = tc.version
 			pub := publisher(t, b.URL("tcp"))
 
 			in := open(t, cfg, "bus")
@@ -68,10 +74,18 @@ func checkEvents(t *testing.T, when string, got []event, want []string) {
 }
 
 // A broker restarted without its session store forgets the subscription:
-// the input reconnects and subscribes again.
+// the input reconnects and subscribes again, in both protocol versions.
 func TestBrokerRestartResubscribes(t *testing.T) {
+	for _, v := range []string{Protocol311, Protocol5} {
+		t.Run("mqtt"+v, func(t *testing.T) { testBrokerRestartResubscribes(t, v) })
+	}
+}
+
+func testBrokerRestartResubscribes(t *testing.T, version string) {
 	b := mosquittotest.Start(t, mosquittotest.Options{})
-	in := open(t, brokerConfig(b, "site/#"), "bus")
+	cfg := brokerConfig(b, "site/#")
+	cfg.ProtocolVersion = version
+	in := open(t, cfg, "bus")
 	waitSubscribed(t, in, 1)
 	pub := publisher(t, b.URL("tcp"))
 	publish(t, pub, "site/a", 1, "before")
@@ -91,14 +105,22 @@ func TestBrokerRestartResubscribes(t *testing.T) {
 // max-pending-bytes and no further; once polled and committed every
 // message arrives, once, in order.
 func TestBackpressureBoundsMemory(t *testing.T) {
+	for _, v := range []string{Protocol311, Protocol5} {
+		t.Run("mqtt"+v, func(t *testing.T) { testBackpressureBoundsMemory(t, v) })
+	}
+}
+
+func testBackpressureBoundsMemory(t *testing.T, version string) {
 	// No in-flight window: the input's own bound is all that holds.
 	b := mosquittotest.Start(t, mosquittotest.Options{UnlimitedInflight: true})
 	cfg := brokerConfig(b, "bulk")
+	cfg.ProtocolVersion = version
 	cfg.MaxPendingBytes = 64 << 10
 	in := open(t, cfg, "bus")
 	waitSubscribed(t, in, 1)
 	pub := publisher(t, b.URL("tcp"))
-	body := strings.Repeat("x", 1000)
+	// 4000 bytes: MQTT 5's receive maximum (20) of them exceed the bound.
+	body := strings.Repeat("x", 4000)
 	const n = 400
 	var want []string
 	go func() {
@@ -110,7 +132,7 @@ func TestBackpressureBoundsMemory(t *testing.T) {
 		want = append(want, fmt.Sprintf("bulk=%04d%s", i, body))
 	}
 	waitFor(t, "the queue at its bound", func() bool {
-		return in.q.Full(1100)
+		return in.q.Full(4100)
 	})
 	if got := in.q.Bytes(); got > cfg.MaxPendingBytes {
 		t.Fatalf("queue holds %d bytes, bound %d", got, cfg.MaxPendingBytes)

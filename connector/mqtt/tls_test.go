@@ -14,6 +14,12 @@ import (
 // connects over mqtts:// with all three and receives; without the client
 // certificate, or with a wrong password, it never subscribes.
 func TestTLSClientCertAndPassword(t *testing.T) {
+	for _, v := range []string{Protocol311, Protocol5} {
+		t.Run("mqtt"+v, func(t *testing.T) { testTLSClientCertAndPassword(t, v) })
+	}
+}
+
+func testTLSClientCertAndPassword(t *testing.T, version string) {
 	bin := mosquittotest.Path(t)
 	passwd := filepath.Join(filepath.Dir(bin), "..", "bin", "mosquitto_passwd")
 	if p, err := exec.LookPath("mosquitto_passwd"); err == nil {
@@ -37,6 +43,7 @@ func TestTLSClientCertAndPassword(t *testing.T) {
 	cfg := func() *Config {
 		c := brokerConfig(b, "secure/#")
 		c.Brokers = []string{b.URL("mqtts")}
+		c.ProtocolVersion = version
 		c.Username, c.PasswordFile = "gw7", filepath.Join(dir, "pw")
 		c.TLS = TLSConfig{CAFile: pk.CA, CertFile: pk.ClientCert, KeyFile: pk.ClientKey}
 		return c

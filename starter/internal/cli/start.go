@@ -22,12 +22,13 @@ func (a *agentCLI) startCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:        "start",
 		Usage:       "run the agent (foreground unless --background)",
-		UsageText:   "edge-agent start [--config FILE | FILE] [--background] [--log-level LEVEL]",
+		UsageText:   "edge-agent start [--config FILE | FILE] [--background | --stdin] [--log-level LEVEL]",
 		Description: startDescription(),
 		Flags: []ucli.Flag{
 			configFlag(),
 			&ucli.BoolFlag{Name: "background", Aliases: []string{"d"}, Usage: "detach, wait for readiness, then return"},
 			&ucli.StringFlag{Name: "log-level", Usage: "debug, info, warn or error (overrides log.level)"},
+			&ucli.BoolFlag{Name: "stdin", Usage: "also read standard input, one event per line (adds a type: stdin input)"},
 			&ucli.IntFlag{Name: notifyFDFlag, Hidden: true, Usage: "internal: readiness pipe of start --background"},
 		},
 		OnUsageError: usageError,
@@ -90,8 +91,16 @@ WAL (run the db salvage command the message gives), 78 missing or invalid
 config. A crash exits 2
 (the Go runtime's code), which no decision of the agent's uses.
 
+With --stdin the agent also reads its standard input, one event per line,
+as an input of type stdin: the config's only input when it names none
+(then no input section is needed), or an entry with id stdin added to its
+inputs list (a config with a single input section is refused: make it an
+inputs list). At the end of the pipe the agent keeps running; stop it as
+usual. --stdin does not go with --background, which detaches from it.
+
 Examples:
    edge-agent start
+   tail -F app.log | edge-agent start --stdin
    edge-agent start --config /etc/edge-agent/agent.yaml --log-level debug
    edge-agent start config/agent.yaml
    edge-agent start --config console.yaml | jq .payload
@@ -126,6 +135,7 @@ type startRequest struct {
 	home     string
 	explicit string // --config or positional, as given
 	logLevel string
+	stdin    bool       // --stdin: add an input reading standard input
 	notify   *readyPipe // nil unless run by start --background
 	service  bool       // run by the Windows service manager
 	onReady  func()     // nil, or told once when the agent is ready
@@ -141,7 +151,10 @@ func (a *agentCLI) start(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	req := startRequest{explicit: explicit, logLevel: c.String("log-level")}
+	req := startRequest{explicit: explicit, logLevel: c.String("log-level"), stdin: c.Bool("stdin")}
+	if req.stdin && c.Bool("background") {
+		return withCode(exitcode.Usage, errors.New("start: --stdin reads this terminal's standard input, which --background detaches from: use one of them"))
+	}
 	if req.logLevel != "" {
 		if _, err := logging.ParseLevel(req.logLevel); err != nil {
 			return withCode(exitcode.Usage, fmt.Errorf("--log-level: %w", err))
@@ -174,6 +187,7 @@ func (a *agentCLI) runDaemon(ctx context.Context, req startRequest) error {
 	err := daemon.Run(ctx, daemon.Options{
 		Home:       req.home,
 		ConfigPath: req.explicit,
+		StdinInput: req.stdin,
 		LogLevel:   req.logLevel,
 		Detached:   req.detached(),
 		Service:    req.service,

@@ -31,6 +31,9 @@ type decoder struct {
 	// known lists every valid canonical key, to point a key written in
 	// the wrong section to the right one.
 	known []string
+	// stdinInput: a config without inputs gets one reading stdin
+	// (LoadOptions.StdinInput), so none missing is not a problem.
+	stdinInput bool
 }
 
 // secretKeys are canonical keys whose values are never quoted back.

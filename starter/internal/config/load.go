@@ -37,7 +37,17 @@ type LoadOptions struct {
 	// resolve them with paths.Resolve (the log file also honours
 	// EDGE_AGENT_LOG_DIR when left at its default).
 	Home string
+	// StdinInput adds an input of type stdin (the agent reads its standard
+	// input) to every config loaded: the config's only input when it
+	// names none, an `inputs:` entry with id StdinInputID otherwise.
+	StdinInput bool
 }
+
+// StdinInputID is the id of the input StdinInput adds to an `inputs:` list.
+const StdinInputID = "stdin"
+
+// stdinInputType is the type StdinInput adds.
+const stdinInputType = "stdin"
 
 func (o LoadOptions) withDefaults() LoadOptions {
 	if o.Getenv == nil {
@@ -111,6 +121,8 @@ func load(name string, data []byte, opts LoadOptions) (*Config, []Warning, error
 		aliases: deprecatedAliases(),
 		secrets: secretKeys(),
 		known:   knownKeys(opts.Registry, opts.Outputs),
+
+		stdinInput: opts.StdinInput,
 	}
 	cfg.where = d.src
 
@@ -120,6 +132,9 @@ func load(name string, data []byte, opts LoadOptions) (*Config, []Warning, error
 	}
 	d.anchors = collectAnchors(root)
 	d.decodeRoot(root, cfg, opts.Registry, opts.Outputs)
+	if opts.StdinInput {
+		d.addStdinInput(cfg, opts.Registry)
+	}
 
 	cfg.normalize()
 	d.resolvePaths(cfg, opts.Home)
@@ -247,7 +262,7 @@ func (d *decoder) decodeRoot(root ast.Node, cfg *Config, reg *input.Registry, ou
 	switch {
 	case seenInput && seenInputs:
 		d.failf("inputs", "input and inputs are both set; keep one: input for one input (Java agent form), inputs for a list of inputs with their own ids")
-	case !seenInput && !seenInputs:
+	case !seenInput && !seenInputs && !d.stdinInput:
 		d.fail("input", errInputMissing())
 	}
 	if !seenOutput {
@@ -293,4 +308,25 @@ func (d *decoder) advise(cfg *Config) {
 	}
 	d.adviseOutput(cfg)
 	d.adviseInputs(cfg)
+}
+
+// addStdinInput adds the input LoadOptions.StdinInput asks for: the
+// config's only input when it has none, an entry of its inputs list, and
+// an error when it has a single `input:` section (two inputs need a list,
+// each with its id).
+func (d *decoder) addStdinInput(cfg *Config, reg *input.Registry) {
+	f, err := reg.Get(stdinInputType)
+	if err != nil {
+		d.fail("input", fmt.Errorf("reading standard input: %w", err))
+		return
+	}
+	switch {
+	case len(cfg.Inputs) > 0:
+		cfg.Inputs = append(cfg.Inputs, InputEntry{ID: StdinInputID, Type: stdinInputType, Config: f.NewDefaultConfig()})
+	case cfg.Input == nil && !d.src.has("inputs") && !d.src.has("input"):
+		cfg.InputType, cfg.Input = stdinInputType, f.NewDefaultConfig()
+	default:
+		d.fail("input", errors.New("reading standard input as well as the input section needs an inputs list: "+
+			"write the input as an entry of inputs: (with an id) and add {id: in, type: stdin} there, or leave the input out"))
+	}
 }

@@ -56,6 +56,7 @@ type startConfig struct {
 // fleet's config wins over the file but for management and queue.path.
 func loadAtStart(o Options) (*startConfig, error) {
 	sc := &startConfig{load: LoadOptions(o.Home, o.Getenv, o.Stdout)}
+	sc.load.StdinInput = o.StdinInput
 	var err error
 	if sc.path, err = paths.ConfigPath(o.ConfigPath, o.Getenv, o.Home); err != nil {
 		return nil, err

@@ -53,6 +53,9 @@ type Options struct {
 	// ConfigPath is the config the command line named; "" looks for
 	// $EDGE_AGENT_CONFIG, then config/agent.yaml in Home.
 	ConfigPath string
+	// StdinInput adds an input reading standard input to the config
+	// (config.LoadOptions.StdinInput), at start and at every reload.
+	StdinInput bool
 	// LogLevel overrides log.level, at every reload too; "" leaves it.
 	LogLevel string
 	// Detached: no terminal watches this agent (start --background, a
