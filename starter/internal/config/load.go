@@ -321,10 +321,15 @@ func (d *decoder) addStdinInput(cfg *Config, reg *input.Registry) {
 		return
 	}
 	switch {
+	case cfg.singleInput():
+		d.fail("input", errors.New("reading standard input as well as the input section needs an inputs list: "+
+			"write the input as an entry of inputs: (with an id) and add {id: in, type: stdin} there, or leave the input out"))
 	case len(cfg.Inputs) > 0:
 		cfg.Inputs = append(cfg.Inputs, InputEntry{ID: StdinInputID, Type: stdinInputType, Config: f.NewDefaultConfig()})
-	case cfg.Input == nil && !d.src.has("inputs") && !d.src.has("input"):
-		cfg.InputType, cfg.Input = stdinInputType, f.NewDefaultConfig()
+	case !d.src.has("inputs") && !d.src.has("input"):
+		// The only input, as the single input: form: its id is settled
+		// like that form's.
+		cfg.Inputs = []InputEntry{{Key: "input", Type: stdinInputType, Config: f.NewDefaultConfig(), OptionalID: true}}
 	default:
 		d.fail("input", errors.New("reading standard input as well as the input section needs an inputs list: "+
 			"write the input as an entry of inputs: (with an id) and add {id: in, type: stdin} there, or leave the input out"))

@@ -44,8 +44,11 @@ func TestStdinInput(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.wantType != "" {
-				if _, ok := cfg.Input.(*stdin.Config); !ok || cfg.InputType != tc.wantType || len(cfg.Inputs) != 0 {
-					t.Fatalf("input type %q config %T, inputs %d", cfg.InputType, cfg.Input, len(cfg.Inputs))
+				if len(cfg.Inputs) != 1 || !cfg.Inputs[0].OptionalID || cfg.Inputs[0].Type != tc.wantType {
+					t.Fatalf("inputs %+v, want the single input: form of type %q", cfg.Inputs, tc.wantType)
+				}
+				if _, ok := cfg.Inputs[0].Config.(*stdin.Config); !ok {
+					t.Fatalf("input config %T", cfg.Inputs[0].Config)
 				}
 				return
 			}
