@@ -184,8 +184,9 @@ func packageInfo(o Options, t Target, bins, docs map[string]string, cfgPath, pat
 				PreRemove:   pkg("preremove.sh"),
 				PostRemove:  pkg("postremove.sh"),
 			},
+			Deb: nfpm.Deb{Arch: debArch(t)},
 			// The host name would otherwise be stamped into the rpm.
-			RPM: nfpm.RPM{BuildHost: "edge-agent-dist"},
+			RPM: nfpm.RPM{BuildHost: "edge-agent-dist", Arch: rpmArch(t)},
 		},
 	}
 	return info
