@@ -147,7 +147,7 @@ func Build(ctx context.Context, o Options) (Result, error) {
 			}
 			return Result{}, err
 		}
-		names, err := writeArtifacts(o, t, bins, docs)
+		names, err := writeArtifacts(o, t, bins, docs, filepath.Join(work, t.GOOS+"-"+t.Arch()))
 		if err != nil {
 			return Result{}, err
 		}
@@ -213,8 +213,9 @@ func writeSBOMs(o Options, t Target, bins map[string]string, artifacts []string)
 }
 
 // writeArtifacts writes the archive of one target and, for linux, its
-// packages; it returns the file names written into o.OutDir.
-func writeArtifacts(o Options, t Target, bins, docs map[string]string) ([]string, error) {
+// packages; it returns the file names written into o.OutDir. work is the
+// target's scratch folder.
+func writeArtifacts(o Options, t Target, bins, docs map[string]string, work string) ([]string, error) {
 	top := fmt.Sprintf("edge-agent-%s-%s-%s", o.Version, t.GOOS, t.Arch())
 	entries := map[string]entry{"bin/": {dir: true, mode: 0o755}}
 	for _, d := range o.EmptyDirs {
@@ -239,6 +240,21 @@ func writeArtifacts(o Options, t Target, bins, docs map[string]string) ([]string
 			return nil, fmt.Errorf("dist: %s: %w", src, err)
 		}
 		add(dst, abs)
+	}
+	if cfg, ok := entries["config/agent.yaml"]; ok && t.is32bit() {
+		raw, err := os.ReadFile(cfg.src)
+		if err != nil {
+			return nil, fmt.Errorf("dist: %w", err)
+		}
+		data, err := targetConfig(t, raw)
+		if err != nil {
+			return nil, err
+		}
+		path := filepath.Join(work, "agent.yaml")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return nil, fmt.Errorf("dist: %w", err)
+		}
+		add("config/agent.yaml", path)
 	}
 	if t.GOOS != "windows" {
 		for dst, abs := range docs {

@@ -75,6 +75,9 @@ func writePackages(o Options, t Target, bins, docs map[string]string) ([]string,
 	if err != nil {
 		return nil, err
 	}
+	if cfg, err = targetConfig(t, cfg); err != nil {
+		return nil, err
+	}
 	work, err := os.MkdirTemp("", "edge-agent-pkg-")
 	if err != nil {
 		return nil, fmt.Errorf("dist: %w", err)

@@ -1,6 +1,7 @@
 package dist
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 )
@@ -94,4 +95,23 @@ func debArch(t Target) string {
 func rpmArch(t Target) string {
 	return map[string]string{"amd64": "x86_64", "arm64": "aarch64", "armv6": "armv6hl", "armv7": "armv7hl",
 		"386": "i686", "riscv64": "riscv64", "ppc64le": "ppc64le", "s390x": "s390x"}[t.Arch()]
+}
+
+// is32bit: bbolt's map is capped at 2 GiB and queue.max-bytes at 512 MiB.
+func (t Target) is32bit() bool { return t.GOARCH == "386" || t.GOARCH == "arm" }
+
+// targetConfig is config/agent.yaml as a target ships it: on 32-bit
+// targets queue.max-bytes is their default and limit, 512 MiB, instead of
+// 1 GiB, which the agent refuses there. The line must be found exactly
+// once: a reworded config fails the release instead of shipping a config
+// the agent refuses.
+func targetConfig(t Target, src []byte) ([]byte, error) {
+	if !t.is32bit() {
+		return src, nil
+	}
+	const old, new = "\n  max-bytes: 1073741824\n", "\n  max-bytes: 536870912\n"
+	if n := bytes.Count(src, []byte(old)); n != 1 {
+		return nil, fmt.Errorf("dist: config/agent.yaml holds %q %d times, want once", strings.TrimSpace(old), n)
+	}
+	return bytes.Replace(src, []byte(old), []byte(new), 1), nil
 }
