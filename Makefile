@@ -74,30 +74,44 @@ test-standalone:
 test-windows: ## cross-compile and vet every module for GOOS=windows
 	for m in $(MODULES); do echo "== windows $$m"; (cd $$m && GOOS=windows GOARCH=amd64 $(GO) build ./... && GOOS=windows GOARCH=amd64 $(GO) vet ./...); done
 
-# The arm64 build ships, so its code runs its tests too: the unit tests of
+# Every shipped CPU's code can run its tests too: the unit tests of
 # transport, connector and starter, built as shipped (CGO_ENABLED=0) for
-# linux/arm64 and run under qemu-aarch64-static (user-mode qemu, Debian
-# package qemu-user-static) through go test -exec: no binfmt handler is
-# needed. -short, and no -race (it needs cgo). A test that starts its own
-# binary again (the WAL's damage check, with -tags emulated) starts it
-# through EDGE_AGENT_TEST_EMULATOR. Not here: e2e (built binaries, external
-# tools, root and fuse), dist (systemd, package installs into a Debian
-# root), bench (figures, not verdicts). All three modules take about 4 min
-# on 2 cores, so none is left out. Without qemu it fails under CI=true
-# and skips, saying so, elsewhere.
-QEMU_ARM64    ?= qemu-aarch64-static
+# each of CROSS_ARCHES and run under user-mode qemu (qemu-<cpu>-static,
+# Debian package qemu-user-static) through go test -exec: no binfmt
+# handler is needed. -short, and no -race (it needs cgo). A test that
+# starts its own binary again (the WAL's damage check, with -tags emulated)
+# starts it through EDGE_AGENT_TEST_EMULATOR. Not here: e2e (built
+# binaries, external tools, root and fuse), dist (systemd, package installs
+# into a Debian root), bench (figures, not verdicts). CI runs arm64 and
+# armv7 (the 64-bit and the 32-bit ARM builds); the others take
+# CROSS_ARCHES='386 riscv64 armv6 ppc64le s390x'. Every module of every
+# arch runs; the target fails at the end, naming those that failed.
+# Without qemu it fails under CI=true and skips, saying so, elsewhere.
+CROSS_ARCHES  ?= arm64 armv7
 CROSS_MODULES := transport connector starter
 
-test-cross: ## run the unit tests of transport, connector and starter built for linux/arm64, under qemu
-	if ! command -v $(QEMU_ARM64) >/dev/null; then \
-		if [ "$${CI:-}" = true ]; then echo "test-cross: $(QEMU_ARM64) is required under CI (Debian: qemu-user-static)" >&2; exit 1; fi; \
-		echo "SKIP: test-cross: $(QEMU_ARM64) not installed (Debian: qemu-user-static); the arm64 tests did not run"; exit 0; \
-	fi; \
-	start=$$(date +%s); \
-	for m in $(CROSS_MODULES); do echo "== arm64 under qemu: $$m"; (cd $$m && \
-		GOOS=linux GOARCH=arm64 CGO_ENABLED=0 EDGE_AGENT_TEST_EMULATOR=$(QEMU_ARM64) \
-		$(GO) test -tags emulated -short -count=1 -timeout 12m -exec $(QEMU_ARM64) ./...); done; \
-	echo "== arm64 tests took $$(( $$(date +%s) - start )) s"
+test-cross: ## run the unit tests of transport, connector and starter for each of CROSS_ARCHES (arm64 armv7), under qemu
+	start=$$(date +%s); failed=; \
+	for arch in $(CROSS_ARCHES); do \
+		goarm=; case $$arch in \
+		arm64) goarch=arm64 qemu=qemu-aarch64-static ;; \
+		armv6|armv7) goarch=arm goarm=$${arch#armv} qemu=qemu-arm-static ;; \
+		386) goarch=386 qemu=qemu-i386-static ;; \
+		riscv64|ppc64le|s390x) goarch=$$arch qemu=qemu-$$arch-static ;; \
+		*) echo "test-cross: unknown arch $$arch (arm64 armv6 armv7 386 riscv64 ppc64le s390x)" >&2; exit 1 ;; \
+		esac; \
+		if ! command -v $$qemu >/dev/null; then \
+			if [ "$${CI:-}" = true ]; then echo "test-cross: $$qemu is required under CI (Debian: qemu-user-static)" >&2; exit 1; fi; \
+			echo "SKIP: test-cross: $$qemu not installed (Debian: qemu-user-static); the $$arch tests did not run"; continue; \
+		fi; \
+		archstart=$$(date +%s); \
+		for m in $(CROSS_MODULES); do echo "== $$arch under qemu: $$m"; (cd $$m && \
+			GOOS=linux GOARCH=$$goarch GOARM=$$goarm CGO_ENABLED=0 EDGE_AGENT_TEST_EMULATOR=$$qemu \
+			$(GO) test -tags emulated -short -count=1 -timeout 12m -exec $$qemu ./...) || failed="$$failed $$arch:$$m"; done; \
+		echo "== $$arch tests took $$(( $$(date +%s) - archstart )) s"; \
+	done; \
+	echo "== test-cross ($(CROSS_ARCHES)) took $$(( $$(date +%s) - start )) s"; \
+	if [ -n "$$failed" ]; then echo "test-cross: tests failed in$$failed" >&2; exit 1; fi
 
 lint: ## gofmt check, go vet and staticcheck on every module
 	unformatted=$$(gofmt -l $(MODULES)); if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
@@ -149,8 +163,16 @@ bench-flash: build ## print the agent's disk writes per input byte at 1, 10, 100
 demo: build ## run the agent end to end on a local demo (receiver + agent + generated log)
 	./scripts/demo.sh
 
-dist: ## build the release (linux tarballs, windows zip, .deb, .rpm) and SHA256SUMS into build/dist
-	cd dist && $(GO) run ./cmd/mkdist -root .. -version $(VERSION)
+# The release key: RELEASE_KEY_FILE, or the environment mkdist reads
+# (EDGE_AGENT_RELEASE_KEY_FILE, EDGE_AGENT_RELEASE_KEY); without any, a
+# throwaway key kept in build/THROWAWAY-local-build.key signs, and mkdist
+# says so.
+RELEASE_KEY_FILE ?=
+
+dist: ## build the signed release (tarballs and .deb/.rpm for every linux CPU, windows zip, SBOMs, SHA256SUMS) into build/dist
+	start=$$(date +%s); \
+	cd dist && $(GO) run ./cmd/mkdist -root .. -version $(VERSION) $(if $(RELEASE_KEY_FILE),-key $(abspath $(RELEASE_KEY_FILE))); \
+	echo "== make dist took $$(( $$(date +%s) - start )) s"
 
 clean: ## remove build output
 	rm -rf bin build

@@ -23,17 +23,6 @@ type Binary struct {
 	Pkg  string // package path relative to Dir, e.g. "./cmd/edge-agent"
 }
 
-// Target is one GOOS/GOARCH pair to release.
-type Target struct {
-	GOOS   string
-	GOARCH string
-	// Optional targets whose binaries do not compile are skipped and
-	// reported in Result.Skipped instead of failing the whole release.
-	Optional bool
-}
-
-func (t Target) String() string { return t.GOOS + "/" + t.GOARCH }
-
 // Options describe one release build.
 type Options struct {
 	Root     string    // repository root (go.work lives here)
@@ -52,19 +41,28 @@ type Options struct {
 	EmptyDirs []string
 	// Packages builds .deb and .rpm for every linux target.
 	Packages bool
+	// SBOM writes ARTIFACT.cdx.json, a CycloneDX SBOM, beside every
+	// archive and package.
+	SBOM bool
+	// SigningKey, when set, is the private key file (edge-agent package
+	// keygen) that signs every artifact, SBOM and SHA256SUMS: a detached
+	// signature, FILE.sig, as edge-agent package sign prints it. With
+	// GenerateKey a missing file is created first.
+	SigningKey  string
+	GenerateKey bool
+	// PublicKeyName is the file in OutDir the signing key's public key is
+	// written to, for users to see which key signed the release.
+	PublicKeyName string
 }
 
-// DefaultOptions returns the edge-agent release layout: tarballs for
-// linux amd64 and arm64, a zip for windows amd64, and .deb/.rpm packages.
+// DefaultOptions returns the edge-agent release layout: a tarball, a .deb
+// and a .rpm for every linux CPU of defaultTargets, and a zip for windows
+// amd64.
 func DefaultOptions(root string) Options {
 	return Options{
-		Root:   root,
-		OutDir: filepath.Join(root, "build", "dist"),
-		Targets: []Target{
-			{GOOS: "linux", GOARCH: "amd64"},
-			{GOOS: "linux", GOARCH: "arm64"},
-			{GOOS: "windows", GOARCH: "amd64", Optional: true},
-		},
+		Root:    root,
+		OutDir:  filepath.Join(root, "build", "dist"),
+		Targets: defaultTargets(),
 		Binaries: []Binary{
 			{Name: "edge-agent", Dir: "starter", Pkg: "./cmd/edge-agent"},
 			{Name: "edgesocket-receiver", Dir: "transport", Pkg: "./cmd/edgesocket-receiver"},
@@ -77,8 +75,10 @@ func DefaultOptions(root string) Options {
 		UnixFiles: map[string]string{
 			"systemd/edge-agent.service": "dist/packaging/edge-agent.service",
 		},
-		EmptyDirs: []string{"data", "log"},
-		Packages:  true,
+		EmptyDirs:     []string{"data", "log"},
+		Packages:      true,
+		SBOM:          true,
+		PublicKeyName: "edge-agent-release.pub",
 	}
 }
 
@@ -102,13 +102,16 @@ type Artifact struct {
 
 // Result names what Build wrote.
 type Result struct {
-	Artifacts []Artifact
-	Sums      string   // path of SHA256SUMS
-	Skipped   []string // optional targets left out, with the reason
+	Artifacts  []Artifact // archives, packages and SBOMs: what SHA256SUMS lists
+	Sums       string     // path of SHA256SUMS
+	Signatures []string   // the .sig of every artifact and of SHA256SUMS
+	PublicKey  string     // path of the public key file, when signed
+	Skipped    []string   // optional targets left out, with the reason
 }
 
 // Build compiles the binaries once per target and writes every archive and
-// package, then SHA256SUMS listing them all.
+// package with its SBOM, then SHA256SUMS listing them all, then a detached
+// signature of each and of SHA256SUMS.
 func Build(ctx context.Context, o Options) (Result, error) {
 	if o.Version == "" {
 		return Result{}, errors.New("dist: version is empty")
@@ -122,7 +125,13 @@ func Build(ctx context.Context, o Options) (Result, error) {
 		return Result{}, fmt.Errorf("dist: %w", err)
 	}
 
-	docs, err := generateDocs(ctx, o, filepath.Join(work, "docs"))
+	// The agent built for this host generates the docs and signs.
+	host := filepath.Join(work, "host", "edge-agent")
+	hostTarget := Target{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH}
+	if err := goBuild(ctx, o, hostTarget, Binary{Name: "edge-agent", Dir: "starter", Pkg: "./cmd/edge-agent"}, host); err != nil {
+		return Result{}, err
+	}
+	docs, err := generateDocs(ctx, host, filepath.Join(work, "docs"))
 	if err != nil {
 		return Result{}, err
 	}
@@ -130,7 +139,7 @@ func Build(ctx context.Context, o Options) (Result, error) {
 	var res Result
 	var written []string
 	for _, t := range o.Targets {
-		bins, err := buildTarget(ctx, o, t, filepath.Join(work, t.GOOS+"-"+t.GOARCH))
+		bins, err := buildTarget(ctx, o, t, filepath.Join(work, t.GOOS+"-"+t.Arch()))
 		if err != nil {
 			if t.Optional && ctx.Err() == nil {
 				res.Skipped = append(res.Skipped, fmt.Sprintf("%s: %v", t, err))
@@ -138,11 +147,18 @@ func Build(ctx context.Context, o Options) (Result, error) {
 			}
 			return Result{}, err
 		}
-		names, err := writeArtifacts(o, t, bins, docs)
+		names, err := writeArtifacts(o, t, bins, docs, filepath.Join(work, t.GOOS+"-"+t.Arch()))
 		if err != nil {
 			return Result{}, err
 		}
 		written = append(written, names...)
+		if o.SBOM {
+			sboms, err := writeSBOMs(o, t, bins, names)
+			if err != nil {
+				return Result{}, err
+			}
+			written = append(written, sboms...)
+		}
 	}
 
 	sort.Strings(written)
@@ -162,13 +178,45 @@ func Build(ctx context.Context, o Options) (Result, error) {
 	if err := os.WriteFile(res.Sums, []byte(sums.String()), 0o644); err != nil {
 		return Result{}, fmt.Errorf("dist: write %s: %w", res.Sums, err)
 	}
+	if o.SigningKey != "" {
+		if err := signRelease(ctx, o, host, &res); err != nil {
+			return Result{}, err
+		}
+	}
 	return res, nil
 }
 
+// writeSBOMs writes the SBOM of each artifact of one target and returns
+// their file names.
+func writeSBOMs(o Options, t Target, bins map[string]string, artifacts []string) ([]string, error) {
+	boms, err := binaryBOMs(bins, o.Version)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, name := range artifacts {
+		data, err := os.ReadFile(filepath.Join(o.OutDir, name))
+		if err != nil {
+			return nil, fmt.Errorf("dist: %w", err)
+		}
+		sum := sha256.Sum256(data)
+		sbom, err := artifactSBOM(name, o.Version, sum[:], t, o.Epoch, boms)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(o.OutDir, name+sbomSuffix), sbom, 0o644); err != nil {
+			return nil, fmt.Errorf("dist: write %s: %w", name+sbomSuffix, err)
+		}
+		names = append(names, name+sbomSuffix)
+	}
+	return names, nil
+}
+
 // writeArtifacts writes the archive of one target and, for linux, its
-// packages; it returns the file names written into o.OutDir.
-func writeArtifacts(o Options, t Target, bins, docs map[string]string) ([]string, error) {
-	top := fmt.Sprintf("edge-agent-%s-%s-%s", o.Version, t.GOOS, t.GOARCH)
+// packages; it returns the file names written into o.OutDir. work is the
+// target's scratch folder.
+func writeArtifacts(o Options, t Target, bins, docs map[string]string, work string) ([]string, error) {
+	top := fmt.Sprintf("edge-agent-%s-%s-%s", o.Version, t.GOOS, t.Arch())
 	entries := map[string]entry{"bin/": {dir: true, mode: 0o755}}
 	for _, d := range o.EmptyDirs {
 		entries[d+"/"] = entry{dir: true, mode: 0o755}
@@ -192,6 +240,21 @@ func writeArtifacts(o Options, t Target, bins, docs map[string]string) ([]string
 			return nil, fmt.Errorf("dist: %s: %w", src, err)
 		}
 		add(dst, abs)
+	}
+	if cfg, ok := entries["config/agent.yaml"]; ok && t.is32bit() {
+		raw, err := os.ReadFile(cfg.src)
+		if err != nil {
+			return nil, fmt.Errorf("dist: %w", err)
+		}
+		data, err := targetConfig(t, raw)
+		if err != nil {
+			return nil, err
+		}
+		path := filepath.Join(work, "agent.yaml")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return nil, fmt.Errorf("dist: %w", err)
+		}
+		add("config/agent.yaml", path)
 	}
 	if t.GOOS != "windows" {
 		for dst, abs := range docs {
@@ -272,16 +335,11 @@ var generatedDocs = []struct {
 	{"share/man/man8/edge-agent.8", "/usr/share/man/man8/edge-agent.8", []string{"man"}},
 }
 
-// generateDocs builds edge-agent for this host and writes what it prints
-// for each of generatedDocs into dir; it returns archive path → file.
-func generateDocs(ctx context.Context, o Options, dir string) (map[string]string, error) {
+// generateDocs writes what the host's edge-agent, bin, prints for each of
+// generatedDocs into dir; it returns archive path → file.
+func generateDocs(ctx context.Context, bin, dir string) (map[string]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("dist: %w", err)
-	}
-	bin := filepath.Join(dir, "edge-agent")
-	host := Target{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH}
-	if err := goBuild(ctx, o, host, Binary{Name: "edge-agent", Dir: "starter", Pkg: "./cmd/edge-agent"}, bin); err != nil {
-		return nil, err
 	}
 	docs := map[string]string{}
 	for _, d := range generatedDocs {
@@ -314,7 +372,7 @@ func goBuild(ctx context.Context, o Options, t Target, b Binary, out string) err
 	// GOWORK=off: a released binary is built from its own module's go.mod
 	// (its replace directives reach the sibling modules), so the packaging
 	// library dist requires can never raise a version in the agent.
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+t.GOOS, "GOARCH="+t.GOARCH, "GOFLAGS=-mod=readonly", "GOWORK=off")
+	cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=readonly", "GOWORK=off"), t.env()...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,7 +52,7 @@ func TestRelease(t *testing.T) {
 		t.Skip("builds the release twice; skipped in -short mode")
 	}
 	root := repoRoot(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	mkdist := filepath.Join(t.TempDir(), "mkdist")
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", mkdist, "./cmd/mkdist").CombinedOutput(); err != nil {
@@ -63,9 +64,11 @@ func TestRelease(t *testing.T) {
 		skipped string
 	}
 	var builds []build
+	// No release key: both builds sign with one throwaway key, made by the first.
+	throwaway := filepath.Join(t.TempDir(), "THROWAWAY-local-build.key")
 	for i := 0; i < 2; i++ {
 		out := filepath.Join(t.TempDir(), "out")
-		cmd := exec.CommandContext(ctx, mkdist, "-root", root, "-out", out, "-version", testVersion, "-commit", "testcommit")
+		cmd := exec.CommandContext(ctx, mkdist, "-root", root, "-out", out, "-version", testVersion, "-commit", "testcommit", "-throwaway-key", throwaway)
 		cmd.Env = append(os.Environ(), "SOURCE_DATE_EPOCH=1700000000")
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
@@ -86,17 +89,20 @@ func TestRelease(t *testing.T) {
 		t.Errorf("two builds differ:\n%s\n%s", builds[0].sums, builds[1].sums)
 	}
 
-	want := []string{
-		amd64Top + ".tar.gz",
-		"edge-agent-0.0.0-test-linux-arm64.tar.gz",
-		"edge-agent-0.0.0~test-1.aarch64.rpm",
-		"edge-agent-0.0.0~test-1.x86_64.rpm",
-		amd64Deb,
-		"edge-agent_0.0.0~test-1_arm64.deb",
+	var want []string
+	for _, tgt := range defaultTargets() {
+		if tgt.GOOS != "linux" {
+			continue
+		}
+		want = append(want, "edge-agent-0.0.0-test-linux-"+tgt.Arch()+".tar.gz",
+			"edge-agent_0.0.0~test-1_"+debArch(tgt)+".deb", "edge-agent-0.0.0~test-1."+rpmArch(tgt)+".rpm")
 	}
 	windowsBuilt := !strings.Contains(skipped, "skipped windows/amd64")
 	if windowsBuilt {
 		want = append(want, "edge-agent-0.0.0-test-windows-amd64.zip")
+	}
+	for _, name := range slices.Clone(want) {
+		want = append(want, name+sbomSuffix)
 	}
 	sort.Strings(want)
 	out := builds[1].out
@@ -122,10 +128,31 @@ func TestRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != len(want)+1 {
-		t.Errorf("%d files in the output folder, want the %d artifacts and SHA256SUMS", len(entries), len(want))
+	// Every listed file and SHA256SUMS have a .sig; the public key too.
+	if n := 2*(len(want)+1) + 1; len(entries) != n {
+		t.Errorf("%d files in the output folder, want %d: the %d artifacts and SBOMs, SHA256SUMS, a .sig of each and the public key", len(entries), n, len(want))
+	}
+	// Signatures are as reproducible as the artifacts (ed25519 is
+	// deterministic, the key is the same).
+	for _, name := range append(slices.Clone(want), "SHA256SUMS", "THROWAWAY-local-build.pub") {
+		if name != "THROWAWAY-local-build.pub" {
+			name += ".sig"
+		}
+		a, errA := os.ReadFile(filepath.Join(builds[0].out, name))
+		b, errB := os.ReadFile(filepath.Join(builds[1].out, name))
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s differs between two builds or is missing: %v %v", name, errA, errB)
+		}
 	}
 
+	t.Run("signatures", func(t *testing.T) { checkSignatures(ctx, t, root, out, want) })
+	t.Run("sboms", func(t *testing.T) {
+		for _, name := range want {
+			if !strings.HasSuffix(name, sbomSuffix) {
+				checkSBOM(t, out, name)
+			}
+		}
+	})
 	t.Run("tarball", func(t *testing.T) { checkTarball(t, filepath.Join(out, amd64Top+".tar.gz")) })
 	t.Run("zip", func(t *testing.T) {
 		if !windowsBuilt {

@@ -75,6 +75,9 @@ func writePackages(o Options, t Target, bins, docs map[string]string) ([]string,
 	if err != nil {
 		return nil, err
 	}
+	if cfg, err = targetConfig(t, cfg); err != nil {
+		return nil, err
+	}
 	work, err := os.MkdirTemp("", "edge-agent-pkg-")
 	if err != nil {
 		return nil, fmt.Errorf("dist: %w", err)
@@ -184,8 +187,9 @@ func packageInfo(o Options, t Target, bins, docs map[string]string, cfgPath, pat
 				PreRemove:   pkg("preremove.sh"),
 				PostRemove:  pkg("postremove.sh"),
 			},
+			Deb: nfpm.Deb{Arch: debArch(t)},
 			// The host name would otherwise be stamped into the rpm.
-			RPM: nfpm.RPM{BuildHost: "edge-agent-dist"},
+			RPM: nfpm.RPM{BuildHost: "edge-agent-dist", Arch: rpmArch(t)},
 		},
 	}
 	return info

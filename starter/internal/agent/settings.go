@@ -154,7 +154,8 @@ const (
 	WhenFullDropOldest = "drop-oldest"
 )
 
-// DefaultQueueSettings are the Java agent's defaults, and 1 GiB for our
+// DefaultQueueSettings are the Java agent's defaults, and
+// defaultQueueMaxBytes (1 GiB; 512 MiB on 32-bit builds) for our
 // backpressure limit.
 func DefaultQueueSettings() QueueSettings {
 	return QueueSettings{
@@ -162,7 +163,7 @@ func DefaultQueueSettings() QueueSettings {
 		CleanupBatchSize:   128,
 		ResurrectBatchSize: 100,
 		ResurrectInterval:  time.Minute,
-		MaxBytes:           1 << 30,
+		MaxBytes:           defaultQueueMaxBytes,
 		WhenFull:           WhenFullBlock,
 	}
 }
@@ -176,6 +177,10 @@ func (q QueueSettings) Validate() error {
 	p.Positive("resurrect-batch-size", int64(q.ResurrectBatchSize))
 	p.PositiveMillis("resurrect-interval-ms", q.ResurrectInterval)
 	p.NonNegative("max-bytes", q.MaxBytes)
+	if queueMaxBytesLimit > 0 && (q.MaxBytes == 0 || q.MaxBytes > queueMaxBytesLimit) {
+		p.Add("max-bytes", "must be between 1 and %d (%d MiB) on a 32-bit build, where bbolt maps at most 2 GiB of WAL (0, unlimited, is refused there too), got %d",
+			int64(queueMaxBytesLimit), queueMaxBytesLimit>>20, q.MaxBytes)
+	}
 	if q.WhenFull != WhenFullBlock && q.WhenFull != WhenFullDropOldest {
 		p.Add("when-full", "must be %s or %s, got %q", WhenFullBlock, WhenFullDropOldest, q.WhenFull)
 	}

@@ -216,6 +216,7 @@ func (a *agentCLI) commands() []*ucli.Command {
 		a.diagnosticsCommand(),
 		a.serviceCommand(),
 		a.packageCommand(),
+		a.verifyReleaseCommand(),
 		a.completionCommand(),
 		a.manCommand(),
 	}

@@ -1,8 +1,7 @@
 package cli
 
 import (
-	"encoding/base64"
-	"encoding/hex"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,7 +20,7 @@ func (a *agentCLI) packageCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:      "package",
 		Usage:     "keys and signatures for self-upgrade over OpAMP",
-		UsageText: "edge-agent package keygen --out KEY | edge-agent package sign --key KEY --version V [--allow-downgrade] FILE",
+		UsageText: "edge-agent package keygen --out KEY | edge-agent package pubkey --key KEY | edge-agent package sign --key KEY --version V [--allow-downgrade] FILE",
 		Subcommands: []*ucli.Command{{
 			Name:      "keygen",
 			Usage:     "make an ed25519 key pair: the private key into --out, the public key printed",
@@ -36,6 +35,19 @@ Examples:
 			OnUsageError: usageError,
 			Action:       a.packageKeygen,
 		}, {
+			Name:      "pubkey",
+			Usage:     "print the public key of a private key file",
+			UsageText: "edge-agent package pubkey --key FILE",
+			Description: `Prints the public key (standard base64 of its 32 bytes) that verifies
+what the private key signs: the value of management.opamp.packages.public-key
+and of verify-release --public-key.
+
+Examples:
+   edge-agent package pubkey --key release.key`,
+			Flags:        []ucli.Flag{&ucli.StringFlag{Name: "key", Required: true, Usage: "private key file (from keygen)", TakesFile: true}},
+			OnUsageError: usageError,
+			Action:       a.packagePubkey,
+		}, {
 			Name:      "sign",
 			Usage:     "print the SHA-256 and the signature of a package file for an OpAMP offer",
 			UsageText: "edge-agent package sign --key KEY --version V [--allow-downgrade] FILE",
@@ -43,7 +55,8 @@ Examples:
 prints three lines: version, sha256 (hex: the offer's content_hash) and
 signature (base64 of the 64 bytes: the offer's signature). An agent
 installs an older version only when the signature was made with
---allow-downgrade.
+--allow-downgrade. The same three lines, saved as FILE.sig, are the
+detached signature a release ships beside each artifact (verify-release).
 
 Examples:
    edge-agent package sign --key release.key --version 1.4.0 bin/edge-agent`,
@@ -77,6 +90,19 @@ func (a *agentCLI) packageKeygen(c *ucli.Context) error {
 	return nil
 }
 
+func (a *agentCLI) packagePubkey(c *ucli.Context) error {
+	if c.NArg() != 0 {
+		return withCode(exitcode.Usage, fmt.Errorf("package pubkey takes no arguments, got %q", c.Args().Slice()))
+	}
+	key, err := upgrade.ReadPrivateKey(c.String("key"))
+	if err != nil {
+		return err
+	}
+	pub, _ := key.Public().(ed25519.PublicKey)
+	fmt.Fprintln(a.env.Stdout, upgrade.EncodePublicKey(pub))
+	return nil
+}
+
 func (a *agentCLI) packageSign(c *ucli.Context) error {
 	if c.NArg() != 1 {
 		return withCode(exitcode.Usage, fmt.Errorf("package sign takes one FILE, got %q", c.Args().Slice()))
@@ -93,7 +119,6 @@ func (a *agentCLI) packageSign(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	sig := upgrade.Sign(key, version, sha, c.Bool("allow-downgrade"))
-	fmt.Fprintf(a.env.Stdout, "version: %s\nsha256: %s\nsignature: %s\n", version, hex.EncodeToString(sha), base64.StdEncoding.EncodeToString(sig))
-	return nil
+	_, err = a.env.Stdout.Write(upgrade.SignDetached(key, version, sha, c.Bool("allow-downgrade")).Marshal())
+	return err
 }

@@ -2,8 +2,11 @@ package config
 
 import (
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/goccy/go-yaml/ast"
@@ -16,9 +19,34 @@ import (
 // examplePath is the documented example shipped in the tarball.
 const examplePath = "../../../config/agent.yaml"
 
+// shippedExample is the example as this platform's release ships it: on
+// 32-bit builds the release writes queue.max-bytes as 512 MiB, their
+// default and limit (dist's targetConfig), since the agent refuses 1 GiB
+// there.
+func shippedExample(t *testing.T) string {
+	t.Helper()
+	if strconv.IntSize == 64 {
+		return examplePath
+	}
+	data, err := os.ReadFile(examplePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const old, new = "\n  max-bytes: 1073741824\n", "\n  max-bytes: 536870912\n"
+	if strings.Count(string(data), old) != 1 {
+		t.Fatalf("%s lacks %q, which the 32-bit release rewrites", examplePath, old)
+	}
+	path := filepath.Join(t.TempDir(), "agent.yaml")
+	if err := os.WriteFile(path, []byte(strings.Replace(string(data), old, new, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // TestExampleConfigLoads: the shipped example must pass Load as is.
 func TestExampleConfigLoads(t *testing.T) {
-	cfg, warns, err := Load(examplePath, LoadOptions{Registry: testRegistry(), Outputs: testOutputs(), Getenv: env{}.get})
+	example := shippedExample(t)
+	cfg, warns, err := Load(example, LoadOptions{Registry: testRegistry(), Outputs: testOutputs(), Getenv: env{}.get})
 	if err != nil {
 		t.Fatalf("example config: %v", err)
 	}
@@ -29,7 +57,7 @@ func TestExampleConfigLoads(t *testing.T) {
 		t.Errorf("token default from ${EDGE_AGENT_TOKEN:-change-me}: got another value")
 	}
 
-	cfg, _, err = Load(examplePath, LoadOptions{Registry: testRegistry(), Outputs: testOutputs(), Getenv: env{"EDGE_AGENT_TOKEN": "from-env"}.get})
+	cfg, _, err = Load(example, LoadOptions{Registry: testRegistry(), Outputs: testOutputs(), Getenv: env{"EDGE_AGENT_TOKEN": "from-env"}.get})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +69,7 @@ func TestExampleConfigLoads(t *testing.T) {
 // TestExampleConfigShowsDefaults: every key is in the example, with its
 // default, except the few a real deployment must set.
 func TestExampleConfigShowsDefaults(t *testing.T) {
-	cfg, _, err := Load(examplePath, LoadOptions{Registry: testRegistry(), Outputs: testOutputs(), Getenv: env{}.get})
+	cfg, _, err := Load(shippedExample(t), LoadOptions{Registry: testRegistry(), Outputs: testOutputs(), Getenv: env{}.get})
 	if err != nil {
 		t.Fatal(err)
 	}

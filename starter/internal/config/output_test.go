@@ -13,7 +13,7 @@ import (
 // it loading (Java parity): the console output accepts, and ignores, the
 // transport's keys.
 func TestConsoleKeepsTransportKeys(t *testing.T) {
-	data, err := os.ReadFile(examplePath)
+	data, err := os.ReadFile(shippedExample(t))
 	if err != nil {
 		t.Fatal(err)
 	}

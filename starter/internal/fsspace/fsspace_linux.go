@@ -16,5 +16,7 @@ func Of(path string) (Space, bool) {
 			return Space{}, false
 		}
 	}
-	return Space{Avail: int64(st.Bavail) * st.Bsize, Size: int64(st.Blocks) * st.Bsize}, true
+	// Bsize is int32 on 32-bit platforms and uint32 on s390x: widen it.
+	bsize := int64(st.Bsize)
+	return Space{Avail: int64(st.Bavail) * bsize, Size: int64(st.Blocks) * bsize}, true
 }

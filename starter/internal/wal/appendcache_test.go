@@ -69,7 +69,7 @@ func TestAppendValuesOutliveArenaRenewal(t *testing.T) {
 	w := openTest(t, newClock(t0))
 	noise := func(seed, n int) []byte {
 		b := make([]byte, n)
-		x := uint32(seed*2654435761 + 1)
+		x := uint32(seed)*2654435761 + 1
 		for i := range b {
 			x ^= x << 13
 			x ^= x >> 17

@@ -135,6 +135,12 @@ func mappedRSS(t *testing.T, w *WAL) int64 {
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
+	if emu := os.Getenv("EDGE_AGENT_TEST_EMULATOR"); emu != "" {
+		// qemu-user shows the host's smaps, whose addresses are the
+		// guest's only when it maps the guest at offset 0 (not for a
+		// 32-bit guest): the resident set cannot be read here.
+		t.Skipf("no mapping at %#x in /proc/self/smaps under %s, which does not translate smaps addresses for this guest", start, emu)
+	}
 	t.Fatalf("no mapping at %#x in /proc/self/smaps", start)
 	return 0
 }
