@@ -14,6 +14,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/connector/internal/pushq"
+	"github.com/edge-agent/edge-agent/transport/ratelog"
 )
 
 // Input is a running http input. Open, Poll, Drain, Committed and Close
@@ -28,7 +29,7 @@ type Input struct {
 	stats stats
 	now   func() time.Time
 	// warnRefused spaces the WARNs of 429 answers.
-	warnRefused rateWarn
+	warnRefused ratelog.Warner
 	// slots bounds the requests in progress (max-concurrent-requests).
 	slots chan struct{}
 	// closed is closed at Close: handlers still waiting for a commit

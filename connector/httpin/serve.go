@@ -175,7 +175,7 @@ func (in *Input) bodyError(err error, msg string) ([]byte, int, string) {
 // refuse answers 429 with Retry-After.
 func (in *Input) refuse(w http.ResponseWriter, why string) {
 	in.stats.refused.Add(1)
-	in.warnRefused.warn(in.log, "http input answering 429: "+why)
+	in.warnRefused.Warn(in.log, "http input answering 429: "+why)
 	w.Header().Set("Retry-After", strconv.Itoa(int(in.cfg.RetryAfter/time.Second)))
 	in.answer(w, http.StatusTooManyRequests, why+"; retry later")
 }
