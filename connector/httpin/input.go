@@ -32,9 +32,6 @@ type Input struct {
 	warnRefused ratelog.Warner
 	// slots bounds the requests in progress (max-concurrent-requests).
 	slots chan struct{}
-	// closed is closed at Close: handlers still waiting for a commit
-	// answer 503.
-	closed chan struct{}
 
 	srv       *http.Server
 	served    chan struct{}
@@ -64,7 +61,6 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 		q:      pushq.New(cfg.MaxPendingBytes),
 		now:    time.Now,
 		slots:  make(chan struct{}, cfg.MaxConcurrentRequests),
-		closed: make(chan struct{}),
 		served: make(chan struct{}),
 	}
 	var err error
@@ -148,8 +144,7 @@ func (in *Input) Drain(dst []input.Event) []input.Event {
 // Idempotent.
 func (in *Input) Close() error {
 	in.closeOnce.Do(func() {
-		in.q.Stop()
-		close(in.closed)
+		in.q.Close()
 		if in.srv == nil {
 			return
 		}
