@@ -67,7 +67,7 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 	if in.token, err = cfg.token(); err != nil {
 		return nil, err
 	}
-	if in.tls, err = cfg.tlsConfig(); err != nil {
+	if in.tls, err = cfg.TLS.Load(); err != nil {
 		return nil, err
 	}
 	return in, nil

@@ -80,7 +80,7 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 		slots: make(chan struct{}, cfg.MaxConcurrentRequests),
 	}
 	var err error
-	if in.tls, err = cfg.tlsConfig(); err != nil {
+	if in.tls, err = cfg.TLS.Load(); err != nil {
 		return nil, err
 	}
 	return in, nil
