@@ -16,8 +16,9 @@ import (
 	"time"
 )
 
-// Cert is a self-signed certificate for 127.0.0.1 and "localhost", which
-// is its own CA: a server presents Pair, a client trusts CertFile.
+// Cert is a certificate for 127.0.0.1 and "localhost" with its key: a
+// server presents Pair, a client trusts CertFile when it is self-signed
+// (SelfSigned) or the CA's file when a CA issued it (NewPKI).
 type Cert struct {
 	Pair     tls.Certificate
 	Leaf     *x509.Certificate
@@ -25,32 +26,81 @@ type Cert struct {
 	KeyFile  string // PEM private key
 }
 
-// SelfSigned makes a Cert valid from an hour ago for validFor, written
-// into a temporary folder of tb's.
+// SelfSigned makes a Cert valid from an hour ago for validFor, its own
+// CA, written into a temporary folder of tb's.
 func SelfSigned(tb testing.TB, validFor time.Duration) Cert {
 	tb.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		tb.Fatal(err)
+	tmpl := template(tb, "edgesocket test", validFor)
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign
+	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+	tmpl.IsCA, tmpl.BasicConstraintsValid = true, true
+	return issue(tb, tmpl, nil, tb.TempDir(), "")
+}
+
+// PKI is a throw-away CA and the server and client certificates it
+// issued, for mutual TLS: each side presents its Cert and trusts CAFile.
+type PKI struct {
+	CAFile         string // PEM certificate of the CA
+	CA             Cert
+	Server, Client Cert
+}
+
+// NewPKI makes a CA and a server and a client certificate (each usable
+// for both roles), valid from an hour ago for a day, written into a
+// temporary folder of tb's.
+func NewPKI(tb testing.TB) PKI {
+	tb.Helper()
+	dir := tb.TempDir()
+	caTmpl := template(tb, "test CA", 24*time.Hour)
+	caTmpl.KeyUsage = x509.KeyUsageCertSign
+	caTmpl.IsCA, caTmpl.BasicConstraintsValid = true, true
+	caTmpl.IPAddresses, caTmpl.DNSNames = nil, nil
+	ca := issue(tb, caTmpl, nil, dir, "ca")
+	p := PKI{CAFile: ca.CertFile, CA: ca}
+	for _, side := range []struct {
+		name string
+		to   *Cert
+	}{{"server", &p.Server}, {"client", &p.Client}} {
+		tmpl := template(tb, side.name, 24*time.Hour)
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+		*side.to = issue(tb, tmpl, &ca, dir, side.name)
 	}
+	return p
+}
+
+// template is a leaf for 127.0.0.1 and "localhost" valid from an hour
+// ago for validFor, with a random serial.
+func template(tb testing.TB, name string, validFor time.Duration) *x509.Certificate {
+	tb.Helper()
 	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "edgesocket test"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(validFor),
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-		DNSNames:              []string{"localhost"},
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IsCA:                  true,
-		BasicConstraintsValid: true,
+	return &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: name},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(validFor),
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		DNSNames:     []string{"localhost"},
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+}
+
+// issue makes a key and the certificate tmpl describes, signed by parent
+// (nil: self-signed), and writes both as PEM into dir (prefix-cert.pem
+// and prefix-key.pem; cert.pem and key.pem for an empty prefix).
+func issue(tb testing.TB, tmpl *x509.Certificate, parent *Cert, dir, prefix string) Cert {
+	tb.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	signer, signerKey := tmpl, any(key)
+	if parent != nil {
+		signer, signerKey = parent.Leaf, parent.Pair.PrivateKey
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer, &key.PublicKey, signerKey)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -62,12 +112,14 @@ func SelfSigned(tb testing.TB, validFor time.Duration) Cert {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	dir := tb.TempDir()
+	if prefix != "" {
+		prefix += "-"
+	}
 	c := Cert{
 		Pair:     tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf},
 		Leaf:     leaf,
-		CertFile: filepath.Join(dir, "cert.pem"),
-		KeyFile:  filepath.Join(dir, "key.pem"),
+		CertFile: filepath.Join(dir, prefix+"cert.pem"),
+		KeyFile:  filepath.Join(dir, prefix+"key.pem"),
 	}
 	if err := os.WriteFile(c.CertFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
 		tb.Fatal(err)

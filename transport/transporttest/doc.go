@@ -1,5 +1,6 @@
 // Package transporttest holds test helpers for code that speaks EdgeSocket:
 // a TCP proxy that adds a round-trip time on loopback, so tests and
 // benchmarks can show what pipelining buys on a long link without leaving
-// the machine, and a self-signed certificate for TLS on loopback.
+// the machine, and certificates for TLS on loopback: a self-signed one, or
+// a CA with a server and a client certificate for mutual TLS.
 package transporttest

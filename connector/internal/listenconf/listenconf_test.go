@@ -10,14 +10,14 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
-	"github.com/edge-agent/edge-agent/connector/internal/testpki"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 // Load: no TLS without cert-file, a server config with it, mTLS with a
 // client CA, and each wrong combination or file named by its key.
 func TestTLSLoad(t *testing.T) {
 	dir := t.TempDir()
-	pki := testpki.Write(t, dir)
+	pki := transporttest.NewPKI(t)
 	notPEM := filepath.Join(dir, "not.pem")
 	if err := os.WriteFile(notPEM, []byte("no pem here"), 0o600); err != nil {
 		t.Fatal(err)
@@ -31,14 +31,14 @@ func TestTLSLoad(t *testing.T) {
 	}{
 		{"off", TLS{}, false, false, ""},
 		{"blank cert-file is off", TLS{CertFile: " "}, false, false, ""},
-		{"server", TLS{CertFile: pki.ServerCert, KeyFile: pki.ServerKey}, true, false, ""},
-		{"mtls", TLS{CertFile: pki.ServerCert, KeyFile: pki.ServerKey, ClientCAFile: pki.CA}, true, true, ""},
-		{"cert without key", TLS{CertFile: pki.ServerCert}, false, false, "tls"},
-		{"key without cert", TLS{KeyFile: pki.ServerKey}, false, false, "tls"},
-		{"client CA without TLS", TLS{ClientCAFile: pki.CA}, false, false, "tls.client-ca-file"},
-		{"missing cert", TLS{CertFile: filepath.Join(dir, "none"), KeyFile: pki.ServerKey}, false, false, "tls"},
-		{"missing client CA", TLS{CertFile: pki.ServerCert, KeyFile: pki.ServerKey, ClientCAFile: filepath.Join(dir, "none")}, false, false, "tls.client-ca-file"},
-		{"client CA not PEM", TLS{CertFile: pki.ServerCert, KeyFile: pki.ServerKey, ClientCAFile: notPEM}, false, false, "tls.client-ca-file"},
+		{"server", TLS{CertFile: pki.Server.CertFile, KeyFile: pki.Server.KeyFile}, true, false, ""},
+		{"mtls", TLS{CertFile: pki.Server.CertFile, KeyFile: pki.Server.KeyFile, ClientCAFile: pki.CAFile}, true, true, ""},
+		{"cert without key", TLS{CertFile: pki.Server.CertFile}, false, false, "tls"},
+		{"key without cert", TLS{KeyFile: pki.Server.KeyFile}, false, false, "tls"},
+		{"client CA without TLS", TLS{ClientCAFile: pki.CAFile}, false, false, "tls.client-ca-file"},
+		{"missing cert", TLS{CertFile: filepath.Join(dir, "none"), KeyFile: pki.Server.KeyFile}, false, false, "tls"},
+		{"missing client CA", TLS{CertFile: pki.Server.CertFile, KeyFile: pki.Server.KeyFile, ClientCAFile: filepath.Join(dir, "none")}, false, false, "tls.client-ca-file"},
+		{"client CA not PEM", TLS{CertFile: pki.Server.CertFile, KeyFile: pki.Server.KeyFile, ClientCAFile: notPEM}, false, false, "tls.client-ca-file"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
