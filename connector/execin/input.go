@@ -17,6 +17,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/internal/lines"
 	"github.com/edge-agent/edge-agent/connector/internal/pushq"
 	"github.com/edge-agent/edge-agent/transport/backoff"
+	"github.com/edge-agent/edge-agent/transport/ratelog"
 )
 
 // Input is a running exec input. Open, Poll, Drain and Close are the
@@ -32,7 +33,7 @@ type Input struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
-	warn   rateWarn
+	warn   ratelog.Warner
 
 	closeOnce sync.Once
 }
@@ -204,12 +205,12 @@ func (in *Input) failed(what string, err error) bool {
 const maxStderrLog = 512
 
 // readStderr logs each stderr line (cut), at most one WARN per
-// rateWarnEvery with the count held back.
+// ratelog.DefaultEvery with the count held back.
 func (in *Input) readStderr(r io.Reader) {
 	_ = lines.Read(r, maxStderrLog, func(l []byte, _ bool) error {
 		in.stats.stderrLines.Add(1)
 		s, _ := jsonenc.AppendStringContent(nil, l)
-		in.warn.warn(in.log, "command wrote to stderr", slog.String("line", string(s)))
+		in.warn.Warn(in.log, "command wrote to stderr", slog.String("line", string(s)))
 		return nil
 	})
 }
@@ -256,28 +257,4 @@ func (in *Input) Stats() input.Stats {
 		TruncatedLines: s.truncated.Load(), InvalidSequences: s.invalid.Load(), ParseErrors: s.parseErrors.Load(),
 		Restarts: max(s.runs.Load()-1, 0), Errors: s.failures.Load(),
 	}
-}
-
-// rateWarn logs a WARN at most once per rateWarnEvery, with the count of
-// the ones it held back.
-type rateWarn struct {
-	mu         sync.Mutex
-	last       time.Time
-	suppressed int
-}
-
-const rateWarnEvery = 10 * time.Second
-
-func (r *rateWarn) warn(l *slog.Logger, msg string, attrs ...any) {
-	r.mu.Lock()
-	now := time.Now()
-	if !r.last.IsZero() && now.Sub(r.last) < rateWarnEvery {
-		r.suppressed++
-		r.mu.Unlock()
-		return
-	}
-	n := r.suppressed
-	r.last, r.suppressed = now, 0
-	r.mu.Unlock()
-	l.Warn(msg, append(attrs, slog.Int("suppressed_since_last", n))...)
 }

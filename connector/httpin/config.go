@@ -1,17 +1,13 @@
 package httpin
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
-	"fmt"
-	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/connector/internal/listenconf"
 )
 
 // Defaults and limits: the one place each is written.
@@ -77,16 +73,7 @@ type Config struct {
 }
 
 // TLSConfig is the listener's TLS.
-type TLSConfig struct {
-	CertFile string `yaml:"cert-file"`
-	KeyFile  string `yaml:"key-file"`
-	// ClientCAFile, when set, requires every sender to present a
-	// certificate signed by one of these CAs (mTLS).
-	ClientCAFile string `yaml:"client-ca-file"`
-	_            struct{}
-}
-
-func (t TLSConfig) enabled() bool { return strings.TrimSpace(t.CertFile) != "" }
+type TLSConfig = listenconf.TLS
 
 // NewDefaultConfig returns the defaults; agent.yaml is decoded on top.
 func NewDefaultConfig() *Config {
@@ -119,45 +106,31 @@ var (
 // as it would fail the start.
 func (c *Config) Validate() error {
 	var errs []error
-	if _, port, err := net.SplitHostPort(strings.TrimSpace(c.Listen)); err != nil || port == "" {
-		errs = append(errs, input.Errorf("listen", "must be host:port, got %q", c.Listen))
-	}
+	errs = append(errs, listenconf.HostPort("listen", strings.TrimSpace(c.Listen)))
 	if !strings.HasPrefix(c.Path, "/") {
 		errs = append(errs, input.Errorf("path", "must start with /, got %q", c.Path))
 	}
 	if _, err := c.token(); err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := c.tlsConfig(); err != nil {
+	if _, err := c.TLS.Load(); err != nil {
 		errs = append(errs, err)
 	}
-	errs = append(errs, checkRange("max-body-bytes", c.MaxBodyBytes, minBodyBytes, maxBodyBytesLimit))
-	errs = append(errs, checkRange("max-pending-bytes", c.MaxPendingBytes, max(c.MaxBodyBytes, 64<<10), 1<<30))
-	errs = append(errs, checkRange("max-connections", c.MaxConnections, 1, 100_000))
-	errs = append(errs, checkRange("max-concurrent-requests", c.MaxConcurrentRequests, 1, 10_000))
-	for _, d := range []struct {
-		key string
-		v   time.Duration
-	}{{"read-header-timeout-ms", c.ReadHeaderTimeout}, {"read-timeout-ms", c.ReadTimeout}, {"write-timeout-ms", c.WriteTimeout},
-		{"idle-timeout-ms", c.IdleTimeout}, {"commit-timeout-ms", c.CommitTimeout}} {
-		if d.v <= 0 {
-			errs = append(errs, input.Errorf(d.key, "must be > 0, got %d", d.v.Milliseconds()))
-		}
-	}
-	if c.RetryAfter < time.Second {
-		errs = append(errs, input.Errorf("retry-after-ms", "must be at least 1000 (Retry-After is in whole seconds), got %d", c.RetryAfter.Milliseconds()))
-	}
+	errs = append(errs,
+		listenconf.Range("max-body-bytes", c.MaxBodyBytes, minBodyBytes, maxBodyBytesLimit),
+		listenconf.Range("max-pending-bytes", c.MaxPendingBytes, max(c.MaxBodyBytes, 64<<10), 1<<30),
+		listenconf.Range("max-connections", c.MaxConnections, 1, 100_000),
+		listenconf.Range("max-concurrent-requests", c.MaxConcurrentRequests, 1, 10_000),
+		listenconf.Positive("read-header-timeout-ms", c.ReadHeaderTimeout),
+		listenconf.Positive("read-timeout-ms", c.ReadTimeout),
+		listenconf.Positive("write-timeout-ms", c.WriteTimeout),
+		listenconf.Positive("idle-timeout-ms", c.IdleTimeout),
+		listenconf.Positive("commit-timeout-ms", c.CommitTimeout),
+		listenconf.RetryAfter(c.RetryAfter))
 	if c.WriteTimeout > 0 && c.CommitTimeout >= c.WriteTimeout {
 		errs = append(errs, input.Errorf("commit-timeout-ms", "must be below write-timeout-ms (%d): the answer waits for the commit", c.WriteTimeout.Milliseconds()))
 	}
 	return errors.Join(errs...)
-}
-
-func checkRange(key string, v, lo, hi int) error {
-	if v < lo || v > hi {
-		return input.Errorf(key, "must be between %d and %d, got %d", lo, hi, v)
-	}
-	return nil
 }
 
 // token is the bearer token, from its file when one is named; "" when
@@ -177,65 +150,26 @@ func (c *Config) token() (string, error) {
 	return tok, nil
 }
 
-// tlsConfig is the listener's TLS, nil without cert-file.
-func (c *Config) tlsConfig() (*tls.Config, error) {
-	t := c.TLS
-	if t.enabled() != (strings.TrimSpace(t.KeyFile) != "") {
-		return nil, input.Errorf("tls", "cert-file and key-file go together: set both or neither")
-	}
-	if !t.enabled() {
-		if t.ClientCAFile != "" {
-			return nil, input.Errorf("tls.client-ca-file", "needs tls.cert-file and tls.key-file: mTLS is TLS first")
-		}
-		return nil, nil
-	}
-	cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
-	if err != nil {
-		return nil, input.Errorf("tls", "load cert-file and key-file: %v", err)
-	}
-	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	if t.ClientCAFile != "" {
-		pem, err := os.ReadFile(t.ClientCAFile)
-		if err != nil {
-			return nil, input.Errorf("tls.client-ca-file", "cannot read: %v", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, input.Errorf("tls.client-ca-file", "%s holds no PEM certificate", t.ClientCAFile)
-		}
-		tc.ClientCAs, tc.ClientAuth = pool, tls.RequireAndVerifyClientCert
-	}
-	return tc, nil
-}
-
 // Advice warns of a listener other hosts reach without TLS.
 func (c *Config) Advice() []input.FieldError {
-	host, _, err := net.SplitHostPort(strings.TrimSpace(c.Listen))
-	if err != nil || c.TLS.enabled() {
+	if c.TLS.Enabled() {
 		return nil
 	}
-	if ip := net.ParseIP(host); strings.EqualFold(host, "localhost") || (ip != nil && ip.IsLoopback()) {
-		return nil
+	if e := listenconf.Exposed("listen", strings.TrimSpace(c.Listen), "records (and a bearer token)"); e != nil {
+		return []input.FieldError{*e}
 	}
-	return []input.FieldError{{Key: "listen", Err: fmt.Errorf("%q is reachable from other hosts without TLS: records (and a bearer token) cross the network in clear; set tls", c.Listen)}}
+	return nil
 }
 
 // AnchorPaths resolves the token and TLS files against base.
 func (c *Config) AnchorPaths(base string) {
-	if base == "" {
-		return
-	}
-	for _, p := range []*string{&c.BearerTokenFile, &c.TLS.CertFile, &c.TLS.KeyFile, &c.TLS.ClientCAFile} {
-		if v := strings.TrimSpace(*p); v != "" && !filepath.IsAbs(v) {
-			*p = filepath.Join(base, v)
-		}
-	}
+	listenconf.AnchorPaths(base, append(c.TLS.Files(), &c.BearerTokenFile)...)
 }
 
 // Sources names where the input listens.
 func (c *Config) Sources() []string {
 	scheme := "http"
-	if c.TLS.enabled() {
+	if c.TLS.Enabled() {
 		scheme = "https"
 	}
 	return []string{scheme + "://" + strings.TrimSpace(c.Listen) + c.Path}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/connector/internal/pushq"
+	"github.com/edge-agent/edge-agent/transport/ratelog"
 )
 
 // Input is a running http input. Open, Poll, Drain, Committed and Close
@@ -28,12 +29,9 @@ type Input struct {
 	stats stats
 	now   func() time.Time
 	// warnRefused spaces the WARNs of 429 answers.
-	warnRefused rateWarn
+	warnRefused ratelog.Warner
 	// slots bounds the requests in progress (max-concurrent-requests).
 	slots chan struct{}
-	// closed is closed at Close: handlers still waiting for a commit
-	// answer 503.
-	closed chan struct{}
 
 	srv       *http.Server
 	served    chan struct{}
@@ -63,14 +61,13 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 		q:      pushq.New(cfg.MaxPendingBytes),
 		now:    time.Now,
 		slots:  make(chan struct{}, cfg.MaxConcurrentRequests),
-		closed: make(chan struct{}),
 		served: make(chan struct{}),
 	}
 	var err error
 	if in.token, err = cfg.token(); err != nil {
 		return nil, err
 	}
-	if in.tls, err = cfg.tlsConfig(); err != nil {
+	if in.tls, err = cfg.TLS.Load(); err != nil {
 		return nil, err
 	}
 	return in, nil
@@ -147,8 +144,7 @@ func (in *Input) Drain(dst []input.Event) []input.Event {
 // Idempotent.
 func (in *Input) Close() error {
 	in.closeOnce.Do(func() {
-		in.q.Stop()
-		close(in.closed)
+		in.q.Close()
 		if in.srv == nil {
 			return
 		}

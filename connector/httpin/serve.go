@@ -78,8 +78,7 @@ func (in *Input) serve(w http.ResponseWriter, r *http.Request) {
 		in.answerOK(w, 0)
 		return
 	}
-	done := make(chan struct{})
-	ok, err := in.q.TryPut(events, func() { close(done) })
+	pending, err := in.q.TryPutPending(events)
 	switch {
 	case errors.Is(err, pushq.ErrClosed):
 		in.answer(w, http.StatusServiceUnavailable, "the agent is stopping; send again")
@@ -87,23 +86,21 @@ func (in *Input) serve(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		in.answer(w, http.StatusInternalServerError, err.Error())
 		return
-	case !ok:
+	case pending == nil:
 		in.refuse(w, "the input's queue is full (max-pending-bytes), or the agent's queue is")
 		return
 	}
 	in.stats.records.Add(int64(len(events)))
-	timer := time.NewTimer(in.cfg.CommitTimeout)
-	defer timer.Stop()
-	select {
-	case <-done:
+	switch pending.Wait(r.Context(), in.cfg.CommitTimeout) {
+	case pushq.Stored:
 		in.stats.stored.Add(1)
 		in.answerOK(w, len(events))
-	case <-in.closed:
+	case pushq.Closed:
 		in.answer(w, http.StatusServiceUnavailable, "the agent stopped before the records were confirmed stored; send again")
-	case <-timer.C:
+	case pushq.TimedOut:
 		in.stats.commitTimeouts.Add(1)
 		in.answer(w, http.StatusServiceUnavailable, "the records were not confirmed stored within commit-timeout-ms; they may still be: a resend may duplicate")
-	case <-r.Context().Done():
+	case pushq.Left:
 		// The sender left: the records may still be stored.
 	}
 }
@@ -175,7 +172,7 @@ func (in *Input) bodyError(err error, msg string) ([]byte, int, string) {
 // refuse answers 429 with Retry-After.
 func (in *Input) refuse(w http.ResponseWriter, why string) {
 	in.stats.refused.Add(1)
-	in.warnRefused.warn(in.log, "http input answering 429: "+why)
+	in.warnRefused.Warn(in.log, "http input answering 429: "+why)
 	w.Header().Set("Retry-After", strconv.Itoa(int(in.cfg.RetryAfter/time.Second)))
 	in.answer(w, http.StatusTooManyRequests, why+"; retry later")
 }

@@ -19,7 +19,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/edge-agent/edge-agent/connector/internal/testpki"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 // 200 comes only once every record of the request is committed: not
@@ -323,15 +323,15 @@ func TestFlood(t *testing.T) {
 // mTLS: a sender with a certificate signed by client-ca-file is served;
 // one without is refused at the handshake.
 func TestMutualTLS(t *testing.T) {
-	pk := testpki.Write(t, t.TempDir())
+	pk := transporttest.NewPKI(t)
 	in := open(t, func(c *Config) {
-		c.TLS = TLSConfig{CertFile: pk.ServerCert, KeyFile: pk.ServerKey, ClientCAFile: pk.CA}
+		c.TLS = TLSConfig{CertFile: pk.Server.CertFile, KeyFile: pk.Server.KeyFile, ClientCAFile: pk.CAFile}
 	})
 	s := runScheduler(t, in)
-	caPEM, _ := os.ReadFile(pk.CA)
+	caPEM, _ := os.ReadFile(pk.CAFile)
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(caPEM)
-	cert, err := tls.LoadX509KeyPair(pk.ClientCert, pk.ClientKey)
+	cert, err := tls.LoadX509KeyPair(pk.Client.CertFile, pk.Client.KeyFile)
 	if err != nil {
 		t.Fatal(err)
 	}

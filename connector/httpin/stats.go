@@ -1,10 +1,7 @@
 package httpin
 
 import (
-	"log/slog"
-	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
 )
@@ -41,29 +38,4 @@ func (in *Input) Stats() input.Stats {
 		Connections:      s.connections.Load(),
 		ConnectionsTotal: s.connectionsTotal.Load(),
 	}
-}
-
-// rateWarn logs a WARN at most once per rateWarnEvery, with the count of
-// the ones it held back: a flood can be refused thousands of times a
-// second.
-type rateWarn struct {
-	mu         sync.Mutex
-	last       time.Time
-	suppressed int
-}
-
-const rateWarnEvery = 10 * time.Second
-
-func (r *rateWarn) warn(l *slog.Logger, msg string) {
-	r.mu.Lock()
-	now := time.Now()
-	if !r.last.IsZero() && now.Sub(r.last) < rateWarnEvery {
-		r.suppressed++
-		r.mu.Unlock()
-		return
-	}
-	n := r.suppressed
-	r.last, r.suppressed = now, 0
-	r.mu.Unlock()
-	l.Warn(msg, slog.Int("suppressed_since_last", n))
 }

@@ -1,17 +1,11 @@
 package otlp
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
-	"fmt"
-	"net"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/connector/internal/listenconf"
 )
 
 // TypeName is the `input.type` value of this input.
@@ -68,12 +62,7 @@ type Config struct {
 }
 
 // TLSConfig is the listeners' TLS.
-type TLSConfig struct {
-	CertFile     string `yaml:"cert-file"`
-	KeyFile      string `yaml:"key-file"`
-	ClientCAFile string `yaml:"client-ca-file"`
-	_            struct{}
-}
+type TLSConfig = listenconf.TLS
 
 // NewDefaultConfig returns the defaults; agent.yaml is decoded on top.
 func NewDefaultConfig() *Config {
@@ -100,100 +89,42 @@ func (c *Config) Validate() error {
 		errs = append(errs, input.Errorf("http-listen", "set http-listen or grpc-listen (or both)"))
 	}
 	for _, l := range []struct{ key, v string }{{"http-listen", c.HTTPListen}, {"grpc-listen", c.GRPCListen}} {
-		if l.v == "" {
-			continue
-		}
-		if _, port, err := net.SplitHostPort(l.v); err != nil || port == "" {
-			errs = append(errs, input.Errorf(l.key, "must be host:port, got %q", l.v))
+		if l.v != "" {
+			errs = append(errs, listenconf.HostPort(l.key, l.v))
 		}
 	}
-	if _, err := c.tlsConfig(); err != nil {
+	if _, err := c.TLS.Load(); err != nil {
 		errs = append(errs, err)
 	}
-	errs = append(errs, checkRange("max-body-bytes", c.MaxBodyBytes, 1<<10, 256<<20))
-	errs = append(errs, checkRange("max-record-bytes", c.MaxRecordBytes, 1<<10, c.MaxPendingBytes))
-	errs = append(errs, checkRange("max-pending-bytes", c.MaxPendingBytes, 64<<10, 1<<30))
-	errs = append(errs, checkRange("max-concurrent-requests", c.MaxConcurrentRequests, 1, 10_000))
-	for _, d := range []struct {
-		key string
-		v   time.Duration
-	}{{"commit-timeout-ms", c.CommitTimeout}, {"read-timeout-ms", c.ReadTimeout}, {"idle-timeout-ms", c.IdleTimeout}} {
-		if d.v <= 0 {
-			errs = append(errs, input.Errorf(d.key, "must be > 0, got %d", d.v.Milliseconds()))
-		}
-	}
-	if c.RetryAfter < time.Second {
-		errs = append(errs, input.Errorf("retry-after-ms", "must be at least 1000 (Retry-After is in whole seconds), got %d", c.RetryAfter.Milliseconds()))
-	}
+	errs = append(errs,
+		listenconf.Range("max-body-bytes", c.MaxBodyBytes, 1<<10, 256<<20),
+		listenconf.Range("max-record-bytes", c.MaxRecordBytes, 1<<10, c.MaxPendingBytes),
+		listenconf.Range("max-pending-bytes", c.MaxPendingBytes, 64<<10, 1<<30),
+		listenconf.Range("max-concurrent-requests", c.MaxConcurrentRequests, 1, 10_000),
+		listenconf.Positive("commit-timeout-ms", c.CommitTimeout),
+		listenconf.Positive("read-timeout-ms", c.ReadTimeout),
+		listenconf.Positive("idle-timeout-ms", c.IdleTimeout),
+		listenconf.RetryAfter(c.RetryAfter))
 	return errors.Join(errs...)
-}
-
-func checkRange(key string, v, lo, hi int) error {
-	if v < lo || v > hi {
-		return input.Errorf(key, "must be between %d and %d, got %d", lo, hi, v)
-	}
-	return nil
-}
-
-func (c *Config) tlsConfig() (*tls.Config, error) {
-	t := c.TLS
-	if (t.CertFile == "") != (t.KeyFile == "") {
-		return nil, input.Errorf("tls", "cert-file and key-file go together: set both or neither")
-	}
-	if t.CertFile == "" {
-		if t.ClientCAFile != "" {
-			return nil, input.Errorf("tls.client-ca-file", "needs tls.cert-file and tls.key-file: mTLS is TLS first")
-		}
-		return nil, nil
-	}
-	cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
-	if err != nil {
-		return nil, input.Errorf("tls", "load cert-file and key-file: %v", err)
-	}
-	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	if t.ClientCAFile != "" {
-		pem, err := os.ReadFile(t.ClientCAFile)
-		if err != nil {
-			return nil, input.Errorf("tls.client-ca-file", "cannot read: %v", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, input.Errorf("tls.client-ca-file", "%s holds no PEM certificate", t.ClientCAFile)
-		}
-		tc.ClientCAs, tc.ClientAuth = pool, tls.RequireAndVerifyClientCert
-	}
-	return tc, nil
 }
 
 // Advice warns of a listener other hosts reach without TLS.
 func (c *Config) Advice() []input.FieldError {
-	if c.TLS.CertFile != "" {
+	if c.TLS.Enabled() {
 		return nil
 	}
 	var out []input.FieldError
 	for _, l := range []struct{ key, v string }{{"http-listen", c.HTTPListen}, {"grpc-listen", c.GRPCListen}} {
-		host, _, err := net.SplitHostPort(l.v)
-		if err != nil {
-			continue
+		if e := listenconf.Exposed(l.key, l.v, "logs"); e != nil {
+			out = append(out, *e)
 		}
-		if ip := net.ParseIP(host); strings.EqualFold(host, "localhost") || (ip != nil && ip.IsLoopback()) {
-			continue
-		}
-		out = append(out, input.FieldError{Key: l.key, Err: fmt.Errorf("%q is reachable from other hosts without TLS: logs cross the network in clear; set tls", l.v)})
 	}
 	return out
 }
 
 // AnchorPaths resolves the TLS files against base.
 func (c *Config) AnchorPaths(base string) {
-	if base == "" {
-		return
-	}
-	for _, p := range []*string{&c.TLS.CertFile, &c.TLS.KeyFile, &c.TLS.ClientCAFile} {
-		if v := strings.TrimSpace(*p); v != "" && !filepath.IsAbs(v) {
-			*p = filepath.Join(base, v)
-		}
-	}
+	listenconf.AnchorPaths(base, c.TLS.Files()...)
 }
 
 // Sources names the listeners.

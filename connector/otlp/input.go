@@ -32,8 +32,6 @@ type Input struct {
 	now   func() time.Time
 	// slots bounds the exports decoded at once.
 	slots chan struct{}
-	// closed is closed at Close: exports still waiting fail as retryable.
-	closed chan struct{}
 
 	httpSrv  *http.Server
 	grpcSrv  *grpc.Server
@@ -77,13 +75,12 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 	}
 	in := &Input{
 		cfg: cfg, log: log,
-		q:      pushq.New(cfg.MaxPendingBytes),
-		now:    time.Now,
-		slots:  make(chan struct{}, cfg.MaxConcurrentRequests),
-		closed: make(chan struct{}),
+		q:     pushq.New(cfg.MaxPendingBytes),
+		now:   time.Now,
+		slots: make(chan struct{}, cfg.MaxConcurrentRequests),
 	}
 	var err error
-	if in.tls, err = cfg.tlsConfig(); err != nil {
+	if in.tls, err = cfg.TLS.Load(); err != nil {
 		return nil, err
 	}
 	return in, nil
@@ -195,29 +192,26 @@ func (in *Input) export(ctx context.Context, req *collogspb.ExportLogsServiceReq
 		in.stats.stored.Add(1)
 		return rejected, stored
 	}
-	done := make(chan struct{})
-	ok, err := in.q.TryPut(events, func() { close(done) })
+	pending, err := in.q.TryPutPending(events)
 	switch {
 	case err != nil:
 		in.stats.refused.Add(1)
 		return rejected, stopping
-	case !ok:
+	case pending == nil:
 		in.stats.refused.Add(1)
 		return rejected, full
 	}
 	in.stats.records.Add(int64(len(events)))
-	timer := time.NewTimer(in.cfg.CommitTimeout)
-	defer timer.Stop()
-	select {
-	case <-done:
+	switch pending.Wait(ctx, in.cfg.CommitTimeout) {
+	case pushq.Stored:
 		in.stats.stored.Add(1)
 		return rejected, stored
-	case <-in.closed:
+	case pushq.Closed:
 		return rejected, stopping
-	case <-timer.C:
+	case pushq.TimedOut:
 		in.stats.commitTimeouts.Add(1)
 		return rejected, timedOut
-	case <-ctx.Done():
+	default: // pushq.Left
 		return rejected, gone
 	}
 }
@@ -247,8 +241,7 @@ func (in *Input) Drain(dst []input.Event) []input.Event {
 // Idempotent.
 func (in *Input) Close() error {
 	in.closeOnce.Do(func() {
-		in.q.Stop()
-		close(in.closed)
+		in.q.Close()
 		if in.httpSrv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), closeWait)
 			if in.httpSrv.Shutdown(ctx) != nil {

@@ -1,10 +1,12 @@
 package syslog
 
 import (
-	"context"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
+
+	"github.com/edge-agent/edge-agent/transport/ratelog"
 )
 
 // Kinds of lines about bad senders, each limited on its own so a flood
@@ -20,71 +22,47 @@ const (
 
 // logLimiter lets through the first line of a kind and then at most one
 // per interval; the lines it holds back are counted, and the next line of
-// that kind carries the count ("suppressed"), or flush reports it. Senders
-// choose what reaches the log, so the log must not grow with them. Safe
-// for concurrent use.
+// that kind carries the count (suppressed_since_last), or flush reports
+// it. Senders choose what reaches the log, so the log must not grow with
+// them. Safe for concurrent use.
 type logLimiter struct {
 	log   *slog.Logger
 	every time.Duration
 
 	mu    sync.Mutex
-	kinds map[string]*logKind
-}
-
-type logKind struct {
-	last       time.Time
-	suppressed int64
+	kinds map[string]*ratelog.Warner
 }
 
 func newLogLimiter(log *slog.Logger, every time.Duration) *logLimiter {
-	return &logLimiter{log: log, every: every, kinds: map[string]*logKind{}}
+	return &logLimiter{log: log, every: every, kinds: map[string]*ratelog.Warner{}}
 }
 
 // warn logs msg with attrs unless a line of kind was logged less than an
 // interval ago, in which case it is only counted.
-func (l *logLimiter) warn(kind, msg string, attrs ...slog.Attr) {
-	now := time.Now()
+func (l *logLimiter) warn(kind, msg string, attrs ...any) {
 	l.mu.Lock()
-	k := l.kinds[kind]
-	if k == nil {
-		k = &logKind{}
-		l.kinds[kind] = k
+	w := l.kinds[kind]
+	if w == nil {
+		w = &ratelog.Warner{Every: l.every}
+		l.kinds[kind] = w
 	}
-	if !k.last.IsZero() && now.Sub(k.last) < l.every {
-		k.suppressed++
-		l.mu.Unlock()
-		return
-	}
-	n := k.suppressed
-	k.last, k.suppressed = now, 0
 	l.mu.Unlock()
-	if n > 0 {
-		attrs = append(attrs, slog.Int64("suppressed", n))
-	}
-	l.log.LogAttrs(context.Background(), slog.LevelWarn, msg, attrs...)
+	w.Warn(l.log, msg, attrs...)
 }
 
 // flush logs, for each kind with lines held back, how many; called once
 // an interval so a flood that stopped still gets its count logged, and
 // at a stop with all set (whatever the interval).
 func (l *logLimiter) flush(all bool) {
-	now := time.Now()
 	l.mu.Lock()
-	type held struct {
-		kind string
-		n    int64
-	}
-	var out []held
-	for kind, k := range l.kinds {
-		if k.suppressed > 0 && (all || now.Sub(k.last) >= l.every) {
-			out = append(out, held{kind, k.suppressed})
-			k.suppressed = 0
-		}
-	}
+	kinds := make(map[string]*ratelog.Warner, len(l.kinds))
+	maps.Copy(kinds, l.kinds)
 	l.mu.Unlock()
-	for _, h := range out {
-		l.log.Warn("syslog: lines about bad senders were held back (logged at most once per log-interval-ms each)",
-			slog.String("kind", h.kind), slog.Int64("suppressed", h.n), slog.Duration("log_interval", l.every))
+	for kind, w := range kinds {
+		if n := w.TakeHeld(all); n > 0 {
+			l.log.Warn("syslog: lines about bad senders were held back (logged at most once per log-interval-ms each)",
+				slog.String("kind", kind), slog.Int("suppressed", n), slog.Duration("log_interval", l.every))
+		}
 	}
 }
 

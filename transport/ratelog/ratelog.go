@@ -34,13 +34,9 @@ func (w *Warner) Warn(l *slog.Logger, msg string, attrs ...any) {
 	if w.Now != nil {
 		now = w.Now
 	}
-	every := w.Every
-	if every <= 0 {
-		every = DefaultEvery
-	}
 	t := now()
 	w.mu.Lock()
-	if !w.last.IsZero() && t.Sub(w.last) < every {
+	if !w.last.IsZero() && t.Sub(w.last) < w.every() {
 		w.suppressed++
 		w.mu.Unlock()
 		return
@@ -52,4 +48,31 @@ func (w *Warner) Warn(l *slog.Logger, msg string, attrs ...any) {
 		attrs = append(attrs, slog.Int("suppressed_since_last", n))
 	}
 	l.Warn(msg, attrs...)
+}
+
+// TakeHeld returns the number of lines held back since the last one
+// written and forgets them, so a flood that stopped still gets its count
+// logged by the caller. Unless all is set it takes them only once Every
+// has passed since that last line, when Warn would have written the next.
+func (w *Warner) TakeHeld(all bool) int {
+	now := time.Now
+	if w.Now != nil {
+		now = w.Now
+	}
+	t := now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.suppressed == 0 || (!all && t.Sub(w.last) < w.every()) {
+		return 0
+	}
+	n := w.suppressed
+	w.suppressed = 0
+	return n
+}
+
+func (w *Warner) every() time.Duration {
+	if w.Every <= 0 {
+		return DefaultEvery
+	}
+	return w.Every
 }

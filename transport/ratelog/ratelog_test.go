@@ -56,3 +56,34 @@ func TestWarnerZeroValueUsesDefault(t *testing.T) {
 		t.Fatalf("%d lines after DefaultEvery, want 2", n)
 	}
 }
+
+func TestTakeHeld(t *testing.T) {
+	var buf bytes.Buffer
+	l := slog.New(slog.NewTextHandler(&buf, nil))
+	now := time.Unix(1000, 0)
+	w := &Warner{Every: time.Second, Now: func() time.Time { return now }}
+	if n := w.TakeHeld(true); n != 0 {
+		t.Fatalf("fresh Warner held %d, want 0", n)
+	}
+	w.Warn(l, "flood")
+	w.Warn(l, "flood")
+	w.Warn(l, "flood")
+	if n := w.TakeHeld(false); n != 0 {
+		t.Fatalf("TakeHeld within Every took %d, want 0", n)
+	}
+	now = now.Add(time.Second)
+	if n := w.TakeHeld(false); n != 2 {
+		t.Fatalf("TakeHeld after Every took %d, want 2", n)
+	}
+	if n := w.TakeHeld(true); n != 0 {
+		t.Fatalf("second TakeHeld took %d, want 0", n)
+	}
+	w.Warn(l, "flood")
+	if n := strings.Count(buf.String(), "suppressed_since_last"); n != 0 {
+		t.Fatalf("count taken by TakeHeld written again:\n%s", buf.String())
+	}
+	w.Warn(l, "flood")
+	if n := w.TakeHeld(true); n != 1 {
+		t.Fatalf("TakeHeld(all) within Every took %d, want 1", n)
+	}
+}

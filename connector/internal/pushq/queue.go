@@ -35,6 +35,9 @@ type Queue struct {
 	// waiting Put looks again.
 	space chan struct{}
 	wake  chan struct{}
+	// closed is closed by Close: senders still waiting give up.
+	closed    chan struct{}
+	closeOnce sync.Once
 
 	// unacked are the done funcs of the events polled, in Poll order, nil
 	// for all but a unit's last event; the scheduler's goroutine only.
@@ -49,7 +52,7 @@ type item struct {
 
 // New returns a queue holding at most maxBytes (see ItemOverhead).
 func New(maxBytes int) *Queue {
-	return &Queue{max: maxBytes, space: make(chan struct{}), wake: make(chan struct{}, 1)}
+	return &Queue{max: maxBytes, space: make(chan struct{}), wake: make(chan struct{}, 1), closed: make(chan struct{})}
 }
 
 // Cost is what payloads take of the bound.
