@@ -96,7 +96,10 @@ func checkSBOM(t *testing.T, out, name string) {
 		hasBbolt = hasBbolt || c.Name == "go.etcd.io/bbolt"
 	}
 	joined := strings.Join(mains, " ")
-	if !strings.Contains(joined, "#cmd/edge-agent") || !strings.Contains(joined, "#cmd/edgesocket-receiver") || !hasBbolt {
+	// The binaries' main modules: starter (edge-agent) and transport
+	// (edgesocket-receiver).
+	if !strings.Contains(joined, "pkg:golang/github.com/edge-agent/edge-agent/starter@") ||
+		!strings.Contains(joined, "pkg:golang/github.com/edge-agent/edge-agent/transport@") || !hasBbolt {
 		t.Errorf("%s: SBOM binaries %q, bbolt listed %t", name, mains, hasBbolt)
 	}
 	wantArch := "amd64"
