@@ -2,7 +2,9 @@ package syslog
 
 import (
 	"encoding/binary"
+	"errors"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -22,6 +24,10 @@ func TestKernelDropCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := enableDropCount(pc); err != nil {
+		if os.Getenv("EDGE_AGENT_TEST_EMULATOR") != "" && errors.Is(err, unix.ENOPROTOOPT) {
+			// make test-cross: qemu-user does not translate SO_RXQ_OVFL.
+			t.Skipf("SKIP: under a user-mode emulator: %v", err)
+		}
 		t.Fatal(err)
 	}
 	if n, err := receiveBuffer(pc); err != nil || n <= 0 {
