@@ -37,7 +37,7 @@ func TestConfigValidate(t *testing.T) {
 		{"per source over the total", func(c *Config) { c.MaxConnections = 10; c.MaxConnectionsPerSource = 11 }, []string{"max-connections-per-source"}},
 		{"first byte after idle", func(c *Config) { c.IdleTimeout = time.Second; c.FirstByteTimeout = 2 * time.Second }, []string{"first-byte-timeout-ms"}},
 		{"first byte without idle", func(c *Config) { c.IdleTimeout = 0; c.FirstByteTimeout = time.Hour }, nil},
-		{"receive buffer too large", func(c *Config) { c.ReceiveBufferBytes = 2 << 30 }, []string{"receive-buffer-bytes"}},
+		{"receive buffer too large", func(c *Config) { c.ReceiveBufferBytes = maxReceiveBufferBytes + 1 }, []string{"receive-buffer-bytes"}},
 		{"strict, no wait, kernel buffer", func(c *Config) { c.Strict = true; c.AuthFailureMaxDelay = 0; c.ReceiveBufferBytes = 0 }, nil},
 		{"queue below a message", func(c *Config) { c.QueueBytes = 1000 }, []string{"queue-bytes"}},
 		{"tls without files", func(c *Config) { c.Protocol = "tls" }, []string{"tls"}},

@@ -32,7 +32,7 @@ func benchEvents(n int) []input.Event {
 		case i%10 == 0:
 			msg += " user jane.doe@example.com"
 		}
-		line := fmt.Sprintf(`{"ts":%d,"level":%q,"component":"http","msg":%q}`, 1764000000000+i, level, msg)
+		line := fmt.Sprintf(`{"ts":%d,"level":%q,"component":"http","msg":%q}`, int64(1764000000000)+int64(i), level, msg)
 		out[i] = line1(line, i)
 	}
 	return out

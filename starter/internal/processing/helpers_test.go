@@ -13,7 +13,7 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // line is a file input's event for text, at position key:off.
 func line(text string, off int) input.Event {
-	b, _ := json.Marshal(map[string]any{"_file": "/var/log/app.log", "_line": off, "_ts": 1700000000000, "payload": text})
+	b, _ := json.Marshal(map[string]any{"_file": "/var/log/app.log", "_line": off, "_ts": int64(1700000000000), "payload": text})
 	st, _ := json.Marshal(off)
 	return input.Event{Payload: b, Pos: input.Position{Key: "f1", State: st}}
 }
