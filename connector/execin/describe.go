@@ -16,7 +16,7 @@ func (in *Input) Describe() component.Description {
 	s := &in.stats
 	runs := s.runs.Load()
 	vs := input.Counts{
-		LinesRead: s.lines.Load(), BytesRead: s.bytes.Load(), Events: s.events.Load(), TruncatedLines: s.truncated.Load(),
+		LinesRead: s.lines.Load(), BytesRead: s.bytes.Load(), Events: in.q.Handed(), TruncatedLines: s.truncated.Load(),
 		Errors: s.failures.Load(), Restarts: max(runs-1, 0),
 	}.Values()
 	vs = append(vs,

@@ -1,6 +1,7 @@
 package execin
 
 import (
+	"github.com/edge-agent/edge-agent/connector/internal/pushq"
 	"strings"
 	"testing"
 
@@ -10,7 +11,7 @@ import (
 // Describe reports the input's own counters under their keys, passes the
 // description check the renderers rely on, and sums them up for people.
 func TestDescribe(t *testing.T) {
-	in := &Input{}
+	in := &Input{q: pushq.New(1 << 20)}
 	in.stats.runs.Store(2)
 	in.stats.lastExit.Store(-1)
 	in.stats.failures.Store(1)

@@ -40,7 +40,7 @@ type Input struct {
 
 // stats are the input's counters, in one place for status and metrics.
 type stats struct {
-	lines, bytes, events, truncated, invalid, parseErrors atomic.Int64
+	lines, bytes, truncated, invalid, parseErrors atomic.Int64
 	// runs started, failures (start errors and non-zero exits), stderr
 	// lines; lastExit is the last exit code (-1 before any, or killed).
 	runs, failures, stderrLines atomic.Int64
@@ -217,18 +217,12 @@ func (in *Input) readStderr(r io.Reader) {
 
 // Poll hands up to max lines to the scheduler, never waiting.
 func (in *Input) Poll(_ context.Context, dst []input.Event, max int) ([]input.Event, error) {
-	n := len(dst)
-	dst = in.q.Poll(dst, max)
-	in.stats.events.Add(int64(len(dst) - n))
-	return dst, nil
+	return in.q.Poll(dst, max), nil
 }
 
 // Drain hands over every line read.
 func (in *Input) Drain(dst []input.Event) []input.Event {
-	n := len(dst)
-	dst = in.q.Drain(dst)
-	in.stats.events.Add(int64(len(dst) - n))
-	return dst
+	return in.q.Drain(dst)
 }
 
 // Close stops the command (SIGTERM, SIGKILL after stop-grace-ms) and
@@ -253,7 +247,7 @@ func (in *Input) Wakeup() <-chan struct{} { return in.q.Wakeup() }
 func (in *Input) Stats() input.Stats {
 	s := &in.stats
 	return input.Stats{
-		LinesRead: s.lines.Load(), BytesRead: s.bytes.Load(), Events: s.events.Load(),
+		LinesRead: s.lines.Load(), BytesRead: s.bytes.Load(), Events: in.q.Handed(),
 		TruncatedLines: s.truncated.Load(), InvalidSequences: s.invalid.Load(), ParseErrors: s.parseErrors.Load(),
 		Restarts: max(s.runs.Load()-1, 0), Errors: s.failures.Load(),
 	}

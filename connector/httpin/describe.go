@@ -14,7 +14,7 @@ var _ input.Describer = (*Input)(nil)
 func (in *Input) Describe() component.Description {
 	s := &in.stats
 	vs := input.Counts{
-		LinesRead: s.records.Load(), BytesRead: s.bytes.Load(), Events: s.events.Load(),
+		LinesRead: s.records.Load(), BytesRead: s.bytes.Load(), Events: in.q.Handed(),
 		Errors: s.unauthorized.Load() + s.tooLarge.Load() + s.commitTimeouts.Load(),
 	}.Values()
 	answered := func(key, code string, n int64) component.Value {

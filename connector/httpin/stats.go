@@ -10,9 +10,9 @@ import (
 // metrics. Safe for concurrent use.
 type stats struct {
 	// requests received; stored the ones answered 200 after a commit;
-	// records taken from them and events handed to the scheduler; bytes
-	// of bodies, decompressed.
-	requests, stored, records, events, bytes atomic.Int64
+	// records taken from them (the queue counts those handed to the
+	// scheduler); bytes of bodies, decompressed.
+	requests, stored, records, bytes atomic.Int64
 	// refused (429), badRequests (400), tooLarge (413), unauthorized
 	// (401), commitTimeouts (503 after commit-timeout-ms).
 	refused, badRequests, tooLarge, unauthorized, commitTimeouts atomic.Int64
@@ -30,7 +30,7 @@ func (in *Input) Stats() input.Stats {
 	return input.Stats{
 		LinesRead:        s.records.Load(),
 		BytesRead:        s.bytes.Load(),
-		Events:           s.events.Load(),
+		Events:           in.q.Handed(),
 		InvalidSequences: s.invalid.Load(),
 		ParseErrors:      s.badRequests.Load(),
 		DroppedQueueFull: s.refused.Load(),

@@ -16,7 +16,7 @@ func (in *Input) Describe() component.Description {
 	s := &in.stats
 	connects := s.connects.Load()
 	vs := input.Counts{
-		LinesRead: s.messages.Load(), BytesRead: s.bytes.Load(), Events: s.events.Load(),
+		LinesRead: s.messages.Load(), BytesRead: s.bytes.Load(), Events: in.q.Handed(),
 		Errors: s.errors.Load(), Restarts: max(connects-1, 0),
 	}.Values()
 	vs = append(vs,

@@ -244,10 +244,7 @@ func (in *Input) sendAcks(batch []func()) []func() {
 
 // Poll hands up to max events to the scheduler, never waiting.
 func (in *Input) Poll(_ context.Context, dst []input.Event, max int) ([]input.Event, error) {
-	n := len(dst)
-	dst = in.q.Poll(dst, max)
-	in.stats.events.Add(int64(len(dst) - n))
-	return dst, nil
+	return in.q.Poll(dst, max), nil
 }
 
 // Committed releases the acknowledgements of the next n events polled.
@@ -256,10 +253,7 @@ func (in *Input) Committed(n int) { in.q.Committed(n) }
 // Drain stops taking messages and hands over those taken, so they are
 // stored (and acknowledged) before Close.
 func (in *Input) Drain(dst []input.Event) []input.Event {
-	n := len(dst)
-	dst = in.q.Drain(dst)
-	in.stats.events.Add(int64(len(dst) - n))
-	return dst
+	return in.q.Drain(dst)
 }
 
 // Close acknowledges what was committed, then disconnects; messages not

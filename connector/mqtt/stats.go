@@ -9,9 +9,9 @@ import (
 // stats are the input's counters, all in one place for status and
 // metrics. Safe for concurrent use.
 type stats struct {
-	// messages and bytes were received (bytes: payloads); events handed
-	// to the scheduler; acked the acknowledgements sent after a commit.
-	messages, bytes, events, acked atomic.Int64
+	// messages and bytes were received (bytes: payloads); acked the
+	// acknowledgements sent after a commit.
+	messages, bytes, acked atomic.Int64
 	// waits counts messages that found the queue full: the client's reader
 	// waited for room.
 	waits atomic.Int64
@@ -33,7 +33,7 @@ func (in *Input) Stats() input.Stats {
 	return input.Stats{
 		LinesRead:        s.messages.Load(),
 		BytesRead:        s.bytes.Load(),
-		Events:           s.events.Load(),
+		Events:           in.q.Handed(),
 		InvalidSequences: s.invalid.Load(),
 		ParseErrors:      s.parseErrors.Load(),
 		Errors:           s.errors.Load(),

@@ -14,7 +14,7 @@ var _ input.Describer = (*Input)(nil)
 func (in *Input) Describe() component.Description {
 	s := &in.stats
 	vs := input.Counts{
-		LinesRead: s.records.Load(), BytesRead: s.bytes.Load(), Events: s.events.Load(),
+		LinesRead: s.records.Load(), BytesRead: s.bytes.Load(), Events: in.q.Handed(),
 		Errors: s.rejected.Load() + s.commitTimeouts.Load(),
 	}.Values()
 	vs = append(vs,

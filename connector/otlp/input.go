@@ -45,9 +45,9 @@ type Input struct {
 // stats are the input's counters, in one place for status and metrics.
 type stats struct {
 	// exports received (both transports); stored the ones answered
-	// success after a commit; records kept and events polled; bytes of
-	// request bodies, decompressed.
-	exports, stored, records, events, bytes atomic.Int64
+	// success after a commit; records kept; bytes of request bodies,
+	// decompressed.
+	exports, stored, records, bytes atomic.Int64
 	// rejected records (over max-record-bytes), refused exports
 	// (retryable: queue full or stopping), bad requests, commit timeouts.
 	rejected, refused, badRequests, commitTimeouts atomic.Int64
@@ -218,10 +218,7 @@ func (in *Input) export(ctx context.Context, req *collogspb.ExportLogsServiceReq
 
 // Poll hands up to max records to the scheduler, never waiting.
 func (in *Input) Poll(_ context.Context, dst []input.Event, max int) ([]input.Event, error) {
-	n := len(dst)
-	dst = in.q.Poll(dst, max)
-	in.stats.events.Add(int64(len(dst) - n))
-	return dst, nil
+	return in.q.Poll(dst, max), nil
 }
 
 // Committed releases the answers of the exports whose last record is
@@ -231,10 +228,7 @@ func (in *Input) Committed(n int) { in.q.Committed(n) }
 // Drain stops taking exports (refused as retryable) and hands over the
 // records taken, so they are stored and their exports answered success.
 func (in *Input) Drain(dst []input.Event) []input.Event {
-	n := len(dst)
-	dst = in.q.Drain(dst)
-	in.stats.events.Add(int64(len(dst) - n))
-	return dst
+	return in.q.Drain(dst)
 }
 
 // Close stops both listeners; exports still waiting fail as retryable.
@@ -276,7 +270,7 @@ func (in *Input) Wakeup() <-chan struct{} { return in.q.Wakeup() }
 func (in *Input) Stats() input.Stats {
 	s := &in.stats
 	return input.Stats{
-		LinesRead: s.records.Load(), BytesRead: s.bytes.Load(), Events: s.events.Load(),
+		LinesRead: s.records.Load(), BytesRead: s.bytes.Load(), Events: in.q.Handed(),
 		InvalidSequences: s.invalid.Load(), ParseErrors: s.badRequests.Load(),
 		DroppedQueueFull: s.refused.Load(), Errors: s.rejected.Load() + s.commitTimeouts.Load(),
 	}

@@ -14,7 +14,7 @@ var _ input.Describer = (*Input)(nil)
 func (in *Input) Describe() component.Description {
 	s := &in.stats
 	vs := input.Counts{
-		LinesRead: s.lines.Load(), BytesRead: s.bytes.Load(), Events: s.events.Load(), TruncatedLines: s.truncated.Load(),
+		LinesRead: s.lines.Load(), BytesRead: s.bytes.Load(), Events: in.q.Handed(), TruncatedLines: s.truncated.Load(),
 	}.Values()
 	vs = append(vs, component.Value{Key: "parse_errors", OmitZero: true, N: s.parseErrors.Load(), Metric: "input_parse_errors_total",
 		Help: input.HelpParseErrors})

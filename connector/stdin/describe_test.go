@@ -1,6 +1,7 @@
 package stdin
 
 import (
+	"github.com/edge-agent/edge-agent/connector/internal/pushq"
 	"strings"
 	"testing"
 
@@ -10,7 +11,7 @@ import (
 // Describe reports the input's own counters under their keys, passes the
 // description check the renderers rely on, and sums them up for people.
 func TestDescribe(t *testing.T) {
-	in := &Input{}
+	in := &Input{q: pushq.New(1 << 20)}
 	in.stats.lines.Store(9)
 	in.eof.Store(true)
 	d := in.Describe()

@@ -92,7 +92,7 @@ type Input struct {
 	done   chan struct{}
 	eof    atomic.Bool
 	stats  struct {
-		lines, bytes, events, truncated, invalid, parseErrors atomic.Int64
+		lines, bytes, truncated, invalid, parseErrors atomic.Int64
 	}
 	closeOnce sync.Once
 }
@@ -149,18 +149,12 @@ func (in *Input) read() {
 
 // Poll hands up to max lines to the scheduler, never waiting.
 func (in *Input) Poll(_ context.Context, dst []input.Event, max int) ([]input.Event, error) {
-	n := len(dst)
-	dst = in.q.Poll(dst, max)
-	in.stats.events.Add(int64(len(dst) - n))
-	return dst, nil
+	return in.q.Poll(dst, max), nil
 }
 
 // Drain hands over every line read.
 func (in *Input) Drain(dst []input.Event) []input.Event {
-	n := len(dst)
-	dst = in.q.Drain(dst)
-	in.stats.events.Add(int64(len(dst) - n))
-	return dst
+	return in.q.Drain(dst)
 }
 
 // Close stops taking lines and interrupts a read in progress where the
@@ -189,7 +183,7 @@ func (in *Input) Wakeup() <-chan struct{} { return in.q.Wakeup() }
 func (in *Input) Stats() input.Stats {
 	s := &in.stats
 	return input.Stats{
-		LinesRead: s.lines.Load(), BytesRead: s.bytes.Load(), Events: s.events.Load(),
+		LinesRead: s.lines.Load(), BytesRead: s.bytes.Load(), Events: in.q.Handed(),
 		TruncatedLines: s.truncated.Load(), InvalidSequences: s.invalid.Load(), ParseErrors: s.parseErrors.Load(),
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/edge-agent/edge-agent/connector/input"
 )
@@ -35,6 +36,8 @@ type Queue struct {
 	// waiting Put looks again.
 	space chan struct{}
 	wake  chan struct{}
+	// handed counts the events Poll and Drain handed over.
+	handed atomic.Int64
 	// closed is closed by Close: senders still waiting give up.
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -155,6 +158,7 @@ func (q *Queue) Poll(dst []input.Event, max int) []input.Event {
 		q.items, q.head = q.items[:rest], 0
 	}
 	more := q.head < len(q.items)
+	q.handed.Add(int64(n))
 	if n > 0 {
 		close(q.space)
 		q.space = make(chan struct{})
@@ -168,6 +172,10 @@ func (q *Queue) Poll(dst []input.Event, max int) []input.Event {
 	}
 	return dst
 }
+
+// Handed is how many events Poll and Drain have handed over. Safe for
+// concurrent use.
+func (q *Queue) Handed() int64 { return q.handed.Load() }
 
 // Committed runs the done funcs of the next n events polled: the
 // scheduler stored them.
