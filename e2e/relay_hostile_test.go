@@ -21,27 +21,40 @@ import (
 
 // flood keeps n connections open to addr from the loopback addresses
 // srcs, each silent or sending half a token line, redialling each one the
-// relay closes, until stop. Bounded: each worker dials at most
-// maxDialsPerWorker times.
+// listener closes, until stop (which the test's cleanup also runs, so a
+// failed test does not leave it running). Bounded: each worker dials at
+// most maxDialsPerWorker times, and all of them together at most once per
+// floodDialEvery.
 type flood struct {
 	dials, live atomic.Int64
 	cancel      context.CancelFunc
 	wg          sync.WaitGroup
+	tick        *time.Ticker
+	once        sync.Once
 }
 
 const maxDialsPerWorker = 10_000
 
+// floodDialEvery paces the whole flood. The attacker here shares the
+// machine's cores with the agent it attacks; unpaced, its redial loop
+// measures the CPU scheduler rather than the agent. Paced at 2,000 dials a
+// second it still fills any budget in about a second and evicts thousands
+// of connections while the test's sender works.
+const floodDialEvery = 500 * time.Microsecond
+
 func startFlood(t *testing.T, addr string, srcs []string, silent, halfAuth int) *flood {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &flood{cancel: cancel}
+	f := &flood{cancel: cancel, tick: time.NewTicker(floodDialEvery)}
 	worker := func(i int, half bool) {
 		defer f.wg.Done()
 		d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(srcs[i%len(srcs)])}}
 		var buf [64]byte // io.Copy would allocate 32 KiB per connection
 		for range maxDialsPerWorker {
-			if ctx.Err() != nil {
+			select {
+			case <-ctx.Done():
 				return
+			case <-f.tick.C:
 			}
 			c, err := d.DialContext(ctx, "tcp", addr)
 			f.dials.Add(1)
@@ -77,8 +90,11 @@ func startFlood(t *testing.T, addr string, srcs []string, silent, halfAuth int) 
 }
 
 func (f *flood) stop() {
-	f.cancel()
-	f.wg.Wait()
+	f.once.Do(func() {
+		f.cancel()
+		f.wg.Wait()
+		f.tick.Stop()
+	})
 }
 
 // metricSum sums the samples of a metric whose labels contain match.

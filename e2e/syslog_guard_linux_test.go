@@ -13,88 +13,21 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
-// silentFlood keeps n TCP connections open to addr from 127.0.0.2 to
-// 127.0.0.21 (several sources, as Linux routes all of 127/8 to lo), each
-// saying nothing and dialled again as soon as the agent closes it, as an
-// attacker redials what is refused or evicted.
-type silentFlood struct {
-	stop   chan struct{}
-	wg     sync.WaitGroup
-	dials  atomic.Int64
-	errors atomic.Int64
-
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
-	ended bool
-}
-
-func startSilentFlood(addr string, n int) *silentFlood {
-	f := &silentFlood{stop: make(chan struct{}), conns: map[net.Conn]struct{}{}}
-	for i := range n {
-		f.wg.Add(1)
-		go func() {
-			defer f.wg.Done()
-			d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(2+i%20))}, Timeout: 5 * time.Second}
-			buf := make([]byte, 64)
-			for range 100_000 { // bounded; the flood ends at stop
-				c, err := d.Dial("tcp", addr)
-				if err != nil {
-					f.errors.Add(1)
-					select {
-					case <-f.stop:
-						return
-					case <-time.After(10 * time.Millisecond):
-					}
-					continue
-				}
-				if !f.track(c) {
-					return
-				}
-				f.dials.Add(1)
-				_, _ = c.Read(buf) // until the agent closes it, or end does
-				f.untrack(c)
-			}
-		}()
+// syslogFloodSources are the silent flood's addresses: twenty, so that
+// the per-source cap does not keep it under the connection budget.
+var syslogFloodSources = func() []string {
+	var srcs []string
+	for i := range 20 {
+		srcs = append(srcs, fmt.Sprintf("127.0.0.%d", 2+i))
 	}
-	return f
-}
-
-// track registers c for end to close; false (c closed) once it ran.
-func (f *silentFlood) track(c net.Conn) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.ended {
-		_ = c.Close()
-		return false
-	}
-	f.conns[c] = struct{}{}
-	return true
-}
-
-func (f *silentFlood) untrack(c net.Conn) {
-	f.mu.Lock()
-	delete(f.conns, c)
-	f.mu.Unlock()
-	_ = c.Close()
-}
-
-func (f *silentFlood) end() {
-	close(f.stop)
-	f.mu.Lock()
-	f.ended = true
-	for c := range f.conns {
-		_ = c.Close()
-	}
-	f.mu.Unlock()
-	f.wg.Wait()
-}
+	return srcs
+}()
 
 // metricValue is the value of one series of /metrics ("name{labels}"),
 // -1 when absent.
@@ -171,7 +104,7 @@ func TestSyslogSilentFlood(t *testing.T) {
 		addr := "127.0.0.1:" + strconv.Itoa(tc.port)
 		evicted := fmt.Sprintf(`edge_agent_input_connections_closed_total{input=%q,reason="evicted"}`, tc.input)
 		cpuBefore, floodStart := procCPU(agent.pid()), time.Now()
-		flood := startSilentFlood(addr, 2000)
+		flood := startFlood(t, addr, syslogFloodSources, 2000, 0)
 		eventually(t, 60*time.Second, tc.input+": the flood fills the budget and evicts", func() bool {
 			return metricValue(t, base, fmt.Sprintf(`edge_agent_input_connections{input=%q}`, tc.input)) == 256 &&
 				metricValue(t, base, evicted) > 2000
@@ -182,12 +115,12 @@ func TestSyslogSilentFlood(t *testing.T) {
 		start := time.Now()
 		c, err := tc.dial(addr)
 		if err != nil {
-			flood.end()
+			flood.stop()
 			t.Fatalf("%s: the legitimate sender could not connect during the flood: %v", tc.input, err)
 		}
 		connected := time.Since(start)
 		if _, err := c.Write(payload); err != nil {
-			flood.end()
+			flood.stop()
 			t.Fatalf("%s: the legitimate sender was cut off during the flood: %v", tc.input, err)
 		}
 		written := time.Since(start)
@@ -201,7 +134,7 @@ func TestSyslogSilentFlood(t *testing.T) {
 		waitSyslog(t, tally, want, deliverTimeout)
 		evictedBefore := metricValue(t, base, evicted)
 		cpu, wall := procCPU(agent.pid())-cpuBefore, time.Since(floodStart)
-		flood.end()
+		flood.stop()
 		got := tally.update(t)
 		for _, w := range want {
 			if got[w] != 1 {
