@@ -79,7 +79,6 @@ const maxAuthLineBytes = 4 << 10
 // handle authenticates h's connection, takes a collector slot and serves
 // the session pipelined.
 func (s *Server) handle(h *handshake, accepted time.Time) {
-	defer s.wg.Done()
 	conn := h.conn
 	defer s.untrack(conn)
 	r := protocol.NewLineReaderSize(conn, s.cfg.MaxLineBytes, authBufferBytes)

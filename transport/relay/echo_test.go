@@ -90,8 +90,8 @@ func TestTokenInWrongPlacesIsNotEchoed(t *testing.T) {
 		{`__BATCH__:5:{"payload":"` + echoSecret + `"}`, "DECODE_FAILED", "request 11: DECODE_FAILED: malformed packet: payload is not base64"},
 	}
 	for _, c := range cases {
-		p.send(c.line + "\n")
-		p.expect(c.reply)
+		p.Send(c.line + "\n")
+		p.Expect(c.reply)
 		got := lastError()
 		if !strings.HasPrefix(got, c.want) {
 			t.Errorf("after %q last_error = %q, want it to start %q", c.line, got, c.want)
@@ -99,16 +99,16 @@ func TestTokenInWrongPlacesIsNotEchoed(t *testing.T) {
 		assertNoSecret(t, "last_error", got)
 	}
 	// A line over MaxLineBytes, the token in it, ends the session.
-	p.send(strings.Repeat(echoSecret, 40) + "\n")
-	p.expect("BAD_REQUEST")
-	p.expectEOF()
+	p.Send(strings.Repeat(echoSecret, 40) + "\n")
+	p.Expect("BAD_REQUEST")
+	p.ExpectEOF()
 
 	// A second collector fails to authenticate with the token in a wrong
 	// shape, and with an auth line over its bound.
 	for _, line := range []string{"x" + echoSecret, "__AUTH__:" + echoSecret + "x", "__AUTH__:" + strings.Repeat(echoSecret, 300)} {
 		q := dial(t, s)
-		q.send(line + "\n")
-		q.expect("AUTH_FAILED")
+		q.Send(line + "\n")
+		q.Expect("AUTH_FAILED")
 	}
 
 	totals := s.Totals()

@@ -1,7 +1,6 @@
 package relay
 
 import (
-	"bufio"
 	"crypto/tls"
 	"crypto/x509"
 	"io"
@@ -27,7 +26,7 @@ func dialFrom(t *testing.T, s *Server, src string) *peer {
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	return &peer{t: t, conn: c, r: bufio.NewReader(c)}
+	return transporttest.NewPeer(t, c)
 }
 
 // A budget full of silent and half-sent connections, from one address
@@ -40,7 +39,7 @@ func TestFloodOfUnauthenticatedDoesNotLockOut(t *testing.T) {
 		src := []string{"127.0.0.1", "127.0.0.2", "127.0.0.3"}[i%3]
 		p := dialFrom(t, s, src)
 		if i%2 == 1 {
-			p.send("__AUTH__:tok-") // half a token line, never finished
+			p.Send("__AUTH__:tok-") // half a token line, never finished
 		}
 		flood = append(flood, p)
 	}
@@ -50,10 +49,10 @@ func TestFloodOfUnauthenticatedDoesNotLockOut(t *testing.T) {
 	}
 	for _, src := range []string{"127.0.0.9", "127.0.0.2"} {
 		p := dialFrom(t, s, src)
-		p.send("__AUTH__:tok-a\n")
-		p.expect("ACK")
-		p.send("__BATCH__:1:{}\n")
-		p.expect("RECEIVED")
+		p.Send("__AUTH__:tok-a\n")
+		p.Expect("ACK")
+		p.Send("__BATCH__:1:{}\n")
+		p.Expect("RECEIVED")
 	}
 	st := s.Stats()
 	if st.Evicted < 40-8 {
@@ -62,8 +61,8 @@ func TestFloodOfUnauthenticatedDoesNotLockOut(t *testing.T) {
 	// Evicted connections are closed without a word.
 	evicted := 0
 	for _, p := range flood[:10] {
-		_ = p.conn.SetReadDeadline(time.Now().Add(time.Second))
-		if _, err := p.r.ReadByte(); err == io.EOF {
+		_ = p.Conn.SetReadDeadline(time.Now().Add(time.Second))
+		if _, err := p.R.ReadByte(); err == io.EOF {
 			evicted++
 		}
 	}
@@ -79,10 +78,10 @@ func TestAuthTimeoutCountsAndCloses(t *testing.T) {
 	s := startRelay(t, Config{AuthTimeout: 100 * time.Millisecond})
 	silent := dialFrom(t, s, "127.0.0.1")
 	half := dialFrom(t, s, "127.0.0.2")
-	half.send("__AUTH__:tok-")
+	half.Send("__AUTH__:tok-")
 	for _, p := range []*peer{silent, half} {
-		p.expect("AUTH_FAILED")
-		p.expectEOF()
+		p.Expect("AUTH_FAILED")
+		p.ExpectEOF()
 	}
 	transporttest.Eventually(t, 5*time.Second, "two timeouts", func() bool { return s.Stats().AuthFailures.Timeout == 2 })
 }
@@ -101,8 +100,8 @@ func TestWrongTokensSlowedCountedAndReported(t *testing.T) {
 	const attempts = 6
 	for i := range attempts {
 		p := dialFrom(t, s, "127.0.0.5")
-		p.send("__AUTH__:guess-" + strings.Repeat("x", i) + "\n")
-		p.expect("AUTH_FAILED")
+		p.Send("__AUTH__:guess-" + strings.Repeat("x", i) + "\n")
+		p.Expect("AUTH_FAILED")
 	}
 	st := s.Stats()
 	if st.AuthFailures.WrongToken != attempts {
@@ -116,14 +115,14 @@ func TestWrongTokensSlowedCountedAndReported(t *testing.T) {
 		t.Errorf("the slowed source's delay is %v, want the max after %d failures", d, attempts)
 	}
 	other := dialFrom(t, s, "127.0.0.6")
-	other.send("__AUTH__:tok-b\n")
-	other.expect("ACK")
+	other.Send("__AUTH__:tok-b\n")
+	other.Expect("ACK")
 	if got := s.Stats().AuthDelayed; got != attempts-1 {
 		t.Errorf("a clean address was delayed (AuthDelayed %d)", got)
 	}
 	p := dialFrom(t, s, "127.0.0.5")
-	p.send("__AUTH__:tok-a\n")
-	p.expect("ACK")
+	p.Send("__AUTH__:tok-a\n")
+	p.Expect("ACK")
 
 	text := logs.String()
 	if strings.Contains(text, "guess-") {
@@ -168,13 +167,13 @@ func TestEvictedWhileSlowedCountsAsThrottled(t *testing.T) {
 	s := startRelay(t, Config{MaxHandshakes: 4, MaxHandshakesPerSource: 1,
 		AuthFailDelay: time.Minute / 2, AuthFailDelayMax: time.Minute / 2, AuthTimeout: time.Minute / 2})
 	first := dialFrom(t, s, "127.0.0.7")
-	first.send("__AUTH__:wrong\n")
-	first.expect("AUTH_FAILED")
+	first.Send("__AUTH__:wrong\n")
+	first.Expect("AUTH_FAILED")
 	waiting := dialFrom(t, s, "127.0.0.7")
-	waiting.send("__AUTH__:also-wrong\n")
+	waiting.Send("__AUTH__:also-wrong\n")
 	transporttest.Eventually(t, 5*time.Second, "the second guess to wait", func() bool { return s.Stats().AuthDelayed == 1 })
 	newer := dialFrom(t, s, "127.0.0.7") // the source's share is 1: evicts the waiting one
-	waiting.expectEOF()
+	waiting.ExpectEOF()
 	transporttest.Eventually(t, 5*time.Second, "throttled counted", func() bool { return s.Stats().AuthFailures.Throttled == 1 })
 	if st := s.Stats(); st.AuthFailures.WrongToken != 1 {
 		t.Errorf("WrongToken = %d, want 1: the evicted guess was checked", st.AuthFailures.WrongToken)
@@ -202,9 +201,9 @@ func TestUnencryptedRefusedAndCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := dialFrom(t, s, "127.0.0.1")
-	p.send("__AUTH__:tok-a\n", "__BATCH__:1:"+string(wire)+"\n")
-	p.expect("ACK")
-	p.expect("DECRYPT_FAILED")
+	p.Send("__AUTH__:tok-a\n", "__BATCH__:1:"+string(wire)+"\n")
+	p.Expect("ACK")
+	p.Expect("DECRYPT_FAILED")
 	cs := s.Collectors()
 	if len(cs) != 1 || cs[0].Refused != 1 || cs[0].Received != 0 || !strings.Contains(cs[0].LastError, "requires encryption") {
 		t.Fatalf("Collectors() = %+v, want one refused batch saying why", cs)
@@ -241,9 +240,9 @@ func TestTLSFloodDoesNotLockOut(t *testing.T) {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	p := &peer{t: t, conn: c, r: bufio.NewReader(c)}
-	p.send("__AUTH__:tok-a\n")
-	p.expect("ACK")
+	p := transporttest.NewPeer(t, c)
+	p.Send("__AUTH__:tok-a\n")
+	p.Expect("ACK")
 
 	// A client that does not trust the relay's certificate aborts the
 	// handshake.

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/edge-agent/edge-agent/transport/protocol"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 // tickets is a deferred handler that keeps every ticket for the test to
@@ -93,44 +94,9 @@ func startRelay(t *testing.T, cfg Config) *Server {
 	return s
 }
 
-type peer struct {
-	t    *testing.T
-	conn net.Conn
-	r    *bufio.Reader
-}
+type peer = transporttest.Peer
 
-func dial(t *testing.T, s *Server) *peer {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", s.Addr(), 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	return &peer{t: t, conn: c, r: bufio.NewReader(c)}
-}
-
-func (p *peer) send(lines ...string) {
-	p.t.Helper()
-	if _, err := io.WriteString(p.conn, strings.Join(lines, "")); err != nil {
-		p.t.Fatal(err)
-	}
-}
-
-func (p *peer) expect(want string) {
-	p.t.Helper()
-	got, err := p.r.ReadString('\n')
-	if err != nil || got != want+"\n" {
-		p.t.Fatalf("reply = %q, %v; want %q", got, err, want)
-	}
-}
-
-func (p *peer) expectEOF() {
-	p.t.Helper()
-	if b, err := p.r.ReadByte(); err == nil {
-		p.t.Fatalf("read %q, want EOF", b)
-	}
-}
+func dial(t *testing.T, s *Server) *peer { return transporttest.DialPeer(t, s.Addr()) }
 
 // immediate settles every batch RECEIVED at once.
 func immediate(_ Peer, _ int64, _ []byte, t Ticket) { t.Done("") }
@@ -138,8 +104,8 @@ func immediate(_ Peer, _ int64, _ []byte, t Ticket) { t.Done("") }
 func authedAs(t *testing.T, s *Server, token string) *peer {
 	t.Helper()
 	p := dial(t, s)
-	p.send("__AUTH__:" + token + "\n")
-	p.expect("ACK")
+	p.Send("__AUTH__:" + token + "\n")
+	p.Expect("ACK")
 	return p
 }
 
@@ -159,12 +125,12 @@ func TestCollectorsPipelined(t *testing.T) {
 			for i := 1; i <= batches; i++ {
 				fmt.Fprintf(&b, "__BATCH__:%d:{\"c\":%d,\"i\":%d}\n", i, c, i)
 			}
-			if _, err := io.WriteString(p.conn, b.String()); err != nil {
+			if _, err := io.WriteString(p.Conn, b.String()); err != nil {
 				errs <- err
 				return
 			}
 			for i := range batches {
-				line, err := p.r.ReadString('\n')
+				line, err := p.R.ReadString('\n')
 				if err != nil || line != "RECEIVED\n" {
 					errs <- fmt.Errorf("conn %d reply %d = %q, %v", c, i, line, err)
 					return
@@ -198,20 +164,20 @@ func TestDeferredRepliesInRequestOrder(t *testing.T) {
 	k := newTickets()
 	s := startRelay(t, Config{Handler: k.handle})
 	p := authedAs(t, s, "tok-a")
-	p.send("__BATCH__:1:a\n__BATCH__:2:b\n__BATCH__:3:c\n__BATCH__:4:d\n")
+	p.Send("__BATCH__:1:a\n__BATCH__:2:b\n__BATCH__:3:c\n__BATCH__:4:d\n")
 	k.wait(t, 4)
 	k.ticket(3).Done("")
 	k.ticket(2).Done(protocol.ReplyRetry)
 	k.ticket(1).Done("")
-	_ = p.conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
-	if line, err := p.r.ReadString('\n'); err == nil {
+	_ = p.Conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if line, err := p.R.ReadString('\n'); err == nil {
 		t.Fatalf("got reply %q before the first batch was settled", line)
 	}
-	_ = p.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_ = p.Conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	k.ticket(0).Done(protocol.QueueFull(250 * time.Millisecond))
 	k.ticket(0).Done("") // a second Done is ignored
 	for _, want := range []string{"QUEUE_FULL:250", "RECEIVED", "RETRY", "RECEIVED"} {
-		p.expect(want)
+		p.Expect(want)
 	}
 	if k.peer[0].Name != "edge-a" || k.recs[2] != "c" {
 		t.Errorf("peer %+v record %q", k.peer[0], k.recs[2])
@@ -225,21 +191,21 @@ func TestCommitFromDurability(t *testing.T) {
 	k := newTickets()
 	s := startRelay(t, Config{Handler: k.handle})
 	p := authedAs(t, s, "tok-b")
-	p.send("__BATCH__:1:a\n__BATCH__:2:b\n__BATCH__:3:c\n")
+	p.Send("__BATCH__:1:a\n__BATCH__:2:b\n__BATCH__:3:c\n")
 	k.wait(t, 3)
-	p.send("__COMMIT__:1\n__COMMIT__:3\n__COMMIT__:9\n")
+	p.Send("__COMMIT__:1\n__COMMIT__:3\n__COMMIT__:9\n")
 	k.ticket(0).Done("")
 	k.ticket(1).Done(protocol.QueueFull(time.Second))
 	k.ticket(2).Done("")
 	for _, want := range []string{"RECEIVED", "QUEUE_FULL:1000", "RECEIVED", "ACK:1", "PENDING", "RETRY"} {
-		p.expect(want)
+		p.Expect(want)
 	}
-	p.send("__BATCH__:2:b\n")
+	p.Send("__BATCH__:2:b\n")
 	k.wait(t, 4)
 	k.ticket(3).Done("")
-	p.send("__COMMIT__:3\n")
-	p.expect("RECEIVED")
-	p.expect("ACK:3")
+	p.Send("__COMMIT__:3\n")
+	p.Expect("RECEIVED")
+	p.Expect("ACK:3")
 }
 
 func TestBadInput(t *testing.T) {
@@ -249,54 +215,54 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"wrong token", func(t *testing.T, s *Server) {
 			p := dial(t, s)
-			p.send("__AUTH__:nope\n")
-			p.expect("AUTH_FAILED")
-			p.expectEOF()
+			p.Send("__AUTH__:nope\n")
+			p.Expect("AUTH_FAILED")
+			p.ExpectEOF()
 		}},
 		{"no auth line, a batch first", func(t *testing.T, s *Server) {
 			p := dial(t, s)
-			p.send("__BATCH__:1:{}\n")
-			p.expect("AUTH_FAILED")
-			p.expectEOF()
+			p.Send("__BATCH__:1:{}\n")
+			p.Expect("AUTH_FAILED")
+			p.ExpectEOF()
 		}},
 		{"silent before auth", func(t *testing.T, s *Server) {
 			p := dial(t, s)
-			p.expect("AUTH_FAILED")
-			p.expectEOF()
+			p.Expect("AUTH_FAILED")
+			p.ExpectEOF()
 		}},
 		{"auth line over its bound", func(t *testing.T, s *Server) {
 			p := dial(t, s)
-			p.send("__AUTH__:" + strings.Repeat("x", maxAuthLineBytes+10) + "\n")
-			p.expect("AUTH_FAILED")
+			p.Send("__AUTH__:" + strings.Repeat("x", maxAuthLineBytes+10) + "\n")
+			p.Expect("AUTH_FAILED")
 		}},
 		{"garbage after auth is answered and the session goes on", func(t *testing.T, s *Server) {
 			p := authedAs(t, s, "tok-a")
-			p.send("\x00\xff garbage\n__BATCH__:x:1\n__BATCH__:0:1\n__AUTH__:tok-a\n__BATCH__:5:{}\n")
+			p.Send("\x00\xff garbage\n__BATCH__:x:1\n__BATCH__:0:1\n__AUTH__:tok-a\n__BATCH__:5:{}\n")
 			for _, want := range []string{"BAD_REQUEST", "INVALID_PARAM", "INVALID_PARAM", "BAD_REQUEST", "RECEIVED"} {
-				p.expect(want)
+				p.Expect(want)
 			}
 		}},
 		{"line over the limit", func(t *testing.T, s *Server) {
 			p := authedAs(t, s, "tok-a")
-			p.send("__BATCH__:1:" + strings.Repeat("y", 2048) + "\n")
-			p.expect("BAD_REQUEST")
-			p.expectEOF()
+			p.Send("__BATCH__:1:" + strings.Repeat("y", 2048) + "\n")
+			p.Expect("BAD_REQUEST")
+			p.ExpectEOF()
 		}},
 		{"slow loris: a line never finished", func(t *testing.T, s *Server) {
 			p := authedAs(t, s, "tok-a")
 			start := time.Now()
 			for range 3 {
-				p.send("__BA")
+				p.Send("__BA")
 				time.Sleep(50 * time.Millisecond)
 			}
-			p.expectEOF()
+			p.ExpectEOF()
 			if el := time.Since(start); el > 3*time.Second {
 				t.Errorf("slow line cut after %v, want about the 300ms read timeout", el)
 			}
 		}},
 		{"idle collector is closed", func(t *testing.T, s *Server) {
 			p := authedAs(t, s, "tok-a")
-			p.expectEOF()
+			p.ExpectEOF()
 		}},
 	}
 	for _, tt := range tests {
@@ -317,11 +283,11 @@ func TestMaxConnections(t *testing.T) {
 	a := authedAs(t, s, "tok-a")
 	_ = authedAs(t, s, "tok-b")
 	c := dial(t, s)
-	c.send("__AUTH__:tok-a\n")
-	c.expect("REJECTED")
-	c.expectEOF()
-	a.send("__BATCH__:1:{}\n")
-	a.expect("RECEIVED")
+	c.Send("__AUTH__:tok-a\n")
+	c.Expect("REJECTED")
+	c.ExpectEOF()
+	a.Send("__BATCH__:1:{}\n")
+	a.Expect("RECEIVED")
 }
 
 // busyCollector sends one batch at a time until stop and counts replies.
@@ -336,12 +302,12 @@ func busyCollector(t *testing.T, s *Server, stop <-chan struct{}, done *atomic.I
 				return
 			default:
 			}
-			_ = p.conn.SetDeadline(time.Now().Add(5 * time.Second))
-			if _, err := fmt.Fprintf(p.conn, "__BATCH__:%d:{}\n", id); err != nil {
+			_ = p.Conn.SetDeadline(time.Now().Add(5 * time.Second))
+			if _, err := fmt.Fprintf(p.Conn, "__BATCH__:%d:{}\n", id); err != nil {
 				errc <- err
 				return
 			}
-			line, err := p.r.ReadString('\n')
+			line, err := p.R.ReadString('\n')
 			if err != nil || line != "RECEIVED\n" {
 				errc <- fmt.Errorf("reply %q, %v", line, err)
 				return
@@ -396,9 +362,9 @@ func authedMem(t *testing.T, ln *memListener, token string) *peer {
 	case <-ln.done:
 		t.Fatal("listener closed")
 	}
-	p := &peer{t: t, conn: c, r: bufio.NewReader(c)}
-	p.send("__AUTH__:" + token + "\n")
-	p.expect("ACK")
+	p := transporttest.NewPeer(t, c)
+	p.Send("__AUTH__:" + token + "\n")
+	p.Expect("ACK")
 	return p
 }
 
@@ -430,14 +396,14 @@ func TestNeverReadingCollectorIsClosed(t *testing.T) {
 		stuck := authedMem(t, ln, "tok-b")
 		start := time.Now()
 		// A guard in fake time: only a server that never closes meets it.
-		_ = stuck.conn.SetWriteDeadline(start.Add(20 * writeTimeout))
+		_ = stuck.Conn.SetWriteDeadline(start.Add(20 * writeTimeout))
 		wrote := make(chan error, 1)
 		go func() {
 			line := []byte("__BATCH__:1:" + strings.Repeat("z", 200) + "\n")
 			// Bounded: the server stops reading after MaxInFlight
 			// requests owed and one read buffer, far below 1,000 lines.
 			for range 1000 {
-				if _, err := stuck.conn.Write(line); err != nil {
+				if _, err := stuck.Conn.Write(line); err != nil {
 					wrote <- err
 					return
 				}
@@ -447,8 +413,8 @@ func TestNeverReadingCollectorIsClosed(t *testing.T) {
 		synctest.Wait() // the stuck collector's first reply write now blocks
 
 		for i := 1; i <= 50; i++ {
-			busy.send(fmt.Sprintf("__BATCH__:%d:{}\n", i))
-			busy.expect("RECEIVED")
+			busy.Send(fmt.Sprintf("__BATCH__:%d:{}\n", i))
+			busy.Expect("RECEIVED")
 		}
 		if el := time.Since(start); el >= writeTimeout {
 			t.Fatalf("the busy collector's 50 round trips took %v of the clock, want them served while the other is stuck", el)
@@ -473,10 +439,10 @@ func TestNeverReadingCollectorIsClosed(t *testing.T) {
 		}
 		// Its slot is free: a second collector fits under MaxConnections 2.
 		again := authedMem(t, ln, "tok-b")
-		again.send("__BATCH__:1:{}\n")
-		again.expect("RECEIVED")
-		busy.send("__BATCH__:51:{}\n")
-		busy.expect("RECEIVED")
+		again.Send("__BATCH__:1:{}\n")
+		again.Expect("RECEIVED")
+		busy.Send("__BATCH__:51:{}\n")
+		busy.Expect("RECEIVED")
 	})
 }
 
@@ -563,10 +529,10 @@ func TestCloseWithTicketsOwed(t *testing.T) {
 	k := newTickets()
 	s := startRelay(t, Config{Handler: k.handle})
 	p := authedAs(t, s, "tok-a")
-	p.send("__BATCH__:1:a\n__BATCH__:2:b\n")
+	p.Send("__BATCH__:1:a\n__BATCH__:2:b\n")
 	k.wait(t, 2)
 	k.ticket(0).Done("")
-	p.expect("RECEIVED")
+	p.Expect("RECEIVED")
 	done := make(chan error, 1)
 	go func() { done <- s.Close() }()
 	select {
@@ -578,7 +544,7 @@ func TestCloseWithTicketsOwed(t *testing.T) {
 		t.Fatal("Close hung on a session with a reply owed")
 	}
 	k.ticket(1).Done("") // after the end: ignored
-	p.expectEOF()
+	p.ExpectEOF()
 }
 
 func TestConfigValidate(t *testing.T) {
@@ -680,8 +646,8 @@ func TestOneGoroutinePerConnection(t *testing.T) {
 	base := runtime.NumGoroutine()
 	for i := range n {
 		p := authedAs(t, s, "tok-a")
-		p.send(fmt.Sprintf("__BATCH__:%d:{}\n", i+1))
-		p.expect("RECEIVED")
+		p.Send(fmt.Sprintf("__BATCH__:%d:{}\n", i+1))
+		p.Expect("RECEIVED")
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	extra := runtime.NumGoroutine() - base
@@ -703,17 +669,17 @@ func TestSlowReaderGetsEveryReplyInOrder(t *testing.T) {
 	s := startRelay(t, Config{Handler: immediate, MaxInFlight: inFlight})
 	base := runtime.NumGoroutine()
 	p := authedAs(t, s, "tok-a")
-	if tc, ok := p.conn.(*net.TCPConn); ok {
+	if tc, ok := p.Conn.(*net.TCPConn); ok {
 		_ = tc.SetReadBuffer(2048)
 	}
-	_ = p.conn.SetDeadline(time.Now().Add(20 * time.Second))
+	_ = p.Conn.SetDeadline(time.Now().Add(20 * time.Second))
 	sent := make(chan error, 1)
 	go func() {
 		var b strings.Builder
 		for i := range batches {
 			fmt.Fprintf(&b, "__BATCH__:%d:{}\n", i+1)
 		}
-		_, err := io.WriteString(p.conn, b.String())
+		_, err := io.WriteString(p.Conn, b.String())
 		sent <- err
 	}()
 	// The server's writes back up: its ring fills to MaxInFlight.
@@ -731,11 +697,11 @@ func TestSlowReaderGetsEveryReplyInOrder(t *testing.T) {
 	if st := s.Collectors()[0]; st.Batches >= batches {
 		t.Fatalf("the server read all %d batches while their replies could not be written", st.Batches)
 	}
-	if tc, ok := p.conn.(*net.TCPConn); ok {
+	if tc, ok := p.Conn.(*net.TCPConn); ok {
 		_ = tc.SetReadBuffer(1 << 20) // a tiny window would make each round trip slow
 	}
 	for i := range batches {
-		got, err := p.r.ReadString('\n')
+		got, err := p.R.ReadString('\n')
 		if err != nil || got != "RECEIVED\n" {
 			t.Fatalf("reply %d = %q, %v; want RECEIVED", i+1, got, err)
 		}
@@ -762,10 +728,10 @@ func TestDoneAllWritesEachConnectionOnce(t *testing.T) {
 	k := newTickets()
 	s := startRelay(t, Config{Handler: k.handle})
 	a := authedAs(t, s, "tok-a")
-	a.send("__BATCH__:1:a\n__BATCH__:2:b\n__BATCH__:3:c\n")
+	a.Send("__BATCH__:1:a\n__BATCH__:2:b\n__BATCH__:3:c\n")
 	k.wait(t, 3)
 	b := authedAs(t, s, "tok-b")
-	b.send("__BATCH__:1:x\n__BATCH__:2:y\n")
+	b.Send("__BATCH__:1:x\n__BATCH__:2:y\n")
 	k.wait(t, 5)
 	ts := []Ticket{k.ticket(0), k.ticket(3), k.ticket(1), k.ticket(4), k.ticket(2)}
 	DoneAll(ts, "")
@@ -774,7 +740,7 @@ func TestDoneAllWritesEachConnectionOnce(t *testing.T) {
 		want string
 	}{{a, "RECEIVED\nRECEIVED\nRECEIVED\n"}, {b, "RECEIVED\nRECEIVED\n"}} {
 		buf := make([]byte, 256)
-		n, err := p.p.conn.Read(buf) // one write arrives in one read
+		n, err := p.p.Conn.Read(buf) // one write arrives in one read
 		if err != nil || string(buf[:n]) != p.want {
 			t.Fatalf("first read = %q, %v; want every reply at once: %q", buf[:n], err, p.want)
 		}

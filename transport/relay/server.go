@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"sync"
 	"time"
 
+	"github.com/edge-agent/edge-agent/transport/internal/connset"
 	"github.com/edge-agent/edge-agent/transport/ratelog"
 )
 
@@ -23,17 +23,10 @@ type Server struct {
 	pre      *preauth
 	pen      *penalties
 
-	mu         sync.Mutex
-	ln         net.Listener
-	conns      map[net.Conn]struct{}
-	started    bool
-	closing    bool
-	done       chan struct{} // closed by Close
-	wg         sync.WaitGroup
+	set        *connset.Set
+	done       <-chan struct{} // closed when Close begins
 	stats      counters
 	collectors *collectors
-	closeErr   error
-	once       sync.Once
 
 	// Rate-limited warnings of floods a bad client can cause.
 	warnFull, warnDecode, warnLine, warnOwed ratelog.Warner
@@ -56,55 +49,46 @@ func New(cfg Config) (*Server, error) {
 		sessions:   make(chan struct{}, cfg.MaxConnections),
 		pre:        newPreauth(cfg.MaxHandshakes, cfg.MaxHandshakesPerSource),
 		pen:        newPenalties(cfg.AuthFailDelay, cfg.AuthFailDelayMax, time.Now),
-		conns:      make(map[net.Conn]struct{}),
-		done:       make(chan struct{}),
+		set:        connset.New(cfg.Logger, "edgesocket relay"),
 		collectors: newCollectors(),
 	}
+	s.done = s.set.Done()
 	return s, nil
 }
 
 // Start listens on Config.Addr and serves in the background. ctx bounds
 // start-up only. A second Start is an error.
 func (s *Server) Start(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.started {
-		return errors.New("relay: already started")
-	}
-	if s.closing {
-		return errors.New("relay: closed")
-	}
-	var ln net.Listener
-	var err error
-	if s.listen != nil {
-		ln, err = s.listen()
-	} else {
-		var lc net.ListenConfig
-		ln, err = lc.Listen(ctx, "tcp", s.cfg.Addr)
-	}
+	ln, err := s.set.Start(func() (net.Listener, error) {
+		var ln net.Listener
+		var err error
+		if s.listen != nil {
+			ln, err = s.listen()
+		} else {
+			var lc net.ListenConfig
+			ln, err = lc.Listen(ctx, "tcp", s.cfg.Addr)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("relay listen on %s: %w", s.cfg.Addr, err)
+		}
+		if s.cfg.TLS != nil {
+			ln = tls.NewListener(ln, s.cfg.TLS)
+		}
+		return ln, nil
+	}, s.admit)
 	if err != nil {
-		return fmt.Errorf("relay listen on %s: %w", s.cfg.Addr, err)
+		if errors.Is(err, connset.ErrStarted) || errors.Is(err, connset.ErrClosed) {
+			return fmt.Errorf("relay: %w", err)
+		}
+		return err
 	}
-	if s.cfg.TLS != nil {
-		ln = tls.NewListener(ln, s.cfg.TLS)
-	}
-	s.ln, s.started = ln, true
-	s.wg.Add(2)
-	go s.acceptLoop(ln)
-	go s.reportLoop()
+	s.set.Go(s.reportLoop)
 	s.log.Info("edgesocket relay listening", slog.String("addr", ln.Addr().String()))
 	return nil
 }
 
 // Addr is the listening address (host:port) once started, else "".
-func (s *Server) Addr() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ln == nil {
-		return ""
-	}
-	return s.ln.Addr().String()
-}
+func (s *Server) Addr() string { return s.set.Addr() }
 
 // Stats returns the counters so far.
 func (s *Server) Stats() Stats { return s.stats.snapshot() }
@@ -116,84 +100,26 @@ func (s *Server) Unauthenticated() int { return s.pre.len() }
 // Close stops listening, lets each session finish writing the replies it
 // owes, closes every connection and waits for all goroutines to end.
 // It is idempotent.
-func (s *Server) Close() error {
-	s.once.Do(func() {
-		s.mu.Lock()
-		s.closing = true
-		close(s.done)
-		if s.ln != nil {
-			s.closeErr = s.ln.Close()
-		}
-		// Wake blocked reads; sessions then flush and close themselves.
-		for c := range s.conns {
-			_ = c.SetReadDeadline(time.Unix(1, 0))
-		}
-		s.mu.Unlock()
+func (s *Server) Close() error { return s.set.Close(closeGrace) }
 
-		finished := make(chan struct{})
-		go func() { s.wg.Wait(); close(finished) }()
-		select {
-		case <-finished:
-		case <-time.After(2 * time.Second):
-			// A peer that does not read its replies blocks our writes.
-			s.mu.Lock()
-			for c := range s.conns {
-				_ = c.Close()
-			}
-			s.mu.Unlock()
-			<-finished
-		}
-	})
-	return s.closeErr
-}
-
-func (s *Server) acceptLoop(ln net.Listener) {
-	defer s.wg.Done()
-	for {
-		conn, err := ln.Accept()
-		if err != nil {
-			select {
-			case <-s.done:
-				return
-			default:
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			s.log.Error("edgesocket relay accept failed", slog.Any("error", err))
-			// Avoid a hot loop on persistent errors such as EMFILE.
-			select {
-			case <-s.done:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-			continue
-		}
-		s.admit(conn)
-	}
-}
+// closeGrace is how long Close lets sessions write the replies they owe
+// before cutting connections whose peers do not read.
+const closeGrace = 2 * time.Second
 
 // admit runs on the accept loop: every connection gets a place in the
 // pre-authentication budget, evicting an older one at its bounds.
 func (s *Server) admit(conn net.Conn) {
 	accepted := time.Now()
-	if !s.track(conn) {
-		_ = conn.Close()
-		return
-	}
 	s.stats.connections.Add(1)
 	h, victim := s.pre.admit(conn, sourceOf(conn))
 	if victim != nil {
 		evict(victim)
 	}
-	s.wg.Add(1)
-	go s.handle(h, accepted)
+	s.set.Go(func() { s.handle(h, accepted) })
 }
 
 // reportLoop logs the failed authentications on a timer.
 func (s *Server) reportLoop() {
-	defer s.wg.Done()
 	t := time.NewTicker(s.cfg.AuthLogInterval)
 	defer t.Stop()
 	var rep authReport
@@ -224,40 +150,10 @@ func setReplyBuffer(conn net.Conn) {
 }
 
 // isClosing reports whether Close has begun.
-func (s *Server) isClosing() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
-	}
-}
+func (s *Server) isClosing() bool { return s.set.Closing() }
 
-// track registers conn so Close can reach it; false once closing.
-func (s *Server) track(conn net.Conn) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing {
-		return false
-	}
-	s.conns[conn] = struct{}{}
-	return true
-}
-
-func (s *Server) untrack(conn net.Conn) {
-	s.mu.Lock()
-	delete(s.conns, conn)
-	s.mu.Unlock()
-	_ = conn.Close()
-}
+func (s *Server) untrack(conn net.Conn) { s.set.Untrack(conn) }
 
 // setReadDeadline sets conn's read deadline unless Close has begun, in
 // which case the deadline stays in the past so the session winds down.
-func (s *Server) setReadDeadline(conn net.Conn, t time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing {
-		t = time.Unix(1, 0)
-	}
-	_ = conn.SetReadDeadline(t)
-}
+func (s *Server) setReadDeadline(conn net.Conn, t time.Time) { s.set.SetReadDeadline(conn, t) }

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/edge-agent/edge-agent/transport/enginemodel"
+	"github.com/edge-agent/edge-agent/transport/internal/connset"
 	"github.com/edge-agent/edge-agent/transport/internal/linger"
 	"github.com/edge-agent/edge-agent/transport/protocol"
 )
@@ -28,16 +28,9 @@ type Server struct {
 	slot chan struct{}
 	seq  atomic.Int64 // server-wide batch counter, for Faults
 
-	mu       sync.Mutex
-	ln       net.Listener
-	conns    map[net.Conn]struct{}
-	started  bool
-	closing  bool
-	done     chan struct{} // closed by Close
-	wg       sync.WaitGroup
-	stats    counters
-	closeErr error
-	once     sync.Once
+	set   *connset.Set
+	done  <-chan struct{} // closed when Close begins
+	stats counters
 }
 
 // New validates cfg. Nothing listens until Start.
@@ -55,13 +48,13 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("stand-in: %w", err)
 	}
 	s := &Server{
-		src:   src,
-		cfg:   cfg,
-		log:   cfg.Logger,
-		slot:  make(chan struct{}, 1),
-		conns: make(map[net.Conn]struct{}),
-		done:  make(chan struct{}),
+		src:  src,
+		cfg:  cfg,
+		log:  cfg.Logger,
+		slot: make(chan struct{}, 1),
+		set:  connset.New(cfg.Logger, "edgesocket ingress"),
 	}
+	s.done = s.set.Done()
 	f := cfg.Faults
 	s.faults.Store(&f)
 	return s, nil
@@ -70,38 +63,32 @@ func New(cfg Config) (*Server, error) {
 // Start listens on Config.Addr and serves in the background. ctx bounds
 // start-up only. A second Start is an error.
 func (s *Server) Start(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.started {
-		return errors.New("stand-in: already started")
-	}
-	if s.closing {
-		return errors.New("stand-in: closed")
-	}
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", s.cfg.Addr)
+	ln, err := s.set.Start(func() (net.Listener, error) {
+		var lc net.ListenConfig
+		ln, err := lc.Listen(ctx, "tcp", s.cfg.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("stand-in listen on %s: %w", s.cfg.Addr, err)
+		}
+		if s.cfg.TLS != nil {
+			ln = tls.NewListener(ln, s.cfg.TLS)
+		}
+		return ln, nil
+	}, func(conn net.Conn) {
+		s.stats.connections.Add(1)
+		s.set.Go(func() { s.handle(conn) })
+	})
 	if err != nil {
-		return fmt.Errorf("stand-in listen on %s: %w", s.cfg.Addr, err)
+		if errors.Is(err, connset.ErrStarted) || errors.Is(err, connset.ErrClosed) {
+			return fmt.Errorf("stand-in: %w", err)
+		}
+		return err
 	}
-	if s.cfg.TLS != nil {
-		ln = tls.NewListener(ln, s.cfg.TLS)
-	}
-	s.ln, s.started = ln, true
-	s.wg.Add(1)
-	go s.acceptLoop(ln)
 	s.log.Info("edgesocket stand-in listening", slog.String("addr", ln.Addr().String()))
 	return nil
 }
 
 // Addr is the listening address (host:port) once started, else "".
-func (s *Server) Addr() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ln == nil {
-		return ""
-	}
-	return s.ln.Addr().String()
-}
+func (s *Server) Addr() string { return s.set.Addr() }
 
 // Source is the engine model's source behind the server: tests take
 // checkpoints on it (Snapshot, then CheckpointComplete) to have
@@ -119,103 +106,20 @@ func (s *Server) Stats() Stats { return s.stats.snapshot() }
 
 // DropCollector closes the connection of the current collector, if any,
 // without a reply: a link cut on demand.
-func (s *Server) DropCollector() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for c := range s.conns {
-		_ = c.Close()
-	}
-}
+func (s *Server) DropCollector() { s.set.CloseConns() }
 
 // Close stops listening, lets each session finish writing the replies it
 // owes, closes every connection and waits for all goroutines to end.
 // It is idempotent.
-func (s *Server) Close() error {
-	s.once.Do(func() {
-		s.mu.Lock()
-		s.closing = true
-		close(s.done)
-		if s.ln != nil {
-			s.closeErr = s.ln.Close()
-		}
-		// Wake blocked reads; sessions then flush and close themselves.
-		for c := range s.conns {
-			_ = c.SetReadDeadline(time.Unix(1, 0))
-		}
-		s.mu.Unlock()
+func (s *Server) Close() error { return s.set.Close(closeGrace) }
 
-		finished := make(chan struct{})
-		go func() { s.wg.Wait(); close(finished) }()
-		select {
-		case <-finished:
-		case <-time.After(2 * time.Second):
-			// A peer that does not read its replies blocks our writes.
-			s.mu.Lock()
-			for c := range s.conns {
-				_ = c.Close()
-			}
-			s.mu.Unlock()
-			<-finished
-		}
-	})
-	return s.closeErr
-}
-
-func (s *Server) acceptLoop(ln net.Listener) {
-	defer s.wg.Done()
-	for {
-		conn, err := ln.Accept()
-		if err != nil {
-			select {
-			case <-s.done:
-				return
-			default:
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			s.log.Error("edgesocket ingress accept failed", slog.Any("error", err))
-			// Avoid a hot loop on persistent errors such as EMFILE.
-			select {
-			case <-s.done:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-			continue
-		}
-		if !s.track(conn) {
-			_ = conn.Close()
-			return
-		}
-		s.stats.connections.Add(1)
-		s.wg.Add(1)
-		go s.handle(conn)
-	}
-}
-
-// track registers conn so Close can reach it; false once closing.
-func (s *Server) track(conn net.Conn) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing {
-		return false
-	}
-	s.conns[conn] = struct{}{}
-	return true
-}
-
-func (s *Server) untrack(conn net.Conn) {
-	s.mu.Lock()
-	delete(s.conns, conn)
-	s.mu.Unlock()
-	_ = conn.Close()
-}
+// closeGrace is how long Close lets sessions write the replies they owe
+// before cutting connections whose peers do not read.
+const closeGrace = 2 * time.Second
 
 // handle applies the single-collector policy, then serves the session.
 func (s *Server) handle(conn net.Conn) {
-	defer s.wg.Done()
-	defer s.untrack(conn)
+	defer s.set.Untrack(conn)
 	if !s.Faults().Reject && s.acquire() {
 		s.serve(conn)
 		<-s.slot // free the ingress before lingering on the old socket

@@ -25,14 +25,7 @@ type conversation struct {
 
 // setReadDeadline sets conn's read deadline unless Close has begun, in
 // which case the deadline stays in the past so the session winds down.
-func (s *Server) setReadDeadline(conn net.Conn, t time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing {
-		t = time.Unix(1, 0)
-	}
-	_ = conn.SetReadDeadline(t)
-}
+func (s *Server) setReadDeadline(conn net.Conn, t time.Time) { s.set.SetReadDeadline(conn, t) }
 
 func (s *Server) serve(conn net.Conn) {
 	c := &conversation{

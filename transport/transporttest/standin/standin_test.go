@@ -1,12 +1,10 @@
 package standin
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
-	"io"
 	"net"
 	"slices"
 	"strings"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/transport/codec"
 	"github.com/edge-agent/edge-agent/transport/protocol"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -38,70 +37,35 @@ func start(t *testing.T, cfg Config) *Server {
 	return s
 }
 
-type peer struct {
-	t    *testing.T
-	conn net.Conn
-	r    *bufio.Reader
-}
+type peer = transporttest.Peer
 
-func dial(t *testing.T, s *Server) *peer {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", s.Addr(), 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	return &peer{t: t, conn: c, r: bufio.NewReader(c)}
-}
-
-func (p *peer) send(lines ...string) {
-	p.t.Helper()
-	if _, err := io.WriteString(p.conn, strings.Join(lines, "")); err != nil {
-		p.t.Fatal(err)
-	}
-}
-
-func (p *peer) expect(want string) {
-	p.t.Helper()
-	got, err := p.r.ReadString('\n')
-	if err != nil || got != want+"\n" {
-		p.t.Fatalf("reply = %q, %v; want %q", got, err, want)
-	}
-}
-
-func (p *peer) expectEOF() {
-	p.t.Helper()
-	if b, err := p.r.ReadByte(); err == nil {
-		p.t.Fatalf("read %q, want EOF", b)
-	}
-}
+func dial(t *testing.T, s *Server) *peer { return transporttest.DialPeer(t, s.Addr()) }
 
 func authed(t *testing.T, s *Server) *peer {
 	p := dial(t, s)
-	p.send("__AUTH__:tok\n")
-	p.expect("ACK")
+	p.Send("__AUTH__:tok\n")
+	p.Expect("ACK")
 	return p
 }
 
 func TestAuth(t *testing.T) {
 	s := start(t, Config{AuthTimeout: 200 * time.Millisecond})
-	authed(t, s).conn.Close()
+	authed(t, s).Conn.Close()
 
 	for _, line := range []string{"__AUTH__:wrong\n", "wrong-without-prefix\n", "\n"} {
 		p := dial(t, s)
-		p.send(line)
-		p.expect("AUTH_FAILED")
-		p.expectEOF()
+		p.Send(line)
+		p.Expect("AUTH_FAILED")
+		p.ExpectEOF()
 	}
 	p := dial(t, s) // the engine takes a prefix-less line as the token
-	p.send("tok\r\n")
-	p.expect("ACK")
-	p.conn.Close()
+	p.Send("tok\r\n")
+	p.Expect("ACK")
+	p.Conn.Close()
 
 	p = dial(t, s) // silence until the auth timeout
-	p.expect("AUTH_FAILED")
-	p.expectEOF()
+	p.Expect("AUTH_FAILED")
+	p.ExpectEOF()
 
 	authed(t, s) // the ingress still takes a good collector afterwards
 	if st := s.Stats(); st.AuthFailures != 4 || st.Sessions != 3 {
@@ -113,11 +77,11 @@ func TestSingleCollector(t *testing.T) {
 	s := start(t, Config{RejectGrace: -1})
 	first := authed(t, s)
 	second := dial(t, s)
-	second.expect("REJECTED") // without sending anything, like the engine
-	second.expectEOF()
-	first.send("__BATCH__:1:x\n")
-	first.expect("RECEIVED")
-	first.conn.Close()
+	second.Expect("REJECTED") // without sending anything, like the engine
+	second.ExpectEOF()
+	first.Send("__BATCH__:1:x\n")
+	first.Expect("RECEIVED")
+	first.Conn.Close()
 	waitFor(t, func() bool { return len(s.slot) == 0 })
 	authed(t, s) // the ingress is free again
 	if s.Stats().Rejected != 1 {
@@ -129,17 +93,17 @@ func TestRejectGraceCoversAReconnectRace(t *testing.T) {
 	s := start(t, Config{RejectGrace: 2 * time.Second})
 	first := authed(t, s)
 	second := dial(t, s)
-	second.send("__AUTH__:tok\n")
+	second.Send("__AUTH__:tok\n")
 	// Accepted, the newcomer waits for the slot the first session holds.
 	waitFor(t, func() bool { return s.Stats().Connections == 2 })
-	first.conn.Close() // the old session ends while the new one waits
-	second.expect("ACK")
+	first.Conn.Close() // the old session ends while the new one waits
+	second.Expect("ACK")
 }
 
 func TestSecondAuthIsABadRequest(t *testing.T) {
 	p := authed(t, start(t, Config{}))
-	p.send("__AUTH__:tok\n")
-	p.expect("BAD_REQUEST")
+	p.Send("__AUTH__:tok\n")
+	p.Expect("BAD_REQUEST")
 }
 
 // Every line is answered by the engine model: records reach the Handler
@@ -160,12 +124,12 @@ func TestModelAnswers(t *testing.T) {
 		},
 	})
 	p := authed(t, s)
-	p.send("__BATCH__:3:payload-data\n", "__BATCH__:4:n\n")
-	p.expect("RECEIVED")
-	p.expect("RECEIVED")
-	p.send("__BATCH__:5:crlf\r\n", "__BATCH__:6:a:b:c\n")
-	p.expect("RECEIVED")
-	p.expect("RECEIVED")
+	p.Send("__BATCH__:3:payload-data\n", "__BATCH__:4:n\n")
+	p.Expect("RECEIVED")
+	p.Expect("RECEIVED")
+	p.Send("__BATCH__:5:crlf\r\n", "__BATCH__:6:a:b:c\n")
+	p.Expect("RECEIVED")
+	p.Expect("RECEIVED")
 	steps := []struct{ line, reply string }{
 		{"__BATCH__:notanumber:data\n", "INVALID_PARAM"},
 		{"__BATCH__:0:data\n", "INVALID_PARAM"},
@@ -179,13 +143,13 @@ func TestModelAnswers(t *testing.T) {
 		{"__COMMIT__:9\n", "RETRY"},   // never received
 	}
 	for _, b := range steps {
-		p.send(b.line)
-		p.expect(b.reply)
+		p.Send(b.line)
+		p.Expect(b.reply)
 	}
 	s.Source().Snapshot(1)
 	s.Source().CheckpointComplete(1)
-	p.send("__COMMIT__:4\n")
-	p.expect("ACK:6")
+	p.Send("__COMMIT__:4\n")
+	p.Expect("ACK:6")
 	mu.Lock()
 	defer mu.Unlock()
 	want := []rec{{3, "payload-data"}, {4, "n"}, {5, "crlf"}, {6, "a:b:c"}}
@@ -202,16 +166,16 @@ func TestModelAnswers(t *testing.T) {
 func TestSourceSurvivesReconnects(t *testing.T) {
 	s := start(t, Config{RejectGrace: 2 * time.Second})
 	p := authed(t, s)
-	p.send("__BATCH__:1:x\n", "__BATCH__:2:y\n")
-	p.expect("RECEIVED")
-	p.expect("RECEIVED")
-	p.conn.Close()
+	p.Send("__BATCH__:1:x\n", "__BATCH__:2:y\n")
+	p.Expect("RECEIVED")
+	p.Expect("RECEIVED")
+	p.Conn.Close()
 	s.Source().Snapshot(1)
 	s.Source().CheckpointComplete(1)
 	p = authed(t, s)
-	p.send("__COMMIT__:2\n", "__COMMIT__:3\n")
-	p.expect("ACK:2")
-	p.expect("RETRY")
+	p.Send("__COMMIT__:2\n", "__COMMIT__:3\n")
+	p.Expect("ACK:2")
+	p.Expect("RETRY")
 }
 
 func TestPipelinedRequestsGetOrderedReplies(t *testing.T) {
@@ -220,10 +184,10 @@ func TestPipelinedRequestsGetOrderedReplies(t *testing.T) {
 	for i := 1; i <= 200; i++ {
 		b.WriteString("__BATCH__:1:x\n__BATCH__:x:y\n")
 	}
-	p.send(b.String())
+	p.Send(b.String())
 	for range 200 {
-		p.expect("RECEIVED")
-		p.expect("INVALID_PARAM")
+		p.Expect("RECEIVED")
+		p.Expect("INVALID_PARAM")
 	}
 }
 
@@ -245,18 +209,18 @@ func TestPacketDecoding(t *testing.T) {
 		{corrupt, "DECODE_FAILED"},
 		{string(tampered), "DECRYPT_FAILED"},
 	} {
-		p.send("__BATCH__:1:" + c.payload + "\n")
-		p.expect(c.reply)
+		p.Send("__BATCH__:1:" + c.payload + "\n")
+		p.Expect(c.reply)
 	}
 	if len(records) != 1 || records[0] != "hello" {
 		t.Fatalf("records %q", records)
 	}
-	p.conn.Close()
+	p.Conn.Close()
 
 	s2 := start(t, Config{Decoder: noKey})
 	p = authed(t, s2)
-	p.send("__BATCH__:1:" + string(good) + "\n")
-	p.expect("DECRYPT_FAILED")
+	p.Send("__BATCH__:1:" + string(good) + "\n")
+	p.Expect("DECRYPT_FAILED")
 	if st := s2.Stats(); st.DecryptFailures != 1 {
 		t.Fatalf("stats %+v", st)
 	}
@@ -264,9 +228,9 @@ func TestPacketDecoding(t *testing.T) {
 
 func TestLineTooLong(t *testing.T) {
 	p := authed(t, start(t, Config{MaxLineBytes: 64}))
-	p.send("__BATCH__:1:" + strings.Repeat("x", 100) + "\n")
-	p.expect("BAD_REQUEST")
-	p.expectEOF()
+	p.Send("__BATCH__:1:" + strings.Repeat("x", 100) + "\n")
+	p.Expect("BAD_REQUEST")
+	p.ExpectEOF()
 }
 
 func TestFaults(t *testing.T) {
@@ -276,20 +240,20 @@ func TestFaults(t *testing.T) {
 	p := authed(t, s)
 	want := []string{"RECEIVED", "RETRY", "QUEUE_FULL:40", "RETRY", "RECEIVED", "QUEUE_FULL:40"}
 	for i, w := range want {
-		p.send("__BATCH__:" + string(rune('1'+i)) + ":x\n")
-		p.expect(w)
+		p.Send("__BATCH__:" + string(rune('1'+i)) + ":x\n")
+		p.Expect(w)
 	}
 	if len(handled) != 2 {
 		t.Fatalf("handled %v: RETRY and QUEUE_FULL must not reach the model", handled)
 	}
 
 	s.SetFaults(Faults{BatchReply: protocol.ReplyDecryptFailed})
-	p.send("__BATCH__:9:x\n")
-	p.expect("DECRYPT_FAILED")
+	p.Send("__BATCH__:9:x\n")
+	p.Expect("DECRYPT_FAILED")
 
 	s.SetFaults(Faults{CutAfter: 2}) // the server-wide count is at 7: batch 8 is cut
-	p.send("__BATCH__:10:x\n")
-	p.expectEOF()
+	p.Send("__BATCH__:10:x\n")
+	p.ExpectEOF()
 	if s.Stats().Cuts != 1 || handled[len(handled)-1] != 10 {
 		t.Fatalf("cut: stats %+v handled %v", s.Stats(), handled)
 	}
@@ -297,27 +261,27 @@ func TestFaults(t *testing.T) {
 	s.SetFaults(Faults{AuthReply: protocol.ReplyAuthFailed})
 	waitFor(t, func() bool { return len(s.slot) == 0 })
 	p = dial(t, s)
-	p.send("__AUTH__:tok\n")
-	p.expect("AUTH_FAILED")
-	p.expectEOF()
+	p.Send("__AUTH__:tok\n")
+	p.Expect("AUTH_FAILED")
+	p.ExpectEOF()
 
 	s.SetFaults(Faults{AuthReply: protocol.ReplyACK}) // in with a wrong token
 	p = dial(t, s)
-	p.send("__AUTH__:wrong\n", "__BATCH__:12:x\n")
-	p.expect("ACK")
-	p.expect("RECEIVED")
-	p.conn.Close()
+	p.Send("__AUTH__:wrong\n", "__BATCH__:12:x\n")
+	p.Expect("ACK")
+	p.Expect("RECEIVED")
+	p.Conn.Close()
 	waitFor(t, func() bool { return len(s.slot) == 0 })
 
 	s.SetFaults(Faults{Reject: true})
 	p = dial(t, s)
-	p.expect("REJECTED")
+	p.Expect("REJECTED")
 
 	s.SetFaults(Faults{ReplyDelay: 50 * time.Millisecond})
 	p = authed(t, s)
 	t0 := time.Now()
-	p.send("__BATCH__:11:x\n")
-	p.expect("RECEIVED")
+	p.Send("__BATCH__:11:x\n")
+	p.Expect("RECEIVED")
 	if time.Since(t0) < 50*time.Millisecond {
 		t.Fatal("reply was not delayed")
 	}
@@ -327,7 +291,7 @@ func TestDropCollector(t *testing.T) {
 	s := start(t, Config{})
 	p := authed(t, s)
 	s.DropCollector()
-	p.expectEOF()
+	p.ExpectEOF()
 }
 
 func TestLifecycle(t *testing.T) {
@@ -348,8 +312,8 @@ func TestLifecycle(t *testing.T) {
 		t.Fatal("second Start accepted")
 	}
 	p := authed(t, s)
-	p.send("__BATCH__:1:x\n")
-	p.expect("RECEIVED")
+	p.Send("__BATCH__:1:x\n")
+	p.Expect("RECEIVED")
 	done := make(chan struct{})
 	go func() { _ = s.Close(); close(done) }()
 	select {
@@ -357,7 +321,7 @@ func TestLifecycle(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close hung with a collector connected")
 	}
-	p.expectEOF()
+	p.ExpectEOF()
 	_ = s.Close()
 	if _, err := net.DialTimeout("tcp", s.Addr(), time.Second); err == nil {
 		t.Fatal("still listening after Close")
