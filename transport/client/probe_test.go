@@ -118,8 +118,7 @@ func TestProbeTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := testConfig(srv.Addr())
-	cfg.TLS = tc
+	cfg := tlsTestConfig(srv.Addr(), tc)
 	r := newClient(t, cfg).Probe(sendCtx(t))
 	if err := r.Err(); err != nil {
 		t.Fatalf("Err = %v", err)
@@ -140,8 +139,7 @@ func TestProbeTLSUnknownAuthority(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := testConfig(srv.Addr())
-	cfg.TLS = tc
+	cfg := tlsTestConfig(srv.Addr(), tc)
 	r := newClient(t, cfg).Probe(sendCtx(t))
 	if r.Err() == nil {
 		t.Fatal("Err = nil with an untrusted engine certificate")

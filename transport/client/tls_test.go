@@ -46,8 +46,7 @@ func TestTLS(t *testing.T) {
 	if tc.MinVersion != tls.VersionTLS12 {
 		t.Fatalf("MinVersion = %x", tc.MinVersion)
 	}
-	cfg := testConfig(srv.Addr())
-	cfg.TLS = tc
+	cfg := tlsTestConfig(srv.Addr(), tc)
 	c := newClient(t, cfg)
 	res, err := c.Send(sendCtx(t), batches(1, 2, 3))
 	if err != nil {
@@ -60,6 +59,18 @@ func TestTLS(t *testing.T) {
 	}
 }
 
+// tlsTestConfig is testConfig over TLS. A handshake under the race
+// detector on a loaded machine can take seconds: the timeouts only bound a
+// hung test, so they are far beyond that, and a failed verification is
+// still told from a slow handshake.
+func tlsTestConfig(endpoint string, tc *tls.Config) Config {
+	cfg := testConfig(endpoint)
+	cfg.TLS = tc
+	cfg.ConnectTimeout = 30 * time.Second
+	cfg.ReadTimeout = 30 * time.Second
+	return cfg
+}
+
 func TestTLSHandshakeFailure(t *testing.T) {
 	cert, _ := selfSigned(t)
 	srv := startTLSIngress(t, cert)
@@ -67,8 +78,7 @@ func TestTLSHandshakeFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := testConfig(srv.Addr())
-	cfg.TLS = tc
+	cfg := tlsTestConfig(srv.Addr(), tc)
 	cfg.MaxReconnectCycles = 1
 	c := newClient(t, cfg)
 	res, err := c.Send(sendCtx(t), batches(1))
