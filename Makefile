@@ -13,7 +13,7 @@ BUILD_DATE  ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 CLI_PKG     := github.com/edge-agent/edge-agent/starter/internal/cli
 LDFLAGS     := -s -w -X $(CLI_PKG).Version=$(VERSION) -X $(CLI_PKG).Commit=$(COMMIT) -X $(CLI_PKG).BuildDate=$(BUILD_DATE)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
-TEST_FLAGS  ?= -race -count=1 -timeout 20m
+TEST_FLAGS  ?= -race -count=1 -timeout 25m
 BENCH_COUNT ?= 3
 
 .PHONY: help build test test-unit test-purego test-standalone test-windows test-cross lint fmt bench bench-e2e bench-edge bench-flash bench-processing bench-relay demo dist clean
