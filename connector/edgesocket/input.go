@@ -26,7 +26,7 @@ import (
 type Input struct {
 	cfg       *Config
 	log       *slog.Logger
-	srv       *relay.Server
+	srv       atomic.Pointer[relay.Server] // set once Open listens; read by Stats concurrently
 	tlsConfig *tls.Config
 	decoder   *codec.Decoder
 	tokens    []relay.Token
@@ -175,7 +175,7 @@ func (in *Input) Open(ctx context.Context, _ input.OpenOptions) error {
 	if err := srv.Start(ctx); err != nil {
 		return fmt.Errorf("edgesocket input: %w", err)
 	}
-	in.srv = srv
+	in.srv.Store(srv)
 	addr := srv.Addr()
 	in.listenAddr.Store(&addr)
 	in.log.Info("relay listening for collectors", slog.String("listen", addr),
@@ -407,8 +407,8 @@ func (in *Input) Close() error {
 		in.pending, in.pendingHead, in.pendingBytes = nil, 0, 0
 		in.refuseWaiters()
 		in.pendingMu.Unlock()
-		if in.srv != nil {
-			if err := in.srv.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+		if srv := in.srv.Load(); srv != nil {
+			if err := srv.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 				in.closeErr = fmt.Errorf("edgesocket input: close listener: %w", err)
 			}
 		}

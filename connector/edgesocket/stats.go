@@ -15,7 +15,7 @@ func (in *Input) Stats() input.Stats {
 		BytesRead: in.stats.bytes.Load(),
 		Errors:    in.stats.queueFull.Load(),
 	}
-	if srv := in.srv; srv != nil {
+	if srv := in.srv.Load(); srv != nil {
 		rs := srv.Stats()
 		for _, rc := range rs.AuthFailures.ByReason() {
 			st.AuthFailures = append(st.AuthFailures, input.Count{Reason: rc.Reason, N: int64(rc.N)})
@@ -27,7 +27,7 @@ func (in *Input) Stats() input.Stats {
 
 // Peers lists the connected collectors. Safe for concurrent use.
 func (in *Input) Peers() []input.Peer {
-	srv := in.srv
+	srv := in.srv.Load()
 	if srv == nil {
 		return nil
 	}
@@ -45,7 +45,7 @@ func (in *Input) Peers() []input.Peer {
 
 // PeerTotals are the counters per token name. Safe for concurrent use.
 func (in *Input) PeerTotals() []input.PeerTotals {
-	srv := in.srv
+	srv := in.srv.Load()
 	if srv == nil {
 		return nil
 	}
