@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 // proc is a process started by a test. Its output goes to files, so that a
@@ -170,6 +172,7 @@ func tail(path string, n int) string {
 // eventually polls cond every 50 ms until it holds or d passes.
 func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
+	d = max(d, transporttest.MinWait) // a bound on a hung test, not a speed check
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 const testWait = 30 * time.Second
@@ -53,13 +54,7 @@ func pollN(t *testing.T, in *Input, n int) []string {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(testWait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	transporttest.Eventually(t, testWait, what, cond)
 }
 
 // A kept-running command that exits is started again; each run's stdout

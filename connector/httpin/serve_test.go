@@ -209,13 +209,7 @@ func TestBackpressure429(t *testing.T) {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(testWait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	transporttest.Eventually(t, testWait, what, cond)
 }
 
 // A flood: 64 senders (16 in -short) each posting 20 requests (5) of 50 records, retrying

@@ -12,6 +12,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/connector/mqtt/mosquittotest"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 // testWait bounds every wait of these tests: a real broker on a loaded
@@ -42,13 +43,7 @@ func open(t *testing.T, cfg *Config, id string) *Input {
 // waitFor polls cond until it holds, failing after testWait.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(testWait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	transporttest.Eventually(t, testWait, what, cond)
 }
 
 // waitSubscribed waits for the input's n-th granted subscription.

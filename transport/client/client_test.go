@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -484,13 +485,7 @@ func TestSessionIsKeptAndRevalidated(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	for range 200 {
-		if cond() {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("condition not met in 2s")
+	transporttest.Eventually(t, 0, "the condition", cond)
 }
 
 func TestInvalidBatchesFailAlone(t *testing.T) {

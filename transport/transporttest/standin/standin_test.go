@@ -341,13 +341,7 @@ func TestLifecycle(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	for range 300 {
-		if cond() {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("condition not met in 3s")
+	transporttest.Eventually(t, 0, "the condition", cond)
 }
 
 var _ = errors.Is
