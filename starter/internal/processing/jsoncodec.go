@@ -216,8 +216,17 @@ func (r *jsonReader) str() (string, error) {
 // escaped finishes a string with escapes, from start (after the quote);
 // the text from start to r.i needs none.
 func (r *jsonReader) escaped(start int, ascii bool) (string, error) {
+	// The unescaped text is no longer than the escaped one: size the
+	// buffer once, to the closing quote.
+	end := r.i
+	for end < len(r.s) && r.s[end] != '"' {
+		if r.s[end] == '\\' {
+			end++
+		}
+		end++
+	}
 	var b strings.Builder
-	b.Grow(r.i - start + 32)
+	b.Grow(min(end, len(r.s)) - start)
 	b.WriteString(r.s[start:r.i])
 	for r.i < len(r.s) {
 		// Copy the run up to the next byte that needs a look.
