@@ -224,7 +224,7 @@ func (b *bench) flashOne(work string, r flashRate) (flashRow, error) {
 // each with its sequence number.
 func flashLines(n int) ([][]byte, error) {
 	var buf bytes.Buffer
-	if _, err := generate(&buf, n, 1); err != nil {
+	if _, err := generate(&buf, n, 1, false); err != nil {
 		return nil, err
 	}
 	lines := bytes.SplitAfter(buf.Bytes(), []byte("\n"))

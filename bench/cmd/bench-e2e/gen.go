@@ -20,10 +20,11 @@ var (
 )
 
 // generate writes n log lines of 170 to 230 bytes (newline included), about
-// 70 % plain "ts LEVEL [component] msg k=v" and 30 % JSON objects, each with
-// a unique seq=NNNNNNNNN (plain) or "seq":"NNNNNNNNN" (JSON), deterministic
-// for a seed. It returns the bytes written.
-func generate(w io.Writer, n int, seed uint64) (int64, error) {
+// 70 % plain "ts LEVEL [component] msg k=v" and 30 % JSON objects (all of
+// them JSON with allJSON), each with a unique seq=NNNNNNNNN (plain) or
+// "seq":"NNNNNNNNN" (JSON), deterministic for a seed. It returns the bytes
+// written.
+func generate(w io.Writer, n int, seed uint64, allJSON bool) (int64, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var total int64
@@ -35,7 +36,7 @@ func generate(w io.Writer, n int, seed uint64) (int64, error) {
 		ts := t0 + int64(i)*3
 		lvl, comp := levels[rng.IntN(len(levels))], components[rng.IntN(len(components))]
 		seq := fmt.Sprintf("%0*d", seqDigits, i)
-		if rng.IntN(10) < 3 {
+		if rng.IntN(10) < 3 || allJSON {
 			line = append(line, `{"ts":`...)
 			line = strconv.AppendInt(line, ts, 10)
 			line = append(line, `,"level":"`+lvl+`","component":"`+comp+`","seq":"`+seq+`","msg":"`...)

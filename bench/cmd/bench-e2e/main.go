@@ -24,13 +24,17 @@ import (
 )
 
 // configNames are the rows, in order. Each is described in configHelp.
-var configNames = []string{"raw-fsync", "nosync", "if1", "packet", "packet-store", "rtt20", "rtt100", "model", "model-min", "checkpoint", "backlog", "bolt"}
+var configNames = []string{"raw-fsync", "json", "chain", "nosync", "if1", "packet", "packet-store", "rtt20", "rtt100", "model", "model-min", "checkpoint", "backlog", "bolt"}
 
 // edgeConfigNames are the edge-conditions rows (`make bench-edge`), not run
 // by default.
 var edgeConfigNames = []string{"fsync3.5", "fsync10", "fsync30", "rtt600"}
 
 const configHelp = `raw-fsync  defaults: RAW, queue.fsync on
+json       defaults on lines that are all JSON (the chain row's yardstick)
+chain      defaults with the typical processor chain (parse json, a drop that
+           matches none, redact e-mail and cards, set two fields) on lines
+           that are all JSON
 nosync     queue.fsync: false
 if1        output.max-in-flight: 1 (the Java agent's exchange)
 packet     PACKET, gzip (default level), aes_gcm; the sink decrypts and decodes

@@ -61,7 +61,7 @@ func run(o options) error {
 	defer done()
 	key := make([]byte, codec.KeySize)
 	_, _ = rand.Read(key)
-	b := &bench{o: o, agent: agent, root: root, key: key, data: map[int]dataFile{}}
+	b := &bench{o: o, agent: agent, root: root, key: key, data: map[dataKey]dataFile{}}
 
 	all := map[string][]result{}
 	for run := 1; run <= o.runs; run++ {
@@ -100,20 +100,27 @@ type bench struct {
 	agent string
 	root  string
 	key   []byte
-	data  map[int]dataFile
+	data  map[dataKey]dataFile
 }
 
-// dataFor generates (once) the file of n lines.
-func (b *bench) dataFor(n int) (dataFile, error) {
-	if d, ok := b.data[n]; ok {
+// dataKey names a generated file: its lines, and whether all are JSON.
+type dataKey struct {
+	n       int
+	allJSON bool
+}
+
+// dataFor generates (once) the file of n lines, all JSON with allJSON.
+func (b *bench) dataFor(n int, allJSON bool) (dataFile, error) {
+	k := dataKey{n, allJSON}
+	if d, ok := b.data[k]; ok {
 		return d, nil
 	}
-	path := filepath.Join(b.root, fmt.Sprintf("log-%d.log", n))
+	path := filepath.Join(b.root, fmt.Sprintf("log-%d-%v.log", n, allJSON))
 	f, err := os.Create(path)
 	if err != nil {
 		return dataFile{}, fmt.Errorf("create %s: %w", path, err)
 	}
-	size, err := generate(f, n, 1)
+	size, err := generate(f, n, 1, allJSON)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -121,7 +128,7 @@ func (b *bench) dataFor(n int) (dataFile, error) {
 		return dataFile{}, err
 	}
 	d := dataFile{path: path, bytes: size}
-	b.data[n] = d
+	b.data[k] = d
 	return d, nil
 }
 
@@ -133,7 +140,7 @@ func (b *bench) runOne(config string, run int) (result, error) {
 	case "backlog":
 		n = b.o.backlogN
 	}
-	d, err := b.dataFor(n)
+	d, err := b.dataFor(n, config == "chain" || config == "json")
 	if err != nil {
 		return result{}, err
 	}
@@ -297,9 +304,22 @@ func (b *bench) agentRun(ctx context.Context, config string, run int, work strin
 
 // agentYAML is the config of one run: the defaults but for what the
 // config name says.
+// chainProcessors is the chain config's processors: issue 36's typical
+// chain, but for the drop, which tests a level the lines never have, so
+// that every line reaches the sink (which waits for all of them).
+const chainProcessors = `  processors:
+    - parse: {format: json}
+    - drop: 'payload.level == "TRACE"'
+    - redact: {detectors: [email, credit-card]}
+    - set: {site: plant-7, env: prod}
+`
+
 func (b *bench) agentYAML(config, work, data, endpoint, api string) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "input:\n  paths: [%q]\n  read-from-beginning: true\n", data)
+	if config == "chain" {
+		s.WriteString(chainProcessors)
+	}
 	if config == "checkpoint" {
 		s.WriteString("agent:\n  delivery-guarantee: CHECKPOINT\n")
 	}

@@ -36,7 +36,7 @@ func TestParseSeq(t *testing.T) {
 func TestGeneratedLinesCarryTheirSequence(t *testing.T) {
 	var buf bytes.Buffer
 	const n = 5000
-	total, err := generate(&buf, n, 1)
+	total, err := generate(&buf, n, 1, false)
 	if err != nil || total != int64(buf.Len()) {
 		t.Fatalf("generate = %d, %v; wrote %d", total, err, buf.Len())
 	}

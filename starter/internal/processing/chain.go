@@ -62,7 +62,6 @@ type Chain struct {
 	heldCount   map[uint64]int
 	stash       []stashed // positions after the oldest held event, in order
 	undecodable atomic.Uint64
-	keys        interner // the event keys, for decodeEvent
 }
 
 type stashed struct {
@@ -162,7 +161,7 @@ func (c *Chain) Holding() bool { return c != nil && len(c.heldCount) > 0 }
 
 // processOne runs one event with a payload through every step.
 func (c *Chain) processOne(ev *input.Event, seq uint64, now time.Time) {
-	fields, err := decodeEventKeys(ev.Payload, &c.keys)
+	fields, err := decodeEvent(ev.Payload)
 	if err != nil {
 		c.undecodable.Add(1)
 		return
@@ -173,7 +172,8 @@ func (c *Chain) processOne(ev *input.Event, seq uint64, now time.Time) {
 		return
 	}
 	if it.ev.dirty {
-		b, err := encodeEvent(it.ev.fields)
+		// Room for what processors add, so the buffer is rarely grown.
+		b, err := encodeEvent(it.ev.fields, len(ev.Payload)+len(ev.Payload)/4+64)
 		if err != nil {
 			// Every value came from JSON or from a processor's string: a
 			// failure here is a bug; keep the input's bytes.
@@ -251,7 +251,7 @@ func (c *Chain) releaseDue(events []input.Event, now time.Time, all bool) []inpu
 			if c.run(it, i+1, now) != pass {
 				return
 			}
-			b, err := encodeEvent(it.ev.fields)
+			b, err := encodeEvent(it.ev.fields, 512)
 			if err != nil {
 				c.log.Error("processors: encode a released event", slog.String("error", err.Error()))
 				return

@@ -206,19 +206,24 @@ func isWordChar(c byte) bool {
 	return isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
 }
 
+// maxCardGroups bounds the digit groups findCards takes as one run.
+const maxCardGroups = 40
+
 // findCards finds card numbers: 13 to 19 digits, written together or in
 // groups split by single spaces or dashes, passing the Luhn check, not
 // inside a longer word. In a run of groups longer than a card, each
 // group may start one.
 func findCards(s string) [][2]int {
 	var out [][2]int
+	// groups: the [start, end) of each digit group of a run; at most
+	// maxCardGroups, so they fit on the stack.
+	var buf [maxCardGroups][2]int
 	for i := 0; i < len(s); {
 		if !isDigit(s[i]) || i > 0 && isWordChar(s[i-1]) {
 			i++
 			continue
 		}
-		// groups: the [start, end) of each digit group of the run.
-		var groups [][2]int
+		groups := buf[:0]
 		j := i
 		for {
 			g := j
@@ -226,7 +231,7 @@ func findCards(s string) [][2]int {
 				j++
 			}
 			groups = append(groups, [2]int{g, j})
-			if j+1 < len(s) && (s[j] == ' ' || s[j] == '-') && isDigit(s[j+1]) && len(groups) < 40 {
+			if j+1 < len(s) && (s[j] == ' ' || s[j] == '-') && isDigit(s[j+1]) && len(groups) < maxCardGroups {
 				j++
 				continue
 			}

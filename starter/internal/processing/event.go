@@ -18,11 +18,8 @@ type event struct {
 }
 
 // decodeEvent parses one event JSON object.
-func decodeEvent(raw []byte) (map[string]any, error) { return decodeEventKeys(raw, nil) }
-
-// decodeEventKeys is decodeEvent with keys interned in keys.
-func decodeEventKeys(raw []byte, keys *interner) (map[string]any, error) {
-	v, err := readJSONKeys(raw, keys)
+func decodeEvent(raw []byte) (map[string]any, error) {
+	v, err := readJSON(raw)
 	if err != nil {
 		return nil, fmt.Errorf("decode event JSON: %w", err)
 	}
@@ -55,9 +52,10 @@ func isJSONNumber(v any) bool {
 	return ok
 }
 
-// encodeEvent renders fields as one line of JSON (no trailing newline).
-func encodeEvent(fields map[string]any) ([]byte, error) {
-	b, err := writeJSON(make([]byte, 0, 256), fields)
+// encodeEvent renders fields as one line of JSON (no trailing newline),
+// in a buffer of size bytes to start with (the caller's guess).
+func encodeEvent(fields map[string]any, size int) ([]byte, error) {
+	b, err := writeJSON(make([]byte, 0, size), fields)
 	if err != nil {
 		return nil, fmt.Errorf("encode event JSON: %w", err)
 	}

@@ -21,6 +21,9 @@ const maxExpressionBytes = 4096
 type expression struct {
 	src  string
 	prog *vm.Program
+	// vm is reused from one event to the next (its stack and scopes are
+	// kept), as a chain runs on one goroutine.
+	vm vm.VM
 }
 
 // ExprError is an expression that does not compile: Column (1-based,
@@ -67,7 +70,7 @@ func compileExpr(src string, asBool bool) (*expression, error) {
 
 // eval runs the expression on the event's fields.
 func (x *expression) eval(fields map[string]any) (any, error) {
-	return expr.Run(x.prog, fields)
+	return x.vm.Run(x.prog, fields)
 }
 
 // test runs a boolean expression; a result that is not a boolean is an

@@ -33,7 +33,7 @@ func (f fieldProc) apply(it *item, _ time.Time) verdict { return f.applyItem(it)
 type pair struct {
 	from path
 	to   path
-	val  string
+	val  any // set's value: a string, boxed once
 	x    *expression
 }
 

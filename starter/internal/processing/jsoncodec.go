@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -20,50 +21,26 @@ import (
 const maxDepth = 512
 
 type jsonReader struct {
-	b     []byte
+	s     string
 	i     int
 	depth int
-	keys  *interner
-}
-
-// interner hands out one string per distinct object key, so the keys every
-// event repeats are not allocated again for each. Bounded: past its cap a
-// new key is allocated as usual. Not safe for concurrent use.
-type interner struct{ m map[string]string }
-
-// maxInterned bounds an interner.
-const maxInterned = 4096
-
-func (in *interner) key(b []byte) string {
-	if in == nil {
-		return string(b)
-	}
-	if s, ok := in.m[string(b)]; ok {
-		return s
-	}
-	s := string(b)
-	if in.m == nil {
-		in.m = make(map[string]string)
-	}
-	if len(in.m) < maxInterned {
-		in.m[s] = s
-	}
-	return s
 }
 
 // readJSON parses exactly one JSON value from b (surrounding space
 // allowed).
-func readJSON(b []byte) (any, error) { return readJSONKeys(b, nil) }
+func readJSON(b []byte) (any, error) { return readJSONString(string(b)) }
 
-// readJSONKeys is readJSON with object keys taken from keys.
-func readJSONKeys(b []byte, keys *interner) (any, error) {
-	r := jsonReader{b: b, keys: keys}
+// readJSONString parses exactly one JSON value from s. Keys and strings
+// without escapes are substrings of s, so a value costs no allocation of
+// its own: whoever keeps one keeps s.
+func readJSONString(s string) (any, error) {
+	r := jsonReader{s: s}
 	v, err := r.value()
 	if err != nil {
 		return nil, err
 	}
 	r.space()
-	if r.i != len(r.b) {
+	if r.i != len(r.s) {
 		return nil, fmt.Errorf("text after the JSON value at byte %d", r.i)
 	}
 	return v, nil
@@ -72,8 +49,8 @@ func readJSONKeys(b []byte, keys *interner) (any, error) {
 func (r *jsonReader) fail() error { return fmt.Errorf("invalid JSON at byte %d", r.i) }
 
 func (r *jsonReader) space() {
-	for r.i < len(r.b) {
-		switch r.b[r.i] {
+	for r.i < len(r.s) {
+		switch r.s[r.i] {
 		case ' ', '\t', '\n', '\r':
 			r.i++
 		default:
@@ -84,10 +61,10 @@ func (r *jsonReader) space() {
 
 func (r *jsonReader) value() (any, error) {
 	r.space()
-	if r.i >= len(r.b) {
+	if r.i >= len(r.s) {
 		return nil, r.fail()
 	}
-	switch c := r.b[r.i]; {
+	switch c := r.s[r.i]; {
 	case c == '{':
 		return r.object()
 	case c == '[':
@@ -107,7 +84,7 @@ func (r *jsonReader) value() (any, error) {
 }
 
 func (r *jsonReader) word(w string) error {
-	if len(r.b)-r.i < len(w) || string(r.b[r.i:r.i+len(w)]) != w {
+	if len(r.s)-r.i < len(w) || r.s[r.i:r.i+len(w)] != w {
 		return r.fail()
 	}
 	r.i += len(w)
@@ -121,22 +98,22 @@ func (r *jsonReader) object() (any, error) {
 	r.i++ // {
 	m := make(map[string]any, 8)
 	r.space()
-	if r.i < len(r.b) && r.b[r.i] == '}' {
+	if r.i < len(r.s) && r.s[r.i] == '}' {
 		r.i++
 		r.depth--
 		return m, nil
 	}
 	for {
 		r.space()
-		if r.i >= len(r.b) || r.b[r.i] != '"' {
+		if r.i >= len(r.s) || r.s[r.i] != '"' {
 			return nil, r.fail()
 		}
-		k, err := r.key()
+		k, err := r.str()
 		if err != nil {
 			return nil, err
 		}
 		r.space()
-		if r.i >= len(r.b) || r.b[r.i] != ':' {
+		if r.i >= len(r.s) || r.s[r.i] != ':' {
 			return nil, r.fail()
 		}
 		r.i++
@@ -146,10 +123,10 @@ func (r *jsonReader) object() (any, error) {
 		}
 		m[k] = v
 		r.space()
-		if r.i >= len(r.b) {
+		if r.i >= len(r.s) {
 			return nil, r.fail()
 		}
-		switch r.b[r.i] {
+		switch r.s[r.i] {
 		case ',':
 			r.i++
 		case '}':
@@ -169,7 +146,7 @@ func (r *jsonReader) array() (any, error) {
 	r.i++ // [
 	a := []any{}
 	r.space()
-	if r.i < len(r.b) && r.b[r.i] == ']' {
+	if r.i < len(r.s) && r.s[r.i] == ']' {
 		r.i++
 		r.depth--
 		return a, nil
@@ -181,10 +158,10 @@ func (r *jsonReader) array() (any, error) {
 		}
 		a = append(a, v)
 		r.space()
-		if r.i >= len(r.b) {
+		if r.i >= len(r.s) {
 			return nil, r.fail()
 		}
-		switch r.b[r.i] {
+		switch r.s[r.i] {
 		case ',':
 			r.i++
 		case ']':
@@ -197,78 +174,105 @@ func (r *jsonReader) array() (any, error) {
 	}
 }
 
-// key reads an object key, interned when it needs no unescaping.
-func (r *jsonReader) key() (string, error) {
-	start := r.i + 1
-	for j := start; j < len(r.b); j++ {
-		c := r.b[j]
-		if c == '"' {
-			if !utf8.Valid(r.b[start:j]) {
-				break
-			}
-			r.i = j + 1
-			return r.keys.key(r.b[start:j]), nil
-		}
-		if c == '\\' || c < 0x20 {
-			break
-		}
+// plain marks the bytes a string's fast path copies as they are: not a
+// quote, a backslash, a control character or a non-ASCII byte.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
 	}
-	return r.str()
-}
+	return t
+}()
 
 // str reads a string; invalid UTF-8 and lone surrogates become U+FFFD,
-// as encoding/json does.
+// as encoding/json does. One without escapes is a substring of the input.
 func (r *jsonReader) str() (string, error) {
 	r.i++ // "
 	start := r.i
-	// Fast path: no escapes, all ASCII or valid UTF-8.
-	for r.i < len(r.b) {
-		c := r.b[r.i]
-		if c == '"' {
-			s := r.b[start:r.i]
-			r.i++
-			if utf8.Valid(s) {
-				return string(s), nil
-			}
-			return string(toValidUTF8(s)), nil
-		}
-		if c == '\\' || c < 0x20 {
-			break
-		}
-		r.i++
-	}
-	buf := append([]byte(nil), r.b[start:r.i]...)
-	for r.i < len(r.b) {
-		c := r.b[r.i]
-		switch {
-		case c == '"':
-			r.i++
-			return string(toValidUTF8(buf)), nil
-		case c < 0x20:
-			return "", r.fail()
-		case c != '\\':
-			buf = append(buf, c)
+	ascii := true
+	for r.i < len(r.s) {
+		c := r.s[r.i]
+		if plain[c] {
 			r.i++
 			continue
 		}
-		if r.i+1 >= len(r.b) {
+		if c == '"' {
+			s := r.s[start:r.i]
+			r.i++
+			if ascii || utf8.ValidString(s) {
+				return s, nil
+			}
+			return toValidUTF8(s), nil
+		}
+		if c >= utf8.RuneSelf {
+			ascii = false
+			r.i++
+			continue
+		}
+		break // an escape or a control character
+	}
+	return r.escaped(start, ascii)
+}
+
+// escaped finishes a string with escapes, from start (after the quote);
+// the text from start to r.i needs none.
+func (r *jsonReader) escaped(start int, ascii bool) (string, error) {
+	// The unescaped text is no longer than the escaped one: size the
+	// buffer once, to the closing quote.
+	end := r.i
+	for end < len(r.s) && r.s[end] != '"' {
+		if r.s[end] == '\\' {
+			end++
+		}
+		end++
+	}
+	var b strings.Builder
+	b.Grow(min(end, len(r.s)) - start)
+	b.WriteString(r.s[start:r.i])
+	for r.i < len(r.s) {
+		// Copy the run up to the next byte that needs a look.
+		run := r.i
+		for r.i < len(r.s) && plain[r.s[r.i]] {
+			r.i++
+		}
+		b.WriteString(r.s[run:r.i])
+		if r.i >= len(r.s) {
+			break
+		}
+		c := r.s[r.i]
+		switch {
+		case c == '"':
+			r.i++
+			if s := b.String(); !ascii {
+				return toValidUTF8(s), nil
+			} else {
+				return s, nil
+			}
+		case c < 0x20:
+			return "", r.fail()
+		case c != '\\':
+			ascii = false
+			b.WriteByte(c)
+			r.i++
+			continue
+		}
+		if r.i+1 >= len(r.s) {
 			return "", r.fail()
 		}
-		e := r.b[r.i+1]
+		e := r.s[r.i+1]
 		r.i += 2
 		switch e {
 		case '"', '\\', '/':
-			buf = append(buf, e)
+			b.WriteByte(e)
 		case 'b':
-			buf = append(buf, '\b')
+			b.WriteByte('\b')
 		case 'f':
-			buf = append(buf, '\f')
+			b.WriteByte('\f')
 		case 'n':
-			buf = append(buf, '\n')
+			b.WriteByte('\n')
 		case 'r':
-			buf = append(buf, '\r')
+			b.WriteByte('\r')
 		case 't':
-			buf = append(buf, '\t')
+			b.WriteByte('\t')
 		case 'u':
 			c1, ok := r.hex4()
 			if !ok {
@@ -276,11 +280,11 @@ func (r *jsonReader) str() (string, error) {
 			}
 			if utf16.IsSurrogate(c1) {
 				save := r.i
-				if r.i+1 < len(r.b) && r.b[r.i] == '\\' && r.b[r.i+1] == 'u' {
+				if r.i+1 < len(r.s) && r.s[r.i] == '\\' && r.s[r.i+1] == 'u' {
 					r.i += 2
 					if c2, ok := r.hex4(); ok {
 						if d := utf16.DecodeRune(c1, c2); d != utf8.RuneError {
-							buf = utf8.AppendRune(buf, d)
+							b.WriteRune(d)
 							continue
 						}
 					}
@@ -288,7 +292,7 @@ func (r *jsonReader) str() (string, error) {
 				r.i = save
 				c1 = utf8.RuneError
 			}
-			buf = utf8.AppendRune(buf, c1)
+			b.WriteRune(c1)
 		default:
 			return "", r.fail()
 		}
@@ -297,12 +301,12 @@ func (r *jsonReader) str() (string, error) {
 }
 
 func (r *jsonReader) hex4() (rune, bool) {
-	if len(r.b)-r.i < 4 {
+	if len(r.s)-r.i < 4 {
 		return 0, false
 	}
 	var v rune
-	for _, c := range r.b[r.i : r.i+4] {
-		switch {
+	for k := range 4 {
+		switch c := r.s[r.i+k]; {
 		case c >= '0' && c <= '9':
 			v = v<<4 | rune(c-'0')
 		case c >= 'a' && c <= 'f':
@@ -317,62 +321,66 @@ func (r *jsonReader) hex4() (rune, bool) {
 	return v, true
 }
 
-func toValidUTF8(b []byte) []byte {
-	if utf8.Valid(b) {
-		return b
+// toValidUTF8 replaces each byte of s that is not part of valid UTF-8
+// with U+FFFD, as encoding/json does (strings.ToValidUTF8 replaces a
+// run with one).
+func toValidUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
 	}
-	out := make([]byte, 0, len(b)+8)
-	for len(b) > 0 {
-		c, size := utf8.DecodeRune(b)
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for len(s) > 0 {
+		c, size := utf8.DecodeRuneInString(s)
 		if c == utf8.RuneError && size == 1 {
-			out = append(out, "\uFFFD"...)
+			b.WriteString("\uFFFD")
 		} else {
-			out = append(out, b[:size]...)
+			b.WriteString(s[:size])
 		}
-		b = b[size:]
+		s = s[size:]
 	}
-	return out
+	return b.String()
 }
 
 // number reads a JSON number as int64, float64 or json.Number, as
-// numbers does.
+// numberOf does.
 func (r *jsonReader) number() (any, error) {
 	start := r.i
-	if r.b[r.i] == '-' {
+	if r.s[r.i] == '-' {
 		r.i++
 	}
 	digits := func() int {
 		n := 0
-		for r.i < len(r.b) && r.b[r.i] >= '0' && r.b[r.i] <= '9' {
+		for r.i < len(r.s) && r.s[r.i] >= '0' && r.s[r.i] <= '9' {
 			r.i++
 			n++
 		}
 		return n
 	}
-	if r.i < len(r.b) && r.b[r.i] == '0' {
+	if r.i < len(r.s) && r.s[r.i] == '0' {
 		r.i++
 	} else if digits() == 0 {
 		return nil, r.fail()
 	}
 	isInt := true
-	if r.i < len(r.b) && r.b[r.i] == '.' {
+	if r.i < len(r.s) && r.s[r.i] == '.' {
 		r.i++
 		isInt = false
 		if digits() == 0 {
 			return nil, r.fail()
 		}
 	}
-	if r.i < len(r.b) && (r.b[r.i] == 'e' || r.b[r.i] == 'E') {
+	if r.i < len(r.s) && (r.s[r.i] == 'e' || r.s[r.i] == 'E') {
 		r.i++
 		isInt = false
-		if r.i < len(r.b) && (r.b[r.i] == '+' || r.b[r.i] == '-') {
+		if r.i < len(r.s) && (r.s[r.i] == '+' || r.s[r.i] == '-') {
 			r.i++
 		}
 		if digits() == 0 {
 			return nil, r.fail()
 		}
 	}
-	return numberOf(string(r.b[start:r.i]), isInt), nil
+	return numberOf(r.s[start:r.i], isInt), nil
 }
 
 // writeJSON appends v's JSON.
@@ -398,7 +406,9 @@ func appendValue(dst []byte, v any, depth int) ([]byte, error) {
 	case float64:
 		return appendFloat(dst, x)
 	case map[string]any:
-		keys := make([]string, 0, len(x))
+		// Events have a few keys: sort them on the stack.
+		var small [16]string
+		keys := small[:0]
 		for k := range x {
 			keys = append(keys, k)
 		}
@@ -472,11 +482,11 @@ func appendString(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
+		if plain[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
 			dst = append(dst, s[start:i]...)
 			switch c {
 			case '"', '\\':

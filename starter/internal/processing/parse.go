@@ -57,8 +57,7 @@ func newParser(i int, c *ParseConfig, n *counts) (processor, error) {
 	}
 	switch p.format {
 	case "json":
-		keys := &interner{}
-		p.parse = func(s string) (any, error) { return readJSONKeys([]byte(s), keys) }
+		p.parse = readJSONString
 	case "logfmt":
 		p.parse = parseLogfmt
 	case "syslog":
@@ -132,7 +131,7 @@ func (p *parser) apply(it *item, _ time.Time) verdict {
 // parseJSON takes one JSON value; an object or not, it replaces the text.
 // Errors give the byte offset, never the text.
 func parseJSON(s string) (any, error) {
-	return readJSON([]byte(s))
+	return readJSONString(s)
 }
 
 // parseLogfmt reads key=value pairs (values bare or double-quoted with

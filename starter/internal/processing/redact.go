@@ -155,7 +155,10 @@ func (r *redactor) apply(it *item, _ time.Time) verdict {
 func (r *redactor) value(v any) (any, bool) {
 	switch x := v.(type) {
 	case string:
-		return r.text(x)
+		if t, changed := r.text(x); changed {
+			return t, true
+		}
+		return v, false // v, not x: no new interface value
 	case map[string]any:
 		changed := false
 		for k, e := range x {
