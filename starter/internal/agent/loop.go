@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/tap"
 )
 
 // loop is the scheduler goroutine's state. It owns the inputs, the queue
@@ -115,6 +116,7 @@ func (l *loop) accept(res *jobResult) {
 		l.resultsSince = l.r.now()
 	}
 	l.jobs.done(res.job.seq)
+	l.tapSent(res)
 	l.uncommitted = append(l.uncommitted, res)
 	l.link.observe(res)
 	if l.ck != nil && l.ck.accept(res, l.r.now(), l.sendLog) {
@@ -202,7 +204,9 @@ func (l *loop) pollOne(ctx context.Context, now time.Time, s *source, max int) (
 	var err error
 	l.buf.events, err = s.in.Poll(ctx, l.buf.events, max)
 	l.polled = true
+	l.tapEvents(tap.StageInput, s, before, now)
 	read := l.process(s, before, now)
+	l.tapEvents(tap.StageProcessed, s, before, now)
 	got := l.buf.len() - before
 	l.tagBuffered(s.id, before, now, read)
 	if err != nil {
