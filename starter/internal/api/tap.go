@@ -31,7 +31,7 @@ type TapLine struct {
 
 	End string `json:"end,omitempty"`
 	// SampledOut were left out by the rate; Dropped while this reader
-	// was behind.
+	// was behind; Shown are the event lines sent.
 	SampledOut int64 `json:"sampled_out,omitempty"`
 	Dropped    int64 `json:"dropped,omitempty"`
 	Shown      int64 `json:"shown,omitempty"`
@@ -122,12 +122,12 @@ func serveTap(rw http.ResponseWriter, r *http.Request, o *Options) {
 	flush := http.NewResponseController(rw)
 	_ = flush.Flush()
 	enc := json.NewEncoder(rw)
+	shown := 0
 	end := func(why string) {
-		out, dropped, shown := sub.Counts()
-		_ = enc.Encode(TapLine{End: why, SampledOut: out, Dropped: dropped, Shown: shown})
+		out, dropped, _ := sub.Counts()
+		_ = enc.Encode(TapLine{End: why, SampledOut: out, Dropped: dropped, Shown: int64(shown)})
 		_ = flush.Flush()
 	}
-	shown := 0
 	for {
 		select {
 		case <-r.Context().Done():
