@@ -248,8 +248,8 @@ func (b *boot) serve(ctl *runControl, rl *reloader, rt *agent.Agent, ids agentID
 	mgmt, err := startManagement(ctl.ctx, managementOptions{
 		reloader: rl, agent: rt, ids: ids, remote: cfg.remote, home: b.o.Home,
 		getenv: b.o.Getenv, version: b.o.Build.Version, logger: b.logger, restart: ctl.restartFunc(),
-		configPath: cfg.local.Path,
-		tasks:      &tasks{rt: rt, diag: d, hasWAL: cfg.cfg.Agent.Delivery != agent.DeliveryNon, now: time.Now},
+		configPath: cfg.local.Path, own: b.own,
+		tasks: &tasks{rt: rt, diag: d, hasWAL: cfg.cfg.Agent.Delivery != agent.DeliveryNon, now: time.Now},
 	})
 	if err != nil {
 		return b.fail(exitcode.Failure, err)
