@@ -3,6 +3,7 @@ package tap
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 )
@@ -157,5 +158,38 @@ func TestParseStage(t *testing.T) {
 	}
 	if _, err := ParseStage("queued"); err == nil {
 		t.Error("ParseStage accepted queued")
+	}
+}
+
+// Publishers, subscribers coming and going, and Close race freely.
+func TestConcurrentUse(t *testing.T) {
+	h := NewHub(nil)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 500 {
+				h.Publish(StageProcessed, "a", payload("x"))
+			}
+		})
+	}
+	wg.Go(func() {
+		for range 100 {
+			s, err := h.Subscribe(Filter{Stage: StageProcessed, Buffer: 2})
+			if err != nil {
+				return // closed
+			}
+			drain(s)
+			s.Close()
+		}
+	})
+	wg.Go(func() {
+		for range 50 {
+			h.Publish(StageSent, "b", payload("y"))
+		}
+		h.Close()
+	})
+	wg.Wait()
+	if h.Active(StageProcessed) {
+		t.Fatal("a stage is active after Close")
 	}
 }
