@@ -39,6 +39,11 @@ func TestTapNeverBlocksAndRedacts(t *testing.T) {
 	done, _ := h.rt.Tap(tap.Filter{Stage: tap.StageProcessed, Rate: tap.MaxRate, Buffer: 2 * n})
 	h.run()
 	transporttest.Eventually(t, 60*time.Second, "every row delivered", func() bool { d, _ := snd.stats(); return d == n })
+	// The loop publishes a row once it took the engine's answer.
+	transporttest.Eventually(t, 60*time.Second, "every row offered to the tap", func() bool {
+		out, dropped, delivered := stuck.Counts()
+		return out+dropped+delivered == n
+	})
 	_, dropped, delivered := stuck.Counts()
 	if delivered != 1 || dropped != n-1 {
 		t.Fatalf("stuck reader: delivered %d, dropped %d; want 1 and %d", delivered, dropped, n-1)

@@ -137,8 +137,13 @@ func TestShipsToTheOfferedEndpoint(t *testing.T) {
 	if col.got()[1].GetBody().GetStringValue() != "not json" || col.res["service.instance.id"] != "uid-1" || col.auth[0] != "Bearer k" {
 		t.Errorf("record %v, resource %v, auth %v", col.got()[1], col.res, col.auth)
 	}
-	if _, shipped, failures := s.Counts(); shipped != 2 || failures != 1 {
-		t.Errorf("shipped %d, failures %d", shipped, failures)
+	// The collector answered before the shipper counted and logged.
+	waitFor(t, "the shipper to count the post", func() bool {
+		_, shipped, _ := s.Counts()
+		return shipped == 2 && strings.Contains(lines.String(), "again")
+	})
+	if _, _, failures := s.Counts(); failures != 1 {
+		t.Errorf("failures %d, want 1", failures)
 	}
 	out := lines.String()
 	if strings.Count(out, "cannot ship own logs") != 1 || strings.Count(out, "reach the OpAMP server's log endpoint again") != 1 {
