@@ -3,6 +3,8 @@ package opampdev
 import (
 	"context"
 	"crypto/sha256"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -40,6 +42,20 @@ func (s *Server) OfferEdgeSocket(e EdgeSocket) []byte {
 	}
 	return s.OfferConnections(&protobufs.ConnectionSettingsOffers{
 		OtherConnections: map[string]*protobufs.OtherConnectionSettings{"edgesocket": set}})
+}
+
+// OfferOwnLogs offers every agent that reports its own logs an OTLP/HTTP
+// logs endpoint (own_logs) and headers; "" withdraws it. It returns the
+// offer's hash.
+func (s *Server) OfferOwnLogs(endpoint string, headers map[string]string) []byte {
+	set := &protobufs.TelemetryConnectionSettings{DestinationEndpoint: endpoint}
+	if len(headers) > 0 {
+		set.Headers = &protobufs.Headers{}
+		for _, k := range slices.Sorted(maps.Keys(headers)) {
+			set.Headers.Headers = append(set.Headers.Headers, &protobufs.Header{Key: k, Value: headers[k]})
+		}
+	}
+	return s.OfferConnections(&protobufs.ConnectionSettingsOffers{OwnLogs: set})
 }
 
 // OfferHeartbeatSeconds is the heartbeat interval OfferOpAMP sends with
@@ -100,5 +116,6 @@ func (s *Server) OfferConnections(o *protobufs.ConnectionSettingsOffers) []byte 
 // takesConnections: the agent advertised what the offer holds.
 func takesConnections(caps protobufs.AgentCapabilities, o *protobufs.ConnectionSettingsOffers) bool {
 	return o.GetOpamp() != nil && caps&protobufs.AgentCapabilities_AgentCapabilities_AcceptsOpAMPConnectionSettings != 0 ||
-		len(o.GetOtherConnections()) > 0 && caps&protobufs.AgentCapabilities_AgentCapabilities_AcceptsOtherConnectionSettings != 0
+		len(o.GetOtherConnections()) > 0 && caps&protobufs.AgentCapabilities_AgentCapabilities_AcceptsOtherConnectionSettings != 0 ||
+		o.GetOwnLogs() != nil && caps&protobufs.AgentCapabilities_AgentCapabilities_ReportsOwnLogs != 0
 }

@@ -28,6 +28,7 @@ const taskWait = 2 * time.Minute
 //	POST /agents/{uid}/tasks/{task}           run a task (the body, if any, is its JSON args); waits for the result
 //	POST /connections/edgesocket              offer {"endpoint","token","cert_file","key_file","ca_file"}
 //	POST /connections/opamp                   offer {"endpoint","headers","ca_file","cert_file","key_file"}
+//	POST /connections/own_logs                offer {"endpoint","headers"}: an OTLP/HTTP logs URL ("" withdraws)
 //
 // uid "any" is the first connected agent. A diagnostics bundle is saved
 // as saveDir/<uid>-<task id>.tar.gz, and its path is in the answer.
@@ -43,6 +44,7 @@ func (c *control) handler() http.Handler {
 	mux.HandleFunc("POST /agents/{uid}/tasks/{task}", c.task)
 	mux.HandleFunc("POST /connections/edgesocket", c.edgesocket)
 	mux.HandleFunc("POST /connections/opamp", c.opamp)
+	mux.HandleFunc("POST /connections/own_logs", c.ownLogs)
 	return mux
 }
 
@@ -170,6 +172,19 @@ func (c *control) opamp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hash := c.srv.OfferOpAMP(req.Endpoint, req.Headers, ca, cert, key)
+	writeJSON(w, http.StatusOK, map[string]string{"offered": fmt.Sprintf("%x", hash)})
+}
+
+func (c *control) ownLogs(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Endpoint string            `json:"endpoint"`
+		Headers  map[string]string `json:"headers"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("body: %w", err))
+		return
+	}
+	hash := c.srv.OfferOwnLogs(req.Endpoint, req.Headers)
 	writeJSON(w, http.StatusOK, map[string]string{"offered": fmt.Sprintf("%x", hash)})
 }
 

@@ -31,6 +31,8 @@ func TestControlAPI(t *testing.T) {
 		{"POST", "/connections/edgesocket", `{"cert_file":"/no/such.pem"}`, http.StatusBadRequest, "no/such.pem"},
 		{"POST", "/connections/opamp", `{"endpoint":"ws://127.0.0.1:1/v1/opamp"}`, http.StatusOK, `"offered"`},
 		{"POST", "/connections/opamp", `{`, http.StatusBadRequest, "body"},
+		{"POST", "/connections/own_logs", `{"endpoint":"http://127.0.0.1:1/v1/logs","headers":{"Authorization":"Bearer k"}}`, http.StatusOK, `"offered"`},
+		{"POST", "/connections/own_logs", `{`, http.StatusBadRequest, "body"},
 	}
 	for _, tt := range tests {
 		rec := httptest.NewRecorder()

@@ -59,6 +59,9 @@ resume.
   POST /connections/opamp           {"endpoint","headers","ca_file",
                                     "cert_file","key_file"}: a new OpAMP
                                     server for the agents
+  POST /connections/own_logs        {"endpoint","headers"}: an OTLP/HTTP
+                                    logs URL the agents ship their own
+                                    logs to ("" withdraws it)
 SIGINT or SIGTERM stop it.
 Exit codes: 0 stopped by a signal, 1 failure, 64 bad flags.
 `
@@ -105,7 +108,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			_ = srv.Stop(context.Background())
 			return 1
 		}
-		fmt.Fprintf(stdout, "control API on http://%s (GET /agents, POST /agents/any/tasks/diagnostics, POST /connections/edgesocket, POST /connections/opamp)\n", addr)
+		fmt.Fprintf(stdout, "control API on http://%s (GET /agents, POST /agents/any/tasks/diagnostics, POST /connections/edgesocket, POST /connections/opamp, POST /connections/own_logs)\n", addr)
 	}
 
 	var pushed time.Time

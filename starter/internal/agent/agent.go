@@ -14,6 +14,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/check"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
+	"github.com/edge-agent/edge-agent/starter/internal/tap"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 	"github.com/edge-agent/edge-agent/transport/client"
 )
@@ -94,6 +95,10 @@ type Agent struct {
 	rate *sendCap
 	ext  atomic.Pointer[extStats]
 
+	// tap publishes events to `edge-agent tap` (Tap); closed when Run
+	// returns.
+	tap *tap.Hub
+
 	ran atomic.Bool
 	// reloads hands Reload's requests to the loop, which owns what a
 	// reload replaces; loopDone is closed once the loop stopped turning.
@@ -157,7 +162,7 @@ func New(opts Options) (*Agent, error) {
 	r := &Agent{opts: opts, log: opts.Logger, now: opts.Now, host: host, claims: input.NewClaims(nil), delivery: opts.Agent.Delivery.String(),
 		rate:    newSendCap(opts.RateLimit, opts.Now()),
 		reloads: make(chan *reloadRequest), loopDone: make(chan struct{}),
-		admin: make(chan *adminReq), stopped: make(chan struct{})}
+		admin: make(chan *adminReq), stopped: make(chan struct{}), tap: tap.NewHub(opts.Now)}
 	r.pub.state = "starting"
 	types := make([]string, len(opts.InputList))
 	for i, sp := range opts.InputList {
@@ -192,6 +197,7 @@ func (r *Agent) Run(ctx context.Context) error {
 		return errors.New("run edge agent: Run called twice")
 	}
 	defer close(r.stopped)
+	defer r.tap.Close()
 	l, err := r.start(ctx)
 	if err != nil {
 		r.pub.set(func(p *published) { p.state = "stopped" })

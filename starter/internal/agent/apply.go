@@ -89,12 +89,12 @@ func (l *loop) reportDead(failed, dead int) {
 	}
 	if l.nonMode {
 		total := l.r.ctr.dropped.Add(uint64(dead))
-		l.log.Warn("dropped events the engine refused (delivery-guarantee NON does not retry)",
+		l.sendLog.Warn("dropped events the engine refused (delivery-guarantee NON does not retry)",
 			slog.Int("dropped", dead), slog.Uint64("dropped_total", total))
 		return
 	}
 	total := l.r.ctr.dead.Add(uint64(dead))
-	l.log.Warn("rows reached retry.max-attempts and are DEAD; `edge-agent db wal-retry-dead` queues them again",
+	l.sendLog.Warn("rows reached retry.max-attempts and are DEAD; `edge-agent db wal-retry-dead` queues them again",
 		slog.Int("dead", dead), slog.Uint64("dead_total", total), slog.Int("failed", failed))
 }
 
@@ -143,7 +143,7 @@ func (l *loop) dispatchCheckpoint(now time.Time) bool {
 	}
 	req, err := l.ck.job(now, len(l.jobs.out))
 	if err != nil {
-		l.log.Error("cannot settle with the engine", slog.String(keyError, err.Error()))
+		l.sendLog.Error("cannot settle with the engine", slog.String(keyError, err.Error()))
 		l.r.pub.setError(err, now)
 		return false
 	}

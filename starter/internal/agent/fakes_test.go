@@ -363,6 +363,14 @@ func clientOptions(t testing.TB, cfg *testCfg) *client.Config {
 
 func startRuntime(t testing.TB, opts Options) *harness {
 	t.Helper()
+	h := newRuntime(t, opts)
+	h.run()
+	return h
+}
+
+// newRuntime builds the agent without running it (run does).
+func newRuntime(t testing.TB, opts Options) *harness {
+	t.Helper()
 	h := &harness{t: t, home: opts.Home, done: make(chan error, 1), ready: make(chan struct{})}
 	prev := opts.OnReady
 	opts.OnReady = func() {
@@ -376,6 +384,14 @@ func startRuntime(t testing.TB, opts Options) *harness {
 		t.Fatalf("New: %v", err)
 	}
 	h.rt = rt
+	return h
+}
+
+// run starts the agent and waits until it is ready.
+func (h *harness) run() {
+	t := h.t
+	t.Helper()
+	rt := h.rt
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	go func() { h.done <- rt.Run(ctx) }()
@@ -388,7 +404,6 @@ func startRuntime(t testing.TB, opts Options) *harness {
 		cancel()
 		t.Fatal("runtime not ready after 10s")
 	}
-	return h
 }
 
 // stop cancels the runtime and returns Run's error.

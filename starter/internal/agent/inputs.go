@@ -41,6 +41,10 @@ type source struct {
 	in      input.Input
 	// proc runs the input's processors; nil when it has none.
 	proc *processing.Chain
+	// view is the input's redaction (processing.RedactionView), which
+	// the input stage of a tap shows events through; nil when it has
+	// none.
+	view *processing.Chain
 }
 
 // mixedInputTypes is BOOTSTRAP_READY's input_type when the inputs are of
@@ -70,6 +74,10 @@ func (r *Agent) openInputs(ctx context.Context, specs []InputSpec, opens map[str
 	out := make([]*source, 0, len(specs))
 	for _, sp := range specs {
 		proc, err := r.newChain(sp)
+		var view *processing.Chain
+		if err == nil {
+			view, err = processing.New(processing.RedactionView(sp.Processors), processing.Settings{})
+		}
 		if err != nil {
 			closeSources(out)
 			return nil, err
@@ -89,7 +97,7 @@ func (r *Agent) openInputs(ctx context.Context, specs []InputSpec, opens map[str
 			closeSources(out)
 			return nil, err
 		}
-		out = append(out, &source{id: sp.ID, typ: sp.Type, in: in, proc: proc})
+		out = append(out, &source{id: sp.ID, typ: sp.Type, in: in, proc: proc, view: view})
 	}
 	return out, nil
 }

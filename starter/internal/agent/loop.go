@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/starter/internal/tap"
 )
 
 // loop is the scheduler goroutine's state. It owns the inputs, the queue
@@ -19,8 +20,11 @@ import (
 type loop struct {
 	r   *Agent
 	log *slog.Logger
-	in  inputSet
-	q   queue
+	// sendLog is log for what delivery reports (results, refusals, dead
+	// rows): never shipped as the agent's own logs (unshipped).
+	sendLog *slog.Logger
+	in      inputSet
+	q       queue
 	// walq is the WAL under q; nil in NON mode.
 	walq    *walQueue
 	nonMode bool
@@ -112,9 +116,10 @@ func (l *loop) accept(res *jobResult) {
 		l.resultsSince = l.r.now()
 	}
 	l.jobs.done(res.job.seq)
+	l.tapSent(res)
 	l.uncommitted = append(l.uncommitted, res)
 	l.link.observe(res)
-	if l.ck != nil && l.ck.accept(res, l.r.now(), l.log) {
+	if l.ck != nil && l.ck.accept(res, l.r.now(), l.sendLog) {
 		return
 	}
 	err := res.err
@@ -130,13 +135,13 @@ func (l *loop) accept(res *jobResult) {
 		}
 	case isRefusal(err):
 		msg, fix := refusalAdvice(err)
-		l.log.Error(msg, slog.String("fix", fix),
+		l.sendLog.Error(msg, slog.String("fix", fix),
 			slog.String(keyError, err.Error()), slog.Duration("retry_in", res.retryAt.Sub(now).Round(time.Millisecond)))
 	case isRejected(err):
-		l.log.Error("engine rejected the connection; another collector holds the EdgeSocket ingress, retrying at the maximum backoff",
+		l.sendLog.Error("engine rejected the connection; another collector holds the EdgeSocket ingress, retrying at the maximum backoff",
 			slog.String(keyError, err.Error()), slog.Duration("retry_in", res.retryAt.Sub(now).Round(time.Millisecond)))
 	default:
-		l.log.Warn("output unavailable (engine down, or console reader gone); rows stay queued and input keeps being read",
+		l.sendLog.Warn("output unavailable (engine down, or console reader gone); rows stay queued and input keeps being read",
 			slog.String(keyError, err.Error()), slog.Duration("retry_in", res.retryAt.Sub(now).Round(time.Millisecond)))
 	}
 }
@@ -199,7 +204,9 @@ func (l *loop) pollOne(ctx context.Context, now time.Time, s *source, max int) (
 	var err error
 	l.buf.events, err = s.in.Poll(ctx, l.buf.events, max)
 	l.polled = true
+	l.tapEvents(tap.StageInput, s, before, now)
 	read := l.process(s, before, now)
+	l.tapEvents(tap.StageProcessed, s, before, now)
 	got := l.buf.len() - before
 	l.tagBuffered(s.id, before, now, read)
 	if err != nil {

@@ -58,11 +58,11 @@ func (q *memQueue) Close() error {
 	return nil
 }
 
-func (q *memQueue) Append(_ string, payloads [][]byte) error {
+func (q *memQueue) Append(source string, payloads [][]byte) error {
 	for _, p := range payloads {
 		q.nextID++
 		q.nextBatch++
-		q.pending = append(q.pending, row{ID: q.nextID, BatchID: q.nextBatch, Payload: p})
+		q.pending = append(q.pending, row{ID: q.nextID, BatchID: q.nextBatch, Payload: p, Source: source})
 		q.bytes += int64(len(p))
 	}
 	return nil

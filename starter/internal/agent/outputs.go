@@ -19,7 +19,7 @@ func (r *Agent) openSender() (transport.Sender, encoder, error) {
 		return nil, nil, fmt.Errorf("set up output: %w", err)
 	}
 	checkpoint := r.opts.Agent.Delivery == DeliveryCheckpoint
-	snd, enc, err := f.Create(r.opts.Output, output.Settings{ID: r.opts.IDs.Output, Logger: r.log.With(slog.String("output_type", typ)), Checkpoint: checkpoint})
+	snd, enc, err := f.Create(r.opts.Output, output.Settings{ID: r.opts.IDs.Output, Logger: unshipped(r.log).With(slog.String("output_type", typ)), Checkpoint: checkpoint})
 	if err != nil {
 		return nil, nil, fmt.Errorf("set up output %s: %w", typ, err)
 	}
@@ -37,3 +37,17 @@ func (r *Agent) openSender() (transport.Sender, encoder, error) {
 
 // clientStats is what the EdgeSocket client reports about its connections.
 type clientStats interface{ Stats() client.Stats }
+
+// unshipped is l for delivery's own reports: they still reach the log
+// file, but never the agent's own-log sinks (the self input), whose rows
+// this very path delivers. A failure to deliver is thus never turned into
+// more rows to deliver. l itself when its handler ships nothing.
+func unshipped(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return nil
+	}
+	if h, ok := l.Handler().(interface{ WithoutOwnLogs() slog.Handler }); ok {
+		return slog.New(h.WithoutOwnLogs())
+	}
+	return l
+}

@@ -69,6 +69,8 @@ type row struct {
 	BatchID  int64
 	Payload  []byte
 	Attempts int
+	// Source is the input id that read it (for `edge-agent tap`).
+	Source string
 }
 
 // queueCounts mirrors the WAL's per-status counters.

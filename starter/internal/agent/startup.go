@@ -33,6 +33,7 @@ func (r *Agent) start(ctx context.Context) (*loop, error) {
 	l := &loop{
 		r:             r,
 		log:           r.log,
+		sendLog:       unshipped(r.log),
 		nonMode:       nonMode,
 		rowRetry:      newRowRetries(r.opts, 0),
 		jobs:          newJobSlots(jobSize(r.opts)),
@@ -170,7 +171,7 @@ func (r *Agent) newSendLoop(snd transport.Sender, enc encoder, nonMode bool) *se
 	return &sendLoop{
 		snd:        snd,
 		enc:        enc,
-		logger:     r.log,
+		logger:     unshipped(r.log),
 		now:        r.now,
 		retryWait:  retry,
 		rejectWait: backoff.Policy{Max: pace.MaxBackoff}, // no Initial: always the maximum

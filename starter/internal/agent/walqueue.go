@@ -262,7 +262,7 @@ func (t walTx) MarkStarted(sourceID string) error {
 func (t walTx) Claim(n, maxBytes int, now time.Time) ([]row, bool, error) {
 	out := make([]row, 0, min(n, t.tx.Counts().Pending))
 	_, bounded, err := t.tx.ClaimFunc(n, maxBytes, now.UnixMilli(), func(r *wal.Row) {
-		out = append(out, row{ID: r.ID, BatchID: r.BatchID, Payload: r.Payload, Attempts: r.Attempts})
+		out = append(out, row{ID: r.ID, BatchID: r.BatchID, Payload: r.Payload, Attempts: r.Attempts, Source: r.SourceID})
 	})
 	if err != nil {
 		return nil, false, err

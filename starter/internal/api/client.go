@@ -107,6 +107,36 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	return nil
 }
 
+// stream sends a GET and returns the response for the caller to read
+// (and close); an answer other than 200 is an error, as in do.
+func (c *Client) stream(ctx context.Context, path string, query url.Values) (*http.Response, error) {
+	u := c.base + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, fmt.Errorf("ask the agent: %w", err)
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("ask the agent: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		var e apiError
+		if json.Unmarshal(msg, &e) == nil && e.Error != "" {
+			return nil, &ResponseError{Code: resp.StatusCode, Msg: e.Error}
+		}
+		return nil, &ResponseError{Code: resp.StatusCode, Msg: resp.Status + ": " + strings.TrimSpace(string(msg))}
+	}
+	return resp, nil
+}
+
 // ResponseError is an answer other than 200.
 type ResponseError struct {
 	Code int

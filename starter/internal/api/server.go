@@ -18,6 +18,7 @@ import (
 
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
 	"github.com/edge-agent/edge-agent/starter/internal/dbview"
+	"github.com/edge-agent/edge-agent/starter/internal/tap"
 )
 
 // Source is what the server observes; *agent.Agent is one.
@@ -52,6 +53,9 @@ type Options struct {
 	// Reread, when set, serves POST /db/reread: an input reads a file
 	// again from an offset, made by the agent's scheduler loop.
 	Reread func(ctx context.Context, a dbview.RereadArgs) (dbview.RereadReport, error)
+	// Tap, when set, serves GET /debug/tap: a live sample of the events
+	// at one stage (agent.Agent.Tap).
+	Tap func(tap.Filter) (*tap.Sub, error)
 	// StallAfter defaults to DefaultStallAfter.
 	StallAfter time.Duration
 	Logger     *slog.Logger
@@ -126,6 +130,9 @@ func Handler(o Options) http.Handler {
 				o.Logger.Debug("write /debug/diagnostics", "error", err)
 			}
 		})
+	}
+	if o.Tap != nil {
+		mux.HandleFunc("GET "+TapPath, func(w http.ResponseWriter, r *http.Request) { serveTap(w, r, &o) })
 	}
 	if o.Settings.Pprof {
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)

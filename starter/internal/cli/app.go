@@ -208,6 +208,7 @@ func (a *agentCLI) commands() []*ucli.Command {
 		a.reloadCommand(),
 		a.statusCommand(),
 		a.topCommand(),
+		a.tapCommand(),
 		a.versionCommand(),
 		a.configCommand(),
 		a.processCommand(),

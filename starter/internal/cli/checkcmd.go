@@ -80,7 +80,7 @@ func (a *agentCLI) checkOutput(c *ucli.Context) error {
 		fmt.Fprintf(a.env.Stdout, "%s: output.type console writes events to stdout and connects to nothing: nothing to check\n", path)
 		return nil
 	}
-	f, err := daemon.LoadOptions(a.home(), a.env.Getenv, a.env.Stdout).Outputs.Get(typ)
+	f, err := daemon.LoadOptions(a.home(), a.env.Getenv, a.env.Stdout, nil).Outputs.Get(typ)
 	if err != nil {
 		return withCode(exitcode.Config, fmt.Errorf("%s: output.type: %w", path, err))
 	}
@@ -143,7 +143,7 @@ func (a *agentCLI) readConfig(explicit, home string, stdout io.Writer) (cfg *con
 	if err != nil {
 		return nil, nil, "", err
 	}
-	cfg, warnings, err = config.Load(path, daemon.LoadOptions(home, a.env.Getenv, stdout))
+	cfg, warnings, err = config.Load(path, daemon.LoadOptions(home, a.env.Getenv, stdout, nil))
 	return cfg, warnings, path, err
 }
 

@@ -35,7 +35,7 @@ func startAPI(cfg *config.Config, rt *agent.Agent, logger *slog.Logger, build Bu
 	srv, err := api.Start(api.Options{
 		Settings: cfg.HTTP, FileToken: fileToken, Source: rt, DB: rt, Logger: logger,
 		Version: build.Version, Commit: build.Commit, ConfigHash: cfg.Hash,
-		Management: mgmt, WALPath: cfg.Queue.Path, Diagnostics: bundle,
+		Management: mgmt, WALPath: cfg.Queue.Path, Diagnostics: bundle, Tap: rt.Tap,
 		Reread: func(ctx context.Context, a dbview.RereadArgs) (dbview.RereadReport, error) {
 			return rereadReport(ctx, rt, a)
 		},

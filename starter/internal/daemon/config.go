@@ -12,6 +12,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/journald"
 	"github.com/edge-agent/edge-agent/connector/mqtt"
 	"github.com/edge-agent/edge-agent/connector/otlp"
+	"github.com/edge-agent/edge-agent/connector/self"
 	"github.com/edge-agent/edge-agent/connector/stdin"
 	"github.com/edge-agent/edge-agent/connector/syslog"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
@@ -23,11 +24,13 @@ import (
 // LoadOptions are what every load of agent.yaml takes, at start, at a
 // reload and in the commands that only read it: the input and output
 // types this build has, the environment and the install root. The console
-// output writes its events to stdout; nil where no sender is built.
-func LoadOptions(home string, getenv func(string) string, stdout io.Writer) config.LoadOptions {
+// output writes its events to stdout; nil where no sender is built. own is
+// the hub the agent's logger ships its own records from (the self input);
+// nil where no agent runs.
+func LoadOptions(home string, getenv func(string) string, stdout io.Writer, own *self.Hub) config.LoadOptions {
 	return config.LoadOptions{
 		Registry: input.NewRegistry(file.NewFactory(), journald.NewFactory(), syslog.NewFactory(), edgesocket.NewFactory(),
-			mqtt.NewFactory(), httpin.NewFactory(), stdin.NewFactory(), execin.NewFactory(), otlp.NewFactory()),
+			mqtt.NewFactory(), httpin.NewFactory(), stdin.NewFactory(), execin.NewFactory(), otlp.NewFactory(), self.NewFactory(own)),
 		Outputs: output.NewRegistry(output.NewConsoleFactory(stdout), output.NewTransportFactory()),
 		Getenv:  getenv,
 		Home:    home,
@@ -54,8 +57,8 @@ type startConfig struct {
 // loadAtStart loads the local file and, when management accepts remote
 // configs and one was applied before, the remote config over it: the
 // fleet's config wins over the file but for management and queue.path.
-func loadAtStart(o Options) (*startConfig, error) {
-	sc := &startConfig{load: LoadOptions(o.Home, o.Getenv, o.Stdout)}
+func loadAtStart(o Options, own *self.Hub) (*startConfig, error) {
+	sc := &startConfig{load: LoadOptions(o.Home, o.Getenv, o.Stdout, own)}
 	sc.load.StdinInput = o.StdinInput
 	var err error
 	if sc.path, err = paths.ConfigPath(o.ConfigPath, o.Getenv, o.Home); err != nil {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edge-agent/edge-agent/connector/self"
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
 	"github.com/edge-agent/edge-agent/starter/internal/api"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
@@ -94,6 +95,8 @@ type boot struct {
 	ready  atomic.Bool
 	// ring keeps the recent log records for the diagnostics bundle.
 	ring *logging.Ring
+	// own ships the agent's own log records to the self input.
+	own *self.Hub
 }
 
 // Run is the agent process: config, logger, pid file, identity, signals,
@@ -106,12 +109,12 @@ func Run(ctx context.Context, o Options) error {
 	if o.PrintError == nil {
 		o.PrintError = func(msg string) { fmt.Fprintln(o.Stderr, msg) }
 	}
-	b := &boot{o: o, terminal: logging.IsTerminal(o.StderrFile), ring: logging.NewRing(0)}
+	b := &boot{o: o, terminal: logging.IsTerminal(o.StderrFile), ring: logging.NewRing(0), own: self.NewHub()}
 	// Until the signal handler catches it, a SIGHUP (a reload sent too
 	// early) must not kill the agent and leave its pid file behind.
 	ignoreHangup()
 	tuning := tuneProcess(o.Getenv)
-	cfg, err := loadAtStart(o)
+	cfg, err := loadAtStart(o, b.own)
 	if err != nil {
 		return b.fail(exitcode.Config, err) // Load's errors name the file
 	}
@@ -245,8 +248,8 @@ func (b *boot) serve(ctl *runControl, rl *reloader, rt *agent.Agent, ids agentID
 	mgmt, err := startManagement(ctl.ctx, managementOptions{
 		reloader: rl, agent: rt, ids: ids, remote: cfg.remote, home: b.o.Home,
 		getenv: b.o.Getenv, version: b.o.Build.Version, logger: b.logger, restart: ctl.restartFunc(),
-		configPath: cfg.local.Path,
-		tasks:      &tasks{rt: rt, diag: d, hasWAL: cfg.cfg.Agent.Delivery != agent.DeliveryNon, now: time.Now},
+		configPath: cfg.local.Path, own: b.own,
+		tasks: &tasks{rt: rt, diag: d, hasWAL: cfg.cfg.Agent.Delivery != agent.DeliveryNon, now: time.Now},
 	})
 	if err != nil {
 		return b.fail(exitcode.Failure, err)

@@ -44,7 +44,7 @@ func (b *boot) openLog(cfg *config.Config, level *slog.LevelVar) (io.Closer, err
 		}
 	}
 	s.File = logFile(s.File, b.o.Home, b.o.Getenv)
-	o := logging.Options{Settings: s, LevelVar: level, Ring: b.ring}
+	o := logging.Options{Settings: s, LevelVar: level, Ring: b.ring, Own: b.own.Handler}
 	if !b.o.Detached {
 		o.Stderr, o.Terminal = b.o.Stderr, b.terminal
 	}

@@ -8,11 +8,13 @@ import (
 	"sync/atomic"
 
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/connector/self"
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
 	"github.com/edge-agent/edge-agent/starter/internal/api"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/management"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
+	"github.com/edge-agent/edge-agent/starter/internal/ownlogs"
 	"github.com/edge-agent/edge-agent/starter/internal/paths"
 	"github.com/edge-agent/edge-agent/starter/internal/upgrade"
 )
@@ -31,6 +33,8 @@ type managementOptions struct {
 	// configPath is the local agent.yaml (a staged version checks it).
 	configPath string
 	tasks      management.Tasks
+	// own is the agent's log hub: own_logs offers ship from it.
+	own *self.Hub
 }
 
 // managed is what runs the OpAMP side of a started agent.
@@ -40,6 +44,9 @@ type managed struct {
 	rl     *reloader
 	// versions is set when self-upgrade is on.
 	versions func() *api.Versions
+	// stopShipper ends the own-logs shipper and waits for it; nil
+	// without one.
+	stopShipper func()
 }
 
 // startManagement starts the OpAMP client when management.opamp.endpoint
@@ -81,8 +88,12 @@ func startManagement(ctx context.Context, mo managementOptions) (*managed, error
 		o.Connections = mo.reloader
 	}
 	o.OpAMPStore = &management.OpAMPStore{Dir: connectionsDir(mo.getenv, mo.home)}
+	if mo.own != nil {
+		o.OwnLogs, m.stopShipper = startShipper(ctx, mo)
+	}
 	c, err := management.Start(ctx, o)
 	if err != nil {
+		m.close()
 		return nil, err
 	}
 	late.Store(c)
@@ -121,6 +132,34 @@ func inputPaths(c *config.Config) []string {
 func (m *managed) close() {
 	if m != nil && m.client != nil {
 		m.client.Close()
+	}
+	if m != nil && m.stopShipper != nil {
+		m.stopShipper()
+	}
+}
+
+// ownLogsLevel is the lowest level shipped to an own_logs endpoint.
+const ownLogsLevel = slog.LevelInfo
+
+// startShipper runs the shipper of own_logs offers until the returned
+// func stops it. Its logger ships nothing: a failure to ship own logs
+// never becomes more own logs.
+func startShipper(ctx context.Context, mo managementOptions) (*ownlogs.Shipper, func()) {
+	host, _ := os.Hostname()
+	sh := ownlogs.New(ownlogs.Options{
+		Attach:   func(s ownlogs.Sink) func() { return mo.own.Attach(ownLogsLevel, s) },
+		Resource: ownlogs.Resource{ServiceName: "edge-agent", InstanceID: mo.ids.uid.String(), Version: mo.version, Host: host},
+		Logger:   self.Unshipped(mo.logger).With("component", "own_logs"),
+	})
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sh.Run(ctx)
+	}()
+	return sh, func() {
+		cancel()
+		<-done
 	}
 }
 

@@ -31,6 +31,10 @@ type Options struct {
 	// Ring, when set, also keeps every record logged (JSON, at the same
 	// level) for the diagnostics bundle.
 	Ring *Ring
+	// Own, when set, wraps the handler built from the rest: the agent's
+	// own logs are shipped through it (the self input), at the levels
+	// its sinks ask for, whatever Level.
+	Own func(slog.Handler) slog.Handler
 }
 
 // New returns the logger described by o and a Closer that releases the log
@@ -68,13 +72,19 @@ func New(o Options) (*slog.Logger, io.Closer, error) {
 	if o.Ring != nil {
 		handlers = append(handlers, slog.NewJSONHandler(o.Ring, handlerOptions(level)))
 	}
+	var h slog.Handler
 	switch len(handlers) {
 	case 0:
-		return slog.New(slog.DiscardHandler), closer, nil
+		h = slog.DiscardHandler
 	case 1:
-		return slog.New(handlers[0]), closer, nil
+		h = handlers[0]
+	default:
+		h = slog.NewMultiHandler(handlers...)
 	}
-	return slog.New(slog.NewMultiHandler(handlers...)), closer, nil
+	if o.Own != nil {
+		h = o.Own(h)
+	}
+	return slog.New(h), closer, nil
 }
 
 // Console returns a logger that writes to w only, as New writes stderr:

@@ -90,6 +90,9 @@ type Options struct {
 	// Connections takes the server's edgesocket connection settings; nil:
 	// AcceptsOtherConnectionSettings is not advertised.
 	Connections ConnectionApplier
+	// OwnLogs ships the agent's own logs where the server's own_logs
+	// connection settings say; nil: ReportsOwnLogs is not advertised.
+	OwnLogs OwnLogsApplier
 	// Tasks are the operator tasks run on the server's request (custom
 	// messages of opamptask.Capability); nil: none, and nothing advertised.
 	Tasks Tasks
@@ -248,6 +251,10 @@ func (c *Client) capabilities() protobufs.AgentCapabilities {
 	}
 	if c.o.OpAMPStore != nil {
 		caps |= protobufs.AgentCapabilities_AgentCapabilities_AcceptsOpAMPConnectionSettings |
+			protobufs.AgentCapabilities_AgentCapabilities_ReportsConnectionSettingsStatus
+	}
+	if c.o.OwnLogs != nil {
+		caps |= protobufs.AgentCapabilities_AgentCapabilities_ReportsOwnLogs |
 			protobufs.AgentCapabilities_AgentCapabilities_ReportsConnectionSettingsStatus
 	}
 	return caps

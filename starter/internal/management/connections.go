@@ -85,15 +85,22 @@ func edgeSocketOffer(hash []byte, s *protobufs.OtherConnectionSettings) (EdgeSoc
 	return o, nil
 }
 
-// onConnectionSettings takes the non-OpAMP connection settings. Only
-// edgesocket exists; own_metrics, own_traces and own_logs are not
-// advertised, so the library never hands them over.
+// OwnLogsApplier ships the agent's own logs to an OTLP/HTTP logs
+// endpoint (own_logs); an empty endpoint stops shipping.
+type OwnLogsApplier interface {
+	Apply(endpoint string, headers map[string]string) error
+}
+
+// onConnectionSettings takes the non-OpAMP connection settings:
+// other_connections["edgesocket"] and own_logs. own_metrics and
+// own_traces are not advertised, so the library never hands them over.
 func (c *Client) onConnectionSettings(ctx context.Context, offers *protobufs.ConnectionSettingsOffers) error {
 	others := offers.GetOtherConnections()
-	if len(others) == 0 {
+	own := offers.GetOwnLogs()
+	if len(others) == 0 && own == nil {
 		return nil
 	}
-	if c.o.Connections == nil {
+	if len(others) > 0 && c.o.Connections == nil {
 		return errors.New("this agent takes no other connection settings")
 	}
 	c.mu.Lock()
@@ -105,6 +112,9 @@ func (c *Client) onConnectionSettings(ctx context.Context, offers *protobufs.Con
 		return errors.New(last.GetErrorMessage())
 	}
 	var errs []error
+	if own != nil {
+		errs = append(errs, c.applyOwnLogs(own))
+	}
 	for _, name := range slices.Sorted(maps.Keys(others)) {
 		if name != EdgeSocketConnection {
 			errs = append(errs, fmt.Errorf("other_connections[%q] is not known; the agent takes %q (its output)", name, EdgeSocketConnection))
@@ -134,4 +144,29 @@ func (c *Client) onConnectionSettings(ctx context.Context, offers *protobufs.Con
 	c.connStatus = st
 	c.mu.Unlock()
 	return err
+}
+
+// applyOwnLogs hands the own_logs offer to Options.OwnLogs: an OTLP/HTTP
+// logs endpoint and its headers (no client certificate).
+func (c *Client) applyOwnLogs(s *protobufs.TelemetryConnectionSettings) error {
+	if c.o.OwnLogs == nil {
+		return errors.New("own_logs: this agent does not ship its own logs")
+	}
+	if s.GetCertificate() != nil || s.GetTls() != nil || s.GetProxy() != nil {
+		return errors.New("own_logs: certificate, tls and proxy settings are not supported; offer an endpoint and headers")
+	}
+	headers := map[string]string{}
+	for _, h := range s.GetHeaders().GetHeaders() {
+		headers[h.GetKey()] = h.GetValue()
+	}
+	if err := c.o.OwnLogs.Apply(s.GetDestinationEndpoint(), headers); err != nil {
+		c.log.Error("own_logs connection settings refused", "error", err.Error())
+		return err
+	}
+	if s.GetDestinationEndpoint() == "" {
+		c.log.Info("own logs no longer shipped: the OpAMP server withdrew own_logs")
+		return nil
+	}
+	c.log.Info("own logs shipped where the OpAMP server's own_logs says", "endpoint", s.GetDestinationEndpoint(), "headers", len(headers))
+	return nil
 }
