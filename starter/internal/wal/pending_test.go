@@ -59,5 +59,5 @@ func TestPendingRuns(t *testing.T) {
 	}
 	// The test wrote the index without rows; empty it so the cleanup
 	// consistency check sees a clean file.
-	_ = w.Update(func(tx *Tx) error { _, err := tx.pendTake(pendSource{x: tx.pend.index}, 1 << 20); return err })
+	_ = w.Update(func(tx *Tx) error { _, err := tx.pendTake(pendSource{x: tx.pend.index}, 1<<20); return err })
 }
