@@ -2,6 +2,7 @@ package wal
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -255,4 +256,110 @@ func TestLanesSeenReadOnly(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A model of a WAL with lanes under random appends, claims, fails (with
+// backoffs on an injected clock), releases, acks and restarts: every
+// claim returns the due rows of the highest lane with any, lowest row id
+// first, exactly as the model holds them; Verify finds nothing wrong.
+func TestLanesModel(t *testing.T) {
+	lanes := []string{"alarm", "warn"}
+	for seed := range uint64(20) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 7))
+			clk := newClock(t0)
+			path := filepath.Join(t.TempDir(), "wal.db")
+			w, closeIt := openLanes(t, path, clk, lanes...)
+			type mrow struct {
+				lane      int // index in laneOrder
+				notBefore int64
+			}
+			laneOrder := []string{"alarm", "warn", ""}
+			pending := map[uint64]mrow{} // due or backed off
+			sending := map[uint64]mrow{}
+			var next uint64 = 1
+			for step := range 300 {
+				switch op := rng.IntN(10); {
+				case op < 3: // append a group of mixed lanes
+					var rows []NewRow
+					for range 1 + rng.IntN(8) {
+						l := rng.IntN(3)
+						rows = append(rows, NewRow{SourceID: "s", Payload: []byte{byte(l)}, Lane: laneOrder[l]})
+					}
+					mustUpdate(t, w, func(tx *Tx) error { _, _, err := tx.Append(rows); return err })
+					for _, r := range rows {
+						pending[next] = mrow{lane: int(r.Payload[0])}
+						next++
+					}
+				case op < 6: // claim
+					n := 1 + rng.IntN(6)
+					var due []uint64
+					for id, r := range pending {
+						if r.notBefore <= clk.MS() {
+							due = append(due, id)
+						}
+					}
+					slices.SortFunc(due, func(a, b uint64) int {
+						if la, lb := pending[a].lane, pending[b].lane; la != lb {
+							return la - lb
+						}
+						return int(a) - int(b)
+					})
+					want := due[:min(n, len(due))]
+					got := ids(claim(t, w, n, clk.MS()))
+					if !slices.Equal(got, want) {
+						t.Fatalf("step %d: claim %d = %v, want %v", step, n, got, want)
+					}
+					for _, id := range got {
+						sending[id] = pending[id]
+						delete(pending, id)
+					}
+				case op < 8 && len(sending) > 0: // fail or release some
+					var some []uint64
+					for id := range sending {
+						if rng.IntN(2) == 0 {
+							some = append(some, id)
+						}
+					}
+					slices.Sort(some)
+					backoff := int64(rng.IntN(3)) * 100
+					mustUpdate(t, w, func(tx *Tx) error {
+						if backoff == 0 {
+							return tx.Release(some, clk.MS())
+						}
+						_, err := tx.Fail(some, false, clk.MS()+backoff, 0, "test", clk.MS())
+						return err
+					})
+					for _, id := range some {
+						r := sending[id]
+						r.notBefore = clk.MS() + backoff
+						pending[id] = r
+						delete(sending, id)
+					}
+				case op < 9 && len(sending) > 0: // ack all in flight
+					var all []uint64
+					for id := range sending {
+						all = append(all, id)
+					}
+					slices.Sort(all)
+					mustUpdate(t, w, func(tx *Tx) error { return tx.Ack(all, 0, clk.MS()) })
+					clear(sending)
+				default: // time passes; now and then a restart
+					clk.Add(int64(rng.IntN(150)))
+					if rng.IntN(4) == 0 {
+						closeIt()
+						w, closeIt = openLanes(t, path, clk, lanes...)
+						// A restart returns the rows in flight to PENDING.
+						mustUpdate(t, w, func(tx *Tx) error { _, err := tx.ResurrectSending(clk.MS()); return err })
+						for id, r := range sending {
+							r.notBefore = 0
+							pending[id] = r
+						}
+						clear(sending)
+					}
+				}
+			}
+			checkConsistent(t, w)
+		})
+	}
 }
