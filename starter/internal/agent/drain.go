@@ -24,6 +24,16 @@ const (
 	DrainNewestFirst = "newest-first"
 )
 
+// queue.drop-from values.
+const (
+	// DropFromOldest: when-full: drop-oldest deletes the oldest rows,
+	// whatever their lane.
+	DropFromOldest = "oldest"
+	// DropFromLowestLane: it deletes the oldest rows of the lowest lane
+	// first, then of the lane above, and so on.
+	DropFromLowestLane = "lowest-lane"
+)
+
 // defaultBacklogShare is queue.backlog-share's default.
 const defaultBacklogShare = 0.2
 
@@ -55,6 +65,9 @@ func (q QueueSettings) Reorders() bool {
 func (q QueueSettings) validateDrain(p *check.Problems) {
 	if q.Drain != DrainOldestFirst && q.Drain != DrainNewestFirst {
 		p.Add("drain", "must be %s or %s, got %q", DrainOldestFirst, DrainNewestFirst, q.Drain)
+	}
+	if q.DropFrom != DropFromOldest && q.DropFrom != DropFromLowestLane {
+		p.Add("drop-from", "must be %s or %s, got %q", DropFromOldest, DropFromLowestLane, q.DropFrom)
 	}
 	if !(q.BacklogShare >= 0 && q.BacklogShare <= 1) {
 		p.Add("backlog-share", "must be between 0 and 1, got %v", q.BacklogShare)
@@ -112,6 +125,9 @@ type drainPlan struct {
 	// split is, per lane, new rows (queue 0) against the backlog (queue
 	// 1), for newest-first.
 	split []*lanes.Scheduler
+	// dropOrder is the WAL lanes, lowest first, for queue.drop-from:
+	// lowest-lane; nil otherwise.
+	dropOrder []string
 	// mark: rows with ids >= mark are new. remark moves it to the next
 	// row id at the next claim: at start and when the link comes back.
 	mark   uint64
@@ -150,6 +166,11 @@ func newDrainPlan(q QueueSettings) (*drainPlan, error) {
 				return nil, fmt.Errorf("queue.backlog-share: %w", err)
 			}
 			d.split = append(d.split, s)
+		}
+	}
+	if q.DropFrom == DropFromLowestLane {
+		for i := len(d.lanes) - 1; i >= 0; i-- {
+			d.dropOrder = append(d.dropOrder, d.lanes[i].walLane)
 		}
 	}
 	var err error

@@ -240,3 +240,24 @@ func TestNewestFirstThroughTheLoop(t *testing.T) {
 		t.Logf("new rows sent by position %d of %d; the backlog ended at %d", lastNew, len(order), lastOld)
 	})
 }
+
+// queue.drop-from: lowest-lane makes drop-oldest take the default lane's
+// rows before older alarm rows.
+func TestDropFromLowestLane(t *testing.T) {
+	clk := time.UnixMilli(1_700_000_000_000)
+	qs := DefaultQueueSettings()
+	qs.Lanes = []LaneSpec{{Name: "alarm", When: `level == "error"`}, {Name: "default"}}
+	qs.DropFrom = DropFromLowestLane
+	q := openDrainQueue(t, qs, func() time.Time { return clk })
+	q.whenFull, q.maxBytes = WhenFullDropOldest, 1
+	appendEvents(t, q, ev("error", "e1"))
+	appendEvents(t, q, ev("info", "i1"))
+	appendEvents(t, q, ev("error", "e2"))
+	q.maxBytes = int64(2 * len(ev("error", "e1")))
+	if err := q.Update(func(tx queueTx) error { _, err := tx.Drop(clk); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if got := msgs(claimRows(t, q, 10, clk)); !slices.Equal(got, []string{"e1", "e2"}) {
+		t.Fatalf("kept %v, want both alarms (the default lane's row dropped first)", got)
+	}
+}

@@ -150,6 +150,9 @@ type QueueSettings struct {
 	// Lanes are the priority lanes, highest first (drain.go); none: one
 	// lane.
 	Lanes []LaneSpec `yaml:"lanes"`
+	// DropFrom is DropFromOldest or DropFromLowestLane: which rows
+	// when-full: drop-oldest deletes first when there are lanes.
+	DropFrom string `yaml:"drop-from"`
 }
 
 // drops says whether the WAL's bounds may delete unsent rows.
@@ -177,6 +180,7 @@ func DefaultQueueSettings() QueueSettings {
 		Drain:              DrainOldestFirst,
 		BacklogShare:       defaultBacklogShare,
 		Lanes:              []LaneSpec{},
+		DropFrom:           DropFromOldest,
 	}
 }
 

@@ -332,6 +332,9 @@ func (t walTx) Drop(now time.Time) (queueDrops, error) {
 	if q.maxAge > 0 {
 		lim.OlderThanMS = now.Add(-q.maxAge).UnixMilli()
 	}
+	if q.drain != nil {
+		lim.LaneOrder = q.drain.dropOrder
+	}
 	full, age, more, err := t.tx.DropUnsent(lim)
 	if err != nil {
 		return queueDrops{}, err

@@ -60,6 +60,7 @@ func (c *Config) Changes(next *Config) Changes {
 	key("queue.drain", c.Queue.Drain != next.Queue.Drain)
 	key("queue.backlog-share", c.Queue.BacklogShare != next.Queue.BacklogShare)
 	key("queue.lanes", !reflect.DeepEqual(c.Queue.QueueSettings.Lanes, next.Queue.QueueSettings.Lanes))
+	key("queue.drop-from", c.Queue.DropFrom != next.Queue.DropFrom)
 	key("agent.delivery-guarantee", c.Agent.Delivery != next.Agent.Delivery)
 	key("agent.id", c.Agent.ID != next.Agent.ID)
 	key("input.id", c.PinnedInputID() != next.PinnedInputID())

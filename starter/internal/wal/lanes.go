@@ -436,3 +436,81 @@ func lanePendingBuckets(btx *bolt.Tx) [][]byte {
 	}
 	return out
 }
+
+// dropByLane is DropUnsent with lim.LaneOrder: the age drops first, then
+// for size the groups of each lane listed in turn, oldest first, then
+// the oldest groups of any lane. A group holds the rows of one lane.
+func (tx *Tx) dropByLane(lim DropLimits) (full, age Dropped, more bool, err error) {
+	if lim.MaxBlocks <= 0 {
+		lim.MaxBlocks = 64
+	}
+	if lim.OlderThanMS > 0 {
+		byAge := lim
+		byAge.MaxBytes = 0
+		if _, age, more, err = tx.dropUnsent(byAge); err != nil || more {
+			return full, age, more, err
+		}
+	}
+	var f blockFreer
+	dropped := 0
+	for _, lane := range lim.LaneOrder {
+		c := tx.blocks.Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if tx.ctr.payloadBytes <= lim.MaxBytes {
+				return full, age, false, f.free(tx)
+			}
+			if tx.pend.laneOfBlock(k) != lane {
+				continue
+			}
+			h, err := parseBlockHeader(getBlock(tx.blocks, k))
+			if err != nil || h.standIn {
+				continue // its rows go DEAD at their claim; stand-ins are never dropped
+			}
+			if dropped == lim.MaxBlocks {
+				return full, age, true, f.free(tx)
+			}
+			rows, bytes, err := tx.dropPendingIn(&f, h.first, h.last(), GapDroppedFull)
+			if err != nil {
+				return full, age, false, err
+			}
+			var sources []string
+			if rows > 0 {
+				dropped++
+				if b := tx.blockOf(h.first); b != nil && b.err == nil {
+					sources = b.sources
+				}
+			}
+			full.add(rows, bytes, h.created, sources)
+		}
+	}
+	if err := f.free(tx); err != nil {
+		return full, age, false, err
+	}
+	if tx.ctr.payloadBytes <= lim.MaxBytes {
+		return full, age, false, nil
+	}
+	rest := lim
+	rest.OlderThanMS, rest.MaxBlocks = 0, lim.MaxBlocks-dropped
+	if rest.MaxBlocks <= 0 {
+		return full, age, true, nil
+	}
+	more2, restFull := false, Dropped{}
+	restFull, _, more2, err = tx.dropUnsent(rest)
+	if err != nil {
+		return full, age, false, err
+	}
+	full.add(restFull.Rows, restFull.Bytes, restFull.OldestMS, restFull.Sources)
+	if restFull.Rows > 0 && restFull.NewestMS > full.NewestMS {
+		full.NewestMS = restFull.NewestMS
+	}
+	return full, age, more2, nil
+}
+
+// laneOfBlock is the lane of the block whose key is k; "" for the
+// default lane.
+func (p pendingSet) laneOfBlock(k []byte) string {
+	if p.laneBlocks == nil {
+		return ""
+	}
+	return string(p.laneBlocks.Get(k))
+}

@@ -363,3 +363,57 @@ func TestLanesModel(t *testing.T) {
 		})
 	}
 }
+
+// With LaneOrder the size drops take the default lane's oldest groups
+// before any alarm row, even older ones; without, the oldest groups go
+// whatever their lane. Age drops ignore lanes.
+func TestDropByLane(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		order []string
+		want  string // the lanes of the groups kept, oldest first
+	}{
+		{"lowest lane first", []string{"", "alarm"}, "aaa"},
+		{"oldest first", nil, "dda"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newClock(t0)
+			w, _ := openLanes(t, filepath.Join(t.TempDir(), "wal.db"), clk, "alarm")
+			const group = 10
+			payload := strings.Repeat("x", 100)
+			lanes := "adadda" // one group each, oldest first
+			for _, c := range lanes {
+				rows := make([]NewRow, group)
+				for i := range rows {
+					rows[i] = NewRow{SourceID: "s", Payload: []byte(string(c) + payload), Lane: map[rune]string{'a': "alarm"}[c]}
+				}
+				mustUpdate(t, w, func(tx *Tx) error { _, _, err := tx.Append(rows); return err })
+				clk.Add(10)
+			}
+			per := int64(group * (len(payload) + 1))
+			var full Dropped
+			mustUpdate(t, w, func(tx *Tx) error {
+				var err error
+				full, _, _, err = tx.DropUnsent(DropLimits{MaxBytes: 3 * per, LaneOrder: tc.order})
+				return err
+			})
+			if full.Rows != 3*group {
+				t.Fatalf("dropped %d rows, want 3 groups of %d", full.Rows, group)
+			}
+			var kept strings.Builder
+			for _, r := range claim(t, w, 1000, clk.MS()) {
+				if r.ID%group == 1 {
+					kept.WriteByte(r.Payload[0])
+				}
+			}
+			// Claims take the alarm lane first: compare the multisets.
+			got := []byte(kept.String())
+			slices.Sort(got)
+			want := []byte(tc.want)
+			slices.Sort(want)
+			if string(got) != string(want) {
+				t.Errorf("groups kept %q, want %q", kept.String(), tc.want)
+			}
+		})
+	}
+}
