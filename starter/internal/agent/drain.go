@@ -125,6 +125,10 @@ type drainPlan struct {
 	// split is, per lane, new rows (queue 0) against the backlog (queue
 	// 1), for newest-first.
 	split []*lanes.Scheduler
+	// conds are the lanes' conditions in lane order, condLane the WAL
+	// lane of each: an event is decoded once for all of them.
+	conds    []*processing.Condition
+	condLane []string
 	// dropOrder is the WAL lanes, lowest first, for queue.drop-from:
 	// lowest-lane; nil otherwise.
 	dropOrder []string
@@ -157,6 +161,7 @@ func newDrainPlan(q QueueSettings) (*drainPlan, error) {
 				return nil, fmt.Errorf("queue.lanes[%d].when: %w", i, err)
 			}
 			r.walLane, r.when = l.Name, c
+			d.conds, d.condLane = append(d.conds, c), append(d.condLane, l.Name)
 		}
 		d.lanes = append(d.lanes, r)
 		shares[i] = l.MinShare
@@ -196,13 +201,8 @@ func (d *drainPlan) walLanes() []string {
 // condition holds; the default lane when none does, and for an event
 // that is not a JSON object or on which a condition fails.
 func (d *drainPlan) classify(payload []byte) string {
-	for _, l := range d.lanes {
-		if l.when == nil {
-			continue
-		}
-		if ok, err := l.when.Match(payload); err == nil && ok {
-			return l.walLane
-		}
+	if i := processing.FirstMatch(d.conds, payload); i >= 0 {
+		return d.condLane[i]
 	}
 	return ""
 }

@@ -34,3 +34,23 @@ func (c *Condition) Match(event []byte) (bool, error) {
 	}
 	return ok, nil
 }
+
+// FirstMatch decodes the event JSON object once and returns the index of
+// the first condition that holds on it; -1 when none does, for an event
+// that does not decode, and past a condition that fails on it (that one
+// counts as not holding).
+func FirstMatch(conds []*Condition, event []byte) int {
+	if len(conds) == 0 {
+		return -1
+	}
+	fields, err := decodeEvent(event)
+	if err != nil {
+		return -1
+	}
+	for i, c := range conds {
+		if ok, err := c.x.test(fields); err == nil && ok {
+			return i
+		}
+	}
+	return -1
+}

@@ -34,3 +34,31 @@ func TestCondition(t *testing.T) {
 		t.Error("NewCondition of a number expression succeeded")
 	}
 }
+
+func TestFirstMatch(t *testing.T) {
+	var conds []*Condition
+	for _, src := range []string{`level == "error"`, `payload contains "ALARM"`, `level == "info"`} {
+		c, err := NewCondition(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conds = append(conds, c)
+	}
+	for _, tc := range []struct {
+		event string
+		want  int
+	}{
+		{`{"level":"error","payload":"ALARM"}`, 0},
+		{`{"level":"info","payload":"ALARM"}`, 1},
+		{`{"level":"info","payload":"ok"}`, 2},
+		{`{"level":"debug"}`, -1},
+		{`[1]`, -1},
+	} {
+		if got := FirstMatch(conds, []byte(tc.event)); got != tc.want {
+			t.Errorf("FirstMatch(%s) = %d, want %d", tc.event, got, tc.want)
+		}
+	}
+	if FirstMatch(nil, []byte(`{}`)) != -1 {
+		t.Error("FirstMatch of no conditions")
+	}
+}
