@@ -112,7 +112,6 @@ type laneRule struct {
 	name string
 	// walLane is the lane's name in the WAL: "" for the default lane.
 	walLane string
-	when    *processing.Condition
 }
 
 // drainPlan decides what each claim takes: from which lane, and within
@@ -160,7 +159,7 @@ func newDrainPlan(q QueueSettings) (*drainPlan, error) {
 			if err != nil {
 				return nil, fmt.Errorf("queue.lanes[%d].when: %w", i, err)
 			}
-			r.walLane, r.when = l.Name, c
+			r.walLane = l.Name
 			d.conds, d.condLane = append(d.conds, c), append(d.condLane, l.Name)
 		}
 		d.lanes = append(d.lanes, r)
