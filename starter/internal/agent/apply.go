@@ -122,7 +122,7 @@ func (l *loop) publish(c queueCounts) {
 	l.r.pub.set(func(p *published) {
 		p.queue = QueueStatus{
 			Pending: c.Pending, Sending: c.Sending, Acked: c.Acked, Dead: c.Dead, Received: c.Received,
-			PayloadBytes: c.PayloadBytes, SizeBytes: size, FileBytes: file,
+			PayloadBytes: c.PayloadBytes, SizeBytes: size, FileBytes: file, Lanes: c.Lanes,
 		}
 		p.oldest = c.OldestPending
 	})

@@ -159,6 +159,10 @@ type fakeSender struct {
 	times   map[int64][]time.Time
 	last    map[int64][]byte
 	closed  bool
+	// order is every batch Send took, in the order it took them.
+	order []transport.Batch
+	// afterSent, when set, runs under mu after each batch taken.
+	afterSent func(s *fakeSender, b transport.Batch)
 }
 
 func newFakeSender(decide func(b transport.Batch, n int) transport.Outcome) *fakeSender {
@@ -225,6 +229,10 @@ func (s *fakeSender) Send(ctx context.Context, batches []transport.Batch) ([]tra
 		s.sends[b.ID]++
 		s.times[b.ID] = append(s.times[b.ID], time.Now())
 		s.last[b.ID] = append([]byte(nil), b.Payload...)
+		s.order = append(s.order, transport.Batch{ID: b.ID, Payload: s.last[b.ID]})
+		if s.afterSent != nil {
+			s.afterSent(s, b)
+		}
 		out[i].Outcome = o
 		if o == transport.Failed {
 			out[i].Err = fmt.Errorf("engine replied BAD_REQUEST")

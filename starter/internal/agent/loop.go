@@ -118,7 +118,11 @@ func (l *loop) accept(res *jobResult) {
 	l.jobs.done(res.job.seq)
 	l.tapSent(res)
 	l.uncommitted = append(l.uncommitted, res)
+	wasDown := l.link.down
 	l.link.observe(res)
+	if lw, ok := l.q.(linkWatcher); ok && wasDown && !l.link.down {
+		lw.linkUp()
+	}
 	if l.ck != nil && l.ck.accept(res, l.r.now(), l.sendLog) {
 		return
 	}

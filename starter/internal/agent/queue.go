@@ -81,6 +81,15 @@ type queueCounts struct {
 	Received      int64
 	PayloadBytes  int64
 	OldestPending time.Time // zero when nothing is pending
+	// Lanes is the backlog of each lane (queue.lanes, newest-first);
+	// nil without.
+	Lanes []LaneStatus
+}
+
+// linkWatcher is a queue that wants to know when the link to the engine
+// comes back (the WAL's drain plan: rows appended since are new).
+type linkWatcher interface {
+	linkUp()
 }
 
 // lowWater is the level below which a paused input resumes: a quarter

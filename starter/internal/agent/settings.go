@@ -141,6 +141,18 @@ type QueueSettings struct {
 	// MaxAge, when above zero, deletes unsent rows older than it,
 	// whatever WhenFull says.
 	MaxAge time.Duration `yaml:"max-age-ms"`
+	// Drain is DrainOldestFirst or DrainNewestFirst: which rows of a lane
+	// go out first after an outage (drain.go).
+	Drain string `yaml:"drain"`
+	// BacklogShare (newest-first) is the least share of the rows sent
+	// that goes to the backlog while newer rows wait, 0 to 1.
+	BacklogShare float64 `yaml:"backlog-share"`
+	// Lanes are the priority lanes, highest first (drain.go); none: one
+	// lane.
+	Lanes []LaneSpec `yaml:"lanes"`
+	// DropFrom is DropFromOldest or DropFromLowestLane: which rows
+	// when-full: drop-oldest deletes first when there are lanes.
+	DropFrom string `yaml:"drop-from"`
 }
 
 // drops says whether the WAL's bounds may delete unsent rows.
@@ -165,6 +177,10 @@ func DefaultQueueSettings() QueueSettings {
 		ResurrectInterval:  time.Minute,
 		MaxBytes:           defaultQueueMaxBytes,
 		WhenFull:           WhenFullBlock,
+		Drain:              DrainOldestFirst,
+		BacklogShare:       defaultBacklogShare,
+		Lanes:              []LaneSpec{},
+		DropFrom:           DropFromOldest,
 	}
 }
 
@@ -185,6 +201,7 @@ func (q QueueSettings) Validate() error {
 		p.Add("when-full", "must be %s or %s, got %q", WhenFullBlock, WhenFullDropOldest, q.WhenFull)
 	}
 	p.NonNegativeMillis("max-age-ms", q.MaxAge)
+	q.validateDrain(&p)
 	return p.Err()
 }
 

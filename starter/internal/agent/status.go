@@ -122,6 +122,9 @@ type QueueStatus struct {
 	// FileBytes is the WAL file's size; bbolt never shrinks it.
 	FileBytes        int64
 	OldestPendingAge time.Duration
+	// Lanes is the backlog of each priority lane, highest first
+	// (queue.lanes or newest-first draining); nil otherwise.
+	Lanes []LaneStatus
 }
 
 // counters are written by the loop and the sender, read by Snapshot.

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -38,6 +39,13 @@ type walQueue struct {
 	// queued is the payload bytes of the rows in the WAL as of the last
 	// transaction (wal.Counts.PayloadBytes).
 	queued int64
+	// drain, when set (queue.lanes, queue.drain: newest-first), classifies
+	// appended rows into lanes and decides what each claim takes; lanes
+	// is its last status per lane, read at most every laneStatusEvery.
+	drain   *drainPlan
+	lanes   []LaneStatus
+	lanesAt time.Time
+	now     func() time.Time
 	// rows is Append's list of the rows to append, kept for the next
 	// group (the loop commits one transaction at a time): allocated per
 	// group it was a zeroed 160 KiB per 4,096 rows.
@@ -70,6 +78,16 @@ func (r *Agent) openWAL() (*walStart, error) {
 	// CHECKPOINT: an id given up must still reach the engine, as a
 	// stand-in record, or the job's watermark stops there for good.
 	o.GapFree = r.opts.Agent.Delivery == DeliveryCheckpoint
+	drain, err := newDrainPlan(r.opts.Queue)
+	if err != nil {
+		return nil, err
+	}
+	if drain != nil {
+		if o.GapFree {
+			return nil, errors.New("queue.lanes and queue.drain: newest-first need agent.delivery-guarantee BEST_EFFORT: CHECKPOINT needs every batch id sent in append order")
+		}
+		o.Lanes, o.SendOrderBatchIDs = drain.walLanes(), true
+	}
 	w, err := wal.Open(o)
 	if err != nil {
 		return nil, fmt.Errorf("open WAL: %w", err)
@@ -82,6 +100,8 @@ func (r *Agent) openWAL() (*walStart, error) {
 		maxBytes:    r.opts.Queue.MaxBytes,
 		whenFull:    r.opts.Queue.WhenFull,
 		maxAge:      r.opts.Queue.MaxAge,
+		drain:       drain,
+		now:         r.now,
 	}
 	st, err := r.startTx(q, true)
 	if wal.IsNoSpace(err) {
@@ -238,6 +258,11 @@ func (t walTx) Append(sourceID string, payloads [][]byte) error {
 	for _, p := range payloads {
 		rows = append(rows, wal.NewRow{SourceID: sourceID, Payload: p})
 	}
+	if d := t.q.drain; d != nil {
+		for i := range rows {
+			rows[i].Lane = d.classify(rows[i].Payload)
+		}
+	}
 	_, _, err := t.tx.Append(rows)
 	clear(rows) // the WAL copied the payloads: hold none of them
 	t.q.rows = rows[:0]
@@ -261,9 +286,16 @@ func (t walTx) MarkStarted(sourceID string) error {
 // allocated per row sent.
 func (t walTx) Claim(n, maxBytes int, now time.Time) ([]row, bool, error) {
 	out := make([]row, 0, min(n, t.tx.Counts().Pending))
-	_, bounded, err := t.tx.ClaimFunc(n, maxBytes, now.UnixMilli(), func(r *wal.Row) {
+	keep := func(r *wal.Row) {
 		out = append(out, row{ID: r.ID, BatchID: r.BatchID, Payload: r.Payload, Attempts: r.Attempts, Source: r.SourceID})
-	})
+	}
+	var bounded bool
+	var err error
+	if d := t.q.drain; d != nil {
+		_, bounded, err = d.claim(t.tx, n, maxBytes, now, keep)
+	} else {
+		_, bounded, err = t.tx.ClaimFunc(n, maxBytes, now.UnixMilli(), keep)
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -300,6 +332,9 @@ func (t walTx) Drop(now time.Time) (queueDrops, error) {
 	if q.maxAge > 0 {
 		lim.OlderThanMS = now.Add(-q.maxAge).UnixMilli()
 	}
+	if q.drain != nil {
+		lim.LaneOrder = q.drain.dropOrder
+	}
 	full, age, more, err := t.tx.DropUnsent(lim)
 	if err != nil {
 		return queueDrops{}, err
@@ -313,7 +348,30 @@ func (t walTx) Drop(now time.Time) (queueDrops, error) {
 func (t walTx) Counts() (queueCounts, error) {
 	c := t.tx.Counts()
 	t.q.queued = c.PayloadBytes
-	return walCounts(c), nil
+	qc := walCounts(c)
+	if d := t.q.drain; d != nil {
+		now := t.q.now()
+		if t.q.lanes == nil || now.Sub(t.q.lanesAt) >= laneStatusEvery || now.Before(t.q.lanesAt) {
+			lanes, err := d.laneStatus(&t.tx.ReadTx, now)
+			if err != nil {
+				return queueCounts{}, err
+			}
+			t.q.lanes, t.q.lanesAt = lanes, now
+		}
+		qc.Lanes = t.q.lanes
+	}
+	return qc, nil
+}
+
+// laneStatusEvery bounds how often the backlog of each lane is counted
+// (a walk over its pending runs).
+const laneStatusEvery = time.Second
+
+// linkUp tells the drain plan that the link to the engine came back.
+func (q *walQueue) linkUp() {
+	if q.drain != nil {
+		q.drain.linkUp()
+	}
 }
 
 func walCounts(c wal.Counts) queueCounts {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"runtime"
 	"strings"
@@ -230,7 +231,7 @@ func TestDebugStatusJSON(t *testing.T) {
 		m.Connected == nil || !*m.Connected || m.RemoteConfig != "APPLIED" {
 		t.Errorf("management: %+v", got.Management)
 	}
-	if got.WAL != (WALStatus{Pending: 5, Sending: 4, Dead: 2, Bytes: 1234, FileBytes: 65536, OldestPendingAgeSeconds: 42}) {
+	if !reflect.DeepEqual(got.WAL, WALStatus{Pending: 5, Sending: 4, Dead: 2, Bytes: 1234, FileBytes: 65536, OldestPendingAgeSeconds: 42}) {
 		t.Errorf("wal: %+v", got.WAL)
 	}
 	if len(got.Files) != 1 || got.Files[0] != (File{Path: "/var/log/a.log", Identity: "1:2:ab", Offset: 10, Size: 25, Lag: 15, Open: true}) {

@@ -21,6 +21,8 @@ var (
 	dWALBytes      = desc("wal_bytes", "Payload bytes queued: the figure compared with queue.max-bytes.")
 	dWALFileBytes  = desc("wal_file_bytes", "Size of the WAL file (bbolt never shrinks it).")
 	dOldestPending = desc("oldest_pending_age_seconds", "Age of the oldest PENDING row; 0 when none.")
+	dLaneRows      = desc("lane_rows", "Due PENDING rows per priority lane (queue.lanes, queue.drain: newest-first).", "lane")
+	dLaneOldest    = desc("lane_oldest_age_seconds", "Age of the oldest due PENDING row per lane; 0 when none.", "lane")
 	dBatches       = desc("send_batches_total", "Batches (one WAL row each) by what the engine made of them.", "result")
 	dLatency       = desc("send_latency_seconds", "Duration of one send to the engine (one job of rows, until every result is in).")
 	dReconnects    = desc("reconnects_total", "Sessions authenticated with the engine after an earlier one was lost.")
@@ -72,6 +74,10 @@ func (c collector) collectAgent(ch chan<- prometheus.Metric, st agent.Status) {
 	gauge(dWALBytes, float64(st.Queue.SizeBytes))
 	gauge(dWALFileBytes, float64(st.Queue.FileBytes))
 	gauge(dOldestPending, st.Queue.OldestPendingAge.Seconds())
+	for _, l := range st.Queue.Lanes {
+		gauge(dLaneRows, float64(l.Rows), l.Name)
+		gauge(dLaneOldest, l.OldestAge.Seconds(), l.Name)
+	}
 	counter(dBatches, float64(st.Acked), "received")
 	counter(dBatches, float64(st.Failed), "failed")
 	counter(dBatches, float64(st.Released), "not_sent")

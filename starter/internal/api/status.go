@@ -101,6 +101,17 @@ type WALStatus struct {
 	// Dropped are the unsent rows those bounds deleted since the WAL file
 	// was created, by reason.
 	Dropped WALDrops `json:"dropped"`
+	// Lanes is the backlog of each priority lane, highest first
+	// (queue.lanes, queue.drain: newest-first); absent otherwise.
+	Lanes []WALLane `json:"lanes,omitempty"`
+}
+
+// WALLane is one lane's backlog: its due PENDING rows and the age of the
+// oldest.
+type WALLane struct {
+	Name             string  `json:"name"`
+	Rows             int64   `json:"rows"`
+	OldestAgeSeconds float64 `json:"oldest_age_seconds"`
 }
 
 // WALDrops count the unsent rows the WAL's bounds deleted, by reason.
@@ -231,6 +242,9 @@ func statusOf(st agent.Status, o *Options, now time.Time) Status {
 			SendThrottledSeconds: st.SendThrottled.Seconds(),
 		},
 		Health: healthDoc(st.Health(now, o.StallAfter)),
+	}
+	for _, l := range st.Queue.Lanes {
+		out.WAL.Lanes = append(out.WAL.Lanes, WALLane{Name: l.Name, Rows: l.Rows, OldestAgeSeconds: l.OldestAge.Seconds()})
 	}
 	if rl := st.RateLimit; rl.On() {
 		out.RateLimit = &RateLimit{EventsPerSecond: rl.EventsPerSecond, BytesPerSecond: rl.BytesPerSecond,

@@ -19,8 +19,9 @@ checks it. A valid file is applied without a restart and without losing
 buffered events: input, output, retry, queue limits and the agent's tuning,
 and log.level at once. The agent logs "config reloaded" with the new
 config_hash and the sections that changed. Keys that only a restart applies
-(queue.path, queue.fsync, agent.delivery-guarantee, the ids, log.file and
-the other log.* keys but log.level) are logged at WARN as needing a
+(queue.path, queue.fsync, queue.drain, queue.backlog-share, queue.lanes,
+queue.drop-from, agent.delivery-guarantee, the ids, log.file and the other
+log.* keys but log.level) are logged at WARN as needing a
 restart and keep their old value. An invalid file is rejected: every
 problem is logged at ERROR with its line:column, and the old config keeps
 running. While a config from the OpAMP server is in force, the file gives

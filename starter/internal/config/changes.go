@@ -7,7 +7,8 @@ type Changes struct {
 	// Sections are the top-level sections whose values differ.
 	Sections []string
 	// RestartKeys are changed keys a running agent cannot apply: the WAL
-	// is opened once (queue.path, queue.fsync), the delivery guarantee
+	// is opened once (queue.path, queue.fsync, queue.drain,
+	// queue.backlog-share, queue.lanes), the delivery guarantee
 	// decides whether there is a WAL at all, the ids key the saved
 	// positions and the engine's view of the agent, the log file is opened
 	// once (log.level alone applies at once), the HTTP API listens once and
@@ -54,6 +55,12 @@ func (c *Config) Changes(next *Config) Changes {
 	}
 	key("queue.path", c.Queue.Path != next.Queue.Path)
 	key("queue.fsync", c.Queue.Fsync != next.Queue.Fsync)
+	// The lanes and the drain order are the WAL's too: its pending
+	// indexes and how it hands out batch ids.
+	key("queue.drain", c.Queue.Drain != next.Queue.Drain)
+	key("queue.backlog-share", c.Queue.BacklogShare != next.Queue.BacklogShare)
+	key("queue.lanes", !reflect.DeepEqual(c.Queue.QueueSettings.Lanes, next.Queue.QueueSettings.Lanes))
+	key("queue.drop-from", c.Queue.DropFrom != next.Queue.DropFrom)
 	key("agent.delivery-guarantee", c.Agent.Delivery != next.Agent.Delivery)
 	key("agent.id", c.Agent.ID != next.Agent.ID)
 	key("input.id", c.PinnedInputID() != next.PinnedInputID())

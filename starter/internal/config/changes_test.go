@@ -27,6 +27,7 @@ func TestChangesNameSectionsAndRestartKeys(t *testing.T) {
 queue:
   path: data/other.db
   fsync: false
+  backlog-share: 0.5
 agent:
   delivery-guarantee: NON
 log:
@@ -42,7 +43,7 @@ management:
 	if want := []string{"agent", "queue", "input", "log", "http", "management"}; !slices.Equal(ch.Sections, want) {
 		t.Errorf("changed sections = %q, want %q", ch.Sections, want)
 	}
-	if want := []string{"queue.path", "queue.fsync", "agent.delivery-guarantee", "log.file", "http.listen", "management"}; !slices.Equal(ch.RestartKeys, want) {
+	if want := []string{"queue.path", "queue.fsync", "queue.backlog-share", "agent.delivery-guarantee", "log.file", "http.listen", "management"}; !slices.Equal(ch.RestartKeys, want) {
 		t.Errorf("restart keys = %q, want %q", ch.RestartKeys, want)
 	}
 	if !slices.Equal(ch.Inputs, []string{""}) || ch.Output {

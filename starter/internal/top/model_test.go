@@ -513,3 +513,19 @@ func TestViewShowsEachInputsOwnSummary(t *testing.T) {
 		})
 	}
 }
+
+// Each lane's backlog has its place under the WAL's figures; without
+// lanes the line is absent.
+func TestViewShowsLanes(t *testing.T) {
+	clk := &clock{now: t0}
+	st := runningAgent()
+	st.Queue.Lanes = []agent.LaneStatus{{Name: "alarm", Rows: 3, OldestAge: 2 * time.Second}, {Name: "default", Rows: 40, OldestAge: 90 * time.Second}}
+	got := newView(t, &fakeAgent{st: st}, clk).View()
+	if want := "lanes   alarm 3 (oldest 2s)  default 40 (oldest 1m30s)"; !strings.Contains(got, want) {
+		t.Errorf("want %q in:\n%s", want, got)
+	}
+	got = newView(t, &fakeAgent{st: runningAgent()}, clk).View()
+	if strings.Contains(got, "lanes") {
+		t.Errorf("lanes shown without lanes:\n%s", got)
+	}
+}

@@ -110,6 +110,13 @@ func summaryLines(f frame, r rates) []string {
 		bp = "ON (reading paused: queue above queue.max-bytes)"
 	}
 	add("        file %s  dropped %d  failed %d  backpressure %s", sizeOf(w.FileBytes), c.Dropped, c.Failed, bp)
+	if len(w.Lanes) > 0 {
+		parts := make([]string, len(w.Lanes))
+		for i, l := range w.Lanes {
+			parts[i] = fmt.Sprintf("%s %d (oldest %s)", l.Name, l.Rows, duration(l.OldestAgeSeconds))
+		}
+		add("        lanes   %s", strings.Join(parts, "  "))
+	}
 	if st.WALError != "" {
 		add("        WAL error: %s", oneLine(st.WALError))
 	}

@@ -44,7 +44,8 @@ func coverageDamage(btx *bolt.Tx) []Damage {
 		return nil // what the indexes mean is not known: the open refuses the file
 	}
 	cov := &coverage{}
-	for _, name := range [][]byte{bucketMeta, bucketPending, bucketSending, bucketReceived, bucketDelayed, bucketDead, bucketState, bucketAcked} {
+	names := [][]byte{bucketMeta, bucketPending, bucketSending, bucketReceived, bucketDelayed, bucketDead, bucketState, bucketAcked}
+	for _, name := range append(names, lanePendingBuckets(btx)...) {
 		b := btx.Bucket(name)
 		if b == nil {
 			continue
@@ -91,7 +92,7 @@ func (c *coverage) visit(bucket [][]byte, key, value []byte) {
 			c.index = append(c.index, idRange{id, id})
 		}
 	}
-	switch string(bucket[0]) {
+	switch bucketRole(bucket[0]) {
 	case string(bucketMeta):
 		if string(key) == metaCounters {
 			var ctr counters

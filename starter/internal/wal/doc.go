@@ -21,7 +21,9 @@
 // never claimed on its own, survives restarts (ResurrectSending leaves
 // it), is acked by Ack or by AckReceivedThrough once the engine's
 // committed watermark covers its batch id, and goes back to PENDING,
-// due at once and uncharged, by Unreceive when the engine lost it. Claim takes the oldest due PENDING rows. Fail returns rows to
+// due at once and uncharged, by Unreceive when the engine lost it. Claim takes the oldest due PENDING rows
+// (with Options.Lanes, lane by lane; ClaimFrom takes one lane or a range of
+// its row ids: lanes.go). Fail returns rows to
 // PENDING with a backoff and, with charge=true, counts an attempt; at
 // maxAttempts a row goes DEAD. Release and ResurrectSending return rows
 // without charging; nothing else charges. RetryDead makes DEAD rows

@@ -89,6 +89,10 @@ type DropLimits struct {
 	// MaxBlocks bounds the commit groups one call drops rows of (the
 	// transaction's size); default 64.
 	MaxBlocks int
+	// LaneOrder, when set, is the order in which the MaxBytes drops take
+	// from the lanes ("" the default lane), each oldest first, before
+	// the oldest rows of any lane not listed (lanes.go).
+	LaneOrder []string
 }
 
 // DropUnsent deletes PENDING rows (due or backed off) and RECEIVED rows
@@ -104,7 +108,11 @@ type DropLimits struct {
 // more reports that it stopped at lim.MaxBlocks with work left: call it
 // again in a new transaction.
 func (tx *Tx) DropUnsent(lim DropLimits) (full, age Dropped, more bool, err error) {
-	full, age, more, err = tx.dropUnsent(lim)
+	if len(lim.LaneOrder) > 0 && lim.MaxBytes > 0 {
+		full, age, more, err = tx.dropByLane(lim)
+	} else {
+		full, age, more, err = tx.dropUnsent(lim)
+	}
 	if err != nil {
 		return full, age, false, err
 	}

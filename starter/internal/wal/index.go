@@ -47,7 +47,7 @@ var (
 // runKindOf is the kind of the run index named name; nil for another
 // bucket.
 func runKindOf(name []byte) *runKind {
-	switch string(name) {
+	switch bucketRole(name) {
 	case string(bucketPending):
 		return pendingKind
 	case string(bucketSending):
@@ -391,4 +391,91 @@ func (x index) takeFront(n int, bad func(key []byte)) ([]uint64, error) {
 		}
 	}
 	return out, nil
+}
+
+// takeRange removes and returns up to n ids in from..below-1 (below 0:
+// no upper bound), lowest first. With from 0 and below 0 it is
+// takeFront. Malformed entries met are deleted and reported through bad.
+func (x index) takeRange(from, below uint64, n int, bad func(key []byte)) ([]uint64, error) {
+	if from == 0 && below == 0 {
+		return x.takeFront(n, bad)
+	}
+	var out []uint64
+	for len(out) < n {
+		k, v := x.candidate(from)
+		if k == nil {
+			if k, v = x.b.Cursor().First(); k == nil {
+				break
+			}
+		}
+		r, ok := x.kind.decode(k, v)
+		if !ok {
+			if err := x.b.Delete(k); err != nil {
+				return nil, x.err(err)
+			}
+			bad(k)
+			continue
+		}
+		if r.end < from {
+			// candidate ends below from: the next run, if any.
+			c := x.b.Cursor()
+			c.Seek(k)
+			if k, v = c.Next(); k == nil {
+				break
+			}
+			if r, ok = x.kind.decode(k, v); !ok {
+				if err := x.b.Delete(k); err != nil {
+					return nil, x.err(err)
+				}
+				bad(k)
+				continue
+			}
+		}
+		lo := max(r.start, from)
+		if below != 0 && lo >= below {
+			break
+		}
+		hi := min(r.end, lo+uint64(n-len(out))-1)
+		if below != 0 {
+			hi = min(hi, below-1)
+		}
+		for id := lo; id <= hi; id++ {
+			out = append(out, id)
+		}
+		if err := x.cut(r, lo, hi); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// eachFrom is each over the well-formed runs clipped to from..below-1
+// (below 0: no upper bound).
+func (x index) eachFrom(from, below uint64, fn func(r run) bool) {
+	if x.b == nil {
+		return
+	}
+	c := x.b.Cursor()
+	k, v := x.candidate(from)
+	if k == nil {
+		k, v = c.First()
+	} else {
+		c.Seek(k)
+	}
+	for ; k != nil; k, v = c.Next() {
+		r, ok := x.kind.decode(k, v)
+		if !ok || r.end < from {
+			continue
+		}
+		if below != 0 && r.start >= below {
+			return
+		}
+		r.start = max(r.start, from)
+		if below != 0 {
+			r.end = min(r.end, below-1)
+		}
+		if !fn(r) {
+			return
+		}
+	}
 }

@@ -35,6 +35,9 @@ func Open(opts Options) (*WAL, error) {
 		return nil, fmt.Errorf("open wal %s: %w", opts.Path, err)
 	}
 	opts.Path = path
+	if err := checkLaneOptions(opts); err != nil {
+		return nil, fmt.Errorf("open wal %s: %w", path, err)
+	}
 	w := &WAL{opts: opts, path: path, log: opts.Logger.With("wal", path), now: opts.Now}
 	if opts.ReadOnly {
 		return w, w.openReadOnly()
@@ -110,7 +113,13 @@ func (w *WAL) initOrCheck(db *bolt.DB) (err error) {
 			err = damagedError(w.path, []string{fmt.Sprintf("bbolt: %v", r)}, 0)
 		}
 	}()
-	if err := db.Update(func(btx *bolt.Tx) error { return initOrCheck(btx, w.now()) }); err != nil {
+	err = db.Update(func(btx *bolt.Tx) error {
+		if err := initOrCheck(btx, w.now()); err != nil {
+			return err
+		}
+		return setUpLanes(btx, w.opts.Lanes)
+	})
+	if err != nil {
 		return fmt.Errorf("open wal %s: %w", w.path, err)
 	}
 	return nil

@@ -295,10 +295,15 @@ func (v *verifier) runs() bool {
 			}
 		}
 	}
-	for _, x := range []struct {
+	type checked struct {
 		in   index
 		want Status
-	}{{tx.pend, StatusPending}, {tx.send, StatusSending}, {tx.recv, StatusReceived}} {
+	}
+	runIndexes := []checked{{tx.send, StatusSending}, {tx.recv, StatusReceived}}
+	for _, x := range tx.pend.all() {
+		runIndexes = append(runIndexes, checked{x, StatusPending})
+	}
+	for _, x := range runIndexes {
 		var prevEnd uint64
 		x.in.each(func(r run, ok bool) bool {
 			checkRun(x.in.kind.name, r.start, r.end, &prevEnd, x.want, ok)

@@ -13,10 +13,10 @@ import "fmt"
 // the first id counts whatever its size. A row of a block that does not
 // decode counts as empty: its claim only moves it to DEAD. over reports
 // that it stopped at an id over the budget.
-func (tx *Tx) pendFitting(n, budget int, first bool) (fit int, over bool) {
+func (tx *Tx) pendFitting(src pendSource, n, budget int, first bool) (fit int, over bool) {
 	got, bytes := 0, 0
 	var b *block
-	tx.pend.each(func(r run, ok bool) bool {
+	src.each(func(r run, ok bool) bool {
 		if !ok {
 			return true // pendTake drops it, taking no id
 		}
@@ -40,9 +40,25 @@ func (tx *Tx) pendFitting(n, budget int, first bool) (fit int, over bool) {
 	return got, over
 }
 
-// pendTake removes and returns up to n ids from the front of the index.
-func (tx *Tx) pendTake(n int) ([]uint64, error) {
-	return tx.pend.takeFront(n, func(k []byte) {
+// pendTake removes and returns up to n ids from the front of src.
+func (tx *Tx) pendTake(src pendSource, n int) ([]uint64, error) {
+	return src.x.takeRange(src.from, src.below, n, func(k []byte) {
 		tx.warnOnCommit("wal: dropped malformed pending index entry", "key", fmt.Sprintf("%x", k))
 	})
+}
+
+// pendSource is where a claim takes due rows from: the ids from..below-1
+// (below 0: no bound) of one lane's pending index.
+type pendSource struct {
+	x           index
+	from, below uint64
+}
+
+// each is index.each over the source's range.
+func (s pendSource) each(fn func(r run, ok bool) bool) {
+	if s.from == 0 && s.below == 0 {
+		s.x.each(fn)
+		return
+	}
+	s.x.eachFrom(s.from, s.below, func(r run) bool { return fn(r, true) })
 }

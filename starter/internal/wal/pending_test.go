@@ -45,7 +45,7 @@ func TestPendingRuns(t *testing.T) {
 	for step := 0; step < 300; step++ {
 		_ = w.Update(func(tx *Tx) error {
 			if rng.IntN(4) == 0 {
-				got, err := tx.pendTake(rng.IntN(6))
+				got, err := tx.pendTake(pendSource{x: tx.pend.index}, rng.IntN(6))
 				for _, id := range got {
 					delete(set, id)
 				}
@@ -59,5 +59,5 @@ func TestPendingRuns(t *testing.T) {
 	}
 	// The test wrote the index without rows; empty it so the cleanup
 	// consistency check sees a clean file.
-	_ = w.Update(func(tx *Tx) error { _, err := tx.pendTake(1 << 20); return err })
+	_ = w.Update(func(tx *Tx) error { _, err := tx.pendTake(pendSource{x: tx.pend.index}, 1<<20); return err })
 }

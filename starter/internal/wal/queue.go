@@ -19,12 +19,23 @@ const reasonUndecodable = "undecodable row: "
 // Append stores rows as PENDING with consecutive row ids first..last and
 // batch ids taken from next_batch_id, as one block (several when bigger
 // than blockMaxRaw). It returns 0, 0 for no rows.
+//
+// Rows of a named lane (NewRow.Lane) go into blocks of their own, a run of
+// consecutive rows of one lane at a time; their ids stay consecutive in
+// the order given.
 func (tx *Tx) Append(rows []NewRow) (first, last uint64, err error) {
 	if len(rows) == 0 {
 		return 0, 0, nil
 	}
 	// Validate first so that a bad row leaves the transaction untouched.
+	laned := false
 	for i := range rows {
+		if rows[i].Lane != "" {
+			if _, ok := tx.pend.lane(rows[i].Lane); !ok {
+				return 0, 0, fmt.Errorf("wal %s: append row %d: lane %q is not one of the lanes it was opened with", tx.w.path, i, rows[i].Lane)
+			}
+			laned = true
+		}
 		if len(rows[i].SourceID) > maxRowString {
 			return 0, 0, fmt.Errorf("wal %s: append row %d: source id longer than %d bytes", tx.w.path, i, maxRowString)
 		}
@@ -32,6 +43,25 @@ func (tx *Tx) Append(rows []NewRow) (first, last uint64, err error) {
 			return 0, 0, fmt.Errorf("wal %s: append row %d: payload of %d bytes exceeds %d", tx.w.path, i, len(rows[i].Payload), maxPayload)
 		}
 	}
+	if !laned {
+		return tx.appendLane(rows, "")
+	}
+	first = tx.nextRow
+	for i := 0; i < len(rows); {
+		j := i + 1
+		for j < len(rows) && rows[j].Lane == rows[i].Lane {
+			j++
+		}
+		if _, last, err = tx.appendLane(rows[i:j], rows[i].Lane); err != nil {
+			return 0, 0, err
+		}
+		i = j
+	}
+	return first, last, nil
+}
+
+// appendLane is Append of rows of lane lane.
+func (tx *Tx) appendLane(rows []NewRow, lane string) (first, last uint64, err error) {
 	now := tx.w.now().UnixMilli()
 	first = tx.nextRow
 	// Encoded before the room check: it is the stored (compressed) size
@@ -56,6 +86,9 @@ func (tx *Tx) Append(rows []NewRow) (first, last uint64, err error) {
 	for i, group := range groups {
 		if err := putBlock(tx.blocks, u64key(tx.nextRow), vals[i]); err != nil {
 			return 0, 0, fmt.Errorf("wal %s: append rows %d..: %w", tx.w.path, tx.nextRow, err)
+		}
+		if err := tx.setBlockLane(tx.nextRow, lane); err != nil {
+			return 0, 0, err
 		}
 		for i := range group {
 			bytesAdded += int64(len(group[i].Payload))
@@ -188,8 +221,15 @@ func (tx *Tx) Claim(limit int, now int64) ([]Row, error) {
 // the first row is always claimed (a row bigger than the bound must
 // still be sent). Payload sizes come from the blocks, decoded once and
 // cached for the claim itself.
+//
+// With Options.Lanes it takes from the named lanes in their order, then
+// from the default lane.
 func (tx *Tx) ClaimFunc(limit, maxBytes int, now int64, fn func(r *Row)) (claimed int, bounded bool, err error) {
-	claimed, bounded, err = tx.claimFunc(limit, maxBytes, now, fn)
+	if len(tx.pend.others) == 0 {
+		claimed, bounded, err = tx.claimFunc(pendSource{x: tx.pend.index}, limit, maxBytes, now, fn)
+	} else {
+		claimed, bounded, err = tx.claimLanes(limit, maxBytes, now, fn)
+	}
 	if err != nil {
 		return claimed, false, err
 	}
@@ -197,7 +237,7 @@ func (tx *Tx) ClaimFunc(limit, maxBytes int, now int64, fn func(r *Row)) (claime
 	return claimed, bounded, tx.flushGaps()
 }
 
-func (tx *Tx) claimFunc(limit, maxBytes int, now int64, fn func(r *Row)) (claimed int, bounded bool, err error) {
+func (tx *Tx) claimFunc(src pendSource, limit, maxBytes int, now int64, fn func(r *Row)) (claimed int, bounded bool, err error) {
 	if limit <= 0 {
 		return 0, false, nil
 	}
@@ -221,11 +261,11 @@ func (tx *Tx) claimFunc(limit, maxBytes int, now int64, fn func(r *Row)) (claime
 		n := limit - claimed
 		if maxBytes > 0 {
 			var more bool
-			if n, more = tx.pendFitting(n, maxBytes-bytes, claimed == 0); n == 0 {
+			if n, more = tx.pendFitting(src, n, maxBytes-bytes, claimed == 0); n == 0 {
 				return claimed, more, flushRun()
 			}
 		}
-		ids, err := tx.pendTake(n)
+		ids, err := tx.pendTake(src, n)
 		if err != nil {
 			return claimed, false, err
 		}
@@ -271,6 +311,10 @@ func (tx *Tx) claimFunc(limit, maxBytes int, now int64, fn func(r *Row)) (claime
 			tx.ctr.sending++
 			r = rowOf(b, id, &st)
 			r.Status, r.UpdatedAt = StatusSending, now
+			if tx.w.opts.SendOrderBatchIDs {
+				r.BatchID = tx.nextBatch
+				tx.nextBatch++
+			}
 			fn(&r)
 			claimed++
 			bytes += len(r.Payload)
@@ -525,6 +569,9 @@ func (f *blockFreer) free(tx *Tx) error {
 		tx.noteFreed(nb)
 		if err := deleteBlock(tx.blocks, u64key(first)); err != nil {
 			return fmt.Errorf("wal %s: delete block %d: %w", tx.w.path, first, err)
+		}
+		if err := tx.dropBlockLane(first); err != nil {
+			return err
 		}
 		tx.cache.drop(first)
 		tx.dirty = true

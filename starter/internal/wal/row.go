@@ -6,7 +6,8 @@ type Row struct {
 	// ID is the local primary key (ack, cleanup, `db wal-show --id`).
 	ID uint64 `json:"id"`
 	// BatchID is the wire batch id: allocated at append, > 0, never reused,
-	// and the same on every retry of the row.
+	// and the same on every retry of the row; with
+	// Options.SendOrderBatchIDs, allocated anew at each claim instead.
 	BatchID  int64  `json:"batch_id"`
 	SourceID string `json:"source_id"`
 	// Payload is read-only: it may share memory with the WAL's cache of
@@ -32,4 +33,6 @@ type Row struct {
 type NewRow struct {
 	SourceID string
 	Payload  []byte
+	// Lane is the row's lane, one of Options.Lanes; "" the default lane.
+	Lane string
 }

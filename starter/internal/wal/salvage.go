@@ -328,7 +328,7 @@ func (s *salvager) visitIndex(bucket [][]byte, key, value []byte, _ uint64) {
 			s.live = append(s.live, idRange{id, id})
 		}
 	}
-	switch string(bucket[0]) {
+	switch bucketRole(bucket[0]) {
 	case string(bucketMeta):
 		switch string(key) {
 		case metaNextRowID:

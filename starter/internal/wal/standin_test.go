@@ -107,7 +107,7 @@ func TestStandIns(t *testing.T) {
 				w := openGapFree(t, filepath.Join(t.TempDir(), "wal.db"), clk, gapFree)
 				var batches []int64
 				mustUpdate(t, w, func(tx *Tx) error {
-					first, last, err := tx.Append([]NewRow{{"a", []byte("1")}, {"b", []byte("2")}, {"c", []byte("3")}})
+					first, last, err := tx.Append([]NewRow{{SourceID: "a", Payload: []byte("1")}, {SourceID: "b", Payload: []byte("2")}, {SourceID: "c", Payload: []byte("3")}})
 					for id := first; id <= last; id++ {
 						batches = append(batches, tx.NextBatchID()-int64(last-id)-1)
 					}

@@ -18,7 +18,9 @@ type ReadTx struct {
 	blocks, state, delayed, timers, acked, dead, meta, app, positions *bolt.Bucket
 	// The run indexes (index.go). recv has no bucket in a read-only view
 	// of a file older than it (addedBuckets): no row of it is RECEIVED.
-	pend, send, recv index
+	send, recv index
+	// pend is the due PENDING rows of every lane (lanes.go).
+	pend pendingSet
 
 	ctr       counters
 	nextBatch int64
@@ -66,7 +68,8 @@ func (w *WAL) newReadTx(btx *bolt.Tx) (*ReadTx, error) {
 	rt := &ReadTx{w: w, btx: btx, cache: &blockCache{}}
 	rt.blocks = btx.Bucket(bucketBlocks)
 	rt.state = btx.Bucket(bucketState)
-	rt.pend = index{btx.Bucket(bucketPending), pendingKind, w.path}
+	rt.pend = pendingSet{index: index{btx.Bucket(bucketPending), pendingKind, w.path}}
+	w.openLanes(btx, &rt.pend)
 	rt.delayed = btx.Bucket(bucketDelayed)
 	rt.timers = btx.Bucket(bucketTimers)
 	rt.send = index{btx.Bucket(bucketSending), sendingKind, w.path}
@@ -102,6 +105,12 @@ func (w *WAL) newTx(btx *bolt.Tx) (*Tx, error) {
 	}
 	for _, b := range []*bolt.Bucket{rt.blocks, rt.state, rt.pend.b, rt.send.b, rt.recv.b, rt.acked, rt.dead} {
 		b.FillPercent = appendFillPercent
+	}
+	for _, l := range rt.pend.others {
+		if l.b == nil {
+			return nil, fmt.Errorf("wal %s: bucket %s%s missing: open the WAL with its lanes", w.path, lanePendingPrefix, l.name)
+		}
+		l.b.FillPercent = appendFillPercent
 	}
 	rt.cache = &w.cache
 	return &Tx{ReadTx: *rt}, nil
@@ -460,7 +469,7 @@ func (tx *ReadTx) RowIDRange() (first, last uint64) {
 		id, _ := keyID(k)
 		see(id, id)
 	}
-	for _, x := range []index{tx.pend, tx.send, tx.recv} {
+	for _, x := range append(tx.pend.all(), tx.send, tx.recv) {
 		if id := x.firstID(); id != 0 {
 			see(id, id)
 		}

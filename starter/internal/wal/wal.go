@@ -53,6 +53,18 @@ type Options struct {
 	// gets a stand-in row with its batch id (standin.go). Set by the
 	// agent from its delivery mode, not by agent.yaml's queue section.
 	GapFree bool `yaml:"-"`
+	// Lanes names the lanes other than the default one that Append may
+	// be given (NewRow.Lane), highest first; Claim takes from them in
+	// this order and from the default lane last, ClaimFrom from the one
+	// named (lanes.go). Set by the agent from queue.lanes.
+	Lanes []string `yaml:"-"`
+	// SendOrderBatchIDs gives each row its batch id when it is claimed
+	// (ClaimFunc, ClaimFrom), from the same counter, instead of when it
+	// is appended: rows claimed out of append order (lanes, newest-first
+	// draining) still go out with increasing ids. A row retried gets a
+	// new id at each claim, so it cannot be combined with GapFree, whose
+	// ids must each reach the engine.
+	SendOrderBatchIDs bool `yaml:"-"`
 	// statDisk overrides the filesystem figures of the disk holding the
 	// WAL (fsspace.Of); for tests.
 	statDisk func(path string) (fsspace.Space, bool)
