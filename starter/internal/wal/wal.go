@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -53,6 +54,8 @@ type Options struct {
 	// gets a stand-in row with its batch id (standin.go). Set by the
 	// agent from its delivery mode, not by agent.yaml's queue section.
 	GapFree bool `yaml:"-"`
+	// Encryption seals the stored payloads and positions (queue.encryption).
+	Encryption Encryption `yaml:"encryption"`
 	// statDisk overrides the filesystem figures of the disk holding the
 	// WAL (fsspace.Of); for tests.
 	statDisk func(path string) (fsspace.Space, bool)
@@ -135,6 +138,9 @@ type WAL struct {
 	// enc assembles the block values of Append, in buffers kept from one
 	// write transaction to the next (blockEncoder). Guarded by wmu.
 	enc blockEncoder
+	// keys open and seal the file's data (seal.go); nil until Open read
+	// them.
+	keys atomic.Pointer[keyring]
 
 	closed bool
 }
