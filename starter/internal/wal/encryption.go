@@ -185,3 +185,25 @@ func resealPositions(btx *bolt.Tx, from, to *keyring) error {
 	}
 	return nil
 }
+
+// positions reports the positions of an encrypted file whose sealed
+// state does not open (Verify's last step); true when the limit is
+// reached.
+func (v *verifier) positions() bool {
+	kr := v.tx.w.keyring()
+	if !kr.sealed() {
+		return false
+	}
+	stop := false
+	_ = v.tx.positions.ForEach(func(k, val []byte) error {
+		if val == nil || stop {
+			return nil
+		}
+		if _, err := kr.openPosition(k, val); err != nil {
+			src, key, _ := splitFlatPosKey(k)
+			stop = v.add(0, "position %q/%q: its sealed state does not authenticate: %v", src, key, err)
+		}
+		return nil
+	})
+	return stop
+}

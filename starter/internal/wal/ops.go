@@ -108,7 +108,7 @@ func (p Problem) String() string {
 // operators and tests.
 func (tx *ReadTx) Verify(limit int) []Problem {
 	v := &verifier{tx: tx, limit: limit}
-	for _, step := range []func() bool{v.blocks, v.runs, v.indexes, v.totals} {
+	for _, step := range []func() bool{v.blocks, v.runs, v.indexes, v.totals, v.positions} {
 		if step() {
 			break
 		}

@@ -277,6 +277,48 @@ func TestFlippedSealedByte(t *testing.T) {
 	}
 }
 
+// TestFlippedSealedPosition: a changed byte of a sealed position is
+// reported by Verify and Positions, never returned as a state.
+func TestFlippedSealedPosition(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wal.db")
+	enc := Encryption{Key: testKeyA}
+	w, err := Open(Options{Path: path, Encryption: enc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillSealed(t, w, 1)
+	_ = w.Close()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(btx *bolt.Tx) error {
+		b := btx.Bucket(bucketPositions)
+		k := flatPosKey("in", "file")
+		v := bytes.Clone(b.Get(k))
+		v[len(v)-1] ^= 0x40
+		return b.Put(k, v)
+	})
+	_ = db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err = Open(Options{Path: path, Encryption: enc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	_ = w.View(func(tx *ReadTx) error {
+		if p := tx.Verify(10); len(p) != 1 || !strings.Contains(p[0].What, "does not authenticate") {
+			t.Fatalf("verify: %v", p)
+		}
+		if _, err := tx.Positions("in"); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("positions: %v", err)
+		}
+		return nil
+	})
+}
+
 // TestSalvageSealed: salvage needs the key, and writes a sealed copy.
 func TestSalvageSealed(t *testing.T) {
 	dir := t.TempDir()
