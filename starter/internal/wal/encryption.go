@@ -19,10 +19,10 @@ type Encryption struct {
 	KeyFile string `yaml:"key-file"`
 	// Key is the decoded key of KeyFile, read by the config layer (or the
 	// db command's --key-file); empty: no encryption.
-	Key []byte `yaml:"-"`
+	Key []byte `yaml:"-" json:"-"`
 	// NextKey is the key a rotation seals with (Rekey, `db rekey`): given,
 	// Open also accepts a file whose rotation to it is under way.
-	NextKey []byte `yaml:"-"`
+	NextKey []byte `yaml:"-" json:"-"`
 	// NextKeyFile names NextKey's file in messages.
 	NextKeyFile string `yaml:"-"`
 }
