@@ -500,3 +500,27 @@ func FuzzOpenSealed(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSealMeta: meta "seal" never panics its parser, and what parses
+// encodes back to the same bytes.
+func FuzzSealMeta(f *testing.F) {
+	e, err := newSealEntry(3, testKeyA)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(encodeSealMeta([]sealEntry{e}))
+	f.Add(encodeSealMeta([]sealEntry{e, {gen: clearGen}}))
+	f.Add([]byte{sealMetaV1})
+	f.Fuzz(func(t *testing.T, v []byte) {
+		es, err := parseSealMeta(v)
+		if err != nil || v == nil {
+			return
+		}
+		if !bytes.Equal(encodeSealMeta(es), v) {
+			t.Fatalf("%x parses as %d entries that encode otherwise", v, len(es))
+		}
+		if _, _, err := buildKeyring(es, testKeyA, testKeyB); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
