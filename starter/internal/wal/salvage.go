@@ -863,8 +863,8 @@ func salvageKeys(seal []byte, enc Encryption, src string) (*keyring, error) {
 		return nil, fmt.Errorf("salvage wal %s: %w", src, err)
 	}
 	if !ok {
-		return nil, fmt.Errorf("salvage wal %s: the WAL is encrypted with another key than the one of %s (or with two, "+
-			"a rotation left unfinished: give the other with --new-key-file): %w", src, enc.keyName(), ErrKey)
+		return nil, fmt.Errorf("salvage wal %s: the WAL is encrypted with another key than the one of %s (or with two: "+
+			"a rotation left unfinished, which `%s` finishes first): %w", src, enc.keyName(), RekeyCommand(src), ErrKey)
 	}
 	return kr, nil
 }

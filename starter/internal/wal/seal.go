@@ -295,7 +295,11 @@ func (kr *keyring) openPosition(k, v []byte) ([]byte, error) {
 	if !kr.sealed() {
 		return bytes.Clone(v), nil
 	}
-	return kr.open(v, posAAD(k))
+	st, err := kr.open(v, posAAD(k))
+	if err == nil && st == nil {
+		st = []byte{} // an empty state, as a clear file returns it
+	}
+	return st, err
 }
 
 // resealBlock returns block value v (under key id) sealed with kr's
