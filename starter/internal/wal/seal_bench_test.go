@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // BenchmarkEncryption prices queue.encryption in CPU: the agent's steady
@@ -100,14 +98,6 @@ func BenchmarkEncryption(b *testing.B) {
 		})
 	}
 }
-
-// cpuTime is the user and system time of the process so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 func benchCodec(b *testing.B, enc Encryption, rows []NewRow) {
 	kr := plainKeys
 	if enc.Key != nil {
