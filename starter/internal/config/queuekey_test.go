@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,5 +48,29 @@ func TestQueueKeyFile(t *testing.T) {
 	}
 	if cfg, _, err := Load(writeConfig(t, minimal), opts); err != nil || cfg.Queue.Encryption.Key != nil {
 		t.Fatalf("no encryption: %v, %v", cfg.Queue.Encryption, err)
+	}
+}
+
+// TestRemoteKeepsQueueEncryption: a remote config can neither remove nor
+// change queue.encryption.
+func TestRemoteKeepsQueueEncryption(t *testing.T) {
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "wal.key"), []byte(testKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts := LoadOptions{Registry: testRegistry(), Outputs: testOutputs(), Getenv: env{}.get, Home: home, ReadFile: os.ReadFile}
+	local, _, err := Load(writeConfig(t, "queue:\n  encryption:\n    key-file: wal.key\n"+minimal), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, warns, err := LoadRemote(local, []byte(minimal), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Queue.Encryption.KeyFile != local.Queue.Encryption.KeyFile || !bytes.Equal(cfg.Queue.Encryption.Key, local.Queue.Encryption.Key) {
+		t.Fatalf("remote config changed queue.encryption to %q", cfg.Queue.Encryption.KeyFile)
+	}
+	if !strings.Contains(fmt.Sprint(warns), "queue.encryption") {
+		t.Fatalf("no warning: %v", warns)
 	}
 }
