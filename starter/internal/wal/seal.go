@@ -26,7 +26,7 @@ import (
 // generation of a file has a random 32-byte salt, and its data key is
 // HKDF-SHA256(K, salt); its check value HMAC-SHA256(K, check label ||
 // salt) tells a right key from a wrong one without decrypting anything.
-// The meta entry "seal" lists the generations (sealMeta): the first seals
+// The meta entry "seal" lists the generations (parseSealMeta): the first seals
 // everything new, the others are those a rotation (Rekey) has not
 // finished re-sealing, and every one must be matched by a given key for
 // the file to open.
@@ -45,7 +45,8 @@ import (
 // Binding. A sealed block authenticates, as associated data, its bucket
 // key, its header (but the CRC) and its table, so a block cannot be moved
 // under another key or have its rows' sources, batch ids or lengths
-// changed; a position authenticates its key (input id and position key).
+// changed (but for the stand-in flag, set after the seal, standin.go); a
+// position authenticates its key (input id and position key).
 // The CRC stays in front of the seal: a damaged byte is reported as a
 // checksum failure, exactly as in a clear file, and one that fixes the
 // CRC too fails authentication, counted the same way.
