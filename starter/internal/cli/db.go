@@ -26,7 +26,7 @@ func (a *agentCLI) dbCommand() *ucli.Command {
 			if err != nil {
 				return dbcli.Config{}, err
 			}
-			return dbcli.Config{QueuePath: cfg.Queue.Path, HTTP: cfg.HTTP}, nil
+			return dbcli.Config{QueuePath: cfg.Queue.Path, HTTP: cfg.HTTP, Encryption: cfg.Queue.Encryption}, nil
 		},
 	})
 	if cmd.OnUsageError == nil {

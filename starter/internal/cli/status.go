@@ -71,7 +71,7 @@ func (a *agentCLI) status(c *ucli.Context) error {
 	case probe.Running:
 		st, detailErr = runningStatus(c.Context, cfg.HTTP, pidFile)
 	default:
-		st, detailErr = stoppedStatus(cfg.Queue.Path, time.Now())
+		st, detailErr = stoppedStatus(cfg.Queue.Path, cfg.Queue.Encryption, time.Now())
 	}
 	st.Running, st.PID = probe.Running, probe.PID
 	if st.Management == nil {
@@ -125,9 +125,9 @@ func runningStatus(ctx context.Context, s api.Settings, pidFile string) (api.Sta
 }
 
 // stoppedStatus reads the backlog of a stopped agent from its WAL.
-func stoppedStatus(path string, now time.Time) (api.Status, error) {
+func stoppedStatus(path string, enc wal.Encryption, now time.Time) (api.Status, error) {
 	st := api.Status{Source: "wal", State: "stopped"}
-	w, err := wal.Open(wal.Options{Path: path, ReadOnly: true, Fsync: true})
+	w, err := wal.Open(wal.Options{Path: path, ReadOnly: true, Fsync: true, Encryption: enc})
 	if errors.Is(err, wal.ErrNotFound) {
 		return st, fmt.Errorf("no WAL at %s yet", path)
 	}

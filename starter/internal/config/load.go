@@ -139,6 +139,7 @@ func load(name string, data []byte, opts LoadOptions) (*Config, []Warning, error
 	cfg.normalize()
 	d.resolvePaths(cfg, opts.Home)
 	d.readSecrets(cfg, opts.ReadFile)
+	d.readQueueKey(cfg, opts.ReadFile)
 	d.readHeaderFiles(cfg, opts.ReadFile)
 	d.advise(cfg)
 
@@ -280,6 +281,9 @@ func (d *decoder) resolvePaths(cfg *Config, home string) {
 		a.AnchorPaths(home)
 	}
 	cfg.Queue.Path = paths.Resolve(home, strings.TrimSpace(cfg.Queue.Path))
+	if f := strings.TrimSpace(cfg.Queue.Encryption.KeyFile); f != "" {
+		cfg.Queue.Encryption.KeyFile = paths.Resolve(home, f)
+	}
 	cfg.HTTP.TLS.AnchorPaths(func(p string) string { return paths.Resolve(home, p) })
 	cfg.Management.AnchorPaths(func(p string) string { return paths.Resolve(home, p) })
 	for _, e := range cfg.Inputs {

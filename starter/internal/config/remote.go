@@ -34,6 +34,10 @@ func LoadRemote(local *Config, data []byte, opts LoadOptions) (*Config, []Warnin
 	if cfg.Queue.Path != local.Queue.Path {
 		warns = append(warns, cfg.where.warning("queue.path", "ignored: queue.path always comes from the local file ("+local.Queue.Path+")"))
 	}
+	if cfg.Queue.Encryption.KeyFile != local.Queue.Encryption.KeyFile {
+		warns = append(warns, cfg.where.warning("queue.encryption", "ignored: queue.encryption always comes from the local file"))
+	}
+	cfg.Queue.Encryption = local.Queue.Encryption
 	cfg.Management = local.Management
 	cfg.Queue.Path = local.Queue.Path
 	cfg.Path = local.Path

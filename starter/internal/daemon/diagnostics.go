@@ -123,7 +123,7 @@ func StoppedBundle(cfg *config.Config, home string, getenv func(string) string, 
 		}
 	}
 	b.Note("the agent is not running: no status, metrics or goroutine dump")
-	w, err := wal.Open(wal.Options{Path: cfg.Queue.Path, ReadOnly: true, Fsync: true})
+	w, err := wal.Open(wal.Options{Path: cfg.Queue.Path, ReadOnly: true, Fsync: true, Encryption: cfg.Queue.Encryption})
 	if err != nil {
 		b.Missing("wal-summary.json", err)
 	} else {

@@ -46,10 +46,12 @@ const (
 )
 
 const (
-	flagConfig = "config"
-	flagDBPath = "db-path"
-	flagYes    = "yes"
-	flagDryRun = "dry-run"
+	flagConfig     = "config"
+	flagDBPath     = "db-path"
+	flagYes        = "yes"
+	flagDryRun     = "dry-run"
+	flagKeyFile    = "key-file"
+	flagNewKeyFile = "new-key-file"
 )
 
 // Command returns the `db` command.
@@ -63,6 +65,8 @@ func Command(env Env) *cli.Command {
 		return agentFlags(append([]cli.Flag{
 			&cli.StringFlag{Name: flagDBPath, Aliases: []string{"sqlite-path"},
 				Usage: "WAL file (relative: against the install root); default $" + envDBPath + ", then queue.path of --config, then <install root>/data/wal.db"},
+			&cli.StringFlag{Name: flagKeyFile,
+				Usage: "file holding the key of an encrypted WAL (base64, 32 bytes); default queue.encryption.key-file of --config"},
 		}, extra...)...)
 	}
 	writeFlags := func(extra ...cli.Flag) []cli.Flag {
@@ -157,6 +161,21 @@ func Command(env Env) *cli.Command {
 					&cli.BoolFlag{Name: flagDryRun, Usage: "report what would be copied and write nothing"},
 					&cli.IntFlag{Name: "max-problems", Value: 100, Usage: "list at most this many rows and damaged parts of each kind (0: all)"},
 				), Action: r.salvage,
+			},
+			{
+				Name:  "rekey",
+				Usage: "seal the WAL with a new key (or encrypt a clear WAL); the agent must be stopped",
+				UsageText: "edge-agent db rekey --new-key-file /etc/edge-agent/wal.key.new --yes\n" +
+					"   edge-agent db rekey --key-file /etc/edge-agent/wal.key --new-key-file /etc/edge-agent/wal.key.new --yes\n" +
+					"   (then point queue.encryption.key-file at the new key and start the agent)",
+				Description: "Re-seals every position, then every block, in transactions of bounded size. The current\n" +
+					"key is --key-file, else queue.encryption.key-file of --config; none for a clear WAL, which\n" +
+					"this encrypts. Interrupted (a crash, ^C), the WAL opens only with both keys: run the same\n" +
+					"command again, which finishes the rotation. The agent must be stopped.",
+				Flags: pathFlags(
+					&cli.StringFlag{Name: flagNewKeyFile, Usage: "file holding the new key (base64, 32 bytes: openssl rand -base64 32)"},
+					&cli.BoolFlag{Name: flagYes, Usage: "really change the WAL"},
+				), Action: r.rekey,
 			},
 			{
 				Name: "wal-purge-dead", Usage: "delete every DEAD row",
@@ -271,6 +290,17 @@ func (r *runner) agentPID() (int, bool) {
 	return st.PID, st.Running
 }
 
-func (r *runner) walOptions(path string, readOnly bool) wal.Options {
-	return wal.Options{Path: path, ReadOnly: readOnly, Fsync: true, Now: r.env.Now, Logger: r.env.Logger}
+func (r *runner) walOptions(path string, readOnly bool, enc wal.Encryption) wal.Options {
+	return wal.Options{Path: path, ReadOnly: readOnly, Fsync: true, Now: r.env.Now, Logger: r.env.Logger, Encryption: enc}
+}
+
+// flagString is the string flag name given before or after the
+// subcommand's name, "" when none is.
+func (r *runner) flagString(c *cli.Context, name string) string {
+	for _, lc := range c.Lineage() {
+		if lc.IsSet(name) {
+			return lc.String(name)
+		}
+	}
+	return ""
 }

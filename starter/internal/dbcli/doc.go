@@ -27,6 +27,13 @@
 // reports). It needs the agent stopped, since it reads the file without
 // bbolt's lock.
 //
+// rekey seals a stopped agent's WAL with a new key (--new-key-file), or
+// encrypts a clear one (wal.WAL.Rekey); run again after an interruption,
+// it finishes the rotation. Every command that opens the file takes the
+// key of an encrypted WAL from --key-file, else from
+// queue.encryption.key-file of the config; a missing or wrong key is
+// refused with wal.ErrKey.
+//
 // The WAL path is, in order: --db-path (alias --sqlite-path; relative paths
 // resolve against the install root), EDGE_AGENT_DB_PATH, then
 // EDGE_AGENT_SQLITE_PATH, then queue.path of the config (--config, else

@@ -225,7 +225,7 @@ func (r *runner) compact(c *cli.Context) error {
 	if err := w.Compact(dst); err != nil {
 		return err
 	}
-	cw, err := wal.Open(r.walOptions(dst, true))
+	cw, err := wal.Open(r.walOptions(dst, true, s.enc))
 	if err != nil {
 		return fmt.Errorf("compact: check the copy: %w", err)
 	}

@@ -33,7 +33,7 @@ func (r *runner) salvage(c *cli.Context) error {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("no WAL at %s (set --db-path, %s or queue.path in --config): %w", path, envDBPath, wal.ErrNotFound)
 	}
-	rep, err := wal.Salvage(path, dst, wal.SalvageOptions{DryRun: dryRun, Fsync: true, Now: r.env.Now, Logger: r.env.Logger})
+	rep, err := wal.Salvage(path, dst, wal.SalvageOptions{DryRun: dryRun, Fsync: true, Now: r.env.Now, Logger: r.env.Logger, Encryption: s.enc})
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,8 @@ type Config struct {
 	QueuePath string
 	// HTTP is the http section: where the running agent answers.
 	HTTP api.Settings
+	// Encryption is queue.encryption, its key read.
+	Encryption wal.Encryption
 }
 
 // ErrAPIOff: the agent runs without its API, so db cannot ask it, and
@@ -28,7 +30,9 @@ var ErrAPIOff = errors.New("the agent serves no API")
 // source is where one command gets its answers: the running agent's API
 // (client set) or the WAL file of a stopped agent.
 type source struct {
-	path    string
+	path string
+	// enc holds the WAL's key: --key-file, else the config's.
+	enc     wal.Encryption
 	client  *api.Client
 	pid     int
 	running bool
@@ -43,6 +47,16 @@ func (r *runner) source(c *cli.Context) (*source, error) {
 	s.pid, s.running = r.agentPID()
 	explicit := r.explicitDBPath(c)
 	cfg, cfgErr := r.loadConfig(c)
+	if cfgErr == nil {
+		s.enc = cfg.Encryption
+	}
+	if f := r.flagString(c, flagKeyFile); f != "" {
+		enc, err := readKeyFile(r.resolve(f), "--"+flagKeyFile)
+		if err != nil {
+			return nil, err
+		}
+		s.enc = enc
+	}
 	switch {
 	case explicit != "":
 		s.path = explicit
@@ -119,7 +133,7 @@ func (s *source) needStopped(what string) error {
 // open opens the file read-only, with an error that says where the path
 // came from when it does not exist.
 func (r *runner) open(s *source) (*wal.WAL, error) {
-	w, err := wal.Open(r.walOptions(s.path, true))
+	w, err := wal.Open(r.walOptions(s.path, true, s.enc))
 	if errors.Is(err, wal.ErrNotFound) {
 		return nil, fmt.Errorf("no WAL at %s (set --db-path, %s or queue.path in --config; the agent creates the WAL at its first start): %w", s.path, envDBPath, err)
 	}

@@ -67,7 +67,7 @@ func (r *runner) runWrite(c *cli.Context, op writeOp) error {
 	}
 	// A running agent that holds this file makes the open fail with
 	// wal.ErrLocked ("another edge-agent is using …").
-	w, err := wal.Open(r.walOptions(s.path, false))
+	w, err := wal.Open(r.walOptions(s.path, false, s.enc))
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ func For(err error) int {
 	switch {
 	case err == nil:
 		return OK
-	case errors.Is(err, check.ErrInvalid):
+	case errors.Is(err, check.ErrInvalid), errors.Is(err, wal.ErrKey):
 		return Config
 	case errors.Is(err, transport.ErrAuthFailed):
 		return AuthFailed

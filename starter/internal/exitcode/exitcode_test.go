@@ -28,6 +28,7 @@ func TestFor(t *testing.T) {
 		{transport.ErrDecryptFailed, exitcode.DecryptFailed},
 		{wal.ErrLocked, exitcode.InUse},
 		{fmt.Errorf("open WAL: %w", wal.ErrDamaged), exitcode.Damaged},
+		{fmt.Errorf("open WAL: %w", wal.ErrKey), exitcode.Config},
 		{transport.ErrUnavailable, exitcode.Failure},
 	} {
 		if got := exitcode.For(tc.err); got != tc.want {

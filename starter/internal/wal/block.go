@@ -67,6 +67,7 @@ type blockHeader struct {
 	comp       byte
 	crc        uint32
 	standIn    bool // its rows are stand-ins (standin.go)
+	sealed     bool // its payload area is sealed (seal.go)
 }
 
 func (h blockHeader) last() uint64 { return h.first + uint64(h.count) - 1 }
@@ -75,10 +76,11 @@ func parseBlockHeader(v []byte) (blockHeader, error) {
 	if len(v) < blockHeaderSize {
 		return blockHeader{}, fmt.Errorf("%w: value too short (%d bytes)", errBlockDecode, len(v))
 	}
-	if v[0] != blockFormat {
+	if v[0] != blockFormat && v[0] != blockFormatSealed {
 		return blockHeader{}, fmt.Errorf("%w: unknown block format %d", errBlockDecode, v[0])
 	}
 	h := blockHeader{
+		sealed:     v[0] == blockFormatSealed,
 		comp:       v[1] &^ blockStandIn,
 		standIn:    v[1]&blockStandIn != 0,
 		first:      binary.BigEndian.Uint64(v[2:]),
@@ -168,10 +170,11 @@ func (b *block) source(id uint64) string { return b.sources[b.src[id-b.first]] }
 
 func (b *block) batchID(id uint64) int64 { return b.firstBatch + int64(id-b.first) }
 
-// decodeBlock decodes the block value v stored under key id. A block
-// that fails is returned with err set (and whatever of the header could
-// be read), never as a Go error: the caller decides what its rows become.
-func decodeBlock(id uint64, v []byte) *block {
+// decodeBlock decodes the block value v stored under key id, opening a
+// sealed one with kr. A block that fails is returned with err set (and
+// whatever of the header could be read), never as a Go error: the caller
+// decides what its rows become.
+func decodeBlock(id uint64, v []byte, kr *keyring) *block {
 	h, err := parseBlockHeader(v)
 	if err != nil {
 		return &block{blockHeader: blockHeader{first: id}, err: fmt.Errorf("block %d: %w", id, err)}
@@ -181,7 +184,7 @@ func decodeBlock(id uint64, v []byte) *block {
 		b.err = fmt.Errorf("block %d: %w: header says first row %d", id, errBlockDecode, h.first)
 		return b
 	}
-	if crc32.Checksum(v[blockHeaderSize:], castagnoli) != h.crc {
+	if crcOf(v) != h.crc {
 		b.err = fmt.Errorf("block %d: %w", id, errBlockChecksum)
 		return b
 	}
@@ -190,13 +193,29 @@ func decodeBlock(id uint64, v []byte) *block {
 		b.err = fmt.Errorf("block %d: %w", id, err)
 		return b
 	}
+	switch {
+	case h.sealed:
+		if t.area, err = kr.openBlockArea(id, v, len(v)-len(t.area)); err != nil {
+			b.err = err
+			return b
+		}
+	case !kr.plainOK:
+		// A clear block in an encrypted file was put there by someone
+		// without the key.
+		b.err = fmt.Errorf("block %d: a clear block in an encrypted WAL: %w", id, errBlockChecksum)
+		return b
+	}
 	switch h.comp {
 	case compNone:
 		if len(t.area) != t.rawLen {
 			b.err = fmt.Errorf("block %d: %w: payload area of %d bytes, table says %d", id, errBlockDecode, len(t.area), t.rawLen)
 			return b
 		}
-		b.raw = append([]byte(nil), t.area...)
+		if h.sealed {
+			b.raw = t.area // already a copy
+		} else {
+			b.raw = append([]byte(nil), t.area...)
+		}
 	case compS2:
 		n, err := s2.DecodedLen(t.area)
 		if err != nil || n != t.rawLen {
@@ -216,8 +235,12 @@ func decodeBlock(id uint64, v []byte) *block {
 	return b
 }
 
-// errBlockChecksum: the stored block does not match its CRC32C.
+// errBlockChecksum: the stored block does not match its CRC32C, or its
+// sealed payloads do not authenticate.
 var errBlockChecksum = errors.New("checksum mismatch")
+
+// crcOf is the CRC a block value's header holds: of every byte after it.
+func crcOf(v []byte) uint32 { return crc32.Checksum(v[blockHeaderSize:], castagnoli) }
 
 // blockPayloadLens returns the payload length of every row of the block
 // value v without decompressing it; ok=false when the header or table
@@ -266,6 +289,9 @@ type blockEncoder struct {
 	raw   []byte   // payloads end to end, for a block not kept decoded
 	pays  [][]byte // the payloads of a kept block, for bytes.Join
 	table []byte
+	// keys seal the payload area when the file is encrypted (seal.go);
+	// nil or clear keys leave it clear.
+	keys *keyring
 }
 
 // release makes the arena reusable; called once the write transaction
@@ -334,7 +360,11 @@ func (e *blockEncoder) encode(first uint64, firstBatch, created int64, rows []Ne
 		}
 		e.raw = raw
 	}
+	sealed := e.keys.sealed()
 	need := blockHeaderSize + len(tbl) + s2.MaxEncodedLen(rawLen)
+	if sealed {
+		need += sealOverhead
+	}
 	start := len(e.arena)
 	if cap(e.arena)-start < need {
 		// A new arena, not a grown one: the values already handed to
@@ -344,6 +374,10 @@ func (e *blockEncoder) encode(first uint64, firstBatch, created int64, rows []Ne
 	}
 	buf := append(e.arena[start:start+blockHeaderSize], tbl...)
 	comp := byte(compNone)
+	tableEnd := len(buf)
+	if sealed {
+		buf = buf[:tableEnd+sealPrefix] // generation and nonce, set by the seal
+	}
 	off := len(buf)
 	if rawLen > 0 {
 		// s2 rather than zstd: on log lines it packs about as well per
@@ -364,7 +398,11 @@ func (e *blockEncoder) encode(first uint64, firstBatch, created int64, rows []Ne
 	binary.BigEndian.PutUint32(buf[10:], uint32(len(rows)))
 	binary.BigEndian.PutUint64(buf[14:], uint64(firstBatch))
 	binary.BigEndian.PutUint64(buf[22:], uint64(created))
-	crc := crc32.Checksum(buf[blockHeaderSize:], castagnoli)
+	if sealed {
+		buf[0] = blockFormatSealed
+		buf = e.keys.sealInPlace(buf, tableEnd, blockAAD(first, buf, tableEnd))
+	}
+	crc := crcOf(buf)
 	binary.BigEndian.PutUint32(buf[30:], crc)
 	e.arena = e.arena[:start+len(buf)]
 	v := buf[:len(buf):len(buf)]
@@ -379,7 +417,7 @@ func (e *blockEncoder) encode(first uint64, firstBatch, created int64, rows []Ne
 		offs[i+1] = offs[i] + len(rows[i].Payload)
 	}
 	b := &block{
-		blockHeader: blockHeader{first: first, count: uint32(len(rows)), firstBatch: firstBatch, created: created, comp: comp, crc: crc},
+		blockHeader: blockHeader{first: first, count: uint32(len(rows)), firstBatch: firstBatch, created: created, comp: comp, crc: crc, sealed: sealed},
 		sources:     sources, src: src, offs: offs, raw: raw,
 	}
 	if b.sources == nil {

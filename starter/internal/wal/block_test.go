@@ -22,7 +22,7 @@ func FuzzDecodeBlock(f *testing.F) {
 		if h, err := parseBlockHeader(v); err == nil {
 			first = h.first
 		}
-		b := decodeBlock(first, v)
+		b := decodeBlock(first, v, plainKeys)
 		blockPayloadLens(v)
 		if b.err != nil {
 			return
@@ -32,7 +32,7 @@ func FuzzDecodeBlock(f *testing.F) {
 		for id := b.first; id <= b.last(); id++ {
 			again = append(again, NewRow{SourceID: b.source(id), Payload: b.payload(id)})
 		}
-		b2 := decodeBlock(b.first, encodeBlock(b.first, b.firstBatch, b.created, again))
+		b2 := decodeBlock(b.first, encodeBlock(b.first, b.firstBatch, b.created, again), plainKeys)
 		if b2.err != nil || b2.count != b.count {
 			t.Fatalf("re-encoded block: %v, count %d want %d", b2.err, b2.count, b.count)
 		}
@@ -57,7 +57,7 @@ func TestBlockRoundTrip(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			v := encodeBlock(42, 1000, t0, c.rows)
-			b := decodeBlock(42, v)
+			b := decodeBlock(42, v, plainKeys)
 			if b.err != nil {
 				t.Fatal(b.err)
 			}
@@ -69,10 +69,10 @@ func TestBlockRoundTrip(t *testing.T) {
 			}
 			broken := bytes.Clone(v)
 			broken[30] ^= 0xff // the stored checksum
-			if bad := decodeBlock(42, broken); !isChecksum(bad.err) {
+			if bad := decodeBlock(42, broken, plainKeys); !isChecksum(bad.err) {
 				t.Fatalf("block stored with a broken checksum: %v", bad.err)
 			}
-			if other := decodeBlock(43, v); other.err == nil {
+			if other := decodeBlock(43, v, plainKeys); other.err == nil {
 				t.Fatal("a block under another key decoded")
 			}
 		})
@@ -256,7 +256,7 @@ func TestAppendCacheMatchesStore(t *testing.T) {
 					if !ok {
 						t.Fatalf("row %d: no stored block", id)
 					}
-					stored := decodeBlock(k, v)
+					stored := decodeBlock(k, v, plainKeys)
 					if stored.err != nil {
 						t.Fatalf("row %d: %v", id, stored.err)
 					}

@@ -14,7 +14,11 @@ import (
 	"time"
 )
 
-const crashChildEnv = "EDGE_AGENT_WAL_CRASH_CHILD"
+const (
+	crashChildEnv = "EDGE_AGENT_WAL_CRASH_CHILD"
+	// crashKeyEnv names the testEncryptions entry the child opens with.
+	crashKeyEnv = "EDGE_AGENT_WAL_CRASH_KEY"
+)
 
 // TestCrashChild is the child half of TestCrashConsistency; it does nothing
 // unless started by it. It appends numbered rows together with the
@@ -26,7 +30,7 @@ func TestCrashChild(t *testing.T) {
 	if path == "" {
 		t.Skip("child process of TestCrashConsistency")
 	}
-	w, err := Open(Options{Path: path, Fsync: true})
+	w, err := Open(Options{Path: path, Fsync: true, Encryption: testEncryption(os.Getenv(crashKeyEnv))})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child open:", err)
 		os.Exit(2)
@@ -86,17 +90,24 @@ func TestCrashChild(t *testing.T) {
 // each kill that every committed row exists exactly once, that the stored
 // position matches the rows exactly (rows and positions commit together),
 // that the rows missing are exactly those the drop totals account for,
-// and that the file is consistent.
+// and that the file is consistent. It runs on a clear WAL and on an
+// encrypted one.
 func TestCrashConsistency(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
+	for _, enc := range testEncryptions {
+		t.Run(enc.name, func(t *testing.T) { testCrashConsistency(t, enc.name) })
+	}
+}
+
+func testCrashConsistency(t *testing.T, encName string) {
 	path := filepath.Join(t.TempDir(), "wal.db")
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 3))
 	var reported int64
 	for round := 0; round < 6; round++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+path)
+		cmd.Env = append(os.Environ(), crashChildEnv+"="+path, crashKeyEnv+"="+encName)
 		cmd.Stderr = os.Stderr
 		out, err := cmd.StdoutPipe()
 		if err != nil {
@@ -135,7 +146,7 @@ func TestCrashConsistency(t *testing.T) {
 		}
 		_ = cmd.Wait()
 
-		w, err := Open(Options{Path: path, Fsync: true})
+		w, err := Open(Options{Path: path, Fsync: true, Encryption: testEncryption(encName)})
 		if err != nil {
 			t.Fatalf("round %d: reopen: %v", round, err)
 		}

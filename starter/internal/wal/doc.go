@@ -107,6 +107,17 @@
 // into a new file of schema 4 and leaves it unchanged. Builds before
 // schema 4 refuse a schema-4 file as written by a newer edge-agent.
 //
+// # Encryption at rest
+//
+// With Options.Encryption.Key every block's payload area and every
+// position's state is sealed with AES-256-GCM; ids, times, states,
+// sources and lengths stay clear but a block authenticates them
+// (seal.go, where the nonce rule is). A file records that it is
+// encrypted and a check value of its key: a missing or wrong key, a key
+// for a clear file holding rows, or an unfinished rotation is refused
+// at Open with ErrKey, the file unchanged. WAL.Rekey rotates the key in
+// bounded transactions and resumes after a crash (rekey.go).
+//
 // # Errors
 //
 // Every error names the file and wraps one of the sentinels of errors.go

@@ -35,6 +35,11 @@ var (
 	// touched. The transaction was rolled back; acks, releases and claims
 	// still commit. IsNoSpace also recognises the filesystem's own ENOSPC.
 	ErrNoSpace = errors.New("no space left for new WAL rows")
+	// ErrKey: the WAL's encryption and the keys given disagree: an
+	// encrypted file and no key or another key, a key for a clear file
+	// that holds rows, or a key rotation left unfinished. The message
+	// names the key file and what to do; the file is left unchanged.
+	ErrKey = errors.New("wal key refused")
 	// ErrClosed: the WAL was used after Close.
 	ErrClosed = errors.New("wal closed")
 )

@@ -14,20 +14,23 @@ import (
 // due PENDING rows of the model. With GapFree the model also predicts the
 // batch ids of the stand-ins each operation appends, and checks that no
 // batch id ever allocated is lost: a live row holds it or it was acked.
+// Each runs on a clear WAL and on an encrypted one.
 func TestRandomizedAgainstModel(t *testing.T) {
 	for _, gapFree := range []bool{false, true} {
-		t.Run(map[bool]string{false: "plain", true: "gap-free"}[gapFree], func(t *testing.T) {
-			testAgainstModel(t, gapFree)
-		})
+		for _, enc := range testEncryptions {
+			t.Run(map[bool]string{false: "plain", true: "gap-free"}[gapFree]+"/"+enc.name, func(t *testing.T) {
+				testAgainstModel(t, gapFree, enc.enc)
+			})
+		}
 	}
 }
 
-func testAgainstModel(t *testing.T, gapFree bool) {
+func testAgainstModel(t *testing.T, gapFree bool, enc Encryption) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	clk := newClock(t0)
-	w := openGapFree(t, filepath.Join(t.TempDir(), "wal.db"), clk, gapFree)
+	w := openOpts(t, Options{Path: filepath.Join(t.TempDir(), "wal.db"), Now: clk.Now, GapFree: gapFree, Encryption: enc})
 	type mrow struct {
 		status    Status
 		attempts  int

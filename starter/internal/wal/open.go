@@ -117,6 +117,9 @@ func (w *WAL) initOrCheck(db *bolt.DB) (err error) {
 		if err := initOrCheck(btx, w.now()); err != nil {
 			return err
 		}
+		if err := w.initKeys(btx); err != nil {
+			return err
+		}
 		return setUpLanes(btx, w.opts.Lanes)
 	})
 	if err != nil {
@@ -146,10 +149,17 @@ func (w *WAL) openReadOnly() error {
 		return w.openError(err)
 	}
 	w.db = db
-	// A first read validates the file now rather than at the first command.
-	// A damaged tree is not an open error: verify and salvage must get to
-	// the file, and every other read reports the damage itself.
-	if err := w.View(func(*ReadTx) error { return nil }); err != nil && !errors.Is(err, ErrCorrupt) {
+	// A first read validates the file now rather than at the first command,
+	// and reads its keys. A damaged tree is not an open error: verify and
+	// salvage must get to the file, and every other read reports the
+	// damage itself.
+	err = w.View(func(rt *ReadTx) error {
+		if err := w.initKeys(rt.btx); err != nil {
+			return fmt.Errorf("open wal %s: %w", w.path, err)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrCorrupt) {
 		_ = w.Close()
 		return err
 	}

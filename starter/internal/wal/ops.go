@@ -108,7 +108,7 @@ func (p Problem) String() string {
 // operators and tests.
 func (tx *ReadTx) Verify(limit int) []Problem {
 	v := &verifier{tx: tx, limit: limit}
-	for _, step := range []func() bool{v.blocks, v.runs, v.indexes, v.totals} {
+	for _, step := range []func() bool{v.blocks, v.runs, v.indexes, v.totals, v.positions} {
 		if step() {
 			break
 		}
@@ -194,7 +194,7 @@ func (v *verifier) blockExtent(bl verifyBlock, next, prevLast uint64) (last uint
 		// takes it.
 		last = next - 1
 	} else {
-		last = decodeBlock(bl.first, bl.v).last()
+		last = decodeBlock(bl.first, bl.v, v.tx.w.keyring()).last()
 		v.maxBatch = max(v.maxBatch, h.firstBatch+int64(h.count)-1)
 	}
 	if bl.first <= prevLast {
@@ -207,7 +207,7 @@ func (v *verifier) blockExtent(bl verifyBlock, next, prevLast uint64) (last uint
 // and counts them.
 func (v *verifier) blockRows(bl verifyBlock, last uint64) bool {
 	tx := v.tx
-	b := decodeBlock(bl.first, bl.v)
+	b := decodeBlock(bl.first, bl.v, tx.w.keyring())
 	_, lens, lensOK := blockPayloadLens(bl.v)
 	if !lensOK {
 		v.unknownBytes = true

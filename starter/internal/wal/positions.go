@@ -58,7 +58,7 @@ func (tx *Tx) SavePositions(ups []PositionUpdate) error {
 		} else {
 			// Copied: bbolt keeps the slice until commit and the caller may
 			// reuse its buffer before that.
-			err = tx.positions.Put(k, bytes.Clone(u.State))
+			err = tx.positions.Put(k, tx.w.keyring().sealPosition(k, u.State))
 		}
 		if err != nil {
 			return fmt.Errorf("wal %s: save position %q/%q: %w", tx.w.path, u.SourceID, u.Key, err)
@@ -80,7 +80,12 @@ func (tx *ReadTx) Positions(sourceID string) (map[string][]byte, error) {
 	c := tx.positions.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		if v != nil && len(k) > len(prefix) {
-			out[string(k[len(prefix):])] = bytes.Clone(v)
+			st, err := tx.w.keyring().openPosition(k, v)
+			if err != nil {
+				return nil, fmt.Errorf("wal %s: position %q/%q: its sealed state does not authenticate (changed bytes): %w",
+					tx.w.path, sourceID, k[len(prefix):], ErrCorrupt)
+			}
+			out[string(k[len(prefix):])] = st
 		}
 	}
 	return out, nil

@@ -164,7 +164,7 @@ func (tx *ReadTx) blockOf(id uint64) *block {
 		return nil
 	}
 	tx.readBytes += int64(len(v))
-	b := decodeBlock(first, v)
+	b := decodeBlock(first, v, tx.w.keyring())
 	if b.err == nil && !b.has(id) {
 		return nil
 	}

@@ -28,6 +28,9 @@ type SalvageOptions struct {
 	Now func() time.Time
 	// Logger receives the new WAL's warnings; default discard.
 	Logger *slog.Logger
+	// Encryption holds the key of an encrypted source (queue.encryption);
+	// the new file is sealed with the same key, under a salt of its own.
+	Encryption Encryption
 }
 
 // RenumberedRow is a row copied under a new id because its key was damaged.
@@ -174,10 +177,13 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 		}
 	}
 
+	if s.keys, err = salvageKeys(s.src.seal, opts.Encryption, src); err != nil {
+		return rep, err
+	}
 	if !opts.DryRun {
 		// The copy is of SchemaVersion whatever the source's: a source of
 		// nestedPositionsSchema is carried over this way.
-		s.out, err = Open(Options{Path: dst, Fsync: opts.Fsync, Now: opts.Now, Logger: opts.Logger})
+		s.out, err = Open(Options{Path: dst, Fsync: opts.Fsync, Now: opts.Now, Logger: opts.Logger, Encryption: opts.Encryption})
 		if err != nil {
 			return rep, fmt.Errorf("salvage wal %s: create %s: %w", src, dst, err)
 		}
@@ -262,6 +268,8 @@ type salvager struct {
 	now int64
 
 	src sourceMeta
+	// keys open the source's sealed blocks and positions.
+	keys *keyring
 	// states, live and indexDamaged come from the first walk: the state
 	// entries, the ids the indexes hold, and whether an index was
 	// damaged (a row of a block that no index holds is then copied as
@@ -292,6 +300,7 @@ type sourceMeta struct {
 	nextBatch int64
 	ctr       counters
 	schema    uint32 // 0 when the meta bucket does not say
+	seal      []byte // meta seal: the key generations of an encrypted file
 }
 
 // rowData: the buckets the second walk reads (rows, positions, the
@@ -345,6 +354,8 @@ func (s *salvager) visitIndex(bucket [][]byte, key, value []byte, _ uint64) {
 			if len(value) == 4 {
 				s.src.schema = binary.BigEndian.Uint32(value)
 			}
+		case metaSeal:
+			s.src.seal = bytes.Clone(value)
 		}
 	case string(bucketState):
 		if id, ok := keyID(key); ok {
@@ -412,7 +423,13 @@ func (s *salvager) visit(bucket [][]byte, key, value []byte, page uint64) {
 	case len(bucket) == 1 && bytes.Equal(bucket[0], bucketPositions):
 		// Flat keys. A key without its separator is damage: skipped.
 		if src, k, ok := splitFlatPosKey(key); ok {
-			s.positions = append(s.positions, PositionUpdate{SourceID: src, Key: k, State: bytes.Clone(value)})
+			st, err := s.keys.openPosition(key, value)
+			if err != nil {
+				s.unfit = append(s.unfit, Damage{Page: page, Bucket: "positions", What: fmt.Sprintf(
+					"position %q/%q not copied: its sealed state does not authenticate", src, k)})
+				return
+			}
+			s.positions = append(s.positions, PositionUpdate{SourceID: src, Key: k, State: st})
 		}
 	}
 }
@@ -426,7 +443,7 @@ func (s *salvager) block(key, value []byte, page uint64) {
 		s.rep.BadRows = append(s.rep.BadRows, Problem{RowID: id, What: fmt.Sprintf("key %x, page %d: %v", key, page, err)})
 		return
 	}
-	b := decodeBlock(h.first, value)
+	b := decodeBlock(h.first, value, s.keys)
 	if b.err != nil {
 		s.rep.BadRows = append(s.rep.BadRows, Problem{RowID: h.first, What: fmt.Sprintf("key %x, page %d: rows %d..%d: %v", key, page, h.first, h.last(), b.err)})
 		return
@@ -557,7 +574,7 @@ func (s *salvager) scan(r io.ReaderAt, size int64, ps, hwm uint64, seen map[uint
 		if _, err := r.ReadAt(pg, int64(id*ps)); err != nil {
 			continue
 		}
-		if bs, ok := blocksLeaf(pg); ok {
+		if bs, ok := blocksLeaf(pg, s.keys); ok {
 			blocks = append(blocks, bs...) // their rows once every state is known
 			continue
 		}
@@ -670,7 +687,7 @@ func (s *salvager) finish() error {
 // blocksLeaf returns the blocks of leaf page pg when every element is a
 // sound block (so that pages of the indexes, positions and meta, whose
 // values are no blocks, are never taken for blocks).
-func blocksLeaf(pg []byte) ([]*block, bool) {
+func blocksLeaf(pg []byte, kr *keyring) ([]*block, bool) {
 	n, ok := boltraw.Elements(pg)
 	if !ok || n == 0 {
 		return nil, false
@@ -688,7 +705,7 @@ func blocksLeaf(pg []byte) ([]*block, bool) {
 			if boltraw.BucketRoot(val) != 0 {
 				continue
 			}
-			bs, ok := blocksLeaf(val[boltraw.BucketHeaderSize:])
+			bs, ok := blocksLeaf(val[boltraw.BucketHeaderSize:], kr)
 			if !ok || len(bs) != 1 || bs[0].first != id {
 				return nil, false
 			}
@@ -703,7 +720,7 @@ func blocksLeaf(pg []byte) ([]*block, bool) {
 		if err != nil {
 			return nil, false
 		}
-		b := decodeBlock(h.first, val)
+		b := decodeBlock(h.first, val, kr)
 		if b.err != nil {
 			return nil, false
 		}
@@ -780,7 +797,7 @@ func (tx *Tx) restoreBlock(rows []Row, deadGap map[uint64]bool, now int64) error
 	for i := range rows {
 		nrs[i] = NewRow{SourceID: rows[i].SourceID, Payload: rows[i].Payload}
 	}
-	v := encodeBlock(first, rows[0].BatchID, rows[0].CreatedAt, nrs)
+	v, _ := tx.w.enc.encode(first, rows[0].BatchID, rows[0].CreatedAt, nrs, false)
 	if rows[0].StandIn {
 		v[1] |= blockStandIn
 	}
@@ -824,4 +841,30 @@ func (tx *Tx) restoreBlock(rows []Row, deadGap map[uint64]bool, now int64) error
 	tx.nextBatch = max(tx.nextBatch, rows[len(rows)-1].BatchID+1)
 	tx.dirty = true
 	return nil
+}
+
+// salvageKeys returns the keys that open the source of a salvage: the
+// clear ones for a clear source (or one whose meta was lost), else those
+// enc's key matches, refusing with ErrKey when it matches none.
+func salvageKeys(seal []byte, enc Encryption, src string) (*keyring, error) {
+	if seal == nil {
+		return plainKeys, nil
+	}
+	es, err := parseSealMeta(seal)
+	if err != nil {
+		return nil, fmt.Errorf("salvage wal %s: %w", src, err)
+	}
+	if len(enc.Key) == 0 {
+		return nil, fmt.Errorf("salvage wal %s: the WAL is encrypted and no key was given: give --key-file (or set "+
+			"queue.encryption.key-file): %w", src, ErrKey)
+	}
+	kr, ok, err := buildKeyring(es, enc.Key, enc.NextKey)
+	if err != nil {
+		return nil, fmt.Errorf("salvage wal %s: %w", src, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("salvage wal %s: the WAL is encrypted with another key than the one of %s (or with two: "+
+			"a rotation left unfinished, which `%s` finishes first): %w", src, enc.keyName(), RekeyCommand(src), ErrKey)
+	}
+	return kr, nil
 }

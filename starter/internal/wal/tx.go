@@ -344,7 +344,7 @@ func (tx *ReadTx) scanRows(status *Status, afterID uint64, limit int) []Row {
 				continue
 			}
 			if b == nil {
-				b = decodeBlock(first, v)
+				b = decodeBlock(first, v, tx.w.keyring())
 			}
 			st := rowState{status: StatusPending, updated: b.created}
 			if hasState {

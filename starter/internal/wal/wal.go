@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -65,6 +66,8 @@ type Options struct {
 	// new id at each claim, so it cannot be combined with GapFree, whose
 	// ids must each reach the engine.
 	SendOrderBatchIDs bool `yaml:"-"`
+	// Encryption seals the stored payloads and positions (queue.encryption).
+	Encryption Encryption `yaml:"encryption"`
 	// statDisk overrides the filesystem figures of the disk holding the
 	// WAL (fsspace.Of); for tests.
 	statDisk func(path string) (fsspace.Space, bool)
@@ -147,6 +150,9 @@ type WAL struct {
 	// enc assembles the block values of Append, in buffers kept from one
 	// write transaction to the next (blockEncoder). Guarded by wmu.
 	enc blockEncoder
+	// keys open and seal the file's data (seal.go); nil until Open read
+	// them.
+	keys atomic.Pointer[keyring]
 
 	closed bool
 }
