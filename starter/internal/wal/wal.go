@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -135,6 +136,9 @@ type WAL struct {
 	// enc assembles the block values of Append, in buffers kept from one
 	// write transaction to the next (blockEncoder). Guarded by wmu.
 	enc blockEncoder
+	// diskTime is what the last commit spent writing and syncing
+	// (CommitDiskTime), in nanoseconds.
+	diskTime atomic.Int64
 
 	closed bool
 }
@@ -248,6 +252,7 @@ func (w *WAL) Update(fn func(tx *Tx) error) (err error) {
 		w.log.Warn(wa.msg, wa.args...)
 	}
 	after := db.Stats()
+	w.diskTime.Store(int64(after.TxStats.GetWriteTime() - before.TxStats.GetWriteTime()))
 	w.dropFreed(db, freed)
 	w.afterCommit(db, read+after.TxStats.GetPageAlloc()-before.TxStats.GetPageAlloc())
 	return nil
