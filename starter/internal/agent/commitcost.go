@@ -1,6 +1,10 @@
 package agent
 
-import "time"
+import (
+	"time"
+
+	"github.com/edge-agent/edge-agent/starter/internal/output"
+)
 
 // commitCost follows what WAL commits cost, the two figures the commit
 // group is sized from (grouping.adapt): a commit's disk time, and the
@@ -89,3 +93,14 @@ func (l *loop) noteCommitCost(p *plan) {
 func (l *loop) jobRows() int {
 	return max(l.jobs.size, min((l.group.size+groupJobs-1)/groupJobs, maxBulkJobSize))
 }
+
+// FastGroup is the most events a WAL commit group holds while the disk's
+// fsync is cheap, with these settings; out is the output's config (its
+// window sizes the jobs). `edge-agent check disk` reads a disk against it.
+func FastGroup(a Settings, q QueueSettings, out output.Config) int {
+	return groupJobs * jobSize(Options{Agent: a, Queue: q, Output: out})
+}
+
+// GroupMaxBytes is the byte bound of a commit group with these settings
+// (queue.group-max-bytes, a quarter of queue.max-bytes).
+func GroupMaxBytes(q QueueSettings) int { return q.groupMaxBytes() }
