@@ -80,9 +80,11 @@ const eventCost = 80
 // the rows), so under load the group doubles while every poll finds the
 // input still full, up to ceiling, and halves back toward
 // agent.bulk-max-size once the input runs dry: a quiet input still waits
-// no longer than flush-interval-ms. Jobs do not grow with it: jobs that
-// come back unsent are released in one transaction that rewrites their
-// rows, and on a full disk that has only the WAL's reserve.
+// no longer than flush-interval-ms. Jobs grow with it only past the
+// fast-disk group, and no further than maxBulkJobSize rows, the most
+// bulk-max-size may ask (jobRows): jobs that come back unsent are
+// released in one transaction that rewrites their rows, and on a full
+// disk that has only the WAL's reserve.
 //
 // The ceiling follows the disk (adapt): groupJobs jobs' rows, raised so
 // that a commit's disk time costs each row at most queue.fsync-share of
