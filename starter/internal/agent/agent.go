@@ -164,6 +164,7 @@ func New(opts Options) (*Agent, error) {
 		reloads: make(chan *reloadRequest), loopDone: make(chan struct{}),
 		admin: make(chan *adminReq), stopped: make(chan struct{}), tap: tap.NewHub(opts.Now)}
 	r.pub.state = "starting"
+	r.ctr.fsync.bounds = fsyncBuckets[:]
 	types := make([]string, len(opts.InputList))
 	for i, sp := range opts.InputList {
 		types[i] = sp.Type

@@ -13,6 +13,7 @@ func (l *loop) afterCommit(now time.Time, p *plan, res commitResult) {
 	claimed, counts, dead, more := res.claimed, res.counts, res.dead, res.more
 	ctr := &l.r.ctr
 	ctr.commits.Add(1)
+	l.noteCommitCost(p)
 	if p.flushed > 0 {
 		l.buf.drop(p.flushed, p.flushedBytes, now)
 		ctr.rowsAppended.Add(uint64(p.rows()))

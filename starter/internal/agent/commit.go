@@ -245,7 +245,7 @@ func (l *loop) claimWanted(now time.Time, hint bool) (jobs, rows int) {
 	if free <= 0 || l.link.paused(now) {
 		return 0, 0
 	}
-	jobs, rows = free, l.jobs.size
+	jobs, rows = free, l.jobRows()
 	if l.link.down {
 		if len(l.jobs.out) > 0 {
 			return 0, 0

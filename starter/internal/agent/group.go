@@ -60,14 +60,9 @@ func (b *eventBuffer) drop(n, nbytes int, now time.Time) {
 	}
 }
 
-// maxGroupBytes of payloads end a group whatever its count: a group of big
-// events (stack traces, long JSON) must not hold more in memory and in one
-// transaction, and beyond it the agent's memory bound is at risk.
-const maxGroupBytes = 2 << 20
-
-// groupJobs is how many jobs' rows a group may hold: beyond that a bigger
-// group gains little over the fsync it amortises, and costs memory.
-// maxJobs follows it (startup.go).
+// groupJobs is how many jobs' rows a group may hold while the disk's
+// fsync is cheap: beyond that a bigger group gains little over the fsync
+// it amortises, and costs memory. maxJobs follows it (startup.go).
 const groupJobs = 4
 
 // nosyncMaxGroup caps the group when the WAL does not fsync: there is no
@@ -75,18 +70,39 @@ const groupJobs = 4
 // than reuse them.
 const nosyncMaxGroup = 512
 
+// eventCost is what a buffered event holds in memory besides its payload
+// (the event, its position and input id headers): the memory cap counts
+// it, so that a group of tiny events is bounded too.
+const eventCost = 80
+
 // grouping sizes the commit group: how many events the buffer takes before
 // it is written. Every commit has a fixed cost (the fsync, the pages around
 // the rows), so under load the group doubles while every poll finds the
 // input still full, up to ceiling, and halves back toward
 // agent.bulk-max-size once the input runs dry: a quiet input still waits
-// no longer than flush-interval-ms. Jobs do not grow with it: jobs that
-// come back unsent are released in one transaction that rewrites their
-// rows, and on a full disk that has only the WAL's reserve.
+// no longer than flush-interval-ms. Jobs grow with it only past the
+// fast-disk group, and no further than maxBulkJobSize rows, the most
+// bulk-max-size may ask (jobRows): jobs that come back unsent are
+// released in one transaction that rewrites their rows, and on a full
+// disk that has only the WAL's reserve.
+//
+// The ceiling follows the disk (adapt): groupJobs jobs' rows, raised so
+// that a commit's disk time costs each row at most queue.fsync-share of
+// its time, and bounded by queue.group-max-bytes. A group also ends at
+// that many bytes of payloads, whatever its count.
 type grouping struct {
 	size    int // events the buffer takes before it is written
 	floor   int // agent.bulk-max-size
 	ceiling int // the most size grows to; a floor above it still rules
+	// base is the ceiling while the disk is fast or not yet measured:
+	// groupJobs jobs' rows (nosyncMaxGroup without fsync).
+	base int
+	// maxBytes bounds the payload bytes of a group (full), and with
+	// eventCost its events (adapt).
+	maxBytes int
+	// share is queue.fsync-share; 0 when the ceiling stays at base
+	// (the option at 0, or no fsync to spread).
+	share float64
 	// inputFull: the last poll stopped at a full group, not because the
 	// inputs had nothing more.
 	inputFull bool
@@ -95,10 +111,16 @@ type grouping struct {
 // newGrouping is the grouping of o's settings for jobs of jobSize rows,
 // starting at agent.bulk-max-size. wal says the queue is the WAL.
 func newGrouping(o Options, jobSize int, wal bool) grouping {
-	g := grouping{floor: max(1, o.Agent.BulkMaxSize), ceiling: groupJobs * jobSize}
+	g := grouping{floor: max(1, o.Agent.BulkMaxSize), base: groupJobs * jobSize,
+		maxBytes: o.Queue.groupMaxBytes(), share: o.Queue.FsyncShare}
 	if wal && !o.WAL.Fsync {
-		g.ceiling = min(nosyncMaxGroup, maxJobs*jobSize)
+		g.base = min(nosyncMaxGroup, maxJobs*jobSize)
+		g.share = 0
 	}
+	if !wal {
+		g.share = 0
+	}
+	g.ceiling = g.base
 	g.reset()
 	return g
 }
@@ -117,8 +139,35 @@ func (g *grouping) grow() {
 	g.size = max(g.floor, g.size/2)
 }
 
-// full reports whether b holds a whole group: size events, or
-// maxGroupBytes of payloads.
+// adapt sets the ceiling from what commits cost. A row's time is the
+// loop's time per row (c.perRow) plus its part of the commit's disk time
+// (c.disk / group); the disk's part is at most share when
+//
+//	group >= disk · (1 − share) / (share · perRow)
+//
+// so the ceiling is that many rows, never below base nor above what
+// maxBytes holds at eventCost per event. Throughput under load is then
+// about (1 − share) / perRow whatever the fsync latency, until the memory
+// cap: beyond it, about group / (disk + group · perRow). Until both
+// figures are measured the ceiling is base. A group above a lower
+// ceiling comes down to it at the next grow.
+func (g *grouping) adapt(c *commitCost) {
+	if g.share <= 0 {
+		return
+	}
+	g.ceiling = g.base
+	if c.disk <= 0 || c.perRow <= 0 {
+		return
+	}
+	want := float64(c.disk) * (1 - g.share) / (g.share * c.perRow)
+	limit := float64(g.maxBytes / eventCost)
+	if want > float64(g.base) {
+		g.ceiling = max(g.base, int(min(want, limit)))
+	}
+}
+
+// full reports whether b holds a whole group: size events, or maxBytes
+// of payloads.
 func (g *grouping) full(b *eventBuffer) bool {
-	return b.len() >= g.size || b.bytes >= maxGroupBytes
+	return b.len() >= g.size || b.bytes >= g.maxBytes
 }

@@ -33,7 +33,9 @@ type loop struct {
 
 	buf   eventBuffer
 	group grouping
-	jobs  jobSlots
+	// cost is what commits cost, which the group's ceiling follows.
+	cost commitCost
+	jobs jobSlots
 	// uncommitted are send results not yet in a transaction.
 	uncommitted []*jobResult
 	link        linkPacing

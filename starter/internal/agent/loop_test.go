@@ -269,14 +269,14 @@ func TestGroupFollowsLoad(t *testing.T) {
 	}
 }
 
-// A group of big events ends at maxGroupBytes of payloads, however many
+// A group of big events ends at defaultGroupMaxBytes of payloads, however many
 // events the group would take: polling stops there (it is checked
 // between polls, so a group may go over by one poll-batch-size) and the
 // buffer is due.
 func TestGroupEndsAtMaxGroupBytes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := testConfig(t)
-		const events = 4 * maxGroupBytes / (64 << 10) // four groups' worth of 64 KiB events
+		const events = 4 * defaultGroupMaxBytes / (64 << 10) // four groups' worth of 64 KiB events
 		cfg.Agent.BulkMaxSize = 4 * events
 		cfg.Queue.PollBatchSize = 4
 		cfg.Agent.FlushInterval = time.Hour
@@ -295,7 +295,7 @@ func TestGroupEndsAtMaxGroupBytes(t *testing.T) {
 		// them, where a group counted in events alone would take them in one.
 		if s.RowsAppended < 3*events/4 || s.Commits < 3 {
 			t.Fatalf("%d rows appended in %d commits; want groups of at most %d bytes (%d events)",
-				s.RowsAppended, s.Commits, maxGroupBytes, events/4)
+				s.RowsAppended, s.Commits, defaultGroupMaxBytes, events/4)
 		}
 		if err := h.stop(); err != nil {
 			t.Fatal(err)

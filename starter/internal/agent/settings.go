@@ -153,6 +153,33 @@ type QueueSettings struct {
 	// DropFrom is DropFromOldest or DropFromLowestLane: which rows
 	// when-full: drop-oldest deletes first when there are lanes.
 	DropFrom string `yaml:"drop-from"`
+	// FsyncShare is the most of each row's time a commit's fsync may
+	// take under load: the commit group grows until the disk time it
+	// amortises is that share (grouping.adapt). 0 keeps groups at
+	// their fast-disk size whatever the disk.
+	FsyncShare float64 `yaml:"fsync-share"`
+	// GroupMaxBytes bounds the memory of one commit group: its payload
+	// bytes and eventCost per event. A quarter of MaxBytes bounds it
+	// too (groupMaxBytes).
+	GroupMaxBytes int `yaml:"group-max-bytes"`
+}
+
+// Defaults and lower bound of queue.fsync-share and queue.group-max-bytes.
+const (
+	defaultFsyncShare    = 0.25
+	defaultGroupMaxBytes = 4 << 20
+	minGroupMaxBytes     = 64 << 10
+)
+
+// groupMaxBytes is the bound of a commit group in bytes: group-max-bytes,
+// and no more than a quarter of max-bytes (one group must not fill the
+// queue), never below minGroupMaxBytes.
+func (q QueueSettings) groupMaxBytes() int {
+	n := int64(q.GroupMaxBytes)
+	if q.MaxBytes > 0 {
+		n = min(n, q.MaxBytes/4)
+	}
+	return int(max(n, minGroupMaxBytes))
 }
 
 // drops says whether the WAL's bounds may delete unsent rows.
@@ -181,6 +208,8 @@ func DefaultQueueSettings() QueueSettings {
 		BacklogShare:       defaultBacklogShare,
 		Lanes:              []LaneSpec{},
 		DropFrom:           DropFromOldest,
+		FsyncShare:         defaultFsyncShare,
+		GroupMaxBytes:      defaultGroupMaxBytes,
 	}
 }
 
@@ -202,6 +231,12 @@ func (q QueueSettings) Validate() error {
 	}
 	p.NonNegativeMillis("max-age-ms", q.MaxAge)
 	q.validateDrain(&p)
+	if !(q.FsyncShare >= 0 && q.FsyncShare < 1) {
+		p.Add("fsync-share", "must be at least 0 (groups do not follow the disk) and below 1, got %g", q.FsyncShare)
+	}
+	if q.GroupMaxBytes < minGroupMaxBytes {
+		p.Add("group-max-bytes", "must be at least %d (64 KiB), got %d", minGroupMaxBytes, q.GroupMaxBytes)
+	}
 	return p.Err()
 }
 

@@ -48,6 +48,9 @@ type Status struct {
 	// SendLatency is the duration of each Send call (one job: up to
 	// agent.bulk-max-size batches, until every result is in).
 	SendLatency Histogram
+	// FsyncLatency is the disk time of each WAL commit with queue.fsync
+	// on: its page writes and fdatasyncs (wal.WAL.CommitDiskTime).
+	FsyncLatency Histogram
 	// LastTurn is when the scheduler loop last began a turn; a loop that
 	// stopped turning leaves it behind (health checks compare it with now).
 	LastTurn time.Time
@@ -125,6 +128,21 @@ type QueueStatus struct {
 	// Lanes is the backlog of each priority lane, highest first
 	// (queue.lanes or newest-first draining); nil otherwise.
 	Lanes []LaneStatus
+	// Commit is what WAL commits cost and the group size that follows.
+	Commit CommitEstimate
+}
+
+// CommitEstimate is what WAL commits cost, as the commit group is sized
+// from it (queue.fsync-share); zero in NON mode.
+type CommitEstimate struct {
+	// Disk is the moving estimate of one commit's disk time (page writes
+	// and fdatasyncs); 0 until a commit was measured.
+	Disk time.Duration
+	// PerRow is the moving estimate of the loop's time per row under
+	// load, disk time excluded; 0 until measured.
+	PerRow time.Duration
+	// GroupCeiling is the most events a commit group may grow to now.
+	GroupCeiling int
 }
 
 // counters are written by the loop and the sender, read by Snapshot.
@@ -134,6 +152,7 @@ type counters struct {
 	dead, dropped, retries, sendErrors, commits             atomic.Uint64
 	lastTurn                                                atomic.Int64 // unix nanoseconds
 	sendLatency                                             histogram
+	fsync                                                   histogram
 	reloadsOK, reloadsFailed                                atomic.Uint64
 	// throttled is how long the sender waited for the rate cap, in
 	// nanoseconds.
@@ -153,6 +172,7 @@ type published struct {
 	lastErr      string
 	lastErrAt    time.Time
 	walErr       string
+	commit       CommitEstimate
 	// checkpointStall is why CHECKPOINT delivery is degraded, if it is.
 	checkpointStall string
 	ids             resolvedIDs
@@ -202,6 +222,7 @@ func (r *Agent) Snapshot() Status {
 		SendErrors:        r.ctr.sendErrors.Load(),
 		Commits:           r.ctr.commits.Load(),
 		SendLatency:       r.ctr.sendLatency.snapshot(),
+		FsyncLatency:      r.ctr.fsync.snapshot(),
 		SendThrottled:     time.Duration(r.ctr.throttled.Load()),
 		ConfigReloads:     ReloadCounts{OK: r.ctr.reloadsOK.Load(), Failed: r.ctr.reloadsFailed.Load()},
 	}
@@ -214,6 +235,7 @@ func (r *Agent) Snapshot() Status {
 	st.State, st.StartedAt = p.state, p.startedAt
 	st.InputType, st.OutputType, st.ConfigHash = p.inputType, p.outputType, p.configHash
 	st.Queue, st.Backpressure, st.Drops = p.queue, p.backpressure, p.drops
+	st.Queue.Commit = p.commit
 	st.Connection, st.LastError, st.LastErrorAt = p.connection, p.lastErr, p.lastErrAt
 	st.WALError = p.walErr
 	st.CheckpointStall = p.checkpointStall

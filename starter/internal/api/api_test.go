@@ -46,9 +46,11 @@ func running() agent.Status {
 		AgentID: "agent-1", InputID: "in-1", OutputID: "out-1", InputType: "file",
 		State: "running", StartedAt: t0.Add(-90 * time.Second), LastTurn: t0.Add(-time.Second),
 		EventsRead: 11, Acked: 7, Failed: 3, Released: 1, Reconnects: 2,
-		Queue:       agent.QueueStatus{Pending: 5, Sending: 4, Dead: 2, SizeBytes: 1234, FileBytes: 65536, OldestPendingAge: 42 * time.Second},
-		Connection:  "connected",
-		SendLatency: agent.Histogram{Bounds: []time.Duration{time.Millisecond, time.Second}, Counts: []uint64{1, 3}, Count: 4, Sum: 1500 * time.Millisecond},
+		Queue: agent.QueueStatus{Pending: 5, Sending: 4, Dead: 2, SizeBytes: 1234, FileBytes: 65536, OldestPendingAge: 42 * time.Second,
+			Commit: agent.CommitEstimate{Disk: 20 * time.Millisecond, PerRow: 2 * time.Microsecond, GroupCeiling: 20971}},
+		FsyncLatency: agent.Histogram{Bounds: []time.Duration{time.Millisecond, 10 * time.Millisecond}, Counts: []uint64{0, 2}, Count: 2, Sum: 40 * time.Millisecond},
+		Connection:   "connected",
+		SendLatency:  agent.Histogram{Bounds: []time.Duration{time.Millisecond, time.Second}, Counts: []uint64{1, 3}, Count: 4, Sum: 1500 * time.Millisecond},
 		Input: &component.Description{Values: []component.Value{
 			{Key: "bytes_read", N: 999, Metric: "bytes_read_total", Total: true, Help: "h"},
 			{Key: "files_open", N: 3, Kind: component.Gauge, Metric: "files_open", Total: true, Help: "h"},
@@ -134,6 +136,9 @@ func TestMetricsFromSnapshot(t *testing.T) {
 		`edge_agent_send_latency_seconds_bucket{le="+Inf"} 4`,
 		"edge_agent_send_latency_seconds_sum 1.5",
 		"edge_agent_send_latency_seconds_count 4",
+		`edge_agent_wal_fsync_seconds_bucket{le="0.01"} 2`,
+		"edge_agent_wal_fsync_seconds_count 2",
+		"edge_agent_wal_commit_group_max_events 20971",
 		"edge_agent_reconnects_total 2",
 		"edge_agent_files_open 3",
 		"edge_agent_lines_truncated_total 1",
@@ -231,8 +236,13 @@ func TestDebugStatusJSON(t *testing.T) {
 		m.Connected == nil || !*m.Connected || m.RemoteConfig != "APPLIED" {
 		t.Errorf("management: %+v", got.Management)
 	}
+	commit := got.WAL.Commit
+	got.WAL.Commit = nil
 	if !reflect.DeepEqual(got.WAL, WALStatus{Pending: 5, Sending: 4, Dead: 2, Bytes: 1234, FileBytes: 65536, OldestPendingAgeSeconds: 42}) {
 		t.Errorf("wal: %+v", got.WAL)
+	}
+	if commit == nil || *commit != (CommitStatus{FsyncSeconds: 0.02, RowSeconds: 2e-6, GroupMaxEvents: 20971}) {
+		t.Errorf("wal.commit: %+v", commit)
 	}
 	if len(got.Files) != 1 || got.Files[0] != (File{Path: "/var/log/a.log", Identity: "1:2:ab", Offset: 10, Size: 25, Lag: 15, Open: true}) {
 		t.Errorf("files: %+v", got.Files)

@@ -25,6 +25,8 @@ var (
 	dLaneOldest    = desc("lane_oldest_age_seconds", "Age of the oldest due PENDING row per lane; 0 when none.", "lane")
 	dBatches       = desc("send_batches_total", "Batches (one WAL row each) by what the engine made of them.", "result")
 	dLatency       = desc("send_latency_seconds", "Duration of one send to the engine (one job of rows, until every result is in).")
+	dFsync         = desc("wal_fsync_seconds", "Disk time of one WAL commit with queue.fsync on: its page writes and fdatasyncs.")
+	dGroupMax      = desc("wal_commit_group_max_events", "The most events a WAL commit group grows to now (queue.fsync-share, queue.group-max-bytes).")
 	dReconnects    = desc("reconnects_total", "Sessions authenticated with the engine after an earlier one was lost.")
 	dDropped       = desc("wal_dropped_events_total", "Unsent rows deleted by queue.when-full: drop-oldest (full) or queue.max-age-ms (age), since the WAL file was created.", "reason")
 	dDroppedBytes  = desc("wal_dropped_bytes_total", "Payload bytes of the rows counted by edge_agent_wal_dropped_events_total.", "reason")
@@ -105,12 +107,19 @@ func (c collector) collectAgent(ch chan<- prometheus.Metric, st agent.Status) {
 		}
 	}
 
-	h := st.SendLatency
+	if g := st.Queue.Commit.GroupCeiling; g > 0 {
+		gauge(dGroupMax, float64(g))
+	}
+	ch <- constHistogram(dLatency, st.SendLatency)
+	ch <- constHistogram(dFsync, st.FsyncLatency)
+}
+
+func constHistogram(d *prometheus.Desc, h agent.Histogram) prometheus.Metric {
 	buckets := make(map[float64]uint64, len(h.Bounds))
 	for i, b := range h.Bounds {
 		buckets[b.Seconds()] = h.Counts[i]
 	}
-	ch <- prometheus.MustNewConstHistogram(dLatency, h.Count, h.Sum.Seconds(), buckets)
+	return prometheus.MustNewConstHistogram(d, h.Count, h.Sum.Seconds(), buckets)
 }
 
 func b2f(b bool) float64 {

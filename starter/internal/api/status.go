@@ -81,6 +81,18 @@ type File struct {
 	Open     bool   `json:"open"`
 }
 
+// CommitStatus is the moving estimate of a WAL commit's cost.
+type CommitStatus struct {
+	// FsyncSeconds is one commit's disk time: its page writes and
+	// fdatasyncs.
+	FsyncSeconds float64 `json:"fsync_seconds"`
+	// RowSeconds is the loop's time per row under load, disk excluded;
+	// 0 until the input kept the loop busy.
+	RowSeconds float64 `json:"row_seconds"`
+	// GroupMaxEvents is the most events a commit group grows to now.
+	GroupMaxEvents int `json:"group_max_events"`
+}
+
 // WALStatus is the queue's content.
 type WALStatus struct {
 	Pending int64 `json:"pending"`
@@ -95,6 +107,9 @@ type WALStatus struct {
 	// FileBytes is the WAL file's size (bbolt never shrinks it).
 	FileBytes               int64   `json:"file_bytes"`
 	OldestPendingAgeSeconds float64 `json:"oldest_pending_age_seconds"`
+	// Commit is what WAL commits cost and the commit group that follows
+	// (queue.fsync-share); absent until a commit was measured.
+	Commit *CommitStatus `json:"commit,omitempty"`
 	// Dropping is true while queue.when-full: drop-oldest or
 	// queue.max-age-ms delete unsent rows (until 10 s without a drop).
 	Dropping bool `json:"dropping"`
@@ -230,6 +245,7 @@ func statusOf(st agent.Status, o *Options, now time.Time) Status {
 			Pending: st.Queue.Pending, Sending: st.Queue.Sending, Acked: st.Queue.Acked, Dead: st.Queue.Dead,
 			Received: st.Queue.Received, Bytes: st.Queue.SizeBytes, FileBytes: st.Queue.FileBytes,
 			OldestPendingAgeSeconds: st.Queue.OldestPendingAge.Seconds(),
+			Commit:                  commitStatus(st.Queue.Commit),
 			Dropping:                st.Drops.Dropping,
 			Dropped: WALDrops{FullRows: st.Drops.FullRows, FullBytes: st.Drops.FullBytes,
 				AgeRows: st.Drops.AgeRows, AgeBytes: st.Drops.AgeBytes},
@@ -271,4 +287,11 @@ func statusOf(st agent.Status, o *Options, now time.Time) Status {
 		out.Inputs = append(out.Inputs, inputDoc(in.ID, in.Type, in.Description))
 	}
 	return out
+}
+
+func commitStatus(c agent.CommitEstimate) *CommitStatus {
+	if c.Disk <= 0 {
+		return nil
+	}
+	return &CommitStatus{FsyncSeconds: c.Disk.Seconds(), RowSeconds: c.PerRow.Seconds(), GroupMaxEvents: c.GroupCeiling}
 }

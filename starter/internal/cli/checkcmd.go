@@ -28,8 +28,8 @@ func (a *agentCLI) checkCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:      "check",
 		Usage:     "test what the config points at",
-		UsageText: "edge-agent check output [--config FILE | FILE]",
-		Subcommands: []*ucli.Command{{
+		UsageText: "edge-agent check output|disk [--config FILE | FILE]",
+		Subcommands: []*ucli.Command{a.checkDiskCommand(), {
 			Name:      "output",
 			Usage:     "connect to the engine and authenticate, step by step, sending no data",
 			UsageText: "edge-agent check output [--config FILE | FILE]",

@@ -200,6 +200,9 @@ func writeStatusText(w io.Writer, st api.Status, pidFile string, detailErr error
 	} else {
 		fmt.Fprintf(out, "oldest pending:\t-\n")
 	}
+	if c := st.WAL.Commit; st.Running && c != nil {
+		fmt.Fprintf(out, "commit:\t%s\n", commitText(c))
+	}
 	if st.Running {
 		writeRateLimitText(out, st)
 	}
@@ -329,4 +332,17 @@ func writeEndpointsText(out io.Writer, st api.Status) {
 		}
 		fmt.Fprintln(out, line)
 	}
+}
+
+// commitText is the WAL commit estimate as status prints it: the disk
+// time of one commit, and the commit group it sizes.
+func commitText(c *api.CommitStatus) string {
+	d := func(sec float64) string {
+		return time.Duration(sec * float64(time.Second)).Round(time.Microsecond / 10).String()
+	}
+	s := fmt.Sprintf("fsync %s per commit, groups up to %d events", d(c.FsyncSeconds), c.GroupMaxEvents)
+	if c.RowSeconds > 0 {
+		s += fmt.Sprintf(" (%s per event under load besides)", d(c.RowSeconds))
+	}
+	return s
 }

@@ -80,3 +80,29 @@ func TestStatusTextRateLimit(t *testing.T) {
 		})
 	}
 }
+
+// A running agent's text status shows the WAL commit estimate once a
+// commit was measured, and nothing of it before.
+func TestStatusTextCommitEstimate(t *testing.T) {
+	cases := []struct {
+		name    string
+		st      api.Status
+		want    string
+		wantNot bool
+	}{
+		{"not measured", api.Status{Running: true}, "commit:", true},
+		{"disk only", api.Status{Running: true, WAL: api.WALStatus{Commit: &api.CommitStatus{FsyncSeconds: 0.0215, GroupMaxEvents: 4096}}},
+			"fsync 21.5ms per commit, groups up to 4096 events", false},
+		{"under load", api.Status{Running: true, WAL: api.WALStatus{Commit: &api.CommitStatus{FsyncSeconds: 0.06, RowSeconds: 1.5e-6, GroupMaxEvents: 20971}}},
+			"fsync 60ms per commit, groups up to 20971 events (1.5µs per event under load besides)", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			writeStatusText(&b, tc.st, "edge-agent.pid", nil)
+			if got := strings.Contains(b.String(), tc.want); got == tc.wantNot {
+				t.Errorf("status contains %q: %v, want %v:\n%s", tc.want, got, !tc.wantNot, b.String())
+			}
+		})
+	}
+}

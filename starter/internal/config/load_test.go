@@ -66,6 +66,8 @@ func TestDefaults(t *testing.T) {
 		// Half on 32-bit builds, where bbolt's map is capped.
 		{"queue.max-bytes", want.Queue.MaxBytes, map[int]int64{32: 512 << 20, 64: 1 << 30}[strconv.IntSize]},
 		{"queue.fsync", want.Queue.Fsync, true},
+		{"queue.fsync-share", want.Queue.FsyncShare, 0.25},
+		{"queue.group-max-bytes", want.Queue.GroupMaxBytes, 4 << 20},
 		{"retry.max-attempts", want.Retry.MaxAttempts, 16},
 		{"retry.backoff-ms", want.Retry.Backoff, 250 * time.Millisecond},
 		{"retry.backoff-max-ms", want.Retry.BackoffMax, 5 * time.Minute},

@@ -153,6 +153,9 @@ type WAL struct {
 	// keys open and seal the file's data (seal.go); nil until Open read
 	// them.
 	keys atomic.Pointer[keyring]
+	// diskTime is what the last commit spent writing and syncing
+	// (CommitDiskTime), in nanoseconds.
+	diskTime atomic.Int64
 
 	closed bool
 }
@@ -266,6 +269,7 @@ func (w *WAL) Update(fn func(tx *Tx) error) (err error) {
 		w.log.Warn(wa.msg, wa.args...)
 	}
 	after := db.Stats()
+	w.diskTime.Store(int64(after.TxStats.GetWriteTime() - before.TxStats.GetWriteTime()))
 	w.dropFreed(db, freed)
 	w.afterCommit(db, read+after.TxStats.GetPageAlloc()-before.TxStats.GetPageAlloc())
 	return nil
