@@ -53,6 +53,11 @@ type Options struct {
 	// gets a stand-in row with its batch id (standin.go). Set by the
 	// agent from its delivery mode, not by agent.yaml's queue section.
 	GapFree bool `yaml:"-"`
+	// GapRecords, when set, makes every row given up undelivered (as for
+	// a stand-in) accounted for by an in-band gap record naming this
+	// origin (gaprecord.go). Set by the agent, not by agent.yaml's queue
+	// section.
+	GapRecords *GapOrigin `yaml:"-"`
 	// statDisk overrides the filesystem figures of the disk holding the
 	// WAL (fsspace.Of); for tests.
 	statDisk func(path string) (fsspace.Space, bool)
