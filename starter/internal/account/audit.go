@@ -61,12 +61,16 @@ type Report struct {
 // OK reports whether every stream is complete and consistent.
 func (r Report) OK() bool {
 	for _, s := range r.Streams {
-		if len(s.Missing) > 0 || s.BadRecords > 0 {
+		if !s.OK() {
 			return false
 		}
 	}
 	return true
 }
+
+// OK reports whether the stream has no missing number and no
+// inconsistent gap record.
+func (s Stream) OK() bool { return len(s.Missing) == 0 && s.BadRecords == 0 }
 
 // entry is one row or gap record found.
 type entry struct {
@@ -143,6 +147,8 @@ func collect(v any, out *[]entry, rep *Report, depth int) {
 		if _, standIn := x["edge_agent_gap"]; !standIn {
 			rep.Unstamped++
 		}
+	default:
+		rep.Unstamped++ // a row that is not an object
 	}
 }
 

@@ -42,6 +42,9 @@ type walQueue struct {
 	// group (the loop commits one transaction at a time): allocated per
 	// group it was a zeroed 160 KiB per 4,096 rows.
 	rows []wal.NewRow
+	// seq stamps rows with "_input" and "_seq" (agent.account); nil
+	// when off.
+	seq *sequencer
 }
 
 var _ queue = (*walQueue)(nil)
@@ -70,6 +73,9 @@ func (r *Agent) openWAL() (*walStart, error) {
 	// CHECKPOINT: an id given up must still reach the engine, as a
 	// stand-in record, or the job's watermark stops there for good.
 	o.GapFree = r.opts.Agent.Delivery == DeliveryCheckpoint
+	if r.opts.Agent.Account {
+		o.GapRecords = &wal.GapOrigin{Host: r.host, AgentID: r.opts.IDs.Agent}
+	}
 	w, err := wal.Open(o)
 	if err != nil {
 		return nil, fmt.Errorf("open WAL: %w", err)
@@ -82,6 +88,9 @@ func (r *Agent) openWAL() (*walStart, error) {
 		maxBytes:    r.opts.Queue.MaxBytes,
 		whenFull:    r.opts.Queue.WhenFull,
 		maxAge:      r.opts.Queue.MaxAge,
+	}
+	if r.opts.Agent.Account {
+		q.seq = &sequencer{}
 	}
 	st, err := r.startTx(q, true)
 	if wal.IsNoSpace(err) {
@@ -234,12 +243,21 @@ type walTx struct {
 }
 
 func (t walTx) Append(sourceID string, payloads [][]byte) error {
+	if t.q.seq != nil {
+		var err error
+		if payloads, err = t.q.seq.stamp(t.tx, sourceID, payloads); err != nil {
+			return err
+		}
+	}
 	rows := t.q.rows[:0]
 	for _, p := range payloads {
 		rows = append(rows, wal.NewRow{SourceID: sourceID, Payload: p})
 	}
 	_, _, err := t.tx.Append(rows)
 	clear(rows) // the WAL copied the payloads: hold none of them
+	if t.q.seq != nil {
+		clear(payloads) // the sequencer's list
+	}
 	t.q.rows = rows[:0]
 	return err
 }
