@@ -45,6 +45,9 @@ type walQueue struct {
 	// seq stamps rows with "_input" and "_seq" (agent.account); nil
 	// when off.
 	seq *sequencer
+	// stamps records clock epochs and repairs the times of rows stamped
+	// before a jump; nil without a clock (Options.Clock).
+	stamps *stampRepair
 }
 
 var _ queue = (*walQueue)(nil)
@@ -91,6 +94,9 @@ func (r *Agent) openWAL() (*walStart, error) {
 	}
 	if r.opts.Agent.Account {
 		q.seq = &sequencer{}
+	}
+	if r.opts.Clock != nil {
+		q.stamps = &stampRepair{clock: r.opts.Clock}
 	}
 	st, err := r.startTx(q, true)
 	if wal.IsNoSpace(err) {
@@ -253,7 +259,10 @@ func (t walTx) Append(sourceID string, payloads [][]byte) error {
 	for _, p := range payloads {
 		rows = append(rows, wal.NewRow{SourceID: sourceID, Payload: p})
 	}
-	_, _, err := t.tx.Append(rows)
+	first, _, err := t.tx.Append(rows)
+	if err == nil && t.q.stamps != nil && first > 0 {
+		err = t.q.stamps.observe(t.tx, first)
+	}
 	clear(rows) // the WAL copied the payloads: hold none of them
 	if t.q.seq != nil {
 		clear(payloads) // the sequencer's list
@@ -284,6 +293,11 @@ func (t walTx) Claim(n, maxBytes int, now time.Time) ([]row, bool, error) {
 	})
 	if err != nil {
 		return nil, false, err
+	}
+	if t.q.stamps != nil && len(out) > 0 {
+		if err := t.q.stamps.repair(t.tx, out); err != nil {
+			return nil, false, err
+		}
 	}
 	return out, bounded, nil
 }
