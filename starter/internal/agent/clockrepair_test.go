@@ -41,7 +41,7 @@ func (c *testClock) Boot() string {
 func (c *testClock) set(t time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.shift = t.Sub(time.Now())
+	c.shift = time.Until(t)
 }
 
 // tsEvents are events stamped with the clock's wall time now, as an input
