@@ -16,7 +16,7 @@ func BenchmarkLoopOnly(b *testing.B) {
 	for _, c := range []struct {
 		name           string
 		fsync, account bool
-	}{{"fsync=on", true, false}, {"fsync=off", false, false}, {"fsync=off/account=on", false, true}} {
+	}{{"fsync=on", true, false}, {"fsync=off", false, false}, {"fsync=off,account=on", false, true}} {
 		b.Run(c.name, func(b *testing.B) {
 			cfg := testConfig(b)
 			cfg.Queue.Fsync = c.fsync
