@@ -2,7 +2,9 @@ package wal
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -138,6 +140,9 @@ func checkGapSchedule(t *testing.T, seed uint64, gapFree bool) (gapRows, deadRow
 			deadRows += int64(bytes.Count(l, []byte(`"_gap":true`)))
 		}
 	}
+	if gapFree {
+		checkBatchIDsTied(t, delivered.Bytes())
+	}
 	rep, err := account.Audit(&delivered)
 	if err != nil {
 		t.Fatal(err)
@@ -157,4 +162,35 @@ func checkGapSchedule(t *testing.T, seed uint64, gapFree bool) (gapRows, deadRow
 		t.Errorf("streams %+v", rep.Streams)
 	}
 	return gapRows, deadRows
+}
+
+// checkBatchIDsTied checks, in CHECKPOINT delivery (GapFree), that the
+// batch ids the gap records list are exactly those of the stand-ins
+// delivered, and that each record lists as many as it counts.
+func checkBatchIDsTied(t *testing.T, ndjson []byte) {
+	t.Helper()
+	standIns, listed := map[int64]bool{}, map[int64]bool{}
+	for _, l := range bytes.Split(ndjson, []byte("\n")) {
+		if g, ok := ParseStandIn(l); ok {
+			standIns[g.BatchID] = true
+			continue
+		}
+		var r account.Record
+		if json.Unmarshal(l, &r) != nil || !r.Gap {
+			continue
+		}
+		n := int64(0)
+		for _, run := range r.BatchIDs {
+			for id := run[0]; id <= run[1]; id++ {
+				listed[id] = true
+				n++
+			}
+		}
+		if n != r.Count {
+			t.Errorf("gap record %+v lists %d batch ids for %d rows", r, n, r.Count)
+		}
+	}
+	if !maps.Equal(standIns, listed) {
+		t.Errorf("stand-ins delivered for %d batch ids, gap records list %d, not the same ids", len(standIns), len(listed))
+	}
 }
