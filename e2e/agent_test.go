@@ -59,6 +59,8 @@ type options struct {
 	// agent.checkpoint-poll-ms and agent.checkpoint-timeout-ms.
 	guarantee                             string
 	checkpointPollMs, checkpointTimeoutMs int
+	// account is agent.account.
+	account bool
 }
 
 // agentRoot is one install root: config/, in/ (watched files), data/, log/.
@@ -141,6 +143,9 @@ func (r *agentRoot) configText() string {
 	}
 	if o.checkpointTimeoutMs != 0 {
 		agentKeys += fmt.Sprintf("  checkpoint-timeout-ms: %d\n", o.checkpointTimeoutMs)
+	}
+	if o.account {
+		agentKeys += "  account: true\n"
 	}
 	retention := ""
 	if o.retentionMs != 0 {

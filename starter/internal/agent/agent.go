@@ -13,6 +13,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/component"
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/check"
+	"github.com/edge-agent/edge-agent/starter/internal/clockjump"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/starter/internal/tap"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
@@ -71,6 +72,11 @@ type Options struct {
 	ConfigHash string
 	// Now defaults to time.Now.
 	Now func() time.Time
+	// Clock is the wall and boot clock whose jumps repair the times of
+	// rows stamped before them (clockjump). nil: the system's, unless
+	// Now is set (a fake wall clock has no monotonic partner): then no
+	// time is repaired.
+	Clock clockjump.Clock
 }
 
 // Agent runs one agent: input → queue → sender. Create it with New and
@@ -155,6 +161,9 @@ func New(opts Options) (*Agent, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Clock == nil && opts.Now == nil {
+		opts.Clock = clockjump.System()
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

@@ -11,15 +11,16 @@ import (
 
 // BenchmarkLoopOnly is BenchmarkEndToEnd without the network: a Sender that
 // answers RECEIVED at once, so the figure is the loop plus the WAL.
+// account=on adds agent.account's "_input"/"_seq" stamp to every row.
 func BenchmarkLoopOnly(b *testing.B) {
-	for _, fsync := range []bool{true, false} {
-		name := "fsync=on"
-		if !fsync {
-			name = "fsync=off"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name           string
+		fsync, account bool
+	}{{"fsync=on", true, false}, {"fsync=off", false, false}, {"fsync=off,account=on", false, true}} {
+		b.Run(c.name, func(b *testing.B) {
 			cfg := testConfig(b)
-			cfg.Queue.Fsync = fsync
+			cfg.Queue.Fsync = c.fsync
+			cfg.Agent.Account = c.account
 			cfg.Agent.BulkMaxSize = 1024
 			cfg.Agent.FlushInterval = 100 * time.Millisecond
 			cfg.Queue.PollBatchSize = 256

@@ -342,6 +342,8 @@ func newOptions(t testing.TB, cfg *testCfg, home string, in input.Input, snd tra
 		Outputs: output.NewRegistry(fakeOutputFactory{snd: snd}, output.NewTransportFactory()),
 		IDs:     IDs{Agent: "agent-1", Input: "input-1", Output: "output-1"},
 		Logger:  testLogger(t),
+		// The boot clock would not follow a synctest bubble's time.
+		Clock: newTestClock(),
 	}
 }
 

@@ -82,6 +82,10 @@ type Settings struct {
 	// received has waited this long for a checkpoint, health is degraded
 	// and an ERROR names the fix.
 	CheckpointTimeout time.Duration `yaml:"checkpoint-timeout-ms"`
+	// Account stamps every row with "_input" and "_seq" and accounts for
+	// every row given up with a gap record (package account). Off by
+	// default: events are then byte-identical to the Java agent's.
+	Account bool `yaml:"account"`
 }
 
 // DefaultSettings are the Java agent's defaults.
@@ -104,6 +108,9 @@ func (a Settings) Validate() error {
 	var p check.Problems
 	if a.Delivery > DeliveryCheckpoint {
 		p.Add("delivery-guarantee", "must be BEST_EFFORT, NON or CHECKPOINT, got %d", a.Delivery)
+	}
+	if a.Account && a.Delivery == DeliveryNon {
+		p.Add("account", "needs the WAL, which delivery-guarantee NON does not keep: use BEST_EFFORT or CHECKPOINT, or account: false")
 	}
 	p.PositiveMillis("checkpoint-poll-ms", a.CheckpointPoll)
 	p.PositiveMillis("checkpoint-timeout-ms", a.CheckpointTimeout)

@@ -50,6 +50,12 @@ type walQueue struct {
 	// group (the loop commits one transaction at a time): allocated per
 	// group it was a zeroed 160 KiB per 4,096 rows.
 	rows []wal.NewRow
+	// seq stamps rows with "_input" and "_seq" (agent.account); nil
+	// when off.
+	seq *sequencer
+	// stamps records clock epochs and repairs the times of rows stamped
+	// before a jump; nil without a clock (Options.Clock).
+	stamps *stampRepair
 }
 
 var _ queue = (*walQueue)(nil)
@@ -88,6 +94,9 @@ func (r *Agent) openWAL() (*walStart, error) {
 		}
 		o.Lanes, o.SendOrderBatchIDs = drain.walLanes(), true
 	}
+	if r.opts.Agent.Account {
+		o.GapRecords = &wal.GapOrigin{Host: r.host, AgentID: r.opts.IDs.Agent}
+	}
 	w, err := wal.Open(o)
 	if err != nil {
 		return nil, fmt.Errorf("open WAL: %w", err)
@@ -102,6 +111,12 @@ func (r *Agent) openWAL() (*walStart, error) {
 		maxAge:      r.opts.Queue.MaxAge,
 		drain:       drain,
 		now:         r.now,
+	}
+	if r.opts.Agent.Account {
+		q.seq = &sequencer{}
+	}
+	if r.opts.Clock != nil {
+		q.stamps = &stampRepair{clock: r.opts.Clock}
 	}
 	st, err := r.startTx(q, true)
 	if wal.IsNoSpace(err) {
@@ -254,6 +269,12 @@ type walTx struct {
 }
 
 func (t walTx) Append(sourceID string, payloads [][]byte) error {
+	if t.q.seq != nil {
+		var err error
+		if payloads, err = t.q.seq.stamp(t.tx, sourceID, payloads); err != nil {
+			return err
+		}
+	}
 	rows := t.q.rows[:0]
 	for _, p := range payloads {
 		rows = append(rows, wal.NewRow{SourceID: sourceID, Payload: p})
@@ -263,8 +284,14 @@ func (t walTx) Append(sourceID string, payloads [][]byte) error {
 			rows[i].Lane = d.classify(rows[i].Payload)
 		}
 	}
-	_, _, err := t.tx.Append(rows)
+	first, _, err := t.tx.Append(rows)
+	if err == nil && t.q.stamps != nil && first > 0 {
+		err = t.q.stamps.observe(t.tx, first)
+	}
 	clear(rows) // the WAL copied the payloads: hold none of them
+	if t.q.seq != nil {
+		clear(payloads) // the sequencer's list
+	}
 	t.q.rows = rows[:0]
 	return err
 }
@@ -298,6 +325,11 @@ func (t walTx) Claim(n, maxBytes int, now time.Time) ([]row, bool, error) {
 	}
 	if err != nil {
 		return nil, false, err
+	}
+	if t.q.stamps != nil && len(out) > 0 {
+		if err := t.q.stamps.repair(t.tx, out); err != nil {
+			return nil, false, err
+		}
 	}
 	return out, bounded, nil
 }

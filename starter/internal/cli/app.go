@@ -213,6 +213,7 @@ func (a *agentCLI) commands() []*ucli.Command {
 		a.configCommand(),
 		a.processCommand(),
 		a.checkCommand(),
+		a.auditCommand(),
 		a.dbCommand(),
 		a.diagnosticsCommand(),
 		a.serviceCommand(),

@@ -57,6 +57,15 @@
 // retried by RetryDead after its stand-in was sent): the engine does not
 // deduplicate, so the job gets the stand-in and the row.
 //
+// # Gap records
+//
+// With Options.GapRecords, every row that would get a stand-in (the
+// cases above, GapFree or not) is also accounted for, in the same
+// transaction, by a gap record: a new row, in a block flagged like a
+// stand-in's, whose payload is package account's Record naming the input,
+// the "_seq" range read from the rows' payloads, the count, the event
+// times and the reason (gaprecord.go).
+//
 // # Concurrency
 //
 // A WAL may be used from several goroutines: Updates are serialised, and

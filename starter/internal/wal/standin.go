@@ -131,27 +131,41 @@ func (tx *ReadTx) isStandIn(id uint64) bool {
 	return ok && s
 }
 
-// noteGap records that row id leaves undelivered for reason, when the
-// WAL is GapFree; flushGaps appends the stand-ins. It reports whether a
-// stand-in will be appended.
+// noteGap records that row id leaves undelivered for reason: a stand-in
+// when the WAL is GapFree, a line of a gap record when it keeps
+// Options.GapRecords (gaprecord.go); flushGaps appends them. It reports
+// whether either will be appended.
 func (tx *Tx) noteGap(id uint64, reason string) bool {
-	if !tx.w.opts.GapFree {
+	if !tx.w.opts.GapFree && tx.w.opts.GapRecords == nil {
 		return false
 	}
 	g, _, ok := tx.rowOrigin(id)
 	if !ok {
-		tx.warnOnCommit("wal: row left without a stand-in: its block header is unreadable, so is its batch id",
+		tx.warnOnCommit("wal: row left without a stand-in or gap record: its block header is unreadable, so is its batch id",
 			"row_id", id, "reason", reason)
 		return false
 	}
 	g.Reason = reason
-	tx.gaps = append(tx.gaps, g)
+	if tx.w.opts.GapRecords != nil {
+		tx.noteLost(id, g)
+	}
+	if tx.w.opts.GapFree {
+		tx.gaps = append(tx.gaps, g)
+	}
 	return true
 }
 
-// flushGaps appends the stand-ins noteGap recorded, as PENDING rows with
-// the next row ids, one block per run of consecutive batch ids.
+// flushGaps appends the stand-ins and gap records noteGap recorded.
 func (tx *Tx) flushGaps() error {
+	if err := tx.flushStandIns(); err != nil {
+		return err
+	}
+	return tx.flushGapRecords()
+}
+
+// flushStandIns appends the stand-ins noteGap recorded, as PENDING rows
+// with the next row ids, one block per run of consecutive batch ids.
+func (tx *Tx) flushStandIns() error {
 	if len(tx.gaps) == 0 {
 		return nil
 	}

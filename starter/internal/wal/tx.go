@@ -49,6 +49,9 @@ type Tx struct {
 	// gaps are the stand-ins the operation under way appends when it
 	// ends (standin.go).
 	gaps []Gap
+	// lost are the rows given up that the gap records the operation
+	// under way appends will account for (gaprecord.go).
+	lost []lostRow
 }
 
 type warning struct {

@@ -68,6 +68,11 @@ type Options struct {
 	SendOrderBatchIDs bool `yaml:"-"`
 	// Encryption seals the stored payloads and positions (queue.encryption).
 	Encryption Encryption `yaml:"encryption"`
+	// GapRecords, when set, makes every row given up undelivered (as for
+	// a stand-in) accounted for by an in-band gap record naming this
+	// origin (gaprecord.go). Set by the agent, not by agent.yaml's queue
+	// section.
+	GapRecords *GapOrigin `yaml:"-"`
 	// statDisk overrides the filesystem figures of the disk holding the
 	// WAL (fsspace.Of); for tests.
 	statDisk func(path string) (fsspace.Space, bool)
