@@ -25,6 +25,11 @@ type Stats struct {
 	// Window is the congestion window (batch lines that may await
 	// replies) when the last Send call left its session.
 	Window int
+	// LinkBound is the most the window could grow to when the last Send
+	// call left its session: twice the link's measured bandwidth-delay
+	// product, at least 1,024, at most MaxInFlight. A caller that hands
+	// over fewer batches per call leaves the link partly idle.
+	LinkBound int
 	// PeakInFlight is the most batch lines that awaited replies at once.
 	PeakInFlight int
 }
@@ -35,7 +40,7 @@ type counters struct {
 	barriers, violations, reverted          atomic.Uint64
 	commits, commitLost                     atomic.Uint64
 	watermark                               atomic.Int64
-	window, peakInFlight                    atomic.Int64
+	window, linkBound, peakInFlight         atomic.Int64
 }
 
 // notePeak raises PeakInFlight to n. Only the Send goroutine writes it.
@@ -62,6 +67,7 @@ func (c *counters) snapshot() Stats {
 		CommitLost:      c.commitLost.Load(),
 		Watermark:       c.watermark.Load(),
 		Window:          int(c.window.Load()),
+		LinkBound:       int(c.linkBound.Load()),
 		PeakInFlight:    int(c.peakInFlight.Load()),
 	}
 }
