@@ -84,12 +84,19 @@ type sendLoop struct {
 	rate     *sendCap
 	capStop  chan struct{}
 	stopOnce sync.Once
+	// held is a settle job gather took from the queue behind the jobs it
+	// joined: the next one to run. Written by gather (on the sender's
+	// goroutine or the look-ahead's, which the sender waits for).
+	held *job
 }
 
 func (s *sendLoop) run(ctx context.Context, jobs <-chan *job, results chan<- *jobResult) {
 	var ahead *encodedJob // taken and encoded while the job before it was in Send
 	for {
 		cur := ahead
+		if cur == nil && s.held != nil {
+			cur, s.held = &encodedJob{job: s.held}, nil
+		}
 		if cur != nil && ctx.Err() != nil {
 			return // stopSender releases every job not come back
 		}
@@ -101,20 +108,99 @@ func (s *sendLoop) run(ctx context.Context, jobs <-chan *job, results chan<- *jo
 				if !ok {
 					return
 				}
-				cur = &encodedJob{job: j}
+				cur = s.gather(j, jobs)
 			}
 		}
 		var res *jobResult
 		res, ahead = s.do(ctx, cur, jobs)
 		// results has room for every outstanding job: never blocks.
-		results <- res
+		for _, r := range cur.split(res) {
+			results <- r
+		}
 	}
 }
 
+// linkRows is how many rows the output could keep in flight now (the
+// client's link bound); 0 when it does not say.
+func (s *sendLoop) linkRows() int {
+	if c, ok := s.snd.(clientStats); ok {
+		return c.Stats().LinkBound
+	}
+	return 0
+}
+
+// gather joins to j the row jobs already queued behind it, without
+// waiting, while their rows stay below what the link can keep in flight:
+// a Send ends only when every batch of it is answered, so on a long link
+// each call leaves the link idle for a round trip, and one call must
+// carry a round trip's worth of rows or more. On a short link the bound
+// is no more than a job and nothing is joined. A settle job ends the
+// gathering and is held to run next.
+func (s *sendLoop) gather(j *job, jobs <-chan *job) *encodedJob {
+	e := &encodedJob{job: j}
+	if j.settle != nil {
+		return e
+	}
+	limit, rows := s.linkRows(), len(j.rows)
+	var parts []*job
+	for rows < limit && s.held == nil {
+		var next *job
+		select {
+		case n, ok := <-jobs:
+			if !ok {
+				limit = 0 // closed: the run loop sees it next
+				continue
+			}
+			next = n
+		default:
+			limit = 0
+			continue
+		}
+		if next.settle != nil {
+			s.held = next
+			break
+		}
+		if parts == nil {
+			parts = []*job{j}
+		}
+		parts = append(parts, next)
+		rows += len(next.rows)
+	}
+	if parts == nil {
+		return e
+	}
+	all := make([]row, 0, rows)
+	for _, p := range parts {
+		all = append(all, p.rows...)
+	}
+	e.job, e.parts = &job{rows: all}, parts
+	return e
+}
+
+// split hands each job gathered into e its share of res, in order: one
+// result per job, as the loop expects.
+func (e *encodedJob) split(res *jobResult) []*jobResult {
+	if e.parts == nil {
+		return []*jobResult{res}
+	}
+	out := make([]*jobResult, len(e.parts))
+	off := 0
+	for i, p := range e.parts {
+		r := *res
+		r.job = p
+		r.results = res.results[off : off+len(p.rows) : off+len(p.rows)]
+		off += len(p.rows)
+		out[i] = &r
+	}
+	return out
+}
+
 // encodedJob is a job taken by the sender, with its wire batches once
-// encoded into the arena set (sendLoop.sets) set.
+// encoded into the arena set (sendLoop.sets) set. When gather joined
+// several jobs, job holds their rows in order and parts the jobs.
 type encodedJob struct {
 	job     *job
+	parts   []*job
 	encoded bool
 	batches []transport.Batch
 	failed  map[int]error
@@ -246,8 +332,9 @@ func (s *sendLoop) encodeAhead(ctx context.Context, jobs <-chan *job, set int) f
 				got <- nil
 				return
 			}
-			e := &encodedJob{job: j, encoded: true, set: set}
-			e.batches, e.failed = s.encode(j, set, max(1, s.encodeWorkers-1))
+			e := s.gather(j, jobs)
+			e.encoded, e.set = true, set
+			e.batches, e.failed = s.encode(e.job, set, max(1, s.encodeWorkers-1))
 			got <- e
 		case <-sendDone:
 			got <- nil

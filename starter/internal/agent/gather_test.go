@@ -1,0 +1,94 @@
+package agent
+
+import (
+	"context"
+
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/edge-agent/edge-agent/transport"
+	"github.com/edge-agent/edge-agent/transport/client"
+)
+
+// linkSender answers every batch Received and reports a fixed link bound,
+// as the EdgeSocket client does once it has measured the link.
+type linkSender struct {
+	bound int
+	mu    sync.Mutex
+	sizes []int // batches per Send call
+}
+
+func (l *linkSender) Send(_ context.Context, batches []transport.Batch) ([]transport.Result, error) {
+	l.mu.Lock()
+	l.sizes = append(l.sizes, len(batches))
+	l.mu.Unlock()
+	out := make([]transport.Result, len(batches))
+	for i, b := range batches {
+		out[i] = transport.Result{ID: b.ID, Outcome: transport.Received}
+	}
+	return out, nil
+}
+
+func (l *linkSender) Close() error { return nil }
+
+func (l *linkSender) Stats() client.Stats { return client.Stats{LinkBound: l.bound} }
+
+// The sender joins the jobs queued behind the one it takes while their
+// rows stay below the link bound, and hands each job its own results
+// back, in order; a settle job is never joined and keeps its place.
+func TestSenderGathersJobsForTheLink(t *testing.T) {
+	settle := &job{seq: 3, settle: &settleReq{ids: []int64{1}, poll: true}}
+	tests := []struct {
+		name      string
+		bound     int
+		jobs      []*job
+		wantSizes []int
+	}{
+		{"no bound: one job per send", 0, []*job{pipelineJob(1, 100), pipelineJob(2, 100), pipelineJob(3, 100)}, []int{100, 100, 100}},
+		{"a job as big as the bound goes alone", 100, []*job{pipelineJob(1, 100), pipelineJob(2, 100)}, []int{100, 100}},
+		{"joined up to the bound", 250, []*job{pipelineJob(1, 100), pipelineJob(2, 100), pipelineJob(3, 100), pipelineJob(4, 100)}, []int{300, 100}},
+		{"all of them", 10000, []*job{pipelineJob(1, 100), pipelineJob(2, 100), pipelineJob(3, 100), pipelineJob(4, 100)}, []int{400}},
+		{"a settle job ends the gathering", 10000, []*job{pipelineJob(1, 100), pipelineJob(2, 100), settle, pipelineJob(4, 100)}, []int{200, 100}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snd := &linkSender{bound: tt.bound}
+			s := pipelineSendLoop(snd, rawEncoder{}, 1)
+			jobs, results := make(chan *job, maxJobs), make(chan *jobResult, maxJobs)
+			for _, j := range tt.jobs { // queued before the sender looks
+				jobs <- j
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				s.run(ctx, jobs, results)
+			}()
+			for i, want := range tt.jobs {
+				res := <-results
+				if res.job != want {
+					t.Fatalf("result %d is for job %d, want job %d", i, res.job.seq, want.seq)
+				}
+				if want.settle != nil {
+					continue
+				}
+				if len(res.results) != len(want.rows) {
+					t.Fatalf("job %d: %d results for %d rows", want.seq, len(res.results), len(want.rows))
+				}
+				for k, r := range res.results {
+					if r.ID != want.rows[k].BatchID || r.Outcome != transport.Received {
+						t.Fatalf("job %d row %d: result %+v, want batch %d Received", want.seq, k, r, want.rows[k].BatchID)
+					}
+				}
+			}
+			cancel()
+			<-done
+			snd.mu.Lock()
+			defer snd.mu.Unlock()
+			if !slices.Equal(snd.sizes, tt.wantSizes) {
+				t.Fatalf("Send calls of %v batches, want %v", snd.sizes, tt.wantSizes)
+			}
+		})
+	}
+}
