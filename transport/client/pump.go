@@ -100,6 +100,7 @@ func (p *pumpRun) end(err error) {
 	defer func() {
 		c.stats.window.Store(int64(p.s.win.size))
 		c.stats.linkBound.Store(int64(p.s.win.bound()))
+		c.stats.roundTrip.Store(int64(p.s.win.minRTT))
 	}()
 	// Only a connection failure says something about the batches on it
 	// (the engine may have choked on one). A protocol violation says

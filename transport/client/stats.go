@@ -1,6 +1,9 @@
 package client
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Stats are cumulative counters since New.
 type Stats struct {
@@ -30,6 +33,9 @@ type Stats struct {
 	// product, at least 1,024, at most MaxInFlight. A caller that hands
 	// over fewer batches per call leaves the link partly idle.
 	LinkBound int
+	// RoundTrip is the least round trip measured on that session; 0
+	// before one was.
+	RoundTrip time.Duration
 	// PeakInFlight is the most batch lines that awaited replies at once.
 	PeakInFlight int
 }
@@ -41,6 +47,7 @@ type counters struct {
 	commits, commitLost                     atomic.Uint64
 	watermark                               atomic.Int64
 	window, linkBound, peakInFlight         atomic.Int64
+	roundTrip                               atomic.Int64
 }
 
 // notePeak raises PeakInFlight to n. Only the Send goroutine writes it.
@@ -68,6 +75,7 @@ func (c *counters) snapshot() Stats {
 		Watermark:       c.watermark.Load(),
 		Window:          int(c.window.Load()),
 		LinkBound:       int(c.linkBound.Load()),
+		RoundTrip:       time.Duration(c.roundTrip.Load()),
 		PeakInFlight:    int(c.peakInFlight.Load()),
 	}
 }

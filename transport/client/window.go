@@ -36,7 +36,8 @@ const (
 // halve it and set the threshold there, once per episode (the replies to
 // lines already written when it was cut say the same thing again).
 //
-// It never grows past the link bound: linkGain times the link's
+// Past linkFloor and below the threshold it takes the link bound at once
+// when it is the limit. It never grows past the link bound: linkGain times the link's
 // bandwidth-delay product, the highest rate of RECEIVED measured over one
 // round trip (of the last linkRounds or more) times the least round trip
 // of the session, and never below linkFloor. One line per round trip is
@@ -103,10 +104,19 @@ func (w *window) received(limited bool, end int64, now time.Time) {
 	if w.timed(end) {
 		w.measure(now)
 	}
-	if !limited || w.size >= w.bound() {
+	b := w.bound()
+	if !limited || w.size >= b {
 		return
 	}
 	if w.size < w.threshold {
+		if w.size >= linkFloor {
+			// Past the floor, the bound is measured: take it at once
+			// (up to the threshold) rather than a round trip per
+			// doubling, so a call of many round trips' rows does not
+			// spend most of them growing.
+			w.size = min(b, w.threshold)
+			return
+		}
 		w.size++
 		return
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/edge-agent/edge-agent/transport"
 	"github.com/edge-agent/edge-agent/transport/client"
@@ -15,6 +17,7 @@ import (
 // as the EdgeSocket client does once it has measured the link.
 type linkSender struct {
 	bound int
+	rtt   time.Duration
 	mu    sync.Mutex
 	sizes []int // batches per Send call
 }
@@ -32,7 +35,7 @@ func (l *linkSender) Send(_ context.Context, batches []transport.Batch) ([]trans
 
 func (l *linkSender) Close() error { return nil }
 
-func (l *linkSender) Stats() client.Stats { return client.Stats{LinkBound: l.bound} }
+func (l *linkSender) Stats() client.Stats { return client.Stats{LinkBound: l.bound, RoundTrip: l.rtt} }
 
 // The sender joins the jobs queued behind the one it takes while their
 // rows stay below the link bound, and hands each job its own results
@@ -90,5 +93,71 @@ func TestSenderGathersJobsForTheLink(t *testing.T) {
 				t.Fatalf("Send calls of %v batches, want %v", snd.sizes, tt.wantSizes)
 			}
 		})
+	}
+}
+
+// On a long link the sender waits for the loop's next job up to a
+// quarter of the round trip before a short call, and no longer. The clock
+// is synctest's.
+func TestSenderWaitsAQuarterRoundTripForJobs(t *testing.T) {
+	tests := []struct {
+		after     time.Duration // the second job is queued this long after the first
+		wantSizes []int
+	}{
+		{10 * time.Millisecond, []int{200}},
+		{24 * time.Millisecond, []int{200}},
+		{26 * time.Millisecond, []int{100, 100}},
+		{time.Second, []int{100, 100}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.after.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				snd := &linkSender{bound: 10000, rtt: 100 * time.Millisecond}
+				s := pipelineSendLoop(snd, rawEncoder{}, 1)
+				jobs, results := make(chan *job, maxJobs), make(chan *jobResult, maxJobs)
+				ctx, cancel := context.WithCancel(t.Context())
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					s.run(ctx, jobs, results)
+				}()
+				jobs <- pipelineJob(1, 100)
+				time.Sleep(tt.after)
+				jobs <- pipelineJob(2, 100)
+				for i := range 2 {
+					if res := <-results; res.job.seq != uint64(i+1) || len(res.results) != 100 {
+						t.Fatalf("result %d: job %d with %d results, want job %d with 100", i, res.job.seq, len(res.results), i+1)
+					}
+				}
+				cancel()
+				<-done
+				snd.mu.Lock()
+				defer snd.mu.Unlock()
+				if !slices.Equal(snd.sizes, tt.wantSizes) {
+					t.Fatalf("Send calls of %v batches, want %v", snd.sizes, tt.wantSizes)
+				}
+			})
+		})
+	}
+}
+
+// Jobs grow past jobSize only when the link can keep more in flight than
+// the jobs out would hold, up to maxLinkJobSize rows.
+func TestJobRowsFollowTheLink(t *testing.T) {
+	tests := []struct {
+		bound, size, want int
+	}{
+		{0, 1024, 1024},
+		{1024, 1024, 1024}, // a short link: as before
+		{8192, 1024, 2048}, // jobs out hold twice the bound
+		{32768, 1024, maxLinkJobSize},
+		{65536, 1024, maxLinkJobSize},
+		{8192, 4096, 4096}, // bulk-max-size asked for more already
+	}
+	for _, tt := range tests {
+		l := &loop{jobs: jobSlots{size: tt.size}, sender: &sendLoop{snd: &linkSender{bound: tt.bound}}}
+		if got := l.jobRows(); got != tt.want {
+			t.Errorf("link bound %d, jobSize %d: %d rows per job, want %d", tt.bound, tt.size, got, tt.want)
+		}
 	}
 }

@@ -108,7 +108,7 @@ func (s *sendLoop) run(ctx context.Context, jobs <-chan *job, results chan<- *jo
 				if !ok {
 					return
 				}
-				cur = s.gather(j, jobs)
+				cur = s.gather(ctx, j, jobs, nil)
 			}
 		}
 		var res *jobResult
@@ -120,40 +120,82 @@ func (s *sendLoop) run(ctx context.Context, jobs <-chan *job, results chan<- *jo
 	}
 }
 
-// linkRows is how many rows the output could keep in flight now (the
-// client's link bound); 0 when it does not say.
-func (s *sendLoop) linkRows() int {
+// link is what the output says of its link: how many rows it could
+// keep in flight now (the client's link bound) and its least round trip;
+// zeros when it does not say.
+func (s *sendLoop) link() (rows int, rtt time.Duration) {
 	if c, ok := s.snd.(clientStats); ok {
-		return c.Stats().LinkBound
+		st := c.Stats()
+		return st.LinkBound, st.RoundTrip
 	}
-	return 0
+	return 0, 0
 }
 
-// gather joins to j the row jobs already queued behind it, without
-// waiting, while their rows stay below what the link can keep in flight:
-// a Send ends only when every batch of it is answered, so on a long link
-// each call leaves the link idle for a round trip, and one call must
-// carry a round trip's worth of rows or more. On a short link the bound
-// is no more than a job and nothing is joined. A settle job ends the
-// gathering and is held to run next.
-func (s *sendLoop) gather(j *job, jobs <-chan *job) *encodedJob {
+// linkRows is the link's row bound (see link).
+func (s *sendLoop) linkRows() int {
+	rows, _ := s.link()
+	return rows
+}
+
+// Gathering waits: see gather.
+const (
+	gatherWaitShare = 4                      // of the link's round trip
+	gatherWaitMax   = 250 * time.Millisecond // whatever the round trip
+)
+
+// gather joins to j the row jobs queued behind it while their rows stay
+// below what the link can keep in flight: a Send ends only when every
+// batch of it is answered, so on a long link each call leaves the link
+// idle for a round trip, and one call must carry a round trip's worth of
+// rows or more. When the queue runs dry first it waits for more, at most
+// 1/gatherWaitShare of the link's round trip (and gatherWaitMax), or
+// until ctx ends or stop closes: the loop is then most likely committing
+// the results just handed back and claiming the next rows, and that wait
+// costs less than the round trip a short call wastes. On a short link the
+// bound is no more than a job and nothing is joined. A settle job ends
+// the gathering and is held to run next.
+func (s *sendLoop) gather(ctx context.Context, j *job, jobs <-chan *job, stop <-chan struct{}) *encodedJob {
 	e := &encodedJob{job: j}
 	if j.settle != nil {
 		return e
 	}
-	limit, rows := s.linkRows(), len(j.rows)
+	limit, rtt := s.link()
+	rows := len(j.rows)
 	var parts []*job
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	for rows < limit && s.held == nil {
 		var next *job
+		ok := true
 		select {
-		case n, ok := <-jobs:
-			if !ok {
-				limit = 0 // closed: the run loop sees it next
+		case next, ok = <-jobs:
+		default:
+			if rtt <= 0 {
+				limit = 0
 				continue
 			}
-			next = n
-		default:
-			limit = 0
+			if timer == nil {
+				timer = time.NewTimer(min(rtt/gatherWaitShare, gatherWaitMax))
+			}
+			select {
+			case next, ok = <-jobs:
+			case <-timer.C:
+				limit = 0
+				continue
+			case <-ctx.Done():
+				limit = 0
+				continue
+			case <-stop:
+				limit = 0
+				continue
+			}
+		}
+		if !ok {
+			limit = 0 // closed: the run loop sees it next
 			continue
 		}
 		if next.settle != nil {
@@ -332,7 +374,7 @@ func (s *sendLoop) encodeAhead(ctx context.Context, jobs <-chan *job, set int) f
 				got <- nil
 				return
 			}
-			e := s.gather(j, jobs)
+			e := s.gather(ctx, j, jobs, sendDone)
 			e.encoded, e.set = true, set
 			e.batches, e.failed = s.encode(e.job, set, max(1, s.encodeWorkers-1))
 			got <- e
