@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 
 	"slices"
 	"sync"
@@ -54,45 +55,54 @@ func TestSenderGathersJobsForTheLink(t *testing.T) {
 		{"all of them", 10000, []*job{pipelineJob(1, 100), pipelineJob(2, 100), pipelineJob(3, 100), pipelineJob(4, 100)}, []int{400}},
 		{"a settle job ends the gathering", 10000, []*job{pipelineJob(1, 100), pipelineJob(2, 100), settle, pipelineJob(4, 100)}, []int{200, 100}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			snd := &linkSender{bound: tt.bound}
-			s := pipelineSendLoop(snd, rawEncoder{}, 1)
-			jobs, results := make(chan *job, maxJobs), make(chan *jobResult, maxJobs)
-			for _, j := range tt.jobs { // queued before the sender looks
-				jobs <- j
+	for _, enc := range []encoder{rawEncoder{}, tagEncoder{}} {
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%T/%s", enc, tt.name), func(t *testing.T) {
+				testGather(t, enc, tt.bound, tt.jobs, tt.wantSizes)
+			})
+		}
+	}
+}
+
+// testGather queues jobs, runs the sender over them and checks each
+// job's results and the sizes of the Send calls.
+func testGather(t *testing.T, enc encoder, bound int, queued []*job, wantSizes []int) {
+	t.Helper()
+	snd := &linkSender{bound: bound}
+	s := pipelineSendLoop(snd, enc, 1)
+	jobs, results := make(chan *job, maxJobs), make(chan *jobResult, maxJobs)
+	for _, j := range queued { // queued before the sender looks
+		jobs <- j
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.run(ctx, jobs, results)
+	}()
+	for i, want := range queued {
+		res := <-results
+		if res.job != want {
+			t.Fatalf("result %d is for job %d, want job %d", i, res.job.seq, want.seq)
+		}
+		if want.settle != nil {
+			continue
+		}
+		if len(res.results) != len(want.rows) {
+			t.Fatalf("job %d: %d results for %d rows", want.seq, len(res.results), len(want.rows))
+		}
+		for k, r := range res.results {
+			if r.ID != want.rows[k].BatchID || r.Outcome != transport.Received {
+				t.Fatalf("job %d row %d: result %+v, want batch %d Received", want.seq, k, r, want.rows[k].BatchID)
 			}
-			ctx, cancel := context.WithCancel(t.Context())
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				s.run(ctx, jobs, results)
-			}()
-			for i, want := range tt.jobs {
-				res := <-results
-				if res.job != want {
-					t.Fatalf("result %d is for job %d, want job %d", i, res.job.seq, want.seq)
-				}
-				if want.settle != nil {
-					continue
-				}
-				if len(res.results) != len(want.rows) {
-					t.Fatalf("job %d: %d results for %d rows", want.seq, len(res.results), len(want.rows))
-				}
-				for k, r := range res.results {
-					if r.ID != want.rows[k].BatchID || r.Outcome != transport.Received {
-						t.Fatalf("job %d row %d: result %+v, want batch %d Received", want.seq, k, r, want.rows[k].BatchID)
-					}
-				}
-			}
-			cancel()
-			<-done
-			snd.mu.Lock()
-			defer snd.mu.Unlock()
-			if !slices.Equal(snd.sizes, tt.wantSizes) {
-				t.Fatalf("Send calls of %v batches, want %v", snd.sizes, tt.wantSizes)
-			}
-		})
+		}
+	}
+	cancel()
+	<-done
+	snd.mu.Lock()
+	defer snd.mu.Unlock()
+	if !slices.Equal(snd.sizes, wantSizes) {
+		t.Fatalf("Send calls of %v batches, want %v", snd.sizes, wantSizes)
 	}
 }
 
