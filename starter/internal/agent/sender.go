@@ -297,7 +297,7 @@ func (s *sendLoop) do(ctx context.Context, cur *encodedJob, jobs <-chan *job) (*
 	var err error
 	cut := false
 	if len(cur.batches) > 0 {
-		next := s.encodeAhead(ctx, jobs, 1-cur.set, len(cur.batches))
+		next := s.encodeAhead(ctx, jobs, 1-cur.set)
 		sent, cut, err = s.sendCapped(ctx, cur.batches)
 		ahead = next()
 	}
@@ -360,16 +360,11 @@ func (s *sendLoop) sendCapped(ctx context.Context, batches []transport.Batch) (s
 // idle while the next job is encoded, as before. The returned func ends
 // the look-ahead and waits for it: it must be called once the Send has
 // returned, and is what keeps the goroutine from outliving the sender.
-// RAW needs no look-ahead: its batches are the stored payloads; nor does
-// a call of fewer rows than the link bound (see gather).
-func (s *sendLoop) encodeAhead(ctx context.Context, jobs <-chan *job, set, sending int) func() *encodedJob {
-	if _, raw := s.enc.(rawEncoder); raw {
-		return func() *encodedJob { return nil }
-	}
-	if sending < s.linkRows() {
-		// A long link that this call does not fill: the next call is
-		// gathered when this one ends, with the jobs the loop claims
-		// meanwhile, not from the few queued now.
+// RAW needs no look-ahead: its batches are the stored payloads.
+func (s *sendLoop) encodeAhead(ctx context.Context, jobs <-chan *job, set int) func() *encodedJob {
+	if _, raw := s.enc.(rawEncoder); raw || s.held != nil {
+		// A held settle job comes next: nothing queued behind it may
+		// overtake it.
 		return func() *encodedJob { return nil }
 	}
 	sendDone := make(chan struct{})
