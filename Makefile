@@ -137,7 +137,7 @@ bench-e2e: build ## run the built agent end to end (RAW, nosync, in-flight 1, PA
 # injection, a 20/100/600 ms round trip through the RTT proxy, the engine
 # model against its minimal pipelined client, then raw-fsync with the
 # agent and its sink on one core (taskset -c 0). N, RUNS, RTT_N as above.
-EDGE_CONFIGS := fsync3.5,fsync10,fsync30,rtt20,rtt100,rtt600,model-min,model
+EDGE_CONFIGS := fsync3.5,fsync10,fsync30,rtt20,rtt100,rtt600,rtt20-packet,rtt100-packet,rtt600-packet,model-min,model
 bench-edge: build ## run the agent under edge conditions: slow fsync, long round trips, the engine's pace, one core
 	cd bench && $(GO) build -o ../bin/bench-e2e ./cmd/bench-e2e
 	cd bench && N='$(or $(N),300000)' RUNS='$(RUNS)' RTT_N='$(RTT_N)' ../bin/bench-e2e -agent ../bin/edge-agent -configs '$(EDGE_CONFIGS)'

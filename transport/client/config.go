@@ -45,10 +45,11 @@ type Config struct {
 	MaxReconnectCycles int `yaml:"max-reconnect-cycles"`
 	// MaxInFlight caps how many batches may await replies at once. Each
 	// session's window starts at 64 (or MaxInFlight if lower), grows while
-	// it limits the rate and halves on QUEUE_FULL or RETRY (see window), so a long
-	// link is kept full and a short one costs nothing more. 1 is the Java
-	// agent's one-at-a-time exchange. Default 1024: 10,000 events/s over a
-	// 100 ms round trip; at most MaxInFlightLimit.
+	// it limits the rate, up to twice the link's measured bandwidth-delay
+	// product (never below 1024), and halves on QUEUE_FULL or RETRY (see
+	// window), so a long link is kept full and a short one costs nothing
+	// more. 1 is the Java agent's one-at-a-time exchange. Default 32768:
+	// 54,000 events/s over a 600 ms round trip; at most MaxInFlightLimit.
 	MaxInFlight int `yaml:"max-in-flight"`
 	// CommitEvery is how many batch lines at most go out between two
 	// commit barriers ("__COMMIT__" lines whose replies prove the batch
@@ -77,7 +78,7 @@ type Config struct {
 const MaxCommitEvery = 65536
 
 // MaxInFlightLimit caps Config.MaxInFlight.
-const MaxInFlightLimit = 4096
+const MaxInFlightLimit = 65536
 
 // DefaultConfig returns the Java agent's defaults with pipelining on. It is
 // the only place these defaults are written.
@@ -89,7 +90,7 @@ func DefaultConfig() Config {
 		InitialBackoff:       100 * time.Millisecond,
 		MaxBackoff:           30 * time.Second,
 		MaxReconnectCycles:   16,
-		MaxInFlight:          1024,
+		MaxInFlight:          32768,
 		CommitEvery:          256,
 	}
 }

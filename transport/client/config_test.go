@@ -14,7 +14,7 @@ func TestDefaultConfigIsTheJavaAgents(t *testing.T) {
 	d := DefaultConfig()
 	if d.ConnectTimeout != 5*time.Second || d.ReadTimeout != 30*time.Second || d.MaxBatchSendAttempts != 64 ||
 		d.InitialBackoff != 100*time.Millisecond || d.MaxBackoff != 30*time.Second ||
-		d.MaxReconnectCycles != 16 || d.MaxInFlight != 1024 {
+		d.MaxReconnectCycles != 16 || d.MaxInFlight != 32768 {
 		t.Fatalf("DefaultConfig = %+v", d)
 	}
 }
@@ -50,8 +50,8 @@ func TestValidate(t *testing.T) {
 		{"backoffs crossed", func(c *Config) { c.InitialBackoff, c.MaxBackoff = time.Second, time.Millisecond },
 			"max-backoff-ms", "must be >= initial-backoff-ms (1000), got 1"},
 		{"negative cycles", func(c *Config) { c.MaxReconnectCycles = -1 }, "max-reconnect-cycles", "must be > 0, got -1"},
-		{"in flight 0", func(c *Config) { c.MaxInFlight = 0 }, "max-in-flight", "must be between 1 and 4096, got 0"},
-		{"in flight too high", func(c *Config) { c.MaxInFlight = MaxInFlightLimit + 1 }, "max-in-flight", "must be between 1 and 4096, got 4097"},
+		{"in flight 0", func(c *Config) { c.MaxInFlight = 0 }, "max-in-flight", "must be between 1 and 65536, got 0"},
+		{"in flight too high", func(c *Config) { c.MaxInFlight = MaxInFlightLimit + 1 }, "max-in-flight", "must be between 1 and 65536, got 65537"},
 	}
 	for _, tt := range tests {
 		c := ok

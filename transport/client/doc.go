@@ -15,9 +15,13 @@
 // Pipelining: lines are written before their replies are read, as many as
 // the session's window allows; replies come back one per line, in order.
 // The window starts at 64, grows by one per RECEIVED while lines wait for
-// room (doubling per round trip) up to Config.MaxInFlight, and halves on
-// QUEUE_FULL or RETRY, once per episode. MaxInFlight 1 is the Java agent's
-// one-at-a-time exchange.
+// room (doubling per round trip), and past 1024 takes the link bound at
+// once: twice the measured bandwidth-delay product (the highest rate of
+// RECEIVED over a round trip times the session's least round trip), never
+// below 1024, never above Config.MaxInFlight. It halves on QUEUE_FULL or
+// RETRY, once per episode. MaxInFlight 1 is the Java agent's one-at-a-time
+// exchange. Stats.LinkBound and Stats.RoundTrip tell a caller how many
+// batches per Send keep the link busy.
 //
 // Replies carry no batch id: a reply settles the oldest unanswered batch,
 // and only if that batch's line had been handed to the socket before the

@@ -84,6 +84,8 @@ type pumpRun struct {
 
 	pauseUntil, deadlineSet time.Time
 	progress                bool
+	// wrote: a batch line was written since the last reply was read.
+	wrote bool
 }
 
 // batches counts the batch lines in flight.
@@ -95,7 +97,11 @@ func (p *pumpRun) paused() bool { return !p.pauseUntil.IsZero() && time.Now().Be
 // when it failed, those held since the last balanced barrier.
 func (p *pumpRun) end(err error) {
 	c, k := p.c, p.k
-	defer c.stats.window.Store(int64(p.s.win.size))
+	defer func() {
+		c.stats.window.Store(int64(p.s.win.size))
+		c.stats.linkBound.Store(int64(p.s.win.bound()))
+		c.stats.roundTrip.Store(int64(p.s.win.minRTT))
+	}()
 	// Only a connection failure says something about the batches on it
 	// (the engine may have choked on one). A protocol violation says
 	// nothing about them, nor does the caller stopping: the agent
@@ -179,6 +185,7 @@ func (p *pumpRun) fill() error {
 			}
 			s.lastWritten = k.batches[i].ID
 			k.sinceBarrier++
+			p.wrote = true
 			c.stats.sent.Add(1)
 			if k.sinceBarrier >= c.commitEvery(s) && !s.noCommit {
 				break
@@ -243,7 +250,26 @@ func (p *pumpRun) flushBeforeRead() error {
 			return fmt.Errorf("write batches: %w", err)
 		}
 	}
+	p.timeRound()
 	return nil
+}
+
+// timeRound starts timing a round trip, if none is being timed, at the
+// newest batch line in flight when it was written since the last read:
+// the pump is about to wait for replies, so every line before it is on
+// the wire, and the replies that come back until its own are what the
+// link carried in one round trip.
+func (p *pumpRun) timeRound() {
+	if p.s.win.probing() || !p.wrote {
+		return // a line written before the last read was not timed then
+	}
+	p.wrote = false
+	for i := len(p.inflight) - 1; i >= 0; i-- {
+		if f := p.inflight[i]; f.i != barrier {
+			p.s.win.sent(f.end, time.Now())
+			return
+		}
+	}
 }
 
 // next reads the reply to the oldest request in flight, and takes that
@@ -300,7 +326,11 @@ func (p *pumpRun) onBatch(f flight, reply protocol.Reply, limited bool) error {
 		k.finish(i, transport.Received, nil)
 		k.held = append(k.held, i)
 		c.stats.received.Add(1)
-		s.win.received(limited)
+		var now time.Time
+		if s.win.timed(end) {
+			now = time.Now()
+		}
+		s.win.received(limited, end, now)
 		s.pace.received()
 		s.noteReceived(id)
 	case protocol.CodeRetry:

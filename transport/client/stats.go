@@ -1,6 +1,9 @@
 package client
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Stats are cumulative counters since New.
 type Stats struct {
@@ -25,6 +28,14 @@ type Stats struct {
 	// Window is the congestion window (batch lines that may await
 	// replies) when the last Send call left its session.
 	Window int
+	// LinkBound is the most the window could grow to when the last Send
+	// call left its session: twice the link's measured bandwidth-delay
+	// product, at least 1,024, at most MaxInFlight. A caller that hands
+	// over fewer batches per call leaves the link partly idle.
+	LinkBound int
+	// RoundTrip is the least round trip measured on that session; 0
+	// before one was.
+	RoundTrip time.Duration
 	// PeakInFlight is the most batch lines that awaited replies at once.
 	PeakInFlight int
 }
@@ -35,7 +46,8 @@ type counters struct {
 	barriers, violations, reverted          atomic.Uint64
 	commits, commitLost                     atomic.Uint64
 	watermark                               atomic.Int64
-	window, peakInFlight                    atomic.Int64
+	window, linkBound, peakInFlight         atomic.Int64
+	roundTrip                               atomic.Int64
 }
 
 // notePeak raises PeakInFlight to n. Only the Send goroutine writes it.
@@ -62,6 +74,8 @@ func (c *counters) snapshot() Stats {
 		CommitLost:      c.commitLost.Load(),
 		Watermark:       c.watermark.Load(),
 		Window:          int(c.window.Load()),
+		LinkBound:       int(c.linkBound.Load()),
+		RoundTrip:       time.Duration(c.roundTrip.Load()),
 		PeakInFlight:    int(c.peakInFlight.Load()),
 	}
 }

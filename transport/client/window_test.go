@@ -61,9 +61,9 @@ func TestWindow(t *testing.T) {
 				for range s.n {
 					switch s.op {
 					case "rx":
-						w.received(true)
+						w.received(true, 0, time.Time{})
 					case "idle":
-						w.received(false)
+						w.received(false, 0, time.Time{})
 					case "qf":
 						w.queueFull(s.end, s.handed)
 					}

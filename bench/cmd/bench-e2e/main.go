@@ -28,7 +28,7 @@ var configNames = []string{"raw-fsync", "json", "chain", "nosync", "if1", "packe
 
 // edgeConfigNames are the edge-conditions rows (`make bench-edge`), not run
 // by default.
-var edgeConfigNames = []string{"fsync3.5", "fsync10", "fsync30", "rtt600"}
+var edgeConfigNames = []string{"fsync3.5", "fsync10", "fsync30", "rtt600", "rtt20-packet", "rtt100-packet", "rtt600-packet"}
 
 const configHelp = `raw-fsync  defaults: RAW, queue.fsync on
 json       defaults on lines that are all JSON (the chain row's yardstick)
@@ -55,7 +55,9 @@ fsync3.5   defaults with every fsync and fdatasync of the agent delayed 3.5 ms
            by strace's syscall fault injection (a slow consumer SSD)
 fsync10    the same, 10 ms (eMMC, a good SD card)
 fsync30    the same, 30 ms (a slow SD card)
-rtt600     defaults through a proxy adding a 600 ms round trip (N is -rtt-n)`
+rtt600     defaults through a proxy adding a 600 ms round trip (N is -rtt-n)
+rtt20-packet, rtt100-packet, rtt600-packet
+           the packet config through the same proxies (N is -rtt-n)`
 
 type options struct {
 	agent    string

@@ -134,8 +134,11 @@ func (b *bench) dataFor(n int, allJSON bool) (dataFile, error) {
 
 func (b *bench) runOne(config string, run int) (result, error) {
 	n := b.o.n
+	if _, ok := linkRTT[config]; ok {
+		n = b.o.rttN
+	}
 	switch config {
-	case "rtt20", "rtt100", "rtt600", "model", "model-min", "checkpoint":
+	case "model", "model-min", "checkpoint":
 		n = b.o.rttN
 	case "backlog":
 		n = b.o.backlogN
@@ -173,7 +176,7 @@ func (b *bench) runOne(config string, run int) (result, error) {
 func (b *bench) agentRun(ctx context.Context, config string, run int, work string, d dataFile, n int) (result, error) {
 	res := result{lines: n, bytes: d.bytes, cpu: -1, hwm: -1, writeBytes: -1}
 	mode := codec.ModeRaw
-	if config == "packet" || config == "packet-store" {
+	if isPacket(config) {
 		mode = codec.ModePacket
 	}
 	dec, err := codec.NewDecoder(mode, b.key)
@@ -200,9 +203,7 @@ func (b *bench) agentRun(ctx context.Context, config string, run int, work strin
 		defer srv.Close()
 		endpoint = srv.Addr()
 	}
-	switch config {
-	case "rtt20", "rtt100", "rtt600":
-		rtt := map[string]time.Duration{"rtt20": 20 * time.Millisecond, "rtt100": 100 * time.Millisecond, "rtt600": 600 * time.Millisecond}[config]
+	if rtt, ok := linkRTT[config]; ok {
 		p, err := transporttest.StartDelayProxy(endpoint, rtt)
 		if err != nil {
 			return res, err
@@ -314,6 +315,17 @@ const chainProcessors = `  processors:
     - set: {site: plant-7, env: prod}
 `
 
+// linkRTT is the round trip the delay proxy adds for each long-link config.
+var linkRTT = map[string]time.Duration{
+	"rtt20": 20 * time.Millisecond, "rtt100": 100 * time.Millisecond, "rtt600": 600 * time.Millisecond,
+	"rtt20-packet": 20 * time.Millisecond, "rtt100-packet": 100 * time.Millisecond, "rtt600-packet": 600 * time.Millisecond,
+}
+
+// isPacket reports the configs that send PACKET (gzip, aes_gcm).
+func isPacket(config string) bool {
+	return config == "packet" || config == "packet-store" || strings.HasSuffix(config, "-packet")
+}
+
 func (b *bench) agentYAML(config, work, data, endpoint, api string) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "input:\n  paths: [%q]\n  read-from-beginning: true\n", data)
@@ -331,7 +343,7 @@ func (b *bench) agentYAML(config, work, data, endpoint, api string) string {
 	switch config {
 	case "if1":
 		s.WriteString("  max-in-flight: 1\n")
-	case "packet", "packet-store":
+	case "packet", "packet-store", "rtt20-packet", "rtt100-packet", "rtt600-packet":
 		fmt.Fprintf(&s, "  packet-mode: PACKET\n  compression: gzip\n  encryption: aes_gcm\n  aes-secret-key-base64: %q\n",
 			base64.StdEncoding.EncodeToString(b.key))
 		if config == "packet-store" {

@@ -258,6 +258,19 @@ func (l *loop) claimWanted(now time.Time, hint bool) (jobs, rows int) {
 	return jobs, rows
 }
 
+// jobRows is the rows a job may claim: jobSize, or more when the link
+// can keep more rows in flight than the jobs out would hold (a long
+// link): then the jobs out hold twice the client's link bound, up to
+// maxLinkJobSize rows (and jobBytes) each. A short link's bound is no
+// more than a job, so its jobs stay as they were.
+func (l *loop) jobRows() int {
+	n := l.jobs.size
+	if l.sender != nil {
+		n = max(n, min(2*l.sender.linkRows()/maxJobs, maxLinkJobSize))
+	}
+	return n
+}
+
 // jobBytes bounds the payload bytes of one job (its first row whatever
 // its size), so that the jobs out hold at most maxJobs·jobBytes whatever
 // the size of the events; it also bounds a PACKET job's encoded copy.

@@ -84,12 +84,19 @@ type sendLoop struct {
 	rate     *sendCap
 	capStop  chan struct{}
 	stopOnce sync.Once
+	// held is a settle job gather took from the queue behind the jobs it
+	// joined: the next one to run. Written by gather (on the sender's
+	// goroutine or the look-ahead's, which the sender waits for).
+	held *job
 }
 
 func (s *sendLoop) run(ctx context.Context, jobs <-chan *job, results chan<- *jobResult) {
 	var ahead *encodedJob // taken and encoded while the job before it was in Send
 	for {
 		cur := ahead
+		if cur == nil && s.held != nil {
+			cur, s.held = &encodedJob{job: s.held}, nil
+		}
 		if cur != nil && ctx.Err() != nil {
 			return // stopSender releases every job not come back
 		}
@@ -101,20 +108,141 @@ func (s *sendLoop) run(ctx context.Context, jobs <-chan *job, results chan<- *jo
 				if !ok {
 					return
 				}
-				cur = &encodedJob{job: j}
+				cur = s.gather(ctx, j, jobs, nil)
 			}
 		}
 		var res *jobResult
 		res, ahead = s.do(ctx, cur, jobs)
 		// results has room for every outstanding job: never blocks.
-		results <- res
+		for _, r := range cur.split(res) {
+			results <- r
+		}
 	}
 }
 
+// link is what the output says of its link: how many rows it could
+// keep in flight now (the client's link bound) and its least round trip;
+// zeros when it does not say.
+func (s *sendLoop) link() (rows int, rtt time.Duration) {
+	if c, ok := s.snd.(clientStats); ok {
+		st := c.Stats()
+		return st.LinkBound, st.RoundTrip
+	}
+	return 0, 0
+}
+
+// linkRows is the link's row bound (see link).
+func (s *sendLoop) linkRows() int {
+	rows, _ := s.link()
+	return rows
+}
+
+// Gathering waits: see gather.
+const (
+	gatherWaitShare = 4                      // of the link's round trip
+	gatherWaitMax   = 250 * time.Millisecond // whatever the round trip
+)
+
+// gather joins to j the row jobs queued behind it while their rows stay
+// below what the link can keep in flight: a Send ends only when every
+// batch of it is answered, so on a long link each call leaves the link
+// idle for a round trip, and one call must carry a round trip's worth of
+// rows or more. When the queue runs dry first it waits for more, at most
+// 1/gatherWaitShare of the link's round trip (and gatherWaitMax), or
+// until ctx ends or stop closes: the loop is then most likely committing
+// the results just handed back and claiming the next rows, and that wait
+// costs less than the round trip a short call wastes. On a short link the
+// bound is no more than a job and nothing is joined. A settle job ends
+// the gathering and is held to run next.
+func (s *sendLoop) gather(ctx context.Context, j *job, jobs <-chan *job, stop <-chan struct{}) *encodedJob {
+	e := &encodedJob{job: j}
+	if j.settle != nil {
+		return e
+	}
+	limit, rtt := s.link()
+	rows := len(j.rows)
+	var parts []*job
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for rows < limit && s.held == nil {
+		var next *job
+		ok := true
+		select {
+		case next, ok = <-jobs:
+		default:
+			if rtt <= 0 {
+				limit = 0
+				continue
+			}
+			if timer == nil {
+				timer = time.NewTimer(min(rtt/gatherWaitShare, gatherWaitMax))
+			}
+			select {
+			case next, ok = <-jobs:
+			case <-timer.C:
+				limit = 0
+				continue
+			case <-ctx.Done():
+				limit = 0
+				continue
+			case <-stop:
+				limit = 0
+				continue
+			}
+		}
+		if !ok {
+			limit = 0 // closed: the run loop sees it next
+			continue
+		}
+		if next.settle != nil {
+			s.held = next
+			break
+		}
+		if parts == nil {
+			parts = []*job{j}
+		}
+		parts = append(parts, next)
+		rows += len(next.rows)
+	}
+	if parts == nil {
+		return e
+	}
+	all := make([]row, 0, rows)
+	for _, p := range parts {
+		all = append(all, p.rows...)
+	}
+	e.job, e.parts = &job{rows: all}, parts
+	return e
+}
+
+// split hands each job gathered into e its share of res, in order: one
+// result per job, as the loop expects.
+func (e *encodedJob) split(res *jobResult) []*jobResult {
+	if e.parts == nil {
+		return []*jobResult{res}
+	}
+	out := make([]*jobResult, len(e.parts))
+	off := 0
+	for i, p := range e.parts {
+		r := *res
+		r.job = p
+		r.results = res.results[off : off+len(p.rows) : off+len(p.rows)]
+		off += len(p.rows)
+		out[i] = &r
+	}
+	return out
+}
+
 // encodedJob is a job taken by the sender, with its wire batches once
-// encoded into the arena set (sendLoop.sets) set.
+// encoded into the arena set (sendLoop.sets) set. When gather joined
+// several jobs, job holds their rows in order and parts the jobs.
 type encodedJob struct {
 	job     *job
+	parts   []*job
 	encoded bool
 	batches []transport.Batch
 	failed  map[int]error
@@ -234,7 +362,9 @@ func (s *sendLoop) sendCapped(ctx context.Context, batches []transport.Batch) (s
 // returned, and is what keeps the goroutine from outliving the sender.
 // RAW needs no look-ahead: its batches are the stored payloads.
 func (s *sendLoop) encodeAhead(ctx context.Context, jobs <-chan *job, set int) func() *encodedJob {
-	if _, raw := s.enc.(rawEncoder); raw {
+	if _, raw := s.enc.(rawEncoder); raw || s.held != nil {
+		// A held settle job comes next: nothing queued behind it may
+		// overtake it.
 		return func() *encodedJob { return nil }
 	}
 	sendDone := make(chan struct{})
@@ -246,8 +376,9 @@ func (s *sendLoop) encodeAhead(ctx context.Context, jobs <-chan *job, set int) f
 				got <- nil
 				return
 			}
-			e := &encodedJob{job: j, encoded: true, set: set}
-			e.batches, e.failed = s.encode(j, set, max(1, s.encodeWorkers-1))
+			e := s.gather(ctx, j, jobs, sendDone)
+			e.encoded, e.set = true, set
+			e.batches, e.failed = s.encode(e.job, set, max(1, s.encodeWorkers-1))
 			got <- e
 		case <-sendDone:
 			got <- nil

@@ -154,10 +154,12 @@ func jobSize(o Options) int {
 }
 
 // maxWindowJobSize caps what max-in-flight adds to jobSize; maxBulkJobSize
-// caps what bulk-max-size adds.
+// caps what bulk-max-size adds; maxLinkJobSize caps what a long link adds
+// (loop.jobRows).
 const (
 	maxWindowJobSize = 1024
 	maxBulkJobSize   = 4096
+	maxLinkJobSize   = 4096
 )
 
 func (r *Agent) newSendLoop(snd transport.Sender, enc encoder, nonMode bool) *sendLoop {

@@ -132,8 +132,8 @@ func TestLoadRejects(t *testing.T) {
 		{"max-batch-send-attempts", "output:\n  max-batch-send-attempts: 0" + validInput, "agent.yaml:2:3: output.max-batch-send-attempts: must be > 0, got 0"},
 		{"max-reconnect-cycles", "output:\n  max-reconnect-cycles: 0" + validInput, "agent.yaml:2:3: output.max-reconnect-cycles: must be > 0, got 0"},
 		{"max-backoff below initial", "output:\n  initial-backoff-ms: 500\n  max-backoff-ms: 100" + validInput, "agent.yaml:3:3: output.max-backoff-ms: must be >= initial-backoff-ms (500), got 100"},
-		{"max-in-flight 0", "output:\n  max-in-flight: 0" + validInput, "agent.yaml:2:3: output.max-in-flight: must be between 1 and 4096, got 0"},
-		{"max-in-flight 4097", "output:\n  max-in-flight: 4097" + validInput, "agent.yaml:2:3: output.max-in-flight: must be between 1 and 4096, got 4097"},
+		{"max-in-flight 0", "output:\n  max-in-flight: 0" + validInput, "agent.yaml:2:3: output.max-in-flight: must be between 1 and 65536, got 0"},
+		{"max-in-flight 4097", "output:\n  max-in-flight: 65537" + validInput, "agent.yaml:2:3: output.max-in-flight: must be between 1 and 65536, got 65537"},
 		{"tls cert without key", "output:\n  type: transport\n  endpoint: h:1\n  token: t\n  tls:\n    enabled: true\n    cert-file: /c.pem" + validInput, "agent.yaml:5:3: output.tls.key-file: required when cert-file is set"},
 
 		// Log.

@@ -80,7 +80,7 @@ func TestDefaults(t *testing.T) {
 		{"output.initial-backoff-ms", out.Client.InitialBackoff, 100 * time.Millisecond},
 		{"output.max-backoff-ms", out.Client.MaxBackoff, 30 * time.Second},
 		{"output.max-reconnect-cycles", out.Client.MaxReconnectCycles, 16},
-		{"output.max-in-flight", out.Client.MaxInFlight, 1024},
+		{"output.max-in-flight", out.Client.MaxInFlight, 32768},
 		{"output.packet-mode", out.PacketMode.Value, codec.ModeRaw},
 		{"output.compression", out.Compression.Value, codec.CompressionGzip},
 		{"output.compression-level", out.CompressionLevel, codec.DefaultLevel},

@@ -29,7 +29,7 @@ func TestConsoleKeepsTransportKeys(t *testing.T) {
 	if cfg.Output.Type != output.TypeConsole || !ok {
 		t.Fatalf("output %q with %T", cfg.Output.Type, cfg.Output.Options)
 	}
-	if cc.Transport.Client.Endpoint != "127.0.0.1:9999" || cc.Transport.Client.MaxInFlight != 1024 {
+	if cc.Transport.Client.Endpoint != "127.0.0.1:9999" || cc.Transport.Client.MaxInFlight != 32768 {
 		t.Errorf("transport keys not kept: %+v", cc.Transport.Client)
 	}
 }
@@ -58,8 +58,8 @@ func TestConsoleChecksOnlyNumbers(t *testing.T) {
 		t.Errorf("type %q", cfg.Output.Type)
 	}
 	for _, typ := range []string{"console", "transport"} {
-		_, _, err := loadText(t, "output:\n  type: "+typ+"\n  endpoint: h:1\n  token: t\n  max-in-flight: 4097\n"+minimal)
-		if want := "agent.yaml:5:3: output.max-in-flight: must be between 1 and 4096, got 4097"; err == nil || !strings.Contains(err.Error(), want) {
+		_, _, err := loadText(t, "output:\n  type: "+typ+"\n  endpoint: h:1\n  token: t\n  max-in-flight: 65537\n"+minimal)
+		if want := "agent.yaml:5:3: output.max-in-flight: must be between 1 and 65536, got 65537"; err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", typ, err, want)
 		}
 	}

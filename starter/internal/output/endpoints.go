@@ -540,7 +540,8 @@ func (e *Endpoints) Endpoints() []EndpointStatus {
 	return out
 }
 
-// Stats sums the clients' counters; Window is the largest.
+// Stats sums the clients' counters; Window, LinkBound and RoundTrip are
+// the largest.
 func (e *Endpoints) Stats() client.Stats {
 	var s client.Stats
 	for _, ep := range e.eps {
@@ -554,6 +555,8 @@ func (e *Endpoints) Stats() client.Stats {
 		s.QueueFull += c.QueueFull
 		s.Failures += c.Failures
 		s.Window = max(s.Window, c.Window)
+		s.LinkBound = max(s.LinkBound, c.LinkBound)
+		s.RoundTrip = max(s.RoundTrip, c.RoundTrip)
 		s.PeakInFlight = max(s.PeakInFlight, c.PeakInFlight)
 	}
 	return s
