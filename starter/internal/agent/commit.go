@@ -258,13 +258,17 @@ func (l *loop) claimWanted(now time.Time, hint bool) (jobs, rows int) {
 	return jobs, rows
 }
 
-// jobRows is the rows a job may claim: jobSize, or more when the link
-// can keep more rows in flight than the jobs out would hold (a long
-// link): then the jobs out hold twice the client's link bound, up to
-// maxLinkJobSize rows (and jobBytes) each. A short link's bound is no
-// more than a job, so its jobs stay as they were.
+// jobRows is the rows a job may claim: jobSize, or more when
+//   - the commit group grew past groupJobs jobs on a slow disk: a
+//     groupJobs-th of the group (at most maxBulkJobSize, the largest job
+//     bulk-max-size may ask for), so that a commit hands out what it
+//     appends;
+//   - the link can keep more rows in flight than the jobs out would hold
+//     (a long link): the jobs out then hold twice the client's link
+//     bound, up to maxLinkJobSize rows (and jobBytes) each. A short
+//     link's bound is no more than a job.
 func (l *loop) jobRows() int {
-	n := l.jobs.size
+	n := max(l.jobs.size, min((l.group.size+groupJobs-1)/groupJobs, maxBulkJobSize))
 	if l.sender != nil {
 		n = max(n, min(2*l.sender.linkRows()/maxJobs, maxLinkJobSize))
 	}

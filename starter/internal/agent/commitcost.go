@@ -86,14 +86,6 @@ func (l *loop) noteCommitCost(p *plan) {
 	l.r.pub.set(func(pub *published) { pub.commit = est })
 }
 
-// jobRows is how many rows a claimed job may hold: the job size, or a
-// groupJobs-th of the group when the group grew past groupJobs jobs on a
-// slow disk, so that a commit hands out what it appends (at most
-// maxBulkJobSize, the largest job bulk-max-size may ask for).
-func (l *loop) jobRows() int {
-	return max(l.jobs.size, min((l.group.size+groupJobs-1)/groupJobs, maxBulkJobSize))
-}
-
 // FastGroup is the most events a WAL commit group holds while the disk's
 // fsync is cheap, with these settings; out is the output's config (its
 // window sizes the jobs). `edge-agent check disk` reads a disk against it.
