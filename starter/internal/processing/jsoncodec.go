@@ -1,6 +1,7 @@
 package processing
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -29,6 +30,27 @@ type jsonReader struct {
 // readJSON parses exactly one JSON value from b (surrounding space
 // allowed).
 func readJSON(b []byte) (any, error) { return readJSONString(string(b)) }
+
+// readObjectInto parses exactly one JSON object from b into m, which
+// must be empty; on an error m holds part of the object.
+func readObjectInto(b []byte, m map[string]any) error {
+	r := jsonReader{s: string(b)}
+	r.space()
+	if r.i >= len(r.s) || r.s[r.i] != '{' {
+		return errNotObject
+	}
+	if _, err := r.objectInto(m); err != nil {
+		return err
+	}
+	r.space()
+	if r.i != len(r.s) {
+		return fmt.Errorf("text after the JSON value at byte %d", r.i)
+	}
+	return nil
+}
+
+// errNotObject: the event JSON is valid or not, but no object.
+var errNotObject = errors.New("not an object")
 
 // readJSONString parses exactly one JSON value from s. Keys and strings
 // without escapes are substrings of s, so a value costs no allocation of
@@ -92,11 +114,16 @@ func (r *jsonReader) word(w string) error {
 }
 
 func (r *jsonReader) object() (any, error) {
+	return r.objectInto(make(map[string]any, 8))
+}
+
+// objectInto reads an object's members into m, which the caller gives
+// empty (a map it reuses).
+func (r *jsonReader) objectInto(m map[string]any) (any, error) {
 	if r.depth++; r.depth > maxDepth {
 		return nil, fmt.Errorf("JSON nested deeper than %d at byte %d", maxDepth, r.i)
 	}
 	r.i++ // {
-	m := make(map[string]any, 8)
 	r.space()
 	if r.i < len(r.s) && r.s[r.i] == '}' {
 		r.i++
