@@ -433,22 +433,23 @@ func appendValue(dst []byte, v any, depth int) ([]byte, error) {
 	case float64:
 		return appendFloat(dst, x)
 	case map[string]any:
-		// Events have a few keys: sort them on the stack.
-		var small [16]string
-		keys := small[:0]
-		for k := range x {
-			keys = append(keys, k)
+		// Events have a few keys: sort the members on the stack, taken
+		// with their values so no key is looked up again.
+		var small [16]member
+		ms := small[:0]
+		for k, v := range x {
+			ms = append(ms, member{k, v})
 		}
-		slices.Sort(keys)
+		slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.k, b.k) })
 		dst = append(dst, '{')
-		for i, k := range keys {
+		for i := range ms {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendString(dst, k)
+			dst = appendString(dst, ms[i].k)
 			dst = append(dst, ':')
 			var err error
-			if dst, err = appendValue(dst, x[k], depth+1); err != nil {
+			if dst, err = appendValue(dst, ms[i].v, depth+1); err != nil {
 				return dst, err
 			}
 		}
@@ -475,6 +476,12 @@ func appendValue(dst []byte, v any, depth int) ([]byte, error) {
 		return dst, err
 	}
 	return append(dst, b...), nil
+}
+
+// member is an object's key and value, as the writer orders them.
+type member struct {
+	k string
+	v any
 }
 
 // appendFloat writes f as encoding/json does.
