@@ -25,6 +25,7 @@ type jsonReader struct {
 	s     string
 	i     int
 	depth int
+	buf   strings.Builder // the text of escaped strings, see escaped
 }
 
 // readJSON parses exactly one JSON value from b (surrounding space
@@ -243,17 +244,14 @@ func (r *jsonReader) str() (string, error) {
 // escaped finishes a string with escapes, from start (after the quote);
 // the text from start to r.i needs none.
 func (r *jsonReader) escaped(start int, ascii bool) (string, error) {
-	// The unescaped text is no longer than the escaped one: size the
-	// buffer once, to the closing quote.
-	end := r.i
-	for end < len(r.s) && r.s[end] != '"' {
-		if r.s[end] == '\\' {
-			end++
-		}
-		end++
+	// Every escaped string of the input goes into one buffer: unescaped
+	// text is no longer than the input left, so it is sized once. A string
+	// handed out is never written again, only appended to.
+	b := &r.buf
+	if b.Cap() == 0 {
+		b.Grow(len(r.s) - start)
 	}
-	var b strings.Builder
-	b.Grow(min(end, len(r.s)) - start)
+	mark := b.Len()
 	b.WriteString(r.s[start:r.i])
 	for r.i < len(r.s) {
 		// Copy the run up to the next byte that needs a look.
@@ -269,7 +267,7 @@ func (r *jsonReader) escaped(start int, ascii bool) (string, error) {
 		switch {
 		case c == '"':
 			r.i++
-			if s := b.String(); !ascii {
+			if s := b.String()[mark:]; !ascii {
 				return toValidUTF8(s), nil
 			} else {
 				return s, nil
