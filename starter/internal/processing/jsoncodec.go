@@ -405,7 +405,32 @@ func (r *jsonReader) number() (any, error) {
 			return nil, r.fail()
 		}
 	}
+	if isInt {
+		if v, ok := smallInt(r.s[start:r.i]); ok {
+			return v, nil
+		}
+	}
 	return numberOf(r.s[start:r.i], isInt), nil
+}
+
+// smallInt is the value of a JSON integer of at most 18 digits, which
+// int64 always holds, without strconv's general path.
+func smallInt(s string) (int64, bool) {
+	neg := s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	if len(s) > 18 {
+		return 0, false
+	}
+	var v int64
+	for i := 0; i < len(s); i++ {
+		v = v*10 + int64(s[i]-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 // writeJSON appends v's JSON.
