@@ -27,6 +27,8 @@ const (
 type item struct {
 	ev  event
 	seq uint64
+	// spare is an empty map of an event before, for the parser's object.
+	spare map[string]any
 }
 
 // processor is one step. apply may change it.ev; a held item is the
@@ -203,6 +205,14 @@ func (c *Chain) recycle(it *item) {
 	if len(it.ev.fields) > maxSpareFields {
 		// A map keeps the room it grew to, and clearing costs that room.
 		return
+	}
+	if m, ok := it.ev.fields[defaultField].(map[string]any); ok && it.spare == nil && len(m) <= maxSpareFields {
+		n := len(it.ev.fields)
+		clear(m)
+		if len(it.ev.fields) == n {
+			// m is not the event's own map (an expression can store that).
+			it.spare = m
+		}
 	}
 	clear(it.ev.fields)
 	c.spare = it

@@ -258,3 +258,29 @@ func TestNoFieldCarriesOverToTheNextEvent(t *testing.T) {
 		}
 	}
 }
+
+// An expression can store the event in itself; the next event must still
+// be read into a map of its own.
+func TestAnEventStoredInItselfLeavesTheNextOneWhole(t *testing.T) {
+	c := mustChain(t,
+		Step{Parse: &ParseConfig{Format: "json"}},
+		Step{SetExpr: map[string]string{"payload": `payload.self ? $env : payload`}},
+	)
+	raw := func(s string) input.Event { return input.Event{Payload: []byte(s)} }
+	in := []input.Event{
+		raw(`{"a":1,"payload":"{\"self\":true}"}`),
+		raw(`{"b":2,"payload":"{\"self\":false,\"k\":\"v\"}"}`),
+		raw(`{"c":3,"payload":"{\"self\":false}"}`),
+	}
+	out := c.Process(in, 0, t0)
+	want := []string{
+		`{"a":1,"payload":"{\"self\":true}"}`, // no encoding: the input's bytes
+		`{"b":2,"payload":{"k":"v","self":false}}`,
+		`{"c":3,"payload":{"self":false}}`,
+	}
+	for i, w := range want {
+		if got := string(out[i].Payload); got != w {
+			t.Errorf("event %d = %s; want %s", i, got, w)
+		}
+	}
+}

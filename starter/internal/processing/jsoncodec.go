@@ -50,6 +50,25 @@ func readObjectInto(b []byte, m map[string]any) error {
 	return nil
 }
 
+// readObjectStringInto is readJSONString for text that holds an
+// object, read into m, which must be empty; ok is false when s holds no
+// object (m is untouched then). On an error m holds part of the object.
+func readObjectStringInto(s string, m map[string]any) (ok bool, err error) {
+	r := jsonReader{s: s}
+	r.space()
+	if r.i >= len(r.s) || r.s[r.i] != '{' {
+		return false, nil
+	}
+	if _, err := r.objectInto(m); err != nil {
+		return true, err
+	}
+	r.space()
+	if r.i != len(r.s) {
+		return true, fmt.Errorf("text after the JSON value at byte %d", r.i)
+	}
+	return true, nil
+}
+
 // errNotObject: the event JSON is valid or not, but no object.
 var errNotObject = errors.New("not an object")
 
