@@ -27,6 +27,8 @@ const (
 type item struct {
 	ev  event
 	seq uint64
+	// spare is an empty map of an event before, for the parser's object.
+	spare map[string]any
 }
 
 // processor is one step. apply may change it.ev; a held item is the
@@ -62,6 +64,8 @@ type Chain struct {
 	heldCount   map[uint64]int
 	stash       []stashed // positions after the oldest held event, in order
 	undecodable atomic.Uint64
+	// spare is the item of the last event no step kept.
+	spare *item
 }
 
 type stashed struct {
@@ -161,13 +165,24 @@ func (c *Chain) Holding() bool { return c != nil && len(c.heldCount) > 0 }
 
 // processOne runs one event with a payload through every step.
 func (c *Chain) processOne(ev *input.Event, seq uint64, now time.Time) {
-	fields, err := decodeEvent(ev.Payload)
+	it := c.spare
+	if it == nil {
+		it = &item{ev: event{fields: make(map[string]any, 8)}}
+	}
+	c.spare = nil
+	it.seq, it.ev.dirty = seq, false
+	err := readObjectInto(ev.Payload, it.ev.fields)
 	if err != nil {
 		c.undecodable.Add(1)
+		c.recycle(it)
 		return
 	}
-	it := &item{ev: event{fields: fields}, seq: seq}
-	if v := c.run(it, 0, now); v != pass {
+	v := c.run(it, 0, now)
+	if v != held {
+		// A held item is the holder's: the next event gets one of its own.
+		defer c.recycle(it)
+	}
+	if v != pass {
 		ev.Payload = nil
 		return
 	}
@@ -183,6 +198,29 @@ func (c *Chain) processOne(ev *input.Event, seq uint64, now time.Time) {
 		ev.Payload = b
 	}
 }
+
+// recycle keeps it, no longer referenced by any step, for the next
+// event: its map's storage is reused, its values let go.
+func (c *Chain) recycle(it *item) {
+	if len(it.ev.fields) > maxSpareFields {
+		// A map keeps the room it grew to, and clearing costs that room.
+		return
+	}
+	if m, ok := it.ev.fields[defaultField].(map[string]any); ok && it.spare == nil && len(m) <= maxSpareFields {
+		n := len(it.ev.fields)
+		clear(m)
+		if len(it.ev.fields) == n {
+			// m is not the event's own map (an expression can store that).
+			it.spare = m
+		}
+	}
+	clear(it.ev.fields)
+	c.spare = it
+}
+
+// maxSpareFields bounds the top-level fields of an event whose map is
+// reused.
+const maxSpareFields = 64
 
 // run applies steps from..end to it.
 func (c *Chain) run(it *item, from int, now time.Time) verdict {

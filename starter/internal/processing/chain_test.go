@@ -204,3 +204,83 @@ func checkIdentity(t *testing.T, c *Chain) {
 		}
 	}
 }
+
+// The chain reuses an event's storage for the next one: nothing of one
+// event, whatever became of it, may show in a later one.
+func TestNoFieldCarriesOverToTheNextEvent(t *testing.T) {
+	raw := func(s string) input.Event { return input.Event{Payload: []byte(s)} }
+	c := mustChain(t,
+		Step{Parse: &ParseConfig{Format: "json"}},
+		Step{Drop: `payload.level == "debug"`},
+	)
+	in := []input.Event{
+		raw(`{"a":1,"payload":"{\"level\":\"info\"}"}`),
+		raw(`{"b":2,"payload":"{\"level\":\"debug\"}"}`),
+		raw(`{"c":3,"payload":"not json"}`),
+		raw(`{"d":4,"payload":`), // undecodable after d
+		raw(`{"payload":"{}"}`),
+	}
+	out := c.Process(in, 0, t0)
+	want := []string{
+		`{"a":1,"payload":{"level":"info"}}`,
+		``,
+		`{"_parse_error":"json: invalid JSON at byte 0","c":3,"payload":"not json"}`,
+		`{"d":4,"payload":`,
+		`{"payload":{}}`,
+	}
+	for i, w := range want {
+		if got := string(out[i].Payload); got != w {
+			t.Errorf("event %d = %s; want %s", i, got, w)
+		}
+	}
+
+	// A held event keeps its fields while later events pass the chain.
+	c = mustChain(t,
+		Step{Parse: &ParseConfig{Format: "json"}},
+		Step{Dedup: &DedupConfig{Key: "payload.k", Window: time.Hour}},
+	)
+	out = c.Process([]input.Event{
+		raw(`{"x":1,"payload":"{\"k\":\"a\"}"}`),
+		raw(`{"y":2,"payload":"{\"k\":\"a\"}"}`),
+		raw(`{"z":3,"payload":"{\"k\":\"b\"}"}`),
+	}, 0, t0)
+	out = c.Flush(out[:0], t0)
+	held := []string{
+		`{"_first_ts":1767323045000,"_last_ts":1767323045000,"_repeats":2,"payload":{"k":"a"},"x":1}`,
+		`{"_first_ts":1767323045000,"_last_ts":1767323045000,"_repeats":1,"payload":{"k":"b"},"z":3}`,
+	}
+	if len(out) != len(held) {
+		t.Fatalf("flushed %d events; want %d", len(out), len(held))
+	}
+	for i, w := range held {
+		if got := string(out[i].Payload); got != w {
+			t.Errorf("held event %d = %s; want %s", i, got, w)
+		}
+	}
+}
+
+// An expression can store the event in itself; the next event must still
+// be read into a map of its own.
+func TestAnEventStoredInItselfLeavesTheNextOneWhole(t *testing.T) {
+	c := mustChain(t,
+		Step{Parse: &ParseConfig{Format: "json"}},
+		Step{SetExpr: map[string]string{"payload": `payload.self ? $env : payload`}},
+	)
+	raw := func(s string) input.Event { return input.Event{Payload: []byte(s)} }
+	in := []input.Event{
+		raw(`{"a":1,"payload":"{\"self\":true}"}`),
+		raw(`{"b":2,"payload":"{\"self\":false,\"k\":\"v\"}"}`),
+		raw(`{"c":3,"payload":"{\"self\":false}"}`),
+	}
+	out := c.Process(in, 0, t0)
+	want := []string{
+		`{"a":1,"payload":"{\"self\":true}"}`, // no encoding: the input's bytes
+		`{"b":2,"payload":{"k":"v","self":false}}`,
+		`{"c":3,"payload":{"self":false}}`,
+	}
+	for i, w := range want {
+		if got := string(out[i].Payload); got != w {
+			t.Errorf("event %d = %s; want %s", i, got, w)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package processing
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -24,11 +25,52 @@ type jsonReader struct {
 	s     string
 	i     int
 	depth int
+	buf   strings.Builder // the text of escaped strings, see escaped
 }
 
 // readJSON parses exactly one JSON value from b (surrounding space
 // allowed).
 func readJSON(b []byte) (any, error) { return readJSONString(string(b)) }
+
+// readObjectInto parses exactly one JSON object from b into m, which
+// must be empty; on an error m holds part of the object.
+func readObjectInto(b []byte, m map[string]any) error {
+	r := jsonReader{s: string(b)}
+	r.space()
+	if r.i >= len(r.s) || r.s[r.i] != '{' {
+		return errNotObject
+	}
+	if _, err := r.objectInto(m); err != nil {
+		return err
+	}
+	r.space()
+	if r.i != len(r.s) {
+		return fmt.Errorf("text after the JSON value at byte %d", r.i)
+	}
+	return nil
+}
+
+// readObjectStringInto is readJSONString for text that holds an
+// object, read into m, which must be empty; ok is false when s holds no
+// object (m is untouched then). On an error m holds part of the object.
+func readObjectStringInto(s string, m map[string]any) (ok bool, err error) {
+	r := jsonReader{s: s}
+	r.space()
+	if r.i >= len(r.s) || r.s[r.i] != '{' {
+		return false, nil
+	}
+	if _, err := r.objectInto(m); err != nil {
+		return true, err
+	}
+	r.space()
+	if r.i != len(r.s) {
+		return true, fmt.Errorf("text after the JSON value at byte %d", r.i)
+	}
+	return true, nil
+}
+
+// errNotObject: the event JSON is valid or not, but no object.
+var errNotObject = errors.New("not an object")
 
 // readJSONString parses exactly one JSON value from s. Keys and strings
 // without escapes are substrings of s, so a value costs no allocation of
@@ -92,11 +134,16 @@ func (r *jsonReader) word(w string) error {
 }
 
 func (r *jsonReader) object() (any, error) {
+	return r.objectInto(make(map[string]any, 8))
+}
+
+// objectInto reads an object's members into m, which the caller gives
+// empty (a map it reuses).
+func (r *jsonReader) objectInto(m map[string]any) (any, error) {
 	if r.depth++; r.depth > maxDepth {
 		return nil, fmt.Errorf("JSON nested deeper than %d at byte %d", maxDepth, r.i)
 	}
 	r.i++ // {
-	m := make(map[string]any, 8)
 	r.space()
 	if r.i < len(r.s) && r.s[r.i] == '}' {
 		r.i++
@@ -216,17 +263,14 @@ func (r *jsonReader) str() (string, error) {
 // escaped finishes a string with escapes, from start (after the quote);
 // the text from start to r.i needs none.
 func (r *jsonReader) escaped(start int, ascii bool) (string, error) {
-	// The unescaped text is no longer than the escaped one: size the
-	// buffer once, to the closing quote.
-	end := r.i
-	for end < len(r.s) && r.s[end] != '"' {
-		if r.s[end] == '\\' {
-			end++
-		}
-		end++
+	// Every escaped string of the input goes into one buffer: unescaped
+	// text is no longer than the input left, so it is sized once. A string
+	// handed out is never written again, only appended to.
+	b := &r.buf
+	if b.Cap() == 0 {
+		b.Grow(len(r.s) - start)
 	}
-	var b strings.Builder
-	b.Grow(min(end, len(r.s)) - start)
+	mark := b.Len()
 	b.WriteString(r.s[start:r.i])
 	for r.i < len(r.s) {
 		// Copy the run up to the next byte that needs a look.
@@ -242,7 +286,7 @@ func (r *jsonReader) escaped(start int, ascii bool) (string, error) {
 		switch {
 		case c == '"':
 			r.i++
-			if s := b.String(); !ascii {
+			if s := b.String()[mark:]; !ascii {
 				return toValidUTF8(s), nil
 			} else {
 				return s, nil
@@ -380,7 +424,32 @@ func (r *jsonReader) number() (any, error) {
 			return nil, r.fail()
 		}
 	}
+	if isInt {
+		if v, ok := smallInt(r.s[start:r.i]); ok {
+			return v, nil
+		}
+	}
 	return numberOf(r.s[start:r.i], isInt), nil
+}
+
+// smallInt is the value of a JSON integer of at most 18 digits, which
+// int64 always holds, without strconv's general path.
+func smallInt(s string) (int64, bool) {
+	neg := s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	if len(s) > 18 {
+		return 0, false
+	}
+	var v int64
+	for i := 0; i < len(s); i++ {
+		v = v*10 + int64(s[i]-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 // writeJSON appends v's JSON.
@@ -406,22 +475,23 @@ func appendValue(dst []byte, v any, depth int) ([]byte, error) {
 	case float64:
 		return appendFloat(dst, x)
 	case map[string]any:
-		// Events have a few keys: sort them on the stack.
-		var small [16]string
-		keys := small[:0]
-		for k := range x {
-			keys = append(keys, k)
+		// Events have a few keys: sort the members on the stack, taken
+		// with their values so no key is looked up again.
+		var small [16]member
+		ms := small[:0]
+		for k, v := range x {
+			ms = append(ms, member{k, v})
 		}
-		slices.Sort(keys)
+		slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.k, b.k) })
 		dst = append(dst, '{')
-		for i, k := range keys {
+		for i := range ms {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendString(dst, k)
+			dst = appendString(dst, ms[i].k)
 			dst = append(dst, ':')
 			var err error
-			if dst, err = appendValue(dst, x[k], depth+1); err != nil {
+			if dst, err = appendValue(dst, ms[i].v, depth+1); err != nil {
 				return dst, err
 			}
 		}
@@ -448,6 +518,12 @@ func appendValue(dst []byte, v any, depth int) ([]byte, error) {
 		return dst, err
 	}
 	return append(dst, b...), nil
+}
+
+// member is an object's key and value, as the writer orders them.
+type member struct {
+	k string
+	v any
 }
 
 // appendFloat writes f as encoding/json does.

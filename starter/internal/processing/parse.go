@@ -111,6 +111,17 @@ func (p *parser) apply(it *item, _ time.Time) verdict {
 		err = fmt.Errorf("field %s is not text", p.field)
 	case len(s) > maxParseBytes:
 		err = fmt.Errorf("%d bytes, more than %d", len(s), maxParseBytes)
+	case p.format == "json" && it.spare != nil:
+		// An object is read into the map the chain kept from an event
+		// before; anything else as by p.parse.
+		var isObj bool
+		if isObj, err = readObjectStringInto(s, it.spare); !isObj {
+			out, err = p.parse(s)
+		} else if err != nil {
+			clear(it.spare)
+		} else {
+			out, it.spare = it.spare, nil
+		}
 	default:
 		out, err = p.parse(s)
 	}
