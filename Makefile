@@ -159,7 +159,7 @@ bench-processing: build ## print the typical processor chain's CPU-s per 1M line
 # The OpenTelemetry Collector for the peers table: built with its builder
 # from bench/peers/otelcol-builder.yaml at the pinned release into
 # build/otelcol, once; a new OTELCOL_VERSION (or manifest) builds it again.
-OTELCOL_VERSION := v0.161.0
+OTELCOL_VERSION := v0.165.0
 OTELCOL_DIR     := build/otelcol
 .PHONY: otelcol bench-peers bench-peers-edge
 
