@@ -176,18 +176,20 @@ otelcol: ## build the OpenTelemetry Collector (pinned; filelog, file_storage, ot
 		echo "== the OpenTelemetry Collector built in $$(( $$(date +%s) - start )) s"; \
 	fi
 
-# The peers table of docs/performance.md (Linux; about 10 min at the
+# The peers table of docs/performance.md (Linux; about 7 min at the
 # defaults): N generated JSON lines through the agent and the collector,
-# both durable, plain and with the typical chain, RUNS runs each.
+# both durable, plain and with the typical chain, RUNS runs each; ROWS
+# picks rows (`go run ./cmd/bench-peers -h` in bench/).
 bench-peers: build otelcol ## print the agent beside the OpenTelemetry Collector, plain and with the typical processor chain
 	cd bench && $(GO) run ./cmd/bench-peers -agent ../bin/edge-agent -otelcol ../$(OTELCOL_DIR)/otelcol-peers \
-		-n '$(or $(N),1000000)' -runs '$(or $(RUNS),3)' $(if $(ROWS),-rows '$(ROWS)')
+		-n '$(or $(N),300000)' -runs '$(or $(RUNS),3)' $(if $(ROWS),-rows '$(ROWS)')
 
-# The same two peers plain with every fsync delayed 10 and 30 ms (strace).
+# The same two peers plain with every fsync delayed 10 and 30 ms (strace;
+# about 4 min at the defaults: the collector syncs often).
 PEERS_EDGE_ROWS := agent-plain-fsync10,otel-plain-fsync10,agent-plain-fsync30,otel-plain-fsync30
 bench-peers-edge: build otelcol ## print the agent beside the OpenTelemetry Collector with fsync delayed 10 and 30 ms
 	cd bench && $(GO) run ./cmd/bench-peers -agent ../bin/edge-agent -otelcol ../$(OTELCOL_DIR)/otelcol-peers \
-		-n '$(or $(N),300000)' -runs '$(or $(RUNS),3)' -rows '$(or $(ROWS),$(PEERS_EDGE_ROWS))'
+		-n '$(or $(N),20000)' -runs '$(or $(RUNS),3)' -rows '$(or $(ROWS),$(PEERS_EDGE_ROWS))'
 
 bench-flash: build ## print the agent's disk writes per input byte at 1, 10, 100, 10,000 lines/s and full speed
 	cd bench && N='$(N)' FLASH_RATES='$(FLASH_RATES)' FLASH_WINDOW='$(FLASH_WINDOW)' \

@@ -94,7 +94,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.agent, "agent", "../bin/edge-agent", "the agent binary")
 	fs.StringVar(&o.otelcol, "otelcol", "../build/otelcol/otelcol-peers", "the collector binary (make otelcol)")
 	fs.StringVar(&o.peersDir, "peers", "peers", "the directory of the peers' config templates")
-	fs.IntVar(&o.n, "n", 1_000_000, "lines per run")
+	fs.IntVar(&o.n, "n", 300_000, "lines per run")
 	fs.IntVar(&o.runs, "runs", 3, "runs per row; each row shows the median and min..max")
 	rows := fs.String("rows", strings.Join(rowNames, ","), "comma-separated rows:\n"+rowHelp)
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "give up a run after this long")

@@ -145,7 +145,7 @@ func runOne(o options, r row, i int, bin, root, data string) (result, error) {
 	go func() { exited <- cmd.Wait() }()
 	if r.delay > 0 {
 		// Measure and stop the peer, strace's child, not strace.
-		if pid, err = tracee(ctx, pid); err != nil {
+		if pid, err = tracee(ctx, pid, bin); err != nil {
 			_ = cmd.Process.Kill() // strace's PID only
 			<-exited
 			return res, err
@@ -203,22 +203,31 @@ func runOne(o options, r row, i int, bin, root, data string) (result, error) {
 	}
 }
 
-// tracee returns the PID of strace's child, once strace has started it.
-func tracee(ctx context.Context, stracePID int) (int, error) {
+// tracee returns the PID of strace's child that runs bin: strace forks
+// short-lived probes of its own at start, so the first child may not be it.
+func tracee(ctx context.Context, stracePID int, bin string) (int, error) {
 	path := fmt.Sprintf("/proc/%d/task/%d/children", stracePID, stracePID)
-	for range 500 { // 10 s at most
+	for range 1000 { // 10 s at most
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return 0, fmt.Errorf("strace's children: %w", err)
 		}
-		if f := strings.Fields(string(b)); len(f) > 0 {
-			return strconv.Atoi(f[0])
+		for _, f := range strings.Fields(string(b)) {
+			pid, err := strconv.Atoi(f)
+			if err != nil {
+				continue
+			}
+			// Once it has exec'd, its first argument is bin.
+			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			if arg0, _, _ := strings.Cut(string(cmdline), "\x00"); arg0 == bin {
+				return pid, nil
+			}
 		}
 		select {
 		case <-ctx.Done():
 			return 0, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	return 0, fmt.Errorf("strace (PID %d) started no child in 10 s", stracePID)
+	return 0, fmt.Errorf("strace (PID %d) started no %s in 10 s", stracePID, bin)
 }
