@@ -7,6 +7,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -222,6 +224,27 @@ func TestParseRow(t *testing.T) {
 	for _, name := range []string{"fluentbit-plain", "agent", "otel-chain-fsync3", "agent-dedup"} {
 		if _, err := parseRow(name); err == nil {
 			t.Errorf("parseRow(%q) = nil error", name)
+		}
+	}
+}
+
+// Every row's config template is in bench/peers and has every
+// placeholder runOne fills in, so no row starts a peer on a path of
+// another run.
+func TestTemplates(t *testing.T) {
+	for _, name := range rowNames {
+		r, err := parseRow(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := os.ReadFile(filepath.Join("..", "..", "peers", templateName(r)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ph := range []string{"@FILE@", "@WORK@", "@ENDPOINT@"} {
+			if !strings.Contains(string(text), ph) {
+				t.Errorf("%s: no %s", templateName(r), ph)
+			}
 		}
 	}
 }

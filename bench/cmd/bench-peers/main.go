@@ -66,6 +66,16 @@ func parseRow(name string) (row, error) {
 	return r, nil
 }
 
+// templateName is the file in the peers directory that row r's config
+// is made from.
+func templateName(r row) string {
+	peer := map[string]string{"agent": "agent-", "otel": "otelcol-"}[r.peer]
+	if r.chain {
+		return peer + "chain.yaml"
+	}
+	return peer + "plain.yaml"
+}
+
 type options struct {
 	agent    string
 	otelcol  string

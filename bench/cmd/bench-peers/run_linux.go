@@ -108,7 +108,7 @@ func runOne(o options, r row, i int, bin, root, data string) (result, error) {
 		endpoint = s.addr
 	}
 
-	tmpl := map[string]string{"agent": "agent-", "otel": "otelcol-"}[r.peer] + map[bool]string{false: "plain", true: "chain"}[r.chain] + ".yaml"
+	tmpl := templateName(r)
 	text, err := os.ReadFile(filepath.Join(o.peersDir, tmpl))
 	if err != nil {
 		return res, fmt.Errorf("read the %s config template: %w", r.peer, err)
