@@ -156,6 +156,41 @@ bench-relay: build ## print the relay's lines/s, CPU-s per 1M lines, peak RSS, R
 bench-processing: build ## print the typical processor chain's CPU-s per 1M lines next to the same lines without processors (edge-agent process)
 	cd bench && $(GO) run ./cmd/bench-processing -agent ../bin/edge-agent -n '$(or $(N),1000000)' -runs '$(or $(RUNS),3)'
 
+# The OpenTelemetry Collector for the peers table: built with its builder
+# from bench/peers/otelcol-builder.yaml at the pinned release into
+# build/otelcol, once; a new OTELCOL_VERSION (or manifest) builds it again.
+OTELCOL_VERSION := v0.165.0
+OTELCOL_DIR     := build/otelcol
+.PHONY: otelcol bench-peers bench-peers-edge
+
+otelcol: ## build the OpenTelemetry Collector (pinned; filelog, file_storage, otlphttp, transform, filter, redaction, attributes) into build/otelcol
+	stamp="$(OTELCOL_VERSION) $$(sha256sum bench/peers/otelcol-builder.yaml | cut -c1-16)"; \
+	if [ "$$(cat $(OTELCOL_DIR)/VERSION 2>/dev/null)" != "$$stamp" ]; then \
+		echo "== building the OpenTelemetry Collector $(OTELCOL_VERSION) into $(OTELCOL_DIR) (once; minutes)"; \
+		start=$$(date +%s); rm -rf $(OTELCOL_DIR); mkdir -p $(OTELCOL_DIR); \
+		GOWORK=off GOBIN=$(abspath $(OTELCOL_DIR))/tools $(GO) install go.opentelemetry.io/collector/cmd/builder@$(OTELCOL_VERSION) && \
+		sed 's|OUTPUT_PATH|$(abspath $(OTELCOL_DIR))/src|' bench/peers/otelcol-builder.yaml > $(OTELCOL_DIR)/manifest.yaml && \
+		GOWORK=off CGO_ENABLED=0 $(OTELCOL_DIR)/tools/builder --config $(OTELCOL_DIR)/manifest.yaml && \
+		cp $(OTELCOL_DIR)/src/otelcol-peers $(OTELCOL_DIR)/otelcol-peers && \
+		echo "$$stamp" > $(OTELCOL_DIR)/VERSION && \
+		echo "== the OpenTelemetry Collector built in $$(( $$(date +%s) - start )) s"; \
+	fi
+
+# The peers table of docs/performance.md (Linux; about 7 min at the
+# defaults): N generated JSON lines through the agent and the collector,
+# both durable, plain and with the typical chain, RUNS runs each; ROWS
+# picks rows (`go run ./cmd/bench-peers -h` in bench/).
+bench-peers: build otelcol ## print the agent beside the OpenTelemetry Collector, plain and with the typical processor chain
+	cd bench && $(GO) run ./cmd/bench-peers -agent ../bin/edge-agent -otelcol ../$(OTELCOL_DIR)/otelcol-peers \
+		-n '$(or $(N),300000)' -runs '$(or $(RUNS),3)' $(if $(ROWS),-rows '$(ROWS)')
+
+# The same two peers plain with every fsync delayed 10 and 30 ms (strace;
+# about 4 min at the defaults: the collector syncs often).
+PEERS_EDGE_ROWS := agent-plain-fsync10,otel-plain-fsync10,agent-plain-fsync30,otel-plain-fsync30
+bench-peers-edge: build otelcol ## print the agent beside the OpenTelemetry Collector with fsync delayed 10 and 30 ms
+	cd bench && $(GO) run ./cmd/bench-peers -agent ../bin/edge-agent -otelcol ../$(OTELCOL_DIR)/otelcol-peers \
+		-n '$(or $(N),20000)' -runs '$(or $(RUNS),3)' -rows '$(or $(ROWS),$(PEERS_EDGE_ROWS))'
+
 bench-flash: build ## print the agent's disk writes per input byte at 1, 10, 100, 10,000 lines/s and full speed
 	cd bench && N='$(N)' FLASH_RATES='$(FLASH_RATES)' FLASH_WINDOW='$(FLASH_WINDOW)' \
 		$(GO) run ./cmd/bench-e2e -flash -agent ../bin/edge-agent

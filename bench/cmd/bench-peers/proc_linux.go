@@ -1,0 +1,71 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+)
+
+// clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat:
+// 100 on every Linux architecture (the kernel's ABI, whatever HZ is).
+const clockTicks = 100
+
+// procSample is what /proc says of a process.
+type procSample struct {
+	CPUSeconds float64 // utime + stime, every thread
+	HWMBytes   int64   // VmHWM: peak resident set
+	WriteBytes int64   // write_bytes: bytes it caused to be written to disk
+}
+
+// readProc samples pid; an error means it is gone (or not readable).
+func readProc(pid int) (procSample, error) {
+	var s procSample
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return s, err
+	}
+	// The command name may hold spaces: fields count from its ')'.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return s, fmt.Errorf("/proc/%d/stat: no ')' in %q", pid, stat)
+	}
+	f := bytes.Fields(stat[i+1:])
+	if len(f) < 13 {
+		return s, fmt.Errorf("/proc/%d/stat: %d fields after the name", pid, len(f))
+	}
+	ut, err1 := strconv.ParseInt(string(f[11]), 10, 64) // field 14, utime
+	st, err2 := strconv.ParseInt(string(f[12]), 10, 64) // field 15, stime
+	if err1 != nil || err2 != nil {
+		return s, fmt.Errorf("/proc/%d/stat: utime %q stime %q", pid, f[11], f[12])
+	}
+	s.CPUSeconds = float64(ut+st) / clockTicks
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return s, err
+	}
+	s.HWMBytes = field(status, "VmHWM:") * 1024 // kB
+	io, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return s, err
+	}
+	s.WriteBytes = field(io, "write_bytes:")
+	return s, nil
+}
+
+// field returns the number after name at the start of a line, or -1.
+func field(text []byte, name string) int64 {
+	for line := range bytes.Lines(text) {
+		if rest, ok := bytes.CutPrefix(line, []byte(name)); ok {
+			f := bytes.Fields(rest)
+			if len(f) > 0 {
+				if n, err := strconv.ParseInt(string(f[0]), 10, 64); err == nil {
+					return n
+				}
+			}
+		}
+	}
+	return -1
+}
