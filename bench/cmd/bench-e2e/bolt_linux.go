@@ -10,6 +10,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/edge-agent/edge-agent/bench/internal/proc"
 )
 
 // boltGroup is the agent's default commit group, agent.bulk-max-size.
@@ -25,7 +27,7 @@ func boltLoop(ctx context.Context, path string, n int, timeout time.Duration) (r
 		return res, fmt.Errorf("bbolt open %s: %w", path, err)
 	}
 	defer db.Close()
-	before, err := readProc(os.Getpid())
+	before, err := proc.Read(os.Getpid())
 	if err != nil {
 		return res, err
 	}
@@ -58,7 +60,7 @@ func boltLoop(ctx context.Context, path string, n int, timeout time.Duration) (r
 		}
 	}
 	res.wall = time.Since(start).Seconds()
-	after, err := readProc(os.Getpid())
+	after, err := proc.Read(os.Getpid())
 	if err != nil {
 		return res, err
 	}

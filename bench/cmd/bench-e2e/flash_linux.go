@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
+
+	"github.com/edge-agent/edge-agent/bench/internal/proc"
 )
 
 // flashRate is one row of the write-amplification table: lines appended
@@ -183,7 +185,7 @@ func (b *bench) flashOne(work string, r flashRate) (flashRow, error) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	base, err := readProc(cmd.Process.Pid)
+	base, err := proc.Read(cmd.Process.Pid)
 	if err != nil {
 		return row, err
 	}
@@ -205,7 +207,7 @@ func (b *bench) flashOne(work string, r flashRate) (flashRow, error) {
 	// The acks of the last lines are written after they were delivered:
 	// give them the agent's longest commit wait.
 	time.Sleep(b.o.flashSettle)
-	end, err := readProc(cmd.Process.Pid)
+	end, err := proc.Read(cmd.Process.Pid)
 	if err != nil {
 		return row, err
 	}

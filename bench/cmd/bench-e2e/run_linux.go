@@ -25,6 +25,8 @@ import (
 	"github.com/edge-agent/edge-agent/transport/protocol"
 	"github.com/edge-agent/edge-agent/transport/transporttest"
 	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
+
+	"github.com/edge-agent/edge-agent/bench/internal/proc"
 )
 
 const token = "bench-token"
@@ -247,9 +249,9 @@ func (b *bench) agentRun(ctx context.Context, config string, run int, work strin
 		}
 	}
 	profiled := b.startProfile(ctx, apiAddr, fmt.Sprintf("%s-%d.pprof", config, run))
-	var last procSample
+	var last proc.Sample
 	sample := func() {
-		if s, err := readProc(pid); err == nil {
+		if s, err := proc.Read(pid); err == nil {
 			last = s
 			res.hwm = max(res.hwm, s.HWMBytes)
 		}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
+
+	"github.com/edge-agent/edge-agent/bench/internal/proc"
 )
 
 // token is what the agent presents to the stand-in ingress (its configs say so).
@@ -151,9 +153,9 @@ func runOne(o options, r row, i int, bin, root, data string) (result, error) {
 			return res, err
 		}
 	}
-	var last procSample
+	var last proc.Sample
 	sample := func() {
-		if s, err := readProc(pid); err == nil {
+		if s, err := proc.Read(pid); err == nil {
 			last = s
 			res.hwm = max(res.hwm, s.HWMBytes)
 		}

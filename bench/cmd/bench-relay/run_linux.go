@@ -25,6 +25,8 @@ import (
 	"github.com/edge-agent/edge-agent/transport"
 	"github.com/edge-agent/edge-agent/transport/client"
 	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
+
+	"github.com/edge-agent/edge-agent/bench/internal/proc"
 )
 
 const sinkToken = "bench-sink-token"
@@ -154,7 +156,7 @@ queue:
 	}
 
 	peak := &peakRSS{pid: pid}
-	rss0, _ := readProc(pid)
+	rss0, _ := proc.Read(pid)
 
 	// Connect every collector with one batch, so the RSS per idle
 	// connection can be read before the load.
@@ -171,7 +173,7 @@ queue:
 		return err
 	}
 	time.Sleep(500 * time.Millisecond)
-	rss1, _ := readProc(pid)
+	rss1, _ := proc.Read(pid)
 	peak.sample()
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -259,7 +261,7 @@ queue:
 	fmt.Printf("%-44s %.1f CPU-s in the window (collectors and sink share the machine with the relay)\n", "this process", selfCPU)
 	fmt.Printf("%-44s %.1f\n", "peak RSS MiB (VmHWM)", float64(peak.hwm)/(1<<20))
 	fmt.Printf("%-44s %.1f (%.1f MiB idle before, %.1f MiB with %d idle connections)\n", "RSS KiB per connection",
-		float64(rss1.rss-rss0.rss)/1024/float64(o.collectors), float64(rss0.rss)/(1<<20), float64(rss1.rss)/(1<<20), o.collectors)
+		float64(rss1.RSSBytes-rss0.RSSBytes)/1024/float64(o.collectors), float64(rss0.RSSBytes)/(1<<20), float64(rss1.RSSBytes)/(1<<20), o.collectors)
 	if mean > 0 {
 		fmt.Printf("%-44s %.2f (slowest %.0f, median %.0f, fastest %.0f lines in the window)\n", "fairness: slowest / mean", per[0]/mean,
 			per[0], per[len(per)/2], per[len(per)-1])
@@ -382,55 +384,9 @@ func waitListening(addr string, exited <-chan error) error {
 	return errors.New("the relay did not listen within 30 s")
 }
 
-// procSample is what /proc says of the relay.
-type procSample struct {
-	cpu      float64 // utime + stime seconds
-	rss, hwm int64   // VmRSS, VmHWM bytes
-}
-
-// clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat.
-const clockTicks = 100
-
-func readProc(pid int) (procSample, error) {
-	var s procSample
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return s, err
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return s, fmt.Errorf("/proc/%d/stat: no ')'", pid)
-	}
-	f := bytes.Fields(stat[i+1:])
-	if len(f) < 13 {
-		return s, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
-	}
-	ut, _ := strconv.ParseInt(string(f[11]), 10, 64)
-	st, _ := strconv.ParseInt(string(f[12]), 10, 64)
-	s.cpu = float64(ut+st) / clockTicks
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return s, err
-	}
-	s.rss, s.hwm = kB(status, "VmRSS:")*1024, kB(status, "VmHWM:")*1024
-	return s, nil
-}
-
-func kB(text []byte, name string) int64 {
-	for line := range bytes.Lines(text) {
-		if rest, ok := bytes.CutPrefix(line, []byte(name)); ok {
-			if f := bytes.Fields(rest); len(f) > 0 {
-				n, _ := strconv.ParseInt(string(f[0]), 10, 64)
-				return n
-			}
-		}
-	}
-	return 0
-}
-
 func cpuOf(pid int) float64 {
-	s, _ := readProc(pid)
-	return s.cpu
+	s, _ := proc.Read(pid)
+	return s.CPUSeconds
 }
 
 // saveProfile fetches a CPU profile of the relay, d long, into path.
@@ -541,7 +497,7 @@ type peakRSS struct {
 }
 
 func (p *peakRSS) sample() {
-	if s, err := readProc(p.pid); err == nil {
-		p.hwm = max(p.hwm, s.hwm)
+	if s, err := proc.Read(p.pid); err == nil {
+		p.hwm = max(p.hwm, s.HWMBytes)
 	}
 }

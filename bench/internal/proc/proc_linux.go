@@ -1,6 +1,6 @@
-//go:build linux
-
-package main
+// Package proc reads what Linux's /proc says of a process the benchmarks
+// started: its CPU time, resident memory and disk writes.
+package proc
 
 import (
 	"bytes"
@@ -13,16 +13,17 @@ import (
 // 100 on every Linux architecture (the kernel's ABI, whatever HZ is).
 const clockTicks = 100
 
-// procSample is what /proc says of a process.
-type procSample struct {
+// Sample is what /proc says of a process at one moment.
+type Sample struct {
 	CPUSeconds float64 // utime + stime, every thread
+	RSSBytes   int64   // VmRSS: resident set now
 	HWMBytes   int64   // VmHWM: peak resident set
-	WriteBytes int64   // write_bytes: bytes it caused to be written to disk
+	WriteBytes int64   // write_bytes: bytes it caused to be written to disk; -1 when /proc/<pid>/io is not readable
 }
 
-// readProc samples pid; an error means it is gone (or not readable).
-func readProc(pid int) (procSample, error) {
-	var s procSample
+// Read samples pid; an error means it is gone (or not readable).
+func Read(pid int) (Sample, error) {
+	var s Sample
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return s, err
@@ -46,12 +47,12 @@ func readProc(pid int) (procSample, error) {
 	if err != nil {
 		return s, err
 	}
-	s.HWMBytes = field(status, "VmHWM:") * 1024 // kB
-	io, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
-	if err != nil {
-		return s, err
+	s.RSSBytes = field(status, "VmRSS:") * 1024 // kB
+	s.HWMBytes = field(status, "VmHWM:") * 1024
+	s.WriteBytes = -1
+	if io, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid)); err == nil {
+		s.WriteBytes = field(io, "write_bytes:")
 	}
-	s.WriteBytes = field(io, "write_bytes:")
 	return s, nil
 }
 
