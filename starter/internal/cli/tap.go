@@ -7,9 +7,6 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/edge-agent/edge-agent/starter/internal/api"
-	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
-	"github.com/edge-agent/edge-agent/starter/internal/paths"
-	"github.com/edge-agent/edge-agent/starter/internal/process"
 	"github.com/edge-agent/edge-agent/starter/internal/tap"
 )
 
@@ -63,27 +60,9 @@ func (a *agentCLI) tap(c *ucli.Context) error {
 	if c.Int("limit") < 0 {
 		return usageError(c, fmt.Errorf("--limit must be 0 or more, got %d", c.Int("limit")), true)
 	}
-	home := a.home()
-	pidFile := paths.PIDFile(a.env.Getenv, home)
-	probe, err := process.Probe(pidFile)
+	client, pid, err := a.runningAPI(c)
 	if err != nil {
 		return err
-	}
-	if !probe.Running {
-		fmt.Fprintf(a.env.Stderr, "edge-agent is not running (no agent holds %s); start it with: edge-agent start\n", pidFile)
-		return quietCode(exitcode.NotRunning)
-	}
-	cfg, err := a.statusConfig(c.String(flagConfig), home)
-	if err != nil {
-		return err
-	}
-	hs, err := cfg.HTTP.Local(pidFile)
-	if err != nil {
-		return fmt.Errorf("edge-agent is running (pid %d), but its API cannot be found: %w", probe.PID, err)
-	}
-	client, err := api.NewClient(hs)
-	if err != nil {
-		return fmt.Errorf("edge-agent is running (pid %d), but its API cannot be read: %w", probe.PID, err)
 	}
 	q := api.TapQuery{Filter: tap.Filter{Stage: stage, Input: c.String("input"), Rate: c.Int("rate")}, Limit: c.Int("limit")}
 	enc := json.NewEncoder(a.env.Stdout)
@@ -99,7 +78,7 @@ func (a *agentCLI) tap(c *ucli.Context) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("tap of the agent (pid %d): %w", probe.PID, err)
+		return fmt.Errorf("tap of the agent (pid %d): %w", pid, err)
 	}
 	return nil
 }

@@ -52,27 +52,9 @@ Examples:
 }
 
 func (a *agentCLI) top(c *ucli.Context) error {
-	home := a.home()
-	pidFile := paths.PIDFile(a.env.Getenv, home)
-	probe, err := process.Probe(pidFile)
+	client, pid, err := a.runningAPI(c)
 	if err != nil {
 		return err
-	}
-	if !probe.Running {
-		fmt.Fprintf(a.env.Stderr, "edge-agent is not running (no agent holds %s); start it with: edge-agent start\n", pidFile)
-		return quietCode(exitcode.NotRunning)
-	}
-	cfg, err := a.statusConfig(c.String(flagConfig), home)
-	if err != nil {
-		return err
-	}
-	hs, err := cfg.HTTP.Local(pidFile)
-	if err != nil {
-		return fmt.Errorf("edge-agent is running (pid %d), but its API cannot be found: %w", probe.PID, err)
-	}
-	client, err := api.NewClient(hs)
-	if err != nil {
-		return fmt.Errorf("edge-agent is running (pid %d), but its API cannot be read: %w", probe.PID, err)
 	}
 	o := top.Options{Source: client, Interval: c.Duration("interval")}
 	out, isFile := a.env.Stdout.(*os.File)
@@ -85,7 +67,7 @@ func (a *agentCLI) top(c *ucli.Context) error {
 			Width: envInt(a.env.Getenv, "COLUMNS"), Height: envInt(a.env.Getenv, "LINES")}, a.env.Stdout)
 	}
 	if err != nil {
-		return fmt.Errorf("edge-agent is running (pid %d), but its API cannot be read: %w", probe.PID, err)
+		return fmt.Errorf("edge-agent is running (pid %d), but its API cannot be read: %w", pid, err)
 	}
 	return nil
 }
@@ -96,4 +78,33 @@ func envInt(getenv func(string) string, name string) int {
 		return 0
 	}
 	return n
+}
+
+// runningAPI is a client of the running agent's local API, and its pid, found through
+// its PID file and config; a stopped agent is exitcode.NotRunning, said
+// once on stderr.
+func (a *agentCLI) runningAPI(c *ucli.Context) (client *api.Client, pid int, err error) {
+	home := a.home()
+	pidFile := paths.PIDFile(a.env.Getenv, home)
+	probe, err := process.Probe(pidFile)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !probe.Running {
+		fmt.Fprintf(a.env.Stderr, "edge-agent is not running (no agent holds %s); start it with: edge-agent start\n", pidFile)
+		return nil, 0, quietCode(exitcode.NotRunning)
+	}
+	cfg, err := a.statusConfig(c.String(flagConfig), home)
+	if err != nil {
+		return nil, 0, err
+	}
+	hs, err := cfg.HTTP.Local(pidFile)
+	if err != nil {
+		return nil, 0, fmt.Errorf("edge-agent is running (pid %d), but its API cannot be found: %w", probe.PID, err)
+	}
+	client, err = api.NewClient(hs)
+	if err != nil {
+		return nil, 0, fmt.Errorf("edge-agent is running (pid %d), but its API cannot be read: %w", probe.PID, err)
+	}
+	return client, probe.PID, nil
 }
