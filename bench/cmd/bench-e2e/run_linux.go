@@ -27,6 +27,8 @@ import (
 	"github.com/edge-agent/edge-agent/transport/transporttest/standin"
 
 	"github.com/edge-agent/edge-agent/bench/internal/proc"
+
+	"github.com/edge-agent/edge-agent/bench/internal/figures"
 )
 
 const token = "bench-token"
@@ -85,9 +87,9 @@ func run(o options) error {
 		rate := func(r result) float64 { return float64(r.lines) / r.wall }
 		perLine := func(r result) float64 { return float64(r.writeBytes) / float64(r.lines) }
 		fmt.Printf("WAL efficiency vs bare bbolt (medians): lines/s %.2f, disk bytes per line %.2f (agent %.0f, bbolt %.0f)\n",
-			median(column(raw, rate))/median(column(bolt, rate)),
-			median(column(raw, perLine))/median(column(bolt, perLine)),
-			median(column(raw, perLine)), median(column(bolt, perLine)))
+			figures.Median(column(raw, rate))/figures.Median(column(bolt, rate)),
+			figures.Median(column(raw, perLine))/figures.Median(column(bolt, perLine)),
+			figures.Median(column(raw, perLine)), figures.Median(column(bolt, perLine)))
 	}
 	return nil
 }

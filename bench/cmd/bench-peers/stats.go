@@ -3,7 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
+
+	"github.com/edge-agent/edge-agent/bench/internal/figures"
 )
 
 // result is one run of one row. Negative figures are unknown.
@@ -16,37 +17,9 @@ type result struct {
 	note  string
 }
 
-// spread formats the median and min..max of xs.
-func spread(xs []float64, prec int) string {
-	if len(xs) == 0 {
-		return "NA"
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return fmt.Sprintf("%.*f (%.*f..%.*f)", prec, median(s), prec, s[0], prec, s[len(s)-1])
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 0 {
-		return (s[len(s)/2-1] + s[len(s)/2]) / 2
-	}
-	return s[len(s)/2]
-}
-
 // column collects f over the runs that reached their count.
 func column(rs []result, f func(result) float64) []float64 {
-	var out []float64
-	for _, r := range rs {
-		if v := f(r); r.ok && v >= 0 {
-			out = append(out, v)
-		}
-	}
-	return out
+	return figures.Column(rs, func(r result) bool { return r.ok }, f)
 }
 
 // printTable prints one line per row. lines/s and CPU-s per 1M lines
@@ -64,9 +37,9 @@ func printTable(w io.Writer, n int, order []row, all map[string][]result) {
 			lines = max(lines, x.lines)
 		}
 		fmt.Fprintf(w, "%-20s %2d/%-2d %9d %24s %22s %20s %20s\n", r.name, ok, len(rs), lines,
-			spread(column(rs, func(x result) float64 { return float64(n) / x.wall }), 0),
-			spread(column(rs, func(x result) float64 { return x.cpu / float64(n) * 1e6 }), 2),
-			spread(column(rs, func(x result) float64 { return float64(x.hwm) / (1 << 20) }), 1),
-			spread(column(rs, func(x result) float64 { return x.wall }), 2))
+			figures.Spread(column(rs, func(x result) float64 { return float64(n) / x.wall }), 0),
+			figures.Spread(column(rs, func(x result) float64 { return x.cpu / float64(n) * 1e6 }), 2),
+			figures.Spread(column(rs, func(x result) float64 { return float64(x.hwm) / (1 << 20) }), 1),
+			figures.Spread(column(rs, func(x result) float64 { return x.wall }), 2))
 	}
 }
