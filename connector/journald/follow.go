@@ -199,6 +199,11 @@ func (f *follower) read(ctx context.Context, r io.Reader, skip string) (int, err
 				continue
 			}
 		}
+		// Counted as read before it is handed over, so that no reader of
+		// the counters sees more events than entries read.
+		f.c.entries.Add(1)
+		f.c.bytes.Add(e.bytes)
+		f.c.truncated.Add(int64(e.truncated))
 		f.blocked.Store(true)
 		ok := f.q.push(ctx, e)
 		f.blocked.Store(false)
@@ -210,9 +215,6 @@ func (f *follower) read(ctx context.Context, r io.Reader, skip string) (int, err
 			f.cursor, f.savedRealtime = e.cursor, e.realtime
 			f.cur.Store(&e.cursor)
 		}
-		f.c.entries.Add(1)
-		f.c.bytes.Add(e.bytes)
-		f.c.truncated.Add(int64(e.truncated))
 		n++
 	}
 }
