@@ -48,8 +48,9 @@ type Config struct {
 	// it limits the rate, up to twice the link's measured bandwidth-delay
 	// product (never below 1024), and halves on QUEUE_FULL or RETRY (see
 	// window), so a long link is kept full and a short one costs nothing
-	// more. 1 is the Java agent's one-at-a-time exchange. Default 32768:
-	// 54,000 events/s over a 600 ms round trip; at most MaxInFlightLimit.
+	// more. 1 is the Java agent's one-at-a-time exchange. Default 32768,
+	// enough for tens of thousands of events/s over a satellite round
+	// trip; at most MaxInFlightLimit.
 	MaxInFlight int `yaml:"max-in-flight"`
 	// CommitEvery is how many batch lines at most go out between two
 	// commit barriers ("__COMMIT__" lines whose replies prove the batch

@@ -307,10 +307,8 @@ func (b *bench) agentRun(ctx context.Context, config string, run int, work strin
 	}
 }
 
-// agentYAML is the config of one run: the defaults but for what the
-// config name says.
-// chainProcessors is the chain config's processors: issue 36's typical
-// chain, but for the drop, which tests a level the lines never have, so
+// chainProcessors is the chain config's processors: the typical chain of
+// docs/processing.md (parse json, drop debug, redact, set), but for the drop, which tests a level the lines never have, so
 // that every line reaches the sink (which waits for all of them).
 const chainProcessors = `  processors:
     - parse: {format: json}
@@ -330,6 +328,8 @@ func isPacket(config string) bool {
 	return config == "packet" || config == "packet-store" || strings.HasSuffix(config, "-packet")
 }
 
+// agentYAML is the config of one run: the defaults but for what the
+// config name says.
 func (b *bench) agentYAML(config, work, data, endpoint, api string) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "input:\n  paths: [%q]\n  read-from-beginning: true\n", data)

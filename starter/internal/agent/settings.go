@@ -61,8 +61,8 @@ type Settings struct {
 	// BulkMaxSize is how many events are buffered before they are written
 	// to the WAL in one transaction: the first group; while the input
 	// keeps the buffer full the group doubles, up to four jobs' rows (512
-	// without fsync) or 2 MiB of payloads, and shrinks back once the input
-	// runs dry (grouping).
+	// without fsync; more on a slow disk: FsyncShare) or GroupMaxBytes of
+	// payloads, and shrinks back once the input runs dry (grouping).
 	BulkMaxSize int `yaml:"bulk-max-size"`
 	// FlushInterval bounds how long a buffered event waits for the WAL
 	// (CommitInterval, if longer, for an event with an input position).
