@@ -307,9 +307,10 @@ func (b *bench) agentRun(ctx context.Context, config string, run int, work strin
 	}
 }
 
-// chainProcessors is the chain config's processors: the typical chain of
-// docs/processing.md (parse json, drop debug, redact, set), but for the drop, which tests a level the lines never have, so
-// that every line reaches the sink (which waits for all of them).
+// chainProcessors is the chain config's processors: the typical chain
+// (parse json, drop debug, redact, set), but for the drop, which tests a
+// level the lines never have, so that every line reaches the sink (which
+// waits for all of them).
 const chainProcessors = `  processors:
     - parse: {format: json}
     - drop: 'payload.level == "TRACE"'
