@@ -107,8 +107,10 @@ func (f *follower) run(ctx context.Context) {
 		}
 		wait := f.pol.Jittered(attempt)
 		attempt++
-		f.c.restarts.Add(1)
+		// Logged before it is counted: whoever sees the restart counted
+		// finds why in the log.
 		f.log.Warn("journalctl stopped; starting it again after a pause", "error", err, "retry_in", wait.String())
+		f.c.restarts.Add(1)
 		if backoff.Sleep(ctx, wait) != nil {
 			return
 		}
