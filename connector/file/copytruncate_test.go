@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edge-agent/edge-agent/connector/input"
 )
 
 // ctLines returns n lines of generation tag, numbered from `from`.
@@ -370,6 +372,10 @@ func TestGoneWhileStoppedIsReported(t *testing.T) {
 	}
 	if len(h.saved) != 0 {
 		t.Errorf("positions left: %q", h.saved)
+	}
+	want := []input.Loss{{Reason: input.LossGone, Path: h.path("gone.log"), From: 11, To: 33}}
+	if !slices.Equal(h.losses, want) {
+		t.Errorf("losses reported %+v, want %+v", h.losses, want)
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/edge-agent/edge-agent/connector/input"
 )
 
 // logLine is one captured record: its level, message and attributes
@@ -230,4 +232,8 @@ func TestLifecycleLogLostBytesWhileClosed(t *testing.T) {
 			"lost_bytes", "7")},
 		wantLog{slog.LevelInfo, "file forgotten: deleted or renamed out of the globs while closed", idAttrs(id, h.path("a.log"), 6)},
 	)
+	want := []input.Loss{{Reason: input.LossGone, Path: h.path("a.log"), From: 6, To: 13}}
+	if !slices.Equal(h.losses, want) {
+		t.Errorf("losses reported %+v, want %+v", h.losses, want)
+	}
 }

@@ -45,6 +45,8 @@ type harness struct {
 	log   *slog.Logger // the input's logger; nil discards
 	// settings are handed to New; the zero value means ID "test".
 	settings input.Settings
+	// losses are the input's loss reports (input.Event.Loss) applied.
+	losses []input.Loss
 }
 
 func newHarness(t testing.TB, mutate func(c *Config)) *harness {
@@ -96,6 +98,12 @@ func (h *harness) apply(evs []input.Event) []rec {
 	h.t.Helper()
 	var out []rec
 	for i, ev := range evs {
+		if ev.Loss != nil {
+			if ev.Payload != nil {
+				h.t.Fatalf("loss report with a payload: %s", ev.Payload)
+			}
+			h.losses = append(h.losses, *ev.Loss)
+		}
 		if ev.Pos.Key == "" {
 			// Only a line event may leave its position to the next
 			// event, and only to one of the same file in the same Poll

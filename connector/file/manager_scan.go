@@ -249,7 +249,7 @@ func (set *fileSet) dropUnmatchedSaved(failed map[string]struct{}) {
 // reports the bytes it had not read.
 func (set *fileSet) dropSaved(s saved) {
 	if lost := s.Size - s.Offset; lost > 0 {
-		set.em.local.lostBytes += lost
+		set.em.emitLoss(s.Key, s.Path, input.LossGone, s.Offset, s.Size)
 		set.rep.log.Warn("file rotated or deleted while the agent was stopped and not found in its directory; its unread bytes are lost",
 			"path", s.Path, "dev", s.ID.dev, "inode", s.ID.ino, "offset", s.Offset, "lost_bytes", lost)
 	} else {
@@ -527,7 +527,7 @@ func (set *fileSet) forgetReused(t *tracked, path string) {
 		set.em.setPrior(t, t.delivered(), set.mg.scanGen, set.mg.lastScan)
 	}
 	if lost := unreadBytes(t); lost > 0 {
-		set.em.local.lostBytes += lost
+		set.em.emitLoss(t.key, t.path, input.LossDeleted, t.readPos, t.lastSize)
 		set.rep.logFile(slog.LevelWarn, "file deleted or rotated away while closed; its unread bytes are lost", t, t.offset,
 			"lost_bytes", lost)
 	}
@@ -561,7 +561,7 @@ func (set *fileSet) unseen(t *tracked) error {
 			// written after the last read are lost, and the operator
 			// must hear about it.
 			if lost := unreadBytes(t); lost > 0 {
-				set.em.local.lostBytes += lost
+				set.em.emitLoss(t.key, t.path, input.LossGone, t.readPos, t.lastSize)
 				set.rep.logFile(slog.LevelWarn, "file deleted or rotated away while closed; its unread bytes are lost", t, t.offset,
 					"lost_bytes", lost)
 			}

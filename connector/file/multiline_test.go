@@ -82,7 +82,7 @@ func TestMultilineEventShape(t *testing.T) {
 	evs, err := h.in.Poll(t.Context(), nil, 10)
 	must(t, err)
 	if len(evs) != 1 || evs[0].Payload[0] != '[' {
-		t.Fatalf("want one array event, got %q", evs)
+		t.Fatalf("want one array event, got %+v", evs)
 	}
 	rs := h.apply(evs)
 	if len(rs) != 3 || rs[2].Index != 2 || rs[2].Line != 3 || rs[2].Offset != 13 {
@@ -93,7 +93,7 @@ func TestMultilineEventShape(t *testing.T) {
 	}
 	drained := h.in.Drain(nil)
 	if len(drained) != 1 || drained[0].Payload[0] != '{' {
-		t.Fatalf("single-line group should be an object: %q", drained)
+		t.Fatalf("single-line group should be an object: %+v", drained)
 	}
 }
 

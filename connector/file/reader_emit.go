@@ -130,6 +130,13 @@ func (em *emitter) emitForget(key string) {
 	em.emit(input.Event{Pos: input.Position{Key: key}})
 }
 
+// emitLoss reports bytes [from, to) of the file at path as never to be
+// read (input.Loss), and forgets the position of key with them.
+func (em *emitter) emitLoss(key, path, reason string, from, to int64) {
+	em.local.lostBytes += to - from
+	em.emit(input.Event{Pos: input.Position{Key: key}, Loss: &input.Loss{Reason: reason, Path: path, From: from, To: to}})
+}
+
 // publish copies the poll-local counters to the atomics Stats reads.
 func (in *Input) publish() {
 	l := &in.rep.local

@@ -36,6 +36,34 @@ type Event struct {
 	// Poll results together and keeps only the last position per key,
 	// would use.
 	Pos Position
+	// Loss, when set, reports bytes of a source the input will never
+	// read. Such an event carries no payload. The scheduler records it in
+	// the stream as a gap record (agent.account), in order with the
+	// input's rows, and ignores it otherwise.
+	Loss *Loss
+}
+
+// Loss reasons (Loss.Reason).
+const (
+	// LossDeleted: the file was deleted (its identity now holds another
+	// file) before it was read to its end.
+	LossDeleted = "deleted-unread"
+	// LossGone: the file was deleted or rotated away out of the input's
+	// paths before it was read to its end; which of the two is not known.
+	LossGone = "gone-unread"
+	// LossTruncated: the file was truncated below bytes not read yet.
+	LossTruncated = "truncated"
+)
+
+// Loss is a run of bytes of one source that was never read: they were
+// never rows, so their number is unknown.
+type Loss struct {
+	// Reason is one of the Loss* constants.
+	Reason string
+	// Path is the source's name (the file's path).
+	Path string
+	// From and To are the byte offsets of the run, [From, To).
+	From, To int64
 }
 
 // OpenOptions is what the scheduler restores at start.

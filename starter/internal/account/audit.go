@@ -27,6 +27,11 @@ type Stream struct {
 	GapRecords int64 `json:"gap_records"`
 	GapRows    int64 `json:"gap_rows"`
 	CountOnly  int64 `json:"count_only_gap_rows,omitempty"`
+	// LossRecords and UnreadBytes count the records of bytes the input
+	// never read (a file rotated away, deleted or truncated first) and
+	// those bytes: never rows, so outside 1..Max.
+	LossRecords int64 `json:"loss_records,omitempty"`
+	UnreadBytes int64 `json:"unread_bytes,omitempty"`
 	// Duplicates counts sequence numbers covered more than once (by rows
 	// sent again, or by a row and a gap record): at-least-once delivery
 	// allows them.
@@ -78,6 +83,7 @@ type entry struct {
 	lo, hi      uint64
 	gap         bool
 	count       int64
+	unread      int64 // bytes never read; -1 when not such a record
 }
 
 // Audit reads delivered rows, one JSON value a line, as a sink writes
@@ -161,6 +167,11 @@ func parseEntry(m map[string]any) (entry, bool) {
 		e.hi, _ = number(m["last_seq"])
 		c, _ := number(m["count"])
 		e.count = int64(c)
+		e.unread = -1
+		if _, ok := m["offsets"]; ok {
+			b, _ := number(m["bytes"])
+			e.unread = int64(b)
+		}
 		return e, true
 	}
 	seq, ok := number(m[FieldSeq])
@@ -208,6 +219,10 @@ func streams(entries []entry) []Stream {
 				s.Rows++
 			case e.lo == 0 && e.hi == 0:
 				s.CountOnly += e.count
+				if e.unread >= 0 {
+					s.LossRecords++
+					s.UnreadBytes += e.unread
+				}
 				continue
 			case e.hi < e.lo || e.lo == 0 || int64(e.hi-e.lo+1) != e.count:
 				s.BadRecords++

@@ -11,13 +11,20 @@ import (
 //	{"_gap":true,"_input":"app","_host":"edge-7","_agent_id":"…","reason":"dropped: queue full",
 //	 "count":120,"first_seq":1001,"last_seq":1120,"first_ts":1700000000000,"last_ts":1700000059000,
 //	 "file":"/var/log/app.log","batch_ids":[[5001,5120]],"_ts":1700000100000}
+//
+// or, for bytes an input never read:
+//
+//	{"_gap":true,"_input":"app","_host":"edge-7","_agent_id":"…","reason":"gone-unread",
+//	 "count":0,"file":"/var/log/app.log.1","offsets":[4096,9000],"bytes":4904,"_ts":1700000100000}
 type Record struct {
 	Gap     bool   `json:"_gap"`
 	Input   string `json:"_input"`
 	Host    string `json:"_host"`
 	AgentID string `json:"_agent_id"`
 	// Reason is why the rows were given up ("dropped: queue full",
-	// "dropped: max-age", "dead: <why>", "purged").
+	// "dropped: max-age", "dead: <why>", "purged", "lost: salvage"), or
+	// why bytes were never read ("deleted-unread", "gone-unread",
+	// "truncated").
 	Reason string `json:"reason"`
 	// Count is how many rows; with a sequence range it is
 	// LastSeq-FirstSeq+1.
@@ -34,6 +41,12 @@ type Record struct {
 	LastTS  int64 `json:"last_ts,omitempty"`
 	// File is the "_file" the rows came from, when they did.
 	File string `json:"file,omitempty"`
+	// Offsets and Bytes are set for bytes an input never read (a file
+	// rotated away, deleted or truncated before it was read to its end):
+	// the byte offsets [from, to) of the file and their length. Those
+	// bytes were never rows: Count is 0 and the record covers no range.
+	Offsets *[2]int64 `json:"offsets,omitempty"`
+	Bytes   int64     `json:"bytes,omitempty"`
 	// BatchIDs are the wire batch ids of the rows given up, as [first,
 	// last] runs, in CHECKPOINT delivery only: each of them is also sent
 	// as a stand-in so that the job's watermark passes it.

@@ -161,6 +161,7 @@ type sourceWrite struct {
 	// position-only ones included (what input.Acker counts).
 	events    int
 	payloads  [][]byte
+	losses    []lossAt // reported by the input (losses.go)
 	positions []input.Position
 	idx       map[string]int // position key → index in positions
 	// While planFlush runs: posAt[k] is the buffer index of the last
@@ -186,6 +187,9 @@ func (b *eventBuffer) planFlush(p *plan) {
 		w.events++
 		if ev.Payload != nil {
 			w.payloads = append(w.payloads, ev.Payload)
+		}
+		if ev.Loss != nil {
+			w.noteLoss(ev.Loss)
 		}
 		if ev.Pos.Key == "" {
 			continue
@@ -439,10 +443,8 @@ func (l *loop) applyPlan(tx queueTx, p *plan, now time.Time, dead *int) error {
 	}
 	for i := range p.writes {
 		w := &p.writes[i]
-		if len(w.payloads) > 0 {
-			if err := tx.Append(w.id, w.payloads); err != nil {
-				return err
-			}
+		if err := w.appendRows(tx); err != nil {
+			return err
 		}
 		if len(w.positions) > 0 {
 			if err := tx.SavePositions(w.id, w.positions); err != nil {

@@ -93,6 +93,28 @@ func (tx *Tx) flushGapRecords() error {
 	now := tx.w.now().UnixMilli()
 	recs := gapRuns(tx.lost, *tx.w.opts.GapRecords, tx.w.opts.GapFree, now)
 	tx.lost = nil
+	return tx.appendGapRecords(recs, now)
+}
+
+// AppendGapRecords appends recs as gap records, after every row appended
+// before in the transaction: losses an input reports (bytes it never
+// read), in order with its rows. Each record is stamped with the agent's
+// host and id (Options.GapRecords) and the time now. Without
+// Options.GapRecords it appends nothing.
+func (tx *Tx) AppendGapRecords(recs []account.Record) error {
+	origin := tx.w.opts.GapRecords
+	if origin == nil || len(recs) == 0 {
+		return nil
+	}
+	now := tx.w.now().UnixMilli()
+	for i := range recs {
+		recs[i].Host, recs[i].AgentID, recs[i].TS = origin.Host, origin.AgentID, now
+	}
+	return tx.appendGapRecords(recs, now)
+}
+
+// appendGapRecords appends recs as new PENDING rows in stand-in blocks.
+func (tx *Tx) appendGapRecords(recs []account.Record, now int64) error {
 	first := tx.nextRow
 	var bytes int64
 	for i := 0; i < len(recs); i += blockMaxRows {
