@@ -180,6 +180,9 @@ func New(cfg *Config, set input.Settings) (*Input, error) {
 		rep: report{log: log, failFast: strings.EqualFold(cfg.OnError, "fail"), errSeen: make(map[string]string),
 			listErrs: make(map[string]struct{}), deepSeen: make(map[string]struct{})},
 	}
+	if set.Now != nil {
+		in.system.now = set.Now
+	}
 	if limit := openFilesLimit(); limit > 0 {
 		if n, lowered := clampOpenFiles(in.cfg.MaxOpenFiles, limit); lowered {
 			in.rep.log.Warn("max-open-files lowered to fit the process's open-files limit",

@@ -289,6 +289,9 @@ type Settings struct {
 	// Claims, when set, is shared by every input of the agent: an input
 	// that can find sources several inputs match asks it who reads them.
 	Claims *Claims
+	// Now, when set, is the wall clock the input stamps its events with
+	// (their "_ts"); nil is time.Now.
+	Now func() time.Time
 }
 
 // Factory creates inputs of one type.

@@ -118,7 +118,7 @@ func (r *Agent) openInput(ctx context.Context, sp InputSpec, open input.OpenOpti
 	}
 	in, err := f.Create(sp.Config, input.Settings{
 		ID: sp.ID, Logger: r.log.With(slog.String("input_id", sp.ID)),
-		AgentID: r.opts.IDs.Agent, Host: r.host, Claims: r.claims,
+		AgentID: r.opts.IDs.Agent, Host: r.host, Claims: r.claims, Now: r.inputClock(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create input %s (id %s): %w", sp.Type, sp.ID, err)

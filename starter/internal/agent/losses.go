@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"time"
+
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/account"
 )
@@ -55,4 +57,13 @@ func (t walTx) AppendLoss(sourceID string, l *input.Loss) error {
 	off := [2]int64{l.From, l.To}
 	return t.tx.AppendGapRecords([]account.Record{{Input: sourceID, Reason: l.Reason, File: l.Path,
 		Offsets: &off, Bytes: max(0, l.To-l.From)}})
+}
+
+// inputClock is the wall clock the inputs stamp their events with: the
+// one whose jumps repair the times (Options.Clock), nil for time.Now.
+func (r *Agent) inputClock() func() time.Time {
+	if r.opts.Clock == nil {
+		return nil
+	}
+	return r.opts.Clock.Wall
 }

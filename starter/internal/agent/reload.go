@@ -238,7 +238,7 @@ func keepFixed(old, next Options) Options {
 	next.Inputs, next.Outputs = old.Inputs, old.Outputs
 	next.Home, next.IDs = old.Home, old.IDs
 	next.InputList = keepSettledIDs(old.InputList, next.InputList, old.IDs.Input)
-	next.Logger, next.OnReady, next.Now = old.Logger, old.OnReady, old.Now
+	next.Logger, next.OnReady, next.Now, next.Clock = old.Logger, old.OnReady, old.Now, old.Clock
 	return next
 }
 

@@ -2,7 +2,10 @@ package clockjump
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestEpochs(t *testing.T) {
@@ -90,3 +93,43 @@ func FuzzRepair(f *testing.F) {
 		}
 	})
 }
+
+// A shifted clock moves the wall clock by what its file says, at every
+// reading, and leaves the monotonic clock and the boot alone.
+func TestShifted(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "offset")
+	base := fixedClock{wall: time.UnixMilli(1_700_000_000_000), since: 5 * time.Second, boot: "b1"}
+	c := Shifted(base, file)
+	for _, tc := range []struct {
+		content string
+		want    int64
+	}{
+		{"", 1_700_000_000_000}, // no file
+		{"-1699999000000\n", 1_000_000},
+		{"0", 1_700_000_000_000},
+		{"not a number", 1_700_000_000_000},
+		{"2500", 1_700_000_002_500},
+	} {
+		if tc.content != "" {
+			if err := os.WriteFile(file, []byte(tc.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := c.Wall().UnixMilli(); got != tc.want {
+			t.Errorf("file %q: Wall = %d, want %d", tc.content, got, tc.want)
+		}
+	}
+	if c.SinceBoot() != 5*time.Second || c.Boot() != "b1" {
+		t.Errorf("SinceBoot %v, Boot %q: want the base's", c.SinceBoot(), c.Boot())
+	}
+}
+
+type fixedClock struct {
+	wall  time.Time
+	since time.Duration
+	boot  string
+}
+
+func (c fixedClock) Wall() time.Time          { return c.wall }
+func (c fixedClock) SinceBoot() time.Duration { return c.since }
+func (c fixedClock) Boot() string             { return c.boot }

@@ -14,6 +14,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/self"
 	"github.com/edge-agent/edge-agent/starter/internal/agent"
 	"github.com/edge-agent/edge-agent/starter/internal/api"
+	"github.com/edge-agent/edge-agent/starter/internal/clockjump"
 	"github.com/edge-agent/edge-agent/starter/internal/config"
 	"github.com/edge-agent/edge-agent/starter/internal/exitcode"
 	"github.com/edge-agent/edge-agent/starter/internal/identity"
@@ -222,6 +223,12 @@ func (b *boot) newAgent(cfg *startConfig, ids agentIDs, ctl *runControl) (*agent
 	opts.IDs = agent.IDs{Agent: ids.ids.Agent, Input: ids.ids.Input, Output: ids.ids.Output}
 	opts.Logger = b.logger
 	opts.ConfigHash = cfg.cfg.Hash
+	if file := b.o.Getenv(clockjump.EnvTestClock); file != "" {
+		c := clockjump.Shifted(clockjump.System(), file)
+		opts.Clock, opts.Now = c, c.Wall
+		b.logger.Warn("test clock in use: the wall clock is moved by the milliseconds in the file "+clockjump.EnvTestClock+
+			" names; unset it outside tests", "file", file, "offset_ms", clockjump.ReadOffset(file))
+	}
 	opts.OnReady = func() {
 		readyOnce.Do(func() {
 			b.ready.Store(true)
