@@ -61,6 +61,19 @@ type Dropped struct {
 	Sources []string
 }
 
+// dropRounds bounds the drops DropUnsent makes to leave room for the
+// stand-ins and gap records of the rows it dropped.
+const dropRounds = 4
+
+// merge adds what another drop deleted.
+func (d *Dropped) merge(o Dropped) {
+	if o.Rows == 0 {
+		return
+	}
+	d.add(o.Rows, o.Bytes, o.OldestMS, o.Sources)
+	d.NewestMS = max(d.NewestMS, o.NewestMS)
+}
+
 func (d *Dropped) add(rows int, bytes, created int64, sources []string) {
 	if rows == 0 {
 		return
@@ -107,17 +120,31 @@ type DropLimits struct {
 // (f.free) only after the walk, so the cursor over them stays valid.
 // more reports that it stopped at lim.MaxBlocks with work left: call it
 // again in a new transaction.
+//
+// With Options.GapRecords, the gap records (and stand-ins) appended for
+// the rows dropped take room too: while they put the payload back above
+// lim.MaxBytes, more rows are dropped (at most dropRounds times), so that
+// a drop leaves the queue within its bound and the caller's backpressure
+// is not set by it.
 func (tx *Tx) DropUnsent(lim DropLimits) (full, age Dropped, more bool, err error) {
-	if len(lim.LaneOrder) > 0 && lim.MaxBytes > 0 {
-		full, age, more, err = tx.dropByLane(lim)
-	} else {
-		full, age, more, err = tx.dropUnsent(lim)
-	}
-	if err != nil {
-		return full, age, false, err
-	}
-	if err := tx.flushGaps(); err != nil {
-		return full, age, false, err
+	for round := 0; ; round++ {
+		var f, a Dropped
+		if len(lim.LaneOrder) > 0 && lim.MaxBytes > 0 {
+			f, a, more, err = tx.dropByLane(lim)
+		} else {
+			f, a, more, err = tx.dropUnsent(lim)
+		}
+		if err != nil {
+			return full, age, false, err
+		}
+		full.merge(f)
+		age.merge(a)
+		if err := tx.flushGaps(); err != nil {
+			return full, age, false, err
+		}
+		if more || f.Rows == 0 || lim.MaxBytes <= 0 || tx.w.opts.GapRecords == nil || tx.ctr.payloadBytes <= lim.MaxBytes || round+1 == dropRounds {
+			break
+		}
 	}
 	if err := tx.addDropTotal(DropFull, full); err != nil {
 		return full, age, false, err

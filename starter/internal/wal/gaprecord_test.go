@@ -194,3 +194,48 @@ func checkBatchIDsTied(t *testing.T, ndjson []byte) {
 		t.Errorf("stand-ins delivered for %d batch ids, gap records list %d, not the same ids", len(standIns), len(listed))
 	}
 }
+
+// The gap records of a drop for size take room too: the drop goes on
+// until they fit, so it leaves the payload within MaxBytes whenever rows
+// are left to drop. Without that, a small queue stayed above its bound
+// after every drop and its input paused for good under drop-oldest.
+func TestDropLeavesRoomForItsGapRecords(t *testing.T) {
+	for _, lanes := range []bool{false, true} {
+		t.Run(fmt.Sprintf("lanes=%v", lanes), func(t *testing.T) {
+			clk := newClock(t0)
+			opts := Options{Path: filepath.Join(t.TempDir(), "wal.db"), Now: clk.Now, GapRecords: &GapOrigin{Host: "h1", AgentID: "a1"}}
+			lim := DropLimits{MaxBytes: 12_000}
+			if lanes {
+				opts.Lanes, opts.SendOrderBatchIDs = []string{"alarm"}, true
+				lim.LaneOrder = []string{"", "alarm"}
+			}
+			w, err := Open(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { checkConsistent(t, w); _ = w.Close() })
+			var seq uint64
+			var dropped int
+			for i := range 40 {
+				clk.Add(10)
+				mustUpdate(t, w, func(tx *Tx) error {
+					if _, _, err := tx.Append(stampedRows("app", 4, &seq, clk.MS())); err != nil {
+						return err
+					}
+					full, _, _, err := tx.DropUnsent(lim)
+					dropped += full.Rows
+					// Gap records are never dropped: they alone may
+					// exceed the bound.
+					if c := tx.Counts(); err == nil && c.PayloadBytes > lim.MaxBytes && int64(c.Pending) > c.StandIns {
+						t.Errorf("append %d: %d payload bytes after the drop, bound %d, %d rows left to drop",
+							i, c.PayloadBytes, lim.MaxBytes, int64(c.Pending)-c.StandIns)
+					}
+					return err
+				})
+			}
+			if dropped == 0 {
+				t.Fatal("nothing dropped: the test proves nothing")
+			}
+		})
+	}
+}
