@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -193,6 +194,106 @@ func TestClockJumpFrom1970(t *testing.T) {
 	}
 	if len(got) > 0 {
 		t.Logf("first line at the engine: %s", got[0].raw)
+	}
+	if code := root.stop(agent); code != 0 {
+		t.Errorf("stop exit %d", code)
+	}
+}
+
+// A half-hour outage, simulated: the engine is down while the agent reads
+// (lanes: alarms first; drop-oldest from the lowest lane under a small
+// queue.max-bytes; queue.max-age-ms 20 minutes; agent.account), its clock
+// moves half an hour on (wall and monotonic together: time passing, not
+// a jump), more lines are read, and the engine comes back. The first rows
+// the engine gets are the alarms read last, in order; every line arrives
+// or is inside a gap record ("dropped: queue full", "dropped: max-age"),
+// and `edge-agent audit` on what the engine got exits 0. The recovery's
+// timeline (the first arrivals, the gap records, the audit) is logged.
+func TestOutageTimeline(t *testing.T) {
+	t.Parallel()
+	const perPhase, every, maxBytes = 300, 20, 30_000
+	engine := holdPort(t)
+	root := newRoot(t, options{port: engine.port, api: true, account: true,
+		queueExtra: "  max-bytes: " + fmt.Sprint(maxBytes) + "\n  when-full: drop-oldest\n  drop-from: lowest-lane\n" +
+			"  max-age-ms: 1200000\n  lanes:\n    - name: alarm\n      when: 'payload contains \"ALARM\"'\n"})
+	offsetFile := filepath.Join(t.TempDir(), "clock-offset")
+	env := []string{envTestClock + "=" + offsetFile}
+	phase := func(name string) (lines, alarms []string) {
+		for i := range perPhase {
+			l := fmt.Sprintf("%s %s info %03d", t.Name(), name, i)
+			if i%every == every/2 {
+				l = fmt.Sprintf("%s %s ALARM %03d", t.Name(), name, i)
+				alarms = append(alarms, l)
+			}
+			lines = append(lines, l)
+		}
+		return lines, alarms
+	}
+	w := root.createFile("in/app.log")
+	agent := root.startReadyEnv(env)
+	old, _ := phase("old")
+	w.lines(old)
+	waitCommitted(t, root, "the lines read at the start of the outage in the WAL", func(d outageDoc) bool { return d.Counters.EventsRead == perPhase })
+
+	setClockOffset(t, offsetFile, 0) // the file's first reading: no jump
+	if err := os.WriteFile(offsetFile+".tmp", []byte("1800000 1800000"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(offsetFile+".tmp", offsetFile); err != nil { // half an hour later
+		t.Fatal(err)
+	}
+	recent, recentAlarms := phase("recent")
+	w.lines(recent)
+	doc := waitCommitted(t, root, "the recent lines in the WAL, the old ones dropped for age", func(d outageDoc) bool {
+		return d.Counters.EventsRead == 2*perPhase && d.WAL.Dropped.AgeRows > 0
+	})
+	t.Logf("outage over: %d rows dropped for queue.max-bytes, %d for queue.max-age-ms, %d rows waiting",
+		doc.WAL.Dropped.FullRows, doc.WAL.Dropped.AgeRows, doc.WAL.Pending+doc.WAL.Sending)
+	// A job claimed during the outage would go out first when the engine
+	// is back: the restart returns its rows to the queue.
+	if code := root.stop(agent); code != 0 {
+		t.Fatalf("stop exit %d", code)
+	}
+	engine.release()
+	rc := startReceiverAt(t, engine.port, "e2e-token-0123456789")
+	agent = root.startReadyEnv(env)
+
+	var rep auditDoc
+	var auditOut string
+	eventually(t, deliverTimeout, "the audit of what the engine got complete", func() bool {
+		out, _, code := root.cli("audit", "--json", rc.out)
+		rep = auditDoc{}
+		if json.Unmarshal([]byte(out), &rep) != nil || code != 0 || len(rep.Streams) != 1 {
+			return false
+		}
+		s := rep.Streams[0]
+		return s.Max == 2*perPhase && s.Rows+s.GapRows-s.Duplicates == 2*perPhase
+	})
+	auditOut, _, _ = root.cli("audit", rc.out)
+	got := receivedEvents(t, rc.out)
+	var rows []string
+	var timeline strings.Builder
+	for i, e := range got {
+		if !e.Gap {
+			rows = append(rows, e.Payload)
+		}
+		if i < len(recentAlarms)+3 || e.Gap {
+			if e.Gap {
+				fmt.Fprintf(&timeline, "  #%d gap record: %s, count %d, _seq %d..%d\n", i+1, e.Reason, e.Count, e.FirstSeq, e.LastSeq)
+			} else {
+				fmt.Fprintf(&timeline, "  #%d row _seq %d: %s\n", i+1, e.Seq, strings.TrimPrefix(e.Payload, t.Name()+" "))
+			}
+		}
+	}
+	t.Logf("recovery timeline, %d events at the engine in the order it got them (rows past the first %d left out):\n%s",
+		len(got), len(recentAlarms)+3, timeline.String())
+	t.Logf("edge-agent audit:\n%s", auditOut)
+	if len(rows) < len(recentAlarms) || !slices.Equal(rows[:len(recentAlarms)], recentAlarms) {
+		t.Errorf("the first rows at the engine: %q\nwant the alarms read last, in order: %q", rows[:min(len(rows), len(recentAlarms))], recentAlarms)
+	}
+	s := rep.Streams[0]
+	if !rep.OK || s.GapRows == 0 || len(s.Missing) != 0 || rep.Unstamped != 0 {
+		t.Errorf("audit %+v: want complete, with gap records, nothing missing", rep)
 	}
 	if code := root.stop(agent); code != 0 {
 		t.Errorf("stop exit %d", code)

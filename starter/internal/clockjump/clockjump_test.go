@@ -94,33 +94,38 @@ func FuzzRepair(f *testing.F) {
 	})
 }
 
-// A shifted clock moves the wall clock by what its file says, at every
-// reading, and leaves the monotonic clock and the boot alone.
+// A shifted clock moves the wall clock and the monotonic clock by what
+// its file says, at every reading, and leaves the boot alone.
 func TestShifted(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "offset")
 	base := fixedClock{wall: time.UnixMilli(1_700_000_000_000), since: 5 * time.Second, boot: "b1"}
 	c := Shifted(base, file)
 	for _, tc := range []struct {
-		content string
-		want    int64
+		content    string
+		wall, boot int64
 	}{
-		{"", 1_700_000_000_000}, // no file
-		{"-1699999000000\n", 1_000_000},
-		{"0", 1_700_000_000_000},
-		{"not a number", 1_700_000_000_000},
-		{"2500", 1_700_000_002_500},
+		{"", 1_700_000_000_000, 5_000}, // no file
+		{"-1699999000000\n", 1_000_000, 5_000},
+		{"0", 1_700_000_000_000, 5_000},
+		{"not a number", 1_700_000_000_000, 5_000},
+		{"1800000 1800000", 1_700_001_800_000, 1_805_000},
+		{"1 2 3", 1_700_000_000_000, 5_000},
+		{"2500", 1_700_000_002_500, 5_000},
 	} {
 		if tc.content != "" {
 			if err := os.WriteFile(file, []byte(tc.content), 0o600); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if got := c.Wall().UnixMilli(); got != tc.want {
-			t.Errorf("file %q: Wall = %d, want %d", tc.content, got, tc.want)
+		if got := c.Wall().UnixMilli(); got != tc.wall {
+			t.Errorf("file %q: Wall = %d, want %d", tc.content, got, tc.wall)
 		}
-	}
-	if c.SinceBoot() != 5*time.Second || c.Boot() != "b1" {
-		t.Errorf("SinceBoot %v, Boot %q: want the base's", c.SinceBoot(), c.Boot())
+		if got := c.SinceBoot().Milliseconds(); got != tc.boot {
+			t.Errorf("file %q: SinceBoot = %d ms, want %d", tc.content, got, tc.boot)
+		}
+		if c.Boot() != "b1" {
+			t.Errorf("Boot %q, want the base's", c.Boot())
+		}
 	}
 }
 

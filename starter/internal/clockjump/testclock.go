@@ -8,16 +8,18 @@ import (
 )
 
 // EnvTestClock names, for tests of the built binary only, a file holding
-// an integer number of milliseconds added to every reading of the wall
-// clock by the agent, its WAL and its inputs: -1700000000000 puts the
-// clock near 1970, and rewriting the file (by rename, so that no reading
-// sees it half written) to 0 is a jump back to the real time. The file is
-// read at every reading; a missing, empty or malformed file is 0. The
-// monotonic clock and the boot are the system's. The agent logs a WARN
-// naming the setting at start.
+// "<wall_ms>" or "<wall_ms> <boot_ms>": milliseconds added to every
+// reading of the agent's wall clock (the agent's, its WAL's and its
+// inputs') and of its monotonic clock since boot. The wall alone moved
+// is a jump: -1700000000000 puts the clock near 1970, and rewriting the
+// file to 0 sets it. Both moved by the same amount is time passing: "1800000
+// 1800000" is half an hour later, with no jump. Rewrite the file by
+// rename, so that no reading sees it half written. It is read at every
+// reading; a missing or malformed file is 0 0. The boot id stays the
+// system's. The agent logs a WARN naming the setting at start.
 const EnvTestClock = "EDGE_AGENT_TEST_CLOCK_OFFSET_FILE"
 
-// Shifted is base with its wall clock moved by the offset in file
+// Shifted is base with its clocks moved by the offsets in file
 // (EnvTestClock).
 func Shifted(base Clock, file string) Clock { return shifted{base: base, file: file} }
 
@@ -27,21 +29,35 @@ type shifted struct {
 }
 
 func (c shifted) Wall() time.Time {
-	return c.base.Wall().Add(time.Duration(ReadOffset(c.file)) * time.Millisecond)
+	wall, _ := ReadOffsets(c.file)
+	return c.base.Wall().Add(time.Duration(wall) * time.Millisecond)
 }
 
-func (c shifted) SinceBoot() time.Duration { return c.base.SinceBoot() }
-func (c shifted) Boot() string             { return c.base.Boot() }
+func (c shifted) SinceBoot() time.Duration {
+	_, boot := ReadOffsets(c.file)
+	return c.base.SinceBoot() + time.Duration(boot)*time.Millisecond
+}
 
-// ReadOffset returns the milliseconds file holds, 0 when it holds none.
-func ReadOffset(file string) int64 {
+func (c shifted) Boot() string { return c.base.Boot() }
+
+// ReadOffsets returns the wall and boot milliseconds file holds, 0 0
+// when it holds none.
+func ReadOffsets(file string) (wall, boot int64) {
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return 0
+		return 0, 0
 	}
-	ms, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	if err != nil {
-		return 0
+	f := strings.Fields(string(b))
+	if len(f) == 0 || len(f) > 2 {
+		return 0, 0
 	}
-	return ms
+	if wall, err = strconv.ParseInt(f[0], 10, 64); err != nil {
+		return 0, 0
+	}
+	if len(f) == 2 {
+		if boot, err = strconv.ParseInt(f[1], 10, 64); err != nil {
+			return 0, 0
+		}
+	}
+	return wall, boot
 }

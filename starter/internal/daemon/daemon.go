@@ -226,8 +226,8 @@ func (b *boot) newAgent(cfg *startConfig, ids agentIDs, ctl *runControl) (*agent
 	if file := b.o.Getenv(clockjump.EnvTestClock); file != "" {
 		c := clockjump.Shifted(clockjump.System(), file)
 		opts.Clock, opts.Now = c, c.Wall
-		b.logger.Warn("test clock in use: the wall clock is moved by the milliseconds in the file "+clockjump.EnvTestClock+
-			" names; unset it outside tests", "file", file, "offset_ms", clockjump.ReadOffset(file))
+		b.logger.Warn("test clock in use: the wall and boot clocks are moved by the milliseconds in the file "+clockjump.EnvTestClock+
+			" names; unset it outside tests", "file", file)
 	}
 	opts.OnReady = func() {
 		readyOnce.Do(func() {
