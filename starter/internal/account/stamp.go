@@ -6,6 +6,10 @@ import (
 	"strconv"
 )
 
+// SeqMetaPrefix + input id is the WAL metadata key of the last "_seq"
+// given to a row of that input (8 bytes, big-endian).
+const SeqMetaPrefix = "input_seq:"
+
 // Field names of a stamped row and of a gap record.
 const (
 	FieldInput = "_input"

@@ -11,7 +11,7 @@ import (
 // metaSeqPrefix + input id holds the last "_seq" given to a row of that
 // input (8 bytes, big-endian), written in the transaction that appends
 // the rows, so a number is never given twice, even after a crash.
-const metaSeqPrefix = "input_seq:"
+const metaSeqPrefix = account.SeqMetaPrefix
 
 // seqRoom bounds what Stamp adds to a payload beside the input tag:
 // `,"_seq":` and a uint64.

@@ -1,12 +1,15 @@
 package dbcli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/edge-agent/edge-agent/starter/internal/identity"
+	"github.com/edge-agent/edge-agent/starter/internal/paths"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
 
@@ -33,7 +36,8 @@ func (r *runner) salvage(c *cli.Context) error {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("no WAL at %s (set --db-path, %s or queue.path in --config): %w", path, envDBPath, wal.ErrNotFound)
 	}
-	rep, err := wal.Salvage(path, dst, wal.SalvageOptions{DryRun: dryRun, Fsync: true, Now: r.env.Now, Logger: r.env.Logger, Encryption: s.enc})
+	rep, err := wal.Salvage(path, dst, wal.SalvageOptions{DryRun: dryRun, Fsync: true, Now: r.env.Now, Logger: r.env.Logger, Encryption: s.enc,
+		GapOrigin: r.gapOrigin()})
 	if err != nil {
 		return err
 	}
@@ -68,6 +72,24 @@ func (r *runner) salvage(c *cli.Context) error {
 		}
 		fmt.Fprintf(o, "  NOT COPIED: %s\n", p)
 	}
+	if len(rep.GapRecords) > 0 {
+		var n int64
+		for _, g := range rep.GapRecords {
+			n += g.Count
+		}
+		fmt.Fprintf(o, "gap records for the rows not copied (agent.account: the stream accounts for them): %d, covering %d rows\n", len(rep.GapRecords), n)
+		for i, g := range rep.GapRecords {
+			if limit > 0 && i >= limit {
+				fmt.Fprintf(o, "  ... and %d more\n", len(rep.GapRecords)-i)
+				break
+			}
+			if g.Covers() {
+				fmt.Fprintf(o, "  GAP: input %s _seq %d..%d (%d rows)\n", g.Input, g.FirstSeq, g.LastSeq, g.Count)
+			} else {
+				fmt.Fprintf(o, "  GAP: input %s, %d rows whose _seq is not known\n", cmp.Or(g.Input, "unknown"), g.Count)
+			}
+		}
+	}
 	fmt.Fprintf(o, "unreadable parts of the file (their rows and positions are lost, not counted above): %d\n", len(rep.Damage))
 	for i, d := range rep.Damage {
 		if limit > 0 && i >= limit {
@@ -82,4 +104,12 @@ func (r *runner) salvage(c *cli.Context) error {
 	}
 	fmt.Fprintln(o)
 	return nil
+}
+
+// gapOrigin names this host and the agent (its id file, when it can be
+// read) in the gap records salvage writes for the rows it loses.
+func (r *runner) gapOrigin() *wal.GapOrigin {
+	host, _ := os.Hostname()
+	ids, _ := identity.Read(paths.IDFile(r.getenv, r.env.Home))
+	return &wal.GapOrigin{Host: host, AgentID: ids.Agent}
 }

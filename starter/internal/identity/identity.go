@@ -61,6 +61,13 @@ func Resolve(path string, explicit IDs) (IDs, error) {
 	return ids, nil
 }
 
+// Read returns the ids stored in the file at path, writing nothing: for
+// tools that name the agent without being it. Errors as read's.
+func Read(path string) (IDs, error) {
+	ids, _, err := read(path)
+	return ids, err
+}
+
 func pick(explicit, stored string) string {
 	if v := strings.TrimSpace(explicit); v != "" {
 		return v

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/edge-agent/edge-agent/starter/internal/account"
 	"github.com/edge-agent/edge-agent/starter/internal/wal/boltraw"
 )
 
@@ -31,6 +32,11 @@ type SalvageOptions struct {
 	// Encryption holds the key of an encrypted source (queue.encryption);
 	// the new file is sealed with the same key, under a salt of its own.
 	Encryption Encryption
+	// GapOrigin, when set and the source numbered its rows
+	// (agent.account), gives the copy gap records for the rows of the
+	// blocks that could not be read (salvagegaps.go), naming this host
+	// and agent.
+	GapOrigin *GapOrigin
 }
 
 // RenumberedRow is a row copied under a new id because its key was damaged.
@@ -70,6 +76,10 @@ type SalvageReport struct {
 	// its rows were acked and deleted: these rows may have been delivered
 	// already and are sent again (at least once, never lost).
 	Scanned int
+	// GapRecords are the gap records the copy got for the rows of blocks
+	// that could not be read (SalvageOptions.GapOrigin); a dry run says
+	// which it would get.
+	GapRecords []account.Record
 }
 
 // Copied is the number of rows copied.
@@ -155,7 +165,8 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 	} else {
 		meta, skipped = pickState(f, st.Size(), metas, &rep)
 	}
-	s := &salvager{rep: &rep, now: opts.Now().UnixMilli(), copied: map[uint64]bool{}, states: map[uint64]rowState{}}
+	s := &salvager{rep: &rep, now: opts.Now().UnixMilli(), copied: map[uint64]bool{}, states: map[uint64]rowState{},
+		gapOrigin: opts.GapOrigin, gapRanges: map[string][][2]uint64{}}
 	// First everything but the rows: the id allocators decide which row
 	// keys are plausible, and the indexes and state entries which rows of
 	// a block still exist, before any row is read.
@@ -183,7 +194,8 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 	if !opts.DryRun {
 		// The copy is of SchemaVersion whatever the source's: a source of
 		// nestedPositionsSchema is carried over this way.
-		s.out, err = Open(Options{Path: dst, Fsync: opts.Fsync, Now: opts.Now, Logger: opts.Logger, Encryption: opts.Encryption})
+		s.out, err = Open(Options{Path: dst, Fsync: opts.Fsync, Now: opts.Now, Logger: opts.Logger, Encryption: opts.Encryption,
+			GapRecords: opts.GapOrigin})
 		if err != nil {
 			return rep, fmt.Errorf("salvage wal %s: create %s: %w", src, dst, err)
 		}
@@ -292,6 +304,14 @@ type salvager struct {
 	unfit      []Damage
 	appMeta    map[string][]byte
 	writeError error
+
+	// gapOrigin is SalvageOptions.GapOrigin; the rest is what its gap
+	// records are inferred from (salvagegaps.go).
+	gapOrigin   *GapOrigin
+	seqRows     []seqRow
+	gapRanges   map[string][][2]uint64
+	lost        []lostBlock
+	renumbering bool
 }
 
 // sourceMeta is what the source's meta bucket says.
@@ -441,11 +461,15 @@ func (s *salvager) block(key, value []byte, page uint64) {
 	h, err := parseBlockHeader(value)
 	if err != nil {
 		s.rep.BadRows = append(s.rep.BadRows, Problem{RowID: id, What: fmt.Sprintf("key %x, page %d: %v", key, page, err)})
+		if keyOK && id > 0 {
+			s.lost = append(s.lost, lostBlock{first: id, last: id, rows: s.lostRowsIn(id, id)})
+		}
 		return
 	}
 	b := decodeBlock(h.first, value, s.keys)
 	if b.err != nil {
 		s.rep.BadRows = append(s.rep.BadRows, Problem{RowID: h.first, What: fmt.Sprintf("key %x, page %d: rows %d..%d: %v", key, page, h.first, h.last(), b.err)})
+		s.lost = append(s.lost, lostBlock{first: h.first, last: h.last(), rows: s.lostRowsIn(h.first, h.last())})
 		return
 	}
 	keyOK = keyOK && id == h.first
@@ -513,6 +537,7 @@ func (s *salvager) take(r Row, key []byte, keyOK bool, page uint64) {
 
 func (s *salvager) add(r Row) {
 	s.rep.Rows[restStatus(r.Status)]++
+	s.noteSeqs(&r, !s.renumbering)
 	if s.out == nil || s.writeError != nil {
 		return
 	}
@@ -650,6 +675,7 @@ func idLeaf(pg []byte, fn func(id uint64, val []byte) bool) bool {
 // moves the id allocators past everything the source ever handed out.
 func (s *salvager) finish() error {
 	next := max(s.lastID, s.maxScanned, s.src.nextRow-min(s.src.nextRow, 1)) + 1
+	s.renumbering = true
 	for i := range s.renumber {
 		s.renumber[i].ID = next
 		s.renumKeys[i].NewID = next
@@ -658,6 +684,9 @@ func (s *salvager) finish() error {
 	}
 	s.rep.Renumbered = s.renumKeys
 	s.rep.Positions, s.rep.AppMeta = len(s.positions), len(s.appMeta)
+	if s.gapOrigin != nil {
+		s.rep.GapRecords = s.salvageGaps(s.now)
+	}
 	if s.out == nil {
 		return nil
 	}
@@ -680,7 +709,8 @@ func (s *salvager) finish() error {
 		tx.nextBatch = max(tx.nextBatch, s.src.nextBatch)
 		tx.ctr.checksumFailures += s.src.ctr.checksumFailures
 		tx.dirty = true
-		return nil
+		// After every id the source handed out: none is reused.
+		return tx.AppendGapRecords(slices.Clone(s.rep.GapRecords))
 	})
 }
 
