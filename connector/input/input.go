@@ -51,8 +51,6 @@ const (
 	// LossGone: the file was deleted or rotated away out of the input's
 	// paths before it was read to its end; which of the two is not known.
 	LossGone = "gone-unread"
-	// LossTruncated: the file was truncated below bytes not read yet.
-	LossTruncated = "truncated"
 )
 
 // Loss is a run of bytes of one source that was never read: they were

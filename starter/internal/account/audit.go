@@ -28,7 +28,7 @@ type Stream struct {
 	GapRows    int64 `json:"gap_rows"`
 	CountOnly  int64 `json:"count_only_gap_rows,omitempty"`
 	// LossRecords and UnreadBytes count the records of bytes the input
-	// never read (a file rotated away, deleted or truncated first) and
+	// never read (a file rotated away or deleted first) and
 	// those bytes: never rows, so outside 1..Max.
 	LossRecords int64 `json:"loss_records,omitempty"`
 	UnreadBytes int64 `json:"unread_bytes,omitempty"`

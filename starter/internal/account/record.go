@@ -23,8 +23,7 @@ type Record struct {
 	AgentID string `json:"_agent_id"`
 	// Reason is why the rows were given up ("dropped: queue full",
 	// "dropped: max-age", "dead: <why>", "purged", "lost: salvage"), or
-	// why bytes were never read ("deleted-unread", "gone-unread",
-	// "truncated").
+	// why bytes were never read ("deleted-unread", "gone-unread").
 	Reason string `json:"reason"`
 	// Count is how many rows; with a sequence range it is
 	// LastSeq-FirstSeq+1.
@@ -42,7 +41,7 @@ type Record struct {
 	// File is the "_file" the rows came from, when they did.
 	File string `json:"file,omitempty"`
 	// Offsets and Bytes are set for bytes an input never read (a file
-	// rotated away, deleted or truncated before it was read to its end):
+	// rotated away or deleted before it was read to its end):
 	// the byte offsets [from, to) of the file and their length. Those
 	// bytes were never rows: Count is 0 and the record covers no range.
 	Offsets *[2]int64 `json:"offsets,omitempty"`

@@ -29,8 +29,8 @@ checks that the rows' "_seq" numbers and the gap records' first_seq..last_seq
 ranges cover 1..the highest number seen: it prints the rows, the rows the
 gap records account for, the duplicates (a number covered twice: delivery
 is at-least-once, so they are counted, not an error) and the missing
-ranges. Records of bytes an input never read (a file rotated away,
-deleted or truncated before it was read to its end) are counted apart:
+ranges. Records of bytes an input never read (a file rotated away or
+deleted before it was read to its end) are counted apart:
 those bytes were never rows and take no number. Lines that are not JSON
 and rows without "_seq" are counted.
 
@@ -102,7 +102,7 @@ func printAudit(out io.Writer, rep account.Report) {
 			fmt.Fprintf(out, ", %d more given up with unknown _seq", s.CountOnly)
 		}
 		if s.LossRecords > 0 {
-			fmt.Fprintf(out, ", %d bytes never read (%d records: files gone or truncated first)", s.UnreadBytes, s.LossRecords)
+			fmt.Fprintf(out, ", %d bytes never read (%d records: files gone before they were read)", s.UnreadBytes, s.LossRecords)
 		}
 		if s.BadRecords > 0 {
 			fmt.Fprintf(out, ", %d gap records whose count disagrees with their range", s.BadRecords)

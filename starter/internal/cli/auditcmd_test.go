@@ -21,6 +21,8 @@ func TestAuditCommand(t *testing.T) {
 			"host - input app: complete: seq 1..4: 3 rows, 2 in 1 gap records, 1 duplicates\n"},
 		{"a hole", complete + `{"payload":"z","_input":"app","_seq":9}` + "\n", nil, 1,
 			"host - input app: INCOMPLETE: seq 1..9: 4 rows, 2 in 1 gap records, 1 duplicates\n  missing 4: 5..8\n"},
+		{"bytes never read, counted apart", complete + `{"_gap":true,"_input":"app","_host":"h","_agent_id":"x","reason":"gone-unread","count":0,"file":"/l/a.log.1","offsets":[10,4914],"bytes":4904,"_ts":2}` + "\n", nil, 0,
+			"host - input app: complete: seq 1..4: 3 rows, 2 in 1 gap records, 1 duplicates, 4904 bytes never read (1 records: files gone before they were read)\n"},
 		{"json", complete, []string{"--json"}, 0, `"missing":`},
 		{"nothing stamped", `{"payload":"x"}` + "\n", nil, 0, "nothing to check (is agent.account on?)"},
 	} {
