@@ -243,3 +243,23 @@ func symlink(t *testing.T, target, link string) string {
 	}
 	return link
 }
+
+// Read returns what the file holds and never writes it: a missing key
+// stays empty, a missing file is an error wrapping fs.ErrNotExist.
+func TestReadWritesNothing(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "edge-agent.id")
+	const content = "agent.id=a\n"
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := Read(p)
+	if err != nil || ids != (IDs{Agent: "a"}) {
+		t.Errorf("Read = %+v, %v; want only the agent id", ids, err)
+	}
+	if got := readFile(t, p); got != content {
+		t.Errorf("the file became %q", got)
+	}
+	if _, err := Read(filepath.Join(t.TempDir(), "none")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Read of a missing file: %v", err)
+	}
+}
