@@ -2,6 +2,7 @@ package clockjump
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -138,3 +139,18 @@ type fixedClock struct {
 func (c fixedClock) Wall() time.Time          { return c.wall }
 func (c fixedClock) SinceBoot() time.Duration { return c.since }
 func (c fixedClock) Boot() string             { return c.boot }
+
+func FuzzParseOffsets(f *testing.F) {
+	f.Add("-1700000000000")
+	f.Add("1800000 1800000\n")
+	f.Add("1 2 3")
+	f.Fuzz(func(t *testing.T, s string) {
+		wall, boot := parseOffsets(s)
+		if wall == 0 && boot == 0 {
+			return
+		}
+		if w, b := parseOffsets(fmt.Sprintf("%d %d", wall, boot)); w != wall || b != boot {
+			t.Fatalf("parseOffsets(%q) = %d %d, and again %d %d", s, wall, boot, w, b)
+		}
+	})
+}

@@ -47,10 +47,17 @@ func ReadOffsets(file string) (wall, boot int64) {
 	if err != nil {
 		return 0, 0
 	}
-	f := strings.Fields(string(b))
+	return parseOffsets(string(b))
+}
+
+// parseOffsets parses "<wall_ms>" or "<wall_ms> <boot_ms>", 0 0 when s
+// is neither.
+func parseOffsets(s string) (wall, boot int64) {
+	f := strings.Fields(s)
 	if len(f) == 0 || len(f) > 2 {
 		return 0, 0
 	}
+	var err error
 	if wall, err = strconv.ParseInt(f[0], 10, 64); err != nil {
 		return 0, 0
 	}
