@@ -85,6 +85,7 @@ func FuzzAudit(f *testing.F) {
 	f.Add([]byte(row("a", 1, "") + "\n" + gap("a", 2, 9, 8) + "\n"))
 	f.Add([]byte(`{"payload":"{\"_seq\":1,\"_input\":\"x\"}"}`))
 	f.Add([]byte(`[[[[{"_gap":true,"first_seq":18446744073709551615,"last_seq":1,"count":-1}]]]]`))
+	f.Add([]byte(`{"_gap":true,"_input":"a","reason":"gone-unread","count":0,"offsets":[10,5],"bytes":-3}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		rep, err := Audit(strings.NewReader(string(in)))
 		if err != nil {
