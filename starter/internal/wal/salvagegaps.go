@@ -18,11 +18,12 @@ import (
 // input I in a lost block [a, b] hold the numbers of I that lie between
 // the highest number of I among the rows copied with an id below a and
 // the lowest among those above b (or the input's last number, from the
-// source's metadata), and that no copied row or gap record holds. Rows
-// acknowledged and deleted before the damage leave holes of the same
-// kind: a range may take them in, and they then count twice in an audit
-// (a duplicate, never a hole). Rows of a lost block left over once the
-// ranges are counted get a record with a count and no range.
+// source's metadata), and that no copied row or gap record holds, at
+// most as many as the block held, the highest first. Rows acknowledged
+// and deleted before the damage leave holes of the same kind: a range
+// may take some in, and they then count twice in an audit (a duplicate,
+// never a hole). Rows of a lost block left over once the ranges are
+// counted get a record with a count and no range.
 
 // ReasonSalvageLost is the reason of the gap records of rows salvage
 // could not copy.
@@ -148,7 +149,20 @@ func (s *salvager) salvageGaps(now int64) []account.Record {
 			default:
 				continue // nothing says how far the input's numbers went
 			}
-			for _, m := range missingIn(lo+1, hi-1, mergeSeqRanges(append(slices.Clone(held[in]), taken[in]...))) {
+			// The block held at most its rows: the numbers nearest the
+			// row above it first (the rows below it may be long
+			// delivered and deleted).
+			budget := b.last - b.first + 1
+			if b.rows > 0 {
+				budget = uint64(b.rows)
+			}
+			runs := missingIn(lo+1, hi-1, mergeSeqRanges(append(slices.Clone(held[in]), taken[in]...)))
+			for k := len(runs) - 1; k >= 0 && budget > 0; k-- {
+				m := runs[k]
+				if n := m[1] - m[0] + 1; n > budget {
+					m[0] = m[1] - budget + 1
+				}
+				budget -= m[1] - m[0] + 1
 				taken[in] = append(taken[in], m)
 				n := int64(m[1] - m[0] + 1)
 				covered += n
@@ -156,6 +170,9 @@ func (s *salvager) salvageGaps(now int64) []account.Record {
 			}
 		}
 	}
+	slices.SortStableFunc(out, func(a, b account.Record) int {
+		return cmp.Or(cmp.Compare(a.Input, b.Input), cmp.Compare(a.FirstSeq, b.FirstSeq))
+	})
 	if left := int64(lostRows) - covered; left > 0 {
 		in := ""
 		if len(names) == 1 {
