@@ -27,6 +27,9 @@ type commitCost struct {
 	since time.Time
 	// diskSince is the disk time of the commits since then.
 	diskSince time.Duration
+	// reading is the loop's time in poll since the buffer was last
+	// flushed (what a plan takes as plan.reading).
+	reading time.Duration
 }
 
 // costWeight: each observation moves an estimate by 1/costWeight of its
@@ -61,6 +64,28 @@ func (c *commitCost) observe(end time.Time, disk time.Duration, rows int, loaded
 	}
 }
 
+// observeOverlapped records a commit that ran on its own goroutine
+// beside the reading of the next group (flight.go): the span between two
+// commits is then no longer the loop's time plus the disk's, so each is
+// taken where it is spent. wall, the commit's time on its goroutine
+// (building the transaction, its writes and fdatasyncs), is the disk
+// side of a cycle; reading, the loop's time polling the rows the commit
+// appended, is perRow's sample when the group was full.
+func (c *commitCost) observeOverlapped(wall, reading time.Duration, rows int, loaded bool) {
+	if wall > 0 {
+		c.disk = ewma(c.disk, wall)
+	}
+	if rows == 0 || !loaded || reading <= 0 {
+		return
+	}
+	per := float64(reading) / float64(rows)
+	if c.perRow == 0 {
+		c.perRow = per
+	} else {
+		c.perRow += (per - c.perRow) / costWeight
+	}
+}
+
 func ewma(avg, x time.Duration) time.Duration {
 	if avg == 0 {
 		return x
@@ -77,7 +102,11 @@ func (l *loop) noteCommitCost(p *plan) {
 	}
 	disk := l.walq.w.CommitDiskTime()
 	l.r.ctr.fsync.observe(disk)
-	l.cost.observe(l.r.now(), disk, p.rows(), l.group.inputFull)
+	if p.wall > 0 {
+		l.cost.observeOverlapped(p.wall, p.reading, p.rows(), p.loaded)
+	} else {
+		l.cost.observe(l.r.now(), disk, p.rows(), p.loaded)
+	}
 	l.group.adapt(&l.cost)
 	est := CommitEstimate{Disk: l.cost.disk, GroupCeiling: l.group.ceiling}
 	if l.cost.perRow > 0 {

@@ -50,7 +50,7 @@ func (s *diskSim) commit(loaded bool) {
 	s.now = s.now.Add(time.Duration(rows)*s.perRow + s.disk)
 	s.c.observe(s.now, s.disk, rows, loaded)
 	s.g.adapt(&s.c)
-	s.g.grow()
+	s.g.grow(loaded)
 }
 
 // rate is the lines/s of a loaded loop at the current group.

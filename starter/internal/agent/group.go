@@ -60,6 +60,22 @@ func (b *eventBuffer) drop(n, nbytes int, now time.Time) {
 	}
 }
 
+// prepend moves front's events before b's, leaving front empty: the
+// events of a failed commit go back ahead of those read since.
+func (b *eventBuffer) prepend(front *eventBuffer) {
+	if front.len() == 0 {
+		return
+	}
+	front.events = append(front.events, b.events...)
+	front.ids = append(front.ids, b.ids...)
+	front.bytes += b.bytes
+	front.unpositioned += b.unpositioned
+	clear(b.events)
+	b.events, b.ids = b.events[:0], b.ids[:0]
+	b.bytes, b.unpositioned = 0, 0
+	*b, *front = *front, *b
+}
+
 // groupJobs is how many jobs' rows a group may hold while the disk's
 // fsync is cheap: beyond that a bigger group gains little over the fsync
 // it amortises, and costs memory. maxJobs follows it (startup.go).
@@ -130,9 +146,10 @@ func newGrouping(o Options, jobSize int, wal bool) grouping {
 func (g *grouping) reset() { g.size = g.floor }
 
 // grow adapts the group after a commit that wrote the buffer: double while
-// the input kept the buffer full, halve back once it ran dry.
-func (g *grouping) grow() {
-	if g.inputFull {
+// the input kept the buffer full (loaded: the poll before the commit
+// stopped at a full group), halve back once it ran dry.
+func (g *grouping) grow(loaded bool) {
+	if loaded {
 		g.size = max(g.floor, min(g.size*2, g.ceiling))
 		return
 	}
