@@ -50,9 +50,9 @@ type plan struct {
 	from *eventBuffer
 	// loaded: the poll before the plan stopped at a full group.
 	loaded bool
-	// reading is the loop's time reading the flushed events (poll);
-	// wall the commit's time on its own goroutine, 0 when it ran in
-	// place (commitcost.go).
+	// reading is the loop's time reading the flushed events (its time
+	// since the plan before, waits excluded); wall the commit's time on
+	// its own goroutine, 0 when it ran in place (commitcost.go).
 	reading, wall time.Duration
 }
 
@@ -110,7 +110,7 @@ func (l *loop) commitIfDue(now time.Time) (bool, error) {
 	p.cleanup = l.cleanup.due(now, true, retention)
 	p.results, p.loaded = len(l.uncommitted), l.group.inputFull
 	if p.flushed > 0 {
-		p.reading, l.cost.reading = l.cost.reading, 0
+		p.reading = l.cost.busy(now)
 	}
 	if l.overlapCommits() && l.walRetry.errs == 0 {
 		// A failing WAL is retried in place: reading ahead of each

@@ -15,11 +15,12 @@ import (
 // for concurrent use: the loop's.
 type commitCost struct {
 	// disk is the estimate of one commit's disk time (its writes and
-	// fdatasyncs); 0 until a commit was measured.
+	// fdatasyncs; with overlapping commits its whole time on its
+	// goroutine); 0 until a commit was measured.
 	disk time.Duration
 	// perRow is the estimate of the loop's time per appended row, in
-	// nanoseconds: reading, processing and building the transaction;
-	// 0 until measured under load.
+	// nanoseconds: reading, processing and (unless commits overlap)
+	// building the transaction; 0 until measured under load.
 	perRow float64
 	// since is when the last commit that appended a full group ended;
 	// zero when the last appending commit was not under load (the time
@@ -27,9 +28,23 @@ type commitCost struct {
 	since time.Time
 	// diskSince is the disk time of the commits since then.
 	diskSince time.Duration
-	// reading is the loop's time in poll since the buffer was last
-	// flushed (what a plan takes as plan.reading).
-	reading time.Duration
+	// planned is when the last plan that flushed the buffer was made,
+	// waited the loop's time in wait since then: the loop's busy time
+	// in between (busy) is what it spent reading the next group.
+	planned time.Time
+	waited  time.Duration
+}
+
+// busy is the loop's time since the last plan that flushed the buffer,
+// its waits excluded, and starts the count again from now; 0 the first
+// time.
+func (c *commitCost) busy(now time.Time) time.Duration {
+	var d time.Duration
+	if !c.planned.IsZero() {
+		d = now.Sub(c.planned) - c.waited
+	}
+	c.planned, c.waited = now, 0
+	return d
 }
 
 // costWeight: each observation moves an estimate by 1/costWeight of its
@@ -69,8 +84,9 @@ func (c *commitCost) observe(end time.Time, disk time.Duration, rows int, loaded
 // commits is then no longer the loop's time plus the disk's, so each is
 // taken where it is spent. wall, the commit's time on its goroutine
 // (building the transaction, its writes and fdatasyncs), is the disk
-// side of a cycle; reading, the loop's time polling the rows the commit
-// appended, is perRow's sample when the group was full.
+// side of a cycle; reading, the loop's time (waits excluded) from the
+// plan before to the plan of the rows the commit appended, is perRow's
+// sample when the group was full.
 func (c *commitCost) observeOverlapped(wall, reading time.Duration, rows int, loaded bool) {
 	if wall > 0 {
 		c.disk = ewma(c.disk, wall)

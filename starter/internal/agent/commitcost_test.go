@@ -276,3 +276,39 @@ func TestSnapshotShowsCommitCost(t *testing.T) {
 		})
 	}
 }
+
+// With overlapping commits the estimate still measures what it says,
+// though one commit's span now hides the other's: disk is the commit's
+// time, perRow the loop's busy time per row (its waits for the commit
+// excluded), whichever of the two sets the cycle.
+func TestOverlappedCostMeasuresEach(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		disk, perRow time.Duration
+		rows         int
+	}{
+		{name: "disk sets the cycle", disk: 60 * time.Millisecond, perRow: 1500 * time.Nanosecond, rows: 10_000},
+		{name: "reading sets the cycle", disk: 5 * time.Millisecond, perRow: 1500 * time.Nanosecond, rows: 10_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c commitCost
+			now := time.Unix(1_700_000_000, 0)
+			c.busy(now)
+			for range 64 {
+				// The loop reads the group, then waits for the commit
+				// in flight if the disk is the slower.
+				read := time.Duration(tc.rows) * tc.perRow
+				cycle := max(tc.disk, read)
+				now = now.Add(cycle)
+				c.waited += cycle - read
+				c.observeOverlapped(tc.disk, c.busy(now), tc.rows, true)
+			}
+			if c.disk != tc.disk {
+				t.Fatalf("disk estimate %v, want the commit's %v", c.disk, tc.disk)
+			}
+			if got := time.Duration(c.perRow); got != tc.perRow {
+				t.Fatalf("perRow estimate %v, want the loop's %v", got, tc.perRow)
+			}
+		})
+	}
+}

@@ -10,6 +10,10 @@ import "time"
 // the loop only reads input and takes send results; nothing it planned
 // (rows to the sender, positions to the inputs, results out of
 // uncommitted) moves on before land, after the transaction is durable.
+// Two groups may then be in memory, the one in flight and the one being
+// read, each bounded by queue.group-max-bytes: a transaction's own pages
+// weigh as much, and halving the bound cost a third of the throughput
+// on a slow disk for little peak memory.
 type commitFlight struct {
 	p    *plan
 	now  time.Time
@@ -24,18 +28,6 @@ type commitFlight struct {
 // next group: with the WAL, except in CHECKPOINT delivery, whose
 // settling reads the WAL's received rows between commits.
 func (l *loop) overlapCommits() bool { return l.walq != nil && l.ck == nil }
-
-// newGroup is the grouping of o for this loop. With overlapping commits
-// two groups are in memory at once (the one in flight and the one being
-// read), so each holds half of the group's bound in bytes, never below
-// minGroupMaxBytes.
-func (l *loop) newGroup(o Options) grouping {
-	g := newGrouping(o, l.jobs.size, l.walq != nil)
-	if l.overlapCommits() {
-		g.maxBytes = max(minGroupMaxBytes, g.maxBytes/2)
-	}
-	return g
-}
 
 // startCommit runs p on its own goroutine. The buffer p flushed becomes
 // the one in flight (held) and the loop reads into the other.

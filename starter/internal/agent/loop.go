@@ -194,9 +194,6 @@ func (l *loop) poll(ctx context.Context, now time.Time) (int, error) {
 		}
 	}
 	l.group.inputFull = l.group.full(&l.buf)
-	if total > 0 {
-		l.cost.reading += l.r.now().Sub(now)
-	}
 	return total, nil
 }
 
@@ -311,6 +308,7 @@ func (l *loop) wait(ctx context.Context) {
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
+	defer func() { l.cost.waited += l.r.now().Sub(now) }()
 	select {
 	case <-ctx.Done():
 	case <-t.C:
