@@ -50,10 +50,11 @@ type plan struct {
 	from *eventBuffer
 	// loaded: the poll before the plan stopped at a full group.
 	loaded bool
-	// reading is the loop's time reading the flushed events (its time
-	// since the plan before, waits excluded); wall the commit's time on
-	// its own goroutine, 0 when it ran in place (commitcost.go).
-	reading, wall time.Duration
+	// reading is the loop's time reading the flushed events: its time
+	// since the plan before, waits excluded (commitcost.go).
+	reading time.Duration
+	// flew: the plan ran on its own goroutine (flight.go).
+	flew bool
 }
 
 func (p *plan) empty() bool {

@@ -15,12 +15,12 @@ import (
 // for concurrent use: the loop's.
 type commitCost struct {
 	// disk is the estimate of one commit's disk time (its writes and
-	// fdatasyncs; with overlapping commits its whole time on its
-	// goroutine); 0 until a commit was measured.
+	// fdatasyncs); 0 until a commit was measured.
 	disk time.Duration
 	// perRow is the estimate of the loop's time per appended row, in
-	// nanoseconds: reading, processing and (unless commits overlap)
-	// building the transaction; 0 until measured under load.
+	// nanoseconds: reading, processing and (unless the commit runs on
+	// its own goroutine) building the transaction; 0 until measured
+	// under load.
 	perRow float64
 	// since is when the last commit that appended a full group ended;
 	// zero when the last appending commit was not under load (the time
@@ -81,15 +81,14 @@ func (c *commitCost) observe(end time.Time, disk time.Duration, rows int, loaded
 
 // observeOverlapped records a commit that ran on its own goroutine
 // beside the reading of the next group (flight.go): the span between two
-// commits is then no longer the loop's time plus the disk's, so each is
-// taken where it is spent. wall, the commit's time on its goroutine
-// (building the transaction, its writes and fdatasyncs), is the disk
-// side of a cycle; reading, the loop's time (waits excluded) from the
-// plan before to the plan of the rows the commit appended, is perRow's
-// sample when the group was full.
-func (c *commitCost) observeOverlapped(wall, reading time.Duration, rows int, loaded bool) {
-	if wall > 0 {
-		c.disk = ewma(c.disk, wall)
+// commits then no longer is the loop's time plus the disk's, so the
+// loop's time is taken where it is spent: reading, the loop's time
+// (waits excluded) from the plan before to the plan of the rows the
+// commit appended, is perRow's sample when the group was full. Building
+// the transaction is the commit goroutine's, beside the loop's.
+func (c *commitCost) observeOverlapped(disk, reading time.Duration, rows int, loaded bool) {
+	if disk > 0 {
+		c.disk = ewma(c.disk, disk)
 	}
 	if rows == 0 || !loaded || reading <= 0 {
 		return
@@ -118,8 +117,8 @@ func (l *loop) noteCommitCost(p *plan) {
 	}
 	disk := l.walq.w.CommitDiskTime()
 	l.r.ctr.fsync.observe(disk)
-	if p.wall > 0 {
-		l.cost.observeOverlapped(p.wall, p.reading, p.rows(), p.loaded)
+	if p.flew {
+		l.cost.observeOverlapped(disk, p.reading, p.rows(), p.loaded)
 	} else {
 		l.cost.observe(l.r.now(), disk, p.rows(), p.loaded)
 	}

@@ -278,9 +278,9 @@ func TestSnapshotShowsCommitCost(t *testing.T) {
 }
 
 // With overlapping commits the estimate still measures what it says,
-// though one commit's span now hides the other's: disk is the commit's
-// time, perRow the loop's busy time per row (its waits for the commit
-// excluded), whichever of the two sets the cycle.
+// though the disk's time now hides in the loop's or the other way round:
+// disk is a commit's disk time, perRow the loop's busy time per row (its
+// waits for the commit excluded), whichever of the two sets the cycle.
 func TestOverlappedCostMeasuresEach(t *testing.T) {
 	for _, tc := range []struct {
 		name         string

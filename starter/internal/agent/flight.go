@@ -19,9 +19,8 @@ type commitFlight struct {
 	now  time.Time
 	done chan struct{}
 	// Written by the commit's goroutine before done closes.
-	res  commitResult
-	err  error
-	wall time.Duration // the commit's time on its goroutine
+	res commitResult
+	err error
 }
 
 // overlapCommits says whether a commit may run beside the reading of the
@@ -40,9 +39,7 @@ func (l *loop) startCommit(now time.Time, p *plan) {
 	l.flight = f
 	go func() {
 		defer close(f.done)
-		start := l.r.now()
 		f.res, f.err = l.runPlan(now, p)
-		f.wall = l.r.now().Sub(start)
 	}()
 }
 
@@ -90,6 +87,6 @@ func (l *loop) land() bool {
 		l.buf.prepend(&l.held)
 		f.p.from = &l.buf
 	}
-	f.p.wall = f.wall
+	f.p.flew = true
 	return l.committed(f.now, f.p, f.res, f.err)
 }
