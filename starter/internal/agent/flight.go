@@ -28,6 +28,13 @@ type commitFlight struct {
 // settling reads the WAL's received rows between commits.
 func (l *loop) overlapCommits() bool { return l.walq != nil && l.ck == nil }
 
+// newGroup is the grouping of o for this loop.
+func (l *loop) newGroup(o Options) grouping {
+	g := newGrouping(o, l.jobs.size, l.walq != nil)
+	g.overlap = l.overlapCommits()
+	return g
+}
+
 // startCommit runs p on its own goroutine. The buffer p flushed becomes
 // the one in flight (held) and the loop reads into the other.
 func (l *loop) startCommit(now time.Time, p *plan) {

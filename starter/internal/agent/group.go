@@ -122,6 +122,9 @@ type grouping struct {
 	// inputFull: the last poll stopped at a full group, not because the
 	// inputs had nothing more.
 	inputFull bool
+	// overlap: commits run beside the reading of the next group
+	// (flight.go).
+	overlap bool
 }
 
 // newGrouping is the grouping of o's settings for jobs of jobSize rows,
@@ -168,6 +171,15 @@ func (g *grouping) grow(loaded bool) {
 // cap: beyond it, about group / (disk + group · perRow). Until both
 // figures are measured the ceiling is base. A group above a lower
 // ceiling comes down to it at the next grow.
+//
+// When the commit overlaps the reading of the next group (overlap), a
+// row's time is max(perRow, disk / group): the disk adds nothing while
+// a group takes longer to read than its commit to write, and its part
+// is at most share when
+//
+//	group >= disk · (1 − share) / perRow
+//
+// a share-th of the serial rule's group, for the same throughput.
 func (g *grouping) adapt(c *commitCost) {
 	if g.share <= 0 {
 		return
@@ -177,6 +189,9 @@ func (g *grouping) adapt(c *commitCost) {
 		return
 	}
 	want := float64(c.disk) * (1 - g.share) / (g.share * c.perRow)
+	if g.overlap {
+		want = float64(c.disk) * (1 - g.share) / c.perRow
+	}
 	limit := float64(g.maxBytes / eventCost)
 	if want > float64(g.base) {
 		g.ceiling = max(g.base, int(min(want, limit)))
