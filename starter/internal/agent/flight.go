@@ -11,9 +11,9 @@ import "time"
 // (rows to the sender, positions to the inputs, results out of
 // uncommitted) moves on before land, after the transaction is durable.
 // Two groups may then be in memory, the one in flight and the one being
-// read, each bounded by queue.group-max-bytes: a transaction's own pages
-// weigh as much, and halving the bound cost a third of the throughput
-// on a slow disk for little peak memory.
+// read, each bounded by queue.group-max-bytes: on a slow disk the disk
+// sets the cycle and a commit carries what the bound lets it, so halving
+// the bound would halve the rate there.
 type commitFlight struct {
 	p    *plan
 	now  time.Time
