@@ -15,15 +15,22 @@ func (l *loop) afterCommit(now time.Time, p *plan, res commitResult) {
 	ctr.commits.Add(1)
 	l.noteCommitCost(p)
 	if p.flushed > 0 {
-		l.buf.drop(p.flushed, p.flushedBytes, now)
+		p.from.drop(p.flushed, p.flushedBytes, now)
 		ctr.rowsAppended.Add(uint64(p.rows()))
-		l.group.grow()
+		l.group.grow(p.loaded)
 		l.ackCommitted(p)
 	}
 	if p.started {
 		l.markStarted = false
 	}
-	l.uncommitted = l.uncommitted[:0]
+	// Results that came back while the commit was in flight wait for
+	// the next one.
+	left := copy(l.uncommitted, l.uncommitted[p.results:])
+	clear(l.uncommitted[left:])
+	l.uncommitted = l.uncommitted[:left]
+	if left > 0 {
+		l.resultsSince = now
+	}
 	l.rowRetry.streak = p.streak
 	ctr.acked.Add(uint64(len(p.acks) + res.ackedThrough))
 	ctr.received.Add(uint64(len(p.receives)))

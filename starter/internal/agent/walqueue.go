@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
@@ -37,8 +38,9 @@ type walQueue struct {
 	maxAge        time.Duration
 	nextDropCheck time.Time
 	// queued is the payload bytes of the rows in the WAL as of the last
-	// transaction (wal.Counts.PayloadBytes).
-	queued int64
+	// transaction (wal.Counts.PayloadBytes); written by the commit's
+	// goroutine while the loop reads it (Full).
+	queued atomic.Int64
 	// drain, when set (queue.lanes, queue.drain: newest-first), classifies
 	// appended rows into lanes and decides what each claim takes; lanes
 	// is its last status per lane, read at most every laneStatusEvery.
@@ -151,7 +153,7 @@ func (r *Agent) startTx(q *walQueue, resurrect bool) (*walStart, error) {
 		} else {
 			st.sending = tx.SendingIDs()
 		}
-		q.queued = tx.Counts().PayloadBytes
+		q.queued.Store(tx.Counts().PayloadBytes)
 		drops := dropStatus(tx.DropTotals())
 		r.pub.set(func(p *published) { p.drops = drops })
 		var err error
@@ -223,13 +225,14 @@ func (q *walQueue) Update(fn func(tx queueTx) error) error {
 // back once rows are acked by a small enough amount, so small limits would
 // pause the input for good; the payload total does, exactly.
 func (q *walQueue) Full(paused bool) (bool, int64) {
+	queued := q.queued.Load()
 	if q.maxBytes <= 0 {
-		return false, q.queued
+		return false, queued
 	}
 	if paused {
-		return q.queued > lowWater(q.maxBytes), q.queued
+		return queued > lowWater(q.maxBytes), queued
 	}
-	return q.queued > q.maxBytes, q.queued
+	return queued > q.maxBytes, queued
 }
 
 func (q *walQueue) FileBytes() int64 { return q.w.Size() }
@@ -379,7 +382,7 @@ func (t walTx) Drop(now time.Time) (queueDrops, error) {
 
 func (t walTx) Counts() (queueCounts, error) {
 	c := t.tx.Counts()
-	t.q.queued = c.PayloadBytes
+	t.q.queued.Store(c.PayloadBytes)
 	qc := walCounts(c)
 	if d := t.q.drain; d != nil {
 		now := t.q.now()
