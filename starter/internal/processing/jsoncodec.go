@@ -233,6 +233,13 @@ var plain = func() (t [256]bool) {
 // str reads a string; invalid UTF-8 and lone surrogates become U+FFFD,
 // as encoding/json does. One without escapes is a substring of the input.
 func (r *jsonReader) str() (string, error) {
+	s, _, err := r.strPlain()
+	return s, err
+}
+
+// strPlain is str; clean: the string is ASCII without escapes, so its
+// JSON is its text quoted.
+func (r *jsonReader) strPlain() (s string, clean bool, err error) {
 	r.i++ // "
 	start := r.i
 	ascii := true
@@ -245,10 +252,10 @@ func (r *jsonReader) str() (string, error) {
 		if c == '"' {
 			s := r.s[start:r.i]
 			r.i++
-			if ascii || utf8.ValidString(s) {
-				return s, nil
+			if ascii {
+				return s, true, nil
 			}
-			return toValidUTF8(s), nil
+			return toValidUTF8(s), false, nil
 		}
 		if c >= utf8.RuneSelf {
 			ascii = false
@@ -257,7 +264,8 @@ func (r *jsonReader) str() (string, error) {
 		}
 		break // an escape or a control character
 	}
-	return r.escaped(start, ascii)
+	s, err = r.escaped(start, ascii)
+	return s, false, err
 }
 
 // escaped finishes a string with escapes, from start (after the quote);
@@ -389,29 +397,36 @@ func toValidUTF8(s string) string {
 // number reads a JSON number as int64, float64 or json.Number, as
 // numberOf does.
 func (r *jsonReader) number() (any, error) {
+	s, isInt, err := r.scanNumber()
+	if err != nil {
+		return nil, err
+	}
+	if isInt {
+		if v, ok := smallInt(s); ok {
+			return v, nil
+		}
+	}
+	return numberOf(s, isInt), nil
+}
+
+// scanNumber reads a JSON number's text; isInt: it has no fraction or
+// exponent.
+func (r *jsonReader) scanNumber() (s string, isInt bool, err error) {
 	start := r.i
 	if r.s[r.i] == '-' {
 		r.i++
 	}
-	digits := func() int {
-		n := 0
-		for r.i < len(r.s) && r.s[r.i] >= '0' && r.s[r.i] <= '9' {
-			r.i++
-			n++
-		}
-		return n
-	}
 	if r.i < len(r.s) && r.s[r.i] == '0' {
 		r.i++
-	} else if digits() == 0 {
-		return nil, r.fail()
+	} else if r.digits() == 0 {
+		return "", false, r.fail()
 	}
-	isInt := true
+	isInt = true
 	if r.i < len(r.s) && r.s[r.i] == '.' {
 		r.i++
 		isInt = false
-		if digits() == 0 {
-			return nil, r.fail()
+		if r.digits() == 0 {
+			return "", false, r.fail()
 		}
 	}
 	if r.i < len(r.s) && (r.s[r.i] == 'e' || r.s[r.i] == 'E') {
@@ -420,16 +435,21 @@ func (r *jsonReader) number() (any, error) {
 		if r.i < len(r.s) && (r.s[r.i] == '+' || r.s[r.i] == '-') {
 			r.i++
 		}
-		if digits() == 0 {
-			return nil, r.fail()
+		if r.digits() == 0 {
+			return "", false, r.fail()
 		}
 	}
-	if isInt {
-		if v, ok := smallInt(r.s[start:r.i]); ok {
-			return v, nil
-		}
+	return r.s[start:r.i], isInt, nil
+}
+
+// digits skips decimal digits and says how many.
+func (r *jsonReader) digits() int {
+	n := 0
+	for r.i < len(r.s) && r.s[r.i] >= '0' && r.s[r.i] <= '9' {
+		r.i++
+		n++
 	}
-	return numberOf(r.s[start:r.i], isInt), nil
+	return n
 }
 
 // smallInt is the value of a JSON integer of at most 18 digits, which
