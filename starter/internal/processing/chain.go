@@ -110,6 +110,9 @@ func build(steps []Step, set Settings) (*Chain, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	if len(c.steps) == 0 {
+		return c, nil
+	}
 	if t, ok := c.steps[0].(tagger); ok && t.runsTagged() {
 		c.tagged = true
 	}

@@ -123,6 +123,12 @@ func TestChainReadsTheTaggedModelWhenItsFirstStepRunsOnIt(t *testing.T) {
 	}
 }
 
+func TestValidateNoSteps(t *testing.T) {
+	if err := Validate(nil); err != nil {
+		t.Fatalf("Validate(nil) = %v", err)
+	}
+}
+
 func TestExprReads(t *testing.T) {
 	for _, tc := range []struct {
 		src  string
