@@ -269,3 +269,35 @@ func FuzzTaggedChain(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCardPrefilter: whatever findCards finds, the prefilter lets through.
+func FuzzCardPrefilter(f *testing.F) {
+	for _, s := range []string{"4111 1111 1111 1111", "4111-1111-1111-1111", "x4111111111111111", "k12=34567 v=8 4111111111111111",
+		"1 2 3 4 5 6 7 8 9 0 1 2 3", "378282246310005"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := digitRun(s, 13)
+		if len(findCards(s)) > 0 && !got {
+			t.Fatalf("findCards finds a card in %q the prefilter turns away", s)
+		}
+		if want := digitRunIn(s, 13); got != want {
+			t.Fatalf("digitRun(%q) = %v, a look at every byte says %v", s, got, want)
+		}
+	})
+}
+
+func TestCardPrefilter(t *testing.T) {
+	for s, want := range map[string]bool{
+		"paid with 4111 1111 1111 1111":                      true,
+		"4111-1111-1111-1":                                   true,
+		"request 1234 served in 234 ms for session s-001234": false,
+		"k12=34567 k3=99812 k77=1234 seq 000001234":          false,
+		"1234 5678 9012 3":                                   true,
+		"1234  5678 9012 3":                                  false,
+	} {
+		if got := digitRun(s, 13); got != want {
+			t.Errorf("digitRun(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
