@@ -301,3 +301,23 @@ func TestCardPrefilter(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSkipPlain holds the eight-bytes-at-a-time scan to a look at every
+// byte.
+func FuzzSkipPlain(f *testing.F) {
+	for _, s := range []string{"", "abcdefgh", `abcdefgh"`, "abc\\defghijk", "abcdefg\x1f", "abcdefghijklmno\xc3\xa9", "\x7f\x20\x21\x22"} {
+		f.Add(s, 0)
+	}
+	f.Fuzz(func(t *testing.T, s string, i int) {
+		if i < 0 || i > len(s) {
+			return
+		}
+		want := i
+		for want < len(s) && plain[s[want]] {
+			want++
+		}
+		if got := skipPlain(s, i); got != want {
+			t.Fatalf("skipPlain(%q, %d) = %d, want %d", s, i, got, want)
+		}
+	})
+}
