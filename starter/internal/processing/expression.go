@@ -28,6 +28,8 @@ type expression struct {
 	// runs on the tagged model without building the map model; nil when
 	// it may read the whole environment.
 	reads *reads
+	// eq, when set, is the expression as a string comparison.
+	eq *stringTest
 }
 
 // ExprError is an expression that does not compile: Column (1-based,
@@ -69,7 +71,11 @@ func compileExpr(src string, asBool bool) (*expression, error) {
 		}
 		return nil, fmt.Errorf("expression: %w", err)
 	}
-	return &expression{src: src, prog: prog, reads: exprReads(prog.Node())}, nil
+	x := &expression{src: src, prog: prog, reads: exprReads(prog.Node())}
+	if asBool {
+		x.eq = stringTestOf(prog.Node())
+	}
+	return x, nil
 }
 
 // eval runs the expression on the event's fields.
@@ -86,6 +92,11 @@ func (x *expression) test(fields map[string]any) (bool, error) {
 // testNode is test on an event in the tagged model, whose environment
 // holds only what the expression reads (x.reads must not be nil).
 func (x *expression) testNode(top *node) (bool, error) {
+	if x.eq != nil {
+		if ok, done := x.eq.test(top); done {
+			return ok, nil
+		}
+	}
 	return x.result(x.vm.Run(x.prog, x.reads.docEnv(top)))
 }
 

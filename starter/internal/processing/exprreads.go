@@ -1,8 +1,74 @@
 package processing
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/expr-lang/expr/ast"
 )
+
+// stringTest is an expression of the form `a.b.c == "text"` (or !=): on
+// an event where a.b.c is a string it is a comparison, without the
+// expression's machine or an environment.
+type stringTest struct {
+	path   path
+	want   string
+	negate bool
+}
+
+// stringTestOf recognises a stringTest at root; nil otherwise.
+func stringTestOf(root ast.Node) *stringTest {
+	b, ok := root.(*ast.BinaryNode)
+	if !ok || b.Operator != "==" && b.Operator != "!=" {
+		return nil
+	}
+	m, lit := b.Left, b.Right
+	if _, ok := m.(*ast.MemberNode); !ok {
+		m, lit = lit, m
+	}
+	var want string
+	switch l := lit.(type) {
+	case *ast.StringNode:
+		want = l.Value
+	case *ast.ConstantNode:
+		if want, ok = l.Value.(string); !ok {
+			return nil
+		}
+	default:
+		return nil
+	}
+	var names []string
+	for {
+		mm, ok := m.(*ast.MemberNode)
+		if !ok {
+			break
+		}
+		if !constMember(mm) || mm.Optional {
+			return nil
+		}
+		names = append(names, mm.Property.(*ast.StringNode).Value)
+		m = mm.Node
+	}
+	id, ok := m.(*ast.IdentifierNode)
+	if !ok || id.Value == "$env" || len(names) == 0 {
+		return nil
+	}
+	p := path{id.Value}
+	for i := len(names) - 1; i >= 0; i-- {
+		p = append(p, names[i])
+	}
+	return &stringTest{path: p, want: want, negate: b.Operator == "!="}
+}
+
+// test is the comparison's result where the value is a string; ok is
+// false anywhere else (missing, another type), where the expression runs.
+func (st *stringTest) test(top *node) (result, ok bool) {
+	n, found := st.path.getNode(top)
+	if !found || n.kind != kindString {
+		return false, false
+	}
+	return (n.s == st.want) != st.negate, true
+}
 
 // reads is what an expression reads of a value: all of it, or only the
 // members named (at any depth), as `payload.level` reads payload's level
@@ -11,6 +77,9 @@ import (
 type reads struct {
 	all  bool
 	kids map[string]*reads
+	// names and list are kids in order, for a walk without a map's.
+	names []string
+	list  []*reads
 	// m is the map the member values are put in, reused from one event
 	// to the next (a boolean expression keeps none of its environment).
 	m map[string]any
@@ -83,7 +152,17 @@ func exprReads(root ast.Node) *reads {
 		}
 		top.kid(id.Value).all = true
 	}
+	top.index()
 	return top
+}
+
+func (r *reads) index() {
+	r.names = slices.Sorted(maps.Keys(r.kids))
+	r.list = r.list[:0]
+	for _, name := range r.names {
+		r.list = append(r.list, r.kids[name])
+		r.kids[name].index()
+	}
 }
 
 // constMember: a member access by a constant name, not a method.
@@ -113,10 +192,11 @@ func (r *reads) docEnv(top *node) map[string]any {
 	if r.m == nil {
 		r.m = make(map[string]any, len(r.kids))
 	}
-	clear(r.m)
-	for name, k := range r.kids {
+	for k, name := range r.names {
 		if i, ok := top.find(name); ok {
-			r.m[name] = k.partial(&top.kids[i].val)
+			r.m[name] = r.list[k].partial(&top.kids[i].val)
+		} else {
+			delete(r.m, name)
 		}
 	}
 	return r.m

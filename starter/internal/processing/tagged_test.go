@@ -3,6 +3,7 @@ package processing
 import (
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -129,6 +130,39 @@ func TestValidateNoSteps(t *testing.T) {
 	}
 }
 
+func TestStringTestOf(t *testing.T) {
+	for src, want := range map[string]string{
+		`payload.level == "debug"`:          `payload.level == "debug"`,
+		`"debug" != payload["level"]`:       `payload.level != "debug"`,
+		`a.b.c == "x"`:                      `a.b.c == "x"`,
+		`payload == "x"`:                    ``,
+		`payload?.level == "x"`:             ``,
+		`payload.level == 1`:                ``,
+		`payload.level in ["x"]`:            ``,
+		`$env.payload == "x"`:               ``,
+		`payload[_line] == "x"`:             ``,
+		`payload.level == "x" && _line > 0`: ``,
+		`payload.level.upper() == "X"`:      ``,
+		`payload.level == payload.name`:     ``,
+	} {
+		x, err := compileExpr(src, true)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		got := ""
+		if x.eq != nil {
+			op := "=="
+			if x.eq.negate {
+				op = "!="
+			}
+			got = x.eq.path.String() + " " + op + " " + strconv.Quote(x.eq.want)
+		}
+		if got != want {
+			t.Errorf("%s: string test %q, want %q", src, got, want)
+		}
+	}
+}
+
 func TestExprReads(t *testing.T) {
 	for _, tc := range []struct {
 		src  string
@@ -219,7 +253,9 @@ func FuzzTaggedCodec(f *testing.F) {
 // both models: the same result or the same error.
 func FuzzTaggedExpression(f *testing.F) {
 	for _, s := range []string{`payload.level == "debug"`, `payload.n > 2`, `len(payload) > 3`, `payload?.a?.b == nil`, `payload.a.b.c`,
-		`_line % 2 == 0`, `"level" in payload`, `payload.level matches "^d"`, `payload.tags[1] == "y"`, `$env.payload.n == 3`} {
+		`_line % 2 == 0`, `"level" in payload`, `payload.level matches "^d"`, `payload.tags[1] == "y"`, `$env.payload.n == 3`,
+		`payload.level != "debug"`, `"debug" == payload.level`, `payload.level == "info"`, `payload.n == "3"`, `payload.a == "x"`,
+		`payload.tags.x == "y"`, `payload.level.x == "y"`, `payload.none == "y"`, `_line.x == "y"`, `nothere.x != "y"`} {
 		f.Add(s, `{"_line":7,"payload":{"level":"debug","n":3,"tags":["x","y"],"a":{"b":1.5}}}`)
 	}
 	f.Fuzz(func(t *testing.T, src, event string) {
