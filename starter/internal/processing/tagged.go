@@ -33,10 +33,12 @@ const (
 type node struct {
 	kind kind
 	// plain: a string needs no escaping (ASCII read without escapes), so
-	// it is written by copy.
-	plain bool
-	s     string
-	kids  []entry
+	// it is written by copy; keyPlain: so does the key of the member this
+	// is the value of. False is always safe.
+	plain    bool
+	keyPlain bool
+	s        string
+	kids     []entry
 }
 
 // entry is an object's member or an array's element.
@@ -65,6 +67,7 @@ func (n *node) find(key string) (int, bool) {
 
 // put sets an object's member.
 func (n *node) put(key string, v node) {
+	v.keyPlain = false // v may have been another key's value
 	i, ok := n.find(key)
 	if ok {
 		n.kids[i].val = v
@@ -217,7 +220,7 @@ func (r *docReader) object() (node, error) {
 		if r.i >= len(r.s) || r.s[r.i] != '"' {
 			return node{}, r.fail()
 		}
-		k, err := r.str()
+		k, keyPlain, err := r.strPlain()
 		if err != nil {
 			return node{}, err
 		}
@@ -230,6 +233,7 @@ func (r *docReader) object() (node, error) {
 		if err != nil {
 			return node{}, err
 		}
+		v.keyPlain = keyPlain
 		r.st.stack = append(r.st.stack, entry{key: k, val: v})
 		r.space()
 		if r.i >= len(r.s) {
@@ -378,8 +382,14 @@ func appendNode(dst []byte, n *node, depth int) ([]byte, error) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendString(dst, n.kids[i].key)
-			dst = append(dst, ':')
+			if e := &n.kids[i]; e.val.keyPlain {
+				dst = append(dst, '"')
+				dst = append(dst, e.key...)
+				dst = append(dst, '"', ':')
+			} else {
+				dst = appendString(dst, e.key)
+				dst = append(dst, ':')
+			}
 			var err error
 			if dst, err = appendNode(dst, &n.kids[i].val, depth+1); err != nil {
 				return dst, err

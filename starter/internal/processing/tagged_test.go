@@ -58,6 +58,7 @@ func TestTaggedModelMatchesMapModel(t *testing.T) {
 		input.Event{Payload: []byte(`{"_file":"f","payload":42}`)},
 		input.Event{Payload: []byte(`{"_file":"f"}`)},
 		input.Event{Payload: []byte(`[1,2]`)},
+		input.Event{Payload: []byte(`{"_f\"ile":"x","\u00e9\u2028":"y","\u0001":1,"payload":"{\"k\\\"ey\":1,\"é\":2,\"a\\u0001\":3}"}`)},
 		input.Event{Payload: []byte(` {"payload" : "{\"level\":\"info\"}" , "site":{"x":1}} `)},
 	)
 	for name, steps := range map[string][]Step{
@@ -212,7 +213,8 @@ func TestExprReads(t *testing.T) {
 // map model's: the same errors, the same values, the same bytes out.
 func FuzzTaggedCodec(f *testing.F) {
 	for _, s := range []string{`{"a":1,"b":[true,null,"x\u00e9\ud83d\ude00"],"c":{"d":-1.5e3}}`, `"\ud800"`, `[1,2`, `{"a":1}x`,
-		`12345678901234567890`, `1.50`, `"\u2028<>&"`, "\"\xff\"", `-0`, `1e400`, `{"b":1,"a":2,"b":3}`, `1.5e-07`, `{"":{}}`} {
+		`12345678901234567890`, `1.50`, `"\u2028<>&"`, "\"\xff\"", `-0`, `1e400`, `{"b":1,"a":2,"b":3}`, `1.5e-07`, `{"":{}}`,
+		`{"k\"ey":1,"é":2,"\u0001":3,"\u2028":4}`, "{\"\xff\":1}"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
