@@ -267,6 +267,9 @@ func (c *Chain) run(it *item, from int, now time.Time) verdict {
 		case held:
 			n.held.Add(1)
 			c.hold(it.seq)
+			// The item's room is not kept for as long as the window: what
+			// the held event references stays reachable through it alone.
+			it.store = docStore{}
 			return v
 		}
 	}
