@@ -29,6 +29,8 @@ type item struct {
 	seq uint64
 	// spare is an empty map of an event before, for the parser's object.
 	spare map[string]any
+	// store holds the tagged model's members, reused.
+	store docStore
 }
 
 // processor is one step. apply may change it.ev; a held item is the
@@ -36,6 +38,12 @@ type item struct {
 type processor interface {
 	apply(it *item, now time.Time) verdict
 	counts() *counts
+}
+
+// tagger is a processor with a case for the tagged model: when the first
+// step has one, events are read into that model.
+type tagger interface {
+	runsTagged() bool
 }
 
 // holder is a processor that holds events (dedup).
@@ -66,6 +74,9 @@ type Chain struct {
 	undecodable atomic.Uint64
 	// spare is the item of the last event no step kept.
 	spare *item
+	// tagged: events are read into the tagged model (the first step
+	// runs on it).
+	tagged bool
 }
 
 type stashed struct {
@@ -98,6 +109,12 @@ func build(steps []Step, set Settings) (*Chain, error) {
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
+	}
+	if len(c.steps) == 0 {
+		return c, nil
+	}
+	if t, ok := c.steps[0].(tagger); ok && t.runsTagged() {
+		c.tagged = true
 	}
 	return c, nil
 }
@@ -171,7 +188,13 @@ func (c *Chain) processOne(ev *input.Event, seq uint64, now time.Time) {
 	}
 	c.spare = nil
 	it.seq, it.ev.dirty = seq, false
-	err := readObjectInto(ev.Payload, it.ev.fields)
+	var err error
+	if c.tagged {
+		it.ev.top, err = readDocObject(string(ev.Payload), &it.store)
+		it.ev.tagged = err == nil
+	} else {
+		err = readObjectInto(ev.Payload, it.ev.fields)
+	}
 	if err != nil {
 		c.undecodable.Add(1)
 		c.recycle(it)
@@ -188,7 +211,7 @@ func (c *Chain) processOne(ev *input.Event, seq uint64, now time.Time) {
 	}
 	if it.ev.dirty {
 		// Room for what processors add, so the buffer is rarely grown.
-		b, err := encodeEvent(it.ev.fields, len(ev.Payload)+len(ev.Payload)/4+64)
+		b, err := it.ev.encode(len(ev.Payload) + len(ev.Payload)/4 + 64)
 		if err != nil {
 			// Every value came from JSON or from a processor's string: a
 			// failure here is a bug; keep the input's bytes.
@@ -202,6 +225,8 @@ func (c *Chain) processOne(ev *input.Event, seq uint64, now time.Time) {
 // recycle keeps it, no longer referenced by any step, for the next
 // event: its map's storage is reused, its values let go.
 func (c *Chain) recycle(it *item) {
+	it.store.reset()
+	it.ev.top, it.ev.tagged = node{}, false
 	if len(it.ev.fields) > maxSpareFields {
 		// A map keeps the room it grew to, and clearing costs that room.
 		return
@@ -242,6 +267,9 @@ func (c *Chain) run(it *item, from int, now time.Time) verdict {
 		case held:
 			n.held.Add(1)
 			c.hold(it.seq)
+			// The item's room is not kept for as long as the window: what
+			// the held event references stays reachable through it alone.
+			it.store = docStore{}
 			return v
 		}
 	}
@@ -289,7 +317,7 @@ func (c *Chain) releaseDue(events []input.Event, now time.Time, all bool) []inpu
 			if c.run(it, i+1, now) != pass {
 				return
 			}
-			b, err := encodeEvent(it.ev.fields, 512)
+			b, err := it.ev.encode(512)
 			if err != nil {
 				c.log.Error("processors: encode a released event", slog.String("error", err.Error()))
 				return

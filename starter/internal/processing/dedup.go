@@ -63,7 +63,7 @@ func newDedup(i int, c *DedupConfig, n *counts) (processor, error) {
 func (d *dedup) counts() *counts { return d.n }
 
 func (d *dedup) apply(it *item, now time.Time) verdict {
-	k, err := d.key(it.ev.fields)
+	k, err := d.key(it.ev.mapFields())
 	if err != nil {
 		d.n.errs.Add(1)
 		return pass
@@ -91,7 +91,7 @@ func (d *dedup) release(now time.Time, all bool, emit func(*item)) {
 		}
 		n++
 		delete(d.byKey, h.key)
-		f := h.it.ev.fields
+		f := h.it.ev.mapFields()
 		f[repeatsField] = int64(h.count)
 		f[firstTSField] = h.first.UnixMilli()
 		f[lastTSField] = h.last.UnixMilli()

@@ -68,7 +68,7 @@ func builtinDetectors() []*detector {
 		{name: "email", find: findEmails, maybe: func(s string) bool { return strings.IndexByte(s, '@') >= 0 }},
 		{name: "iban", re: regexp.MustCompile(`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b`),
 			maybe: func(s string) bool { return digits(s) >= 4 }, valid: ibanValid},
-		{name: "credit-card", find: findCards, maybe: func(s string) bool { return digits(s) >= 13 }},
+		{name: "credit-card", find: findCards, maybe: func(s string) bool { return digitRun(s, 13) }},
 		{name: "ipv4", re: regexp.MustCompile(`\b(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\b`),
 			maybe: func(s string) bool { return strings.Count(s, ".") >= 3 }},
 		{name: "ipv6", re: regexp.MustCompile(`[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:(?:\d{1,3}\.){3}\d{1,3})?`),
@@ -111,6 +111,55 @@ func digits(s string) int {
 		}
 	}
 	return n
+}
+
+// digitRun reports n digits in one run of groups split by single spaces
+// or dashes, as findCards takes a card: text with digits spread among
+// words (k12=34567 v=8) does not reach the scan.
+func digitRun(s string, n int) bool {
+	// Such a run spans n bytes or more of digits, spaces and dashes: when
+	// the last byte of a window of n is none of them, no run starts in the
+	// window, so most text is looked at one byte in n.
+	for i := 0; i+n <= len(s); {
+		j := i + n - 1
+		if !isCardByte(s[j]) {
+			i = j + 1
+			continue
+		}
+		lo, hi := j, j+1
+		for lo > i && isCardByte(s[lo-1]) {
+			lo--
+		}
+		for hi < len(s) && isCardByte(s[hi]) {
+			hi++
+		}
+		if hi-lo >= n && digitRunIn(s[lo:hi], n) {
+			return true
+		}
+		i = hi + 1
+	}
+	return false
+}
+
+func isCardByte(c byte) bool { return isDigit(c) || c == ' ' || c == '-' }
+
+// digitRunIn is digitRun by a look at every byte.
+func digitRunIn(s string, n int) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if isDigit(c) {
+			if run++; run >= n {
+				return true
+			}
+			continue
+		}
+		if (c == ' ' || c == '-') && run > 0 && i+1 < len(s) && isDigit(s[i+1]) {
+			continue
+		}
+		run = 0
+	}
+	return false
 }
 
 // luhnValid: 13 to 19 digits passing the Luhn check, so order numbers

@@ -8,13 +8,41 @@ import (
 	"strings"
 )
 
-// event is the decoded event JSON object processors read and write.
-// Numbers stay json.Number so nothing is rounded on the way through.
+// event is the decoded event JSON object processors read and write: in
+// the tagged model (top) while tagged is set, else in the map model
+// (fields). Numbers stay json.Number so nothing is rounded on the way
+// through.
 type event struct {
 	fields map[string]any
-	// dirty: a processor changed fields, so the event is encoded again;
+	top    node
+	tagged bool
+	// dirty: a processor changed the event, so it is encoded again;
 	// otherwise the input's bytes go on unchanged.
 	dirty bool
+}
+
+// mapFields is the event in the map model, moved there first from the
+// tagged one; it stays there.
+func (e *event) mapFields() map[string]any {
+	if e.tagged {
+		for i := range e.top.kids {
+			e.fields[e.top.kids[i].key] = toAny(&e.top.kids[i].val)
+		}
+		e.top, e.tagged = node{}, false
+	}
+	return e.fields
+}
+
+// encode renders the event as encodeEvent does, from either model.
+func (e *event) encode(size int) ([]byte, error) {
+	if !e.tagged {
+		return encodeEvent(e.fields, size)
+	}
+	b, err := appendNode(make([]byte, 0, size), &e.top, 0)
+	if err != nil {
+		return nil, fmt.Errorf("encode event JSON: %w", err)
+	}
+	return b, nil
 }
 
 // decodeEvent parses one event JSON object.

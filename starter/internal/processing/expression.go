@@ -24,6 +24,12 @@ type expression struct {
 	// vm is reused from one event to the next (its stack and scopes are
 	// kept), as a chain runs on one goroutine.
 	vm vm.VM
+	// reads is what the expression reads of an event, so a boolean one
+	// runs on the tagged model without building the map model; nil when
+	// it may read the whole environment.
+	reads *reads
+	// eq, when set, is the expression as a string comparison.
+	eq *stringTest
 }
 
 // ExprError is an expression that does not compile: Column (1-based,
@@ -65,7 +71,11 @@ func compileExpr(src string, asBool bool) (*expression, error) {
 		}
 		return nil, fmt.Errorf("expression: %w", err)
 	}
-	return &expression{src: src, prog: prog}, nil
+	x := &expression{src: src, prog: prog, reads: exprReads(prog.Node())}
+	if asBool {
+		x.eq = stringTestOf(prog.Node())
+	}
+	return x, nil
 }
 
 // eval runs the expression on the event's fields.
@@ -76,7 +86,21 @@ func (x *expression) eval(fields map[string]any) (any, error) {
 // test runs a boolean expression; a result that is not a boolean is an
 // error.
 func (x *expression) test(fields map[string]any) (bool, error) {
-	v, err := x.eval(fields)
+	return x.result(x.eval(fields))
+}
+
+// testNode is test on an event in the tagged model, whose environment
+// holds only what the expression reads (x.reads must not be nil).
+func (x *expression) testNode(top *node) (bool, error) {
+	if x.eq != nil {
+		if ok, done := x.eq.test(top); done {
+			return ok, nil
+		}
+	}
+	return x.result(x.vm.Run(x.prog, x.reads.docEnv(top)))
+}
+
+func (x *expression) result(v any, err error) (bool, error) {
 	if err != nil {
 		return false, err
 	}

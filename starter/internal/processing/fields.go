@@ -13,12 +13,21 @@ import (
 type fieldOp struct {
 	n     *counts
 	apply func(m map[string]any) error
+	// applyNode, when set, is apply on the tagged model.
+	applyNode func(top *node)
 }
 
 func (f *fieldOp) counts() *counts { return f.n }
 
+func (f *fieldOp) runsTagged() bool { return f.applyNode != nil }
+
 func (f *fieldOp) applyItem(it *item) verdict {
-	if err := f.apply(it.ev.fields); err != nil {
+	if it.ev.tagged && f.applyNode != nil {
+		f.applyNode(&it.ev.top)
+		it.ev.dirty = true
+		return pass
+	}
+	if err := f.apply(it.ev.mapFields()); err != nil {
 		f.n.errs.Add(1)
 	}
 	it.ev.dirty = true
@@ -108,6 +117,11 @@ func newFieldOp(i int, s *Step, n *counts) (processor, error) {
 				p.from.set(m, p.val)
 			}
 			return nil
+		}
+		op.applyNode = func(top *node) {
+			for _, p := range pairs {
+				p.from.setNode(top, stringNode(p.val.(string)))
+			}
 		}
 	case "set-expr":
 		op.apply = func(m map[string]any) error {
@@ -239,13 +253,14 @@ func newTruncate(i int, c *TruncateConfig, n *counts) (processor, error) {
 func (t *truncater) counts() *counts { return t.n }
 
 func (t *truncater) apply(it *item, _ time.Time) verdict {
+	fields := it.ev.mapFields()
 	for _, p := range t.fields {
-		v, ok := p.get(it.ev.fields)
+		v, ok := p.get(fields)
 		s, isText := v.(string)
 		if !ok || !isText || len(s) <= t.max {
 			continue
 		}
-		p.set(it.ev.fields, cutUTF8(s, t.max-len(t.marker))+t.marker)
+		p.set(fields, cutUTF8(s, t.max-len(t.marker))+t.marker)
 		it.ev.dirty = true
 		t.n.counter("truncated").Add(1)
 	}

@@ -26,8 +26,16 @@ func newFilter(i int, kind, src string, n *counts) (processor, error) {
 
 func (f *filter) counts() *counts { return f.n }
 
+func (f *filter) runsTagged() bool { return f.x.reads != nil }
+
 func (f *filter) apply(it *item, _ time.Time) verdict {
-	ok, err := f.x.test(it.ev.fields)
+	var ok bool
+	var err error
+	if it.ev.tagged && f.x.reads != nil {
+		ok, err = f.x.testNode(&it.ev.top)
+	} else {
+		ok, err = f.x.test(it.ev.mapFields())
+	}
 	if err != nil {
 		f.n.errs.Add(1)
 		return pass
@@ -93,14 +101,14 @@ func (s *sampler) counts() *counts { return s.n }
 
 func (s *sampler) apply(it *item, _ time.Time) verdict {
 	if s.unless != nil {
-		keep, err := s.unless.test(it.ev.fields)
+		keep, err := s.unless.test(it.ev.mapFields())
 		if err != nil {
 			s.n.errs.Add(1)
 		} else if keep {
 			return pass
 		}
 	}
-	k, err := s.key(it.ev.fields)
+	k, err := s.key(it.ev.mapFields())
 	if err != nil {
 		s.n.errs.Add(1)
 		return pass

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -230,25 +231,56 @@ var plain = func() (t [256]bool) {
 	return t
 }()
 
+// skipPlain returns the index of the first byte of s from i that is not
+// plain, or len(s): eight bytes at a time while eight are left.
+func skipPlain(s string, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for i+8 <= len(s) {
+		b := s[i : i+8]
+		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		q, bs := w^(ones*'"'), w^(ones*'\\')
+		// A byte's high bit: it is below 0x20, a quote, a backslash or
+		// not ASCII. Only bytes after the first flagged one can be
+		// flagged wrongly (a borrow), so the lowest flag is exact.
+		m := (w-ones*0x20)&^w | (q-ones)&^q | (bs-ones)&^bs | w
+		if m &= highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+		i += 8
+	}
+	for i < len(s) && plain[s[i]] {
+		i++
+	}
+	return i
+}
+
 // str reads a string; invalid UTF-8 and lone surrogates become U+FFFD,
 // as encoding/json does. One without escapes is a substring of the input.
 func (r *jsonReader) str() (string, error) {
+	s, _, err := r.strPlain()
+	return s, err
+}
+
+// strPlain is str; clean: the string is ASCII without escapes, so its
+// JSON is its text quoted.
+func (r *jsonReader) strPlain() (s string, clean bool, err error) {
 	r.i++ // "
 	start := r.i
 	ascii := true
 	for r.i < len(r.s) {
-		c := r.s[r.i]
-		if plain[c] {
-			r.i++
-			continue
+		r.i = skipPlain(r.s, r.i)
+		if r.i >= len(r.s) {
+			break
 		}
+		c := r.s[r.i]
 		if c == '"' {
 			s := r.s[start:r.i]
 			r.i++
-			if ascii || utf8.ValidString(s) {
-				return s, nil
+			if ascii {
+				return s, true, nil
 			}
-			return toValidUTF8(s), nil
+			return toValidUTF8(s), false, nil
 		}
 		if c >= utf8.RuneSelf {
 			ascii = false
@@ -257,7 +289,8 @@ func (r *jsonReader) str() (string, error) {
 		}
 		break // an escape or a control character
 	}
-	return r.escaped(start, ascii)
+	s, err = r.escaped(start, ascii)
+	return s, false, err
 }
 
 // escaped finishes a string with escapes, from start (after the quote);
@@ -275,9 +308,7 @@ func (r *jsonReader) escaped(start int, ascii bool) (string, error) {
 	for r.i < len(r.s) {
 		// Copy the run up to the next byte that needs a look.
 		run := r.i
-		for r.i < len(r.s) && plain[r.s[r.i]] {
-			r.i++
-		}
+		r.i = skipPlain(r.s, r.i)
 		b.WriteString(r.s[run:r.i])
 		if r.i >= len(r.s) {
 			break
@@ -389,29 +420,36 @@ func toValidUTF8(s string) string {
 // number reads a JSON number as int64, float64 or json.Number, as
 // numberOf does.
 func (r *jsonReader) number() (any, error) {
+	s, isInt, err := r.scanNumber()
+	if err != nil {
+		return nil, err
+	}
+	if isInt {
+		if v, ok := smallInt(s); ok {
+			return v, nil
+		}
+	}
+	return numberOf(s, isInt), nil
+}
+
+// scanNumber reads a JSON number's text; isInt: it has no fraction or
+// exponent.
+func (r *jsonReader) scanNumber() (s string, isInt bool, err error) {
 	start := r.i
 	if r.s[r.i] == '-' {
 		r.i++
 	}
-	digits := func() int {
-		n := 0
-		for r.i < len(r.s) && r.s[r.i] >= '0' && r.s[r.i] <= '9' {
-			r.i++
-			n++
-		}
-		return n
-	}
 	if r.i < len(r.s) && r.s[r.i] == '0' {
 		r.i++
-	} else if digits() == 0 {
-		return nil, r.fail()
+	} else if r.digits() == 0 {
+		return "", false, r.fail()
 	}
-	isInt := true
+	isInt = true
 	if r.i < len(r.s) && r.s[r.i] == '.' {
 		r.i++
 		isInt = false
-		if digits() == 0 {
-			return nil, r.fail()
+		if r.digits() == 0 {
+			return "", false, r.fail()
 		}
 	}
 	if r.i < len(r.s) && (r.s[r.i] == 'e' || r.s[r.i] == 'E') {
@@ -420,16 +458,21 @@ func (r *jsonReader) number() (any, error) {
 		if r.i < len(r.s) && (r.s[r.i] == '+' || r.s[r.i] == '-') {
 			r.i++
 		}
-		if digits() == 0 {
-			return nil, r.fail()
+		if r.digits() == 0 {
+			return "", false, r.fail()
 		}
 	}
-	if isInt {
-		if v, ok := smallInt(r.s[start:r.i]); ok {
-			return v, nil
-		}
+	return r.s[start:r.i], isInt, nil
+}
+
+// digits skips decimal digits and says how many.
+func (r *jsonReader) digits() int {
+	n := 0
+	for r.i < len(r.s) && r.s[r.i] >= '0' && r.s[r.i] <= '9' {
+		r.i++
+		n++
 	}
-	return numberOf(r.s[start:r.i], isInt), nil
+	return n
 }
 
 // smallInt is the value of a JSON integer of at most 18 digits, which
@@ -557,11 +600,10 @@ func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		c := s[i]
-		if plain[c] {
-			i++
-			continue
+		if i = skipPlain(s, i); i >= len(s) {
+			break
 		}
+		c := s[i]
 		if c < utf8.RuneSelf {
 			dst = append(dst, s[start:i]...)
 			switch c {

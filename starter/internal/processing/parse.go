@@ -99,8 +99,14 @@ func newParser(i int, c *ParseConfig, n *counts) (processor, error) {
 
 func (p *parser) counts() *counts { return p.n }
 
+func (p *parser) runsTagged() bool { return p.format == "json" }
+
 func (p *parser) apply(it *item, _ time.Time) verdict {
-	v, ok := p.field.get(it.ev.fields)
+	if it.ev.tagged && p.format == "json" {
+		return p.applyTagged(it)
+	}
+	fields := it.ev.mapFields()
+	v, ok := p.field.get(fields)
 	s, isText := v.(string)
 	var out any
 	var err error
@@ -130,11 +136,41 @@ func (p *parser) apply(it *item, _ time.Time) verdict {
 		if p.onError == OnErrorDrop {
 			return dropped
 		}
-		it.ev.fields[parseErrorField] = p.format + ": " + err.Error()
+		fields[parseErrorField] = p.format + ": " + err.Error()
 		it.ev.dirty = true
 		return pass
 	}
-	p.target.set(it.ev.fields, out)
+	p.target.set(fields, out)
+	it.ev.dirty = true
+	return pass
+}
+
+// applyTagged is apply for json on the tagged model.
+func (p *parser) applyTagged(it *item) verdict {
+	top := &it.ev.top
+	v, ok := p.field.getNode(top)
+	var out node
+	var err error
+	switch {
+	case !ok:
+		err = fmt.Errorf("no field %s", p.field)
+	case v.kind != kindString:
+		err = fmt.Errorf("field %s is not text", p.field)
+	case len(v.s) > maxParseBytes:
+		err = fmt.Errorf("%d bytes, more than %d", len(v.s), maxParseBytes)
+	default:
+		out, err = readDoc(v.s, &it.store)
+	}
+	if err != nil {
+		p.n.errs.Add(1)
+		if p.onError == OnErrorDrop {
+			return dropped
+		}
+		top.put(parseErrorField, stringNode(p.format+": "+err.Error()))
+		it.ev.dirty = true
+		return pass
+	}
+	p.target.setNode(top, out)
 	it.ev.dirty = true
 	return pass
 }

@@ -136,18 +136,63 @@ func readHashKey(file string) ([]byte, error) {
 
 func (r *redactor) counts() *counts { return r.n }
 
+func (r *redactor) runsTagged() bool { return true }
+
 func (r *redactor) apply(it *item, _ time.Time) verdict {
+	if it.ev.tagged {
+		for _, p := range r.fields {
+			if n, ok := p.getNode(&it.ev.top); ok && r.node(n) {
+				it.ev.dirty = true
+			}
+		}
+		return pass
+	}
+	fields := it.ev.mapFields()
 	for _, p := range r.fields {
-		v, ok := p.get(it.ev.fields)
+		v, ok := p.get(fields)
 		if !ok {
 			continue
 		}
 		if nv, changed := r.value(v); changed {
-			p.set(it.ev.fields, nv)
+			p.set(fields, nv)
 			it.ev.dirty = true
 		}
 	}
 	return pass
+}
+
+// node is value on the tagged model, in place.
+func (r *redactor) node(n *node) bool {
+	changed := false
+	switch n.kind {
+	case kindString:
+		if t, c := r.text(n.s); c {
+			*n = stringNode(t)
+			return true
+		}
+	case kindObject:
+		for i := range n.kids {
+			e := &n.kids[i]
+			if r.pairHits != nil && secretKeyRE.MatchString(e.key) {
+				if s := nodeText(&e.val); s != "" {
+					e.val = stringNode(r.replace(s, r.keepOf("secret-pair")))
+					r.pairHits.Add(1)
+					changed = true
+				}
+				continue
+			}
+			if r.node(&e.val) {
+				changed = true
+			}
+		}
+	case kindArray:
+		for i := range n.kids {
+			if r.node(&n.kids[i].val) {
+				changed = true
+			}
+		}
+	}
+	return changed
 }
 
 // value redacts every string inside v; objects and lists are changed in

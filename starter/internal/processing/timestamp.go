@@ -76,7 +76,8 @@ func newTimestamper(i int, c *TimestampConfig, n *counts) (processor, error) {
 func (t *timestamper) counts() *counts { return t.n }
 
 func (t *timestamper) apply(it *item, now time.Time) verdict {
-	v, ok := t.field.get(it.ev.fields)
+	fields := it.ev.mapFields()
+	v, ok := t.field.get(fields)
 	var ts time.Time
 	var err error
 	if !ok {
@@ -95,7 +96,7 @@ func (t *timestamper) apply(it *item, now time.Time) verdict {
 			return pass
 		}
 	}
-	it.ev.fields[tsField] = ts.UnixMilli()
+	fields[tsField] = ts.UnixMilli()
 	it.ev.dirty = true
 	return pass
 }
