@@ -1,13 +1,18 @@
 package processing
 
-import "fmt"
+import (
+	"fmt"
+	"sync"
+)
 
 // Condition is a boolean expression over an event, in the processors'
 // expression language (the same variables: payload, _file, every other
 // top-level key; a missing key is nil), for callers outside a chain such
-// as the agent's lanes. Safe for concurrent use once compiled.
+// as the agent's lanes. Safe for concurrent use once compiled: the
+// expression reuses one machine between runs, so runs take turns.
 type Condition struct {
-	x *expression
+	mu sync.Mutex
+	x  *expression
 }
 
 // NewCondition compiles src, which must give a boolean; a compile error
@@ -28,7 +33,9 @@ func (c *Condition) Match(event []byte) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	c.mu.Lock()
 	ok, err := c.x.test(fields)
+	c.mu.Unlock()
 	if err != nil {
 		return false, fmt.Errorf("condition %q: %w", c.x.src, err)
 	}
@@ -48,7 +55,10 @@ func FirstMatch(conds []*Condition, event []byte) int {
 		return -1
 	}
 	for i, c := range conds {
-		if ok, err := c.x.test(fields); err == nil && ok {
+		c.mu.Lock()
+		ok, err := c.x.test(fields)
+		c.mu.Unlock()
+		if err == nil && ok {
 			return i
 		}
 	}

@@ -2,6 +2,7 @@ package processing
 
 import (
 	"errors"
+	"sync"
 	"testing"
 )
 
@@ -61,4 +62,37 @@ func TestFirstMatch(t *testing.T) {
 	if FirstMatch(nil, []byte(`{}`)) != -1 {
 		t.Error("FirstMatch of no conditions")
 	}
+}
+
+// TestConditionConcurrentMatch runs one Condition from several goroutines
+// (the race detector fails it when runs share the machine unguarded).
+func TestConditionConcurrentMatch(t *testing.T) {
+	c, err := NewCondition(`payload.level == "error"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := [][]byte{
+		[]byte(`{"payload":{"level":"error"}}`),
+		[]byte(`{"payload":{"level":"info"}}`),
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				ev := events[(g+i)%2]
+				ok, err := c.Match(ev)
+				if err != nil || ok != ((g+i)%2 == 0) {
+					t.Errorf("Match(%s) = %v, %v", ev, ok, err)
+					return
+				}
+				if got := FirstMatch([]*Condition{c}, ev); (got == 0) != ok {
+					t.Errorf("FirstMatch(%s) = %d", ev, got)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
