@@ -84,8 +84,10 @@ func TestCrashLine(t *testing.T) {
 
 // TestPrecheckSurvivesBboltCrash: on a branch page pointing far outside
 // the file, bbolt's check crashes the process it runs in (an index out of
-// range in a goroutine of its own, which no recover reaches). The open
-// outlives it and refuses the file with the crash's reason.
+// range in a goroutine of its own, which no recover reaches), or, when the
+// walk meets the page on the goroutine that recovers, reports the panic as
+// a problem. Which one depends on scheduling; either way the open outlives
+// it and refuses the file with bbolt's reason.
 func TestPrecheckSurvivesBboltCrash(t *testing.T) {
 	var d damage
 	for _, c := range damages {
@@ -96,7 +98,9 @@ func TestPrecheckSurvivesBboltCrash(t *testing.T) {
 	path := buildFixture(t)
 	d.apply(t, path)
 	_, err := Open(Options{Path: path})
-	if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "bbolt crashed reading the file (") {
+	crashed := err != nil && strings.Contains(err.Error(), "bbolt crashed reading the file (")
+	recovered := err != nil && strings.Contains(err.Error(), "first: bbolt: runtime error:")
+	if !errors.Is(err, ErrDamaged) || !crashed && !recovered {
 		t.Fatalf("open: %v, want ErrDamaged from a crashed check", err)
 	}
 	if strings.Contains(err.Error(), "panic") || strings.Contains(err.Error(), "goroutine ") {
