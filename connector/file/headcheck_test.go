@@ -54,3 +54,41 @@ func TestHeadCheckAfterKeptHead(t *testing.T) {
 		})
 	}
 }
+
+// TestKeptHeadBounded: an open file keeps at most keptHeadMax head bytes
+// (a fingerprint longer than that is matched by its hash), and none once
+// it is closed; a truncation is told either way.
+func TestKeptHeadBounded(t *testing.T) {
+	for _, fpBytes := range []int{keptHeadMax, keptHeadMax + 1} {
+		t.Run(fmt.Sprint(fpBytes), func(t *testing.T) {
+			h := newHarness(t, func(c *Config) { c.FingerprintBytes = fpBytes })
+			line := strings.Repeat("a", 99) + "\n"
+			h.write("app.log", strings.Repeat(line, 3*fpBytes/100))
+			h.open()
+			h.pollAll()
+			h.write("app.log", line)
+			h.pollAll()
+			if len(h.in.ring) != 1 || h.in.ring[0].f == nil {
+				t.Fatalf("want one open file")
+			}
+			tr := h.in.ring[0]
+			want := fpBytes
+			if fpBytes > keptHeadMax {
+				want = 0
+			}
+			if len(tr.head) != want || cap(tr.head) > max(want, 2*keptHeadMax) {
+				t.Fatalf("kept head: len %d cap %d, want len %d", len(tr.head), cap(tr.head), want)
+			}
+			must(t, os.Truncate(h.path("app.log"), 0))
+			h.write("app.log", strings.Repeat("b"+line, 3*fpBytes/100+2))
+			if got := h.pollAll(); len(got) != 3*fpBytes/100+2 || got[0].text() != "b"+line[:len(line)-1] {
+				t.Fatalf("after copytruncate: %d lines, want the new content from its start", len(got))
+			}
+			h.clock = h.clock.Add(h.cfg.CloseInactive + h.step)
+			h.pollAll()
+			if tr.f != nil || tr.head != nil {
+				t.Fatalf("closed file: open %v, kept head %d bytes; want none", tr.f != nil, len(tr.head))
+			}
+		})
+	}
+}

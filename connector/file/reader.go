@@ -115,12 +115,11 @@ func (r *reader) close() {
 	r.f = nil
 	r.stateHead = nil // rebuilt on the next position; closed files hold none
 	r.split = nil
-	r.dropHead()
 	r.readPos = r.consumed
 }
 
 // dropHead forgets the head bytes kept for verifyHead; a file that is
-// not open holds none.
+// not open holds none (detach).
 func (h *handle) dropHead() { h.head, h.headSum = nil, fingerprint.Sum{} }
 
 // grew reports whether the open file has bytes beyond what was read:

@@ -195,8 +195,17 @@ func (t *tracked) headMatches(cur []byte) bool {
 	return true
 }
 
+// keptHeadMax bounds the head bytes an open file keeps for headMatches,
+// so that a large fingerprint-bytes times max-open-files does not pin
+// memory: a longer fingerprint is matched by its hash on every turn.
+const keptHeadMax = 1 << 10
+
 // keepHead records b, the first bytes of t, as matching t's fingerprint.
 func (t *tracked) keepHead(b []byte) {
+	if len(b) > keptHeadMax {
+		t.dropHead()
+		return
+	}
 	t.head = append(t.head[:0], b...)
 	t.headSum = t.fp.Sum()
 }
