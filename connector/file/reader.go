@@ -4,6 +4,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/edge-agent/edge-agent/connector/file/internal/fingerprint"
 	"github.com/edge-agent/edge-agent/connector/file/internal/linesplit"
 	"github.com/edge-agent/edge-agent/connector/internal/jsonenc"
 	"github.com/edge-agent/edge-agent/connector/internal/multiline"
@@ -58,6 +59,12 @@ type handle struct {
 	lastData time.Time            // last time new bytes were read (close-inactive)
 	served   uint64               // round-robin tick of the last turn (eviction order)
 	eofPoll  uint64               // poll in which the last read found EOF
+	// head is the file's first bytes as verifyHead last found them
+	// matching the fingerprint headSum: while the fingerprint is still
+	// headSum, the same bytes match without hashing them again. Only an
+	// open file holds one (fingerprint-bytes at most).
+	head    []byte
+	headSum fingerprint.Sum
 }
 
 // setPathText rebuilds what is derived from the path.
@@ -110,6 +117,10 @@ func (r *reader) close() {
 	r.split = nil
 	r.readPos = r.consumed
 }
+
+// dropHead forgets the head bytes kept for verifyHead; a file that is
+// not open holds none (detach).
+func (h *handle) dropHead() { h.head, h.headSum = nil, fingerprint.Sum{} }
 
 // grew reports whether the open file has bytes beyond what was read:
 // written after the last read of this poll cycle. Such a file is not idle.

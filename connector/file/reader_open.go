@@ -249,6 +249,7 @@ func detach(open *[]*tracked, t *tracked) {
 	list[last] = nil
 	*open = list[:last]
 	t.f = nil
+	t.dropHead()
 	t.life.closed()
 }
 

@@ -1,6 +1,7 @@
 package file
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"strconv"
@@ -153,7 +154,7 @@ func (in *Input) verifyHead(t *tracked, now time.Time) (headCheck, error) {
 	if err != nil {
 		return headGone, in.set.readFailed(t, err)
 	}
-	if !t.fp.Matches(cur) {
+	if !t.headMatches(cur) {
 		in.set.truncate(t, cur)
 		if t.f == nil || t.copyOf != nil {
 			return headGone, nil // its new content is a copy's (rotation_copies.go)
@@ -174,8 +175,39 @@ func (in *Input) verifyHead(t *tracked, now time.Time) (headCheck, error) {
 	if len(cur) > t.fp.Len() {
 		setFP(in.files, t, cur)
 		t.refreshState()
+		t.keepHead(cur[:t.fp.Len()])
 	}
 	return headSame, nil
+}
+
+// headMatches is t.fp.Matches(cur) without hashing cur when it starts
+// with the bytes that last matched the same fingerprint: a file read
+// turn after turn is checked against its head on every turn.
+func (t *tracked) headMatches(cur []byte) bool {
+	s := t.fp.Sum()
+	if t.headSum == s && len(t.head) == s.Len && len(cur) >= s.Len && bytes.Equal(cur[:s.Len], t.head) {
+		return true
+	}
+	if !t.fp.Matches(cur) {
+		return false
+	}
+	t.keepHead(cur[:s.Len])
+	return true
+}
+
+// keptHeadMax bounds the head bytes an open file keeps for headMatches,
+// so that a large fingerprint-bytes times max-open-files does not pin
+// memory: a longer fingerprint is matched by its hash on every turn.
+const keptHeadMax = 1 << 10
+
+// keepHead records b, the first bytes of t, as matching t's fingerprint.
+func (t *tracked) keepHead(b []byte) {
+	if len(b) > keptHeadMax {
+		t.dropHead()
+		return
+	}
+	t.head = append(t.head[:0], b...)
+	t.headSum = t.fp.Sum()
 }
 
 // consumeChunk turns the n bytes just read into lines and events, up to

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"runtime"
 	"slices"
 
 	"github.com/klauspost/compress/s2"
@@ -289,6 +290,9 @@ type blockEncoder struct {
 	raw   []byte   // payloads end to end, for a block not kept decoded
 	pays  [][]byte // the payloads of a kept block, for bytes.Join
 	table []byte
+	// halves receive the two halves of a payload area compressed side
+	// by side (compress), before they are joined into the arena.
+	halves [2][]byte
 	// keys seal the payload area when the file is encrypted (seal.go);
 	// nil or clear keys leave it clear.
 	keys *keyring
@@ -299,9 +303,74 @@ type blockEncoder struct {
 func (e *blockEncoder) release() {
 	if cap(e.arena) > encArenaKeep {
 		e.arena = nil
-		return
+	} else {
+		e.arena = e.arena[:0]
 	}
-	e.arena = e.arena[:0]
+	for i := range e.halves {
+		if cap(e.halves[i]) > halfKeep {
+			e.halves[i] = nil
+		}
+	}
+}
+
+// splitCompressMin is the smallest payload area compress cuts in two:
+// the agent's blocks are bigger, and below it the second goroutine
+// would cost about what it saves.
+const splitCompressMin = 64 << 10
+
+// halfKeep bounds the room a WAL keeps for a compressed half between
+// transactions: enough for the agent's blocks; a half of a bigger block
+// (a salvage, big events) is let go after its transaction.
+const halfKeep = 256 << 10
+
+// compress returns raw compressed with s2 in dst, which has room for
+// s2.MaxEncodedLen(len(raw)) bytes, or nil when that does not make it
+// smaller. A big area is cut in two halves compressed at the same time,
+// the second on a goroutine of its own, and joined with
+// s2.ConcatBlocks: one s2 block, which s2.Decode reads as it reads any
+// other. The encoding is the block's cost that grows with its bytes,
+// and it runs inside the write transaction: on two cores the
+// transaction, and the claims and acks waiting for it, take about half
+// the time for a few more instructions and stored bytes (matches
+// across the cut are lost). procs is how many goroutines may run at
+// once (GOMAXPROCS): with one, the area is compressed whole.
+func (e *blockEncoder) compress(dst, raw []byte, procs int) []byte {
+	if len(raw) < splitCompressMin || procs < 2 {
+		if enc := s2.Encode(dst, raw); len(enc) < len(raw) {
+			return enc
+		}
+		return nil
+	}
+	h := len(raw) / 2
+	parts := [2][]byte{raw[:h], raw[h:]}
+	for i := range e.halves {
+		if n := s2.MaxEncodedLen(len(parts[i])); cap(e.halves[i]) < n {
+			e.halves[i] = make([]byte, n)
+		}
+		e.halves[i] = e.halves[i][:cap(e.halves[i])]
+	}
+	var second []byte
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		second = s2.Encode(e.halves[1], parts[1])
+	}()
+	first := s2.Encode(e.halves[0], parts[0])
+	<-done
+	// The joined block holds both bodies and a header of at most 5
+	// bytes: shorter than raw, it fits in dst.
+	if len(first)+len(second) >= len(raw)-binary.MaxVarintLen32 {
+		return nil
+	}
+	enc, err := s2.ConcatBlocks(dst[:0], first, second)
+	if err != nil {
+		// Not reached: both are blocks s2 just wrote.
+		if enc := s2.Encode(dst, raw); len(enc) < len(raw) {
+			return enc
+		}
+		return nil
+	}
+	return enc
 }
 
 // encode returns the block value of rows (see encodeBlock), in the
@@ -384,9 +453,11 @@ func (e *blockEncoder) encode(first uint64, firstBatch, created int64, rows []Ne
 		// block at a fraction of the CPU (BenchmarkBlockCodec). And
 		// rather than nothing: raw blocks save CPU but write about three
 		// times the input, over the disk writes the targets allow; s2
-		// has no cheaper mode than Encode (figures in
-		// docs/performance-history.md, "The block encoder and its cache").
-		if enc := s2.Encode(buf[off:off+s2.MaxEncodedLen(rawLen)], raw); len(enc) < rawLen {
+		// has no cheaper mode than Encode, and cutting the area into
+		// smaller blocks only adds instructions (figures in
+		// docs/performance-history.md, "The block encoder and its cache"
+		// and "The block encoder's two halves").
+		if enc := e.compress(buf[off:off+s2.MaxEncodedLen(rawLen)], raw, runtime.GOMAXPROCS(0)); enc != nil {
 			comp, buf = compS2, buf[:off+len(enc)]
 		}
 	}
