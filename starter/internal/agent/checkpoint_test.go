@@ -591,3 +591,147 @@ func TestCheckpointResendAfterRestoreWithGap(t *testing.T) {
 		t.Fatalf("the restored job never answered %q; its replies: %v", resend, g.replies)
 	}
 }
+
+// cuttingEngine serves the engine model one collector at a time; while
+// cut is set, the first batch line it reads restarts the job afresh (a
+// kill -9 and a new job, no restore) before it is answered: the batch was
+// written and never answered. It records every request after the cut.
+type cuttingEngine struct {
+	job *enginemodel.Job
+	ln  net.Listener
+	cut atomic.Bool
+
+	mu    sync.Mutex
+	cutID int64    // the batch id the restart left unanswered
+	after []string // "<kind> <id> <reply>" of every request after it
+}
+
+func startCutting(t *testing.T) *cuttingEngine {
+	t.Helper()
+	job, err := enginemodel.NewJob(enginemodel.JobConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &cuttingEngine{job: job, ln: ln}
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			e.conversation(conn) // one collector at a time, as the engine
+		}
+	}()
+	t.Cleanup(func() { _ = ln.Close() })
+	return e
+}
+
+func (e *cuttingEngine) conversation(conn net.Conn) {
+	defer conn.Close()
+	s := enginemodel.NewSession(e.job.Source(), enginemodel.SessionConfig{Token: testToken})
+	r := bufio.NewReader(conn)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			return
+		}
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		req, _ := protocol.ParseRequest(line)
+		if req.Kind == protocol.KindBatch && e.cut.CompareAndSwap(true, false) {
+			e.job.RestartFresh()
+			e.mu.Lock()
+			e.cutID = req.BatchID
+			e.mu.Unlock()
+			return // the connection dies with the old job, unanswered
+		}
+		reply, keep := s.HandleLine(line)
+		if req.Kind == protocol.KindBatch || req.Kind == protocol.KindCommit {
+			e.mu.Lock()
+			if e.cutID != 0 {
+				e.after = append(e.after, fmt.Sprintf("%v %d %s", req.Kind, req.BatchID, reply))
+			}
+			e.mu.Unlock()
+		}
+		if reply != "" {
+			if _, err := conn.Write([]byte(reply + "\n")); err != nil {
+				return
+			}
+		}
+		if !keep {
+			return
+		}
+	}
+}
+
+// TestCheckpointUnansweredBatchGoesFirst: the job restarts afresh while
+// the first batch of a session awaits its reply. That batch is charged an
+// attempt and waits for its retry backoff; the rows after it were never
+// written. A fresh job takes the first id it receives as its floor and
+// ACKs every lower id without a checkpoint, so none of the later rows
+// may reach it first: its first batch is the unanswered one, and no row
+// leaves the WAL before a checkpoint covers it.
+func TestCheckpointUnansweredBatchGoesFirst(t *testing.T) {
+	e := startCutting(t)
+	cfg := checkpointConfig(t, e.ln.Addr().String(), DeliveryCheckpoint)
+	// The unanswered batch waits at least half of this; the rows after
+	// it would not.
+	cfg.Retry.Backoff, cfg.Retry.BackoffMax = time.Second, time.Second
+	in := &fakeInput{}
+	h := startRuntime(t, ingressOptions(t, cfg, t.TempDir(), in))
+	defer func() { _ = h.stop() }()
+
+	e.cut.Store(true)
+	in.push(lineEvents("a.log", 0, 10)...)
+	// Received by the fresh job, then asked about three times: the
+	// answer to the first question is in the WAL by the third.
+	transporttest.Eventually(t, 20*time.Second, "10 rows received and asked about 3 times", func() bool {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		received, asked := map[string]bool{}, 0
+		for _, a := range e.after {
+			f := strings.Fields(a)
+			switch {
+			case f[0] == fmt.Sprint(protocol.KindBatch) && f[2] == protocol.ReplyReceived:
+				received[f[1]], asked = true, 0
+			case f[0] == fmt.Sprint(protocol.KindCommit):
+				asked++
+			}
+		}
+		return len(received) == 10 && asked >= 3
+	})
+	e.mu.Lock()
+	first := ""
+	for _, a := range e.after {
+		if f := strings.Fields(a); f[0] == fmt.Sprint(protocol.KindBatch) {
+			first = f[1]
+			break
+		}
+	}
+	want, trace := strconv.FormatInt(e.cutID, 10), slices.Clone(e.after)
+	e.mu.Unlock()
+	if first != want {
+		t.Errorf("the fresh job's first batch is %s, want %s (the unanswered one, the lowest id): %v", first, want, trace)
+	}
+	if q := h.rt.Snapshot().Queue; q.Received != 10 {
+		t.Fatalf("%d rows held as received, want 10: the rest left the WAL with no checkpoint (%v)", q.Received, trace)
+	}
+	transporttest.Eventually(t, 20*time.Second, "every row committed and the WAL empty", func() bool {
+		e.job.Drain(1 << 20)
+		e.job.Checkpoint()
+		q := h.rt.Snapshot().Queue
+		return len(e.job.Committed()) >= 10 && q.Pending+q.Sending+q.Received == 0
+	})
+	got := map[string]int{}
+	for _, c := range e.job.Committed() {
+		got[string(c.Payload)]++
+	}
+	for i := range 10 {
+		if got[string(lineEvent("a.log", i).Payload)] == 0 {
+			t.Fatalf("row %d never committed", i)
+		}
+	}
+}
