@@ -130,10 +130,16 @@ func TestCheckpointDeliveryModel(t *testing.T) {
 	home := t.TempDir()
 	in := &fakeInput{}
 	h := startRuntime(t, ingressOptions(t, cfg, home, in))
-	defer func() { _ = h.stop() }()
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = h.stop()
+		}
+	}()
 
 	produced, appended := 0, uint64(0)
 	var failures []string
+	var figs resendFigures
 	check := func(step string) {
 		t.Helper()
 		// Every row produced is in the WAL before the check looks.
@@ -175,6 +181,7 @@ func TestCheckpointDeliveryModel(t *testing.T) {
 			if err := h.stop(); err != nil {
 				t.Fatal(err)
 			}
+			figs.add(t, h)
 			in = &fakeInput{}
 			h = startRuntime(t, ingressOptions(t, cfg, home, in))
 			appended = 0 // a new agent counts from 0
@@ -207,22 +214,55 @@ func TestCheckpointDeliveryModel(t *testing.T) {
 		q := h.rt.Snapshot().Queue
 		return q.Pending+q.Sending+q.Received == 0
 	})
+	stopped = true
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	figs.add(t, h)
 	dups := 0
 	for _, n := range m.committed() {
 		dups += n - 1
 	}
 	m.mu.Lock()
-	t.Logf("%d rows, %d duplicates, failures %v, job %+v, replies %v", produced, dups, failures, m.job.Stats(), m.replies)
+	t.Logf("%d rows, %d duplicates, failures %v, job %+v, replies %v, agents %+v", produced, dups, failures, m.job.Stats(), m.replies, figs)
 	lost := m.replies["commit RETRY"] + m.replies["commit RESEND"]
 	m.mu.Unlock()
-	// A row is committed twice only when it was sent again, which the
-	// agent does for an id the engine answered lost.
-	if dups > lost {
-		t.Fatalf("%d duplicates, but the engine answered only %d commits RETRY or RESEND", dups, lost)
+	// A row is committed twice only when its batch was RECEIVED twice.
+	// The agent sends a batch again only (1) when the engine answered a
+	// commit about it RETRY or RESEND (a settle), or (2) when it never
+	// took the RECEIVED: the outcomes no balanced barrier confirmed when
+	// a session ended, those keepOrder handed back, those of a Send an
+	// agent stop cut short. A row it took as RECEIVED is never sent
+	// again otherwise.
+	if figs.resent > uint64(lost) {
+		t.Fatalf("the agents sent %d batches again after a settle, but the engine answered only %d commits RETRY or RESEND", figs.resent, lost)
+	}
+	if bound := figs.received - figs.taken; uint64(dups) > bound {
+		t.Fatalf("%d duplicates, but only %d RECEIVED replies were not rows the agents took as received (%d resent after RETRY or RESEND)", dups, bound, figs.resent)
 	}
 	if len(failures) == 0 && dups != 0 {
 		t.Fatalf("%d duplicates without any failover, restart or kill", dups)
 	}
+}
+
+// resendFigures sums, over the agents a test ran one after another, the
+// RECEIVED replies their client read, the rows they took as received,
+// and the batches their settles sent again.
+type resendFigures struct {
+	received, taken, resent uint64
+}
+
+// add takes a stopped agent's figures.
+func (f *resendFigures) add(t *testing.T, h *harness) {
+	t.Helper()
+	e := h.rt.ext.Load()
+	if e == nil || e.link == nil {
+		t.Fatal("the agent's output keeps no client statistics")
+	}
+	st := e.link()
+	f.received += st.Received
+	f.resent += st.CommitLost
+	f.taken += h.rt.ctr.received.Load()
 }
 
 // testSeed reads EDGE_AGENT_TEST_SEED, 0 when unset.
