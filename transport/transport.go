@@ -166,6 +166,9 @@ var (
 	// ErrUnsettled: checkpoint delivery, and the session is new: the
 	// batches held as received must be settled (Committer.Settle) before
 	// any batch is sent on it. Nothing was written; no attempt is charged.
+	// Send and Settle also return it, with the batches after it NotSent,
+	// when the first batch sent on a session ended Failed: no later id
+	// may reach the engine before that one.
 	ErrUnsettled = errors.New("edgesocket session not settled: the batches held as received must be asked about before new ones are sent")
 )
 

@@ -256,3 +256,104 @@ func TestSettleBeforeNewIDs(t *testing.T) {
 		t.Fatalf("wire order\n got %s\nwant %s", got, wantOrder)
 	}
 }
+
+// With checkpoint delivery, a session's first batch that ends Failed
+// (here RETRY until the attempts run out; nothing was recorded) ends the
+// call: a job started afresh would take the next batch's id as its floor
+// and ACK the failed one unconfirmed. Nothing more is written, the rest
+// come back NotSent with ErrUnsettled, and the session must be settled
+// again before any batch goes out on it.
+func TestCheckpointFirstBatchFailedEndsTheCall(t *testing.T) {
+	var mu sync.Mutex
+	var order []string
+	f := newRawFakeEngine(t, func(_ int, line string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.HasPrefix(line, "__AUTH__:") {
+			return "ACK"
+		}
+		order = append(order, strings.Join(strings.SplitN(line, ":", 3)[:2], ":"))
+		switch {
+		case strings.HasPrefix(line, "__COMMIT__:"):
+			return "PENDING"
+		case line == "__BATCH__:5:"+`{"n":5}`:
+			return "RETRY"
+		}
+		return "RECEIVED"
+	})
+	cfg := testConfig(f.addr())
+	cfg.MaxInFlight = 16
+	cfg.MaxBatchSendAttempts = 3
+	cfg.Checkpoint = true
+	c := newClient(t, cfg)
+	if _, _, err := c.Settle(sendCtx(t), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Send(sendCtx(t), seq(5, 3))
+	if !errors.Is(err, transport.ErrUnsettled) {
+		t.Fatalf("Send = %v, want ErrUnsettled", err)
+	}
+	want := []transport.Outcome{transport.Failed, transport.NotSent, transport.NotSent}
+	for i, r := range res {
+		if r.Outcome != want[i] {
+			t.Fatalf("result %d = %+v, want %v", i, r, want[i])
+		}
+	}
+	if res, err := c.Send(sendCtx(t), seq(6, 2)); !errors.Is(err, transport.ErrUnsettled) || res[0].Outcome != transport.NotSent {
+		t.Fatalf("Send before a new settle = %+v, %v, want NotSent, ErrUnsettled", res, err)
+	}
+	mu.Lock()
+	got := strings.Join(order, " ")
+	mu.Unlock()
+	// Three tries of 5 and the barrier that balances its outcome; 6 and 7
+	// never go.
+	if want := "__BATCH__:5 __BATCH__:5 __BATCH__:5 __COMMIT__:5"; got != want {
+		t.Fatalf("wire order\n got %s\nwant %s", got, want)
+	}
+}
+
+// The same holds for the lowest lost batch a settle sends again: when it
+// fails, the settle stops there, unsettled.
+func TestCheckpointSettleStopsAtAFailedResend(t *testing.T) {
+	var mu sync.Mutex
+	var order []string
+	f := newRawFakeEngine(t, func(_ int, line string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.HasPrefix(line, "__AUTH__:") {
+			return "ACK"
+		}
+		order = append(order, strings.Join(strings.SplitN(line, ":", 3)[:2], ":"))
+		switch {
+		case line == "__COMMIT__:3", line == "__COMMIT__:4":
+			return "RETRY"
+		case strings.HasPrefix(line, "__COMMIT__:"):
+			return "PENDING"
+		case strings.HasPrefix(line, "__BATCH__:3:"):
+			return "RETRY"
+		}
+		return "RECEIVED"
+	})
+	cfg := testConfig(f.addr())
+	cfg.MaxInFlight = 16
+	cfg.MaxBatchSendAttempts = 2
+	cfg.Checkpoint = true
+	c := newClient(t, cfg)
+	stored := map[int64]transport.Batch{3: batches(3)[0], 4: batches(4)[0]}
+	_, again, err := c.Settle(sendCtx(t), []int64{3, 4}, func(id int64) (transport.Batch, bool) {
+		b, ok := stored[id]
+		return b, ok
+	})
+	if !errors.Is(err, transport.ErrUnsettled) || len(again) != 2 || again[0].Outcome != transport.Failed || again[1].Outcome != transport.NotSent {
+		t.Fatalf("Settle = %+v, %v; want 3 Failed, 4 NotSent, ErrUnsettled", again, err)
+	}
+	if _, err := c.Send(sendCtx(t), seq(20, 1)); !errors.Is(err, transport.ErrUnsettled) {
+		t.Fatalf("Send after the failed settle = %v, want ErrUnsettled", err)
+	}
+	mu.Lock()
+	got := strings.Join(order, " ")
+	mu.Unlock()
+	if want := "__COMMIT__:3 __COMMIT__:4 __BATCH__:3 __BATCH__:3 __COMMIT__:3"; got != want {
+		t.Fatalf("wire order\n got %s\nwant %s", got, want)
+	}
+}

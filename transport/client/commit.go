@@ -75,6 +75,12 @@ func (c *Client) Settle(ctx context.Context, ids []int64, resend func(id int64) 
 			r.lastErr = err
 			continue
 		}
+		if k.stopped {
+			// The lowest lost batch failed: nothing may pass it.
+			s.settled = false
+			_, _ = c.giveUp(k, errFirstFailed)
+			return answers, k.results, errFirstFailed
+		}
 		return answers, k.results, nil
 	}
 }

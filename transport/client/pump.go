@@ -168,7 +168,7 @@ func (p *pumpRun) write() error {
 func (p *pumpRun) fill() error {
 	c, s, k := p.c, p.s, p.k
 	for {
-		for p.batches() < c.limit(s) && len(k.ready) > 0 && !c.draining(s, k) {
+		for p.batches() < c.limit(s) && len(k.ready) > 0 && !c.draining(s, k) && !k.stopped {
 			if s.pace.rate > 0 {
 				now := time.Now()
 				if wait := s.pace.take(now); wait > 0 {
@@ -191,7 +191,7 @@ func (p *pumpRun) fill() error {
 				break
 			}
 		}
-		if k.sinceBarrier == 0 || s.noCommit || (k.sinceBarrier < c.commitEvery(s) && len(k.ready) > 0) {
+		if k.sinceBarrier == 0 || s.noCommit || (k.sinceBarrier < c.commitEvery(s) && len(k.ready) > 0 && !k.stopped) {
 			break
 		}
 		id := s.barrierID(c.Watermark())
@@ -220,7 +220,9 @@ func (p *pumpRun) idle() (done bool, err error) {
 		k.settleHeld()
 		return false, nil
 	}
-	if len(k.ready) == 0 {
+	if len(k.ready) == 0 || (k.stopped && k.sinceBarrier == 0) {
+		// A stopped call still writes the barrier that balances what
+		// it wrote, once the pause allows.
 		return true, nil
 	}
 	if err := backoff.Sleep(p.ctx, time.Until(p.pauseUntil)); err != nil {
@@ -340,6 +342,7 @@ func (p *pumpRun) onBatch(f flight, reply protocol.Reply, limited bool) error {
 			k.finish(i, transport.Failed, fmt.Errorf("batch %d: exceeded max batch send attempts (%d) without RECEIVED (engine kept replying RETRY)", id, c.cfg.MaxBatchSendAttempts))
 			k.held = append(k.held, i)
 			c.stats.bad.Add(1)
+			p.firstFailed()
 			return nil
 		}
 		k.requeue(i)
@@ -371,6 +374,17 @@ func (p *pumpRun) onBatch(f flight, reply protocol.Reply, limited bool) error {
 		k.finish(i, transport.Failed, fmt.Errorf("batch %d: unexpected batch reply %q", id, reply.Line))
 		k.held = append(k.held, i)
 		c.stats.bad.Add(1)
+		p.firstFailed()
 	}
 	return nil
+}
+
+// firstFailed stops the call when, with checkpoint delivery, a batch
+// failed before any was RECEIVED on the session: a job started afresh
+// takes the first id it receives as its floor and ACKs every lower one
+// without a checkpoint, so no later batch may reach it first.
+func (p *pumpRun) firstFailed() {
+	if p.c.cfg.Checkpoint && !p.s.primed {
+		p.k.stopped = true
+	}
 }

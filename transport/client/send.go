@@ -33,6 +33,9 @@ type call struct {
 	held []int
 	// sinceBarrier counts batch lines written since the last barrier line.
 	sinceBarrier int
+	// stopped: with checkpoint delivery, the first batch of a session
+	// ended Failed; nothing more goes out on this call (see onBatch).
+	stopped bool
 }
 
 // settleHeld makes the held outcomes final: a barrier balanced.
@@ -118,6 +121,10 @@ func (c *Client) Send(ctx context.Context, batches []transport.Batch) ([]transpo
 		if progress {
 			r.streak = 0
 		}
+		if err == nil && k.stopped {
+			c.sess.settled = false
+			return c.giveUp(k, errFirstFailed)
+		}
 		if err == nil {
 			continue // ready is empty
 		}
@@ -128,6 +135,10 @@ func (c *Client) Send(ctx context.Context, batches []transport.Batch) ([]transpo
 	}
 	return k.results, nil
 }
+
+// errFirstFailed ends a checkpoint call whose session's first batch
+// failed.
+var errFirstFailed = fmt.Errorf("%w: the first batch of the session failed, and no batch may pass it", transport.ErrUnsettled)
 
 // reconnects counts connect attempts since the last final outcome.
 type reconnects struct {

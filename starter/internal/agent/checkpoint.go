@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/edge-agent/edge-agent/starter/internal/wal"
 	"github.com/edge-agent/edge-agent/transport"
 )
 
@@ -37,6 +38,10 @@ type checkpointQueue interface {
 	FirstReceived() (receivedRow, bool, error)
 	// Payload reads a row's stored payload; safe from any goroutine.
 	Payload(id uint64) ([]byte, bool, error)
+	// FirstPending says when the PENDING row with the lowest row id is
+	// due (a failed row waits for its retry backoff); ok is false when
+	// no row is PENDING.
+	FirstPending() (due time.Time, ok bool, err error)
 }
 
 // receivedRow is a row held as received.
@@ -62,9 +67,13 @@ type checkpointing struct {
 	poll    time.Duration
 	timeout time.Duration
 
-	// needSettle: the sender's session is, or may be, new: no job goes
-	// out before a settle job came back without error.
+	// needSettle: the sender's session is, or may be, new, or a job came
+	// back with a row not RECEIVED: no job goes out before a settle job
+	// came back without error.
 	needSettle bool
+	// resultsUncommitted: results that put rows back to PENDING are not
+	// in the WAL yet; the settle waits for them (see job).
+	resultsUncommitted bool
 	// reported is the highest watermark the sender reported; applied,
 	// the highest acked in the WAL.
 	reported, applied int64
@@ -111,11 +120,29 @@ func (c *checkpointing) accept(res *jobResult, now time.Time, log *slog.Logger) 
 		return false
 	}
 	if errors.Is(res.err, transport.ErrUnsettled) {
-		c.needSettle = true
+		c.needSettle, c.resultsUncommitted = true, true
 		return true
+	}
+	if !res.skipped && res.err == nil && incomplete(res) {
+		// A row failed on a session that lives on: the rows after it
+		// went back too (keepOrder), and nothing is claimed before it
+		// goes again. (A Send that failed left no session, and the next
+		// one comes back ErrUnsettled.)
+		c.needSettle, c.resultsUncommitted = true, true
 	}
 	if !res.skipped && res.err == nil {
 		c.lastAsk = now
+	}
+	return false
+}
+
+// incomplete says whether a row job has a row the engine did not answer
+// RECEIVED.
+func incomplete(res *jobResult) bool {
+	for _, r := range res.results {
+		if r.Outcome != transport.Received {
+			return true
+		}
 	}
 	return false
 }
@@ -164,6 +191,20 @@ func (c *checkpointing) job(now time.Time, jobsOut int) (*settleReq, error) {
 		// watermark, which acks every row up to it at once.
 		return &settleReq{ids: []int64{first.BatchID}, poll: true}, nil
 	}
+	// The first batch of a session must be the lowest row the agent
+	// holds (keepOrder): the settle, and the claims after it, wait until
+	// the rows just put back are in the WAL and the lowest PENDING row is
+	// due, or a claim would pass over it.
+	if c.resultsUncommitted {
+		return nil, nil
+	}
+	due, ok, err := c.q.FirstPending()
+	if err != nil {
+		return nil, fmt.Errorf("find the oldest row waiting to be sent: %w", err)
+	}
+	if ok && due.After(now) {
+		return nil, nil
+	}
 	rows, err := c.q.Received()
 	if err != nil {
 		return nil, fmt.Errorf("list the rows held as received: %w", err)
@@ -179,6 +220,7 @@ func (c *checkpointing) job(now time.Time, jobsOut int) (*settleReq, error) {
 // committed takes a committed transaction's figures: the watermark acked
 // and the rows still held as received.
 func (c *checkpointing) committed(now time.Time, ackedThrough int64, received int64) {
+	c.resultsUncommitted = false
 	moved := ackedThrough > c.applied
 	c.applied = max(c.applied, ackedThrough)
 	switch {
@@ -209,4 +251,19 @@ func (c *checkpointing) stall(now time.Time, log *slog.Logger) string {
 			slog.String("fix", "enable checkpointing in the SeaTunnel job (env { checkpoint.interval = 10000 }) and check that its checkpoints complete, or use agent.delivery-guarantee: BEST_EFFORT"))
 	}
 	return reason
+}
+
+// FirstPending is when the PENDING row with the lowest row id is due.
+func (q *walQueue) FirstPending() (time.Time, bool, error) {
+	pending := wal.StatusPending
+	var rows []wal.Row
+	err := q.w.View(func(tx *wal.ReadTx) error {
+		var err error
+		rows, err = tx.List(&pending, 0, 1)
+		return err
+	})
+	if err != nil || len(rows) == 0 {
+		return time.Time{}, false, err
+	}
+	return time.UnixMilli(rows[0].NotBefore), true, nil
 }

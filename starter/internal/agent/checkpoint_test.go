@@ -130,10 +130,16 @@ func TestCheckpointDeliveryModel(t *testing.T) {
 	home := t.TempDir()
 	in := &fakeInput{}
 	h := startRuntime(t, ingressOptions(t, cfg, home, in))
-	defer func() { _ = h.stop() }()
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = h.stop()
+		}
+	}()
 
 	produced, appended := 0, uint64(0)
 	var failures []string
+	var figs resendFigures
 	check := func(step string) {
 		t.Helper()
 		// Every row produced is in the WAL before the check looks.
@@ -175,6 +181,7 @@ func TestCheckpointDeliveryModel(t *testing.T) {
 			if err := h.stop(); err != nil {
 				t.Fatal(err)
 			}
+			figs.add(t, h)
 			in = &fakeInput{}
 			h = startRuntime(t, ingressOptions(t, cfg, home, in))
 			appended = 0 // a new agent counts from 0
@@ -207,22 +214,55 @@ func TestCheckpointDeliveryModel(t *testing.T) {
 		q := h.rt.Snapshot().Queue
 		return q.Pending+q.Sending+q.Received == 0
 	})
+	stopped = true
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	figs.add(t, h)
 	dups := 0
 	for _, n := range m.committed() {
 		dups += n - 1
 	}
 	m.mu.Lock()
-	t.Logf("%d rows, %d duplicates, failures %v, job %+v, replies %v", produced, dups, failures, m.job.Stats(), m.replies)
+	t.Logf("%d rows, %d duplicates, failures %v, job %+v, replies %v, agents %+v", produced, dups, failures, m.job.Stats(), m.replies, figs)
 	lost := m.replies["commit RETRY"] + m.replies["commit RESEND"]
 	m.mu.Unlock()
-	// A row is committed twice only when it was sent again, which the
-	// agent does for an id the engine answered lost.
-	if dups > lost {
-		t.Fatalf("%d duplicates, but the engine answered only %d commits RETRY or RESEND", dups, lost)
+	// A row is committed twice only when its batch was RECEIVED twice.
+	// The agent sends a batch again only (1) when the engine answered a
+	// commit about it RETRY or RESEND (a settle), or (2) when it never
+	// took the RECEIVED: the outcomes no balanced barrier confirmed when
+	// a session ended, those keepOrder handed back, those of a Send an
+	// agent stop cut short. A row it took as RECEIVED is never sent
+	// again otherwise.
+	if figs.resent > uint64(lost) {
+		t.Fatalf("the agents sent %d batches again after a settle, but the engine answered only %d commits RETRY or RESEND", figs.resent, lost)
+	}
+	if bound := figs.received - figs.taken; uint64(dups) > bound {
+		t.Fatalf("%d duplicates, but only %d RECEIVED replies were not rows the agents took as received (%d resent after RETRY or RESEND)", dups, bound, figs.resent)
 	}
 	if len(failures) == 0 && dups != 0 {
 		t.Fatalf("%d duplicates without any failover, restart or kill", dups)
 	}
+}
+
+// resendFigures sums, over the agents a test ran one after another, the
+// RECEIVED replies their client read, the rows they took as received,
+// and the batches their settles sent again.
+type resendFigures struct {
+	received, taken, resent uint64
+}
+
+// add takes a stopped agent's figures.
+func (f *resendFigures) add(t *testing.T, h *harness) {
+	t.Helper()
+	e := h.rt.ext.Load()
+	if e == nil || e.link == nil {
+		t.Fatal("the agent's output keeps no client statistics")
+	}
+	st := e.link()
+	f.received += st.Received
+	f.resent += st.CommitLost
+	f.taken += h.rt.ctr.received.Load()
 }
 
 // testSeed reads EDGE_AGENT_TEST_SEED, 0 when unset.
@@ -589,5 +629,149 @@ func TestCheckpointResendAfterRestoreWithGap(t *testing.T) {
 	resend := fmt.Sprintf("%v %d RESEND", protocol.KindCommit, gap)
 	if !slices.Contains(g.replies, resend) {
 		t.Fatalf("the restored job never answered %q; its replies: %v", resend, g.replies)
+	}
+}
+
+// cuttingEngine serves the engine model one collector at a time; while
+// cut is set, the first batch line it reads restarts the job afresh (a
+// kill -9 and a new job, no restore) before it is answered: the batch was
+// written and never answered. It records every request after the cut.
+type cuttingEngine struct {
+	job *enginemodel.Job
+	ln  net.Listener
+	cut atomic.Bool
+
+	mu    sync.Mutex
+	cutID int64    // the batch id the restart left unanswered
+	after []string // "<kind> <id> <reply>" of every request after it
+}
+
+func startCutting(t *testing.T) *cuttingEngine {
+	t.Helper()
+	job, err := enginemodel.NewJob(enginemodel.JobConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &cuttingEngine{job: job, ln: ln}
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			e.conversation(conn) // one collector at a time, as the engine
+		}
+	}()
+	t.Cleanup(func() { _ = ln.Close() })
+	return e
+}
+
+func (e *cuttingEngine) conversation(conn net.Conn) {
+	defer conn.Close()
+	s := enginemodel.NewSession(e.job.Source(), enginemodel.SessionConfig{Token: testToken})
+	r := bufio.NewReader(conn)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			return
+		}
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		req, _ := protocol.ParseRequest(line)
+		if req.Kind == protocol.KindBatch && e.cut.CompareAndSwap(true, false) {
+			e.job.RestartFresh()
+			e.mu.Lock()
+			e.cutID = req.BatchID
+			e.mu.Unlock()
+			return // the connection dies with the old job, unanswered
+		}
+		reply, keep := s.HandleLine(line)
+		if req.Kind == protocol.KindBatch || req.Kind == protocol.KindCommit {
+			e.mu.Lock()
+			if e.cutID != 0 {
+				e.after = append(e.after, fmt.Sprintf("%v %d %s", req.Kind, req.BatchID, reply))
+			}
+			e.mu.Unlock()
+		}
+		if reply != "" {
+			if _, err := conn.Write([]byte(reply + "\n")); err != nil {
+				return
+			}
+		}
+		if !keep {
+			return
+		}
+	}
+}
+
+// TestCheckpointUnansweredBatchGoesFirst: the job restarts afresh while
+// the first batch of a session awaits its reply. That batch is charged an
+// attempt and waits for its retry backoff; the rows after it were never
+// written. A fresh job takes the first id it receives as its floor and
+// ACKs every lower id without a checkpoint, so none of the later rows
+// may reach it first: its first batch is the unanswered one, and no row
+// leaves the WAL before a checkpoint covers it.
+func TestCheckpointUnansweredBatchGoesFirst(t *testing.T) {
+	e := startCutting(t)
+	cfg := checkpointConfig(t, e.ln.Addr().String(), DeliveryCheckpoint)
+	// The unanswered batch waits at least half of this; the rows after
+	// it would not.
+	cfg.Retry.Backoff, cfg.Retry.BackoffMax = time.Second, time.Second
+	in := &fakeInput{}
+	h := startRuntime(t, ingressOptions(t, cfg, t.TempDir(), in))
+	defer func() { _ = h.stop() }()
+
+	e.cut.Store(true)
+	in.push(lineEvents("a.log", 0, 10)...)
+	// Received by the fresh job, then asked about three times: the
+	// answer to the first question is in the WAL by the third.
+	transporttest.Eventually(t, 20*time.Second, "10 rows received and asked about 3 times", func() bool {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		received, asked := map[string]bool{}, 0
+		for _, a := range e.after {
+			f := strings.Fields(a)
+			switch {
+			case f[0] == fmt.Sprint(protocol.KindBatch) && f[2] == protocol.ReplyReceived:
+				received[f[1]], asked = true, 0
+			case f[0] == fmt.Sprint(protocol.KindCommit):
+				asked++
+			}
+		}
+		return len(received) == 10 && asked >= 3
+	})
+	e.mu.Lock()
+	first := ""
+	for _, a := range e.after {
+		if f := strings.Fields(a); f[0] == fmt.Sprint(protocol.KindBatch) {
+			first = f[1]
+			break
+		}
+	}
+	want, trace := strconv.FormatInt(e.cutID, 10), slices.Clone(e.after)
+	e.mu.Unlock()
+	if first != want {
+		t.Errorf("the fresh job's first batch is %s, want %s (the unanswered one, the lowest id): %v", first, want, trace)
+	}
+	if q := h.rt.Snapshot().Queue; q.Received != 10 {
+		t.Fatalf("%d rows held as received, want 10: the rest left the WAL with no checkpoint (%v)", q.Received, trace)
+	}
+	transporttest.Eventually(t, 20*time.Second, "every row committed and the WAL empty", func() bool {
+		e.job.Drain(1 << 20)
+		e.job.Checkpoint()
+		q := h.rt.Snapshot().Queue
+		return len(e.job.Committed()) >= 10 && q.Pending+q.Sending+q.Received == 0
+	})
+	got := map[string]int{}
+	for _, c := range e.job.Committed() {
+		got[string(c.Payload)]++
+	}
+	for i := range 10 {
+		if got[string(lineEvent("a.log", i).Payload)] == 0 {
+			t.Fatalf("row %d never committed", i)
+		}
 	}
 }

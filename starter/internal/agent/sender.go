@@ -88,6 +88,12 @@ type sendLoop struct {
 	// joined: the next one to run. Written by gather (on the sender's
 	// goroutine or the look-ahead's, which the sender waits for).
 	held *job
+	// inOrder: CHECKPOINT delivery, where no batch may reach the engine
+	// ahead of a lower id still to be sent (keepOrder). unordered: a job
+	// came back with a row not RECEIVED; every row job is handed back
+	// (ErrUnsettled) until a settle job succeeds, so that the loop claims
+	// again from the lowest row. Only the sender's goroutine uses it.
+	inOrder, unordered bool
 }
 
 func (s *sendLoop) run(ctx context.Context, jobs <-chan *job, results chan<- *jobResult) {
@@ -289,6 +295,13 @@ func (s *sendLoop) do(ctx context.Context, cur *encodedJob, jobs <-chan *job) (*
 		s.settle(ctx, res)
 		return res, nil
 	}
+	if s.unordered {
+		// A lower row of an earlier job goes again first: nothing above
+		// it may go before.
+		res.results = notSent(j, transport.ErrUnsettled)
+		res.err, res.skipped = transport.ErrUnsettled, true
+		return res, nil
+	}
 	if !cur.encoded {
 		cur.batches, cur.failed = s.encode(j, cur.set, s.encodeWorkers)
 	}
@@ -303,6 +316,12 @@ func (s *sendLoop) do(ctx context.Context, cur *encodedJob, jobs <-chan *job) (*
 	}
 	res.results = s.merge(j, cur.batches, sent, cur.failed)
 	res.err = err
+	if s.inOrder && keepOrder(res.results) && err == nil {
+		// The session lives on: the jobs queued behind must not pass
+		// the rows that go back. (A Send that failed left no session; a
+		// new one refuses batches until settled.)
+		s.unordered = true
+	}
 	if c, ok := s.snd.(transport.Committer); ok {
 		res.watermark = c.Watermark()
 	}
@@ -581,6 +600,32 @@ func (s *sendLoop) settle(ctx context.Context, res *jobResult) {
 	} else {
 		res.answers, res.resent, res.err = c.Settle(ctx, req.ids, resend)
 	}
+	if res.err == nil && !req.poll {
+		s.unordered = false
+	}
 	res.watermark = c.Watermark()
 	s.afterSend(ctx, res)
+}
+
+// errOvertook is why keepOrder takes a RECEIVED row back.
+var errOvertook = errors.New("received after a lower batch id that was not: sent again after it")
+
+// keepOrder keeps CHECKPOINT delivery in batch id order: a job started
+// afresh takes the first id it receives as its floor and ACKs every
+// lower id without a checkpoint, so the first batch of every session
+// must be the lowest the agent still holds, and the rows held as
+// received must all lie below those still to be sent. A row RECEIVED
+// after one of the same Send that was not goes back NotSent, to go again
+// after it (a duplicate, never a loss). results are in batch id order;
+// it reports whether any row was not RECEIVED.
+func keepOrder(results []transport.Result) (gap bool) {
+	for i := range results {
+		switch {
+		case results[i].Outcome != transport.Received:
+			gap = true
+		case gap:
+			results[i] = transport.Result{ID: results[i].ID, Outcome: transport.NotSent, Err: errOvertook}
+		}
+	}
+	return gap
 }

@@ -185,6 +185,7 @@ func (r *Agent) newSendLoop(snd transport.Sender, enc encoder, nonMode bool) *se
 		encodeWorkers: runtime.GOMAXPROCS(0),
 
 		exitOnRefusal: r.exitOnRefusal(),
+		inOrder:       r.opts.Agent.Delivery == DeliveryCheckpoint,
 	}
 }
 
