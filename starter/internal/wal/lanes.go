@@ -3,7 +3,6 @@ package wal
 import (
 	"bytes"
 	"cmp"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -299,7 +298,12 @@ func (tx *Tx) ClaimFrom(r ClaimRange, limit, maxBytes int, now int64, fn func(r 
 	if !ok {
 		return 0, false, fmt.Errorf("wal %s: claim from lane %q: not one of the lanes it was opened with", tx.w.path, r.Lane)
 	}
-	claimed, bounded, err = tx.claimFunc(pendSource{x, r.From, r.Below}, limit, maxBytes, now, fn)
+	if tx.claimsIDs() {
+		return tx.claimAfterRetries(limit, maxBytes, now, fn, func(limit, maxBytes int) (int, bool, error) {
+			return tx.claimFunc(pendSource{x: x, from: r.From, below: r.Below}, limit, maxBytes, now, fn)
+		})
+	}
+	claimed, bounded, err = tx.claimFunc(pendSource{x: x, from: r.From, below: r.Below}, limit, maxBytes, now, fn)
 	if err != nil {
 		return claimed, false, err
 	}
@@ -399,11 +403,8 @@ func (tx *Tx) claimLanes(limit, maxBytes int, now int64, fn func(r *Row)) (claim
 	return claimed, false, nil
 }
 
-// checkLaneOptions checks Options.Lanes and SendOrderBatchIDs.
+// checkLaneOptions checks Options.Lanes.
 func checkLaneOptions(o Options) error {
-	if o.SendOrderBatchIDs && o.GapFree {
-		return errors.New("batch ids given at claim (lanes, newest-first) and gap-free batch ids (CHECKPOINT) exclude each other")
-	}
 	seen := map[string]bool{}
 	for _, name := range o.Lanes {
 		if err := checkLaneName(name); err != nil {

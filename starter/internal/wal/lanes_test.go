@@ -224,7 +224,6 @@ func TestLaneOptionsChecked(t *testing.T) {
 		{Lanes: []string{""}},
 		{Lanes: []string{"a", "a"}},
 		{Lanes: []string{strings.Repeat("x", MaxLaneName+1)}},
-		{SendOrderBatchIDs: true, GapFree: true},
 	} {
 		o.Path = filepath.Join(t.TempDir(), "wal.db")
 		if w, err := Open(o); err == nil {

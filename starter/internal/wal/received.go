@@ -60,8 +60,13 @@ func (tx *Tx) Receive(ids []uint64, now int64) error {
 		return err
 	}
 	var br batchReader
+	var given run // the claim_ids run found last (claimids.go)
 	err := tx.takeIDs("receive", ids, fromSending, func(id uint64) (bool, error) {
 		batch, _, ok := br.at(&tx.ReadTx, id)
+		if tx.claimsIDs() {
+			// Sent under the id its claim gave it, not its block's.
+			batch, ok = tx.claimedBatch(id, &given)
+		}
 		if !ok {
 			tx.w.log.Warn("wal: row without a readable block stays SENDING", "op", "receive", "row_id", id)
 			return false, nil
