@@ -80,7 +80,7 @@ func (p pendingSet) laneOf(id uint64) string {
 	c := p.blocks.Cursor()
 	k, _ := c.Seek(u64key(id))
 	if k == nil {
-		k, _ = c.Last()
+		k, _ = cursorLast(c)
 	} else if got, _ := keyID(k); got != id {
 		k, _ = c.Prev()
 	}

@@ -138,7 +138,7 @@ func (tx *ReadTx) findBlock(id uint64) (uint64, []byte, bool) {
 	c := tx.blocks.Cursor()
 	k, _ := c.Seek(u64key(id))
 	if k == nil {
-		k, _ = c.Last()
+		k, _ = cursorLast(c)
 	} else if got, _ := keyID(k); got != id {
 		k, _ = c.Prev()
 	}

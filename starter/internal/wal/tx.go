@@ -326,7 +326,7 @@ func (tx *ReadTx) scanRows(status *Status, afterID uint64, limit int) []Row {
 	// ids above afterID.
 	k, _ := c.Seek(u64key(afterID + 1))
 	if k == nil {
-		k, _ = c.Last()
+		k, _ = cursorLast(c)
 	} else if pk, _ := c.Prev(); pk != nil {
 		k = pk
 	} else {
@@ -480,7 +480,7 @@ func (tx *ReadTx) RowIDRange() (first, last uint64) {
 		id, _ := keyID(k)
 		see(id, id)
 	}
-	if k, _ := tx.state.Cursor().Last(); k != nil {
+	if k, _ := cursorLast(tx.state.Cursor()); k != nil {
 		id, _ := keyID(k)
 		see(id, id)
 	}
