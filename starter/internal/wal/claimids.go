@@ -259,3 +259,86 @@ func inRun(x index, id uint64, hint *run) bool {
 	}
 	return ok
 }
+
+// UnsettledFunc calls fn with the row id and batch id of every row whose
+// batch id may have reached the engine without a commit covering it,
+// until fn returns false: the RECEIVED rows (in ascending row id), then,
+// when ids are given at claim, the rows PENDING again under the id they
+// were sent with (ascending by batch id). On a new session a collector
+// settles all of them, lowest batch id first, before any other send: a
+// fresh job takes the first id it receives as its floor and answers ACK
+// for every lower one, so an id sent again after a higher one would be
+// confirmed before any checkpoint covered it.
+func (tx *ReadTx) UnsettledFunc(fn func(id uint64, batchID int64) bool) error {
+	more := true
+	err := tx.ReceivedFunc(func(id uint64, b int64, _ int64) bool {
+		more = fn(id, b)
+		return more
+	})
+	if err != nil || !more || tx.retry == nil {
+		return err
+	}
+	c := tx.retry.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		b, ok := keyID(k)
+		id, ok2 := keyID(v)
+		if ok && ok2 && !fn(id, int64(b)) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// receiveRetriesThrough moves the rows of claim_retry whose batch id is
+// at or below watermark to RECEIVED, for AckReceivedThrough to ack: the
+// engine committed those ids (a send whose answer was lost, or a
+// stand-in for a row it had). Sent again later, the lowest of them
+// would become a fresh job's floor, below ids acked and forgotten here,
+// and its watermark would stop at the first of those.
+func (tx *Tx) receiveRetriesThrough(watermark int64, now int64) error {
+	type entry struct {
+		key   []byte
+		id    uint64
+		batch int64
+	}
+	var covered []entry
+	c := tx.retry.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		b, ok := keyID(k)
+		id, ok2 := keyID(v)
+		if !ok || !ok2 || int64(b) > watermark {
+			break
+		}
+		covered = append(covered, entry{bytes.Clone(k), id, int64(b)})
+	}
+	for _, e := range covered {
+		if err := tx.retry.Delete(e.key); err != nil {
+			return fmt.Errorf("wal %s: claim retry of row %d: %w", tx.w.path, e.id, err)
+		}
+		tx.dirty = true
+		ik := u64key(e.id)
+		switch {
+		case tx.pend.contains(e.id):
+			if err := tx.pend.removeRange(e.id, e.id); err != nil {
+				return err
+			}
+		case tx.delayed.Get(ik) != nil:
+			nb, _ := keyID(tx.delayed.Get(ik))
+			if err := tx.timers.Delete(tsKey(int64(nb), e.id)); err != nil {
+				return fmt.Errorf("wal %s: row %d: %w", tx.w.path, e.id, err)
+			}
+			if err := tx.delayed.Delete(ik); err != nil {
+				return fmt.Errorf("wal %s: row %d: %w", tx.w.path, e.id, err)
+			}
+			tx.ctr.delayed--
+		default:
+			continue // stale
+		}
+		tx.ctr.pending--
+		if err := tx.recv.add(run{start: e.id, end: e.id, batch: e.batch, at: now}); err != nil {
+			return err
+		}
+		tx.ctr.received++
+	}
+	return nil
+}
