@@ -321,6 +321,10 @@ type LaneBacklog struct {
 	// NextID is the lowest due row id in From..; 0 when there is none
 	// (Backlog's From argument).
 	NextID uint64
+	// Bytes are the payload bytes of those rows, from the blocks' tables
+	// (nothing is decompressed); a row of a block whose table does not
+	// parse counts 0.
+	Bytes int64
 }
 
 // Backlog reports lane name's due rows with ids in from..below-1 (below
@@ -331,15 +335,53 @@ func (tx *ReadTx) Backlog(name string, from, below uint64) (LaneBacklog, error) 
 		return LaneBacklog{}, fmt.Errorf("wal %s: backlog of lane %q: not one of the lanes it was opened with", tx.w.path, name)
 	}
 	var b LaneBacklog
+	var sz runBytes
 	x.eachFrom(from, below, func(r run) bool {
 		if b.NextID == 0 {
 			b.NextID = r.start
 		}
 		b.Rows += int64(r.end - r.start + 1)
+		b.Bytes += sz.of(tx, r.start, r.end)
 		return true
 	})
 	b.OldestCreated = tx.createdOf(b.NextID)
 	return b, nil
+}
+
+// runBytes sums payload sizes of runs of ids in ascending order, parsing
+// each block's table once.
+type runBytes struct {
+	first, last uint64
+	lens        []uint32
+	ok          bool
+}
+
+// of is the payload bytes of rows lo..hi.
+func (s *runBytes) of(tx *ReadTx, lo, hi uint64) int64 {
+	var n int64
+	for id := lo; id <= hi; {
+		if !s.ok || id < s.first || id > s.last {
+			s.ok = false
+			first, v, found := tx.findBlock(id)
+			if !found {
+				id++
+				continue
+			}
+			h, lens, ok := blockPayloadLens(v)
+			if !ok || first != h.first {
+				id++
+				continue
+			}
+			s.first, s.last, s.lens, s.ok = h.first, h.last(), lens, true
+		}
+		end := min(hi, s.last)
+		for ; id <= end; id++ {
+			if i := id - s.first; i < uint64(len(s.lens)) {
+				n += int64(s.lens[i])
+			}
+		}
+	}
+	return n
 }
 
 // DueUpTo counts r's due PENDING rows, stopping at limit: O(runs met).

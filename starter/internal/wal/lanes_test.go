@@ -144,6 +144,18 @@ func TestClaimFromRanges(t *testing.T) {
 	if back.Rows != 4 || front.Rows != 3 || back.OldestCreated != t0 || front.OldestCreated != t0+1000 {
 		t.Fatalf("backlog %+v, new %+v; want 4 rows from t0 and 3 rows from t0+1000", back, front)
 	}
+	size := func(ps []string) (n int64) {
+		for _, p := range ps {
+			n += int64(len(p))
+		}
+		return n
+	}
+	if want := size(only(old, 'd')); back.Bytes != want {
+		t.Errorf("backlog bytes %d, want %d", back.Bytes, want)
+	}
+	if want := size(only(fresh, 'd')); front.Bytes != want {
+		t.Errorf("new rows' bytes %d, want %d", front.Bytes, want)
+	}
 	_ = w.View(func(tx *ReadTx) error {
 		for _, c := range []struct {
 			r        ClaimRange
