@@ -285,6 +285,8 @@ type LaneStatus struct {
 	Rows int64
 	// OldestAge is the age of its oldest due row; 0 when it has none.
 	OldestAge time.Duration
+	// Bytes are the payload bytes of its due rows.
+	Bytes int64
 }
 
 // laneStatus reads each lane's backlog.
@@ -297,7 +299,7 @@ func (d *drainPlan) laneStatus(tx *wal.ReadTx, now time.Time) ([]LaneStatus, err
 			errs = append(errs, err)
 			continue
 		}
-		st := LaneStatus{Name: l.name, Rows: b.Rows}
+		st := LaneStatus{Name: l.name, Rows: b.Rows, Bytes: b.Bytes}
 		if b.OldestCreated > 0 {
 			st.OldestAge = max(0, now.Sub(time.UnixMilli(b.OldestCreated)))
 		}

@@ -3,7 +3,6 @@ package agent
 import (
 	"bytes"
 	"cmp"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -91,9 +90,7 @@ func (r *Agent) openWAL() (*walStart, error) {
 		return nil, err
 	}
 	if drain != nil {
-		if o.GapFree {
-			return nil, errors.New("queue.lanes and queue.drain: newest-first need agent.delivery-guarantee BEST_EFFORT: CHECKPOINT needs every batch id sent in append order")
-		}
+		// Ids given at claim; with GapFree each kept until delivered.
 		o.Lanes, o.SendOrderBatchIDs = drain.walLanes(), true
 	}
 	if r.opts.Agent.Account {
@@ -434,12 +431,15 @@ func (t walTx) AckThrough(watermark int64, now time.Time) (int, error) {
 }
 
 // Received lists the rows held as received, ascending by batch id (a
-// stand-in row carries an older batch id than its row id says).
+// stand-in row carries an older batch id than its row id says), and
+// with batch ids given at claim the rows PENDING again under an id sent
+// before (wal.ReadTx.UnsettledFunc): a settle asks about those too, so
+// that a fresh job's floor does not confirm them unchecked.
 func (q *walQueue) Received() ([]receivedRow, error) {
 	var rows []receivedRow
 	err := q.w.View(func(tx *wal.ReadTx) error {
 		rows = rows[:0]
-		return tx.ReceivedFunc(func(id uint64, batchID int64, _ int64) bool {
+		return tx.UnsettledFunc(func(id uint64, batchID int64) bool {
 			rows = append(rows, receivedRow{ID: id, BatchID: batchID})
 			return true
 		})

@@ -23,6 +23,7 @@ var (
 	dOldestPending = desc("oldest_pending_age_seconds", "Age of the oldest PENDING row; 0 when none.")
 	dLaneRows      = desc("lane_rows", "Due PENDING rows per priority lane (queue.lanes, queue.drain: newest-first).", "lane")
 	dLaneOldest    = desc("lane_oldest_age_seconds", "Age of the oldest due PENDING row per lane; 0 when none.", "lane")
+	dLaneBytes     = desc("lane_bytes", "Payload bytes of the due PENDING rows per lane.", "lane")
 	dBatches       = desc("send_batches_total", "Batches (one WAL row each) by what the engine made of them.", "result")
 	dLatency       = desc("send_latency_seconds", "Duration of one send to the engine (one job of rows, until every result is in).")
 	dFsync         = desc("wal_fsync_seconds", "Disk time of one WAL commit with queue.fsync on: its page writes and fdatasyncs.")
@@ -79,6 +80,7 @@ func (c collector) collectAgent(ch chan<- prometheus.Metric, st agent.Status) {
 	for _, l := range st.Queue.Lanes {
 		gauge(dLaneRows, float64(l.Rows), l.Name)
 		gauge(dLaneOldest, l.OldestAge.Seconds(), l.Name)
+		gauge(dLaneBytes, float64(l.Bytes), l.Name)
 	}
 	counter(dBatches, float64(st.Acked), "received")
 	counter(dBatches, float64(st.Failed), "failed")

@@ -121,11 +121,12 @@ type WALStatus struct {
 	Lanes []WALLane `json:"lanes,omitempty"`
 }
 
-// WALLane is one lane's backlog: its due PENDING rows and the age of the
-// oldest.
+// WALLane is one lane's backlog: its due PENDING rows, their payload
+// bytes and the age of the oldest.
 type WALLane struct {
 	Name             string  `json:"name"`
 	Rows             int64   `json:"rows"`
+	Bytes            int64   `json:"bytes"`
 	OldestAgeSeconds float64 `json:"oldest_age_seconds"`
 }
 
@@ -260,7 +261,7 @@ func statusOf(st agent.Status, o *Options, now time.Time) Status {
 		Health: healthDoc(st.Health(now, o.StallAfter)),
 	}
 	for _, l := range st.Queue.Lanes {
-		out.WAL.Lanes = append(out.WAL.Lanes, WALLane{Name: l.Name, Rows: l.Rows, OldestAgeSeconds: l.OldestAge.Seconds()})
+		out.WAL.Lanes = append(out.WAL.Lanes, WALLane{Name: l.Name, Rows: l.Rows, Bytes: l.Bytes, OldestAgeSeconds: l.OldestAge.Seconds()})
 	}
 	if rl := st.RateLimit; rl.On() {
 		out.RateLimit = &RateLimit{EventsPerSecond: rl.EventsPerSecond, BytesPerSecond: rl.BytesPerSecond,

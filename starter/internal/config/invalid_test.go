@@ -98,10 +98,8 @@ func TestLoadRejects(t *testing.T) {
 		{"empty queue.path", "queue:\n  path: ''" + validInput, "agent.yaml:2:3: queue.path: must not be empty"},
 		{"drain", "queue:\n  drain: lifo" + validInput, `agent.yaml:2:3: queue.drain: must be oldest-first or newest-first, got "lifo"`},
 		{"lane when", "queue:\n  lanes:\n    - name: alarm\n      when: 'level =='" + validInput, "queue.lanes[0].when: expression column"},
-		{"lanes with CHECKPOINT", "agent:\n  delivery-guarantee: CHECKPOINT\noutput:\n  type: transport\n  endpoint: h:1\n  token: t\nqueue:\n  lanes:\n    - name: alarm\n      when: 'level == \"error\"'" + validInput,
-			"queue.lanes: lanes and newest-first draining need agent.delivery-guarantee BEST_EFFORT, not CHECKPOINT"},
 		{"newest-first with NON", "agent:\n  delivery-guarantee: NON\nqueue:\n  drain: newest-first" + validInput,
-			"queue.drain: lanes and newest-first draining need agent.delivery-guarantee BEST_EFFORT, not NON"},
+			"queue.drain: lanes and newest-first draining need a WAL to reorder: agent.delivery-guarantee NON keeps none"},
 		{"max-attempts", "retry:\n  max-attempts: 0" + validInput, "agent.yaml:2:3: retry.max-attempts: must be > 0, got 0"},
 		{"backoff-ms", "retry:\n  backoff-ms: 0" + validInput, "agent.yaml:2:3: retry.backoff-ms: must be > 0, got 0"},
 		{"backoff-max below backoff", "retry:\n  backoff-ms: 500\n  backoff-max-ms: 100" + validInput, "agent.yaml:3:3: retry.backoff-max-ms (100) must be >= retry.backoff-ms (500)"},
@@ -179,6 +177,7 @@ func TestLoadAcceptsIgnoredValues(t *testing.T) {
 		{"console ignores an unreadable token-file", "output:\n  token-file: /does/not/exist" + validInput},
 		{"RAW and none ignore compression-level", "output:\n  type: transport\n  endpoint: h:1\n  token: t\n  compression-level: -3\n  encryption: aes_gcm" + validInput},
 		{"empty compression means none", "output:\n  type: transport\n  endpoint: h:1\n  token: t\n  packet-mode: PACKET\n  compression: ''" + validInput},
+		{"lanes and newest-first with CHECKPOINT", "agent:\n  delivery-guarantee: CHECKPOINT\noutput:\n  type: transport\n  endpoint: h:1\n  token: t\nqueue:\n  drain: newest-first\n  lanes:\n    - name: alarm\n      when: 'level == \"error\"'" + validInput},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

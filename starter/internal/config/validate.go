@@ -124,12 +124,12 @@ func flatten(err error) []error {
 func (c *Config) validateQueue(k checker) {
 	k.component("queue", c.Queue.Options.Validate())
 	k.component("queue", c.Queue.QueueSettings.Validate())
-	if c.Queue.Reorders() && c.Agent.Delivery != agent.DeliveryBestEffort {
+	if c.Queue.Reorders() && c.Agent.Delivery == agent.DeliveryNon {
 		key := "queue.drain"
 		if len(c.Queue.QueueSettings.Lanes) > 0 {
 			key = "queue.lanes"
 		}
-		k.fail(key, fmt.Errorf("lanes and newest-first draining need agent.delivery-guarantee BEST_EFFORT, not %s: CHECKPOINT needs every batch id sent in append order, NON keeps no WAL to reorder", c.Agent.Delivery))
+		k.fail(key, fmt.Errorf("lanes and newest-first draining need a WAL to reorder: agent.delivery-guarantee %s keeps none; use BEST_EFFORT or CHECKPOINT", c.Agent.Delivery))
 	}
 	k.component("retry", c.Retry.Validate())
 }

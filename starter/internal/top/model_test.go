@@ -519,9 +519,9 @@ func TestViewShowsEachInputsOwnSummary(t *testing.T) {
 func TestViewShowsLanes(t *testing.T) {
 	clk := &clock{now: t0}
 	st := runningAgent()
-	st.Queue.Lanes = []agent.LaneStatus{{Name: "alarm", Rows: 3, OldestAge: 2 * time.Second}, {Name: "default", Rows: 40, OldestAge: 90 * time.Second}}
+	st.Queue.Lanes = []agent.LaneStatus{{Name: "alarm", Rows: 3, Bytes: 300, OldestAge: 2 * time.Second}, {Name: "default", Rows: 40, Bytes: 4000, OldestAge: 90 * time.Second}}
 	got := newView(t, &fakeAgent{st: st}, clk).View()
-	if want := "lanes   alarm 3 (oldest 2s)  default 40 (oldest 1m30s)"; !strings.Contains(got, want) {
+	if want := "lanes   alarm 3, 300 B (oldest 2s)  default 40, 3.9 KiB (oldest 1m30s)"; !strings.Contains(got, want) {
 		t.Errorf("want %q in:\n%s", want, got)
 	}
 	got = newView(t, &fakeAgent{st: runningAgent()}, clk).View()

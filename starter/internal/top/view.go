@@ -113,7 +113,7 @@ func summaryLines(f frame, r rates) []string {
 	if len(w.Lanes) > 0 {
 		parts := make([]string, len(w.Lanes))
 		for i, l := range w.Lanes {
-			parts[i] = fmt.Sprintf("%s %d (oldest %s)", l.Name, l.Rows, duration(l.OldestAgeSeconds))
+			parts[i] = fmt.Sprintf("%s %d, %s (oldest %s)", l.Name, l.Rows, sizeOf(l.Bytes), duration(l.OldestAgeSeconds))
 		}
 		add("        lanes   %s", strings.Join(parts, "  "))
 	}

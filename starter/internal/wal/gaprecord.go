@@ -74,7 +74,7 @@ func gapRuns(lost []lostRow, origin GapOrigin, gapFree bool, now int64) []accoun
 			}
 			r.LastTS = max(r.LastTS, l.ts)
 		}
-		if gapFree {
+		if gapFree && l.batch > 0 { // 0: given up before a claim gave it an id
 			if n := len(r.BatchIDs); n > 0 && r.BatchIDs[n-1][1]+1 == l.batch {
 				r.BatchIDs[n-1][1] = l.batch
 			} else {
@@ -124,13 +124,12 @@ func (tx *Tx) appendGapRecords(recs []account.Record, now int64) error {
 			rows[k] = NewRow{SourceID: r.Input, Payload: r.Marshal()}
 			bytes += int64(len(rows[k].Payload))
 		}
-		v, _ := tx.w.enc.encode(tx.nextRow, tx.nextBatch, now, rows, false)
+		v, _ := tx.w.enc.encode(tx.nextRow, tx.appendBatch(len(rows)), now, rows, false)
 		v[1] |= blockStandIn // the header is outside the CRC
 		if err := putBlock(tx.blocks, u64key(tx.nextRow), v); err != nil {
 			return fmt.Errorf("wal %s: append gap records %d..: %w", tx.w.path, tx.nextRow, err)
 		}
 		tx.nextRow += uint64(len(rows))
-		tx.nextBatch += int64(len(rows))
 	}
 	if err := tx.pend.add(run{start: first, end: tx.nextRow - 1}); err != nil {
 		return err

@@ -138,7 +138,7 @@ func (x index) candidate(id uint64) (k, v []byte) {
 		}
 		return c.Prev()
 	}
-	return c.Last()
+	return cursorLast(c)
 }
 
 // find returns the run holding id; ok=false when no run does.
@@ -176,7 +176,7 @@ func (x index) overlaps(lo, hi uint64) bool {
 		}
 		k, v = c.Prev()
 	} else {
-		k, v = c.Last()
+		k, v = cursorLast(c)
 	}
 	if k == nil || len(v) < 8 {
 		return false
@@ -261,7 +261,7 @@ func (x index) lastID() uint64 {
 	if x.b == nil {
 		return 0
 	}
-	_, v := x.b.Cursor().Last()
+	_, v := cursorLast(x.b.Cursor())
 	if len(v) < 8 {
 		return 0
 	}
@@ -302,7 +302,7 @@ func (x index) add(r run) error {
 		}
 		k, v = c.Prev()
 	} else {
-		k, v = c.Last()
+		k, v = cursorLast(c)
 	}
 	if k != nil {
 		p, ok := x.kind.decode(k, v)
@@ -478,4 +478,15 @@ func (x index) eachFrom(from, below uint64, fn func(r run) bool) {
 			return
 		}
 	}
+}
+
+// cursorLast is c.Last, safe on a bucket that deletes in this
+// transaction emptied: bbolt's Last can loop for ever when every leaf
+// page left is empty (its backward walk restarts at the first page).
+// First walks forward and stops at the end.
+func cursorLast(c *bolt.Cursor) (k, v []byte) {
+	if k, _ := c.First(); k == nil {
+		return nil, nil
+	}
+	return c.Last()
 }

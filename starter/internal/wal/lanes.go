@@ -3,7 +3,6 @@ package wal
 import (
 	"bytes"
 	"cmp"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -81,7 +80,7 @@ func (p pendingSet) laneOf(id uint64) string {
 	c := p.blocks.Cursor()
 	k, _ := c.Seek(u64key(id))
 	if k == nil {
-		k, _ = c.Last()
+		k, _ = cursorLast(c)
 	} else if got, _ := keyID(k); got != id {
 		k, _ = c.Prev()
 	}
@@ -299,7 +298,12 @@ func (tx *Tx) ClaimFrom(r ClaimRange, limit, maxBytes int, now int64, fn func(r 
 	if !ok {
 		return 0, false, fmt.Errorf("wal %s: claim from lane %q: not one of the lanes it was opened with", tx.w.path, r.Lane)
 	}
-	claimed, bounded, err = tx.claimFunc(pendSource{x, r.From, r.Below}, limit, maxBytes, now, fn)
+	if tx.claimsIDs() {
+		return tx.claimAfterRetries(limit, maxBytes, now, fn, func(limit, maxBytes int) (int, bool, error) {
+			return tx.claimFunc(pendSource{x: x, from: r.From, below: r.Below}, limit, maxBytes, now, fn)
+		})
+	}
+	claimed, bounded, err = tx.claimFunc(pendSource{x: x, from: r.From, below: r.Below}, limit, maxBytes, now, fn)
 	if err != nil {
 		return claimed, false, err
 	}
@@ -317,6 +321,10 @@ type LaneBacklog struct {
 	// NextID is the lowest due row id in From..; 0 when there is none
 	// (Backlog's From argument).
 	NextID uint64
+	// Bytes are the payload bytes of those rows, from the blocks' tables
+	// (nothing is decompressed); a row of a block whose table does not
+	// parse counts 0.
+	Bytes int64
 }
 
 // Backlog reports lane name's due rows with ids in from..below-1 (below
@@ -327,15 +335,53 @@ func (tx *ReadTx) Backlog(name string, from, below uint64) (LaneBacklog, error) 
 		return LaneBacklog{}, fmt.Errorf("wal %s: backlog of lane %q: not one of the lanes it was opened with", tx.w.path, name)
 	}
 	var b LaneBacklog
+	var sz runBytes
 	x.eachFrom(from, below, func(r run) bool {
 		if b.NextID == 0 {
 			b.NextID = r.start
 		}
 		b.Rows += int64(r.end - r.start + 1)
+		b.Bytes += sz.of(tx, r.start, r.end)
 		return true
 	})
 	b.OldestCreated = tx.createdOf(b.NextID)
 	return b, nil
+}
+
+// runBytes sums payload sizes of runs of ids in ascending order, parsing
+// each block's table once.
+type runBytes struct {
+	first, last uint64
+	lens        []uint32
+	ok          bool
+}
+
+// of is the payload bytes of rows lo..hi.
+func (s *runBytes) of(tx *ReadTx, lo, hi uint64) int64 {
+	var n int64
+	for id := lo; id <= hi; {
+		if !s.ok || id < s.first || id > s.last {
+			s.ok = false
+			first, v, found := tx.findBlock(id)
+			if !found {
+				id++
+				continue
+			}
+			h, lens, ok := blockPayloadLens(v)
+			if !ok || first != h.first {
+				id++
+				continue
+			}
+			s.first, s.last, s.lens, s.ok = h.first, h.last(), lens, true
+		}
+		end := min(hi, s.last)
+		for ; id <= end; id++ {
+			if i := id - s.first; i < uint64(len(s.lens)) {
+				n += int64(s.lens[i])
+			}
+		}
+	}
+	return n
 }
 
 // DueUpTo counts r's due PENDING rows, stopping at limit: O(runs met).
@@ -399,11 +445,8 @@ func (tx *Tx) claimLanes(limit, maxBytes int, now int64, fn func(r *Row)) (claim
 	return claimed, false, nil
 }
 
-// checkLaneOptions checks Options.Lanes and SendOrderBatchIDs.
+// checkLaneOptions checks Options.Lanes.
 func checkLaneOptions(o Options) error {
-	if o.SendOrderBatchIDs && o.GapFree {
-		return errors.New("batch ids given at claim (lanes, newest-first) and gap-free batch ids (CHECKPOINT) exclude each other")
-	}
 	seen := map[string]bool{}
 	for _, name := range o.Lanes {
 		if err := checkLaneName(name); err != nil {

@@ -144,6 +144,18 @@ func TestClaimFromRanges(t *testing.T) {
 	if back.Rows != 4 || front.Rows != 3 || back.OldestCreated != t0 || front.OldestCreated != t0+1000 {
 		t.Fatalf("backlog %+v, new %+v; want 4 rows from t0 and 3 rows from t0+1000", back, front)
 	}
+	size := func(ps []string) (n int64) {
+		for _, p := range ps {
+			n += int64(len(p))
+		}
+		return n
+	}
+	if want := size(only(old, 'd')); back.Bytes != want {
+		t.Errorf("backlog bytes %d, want %d", back.Bytes, want)
+	}
+	if want := size(only(fresh, 'd')); front.Bytes != want {
+		t.Errorf("new rows' bytes %d, want %d", front.Bytes, want)
+	}
 	_ = w.View(func(tx *ReadTx) error {
 		for _, c := range []struct {
 			r        ClaimRange
@@ -224,7 +236,6 @@ func TestLaneOptionsChecked(t *testing.T) {
 		{Lanes: []string{""}},
 		{Lanes: []string{"a", "a"}},
 		{Lanes: []string{strings.Repeat("x", MaxLaneName+1)}},
-		{SendOrderBatchIDs: true, GapFree: true},
 	} {
 		o.Path = filepath.Join(t.TempDir(), "wal.db")
 		if w, err := Open(o); err == nil {

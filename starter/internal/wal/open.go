@@ -120,7 +120,12 @@ func (w *WAL) initOrCheck(db *bolt.DB) (err error) {
 		if err := w.initKeys(btx); err != nil {
 			return err
 		}
-		return setUpLanes(btx, w.opts.Lanes)
+		if err := setUpLanes(btx, w.opts.Lanes); err != nil {
+			return err
+		}
+		on, err := setUpClaimIDs(btx, w.opts)
+		w.claimIDs = on
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("open wal %s: %w", w.path, err)

@@ -239,8 +239,13 @@ func (v *verifier) blockRows(bl verifyBlock, last uint64) bool {
 					return true
 				}
 			}
-			if b.err == nil && recv.batchOf(id) != b.batchID(id) {
-				if v.add(id, "received run says batch id %d, its block %d", recv.batchOf(id), b.batchID(id)) {
+			want, from := b.batchID(id), "its block"
+			if tx.claimsIDs() {
+				want, _ = tx.claimedBatch(id, nil)
+				from = "its claim"
+			}
+			if b.err == nil && recv.batchOf(id) != want {
+				if v.add(id, "received run says batch id %d, %s %d", recv.batchOf(id), from, want) {
 					return true
 				}
 			}

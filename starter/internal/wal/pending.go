@@ -52,6 +52,10 @@ func (tx *Tx) pendTake(src pendSource, n int) ([]uint64, error) {
 type pendSource struct {
 	x           index
 	from, below uint64
+	// reuse, when above 0, is the batch id the one row claimed keeps
+	// (claimRetries); otherwise a claim that gives ids (claimids.go)
+	// gives new ones.
+	reuse int64
 }
 
 // each is index.each over the source's range.

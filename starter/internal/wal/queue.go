@@ -70,13 +70,16 @@ func (tx *Tx) appendLane(rows []NewRow, lane string) (first, last uint64, err er
 	vals := make([][]byte, len(groups))
 	blocks := make([]*block, len(groups))
 	size := 0
-	id, batch := tx.nextRow, tx.nextBatch
+	id := tx.nextRow
+	batch := tx.appendBatch(len(rows))
 	ahead := tx.ctr.pending - tx.ctr.delayed // the rows claims take first
 	for i, group := range groups {
 		vals[i], blocks[i] = tx.w.enc.encode(id, batch, now, group, keepDecoded(ahead, group))
 		size += len(vals[i])
 		id += uint64(len(group))
-		batch += int64(len(group))
+		if !tx.claimsIDs() {
+			batch += int64(len(group))
+		}
 		ahead += int64(len(group))
 	}
 	if err := tx.roomFor(size); err != nil {
@@ -94,7 +97,6 @@ func (tx *Tx) appendLane(rows []NewRow, lane string) (first, last uint64, err er
 			bytesAdded += int64(len(group[i].Payload))
 		}
 		tx.nextRow += uint64(len(group))
-		tx.nextBatch += int64(len(group))
 		// The claim that follows finds the rows decoded. A rollback
 		// clears the cache (WAL.Update): these ids are handed out again.
 		if blocks[i] != nil {
@@ -136,7 +138,7 @@ func (tx *ReadTx) findBlock(id uint64) (uint64, []byte, bool) {
 	c := tx.blocks.Cursor()
 	k, _ := c.Seek(u64key(id))
 	if k == nil {
-		k, _ = c.Last()
+		k, _ = cursorLast(c)
 	} else if got, _ := keyID(k); got != id {
 		k, _ = c.Prev()
 	}
@@ -225,10 +227,40 @@ func (tx *Tx) Claim(limit int, now int64) ([]Row, error) {
 // With Options.Lanes it takes from the named lanes in their order, then
 // from the default lane.
 func (tx *Tx) ClaimFunc(limit, maxBytes int, now int64, fn func(r *Row)) (claimed int, bounded bool, err error) {
+	if tx.claimsIDs() {
+		return tx.claimAfterRetries(limit, maxBytes, now, fn, func(limit, maxBytes int) (int, bool, error) {
+			return tx.claimPlain(limit, maxBytes, now, fn)
+		})
+	}
+	claimed, bounded, err = tx.claimPlain(limit, maxBytes, now, fn)
+	if err != nil {
+		return claimed, false, err
+	}
+	// Stand-ins for the rows quarantined, not claimed by this call.
+	return claimed, bounded, tx.flushGaps()
+}
+
+// claimPlain is ClaimFunc without claimRetries and flushGaps.
+func (tx *Tx) claimPlain(limit, maxBytes int, now int64, fn func(r *Row)) (claimed int, bounded bool, err error) {
 	if len(tx.pend.others) == 0 {
-		claimed, bounded, err = tx.claimFunc(pendSource{x: tx.pend.index}, limit, maxBytes, now, fn)
-	} else {
-		claimed, bounded, err = tx.claimLanes(limit, maxBytes, now, fn)
+		return tx.claimFunc(pendSource{x: tx.pend.index}, limit, maxBytes, now, fn)
+	}
+	return tx.claimLanes(limit, maxBytes, now, fn)
+}
+
+// claimAfterRetries claims the due rows of claim_retry (claimids.go),
+// then, within what is left of limit and maxBytes, as claim says, then
+// appends the stand-ins of rows quarantined.
+func (tx *Tx) claimAfterRetries(limit, maxBytes int, now int64, fn func(r *Row), claim func(limit, maxBytes int) (int, bool, error)) (claimed int, bounded bool, err error) {
+	claimed, used, bounded, err := tx.claimRetries(limit, maxBytes, now, fn)
+	if err == nil && !bounded {
+		left := 0
+		if maxBytes > 0 {
+			left = maxBytes - used
+		}
+		var n int
+		n, bounded, err = claim(limit-claimed, left)
+		claimed += n
 	}
 	if err != nil {
 		return claimed, false, err
@@ -245,7 +277,16 @@ func (tx *Tx) claimFunc(src pendSource, limit, maxBytes int, now int64, fn func(
 		return 0, false, err
 	}
 	var cur run // the run being built; end == 0: none
+	// given is the run of batch ids given by this claim being built
+	// (claimids.go); end == 0: none.
+	var given run
 	flushRun := func() error {
+		if given.end != 0 {
+			if err := tx.ids.add(given); err != nil {
+				return err
+			}
+			given = run{}
+		}
 		if cur.end == 0 {
 			return nil
 		}
@@ -311,7 +352,23 @@ func (tx *Tx) claimFunc(src pendSource, limit, maxBytes int, now int64, fn func(
 			tx.ctr.sending++
 			r = rowOf(b, id, &st)
 			r.Status, r.UpdatedAt = StatusSending, now
-			if tx.w.opts.SendOrderBatchIDs {
+			switch {
+			case src.reuse > 0:
+				r.BatchID = src.reuse
+			case tx.claimsIDs():
+				r.BatchID = tx.nextBatch
+				tx.nextBatch++
+				if given.end != 0 && id == given.end+1 && r.BatchID == given.batchOf(id) {
+					given.end = id
+				} else {
+					if given.end != 0 {
+						if err := tx.ids.add(given); err != nil {
+							return claimed, false, err
+						}
+					}
+					given = run{start: id, end: id, batch: r.BatchID}
+				}
+			case tx.w.opts.SendOrderBatchIDs:
 				r.BatchID = tx.nextBatch
 				tx.nextBatch++
 			}
@@ -367,6 +424,9 @@ func (tx *Tx) putIndexed(id uint64, st *rowState, index *bolt.Bucket, ik []byte)
 // putPending writes a PENDING row's state into the due or the delayed
 // index.
 func (tx *Tx) putPending(id uint64, st *rowState, now int64) error {
+	if err := tx.listRetry(id); err != nil {
+		return err
+	}
 	st.status = StatusPending
 	if st.notBefore <= now {
 		if err := tx.pend.add(run{start: id, end: id}); err != nil {
@@ -452,6 +512,12 @@ func (tx *Tx) Ack(ids []uint64, retention time.Duration, now int64) error {
 }
 
 func (tx *Tx) ack(ids []uint64, from takeFrom, retention time.Duration, now int64) error {
+	if tx.claimsIDs() {
+		// The acked rows' batch ids are delivered: forgotten with them.
+		if err := tx.forgetClaimed(tx.inFlight(ids, from)); err != nil {
+			return err
+		}
+	}
 	if retention <= 0 {
 		return tx.ackDelete(ids, from)
 	}

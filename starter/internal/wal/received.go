@@ -60,8 +60,13 @@ func (tx *Tx) Receive(ids []uint64, now int64) error {
 		return err
 	}
 	var br batchReader
+	var given run // the claim_ids run found last (claimids.go)
 	err := tx.takeIDs("receive", ids, fromSending, func(id uint64) (bool, error) {
 		batch, _, ok := br.at(&tx.ReadTx, id)
+		if tx.claimsIDs() {
+			// Sent under the id its claim gave it, not its block's.
+			batch, ok = tx.claimedBatch(id, &given)
+		}
 		if !ok {
 			tx.w.log.Warn("wal: row without a readable block stays SENDING", "op", "receive", "row_id", id)
 			return false, nil
@@ -85,10 +90,16 @@ func (tx *Tx) Receive(ids []uint64, now int64) error {
 
 // AckReceivedThrough acks every RECEIVED row whose batch id is at or
 // below watermark (the engine committed every batch id up to it), as Ack
-// does with retention, and returns how many. Cost: one pass over the
+// does with retention, and returns how many; with batch ids given at
+// claim, also the rows PENDING again under such an id (claimids.go). Cost: one pass over the
 // runs of the received index plus the rows acked, whatever the backlog
 // above the watermark.
 func (tx *Tx) AckReceivedThrough(watermark int64, retention time.Duration, now int64) (n int, err error) {
+	if tx.claimsIDs() {
+		if err := tx.receiveRetriesThrough(watermark, now); err != nil {
+			return 0, err
+		}
+	}
 	var covered []run
 	tx.recv.each(func(r run, ok bool) bool {
 		if ok && r.batch <= watermark {

@@ -146,13 +146,25 @@ func (tx *Tx) noteGap(id uint64, reason string) bool {
 		return false
 	}
 	g.Reason = reason
+	sent := true
+	if tx.claimsIDs() {
+		// Only an id a claim gave can be waited for by the engine; it
+		// passes to the stand-in.
+		g.BatchID, sent = tx.claimedBatch(id, nil)
+		if sent {
+			if err := tx.forgetClaimed([]uint64{id}); err != nil {
+				tx.warnOnCommit("wal: row's claimed batch id not forgotten", "row_id", id, "error", err)
+			}
+		}
+	}
 	if tx.w.opts.GapRecords != nil {
 		tx.noteLost(id, g)
 	}
-	if tx.w.opts.GapFree {
+	if tx.w.opts.GapFree && sent {
 		tx.gaps = append(tx.gaps, g)
+		return true
 	}
-	return true
+	return tx.w.opts.GapRecords != nil
 }
 
 // flushGaps appends the stand-ins and gap records noteGap recorded.
@@ -195,6 +207,11 @@ func (tx *Tx) flushStandIns() error {
 	}
 	if err := tx.pend.add(run{start: first, end: tx.nextRow - 1}); err != nil {
 		return err
+	}
+	if tx.claimsIDs() {
+		if err := tx.addClaimed(first, gaps); err != nil {
+			return err
+		}
 	}
 	n := int64(tx.nextRow - first)
 	tx.ctr.pending += n

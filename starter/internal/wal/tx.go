@@ -19,6 +19,11 @@ type ReadTx struct {
 	// The run indexes (index.go). recv has no bucket in a read-only view
 	// of a file older than it (addedBuckets): no row of it is RECEIVED.
 	send, recv index
+	// ids and retry are the claim_ids index and the claim_retry bucket
+	// of a file whose rows get batch ids at claim (claimids.go); no
+	// bucket otherwise.
+	ids   index
+	retry *bolt.Bucket
 	// pend is the due PENDING rows of every lane (lanes.go).
 	pend pendingSet
 
@@ -77,6 +82,13 @@ func (w *WAL) newReadTx(btx *bolt.Tx) (*ReadTx, error) {
 	rt.timers = btx.Bucket(bucketTimers)
 	rt.send = index{btx.Bucket(bucketSending), sendingKind, w.path}
 	rt.recv = index{btx.Bucket(bucketReceived), receivedKind, w.path}
+	rt.ids = index{nil, claimIDsKind, w.path}
+	if w.claimIDs || w.opts.ReadOnly {
+		rt.ids.b, rt.retry = btx.Bucket(bucketClaimIDs), btx.Bucket(bucketClaimRetry)
+		if rt.ids.b == nil || rt.retry == nil {
+			rt.ids.b, rt.retry = nil, nil
+		}
+	}
 	rt.acked = btx.Bucket(bucketAcked)
 	rt.dead = btx.Bucket(bucketDead)
 	rt.meta = btx.Bucket(bucketMeta)
@@ -314,7 +326,7 @@ func (tx *ReadTx) scanRows(status *Status, afterID uint64, limit int) []Row {
 	// ids above afterID.
 	k, _ := c.Seek(u64key(afterID + 1))
 	if k == nil {
-		k, _ = c.Last()
+		k, _ = cursorLast(c)
 	} else if pk, _ := c.Prev(); pk != nil {
 		k = pk
 	} else {
@@ -468,7 +480,7 @@ func (tx *ReadTx) RowIDRange() (first, last uint64) {
 		id, _ := keyID(k)
 		see(id, id)
 	}
-	if k, _ := tx.state.Cursor().Last(); k != nil {
+	if k, _ := cursorLast(tx.state.Cursor()); k != nil {
 		id, _ := keyID(k)
 		see(id, id)
 	}

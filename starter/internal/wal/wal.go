@@ -155,6 +155,9 @@ type WAL struct {
 	// enc assembles the block values of Append, in buffers kept from one
 	// write transaction to the next (blockEncoder). Guarded by wmu.
 	enc blockEncoder
+	// claimIDs: the file's rows get their batch ids at claim
+	// (claimids.go); set by a read-write Open.
+	claimIDs bool
 	// keys open and seal the file's data (seal.go); nil until Open read
 	// them.
 	keys atomic.Pointer[keyring]
