@@ -80,6 +80,12 @@ type SalvageReport struct {
 	// that could not be read (SalvageOptions.GapOrigin); a dry run says
 	// which it would get.
 	GapRecords []account.Record
+	// ClaimIDs counts the copied rows that keep the batch id a claim gave
+	// them (a source whose rows get their ids at claim, claimids.go).
+	ClaimIDs int
+	// LostClaimIDs are the batch ids, as runs, that a claim gave rows
+	// salvage could not copy: each got a stand-in (salvageclaims.go).
+	LostClaimIDs [][2]int64
 }
 
 // Copied is the number of rows copied.
@@ -194,8 +200,9 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 	if !opts.DryRun {
 		// The copy is of SchemaVersion whatever the source's: a source of
 		// nestedPositionsSchema is carried over this way.
+		// A source giving ids at claim gives its mode to the copy.
 		s.out, err = Open(Options{Path: dst, Fsync: opts.Fsync, Now: opts.Now, Logger: opts.Logger, Encryption: opts.Encryption,
-			GapRecords: opts.GapOrigin})
+			GapRecords: opts.GapOrigin, GapFree: s.claims.on, SendOrderBatchIDs: s.claims.on})
 		if err != nil {
 			return rep, fmt.Errorf("salvage wal %s: create %s: %w", src, dst, err)
 		}
@@ -312,6 +319,9 @@ type salvager struct {
 	gapRanges   map[string][][2]uint64
 	lost        []lostBlock
 	renumbering bool
+
+	// claims carries the batch ids given at claim (salvageclaims.go).
+	claims claimCopy
 }
 
 // sourceMeta is what the source's meta bucket says.
@@ -376,6 +386,20 @@ func (s *salvager) visitIndex(bucket [][]byte, key, value []byte, _ uint64) {
 			}
 		case metaSeal:
 			s.src.seal = bytes.Clone(value)
+		case metaClaimBatchIDs:
+			s.claims.on = true
+		}
+	case string(bucketClaimIDs):
+		if r, ok := claimIDsKind.decode(key, value); ok && r.start > 0 && r.end >= r.start && r.batch > 0 {
+			s.claims.on = true // the mode flag may be what was lost
+			s.claims.noteRun(r)
+		}
+	case string(bucketClaimRetry):
+		if id, ok := keyID(value); ok {
+			if s.claims.retry == nil {
+				s.claims.retry = map[uint64]bool{}
+			}
+			s.claims.retry[id] = true
 		}
 	case string(bucketState):
 		if id, ok := keyID(key); ok {
@@ -493,7 +517,11 @@ func (s *salvager) blockRows(b *block) []Row {
 		r.Payload = bytes.Clone(r.Payload)
 		// RECEIVED rests as PENDING; its run, when read and agreeing
 		// with the block on the batch id, says it is RECEIVED.
-		if run, ok := s.receivedRun(id); ok && st.status == StatusPending && run.batchOf(id) == r.BatchID {
+		sent := r.BatchID
+		if b, ok := s.claims.batchOf(id); s.claims.on && ok {
+			sent = b // the block holds a placeholder
+		}
+		if run, ok := s.receivedRun(id); ok && st.status == StatusPending && run.batchOf(id) == sent {
 			r.Status, r.UpdatedAt = StatusReceived, run.at
 		}
 		out = append(out, r)
@@ -532,11 +560,13 @@ func (s *salvager) take(r Row, key []byte, keyOK bool, page uint64) {
 	}
 	s.lastID = id
 	s.copied[id] = true
-	s.add(r)
+	s.add(r, id)
 }
 
-func (s *salvager) add(r Row) {
+// add copies r, row srcID of the source.
+func (s *salvager) add(r Row, srcID uint64) {
 	s.rep.Rows[restStatus(r.Status)]++
+	s.claims.take(&r, srcID)
 	s.noteSeqs(&r, !s.renumbering)
 	if s.out == nil || s.writeError != nil {
 		return
@@ -562,7 +592,7 @@ func (s *salvager) flush() {
 	}
 	batch := s.batch
 	s.batch = s.batch[:0]
-	s.writeError = s.out.Update(func(tx *Tx) error { return tx.restoreRows(batch, s.deadGap, s.now) })
+	s.writeError = s.out.Update(func(tx *Tx) error { return tx.restoreRows(batch, s.deadGap, &s.claims, s.now) })
 }
 
 // scan reads every page of the file the tree walk did not reach and
@@ -630,7 +660,7 @@ func (s *salvager) scan(r io.ReaderAt, size int64, ps, hwm uint64, seen map[uint
 	for _, id := range ids {
 		s.rep.Scanned++
 		s.maxScanned = max(s.maxScanned, id)
-		s.add(found[id])
+		s.add(found[id], id)
 	}
 }
 
@@ -677,15 +707,28 @@ func (s *salvager) finish() error {
 	next := max(s.lastID, s.maxScanned, s.src.nextRow-min(s.src.nextRow, 1)) + 1
 	s.renumbering = true
 	for i := range s.renumber {
+		srcID := s.renumber[i].ID // from its block's header
 		s.renumber[i].ID = next
 		s.renumKeys[i].NewID = next
 		next++
-		s.add(s.renumber[i])
+		s.add(s.renumber[i], srcID)
 	}
+	s.rep.ClaimIDs = len(s.claims.out)
+	standIns := s.claims.lost(s.now)
+	s.rep.LostClaimIDs = batchIDRanges(standIns)
 	s.rep.Renumbered = s.renumKeys
 	s.rep.Positions, s.rep.AppMeta = len(s.positions), len(s.appMeta)
 	if s.gapOrigin != nil {
 		s.rep.GapRecords = s.salvageGaps(s.now)
+		if len(s.rep.LostClaimIDs) > 0 {
+			if len(s.rep.GapRecords) == 0 {
+				// Unnumbered rows: a record counting just these.
+				s.rep.GapRecords = []account.Record{{Reason: ReasonSalvageLost, Count: int64(len(standIns)), TS: s.now}}
+			}
+			// The ids of the stand-ins below, on the first record, as a
+			// row given up after its id went out carries its own.
+			s.rep.GapRecords[0].BatchIDs = s.rep.LostClaimIDs
+		}
 	}
 	if s.out == nil {
 		return nil
@@ -707,8 +750,19 @@ func (s *salvager) finish() error {
 		}
 		tx.nextRow = max(tx.nextRow, s.src.nextRow, next)
 		tx.nextBatch = max(tx.nextBatch, s.src.nextBatch)
+		if nb := s.claims.nextBatch(s.src.nextBatch); s.claims.on && nb > 0 {
+			// Not a fresh file's: the engine waits for the id after
+			// the last one the source gave.
+			tx.nextBatch = nb
+		}
 		tx.ctr.checksumFailures += s.src.ctr.checksumFailures
 		tx.dirty = true
+		// The ids of rows lost after a claim gave them theirs go out
+		// under stand-ins, after every id the source handed out.
+		tx.gaps = append(tx.gaps, standIns...)
+		if err := tx.flushStandIns(); err != nil {
+			return err
+		}
 		// After every id the source handed out: none is reused.
 		return tx.AppendGapRecords(slices.Clone(s.rep.GapRecords))
 	})
@@ -798,14 +852,15 @@ func statesLeaf(pg []byte) (map[uint64]rowState, bool) {
 // status at rest. Rows with consecutive ids and batch ids created at the
 // same time share a block, as they did when appended.
 // deadGap names the DEAD rows that got a stand-in.
-func (tx *Tx) restoreRows(rows []Row, deadGap map[uint64]bool, now int64) error {
+// claims gives the rows the batch ids a claim gave them (nil: none).
+func (tx *Tx) restoreRows(rows []Row, deadGap map[uint64]bool, claims *claimCopy, now int64) error {
 	for i := 0; i < len(rows); {
 		j := i + 1
 		for j < len(rows) && j-i < blockMaxRows && rows[j].ID == rows[j-1].ID+1 &&
 			rows[j].BatchID == rows[j-1].BatchID+1 && rows[j].CreatedAt == rows[i].CreatedAt && rows[j].StandIn == rows[i].StandIn {
 			j++
 		}
-		if err := tx.restoreBlock(rows[i:j], deadGap, now); err != nil {
+		if err := tx.restoreBlock(rows[i:j], deadGap, claims, now); err != nil {
 			return err
 		}
 		i = j
@@ -813,7 +868,7 @@ func (tx *Tx) restoreRows(rows []Row, deadGap map[uint64]bool, now int64) error 
 	return nil
 }
 
-func (tx *Tx) restoreBlock(rows []Row, deadGap map[uint64]bool, now int64) error {
+func (tx *Tx) restoreBlock(rows []Row, deadGap map[uint64]bool, claims *claimCopy, now int64) error {
 	first, last := rows[0].ID, rows[len(rows)-1].ID
 	if _, _, taken := tx.findBlock(first); taken {
 		return fmt.Errorf("wal %s: restore row %d: the id is taken", tx.w.path, first)
@@ -851,7 +906,13 @@ func (tx *Tx) restoreBlock(rows []Row, deadGap map[uint64]bool, now int64) error
 				err = tx.putState(r.ID, &st)
 			}
 			if err == nil {
-				err = tx.recv.add(run{start: r.ID, end: r.ID, batch: r.BatchID, at: r.UpdatedAt})
+				b := r.BatchID
+				if claims != nil {
+					if c, ok := claims.out[r.ID]; ok {
+						b = c
+					}
+				}
+				err = tx.recv.add(run{start: r.ID, end: r.ID, batch: b, at: r.UpdatedAt})
 				tx.ctr.add(StatusReceived, 1)
 			}
 		default:
@@ -861,6 +922,9 @@ func (tx *Tx) restoreBlock(rows []Row, deadGap map[uint64]bool, now int64) error
 			} else {
 				err = tx.putPending(r.ID, &st, now)
 			}
+		}
+		if err == nil {
+			err = tx.restoreClaim(r.ID, claims)
 		}
 		if err != nil {
 			return err
