@@ -90,6 +90,21 @@ func (r *runner) salvage(c *cli.Context) error {
 			}
 		}
 	}
+	if rep.ClaimIDs > 0 || len(rep.LostClaimIDs) > 0 {
+		fmt.Fprintf(o, "copied rows keeping the batch id their claim gave them: %d\n", rep.ClaimIDs)
+		n := int64(0)
+		for _, r := range rep.LostClaimIDs {
+			n += r[1] - r[0] + 1
+		}
+		fmt.Fprintf(o, "batch ids sent with rows not copied, given stand-ins (the engine's watermark passes them): %d\n", n)
+		for i, r := range rep.LostClaimIDs {
+			if limit > 0 && i >= limit {
+				fmt.Fprintf(o, "  ... and %d more\n", len(rep.LostClaimIDs)-i)
+				break
+			}
+			fmt.Fprintf(o, "  STAND-IN: batch ids %d..%d\n", r[0], r[1])
+		}
+	}
 	fmt.Fprintf(o, "unreadable parts of the file (their rows and positions are lost, not counted above): %d\n", len(rep.Damage))
 	for i, d := range rep.Damage {
 		if limit > 0 && i >= limit {

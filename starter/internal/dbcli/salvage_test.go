@@ -131,3 +131,47 @@ func TestDamagedTree(t *testing.T) {
 		t.Fatalf("verify of the copy: %v\n%s", err, out)
 	}
 }
+
+// A WAL giving batch ids at claim: salvage says how many copied rows keep
+// their id and which sent ids of lost rows got stand-ins.
+func TestSalvageClaimIDs(t *testing.T) {
+	f := newFixture(t)
+	path := f.walPath()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	w, err := wal.Open(wal.Options{Path: path, Now: func() time.Time { return time.UnixMilli(t0) }, SendOrderBatchIDs: true, GapFree: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent []wal.Row
+	err = w.Update(func(tx *wal.Tx) error {
+		for _, n := range []int{2, 1, 1} { // blocks of rows 1-2, 3, 4
+			rows := make([]wal.NewRow, n)
+			for i := range rows {
+				rows[i] = wal.NewRow{SourceID: "app", Payload: []byte(`{"_line":1}`)}
+			}
+			if _, _, err := tx.Append(rows); err != nil {
+				return err
+			}
+		}
+		if sent, err = tx.Claim(3, t0); err != nil {
+			return err
+		}
+		return tx.Release([]uint64{1, 2, 3}, t0)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waltest.FlipBlockByte(t, path, 3)
+	out, err := f.run(t, "salvage", "--out", "data/wal.salvaged.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, out, "copied rows keeping the batch id their claim gave them: 2",
+		"given stand-ins (the engine's watermark passes them): 1",
+		fmt.Sprintf("STAND-IN: batch ids %d..%d", sent[2].BatchID, sent[2].BatchID))
+}
