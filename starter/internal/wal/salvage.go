@@ -185,6 +185,7 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 		s.live = mergeRanges(s.live)
 		s.liveSorted = true
 		slices.SortFunc(s.received, func(a, b run) int { return cmp.Compare(a.start, b.start) })
+		s.claims.fallback(s.received)
 		ctr := s.src.ctr
 		s.indexDamaged = len(first.Damage) > 0 || rangesLen(s.live) < uint64(max(ctr.pending+ctr.sending+ctr.received+ctr.acked+ctr.dead, 0))
 		if v := s.src.schema; v != 0 && v != SchemaVersion && v != nestedPositionsSchema {
@@ -395,11 +396,12 @@ func (s *salvager) visitIndex(bucket [][]byte, key, value []byte, _ uint64) {
 			s.claims.noteRun(r)
 		}
 	case string(bucketClaimRetry):
-		if id, ok := keyID(value); ok {
+		b, ok := keyID(key)
+		if id, ok2 := keyID(value); ok && ok2 && b > 0 {
 			if s.claims.retry == nil {
-				s.claims.retry = map[uint64]bool{}
+				s.claims.retry = map[uint64]int64{}
 			}
-			s.claims.retry[id] = true
+			s.claims.retry[id] = int64(b)
 		}
 	case string(bucketState):
 		if id, ok := keyID(key); ok {

@@ -15,16 +15,18 @@ import (
 // for its id: each id claim_ids gave a row salvage does not copy goes to
 // a stand-in (reason ReasonSalvageLost, no source), as the WAL does for a
 // row given up after its id went out, so the engine's watermark never
-// stalls on it; salvage's gap records list these ids. What is lost with
-// the claim_ids index itself (a damaged page of it) cannot be known: the
-// rows it held go out again under new ids.
+// stalls on it; salvage's gap records list these ids. An id whose
+// claim_ids entry was on an unreadable page is still known when its row
+// is listed in claim_retry or held as received (both name the id); the
+// other rows of such a page go out again under new ids.
 
 // claimCopy is what salvage carries of the claim ids: read from the
 // source by the first walk, given to the copied rows as they are added.
 type claimCopy struct {
 	on     bool             // the source gives ids at claim
 	runs   []run            // claim_ids runs read, sorted by start once read
-	retry  map[uint64]bool  // row ids claim_retry lists
+	retry  map[uint64]int64 // claim_retry: row id -> batch id
+	extra  map[uint64]int64 // ids claim_ids lacks that claim_retry or the received index give
 	used   map[uint64]bool  // source row ids whose claim id a copied row took
 	out    map[uint64]int64 // copy's row id -> batch id
 	again  map[uint64]bool  // copy's row ids to list in claim_retry
@@ -37,8 +39,37 @@ func (c *claimCopy) noteRun(r run) {
 	c.sorted = false
 }
 
+// fallback takes the ids claim_ids lacks from claim_retry and from
+// received, the source's received runs: a damaged page of claim_ids
+// loses no id these name.
+func (c *claimCopy) fallback(received []run) {
+	if !c.on {
+		return
+	}
+	note := func(id uint64, b int64) {
+		if _, ok := c.batchOf(id); ok || b <= 0 {
+			return
+		}
+		if c.extra == nil {
+			c.extra = map[uint64]int64{}
+		}
+		c.extra[id] = b
+	}
+	for id, b := range c.retry {
+		note(id, b)
+	}
+	for _, r := range received {
+		for id := r.start; id <= r.end && id >= r.start; id++ {
+			note(id, r.batchOf(id))
+		}
+	}
+}
+
 // batchOf returns the batch id a claim gave source row id.
 func (c *claimCopy) batchOf(id uint64) (int64, bool) {
+	if b, ok := c.extra[id]; ok {
+		return b, true
+	}
 	if !c.sorted {
 		slices.SortFunc(c.runs, func(a, b run) int { return cmp.Compare(a.start, b.start) })
 		c.sorted = true
@@ -74,7 +105,7 @@ func (c *claimCopy) take(r *Row, srcID uint64) {
 	c.out[r.ID] = b
 	// PENDING with an id already given is PENDING again under it
 	// (released, failed, or SENDING when the source stopped).
-	if c.retry[srcID] || restStatus(r.Status) == StatusPending {
+	if _, listed := c.retry[srcID]; listed || restStatus(r.Status) == StatusPending {
 		c.again[r.ID] = true
 	}
 }
@@ -90,6 +121,11 @@ func (c *claimCopy) lost(now int64) []Gap {
 			}
 		}
 	}
+	for id, b := range c.extra {
+		if !c.used[id] {
+			out = append(out, Gap{BatchID: b, Reason: ReasonSalvageLost, CreatedMS: now})
+		}
+	}
 	slices.SortFunc(out, func(a, b Gap) int { return cmp.Compare(a.BatchID, b.BatchID) })
 	return slices.CompactFunc(out, func(a, b Gap) bool { return a.BatchID == b.BatchID })
 }
@@ -100,6 +136,9 @@ func (c *claimCopy) lost(now int64) []Gap {
 func (c *claimCopy) nextBatch(src int64) int64 {
 	for _, r := range c.runs {
 		src = max(src, r.batchOf(r.end)+1)
+	}
+	for _, b := range c.extra {
+		src = max(src, b+1)
 	}
 	return src
 }

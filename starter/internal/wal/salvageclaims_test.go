@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/edge-agent/edge-agent/transport/enginemodel"
 	"github.com/edge-agent/edge-agent/transport/protocol"
 )
@@ -262,4 +264,59 @@ func maps2(m map[int64]string) map[int64]string {
 		out[k] = v
 	}
 	return out
+}
+
+// The ids of rows the claim_ids index no longer names (entries on a page
+// that could not be read) are still carried when claim_retry or the
+// received index names them.
+func TestSalvageClaimIDsWithoutTheirIndex(t *testing.T) {
+	clk := newClock(t0)
+	path := filepath.Join(t.TempDir(), "wal.db")
+	w, err := Open(Options{Path: path, Now: clk.Now, SendOrderBatchIDs: true, GapFree: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, w, 4)
+	rows := claim(t, w, 4, clk.MS())
+	mustUpdate(t, w, func(tx *Tx) error {
+		if err := tx.Receive(ids(rows[:2]), clk.MS()); err != nil {
+			return err
+		}
+		return tx.Release(ids(rows[2:]), clk.MS())
+	})
+	before := readClaimState(t, w)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(btx *bolt.Tx) error {
+		if err := btx.DeleteBucket(bucketClaimIDs); err != nil {
+			return err
+		}
+		_, err := btx.CreateBucket(bucketClaimIDs)
+		return err
+	})
+	if cerr := db.Close(); err != nil || cerr != nil {
+		t.Fatal(err, cerr)
+	}
+	dst := filepath.Join(t.TempDir(), "salvaged.db")
+	rep, err := Salvage(path, dst, SalvageOptions{Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.ClaimIDs != 4 || len(rep.LostClaimIDs) != 0 {
+		t.Fatalf("%d rows keep their ids, lost %v; want 4 and none", rep.ClaimIDs, rep.LostClaimIDs)
+	}
+	out, err := Open(Options{Path: dst, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = out.Close() }()
+	after := readClaimState(t, out)
+	if fmt.Sprint(after.batch) != fmt.Sprint(before.batch) || fmt.Sprint(after.unsettled) != fmt.Sprint(before.unsettled) {
+		t.Fatalf("copy: ids %v, unsettled %v; before: %v, %v", after.batch, after.unsettled, before.batch, before.unsettled)
+	}
 }
