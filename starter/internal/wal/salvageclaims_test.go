@@ -2,6 +2,7 @@ package wal
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -164,10 +165,7 @@ func TestSalvageKeepsClaimIDs(t *testing.T) {
 	if len(rep.GapRecords) == 0 || !slices.Equal(rep.GapRecords[0].BatchIDs, lostIDs) {
 		t.Fatalf("gap records %+v, want the first to list ids %v", rep.GapRecords, lostIDs)
 	}
-	var lost []string
-	for _, p := range produced[5:10] {
-		lost = append(lost, p)
-	}
+	lost := slices.Clone(produced[5:10])
 	// Copied with claim ids: A's two received rows, C's first two.
 	if rep.ClaimIDs != 4 {
 		t.Fatalf("%d copied rows keep a claim id, want 4", rep.ClaimIDs)
@@ -194,7 +192,7 @@ func TestSalvageKeepsClaimIDs(t *testing.T) {
 	// The settle: every id unsettled before (and the SENDING row's, PENDING
 	// again) is unsettled in the copy, under the same row or a stand-in
 	// when the row was lost.
-	want := maps2(before.unsettled)
+	want := maps.Clone(before.unsettled)
 	want[third[0].BatchID] = string(third[0].Payload)
 	if len(after.unsettled) != len(want) {
 		t.Errorf("unsettled in the copy %v, want ids %v", after.unsettled, want)
@@ -256,14 +254,6 @@ func TestSalvageKeepsClaimIDs(t *testing.T) {
 	if n, err := strconv.ParseInt(wm, 10, 64); !ok || err != nil || n < c.maxSent {
 		t.Fatalf("__COMMIT__:%d = %s: the watermark stalls below the ids sent", c.maxSent, reply)
 	}
-}
-
-func maps2(m map[int64]string) map[int64]string {
-	out := make(map[int64]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // The ids of rows the claim_ids index no longer names (entries on a page
