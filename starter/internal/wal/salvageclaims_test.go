@@ -310,3 +310,56 @@ func TestSalvageClaimIDsWithoutTheirIndex(t *testing.T) {
 		t.Fatalf("copy: ids %v, unsettled %v; before: %v, %v", after.batch, after.unsettled, before.batch, before.unsettled)
 	}
 }
+
+// A row copied under a new row id (its block's key damaged) keeps the
+// batch id its claim gave it, under the new row id.
+func TestSalvageRenumberedKeepClaimIDs(t *testing.T) {
+	clk := newClock(t0)
+	path := filepath.Join(t.TempDir(), "wal.db")
+	w, err := Open(Options{Path: path, Now: clk.Now, SendOrderBatchIDs: true, GapFree: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := make([]NewRow, fixRows)
+	for i := range rows {
+		rows[i] = NewRow{SourceID: "app", Payload: fmt.Appendf(nil, `{"_line":%d,"pad":"%040d"}`, i+1, i)}
+	}
+	mustUpdate(t, w, func(tx *Tx) error {
+		for i := 0; i < len(rows); i += fixBlock {
+			if _, _, err := tx.Append(rows[i : i+fixBlock]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	sent := claim(t, w, fixRows, clk.MS())
+	mustUpdate(t, w, func(tx *Tx) error {
+		if err := tx.Receive(ids(sent[:fixRows/2]), clk.MS()); err != nil {
+			return err
+		}
+		return tx.Release(ids(sent[fixRows/2:]), clk.MS())
+	})
+	before := readClaimState(t, w)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(damages, func(d damage) bool { return d.name == "row key byte flipped in order" })
+	damages[i].apply(t, path)
+	rep, err := Salvage(path, filepath.Join(t.TempDir(), "salvaged.db"), SalvageOptions{Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Renumbered) != fixBlock || rep.ClaimIDs != fixRows || len(rep.LostClaimIDs) != 0 {
+		t.Fatalf("renumbered %d rows, %d keep their ids, lost %v; want %d, %d, none", len(rep.Renumbered), rep.ClaimIDs, rep.LostClaimIDs, fixBlock, fixRows)
+	}
+	out, err := Open(Options{Path: rep.Dest, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = out.Close() }()
+	after := readClaimState(t, out)
+	if !maps.Equal(after.batch, before.batch) || !maps.Equal(after.unsettled, before.unsettled) {
+		t.Fatalf("the copy's ids or unsettled rows differ from the source's")
+	}
+	checkConsistent(t, out)
+}
