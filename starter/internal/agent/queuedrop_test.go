@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"maps"
 	"testing"
 	"testing/synctest"
@@ -14,9 +15,10 @@ import (
 // queueDropOptions runs inputs "keep" (lines 0..keep) and "spam" (lines
 // 1000..1000+spam) with the given queue-drop values, under when-full:
 // drop-oldest and max-bytes, into snd.
-func queueDropOptions(t *testing.T, snd *fakeSender, maxBytes int64, keepDrop, spamDrop string, keep, spam int) Options {
+func queueDropOptions(t *testing.T, snd *fakeSender, maxBytes int64, keepDrop, spamDrop string, keep, spam int, accounted bool) Options {
 	t.Helper()
 	cfg := testConfig(t)
+	cfg.Agent.Account = accounted
 	cfg.Agent.BulkMaxSize = 5
 	cfg.Queue.PollBatchSize = 5
 	cfg.Queue.MaxBytes = maxBytes
@@ -36,21 +38,24 @@ func queueDropOptions(t *testing.T, snd *fakeSender, maxBytes int64, keepDrop, s
 
 // Under a small queue.max-bytes with the engine not answering, a never
 // input loses no row while a first input's rows are dropped; with both
-// normal the same flood drops rows of both.
+// normal the same flood drops rows of both. With agent.account the gap
+// records cover exactly the first input's rows dropped.
 func TestQueueDropNeverKeepsFirstDrops(t *testing.T) {
 	for _, tc := range []struct {
 		keepDrop, spamDrop string
 		keepLoses          bool
+		accounted          bool
 	}{
-		{QueueDropNever, QueueDropFirst, false},
-		{QueueDropNormal, "", true},
+		{QueueDropNever, QueueDropFirst, false, false},
+		{QueueDropNormal, "", true, false},
+		{QueueDropNever, QueueDropFirst, false, true},
 	} {
-		t.Run("keep "+tc.keepDrop+", spam "+tc.spamDrop, func(t *testing.T) {
+		t.Run(fmt.Sprintf("keep %s, spam %s, account %v", tc.keepDrop, tc.spamDrop, tc.accounted), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				const keep, spam, maxBytes = 30, 150, 60_000 // rows of ~1 KiB
 				snd := newFakeSender(nil)
 				snd.gate = make(chan struct{})
-				h := startRuntime(t, queueDropOptions(t, snd, maxBytes, tc.keepDrop, tc.spamDrop, keep, spam))
+				h := startRuntime(t, queueDropOptions(t, snd, maxBytes, tc.keepDrop, tc.spamDrop, keep, spam, tc.accounted))
 				transporttest.Eventually(t, time.Minute, "all read", func() bool {
 					st := h.rt.Snapshot()
 					return st.EventsRead == keep+spam
@@ -85,6 +90,22 @@ func TestQueueDropNeverKeepsFirstDrops(t *testing.T) {
 					t.Fatalf("spam (%q) lost no row", tc.spamDrop)
 				}
 				t.Logf("keep delivered %d of %d, spam %d of %d, dropped %d", keptKeep, keep, keptSpam, spam, st.Drops.FullRows)
+				if !tc.accounted {
+					return
+				}
+				rep := auditSent(t, snd)
+				if !rep.OK() || len(rep.Streams) != 2 {
+					t.Fatalf("audit: %+v", rep)
+				}
+				for _, s := range rep.Streams {
+					n, gaps := spam, spam-keptSpam
+					if s.Input == "keep" {
+						n, gaps = keep, 0
+					}
+					if s.Max != uint64(n) || s.Rows+s.GapRows != int64(n) || s.GapRows != int64(gaps) || s.Duplicates != 0 {
+						t.Fatalf("stream %+v: want %d produced, %d in gap records", s, n, gaps)
+					}
+				}
 			})
 		})
 	}
@@ -98,7 +119,7 @@ func TestQueueDropNeverHoldsReading(t *testing.T) {
 		const keep, spam, maxBytes = 120, 10, 60_000
 		snd := newFakeSender(nil)
 		snd.gate = make(chan struct{})
-		h := startRuntime(t, queueDropOptions(t, snd, maxBytes, QueueDropNever, QueueDropFirst, keep, spam))
+		h := startRuntime(t, queueDropOptions(t, snd, maxBytes, QueueDropNever, QueueDropFirst, keep, spam, false))
 		transporttest.Eventually(t, time.Minute, "held", func() bool { return h.rt.Snapshot().Drops.Held })
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
@@ -107,7 +128,13 @@ func TestQueueDropNeverHoldsReading(t *testing.T) {
 			t.Fatalf("held %v, backpressure %v, read %d of %d: want reading paused", st.Drops.Held, st.Backpressure, st.EventsRead, keep+spam)
 		}
 		close(snd.gate)
-		transporttest.Eventually(t, time.Minute, "all delivered", func() bool {
+		transporttest.Eventually(t, time.Minute, "every never row delivered", func() bool {
+			got := deliveredLines(t, snd)
+			for n := range keep {
+				if !got[n] {
+					return false
+				}
+			}
 			st := h.rt.Snapshot()
 			return st.EventsRead == keep+spam && st.Queue.Pending == 0 && st.Queue.Sending == 0
 		})
@@ -116,12 +143,6 @@ func TestQueueDropNeverHoldsReading(t *testing.T) {
 		}
 		if err := h.stop(); err != nil {
 			t.Fatal(err)
-		}
-		got := deliveredLines(t, snd)
-		for n := range keep {
-			if !got[n] {
-				t.Fatalf("never row %d not delivered", n)
-			}
 		}
 	})
 }
