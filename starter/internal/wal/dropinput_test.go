@@ -161,46 +161,66 @@ func TestDropByInput(t *testing.T) {
 	}
 }
 
-// Over random mixes of inputs, lanes and groups, a size drop never takes
-// a never row; takes a normal row only once no first row is left; takes
-// within each policy whole groups oldest first (without lanes); and
-// leaves the queue within its bound unless only never rows are left.
+// Over random mixes of inputs, lanes, groups, bounds and ages: a drop
+// never takes a never row; takes every other row older than the age;
+// takes a normal row for size only once no first row is left; takes
+// within each policy whole groups oldest first (for normal rows, when
+// no lane order applies); and leaves the queue within its bound unless
+// only never rows are left.
 func TestDropByInputProperties(t *testing.T) {
 	rng := rand.New(rand.NewPCG(38, 1))
 	letters := []string{"n", "f", "v"}
-	for iter := range 60 {
+	for iter := range 80 {
 		var rows []dropRow
 		groups := 1 + rng.IntN(8)
 		for g := range groups {
+			lane := ""
+			if rng.IntN(3) == 0 {
+				lane = "alarm"
+			}
 			for range 1 + rng.IntN(6) {
-				r := dropRow{input: letters[rng.IntN(3)], group: g}
-				rows = append(rows, r)
+				rows = append(rows, dropRow{input: letters[rng.IntN(3)], lane: lane, group: g})
 			}
 		}
-		maxRows := rng.IntN(len(rows) + 1)
+		bound := 1 + rng.IntN(len(rows)+1)
+		lim := DropLimits{MaxBytes: int64(bound * dropRowBytes), Inputs: testPolicies, MaxBlocks: 3}
+		laned := rng.IntN(2) == 0
+		if laned {
+			lim.LaneOrder = []string{"", "alarm"}
+		}
+		ageGroup := 0 // groups before it are past the age
+		if rng.IntN(3) == 0 {
+			ageGroup = rng.IntN(groups + 1)
+			lim.OlderThanMS = t0 + int64(ageGroup)*10
+		}
 		clk := newClock(t0)
 		w, pays := fillDrop(t, clk, rows)
 		mustUpdate(t, w, func(tx *Tx) error {
-			for {
-				_, _, more, err := tx.DropUnsent(DropLimits{MaxBytes: int64(max(maxRows, 1) * dropRowBytes), Inputs: testPolicies, MaxBlocks: 3})
+			for range 100 {
+				_, _, more, err := tx.DropUnsent(lim)
 				if err != nil || !more {
 					return err
 				}
 			}
+			return fmt.Errorf("DropUnsent still has more after 100 calls")
 		})
 		kept := map[string]bool{}
 		for _, p := range keptPayloads(t, w, clk) {
 			kept[p] = true
 		}
 		var keptNever, keptFirst, keptNormal int
+		sizeDroppedNormal := false
 		lastDropped := map[string]int{"n": -1, "f": -1}
 		firstKept := map[string]int{"n": 1 << 30, "f": 1 << 30}
 		for i, r := range rows {
+			aged := r.group < ageGroup
 			if kept[pays[i]] {
-				switch r.input {
-				case "v":
+				switch {
+				case r.input == "v":
 					keptNever++
-				case "f":
+				case aged:
+					t.Errorf("case %d: row %s past the age kept", iter, pays[i])
+				case r.input == "f":
 					keptFirst++
 				default:
 					keptNormal++
@@ -211,23 +231,29 @@ func TestDropByInputProperties(t *testing.T) {
 				continue
 			}
 			if r.input == "v" {
-				t.Fatalf("case %d: never row %s dropped", iter, pays[i])
+				t.Errorf("case %d: never row %s dropped", iter, pays[i])
 			}
-			lastDropped[r.input] = max(lastDropped[r.input], r.group)
+			if !aged {
+				sizeDroppedNormal = sizeDroppedNormal || r.input == "n"
+				lastDropped[r.input] = max(lastDropped[r.input], r.group)
+			}
 		}
-		if lastDropped["n"] >= 0 && keptFirst > 0 {
-			t.Errorf("case %d: a normal row dropped while %d first rows are left", iter, keptFirst)
+		if sizeDroppedNormal && keptFirst > 0 {
+			t.Errorf("case %d: a normal row dropped for size while %d first rows are left", iter, keptFirst)
 		}
 		for _, in := range []string{"n", "f"} {
+			if in == "n" && laned {
+				continue
+			}
 			if lastDropped[in] >= firstKept[in] {
 				t.Errorf("case %d: input %s lost a row of group %d but kept one of group %d", iter, in, lastDropped[in], firstKept[in])
 			}
 		}
-		if n := keptNever + keptFirst + keptNormal; n > max(maxRows, 1) && keptFirst+keptNormal > 0 {
-			t.Errorf("case %d: %d rows kept over a bound of %d, %d of them droppable", iter, n, max(maxRows, 1), keptFirst+keptNormal)
+		if n := keptNever + keptFirst + keptNormal; n > bound && keptFirst+keptNormal > 0 {
+			t.Errorf("case %d: %d rows kept over a bound of %d, %d of them droppable", iter, n, bound, keptFirst+keptNormal)
 		}
 		if t.Failed() {
-			t.Logf("rows %v, bound %d rows", rows, maxRows)
+			t.Logf("rows %v, bound %d rows, lanes %v, age before group %d", rows, bound, laned, ageGroup)
 			return
 		}
 	}
