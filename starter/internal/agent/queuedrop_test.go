@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -168,5 +169,48 @@ func TestInputDropPolicies(t *testing.T) {
 		if err := CheckQueueDrop(v); (err == nil) != ok {
 			t.Errorf("CheckQueueDrop(%q) = %v", v, err)
 		}
+	}
+}
+
+// A size drop that finds only never rows over the bound reports the queue
+// held, and the next walk waits dropRecheck rather than running at every
+// commit; then a first row appended meanwhile goes.
+func TestQueueDropHeldRecheck(t *testing.T) {
+	clk := time.UnixMilli(1_700_000_000_000)
+	q := openDrainQueue(t, DefaultQueueSettings(), func() time.Time { return clk })
+	q.whenFull, q.maxBytes = WhenFullDropOldest, 10
+	q.setInputDrop([]InputSpec{{ID: "v", QueueDrop: QueueDropNever}, {ID: "f", QueueDrop: QueueDropFirst}})
+	add := func(src, p string) {
+		t.Helper()
+		if err := q.Update(func(tx queueTx) error { return tx.Append(src, [][]byte{[]byte(p)}) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drop := func(now time.Time) queueDrops {
+		t.Helper()
+		var d queueDrops
+		if err := q.Update(func(tx queueTx) error {
+			var err error
+			d, err = tx.Drop(now)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	add("v", "never-row-1")
+	add("v", "never-row-2")
+	if d := drop(clk); !d.sized || !d.held || d.rows() != 0 {
+		t.Fatalf("first walk: %+v, want held, nothing dropped", d)
+	}
+	add("f", "first")
+	if d := drop(clk.Add(dropRecheck / 2)); d.sized || d.rows() != 0 {
+		t.Fatalf("walk before the recheck: %+v, want none", d)
+	}
+	if d := drop(clk.Add(dropRecheck)); !d.sized || !d.held || d.full.Rows != 1 || !slices.Equal(d.full.Sources, []string{"f"}) {
+		t.Fatalf("walk at the recheck: %+v, want the first row dropped, still held", d)
+	}
+	if got := msgs(claimRows(t, q, 10, clk)); len(got) != 2 {
+		t.Fatalf("kept %v, want both never rows", got)
 	}
 }

@@ -41,6 +41,9 @@ type walQueue struct {
 	inputDrop map[string]wal.DropPolicy
 	// keepsNever: some input has queue-drop: never (setInputDrop).
 	keepsNever bool
+	// dropHeld: the last size drop left the queue above maxBytes with
+	// nothing it may drop; the next walk waits for nextDropCheck.
+	dropHeld bool
 	// queued is the payload bytes of the rows in the WAL as of the last
 	// transaction (wal.Counts.PayloadBytes); written by the commit's
 	// goroutine while the loop reads it (Full).
@@ -371,8 +374,15 @@ func (t walTx) Drop(now time.Time) (queueDrops, error) {
 	var lim wal.DropLimits
 	sized := q.whenFull == WhenFullDropOldest && q.maxBytes > 0
 	over := sized && t.tx.Counts().PayloadBytes > q.maxBytes
+	if !over {
+		q.dropHeld = false
+	}
 	if !over && (q.maxAge <= 0 || now.Before(q.nextDropCheck)) {
 		return queueDrops{sized: sized && q.keepsNever}, nil
+	}
+	if over && q.dropHeld && now.Before(q.nextDropCheck) {
+		// The last walk found nothing it may drop: not at every commit.
+		return queueDrops{}, nil
 	}
 	if q.whenFull == WhenFullDropOldest {
 		lim.MaxBytes = q.maxBytes
@@ -395,6 +405,7 @@ func (t walTx) Drop(now time.Time) (queueDrops, error) {
 	if sized && q.keepsNever && !more {
 		d.sized, d.held = true, t.tx.Counts().PayloadBytes > q.maxBytes
 	}
+	q.dropHeld = d.held
 	return d, nil
 }
 

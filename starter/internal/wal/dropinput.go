@@ -1,5 +1,10 @@
 package wal
 
+import (
+	"maps"
+	"slices"
+)
+
 // DropPolicy is how the size and age drops of DropUnsent treat the rows
 // of one input (agent.yaml's inputs[].queue-drop).
 type DropPolicy uint8
@@ -41,8 +46,10 @@ func (tx *Tx) dropByInput(lim DropLimits) (full, age Dropped, more bool, err err
 		return full, age, false, nil
 	}
 	over := func(blockHeader) bool { return tx.ctr.payloadBytes > lim.MaxBytes }
-	if more, err = d.pass(&full, GapDroppedFull, nil, onlyFirst, over); err != nil || more {
-		return full, age, more, err
+	if slices.Contains(slices.Collect(maps.Values(lim.Inputs)), DropFirst) {
+		if more, err = d.pass(&full, GapDroppedFull, nil, onlyFirst, over); err != nil || more {
+			return full, age, more, err
+		}
 	}
 	for _, lane := range lim.LaneOrder {
 		if more, err = d.pass(&full, GapDroppedFull, &lane, onlyNormal, over); err != nil || more {
