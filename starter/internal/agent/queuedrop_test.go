@@ -16,7 +16,7 @@ import (
 // queueDropOptions runs inputs "keep" (lines 0..keep) and "spam" (lines
 // 1000..1000+spam) with the given queue-drop values, under when-full:
 // drop-oldest and max-bytes, into snd.
-func queueDropOptions(t *testing.T, snd *fakeSender, maxBytes int64, keepDrop, spamDrop string, keep, spam int, accounted bool) Options {
+func queueDropOptions(t *testing.T, snd *fakeSender, maxBytes int64, keepDrop, spamDrop string, keep, spam int, accounted bool) (Options, map[namedConfig]*fakeInput) {
 	t.Helper()
 	cfg := testConfig(t)
 	cfg.Agent.Account = accounted
@@ -34,7 +34,7 @@ func queueDropOptions(t *testing.T, snd *fakeSender, maxBytes int64, keepDrop, s
 		{ID: "keep", Type: "fake", Config: namedConfig("keep"), QueueDrop: keepDrop},
 		{ID: "spam", Type: "fake", Config: namedConfig("spam"), QueueDrop: spamDrop},
 	}
-	return opts
+	return opts, ins
 }
 
 // Under a small queue.max-bytes with the engine not answering, a never
@@ -56,7 +56,8 @@ func TestQueueDropNeverKeepsFirstDrops(t *testing.T) {
 				const keep, spam, maxBytes = 30, 150, 60_000 // rows of ~1 KiB
 				snd := newFakeSender(nil)
 				snd.gate = make(chan struct{})
-				h := startRuntime(t, queueDropOptions(t, snd, maxBytes, tc.keepDrop, tc.spamDrop, keep, spam, tc.accounted))
+				opts, _ := queueDropOptions(t, snd, maxBytes, tc.keepDrop, tc.spamDrop, keep, spam, tc.accounted)
+				h := startRuntime(t, opts)
 				transporttest.Eventually(t, time.Minute, "all read", func() bool {
 					st := h.rt.Snapshot()
 					return st.EventsRead == keep+spam
@@ -120,7 +121,8 @@ func TestQueueDropNeverHoldsReading(t *testing.T) {
 		const keep, spam, maxBytes = 120, 10, 60_000
 		snd := newFakeSender(nil)
 		snd.gate = make(chan struct{})
-		h := startRuntime(t, queueDropOptions(t, snd, maxBytes, QueueDropNever, QueueDropFirst, keep, spam, false))
+		opts, _ := queueDropOptions(t, snd, maxBytes, QueueDropNever, QueueDropFirst, keep, spam, false)
+		h := startRuntime(t, opts)
 		transporttest.Eventually(t, time.Minute, "held", func() bool { return h.rt.Snapshot().Drops.Held })
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
@@ -213,4 +215,43 @@ func TestQueueDropHeldRecheck(t *testing.T) {
 	if got := msgs(claimRows(t, q, 10, clk)); len(got) != 2 {
 		t.Fatalf("kept %v, want both never rows", got)
 	}
+}
+
+// A reload that sets queue-drop applies it to the drops that follow.
+func TestQueueDropReload(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const keep, spam, maxBytes = 30, 150, 60_000
+		snd := newFakeSender(nil)
+		snd.gate = make(chan struct{})
+		opts, ins := queueDropOptions(t, snd, maxBytes, "", "", 0, 0, false)
+		h := startRuntime(t, opts)
+		next := opts
+		next.InputList = slices.Clone(opts.InputList)
+		next.InputList[0].QueueDrop, next.InputList[1].QueueDrop = QueueDropNever, QueueDropFirst
+		if err := h.rt.Reload(t.Context(), next, Replace{Inputs: []string{"keep", "spam"}}); err != nil {
+			t.Fatal(err)
+		}
+		ins["keep"].push(bigEvents("k.log", 0, keep)...)
+		ins["spam"].push(bigEvents("s.log", 1000, 1000+spam)...)
+		transporttest.Eventually(t, time.Minute, "all read", func() bool { return h.rt.Snapshot().EventsRead == keep+spam })
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if st := h.rt.Snapshot(); st.Drops.FullRows == 0 {
+			t.Fatalf("nothing dropped: %+v", st.Drops)
+		}
+		close(snd.gate)
+		transporttest.Eventually(t, time.Minute, "backlog delivered", func() bool {
+			st := h.rt.Snapshot()
+			return st.Queue.Pending == 0 && st.Queue.Sending == 0
+		})
+		if err := h.stop(); err != nil {
+			t.Fatal(err)
+		}
+		got := deliveredLines(t, snd)
+		for n := range keep {
+			if !got[n] {
+				t.Fatalf("never row %d lost after the reload set queue-drop: never", n)
+			}
+		}
+	})
 }
