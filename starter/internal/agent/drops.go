@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
 
+	"github.com/edge-agent/edge-agent/starter/internal/check"
 	"github.com/edge-agent/edge-agent/starter/internal/wal"
 )
 
@@ -20,11 +22,69 @@ const (
 	dropRecheck = time.Second
 )
 
+// inputs[].queue-drop values: which of an input's unsent rows
+// queue.when-full: drop-oldest and queue.max-age-ms may delete.
+const (
+	// QueueDropNormal rows are dropped oldest first, in the order of
+	// queue.drop-from.
+	QueueDropNormal = "normal"
+	// QueueDropFirst rows are dropped, oldest first, before any normal
+	// row, whatever their lane.
+	QueueDropFirst = "first"
+	// QueueDropNever rows are never dropped for size or age: when only
+	// they are left above queue.max-bytes, reading pauses.
+	QueueDropNever = "never"
+)
+
+// queueDropPolicy is the WAL's policy for an input's queue-drop.
+func queueDropPolicy(v string) (wal.DropPolicy, error) {
+	switch v {
+	case "", QueueDropNormal:
+		return wal.DropNormal, nil
+	case QueueDropFirst:
+		return wal.DropFirst, nil
+	case QueueDropNever:
+		return wal.DropNever, nil
+	}
+	return wal.DropNormal, fmt.Errorf("must be %s (the default), %s or %s, got %q", QueueDropNormal, QueueDropFirst, QueueDropNever, v)
+}
+
+// CheckQueueDrop checks an input's queue-drop value; a problem names the
+// key queue-drop, relative to the input's entry.
+func CheckQueueDrop(v string) error {
+	if _, err := queueDropPolicy(v); err != nil {
+		return check.Errorf("queue-drop", "%s", err)
+	}
+	return nil
+}
+
+// inputDropPolicies are the WAL's drop policies of the inputs that set
+// one other than normal, by input id; nil when none does, so the drops
+// look up no row's input.
+func inputDropPolicies(specs []InputSpec) map[string]wal.DropPolicy {
+	var out map[string]wal.DropPolicy
+	for _, sp := range specs {
+		p, err := queueDropPolicy(sp.QueueDrop)
+		if err != nil || p == wal.DropNormal {
+			continue // CheckQueueDrop refused err before the start
+		}
+		if out == nil {
+			out = map[string]wal.DropPolicy{}
+		}
+		out[sp.ID] = p
+	}
+	return out
+}
+
 // queueDrops is what one transaction's Drop deleted, and the totals since
 // the WAL file was created.
 type queueDrops struct {
 	full, age wal.Dropped
 	totals    DropStatus
+	// sized says the size bound was checked with an input that has
+	// queue-drop: never; held that the queue is then still above
+	// queue.max-bytes with no row left that the drops may delete.
+	sized, held bool
 }
 
 func (d queueDrops) rows() int { return d.full.Rows + d.age.Rows }
@@ -38,6 +98,10 @@ type DropStatus struct {
 	AgeRows, AgeBytes   int64
 	// Dropping is true from a drop until no row was dropped for 10 s.
 	Dropping bool
+	// Held is true while the queue is above queue.max-bytes and no row
+	// left may be dropped (rows of inputs with queue-drop: never, or in
+	// flight): reading pauses as with when-full: block.
+	Held bool `json:",omitempty"`
 }
 
 func dropStatus(t map[string]wal.DropTotal) DropStatus {
@@ -49,6 +113,9 @@ func dropStatus(t map[string]wal.DropTotal) DropStatus {
 
 // dropEpisode gathers the drops to log in one line.
 type dropEpisode struct {
+	// held is the last queueDrops.held, logged when it changes; it
+	// outlives the episode.
+	held        bool
 	open        bool
 	start, last time.Time
 	full, age   wal.Dropped
@@ -82,10 +149,21 @@ func (l *loop) noteDrops(now time.Time, d queueDrops) {
 		ep.last = now
 		mergeDropped(&ep.full, d.full)
 		mergeDropped(&ep.age, d.age)
+		held := ep.held
 		l.r.pub.set(func(p *published) {
 			p.drops = d.totals
-			p.drops.Dropping = true
+			p.drops.Dropping, p.drops.Held = true, held
 		})
+	}
+	if d.sized && d.held != ep.held {
+		ep.held = d.held
+		l.r.pub.set(func(p *published) { p.drops.Held = d.held })
+		if d.held {
+			l.log.Warn("queue above queue.max-bytes holds only rows drop-oldest may not delete (inputs with queue-drop: never, or rows in flight); reading pauses as with when-full: block until rows are acknowledged",
+				slog.Int64("max_bytes", l.r.opts.Queue.MaxBytes))
+		} else {
+			l.log.Info("queue within queue.max-bytes again, or drop-oldest may delete rows again")
+		}
 	}
 	l.tickDrops(now)
 }
@@ -119,7 +197,7 @@ func (l *loop) tickDrops(now time.Time) {
 			slog.String("inputs", strings.Join(r.d.Sources, ",")),
 			slog.Duration("over", ep.last.Sub(ep.start)))
 	}
-	*ep = dropEpisode{}
+	*ep = dropEpisode{held: ep.held}
 	if quiet {
 		l.r.pub.set(func(p *published) { p.drops.Dropping = false })
 		return

@@ -30,6 +30,10 @@ type InputSpec struct {
 	// OptionalID says the id may be left out (the `input:` form, as the
 	// Java agent's): Settle takes it from the WAL or the identity file.
 	OptionalID bool
+	// QueueDrop is the entry's queue-drop: which of its rows the WAL's
+	// size and age drops take (QueueDropNormal, QueueDropFirst,
+	// QueueDropNever; "" is normal).
+	QueueDrop string
 
 	// written is ID as agent.yaml gives it, before Settle.
 	written string

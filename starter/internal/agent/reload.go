@@ -380,6 +380,7 @@ func (l *loop) resume(o Options, outputReplaced bool) {
 		q.retention, q.maxAttempts = o.Queue.AckedRetention, o.Retry.MaxAttempts
 		q.cleanupMax, q.maxBytes = max(1, o.Queue.CleanupBatchSize), o.Queue.MaxBytes
 		q.whenFull, q.maxAge, q.nextDropCheck = o.Queue.WhenFull, o.Queue.MaxAge, time.Time{}
+		q.setInputDrop(o.InputList)
 	}
 	s := l.sender
 	fresh := r.newSendLoop(s.snd, s.enc, l.nonMode)

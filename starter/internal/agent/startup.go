@@ -102,6 +102,7 @@ func (l *loop) openQueue() (map[string]input.OpenOptions, error) {
 	if err != nil {
 		return nil, err
 	}
+	st.q.setInputDrop(r.opts.InputList)
 	l.q, l.walq = st.q, st.q
 	l.resurrect = st.sending
 	return st.opens, nil

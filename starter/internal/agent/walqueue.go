@@ -36,6 +36,14 @@ type walQueue struct {
 	whenFull      string
 	maxAge        time.Duration
 	nextDropCheck time.Time
+	// inputDrop are the inputs' queue-drop policies other than normal
+	// (inputDropPolicies), set once their ids are settled.
+	inputDrop map[string]wal.DropPolicy
+	// keepsNever: some input has queue-drop: never (setInputDrop).
+	keepsNever bool
+	// dropHeld: the last size drop left the queue above maxBytes with
+	// nothing it may drop; the next walk waits for nextDropCheck.
+	dropHeld bool
 	// queued is the payload bytes of the rows in the WAL as of the last
 	// transaction (wal.Counts.PayloadBytes); written by the commit's
 	// goroutine while the loop reads it (Full).
@@ -232,6 +240,16 @@ func (q *walQueue) Full(paused bool) (bool, int64) {
 	return queued > q.maxBytes, queued
 }
 
+// setInputDrop takes the queue-drop policies of specs, whose ids are
+// settled.
+func (q *walQueue) setInputDrop(specs []InputSpec) {
+	q.inputDrop = inputDropPolicies(specs)
+	q.keepsNever = false
+	for _, p := range q.inputDrop {
+		q.keepsNever = q.keepsNever || p == wal.DropNever
+	}
+}
+
 func (q *walQueue) FileBytes() int64 { return q.w.Size() }
 
 func (q *walQueue) Close() error { return q.w.Close() }
@@ -354,8 +372,16 @@ func (t walTx) CleanupAcked(now time.Time) (int, bool, error) {
 func (t walTx) Drop(now time.Time) (queueDrops, error) {
 	q := t.q
 	var lim wal.DropLimits
-	over := q.whenFull == WhenFullDropOldest && q.maxBytes > 0 && t.tx.Counts().PayloadBytes > q.maxBytes
+	sized := q.whenFull == WhenFullDropOldest && q.maxBytes > 0
+	over := sized && t.tx.Counts().PayloadBytes > q.maxBytes
+	if !over {
+		q.dropHeld = false
+	}
 	if !over && (q.maxAge <= 0 || now.Before(q.nextDropCheck)) {
+		return queueDrops{sized: sized && q.keepsNever}, nil
+	}
+	if over && q.dropHeld && now.Before(q.nextDropCheck) {
+		// The last walk found nothing it may drop: not at every commit.
 		return queueDrops{}, nil
 	}
 	if q.whenFull == WhenFullDropOldest {
@@ -367,6 +393,7 @@ func (t walTx) Drop(now time.Time) (queueDrops, error) {
 	if q.drain != nil {
 		lim.LaneOrder = q.drain.dropOrder
 	}
+	lim.Inputs = q.inputDrop
 	full, age, more, err := t.tx.DropUnsent(lim)
 	if err != nil {
 		return queueDrops{}, err
@@ -374,7 +401,12 @@ func (t walTx) Drop(now time.Time) (queueDrops, error) {
 	if !more {
 		q.nextDropCheck = now.Add(dropRecheck)
 	}
-	return queueDrops{full: full, age: age, totals: dropStatus(t.tx.DropTotals())}, nil
+	d := queueDrops{full: full, age: age, totals: dropStatus(t.tx.DropTotals())}
+	if sized && q.keepsNever && !more {
+		d.sized, d.held = true, t.tx.Counts().PayloadBytes > q.maxBytes
+	}
+	q.dropHeld = d.held
+	return d, nil
 }
 
 func (t walTx) Counts() (queueCounts, error) {

@@ -116,6 +116,10 @@ type WALStatus struct {
 	// Dropped are the unsent rows those bounds deleted since the WAL file
 	// was created, by reason.
 	Dropped WALDrops `json:"dropped"`
+	// DropHeld is true while the queue is above queue.max-bytes and holds
+	// no row the drops may delete (rows of inputs with queue-drop: never,
+	// or in flight): reading pauses as with when-full: block.
+	DropHeld bool `json:"drop_held,omitempty"`
 	// Lanes is the backlog of each priority lane, highest first
 	// (queue.lanes, queue.drain: newest-first); absent otherwise.
 	Lanes []WALLane `json:"lanes,omitempty"`
@@ -248,6 +252,7 @@ func statusOf(st agent.Status, o *Options, now time.Time) Status {
 			OldestPendingAgeSeconds: st.Queue.OldestPendingAge.Seconds(),
 			Commit:                  commitStatus(st.Queue.Commit),
 			Dropping:                st.Drops.Dropping,
+			DropHeld:                st.Drops.Held,
 			Dropped: WALDrops{FullRows: st.Drops.FullRows, FullBytes: st.Drops.FullBytes,
 				AgeRows: st.Drops.AgeRows, AgeBytes: st.Drops.AgeBytes},
 		},

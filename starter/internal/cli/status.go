@@ -208,7 +208,11 @@ func writeStatusText(w io.Writer, st api.Status, pidFile string, detailErr error
 	}
 	writeFilesText(out, st)
 	if st.Backpressure {
-		fmt.Fprintf(out, "backpressure:\treading paused (queue above queue.max-bytes)\n")
+		why := ""
+		if st.WAL.DropHeld {
+			why = "; only rows drop-oldest may not delete are left: inputs with queue-drop: never, or in flight"
+		}
+		fmt.Fprintf(out, "backpressure:\treading paused (queue above queue.max-bytes%s)\n", why)
 	}
 	if d := st.WAL.Dropped; d.FullRows > 0 || d.AgeRows > 0 || st.WAL.Dropping {
 		now := ""

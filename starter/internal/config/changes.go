@@ -96,7 +96,7 @@ func changedInputs(old, next []InputEntry, agentSteps bool) []string {
 	seen := make(map[string]bool, len(next))
 	for _, e := range next {
 		seen[e.ID] = true
-		if o, ok := byID[e.ID]; !ok || agentSteps || o.Type != e.Type || !reflect.DeepEqual(o.Config, e.Config) || !reflect.DeepEqual(o.Processors, e.Processors) {
+		if o, ok := byID[e.ID]; !ok || agentSteps || o.Type != e.Type || !reflect.DeepEqual(o.Config, e.Config) || !reflect.DeepEqual(o.Processors, e.Processors) || o.QueueDrop != e.QueueDrop {
 			out = append(out, e.ID)
 		}
 	}

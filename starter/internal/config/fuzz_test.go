@@ -29,6 +29,7 @@ func FuzzLoad(f *testing.F) {
 		"inputs:\n  - id: a\n    paths: [x]\n    fields: {payload: 1, ? [k] : v, e: ${H}}\n  - &e {id: a, file: {id: b}}\n  - *e\n  -\n",
 		"inputs: {id: x}\ninput: {paths: [a]}\n",
 		"inputs:\n  - id: x\n    paths: [a]\n    include-lines: ['(', [1]]\n    exclude-lines: x\n",
+		"inputs:\n  - id: x\n    paths: [a]\n    queue-drop: never\n  - id: y\n    paths: [b]\n    queue-drop: [first]\n    file: {queue-drop: x}\n",
 	} {
 		f.Add([]byte(s))
 	}

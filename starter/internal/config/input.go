@@ -83,7 +83,7 @@ func (d *decoder) decodeInputBody(n ast.Node, reg *input.Registry, section strin
 	typ := defaultInputType
 	var flat []*ast.MappingValueNode
 	var id *ast.MappingValueNode // <section>.id, or <section>.<type>.id, which wins
-	var procs *ast.MappingValueNode
+	var procs, queueDrop *ast.MappingValueNode
 	nested := map[string]*ast.MappingValueNode{}
 	for _, e := range kvs {
 		switch name := keyName(e.Key); name {
@@ -98,6 +98,8 @@ func (d *decoder) decodeInputBody(n ast.Node, reg *input.Registry, section strin
 			id = e
 		case "processors":
 			procs = e
+		case "queue-drop":
+			queueDrop = e
 		case "queue":
 			d.mark(section+".queue", section+".queue", e.Key)
 			d.fail(section+".queue", errLegacyInputQueue(section+".queue"))
@@ -143,6 +145,15 @@ func (d *decoder) decodeInputBody(n ast.Node, reg *input.Registry, section strin
 		key := section + ".processors"
 		d.mark(key, key, procs.Key)
 		d.decodeValue(procs.Value, reflect.ValueOf(&entry.Processors).Elem(), key, key)
+	}
+	if queueDrop != nil {
+		key := section + ".queue-drop"
+		d.mark(key, key, queueDrop.Key)
+		if v := d.resolve(queueDrop.Value, key); v != nil {
+			if s, ok := d.scalar(v, key, "a string"); ok {
+				entry.QueueDrop = strings.TrimSpace(s)
+			}
+		}
 	}
 	if id != nil {
 		d.mark(section+".id", idDisplay, id.Key)

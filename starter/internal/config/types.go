@@ -65,6 +65,9 @@ type InputEntry struct {
 	Config input.Config
 	// Processors is the entry's own `processors:` list.
 	Processors []processing.Step
+	// QueueDrop is the entry's queue-drop, checked by the agent
+	// (agent.CheckQueueDrop).
+	QueueDrop string
 }
 
 // AgentConfig is the agent section: the agent's id and the scheduler's
@@ -123,7 +126,7 @@ func (c *Config) inputSpecs() []agent.InputSpec {
 	out := make([]agent.InputSpec, len(c.Inputs))
 	for i, e := range c.Inputs {
 		out[i] = agent.InputSpec{ID: e.ID, Type: e.Type, Config: e.Config, Key: e.Key, OptionalID: e.OptionalID,
-			Processors: withAgentSteps(e.Processors, c.Agent.Processors)}
+			QueueDrop: e.QueueDrop, Processors: withAgentSteps(e.Processors, c.Agent.Processors)}
 	}
 	return out
 }

@@ -106,6 +106,7 @@ func (c *Config) validateInput(k checker) {
 		}
 		k.component(e.Key, e.Config.Validate())
 		k.component(e.Key, processing.Validate(e.Processors))
+		k.component(e.Key, agent.CheckQueueDrop(e.QueueDrop))
 	}
 }
 

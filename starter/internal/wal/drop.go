@@ -106,6 +106,10 @@ type DropLimits struct {
 	// from the lanes ("" the default lane), each oldest first, before
 	// the oldest rows of any lane not listed (lanes.go).
 	LaneOrder []string
+	// Inputs are the drop policies of the inputs (by source id) that
+	// have one; an input not listed is DropNormal. Empty: no row's input
+	// is looked up (dropinput.go).
+	Inputs map[string]DropPolicy
 }
 
 // DropUnsent deletes PENDING rows (due or backed off) and RECEIVED rows
@@ -119,7 +123,8 @@ type DropLimits struct {
 // DropTotals reports grow in the same transaction. Blocks are deleted
 // (f.free) only after the walk, so the cursor over them stays valid.
 // more reports that it stopped at lim.MaxBlocks with work left: call it
-// again in a new transaction.
+// again in a new transaction. With lim.Inputs the rows of a group go by
+// their input's DropPolicy (dropinput.go), not a whole group at a time.
 //
 // With Options.GapRecords, the gap records (and stand-ins) appended for
 // the rows dropped take room too: while they put the payload back above
@@ -129,9 +134,12 @@ type DropLimits struct {
 func (tx *Tx) DropUnsent(lim DropLimits) (full, age Dropped, more bool, err error) {
 	for round := 0; ; round++ {
 		var f, a Dropped
-		if len(lim.LaneOrder) > 0 && lim.MaxBytes > 0 {
+		switch {
+		case len(lim.Inputs) > 0:
+			f, a, more, err = tx.dropByInput(lim)
+		case len(lim.LaneOrder) > 0 && lim.MaxBytes > 0:
 			f, a, more, err = tx.dropByLane(lim)
-		} else {
+		default:
 			f, a, more, err = tx.dropUnsent(lim)
 		}
 		if err != nil {
