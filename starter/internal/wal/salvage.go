@@ -288,6 +288,8 @@ type salvager struct {
 	now int64
 
 	src sourceMeta
+	// copiedNext is one past the highest batch id of a copied row.
+	copiedNext int64
 	// keys open the source's sealed blocks and positions.
 	keys *keyring
 	// states, live and indexDamaged come from the first walk: the state
@@ -569,6 +571,7 @@ func (s *salvager) take(r Row, key []byte, keyOK bool, page uint64) {
 func (s *salvager) add(r Row, srcID uint64) {
 	s.rep.Rows[restStatus(r.Status)]++
 	s.claims.take(&r, srcID)
+	s.copiedNext = max(s.copiedNext, r.BatchID+1)
 	s.noteSeqs(&r, !s.renumbering)
 	if s.out == nil || s.writeError != nil {
 		return
@@ -751,7 +754,18 @@ func (s *salvager) finish() error {
 			}
 		}
 		tx.nextRow = max(tx.nextRow, s.src.nextRow, next)
-		tx.nextBatch = max(tx.nextBatch, s.src.nextBatch)
+		switch {
+		case s.src.nextBatch > 0 && !s.rep.OlderState:
+			// The source's, not the new file's clock-seeded id: a
+			// jump would be a gap the engine's watermark never
+			// passes (CHECKPOINT).
+			tx.nextBatch = max(s.src.nextBatch, s.copiedNext)
+		default:
+			// An older state does not know the ids the lost commit
+			// gave (and may have sent): the clock-seeded id is above
+			// them.
+			tx.nextBatch = max(tx.nextBatch, s.src.nextBatch)
+		}
 		if nb := s.claims.nextBatch(s.src.nextBatch); s.claims.on && nb > 0 {
 			// Not a fresh file's: the engine waits for the id after
 			// the last one the source gave.

@@ -332,3 +332,35 @@ func TestSalvageStandIns(t *testing.T) {
 		return err
 	})
 }
+
+// TestSalvageKeepsNextBatchID: the copy goes on with the id after the
+// source's last, not with a new file's clock-seeded one. A jump would leave
+// a gap under CHECKPOINT delivery's watermark, which only passes
+// consecutive ids, and new rows would never be confirmed.
+func TestSalvageKeepsNextBatchID(t *testing.T) {
+	clk := newClock(t0)
+	path := filepath.Join(t.TempDir(), "wal.db")
+	w, err := Open(Options{Path: path, Now: clk.Now, GapFree: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, w, 4)
+	var next int64
+	_ = w.View(func(tx *ReadTx) error { next = tx.NextBatchID(); return nil })
+	_ = w.Close()
+	later := newClock(t0 + 3_600_000)
+	dst := filepath.Join(t.TempDir(), "salvaged.db")
+	if _, err := Salvage(path, dst, SalvageOptions{Now: later.Now}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(Options{Path: dst, Now: later.Now, GapFree: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var got int64
+	_ = c.View(func(tx *ReadTx) error { got = tx.NextBatchID(); return nil })
+	if got != next {
+		t.Fatalf("salvaged next_batch_id %d, want the source's %d", got, next)
+	}
+}
