@@ -50,7 +50,6 @@ func (r *Agent) UpdateWAL(ctx context.Context, fn func(tx *wal.Tx) error) error 
 // serveAdmin runs one request and takes the counts it left as the loop's
 // own, as a commit of the loop would.
 func (l *loop) serveAdmin(req *adminReq) {
-	l.settleCommit()
 	if req.run != nil {
 		req.done <- req.run(l)
 		return
@@ -68,7 +67,7 @@ func (l *loop) serveAdmin(req *adminReq) {
 		return nil
 	})
 	if err == nil {
-		l.walq.queued.Store(counts.PayloadBytes)
+		l.walq.queued = counts.PayloadBytes
 		l.cleanup.acked, l.claims.queuedRows = int64(counts.Acked), int64(counts.Pending)
 		// Rows may have become PENDING (retry-dead): look for them now.
 		l.claims.hint = true

@@ -244,7 +244,6 @@ func (l *loop) run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		l.r.ctr.lastTurn.Store(l.r.now().UnixNano())
 		if req := l.reloads.take(l.r.reloads); req != nil {
-			l.settleCommit()
 			req.done <- l.applyReload(ctx, req.opts, req.replace)
 		}
 		progressed, err := l.turn(ctx)

@@ -15,22 +15,15 @@ func (l *loop) afterCommit(now time.Time, p *plan, res commitResult) {
 	ctr.commits.Add(1)
 	l.noteCommitCost(p)
 	if p.flushed > 0 {
-		p.from.drop(p.flushed, p.flushedBytes, now)
+		l.buf.drop(p.flushed, p.flushedBytes, now)
 		ctr.rowsAppended.Add(uint64(p.rows()))
-		l.group.grow(p.loaded)
+		l.group.grow()
 		l.ackCommitted(p)
 	}
 	if p.started {
 		l.markStarted = false
 	}
-	// Results that came back while the commit was in flight wait for
-	// the next one.
-	left := copy(l.uncommitted, l.uncommitted[p.results:])
-	clear(l.uncommitted[left:])
-	l.uncommitted = l.uncommitted[:left]
-	if left > 0 {
-		l.resultsSince = now
-	}
+	l.uncommitted = l.uncommitted[:0]
 	l.rowRetry.streak = p.streak
 	ctr.acked.Add(uint64(len(p.acks) + res.ackedThrough))
 	ctr.received.Add(uint64(len(p.receives)))

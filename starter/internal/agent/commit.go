@@ -42,19 +42,6 @@ type plan struct {
 	resurrect  []uint64 // rows left SENDING by the previous run
 	notBefore  time.Time
 	streak     int // rowRetries.streak after this commit
-	// results is how many of the loop's uncommitted send results the
-	// plan holds (more may come back while it is in flight).
-	results int
-	// from is the buffer the flushed events are in: the loop's, or the
-	// one in flight (flight.go).
-	from *eventBuffer
-	// loaded: the poll before the plan stopped at a full group.
-	loaded bool
-	// reading is the loop's time reading the flushed events: its time
-	// since the plan before, waits excluded (commitcost.go).
-	reading time.Duration
-	// flew: the plan ran on its own goroutine (flight.go).
-	flew bool
 }
 
 func (p *plan) empty() bool {
@@ -68,20 +55,9 @@ func (p *plan) empty() bool {
 // rates buffered lines and acks wait for one another (cadence.go). While
 // appends are held back after a failed append (disk full), send results,
 // claims and cleanups still commit on their own: that is what frees space.
-//
-// With overlapping commits (flight.go) the transaction runs on its own
-// goroutine and the loop goes on reading; a commit that ended lands
-// here, and no other is planned while one is in flight.
 func (l *loop) commitIfDue(now time.Time) (bool, error) {
-	landed := l.landIfDone()
-	if l.flight != nil {
-		return landed, nil
-	}
-	if landed {
-		now = l.r.now()
-	}
 	if l.walRetry.blocked(now) {
-		return landed, nil
+		return false, nil
 	}
 	holdAppends := l.walRetry.holdAppends(now)
 	flushDue := l.group.full(&l.buf) ||
@@ -90,7 +66,7 @@ func (l *loop) commitIfDue(now time.Time) (bool, error) {
 	l.planResults(p, now)
 	p.resurrect = l.resurrect[:min(len(l.resurrect), resurrectChunk)]
 	if !flushDue && l.resultsMayWait(now, p) {
-		return landed, nil // the acks ride on the next commit that appends
+		return false, nil // the acks ride on the next commit that appends
 	}
 	// Once a transaction is paid for anyway, buffered events ride along:
 	// fewer fsyncs, lower latency.
@@ -106,19 +82,9 @@ func (l *loop) commitIfDue(now time.Time) (bool, error) {
 	retention := l.r.opts.Queue.AckedRetention
 	p.cleanup = l.cleanup.due(now, false, retention)
 	if p.empty() {
-		return landed, nil
+		return false, nil
 	}
 	p.cleanup = l.cleanup.due(now, true, retention)
-	p.results, p.loaded = len(l.uncommitted), l.group.inputFull
-	if p.flushed > 0 {
-		p.reading = l.cost.busy(now)
-	}
-	if l.overlapCommits() && l.walRetry.errs == 0 {
-		// A failing WAL is retried in place: reading ahead of each
-		// retry would fill the buffer group by group.
-		l.startCommit(now, p)
-		return true, nil
-	}
 	return l.commit(now, p)
 }
 
@@ -210,7 +176,6 @@ func (b *eventBuffer) planFlush(p *plan) {
 	if b.len() == 0 {
 		return
 	}
-	p.from = b
 	p.flushed = b.len()
 	p.flushedBytes = b.bytes
 	var w *sourceWrite
@@ -355,12 +320,6 @@ type commitResult struct {
 // makes room (a commit that always carried the appends would never ack).
 func (l *loop) commit(now time.Time, p *plan) (bool, error) {
 	res, err := l.runPlan(now, p)
-	return l.committed(now, p, res, err), nil
-}
-
-// committed takes the outcome of p's transaction, run in place (commit)
-// or on its own goroutine (land), and reports whether anything committed.
-func (l *loop) committed(now time.Time, p *plan, res commitResult, err error) bool {
 	if err == nil {
 		// While appends are held back, a commit without them says nothing
 		// about the appends, unless none are waiting any more.
@@ -372,28 +331,28 @@ func (l *loop) committed(now time.Time, p *plan, res commitResult, err error) bo
 			// Room was made: try the held-back appends at the next turn.
 			l.walRetry.retryNow()
 		}
-		return true
+		return true, nil
 	}
 	if !p.appends() {
 		l.walFailed(now, err, false)
-		return false
+		return false, nil
 	}
 	rest := p.withoutAppends()
 	if rest.empty() {
 		l.walFailed(now, err, true)
-		return false
+		return false, nil
 	}
 	res, rerr := l.runPlan(now, rest)
 	if rerr != nil {
 		l.walFailed(now, errors.Join(err, rerr), false)
-		return false
+		return false, nil
 	}
 	l.walFailed(now, err, true)
 	l.afterCommit(now, rest, res)
 	if freedSpace(rest, res, l.r.opts.Queue.AckedRetention) {
 		l.walRetry.retryNow()
 	}
-	return true
+	return true, nil
 }
 
 // freedSpace says whether a committed plan deleted rows, which frees pages

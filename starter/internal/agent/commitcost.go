@@ -18,9 +18,8 @@ type commitCost struct {
 	// fdatasyncs); 0 until a commit was measured.
 	disk time.Duration
 	// perRow is the estimate of the loop's time per appended row, in
-	// nanoseconds: reading, processing and (unless the commit runs on
-	// its own goroutine) building the transaction; 0 until measured
-	// under load.
+	// nanoseconds: reading, processing and building the transaction;
+	// 0 until measured under load.
 	perRow float64
 	// since is when the last commit that appended a full group ended;
 	// zero when the last appending commit was not under load (the time
@@ -28,23 +27,6 @@ type commitCost struct {
 	since time.Time
 	// diskSince is the disk time of the commits since then.
 	diskSince time.Duration
-	// planned is when the last plan that flushed the buffer was made,
-	// waited the loop's time in wait since then: the loop's busy time
-	// in between (busy) is what it spent reading the next group.
-	planned time.Time
-	waited  time.Duration
-}
-
-// busy is the loop's time since the last plan that flushed the buffer,
-// its waits excluded, and starts the count again from now; 0 the first
-// time.
-func (c *commitCost) busy(now time.Time) time.Duration {
-	var d time.Duration
-	if !c.planned.IsZero() {
-		d = now.Sub(c.planned) - c.waited
-	}
-	c.planned, c.waited = now, 0
-	return d
 }
 
 // costWeight: each observation moves an estimate by 1/costWeight of its
@@ -79,28 +61,6 @@ func (c *commitCost) observe(end time.Time, disk time.Duration, rows int, loaded
 	}
 }
 
-// observeOverlapped records a commit that ran on its own goroutine
-// beside the reading of the next group (flight.go): the span between two
-// commits then no longer is the loop's time plus the disk's, so the
-// loop's time is taken where it is spent: reading, the loop's time
-// (waits excluded) from the plan before to the plan of the rows the
-// commit appended, is perRow's sample when the group was full. Building
-// the transaction is the commit goroutine's, beside the loop's.
-func (c *commitCost) observeOverlapped(disk, reading time.Duration, rows int, loaded bool) {
-	if disk > 0 {
-		c.disk = ewma(c.disk, disk)
-	}
-	if rows == 0 || !loaded || reading <= 0 {
-		return
-	}
-	per := float64(reading) / float64(rows)
-	if c.perRow == 0 {
-		c.perRow = per
-	} else {
-		c.perRow += (per - c.perRow) / costWeight
-	}
-}
-
 func ewma(avg, x time.Duration) time.Duration {
 	if avg == 0 {
 		return x
@@ -117,11 +77,7 @@ func (l *loop) noteCommitCost(p *plan) {
 	}
 	disk := l.walq.w.CommitDiskTime()
 	l.r.ctr.fsync.observe(disk)
-	if p.flew {
-		l.cost.observeOverlapped(disk, p.reading, p.rows(), p.loaded)
-	} else {
-		l.cost.observe(l.r.now(), disk, p.rows(), p.loaded)
-	}
+	l.cost.observe(l.r.now(), disk, p.rows(), l.group.inputFull)
 	l.group.adapt(&l.cost)
 	est := CommitEstimate{Disk: l.cost.disk, GroupCeiling: l.group.ceiling}
 	if l.cost.perRow > 0 {

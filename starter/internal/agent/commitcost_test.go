@@ -28,9 +28,6 @@ type diskSim struct {
 	disk    time.Duration // one commit's disk time (bbolt: two fdatasyncs)
 	perRow  time.Duration
 	payload int // bytes per event
-	// overlap: each commit runs beside the reading of the next group
-	// (flight.go), so a cycle is max(disk, group · perRow).
-	overlap bool
 }
 
 func newDiskSim(o Options, disk, perRow time.Duration, payload int) *diskSim {
@@ -50,23 +47,15 @@ func (s *diskSim) group() int {
 func (s *diskSim) commit(loaded bool) {
 	rows := s.group()
 	s.g.inputFull = loaded
-	if s.overlap {
-		s.now = s.now.Add(max(s.disk, time.Duration(rows)*s.perRow))
-		s.c.observeOverlapped(s.disk, time.Duration(rows)*s.perRow, rows, loaded)
-	} else {
-		s.now = s.now.Add(time.Duration(rows)*s.perRow + s.disk)
-		s.c.observe(s.now, s.disk, rows, loaded)
-	}
+	s.now = s.now.Add(time.Duration(rows)*s.perRow + s.disk)
+	s.c.observe(s.now, s.disk, rows, loaded)
 	s.g.adapt(&s.c)
-	s.g.grow(loaded)
+	s.g.grow()
 }
 
 // rate is the lines/s of a loaded loop at the current group.
 func (s *diskSim) rate() float64 {
 	g := s.group()
-	if s.overlap {
-		return float64(g) / max(s.disk, time.Duration(g)*s.perRow).Seconds()
-	}
 	return float64(g) / (time.Duration(g)*s.perRow + s.disk).Seconds()
 }
 
@@ -283,89 +272,6 @@ func TestSnapshotShowsCommitCost(t *testing.T) {
 			}
 			if c.Disk <= 0 || c.GroupCeiling < groupJobs*jobSize(h.rt.opts) {
 				t.Fatalf("estimate %+v; want a measured disk time and a ceiling of at least %d", c, groupJobs*jobSize(h.rt.opts))
-			}
-		})
-	}
-}
-
-// With overlapping commits the estimate still measures what it says,
-// though the disk's time now hides in the loop's or the other way round:
-// disk is a commit's disk time, perRow the loop's busy time per row (its
-// waits for the commit excluded), whichever of the two sets the cycle.
-func TestOverlappedCostMeasuresEach(t *testing.T) {
-	for _, tc := range []struct {
-		name         string
-		disk, perRow time.Duration
-		rows         int
-	}{
-		{name: "disk sets the cycle", disk: 60 * time.Millisecond, perRow: 1500 * time.Nanosecond, rows: 10_000},
-		{name: "reading sets the cycle", disk: 5 * time.Millisecond, perRow: 1500 * time.Nanosecond, rows: 10_000},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var c commitCost
-			now := time.Unix(1_700_000_000, 0)
-			c.busy(now)
-			for range 64 {
-				// The loop reads the group, then waits for the commit
-				// in flight if the disk is the slower.
-				read := time.Duration(tc.rows) * tc.perRow
-				cycle := max(tc.disk, read)
-				now = now.Add(cycle)
-				c.waited += cycle - read
-				c.observeOverlapped(tc.disk, c.busy(now), tc.rows, true)
-			}
-			if c.disk != tc.disk {
-				t.Fatalf("disk estimate %v, want the commit's %v", c.disk, tc.disk)
-			}
-			if got := time.Duration(c.perRow); got != tc.perRow {
-				t.Fatalf("perRow estimate %v, want the loop's %v", got, tc.perRow)
-			}
-		})
-	}
-}
-
-// With the commit beside the next group's reading the rule keeps the
-// disk's part of a row's time at most fsync-share with groups a share-th
-// of the serial rule's: the throughput targets are met with less memory,
-// and a fast disk keeps the fast-disk groups.
-func TestGroupFollowsFsyncLatencyOverlapped(t *testing.T) {
-	const perRow = 1500 * time.Nanosecond
-	o := slowDiskOptions()
-	for _, tc := range []struct {
-		name    string
-		fsync   time.Duration
-		minRate float64
-	}{
-		{name: "10 ms", fsync: 10 * time.Millisecond, minRate: 250_000},
-		{name: "30 ms", fsync: 30 * time.Millisecond, minRate: 150_000},
-		{name: "3.5 ms", fsync: 3500 * time.Microsecond, minRate: 250_000},
-		{name: "0.1 ms stays small", fsync: 100 * time.Microsecond},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			serial := newDiskSim(o, 2*tc.fsync, perRow, 200)
-			s := newDiskSim(o, 2*tc.fsync, perRow, 200)
-			s.g.overlap, s.overlap = true, true
-			for range 64 {
-				serial.commit(true)
-				s.commit(true)
-			}
-			if r := s.rate(); r < tc.minRate {
-				t.Fatalf("group %d: %.0f lines/s at fsync %v, want >= %.0f", s.group(), r, tc.fsync, tc.minRate)
-			}
-			if s.group() > serial.group() {
-				t.Fatalf("group %d overlapped, above the serial rule's %d", s.group(), serial.group())
-			}
-			g := s.group()
-			if s.g.ceiling == s.g.base || g >= (o.Queue.groupMaxBytes()+199)/200 {
-				return // the fast-disk group, or the memory cap
-			}
-			rowTime := max(perRow, s.disk/time.Duration(g))
-			share := float64(rowTime-perRow) / float64(rowTime)
-			if share > o.Queue.FsyncShare*1.1 {
-				t.Fatalf("disk %.2f of a row's time at group %d, want <= %.2f", share, g, o.Queue.FsyncShare)
-			}
-			if want := int(float64(s.disk) * (1 - o.Queue.FsyncShare) / float64(perRow)); s.g.ceiling != want {
-				t.Fatalf("ceiling %d, want disk·(1−share)/perRow = %d", s.g.ceiling, want)
 			}
 		})
 	}

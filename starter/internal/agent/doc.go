@@ -43,19 +43,13 @@
 // # Concurrency
 //
 // Run owns three goroutines: the loop (Run's own), the sender and the
-// summary logger; with the WAL, one per commit while it runs; and, with
-// several inputs that signal new data, one per such input forwarding its
-// signal.
+// summary logger; and, with several inputs that signal new data, one per
+// such input forwarding its signal.
 //
-//   - The loop alone touches the inputs and the event buffer, and plans
-//     every transaction (a group commit: appends with their positions,
-//     send results, claims, cleanup); at most one runs at a time. With
-//     the WAL outside CHECKPOINT delivery the transaction runs on its own
-//     goroutine while the loop reads the next group into a second buffer
-//     (flight.go); the loop takes its outcome (land) before it plans the
-//     next, and only then do its rows go to the sender and its events
-//     count as durable. The loop lands a commit in flight before it
-//     applies UpdateWAL's changes, a reload or the shutdown.
+//   - The loop alone touches the inputs, the queue and the event buffer,
+//     and is the WAL's only writer: each turn runs at most one transaction
+//     (a group commit: appends with their positions, send results, claims,
+//     cleanup), and it applies UpdateWAL's changes between turns.
 //   - The sender alone touches the transport.Sender and waits on the
 //     network; the loop hands it at most maxJobs jobs at a time over a
 //     channel and gets one result back per job, so a slow engine never

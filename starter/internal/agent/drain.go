@@ -3,7 +3,6 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/edge-agent/edge-agent/starter/internal/check"
@@ -133,10 +132,9 @@ type drainPlan struct {
 	// lowest-lane; nil otherwise.
 	dropOrder []string
 	// mark: rows with ids >= mark are new. remark moves it to the next
-	// row id at the next claim: at start and when the link comes back
-	// (set by the loop while a commit may be claiming, flight.go).
+	// row id at the next claim: at start and when the link comes back.
 	mark   uint64
-	remark atomic.Bool
+	remark bool
 }
 
 // newDrainPlan builds the plan of q; nil when q does not reorder rows.
@@ -152,8 +150,7 @@ func newDrainPlan(q QueueSettings) (*drainPlan, error) {
 	if !hasDefault {
 		specs = append(specs[:len(specs):len(specs)], LaneSpec{Name: defaultLaneName})
 	}
-	d := &drainPlan{newest: q.Drain == DrainNewestFirst}
-	d.remark.Store(true)
+	d := &drainPlan{newest: q.Drain == DrainNewestFirst, remark: true}
 	shares := make([]float64, len(specs))
 	for i, l := range specs {
 		r := laneRule{name: l.Name}
@@ -211,7 +208,7 @@ func (d *drainPlan) classify(payload []byte) string {
 
 // linkUp says the link to the engine came back: the rows appended from
 // now on are new.
-func (d *drainPlan) linkUp() { d.remark.Store(true) }
+func (d *drainPlan) linkUp() { d.remark = true }
 
 // claimTx is what a drainPlan needs of a WAL transaction.
 type claimTx interface {
@@ -226,8 +223,8 @@ type claimTx interface {
 // hands each to fn in the order they are to be sent: higher lanes first,
 // in a lane new rows before the backlog, each in append order.
 func (d *drainPlan) claim(tx claimTx, n, maxBytes int, now time.Time, fn func(r *wal.Row)) (claimed int, bounded bool, err error) {
-	if d.remark.Swap(false) {
-		d.mark = tx.NextRowID()
+	if d.remark {
+		d.mark, d.remark = tx.NextRowID(), false
 	}
 	parts := make([][]wal.ClaimRange, len(d.lanes))
 	avail := make([]int, len(d.lanes))

@@ -60,22 +60,6 @@ func (b *eventBuffer) drop(n, nbytes int, now time.Time) {
 	}
 }
 
-// prepend moves front's events before b's, leaving front empty: the
-// events of a failed commit go back ahead of those read since.
-func (b *eventBuffer) prepend(front *eventBuffer) {
-	if front.len() == 0 {
-		return
-	}
-	front.events = append(front.events, b.events...)
-	front.ids = append(front.ids, b.ids...)
-	front.bytes += b.bytes
-	front.unpositioned += b.unpositioned
-	clear(b.events)
-	b.events, b.ids = b.events[:0], b.ids[:0]
-	b.bytes, b.unpositioned = 0, 0
-	*b, *front = *front, *b
-}
-
 // groupJobs is how many jobs' rows a group may hold while the disk's
 // fsync is cheap: beyond that a bigger group gains little over the fsync
 // it amortises, and costs memory. maxJobs follows it (startup.go).
@@ -122,9 +106,6 @@ type grouping struct {
 	// inputFull: the last poll stopped at a full group, not because the
 	// inputs had nothing more.
 	inputFull bool
-	// overlap: commits run beside the reading of the next group
-	// (flight.go).
-	overlap bool
 }
 
 // newGrouping is the grouping of o's settings for jobs of jobSize rows,
@@ -149,10 +130,9 @@ func newGrouping(o Options, jobSize int, wal bool) grouping {
 func (g *grouping) reset() { g.size = g.floor }
 
 // grow adapts the group after a commit that wrote the buffer: double while
-// the input kept the buffer full (loaded: the poll before the commit
-// stopped at a full group), halve back once it ran dry.
-func (g *grouping) grow(loaded bool) {
-	if loaded {
+// the input kept the buffer full, halve back once it ran dry.
+func (g *grouping) grow() {
+	if g.inputFull {
 		g.size = max(g.floor, min(g.size*2, g.ceiling))
 		return
 	}
@@ -171,15 +151,6 @@ func (g *grouping) grow(loaded bool) {
 // cap: beyond it, about group / (disk + group · perRow). Until both
 // figures are measured the ceiling is base. A group above a lower
 // ceiling comes down to it at the next grow.
-//
-// When the commit overlaps the reading of the next group (overlap), a
-// row's time is max(perRow, disk / group): the disk adds nothing while
-// a group takes longer to read than its commit to write, and its part
-// is at most share when
-//
-//	group >= disk · (1 − share) / perRow
-//
-// a share-th of the serial rule's group, for the same throughput.
 func (g *grouping) adapt(c *commitCost) {
 	if g.share <= 0 {
 		return
@@ -189,9 +160,6 @@ func (g *grouping) adapt(c *commitCost) {
 		return
 	}
 	want := float64(c.disk) * (1 - g.share) / (g.share * c.perRow)
-	if g.overlap {
-		want = float64(c.disk) * (1 - g.share) / c.perRow
-	}
 	limit := float64(g.maxBytes / eventCost)
 	if want > float64(g.base) {
 		g.ceiling = max(g.base, int(min(want, limit)))

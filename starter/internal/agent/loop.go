@@ -31,12 +31,8 @@ type loop struct {
 	sender  *sendLoop // runs on its own goroutine once Run starts it
 	send    senderRun
 
-	buf eventBuffer
-	// held is the buffer of the commit in flight, flight that commit
-	// (flight.go); held is empty and flight nil when none flies.
-	held   eventBuffer
-	flight *commitFlight
-	group  grouping
+	buf   eventBuffer
+	group grouping
 	// cost is what commits cost, which the group's ceiling follows.
 	cost commitCost
 	jobs jobSlots
@@ -165,15 +161,12 @@ func (l *loop) poll(ctx context.Context, now time.Time) (int, error) {
 	if l.checkBackpressure() {
 		return 0, nil
 	}
+	bulk := l.group.size
 	pollMax := max(1, l.r.opts.Queue.PollBatchSize)
 	n := len(l.in.list)
 	first, idle := l.in.round()
 	total := 0
 	for !l.group.full(&l.buf) {
-		// A commit that ended hands its rows to the sender now, not
-		// once the whole group is read; it may change the group's size.
-		l.landIfDone()
-		bulk := l.group.size
 		share := max(1, (bulk-l.buf.len())/n)
 		got := 0
 		for k := 0; k < n && !l.group.full(&l.buf); k++ {
@@ -308,7 +301,6 @@ func (l *loop) wait(ctx context.Context) {
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
-	defer func() { l.cost.waited += l.r.now().Sub(now) }()
 	select {
 	case <-ctx.Done():
 	case <-t.C:
@@ -317,7 +309,6 @@ func (l *loop) wait(ctx context.Context) {
 	case req := <-l.r.admin:
 		l.serveAdmin(req)
 	case <-wakeup:
-	case <-l.flightDone():
 	case req := <-l.r.reloads:
 		l.reloads.hold(req)
 	}

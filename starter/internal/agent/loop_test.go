@@ -256,8 +256,8 @@ func TestGroupFollowsLoad(t *testing.T) {
 			if g.size != tc.bulk {
 				t.Fatalf("group %d at start, want bulk-max-size %d", g.size, tc.bulk)
 			}
-			g.size = tc.start
-			g.grow(tc.full)
+			g.size, g.inputFull = tc.start, tc.full
+			g.grow()
 			if g.size != tc.want {
 				t.Fatalf("group %d after a commit (input full: %v), want %d", g.size, tc.full, tc.want)
 			}
@@ -478,15 +478,12 @@ func TestResultsOfAPollRideInItsCommit(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Past the first groups (1, 2, then 4 jobs): what had been sent
-		// when a group's reads began rides in the commit that starts
-		// when the next group's reads end, and is acknowledged when that
-		// commit lands, during the first read after (flight.go):
-		// groupJobs+1 reads later. Results that waited a turn would be
-		// groupJobs reads later still.
+		// when a group's reads began is acknowledged when the next
+		// group's reads begin, groupJobs reads later.
 		for i := 16; i < polls; i++ {
-			if acked[i] < sent[i-groupJobs] {
+			if acked[i] < sent[i-groupJobs+1] {
 				t.Fatalf("at read %d, %d rows acknowledged, want at least the %d sent by read %d: the results of a group's reads waited a turn (sent %v, acked %v)",
-					i, acked[i], sent[i-groupJobs], i-groupJobs, sent[:polls], acked[:polls])
+					i, acked[i], sent[i-groupJobs+1], i-groupJobs+1, sent[:polls], acked[:polls])
 			}
 		}
 	})

@@ -373,7 +373,7 @@ func (l *loop) resume(o Options, outputReplaced bool) {
 	r := l.r
 	l.rowRetry = newRowRetries(o, l.rowRetry.streak)
 	l.jobs.size = jobSize(o)
-	l.group = l.newGroup(o)
+	l.group = newGrouping(o, l.jobs.size, l.walq != nil)
 	l.exitOnRefusal = r.exitOnRefusal()
 	r.rate.set(o.RateLimit, r.now())
 	if q, ok := l.q.(*walQueue); ok {

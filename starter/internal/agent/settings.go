@@ -167,8 +167,7 @@ type QueueSettings struct {
 	FsyncShare float64 `yaml:"fsync-share"`
 	// GroupMaxBytes bounds the memory of one commit group: its payload
 	// bytes and eventCost per event. A quarter of MaxBytes bounds it
-	// too (groupMaxBytes). Two groups may be in memory: the one being
-	// committed and the one read meanwhile (flight.go).
+	// too (groupMaxBytes).
 	GroupMaxBytes int `yaml:"group-max-bytes"`
 }
 

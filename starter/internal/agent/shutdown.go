@@ -40,7 +40,6 @@ func (r *Agent) shutdown(l *loop, cause error) error {
 	}
 
 	// No new jobs from here on: the rest of the loop only records.
-	l.settleCommit()
 	l.jobs.limit = 0
 	l.drainInputs(allInputs)
 	flushErr := l.flushUntil(deadline)
@@ -193,7 +192,6 @@ func (l *loop) stopSender(deadline time.Time) (stuck bool) {
 // are not lost: their input positions were not saved either, so the next
 // start reads them again.
 func (l *loop) flushUntil(deadline time.Time) error {
-	l.settleCommit()
 	l.walRetry.retryNow()
 	for {
 		if l.buf.len() == 0 && len(l.uncommitted) == 0 {
@@ -204,7 +202,6 @@ func (l *loop) flushUntil(deadline time.Time) error {
 		l.planResults(p, now)
 		l.buf.planFlush(p)
 		p.started = l.markStarted && p.flushed > 0
-		p.results, p.loaded = len(l.uncommitted), l.group.inputFull
 		var err error
 		if _, err = l.commit(now, p); err == nil && l.walRetry.errs == 0 {
 			continue

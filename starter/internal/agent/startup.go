@@ -54,7 +54,7 @@ func (r *Agent) start(ctx context.Context) (*loop, error) {
 	if r.wrapQueue != nil {
 		l.q = r.wrapQueue(l.q)
 	}
-	l.group = l.newGroup(r.opts)
+	l.group = newGrouping(r.opts, l.jobs.size, l.walq != nil)
 	specs := r.opts.InputList
 
 	snd, enc, err := r.openSender()

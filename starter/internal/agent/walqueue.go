@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
@@ -45,9 +44,8 @@ type walQueue struct {
 	// nothing it may drop; the next walk waits for nextDropCheck.
 	dropHeld bool
 	// queued is the payload bytes of the rows in the WAL as of the last
-	// transaction (wal.Counts.PayloadBytes); written by the commit's
-	// goroutine while the loop reads it (Full).
-	queued atomic.Int64
+	// transaction (wal.Counts.PayloadBytes).
+	queued int64
 	// drain, when set (queue.lanes, queue.drain: newest-first), classifies
 	// appended rows into lanes and decides what each claim takes; lanes
 	// is its last status per lane, read at most every laneStatusEvery.
@@ -158,7 +156,7 @@ func (r *Agent) startTx(q *walQueue, resurrect bool) (*walStart, error) {
 		} else {
 			st.sending = tx.SendingIDs()
 		}
-		q.queued.Store(tx.Counts().PayloadBytes)
+		q.queued = tx.Counts().PayloadBytes
 		drops := dropStatus(tx.DropTotals())
 		r.pub.set(func(p *published) { p.drops = drops })
 		var err error
@@ -230,14 +228,13 @@ func (q *walQueue) Update(fn func(tx queueTx) error) error {
 // back once rows are acked by a small enough amount, so small limits would
 // pause the input for good; the payload total does, exactly.
 func (q *walQueue) Full(paused bool) (bool, int64) {
-	queued := q.queued.Load()
 	if q.maxBytes <= 0 {
-		return false, queued
+		return false, q.queued
 	}
 	if paused {
-		return queued > lowWater(q.maxBytes), queued
+		return q.queued > lowWater(q.maxBytes), q.queued
 	}
-	return queued > q.maxBytes, queued
+	return q.queued > q.maxBytes, q.queued
 }
 
 // setInputDrop takes the queue-drop policies of specs, whose ids are
@@ -411,7 +408,7 @@ func (t walTx) Drop(now time.Time) (queueDrops, error) {
 
 func (t walTx) Counts() (queueCounts, error) {
 	c := t.tx.Counts()
-	t.q.queued.Store(c.PayloadBytes)
+	t.q.queued = c.PayloadBytes
 	qc := walCounts(c)
 	if d := t.q.drain; d != nil {
 		now := t.q.now()
