@@ -235,19 +235,10 @@ func (r *docReader) object() (node, error) {
 		}
 		v.keyPlain = keyPlain
 		r.st.stack = append(r.st.stack, entry{key: k, val: v})
-		r.space()
-		if r.i >= len(r.s) {
-			return node{}, r.fail()
-		}
-		switch r.s[r.i] {
-		case ',':
-			r.i++
-		case '}':
-			r.i++
-			r.depth--
+		if end, err := r.separator('}'); err != nil {
+			return node{}, err
+		} else if end {
 			return node{kind: kindObject, kids: r.keep(mark, true)}, nil
-		default:
-			return node{}, r.fail()
 		}
 	}
 }
@@ -270,21 +261,31 @@ func (r *docReader) array() (node, error) {
 			return node{}, err
 		}
 		r.st.stack = append(r.st.stack, entry{val: v})
-		r.space()
-		if r.i >= len(r.s) {
-			return node{}, r.fail()
-		}
-		switch r.s[r.i] {
-		case ',':
-			r.i++
-		case ']':
-			r.i++
-			r.depth--
+		if end, err := r.separator(']'); err != nil {
+			return node{}, err
+		} else if end {
 			return node{kind: kindArray, kids: r.keep(mark, false)}, nil
-		default:
-			return node{}, r.fail()
 		}
 	}
+}
+
+// separator reads what follows a member: a comma (more follow) or the
+// container's closing byte (end, one level up).
+func (r *docReader) separator(closing byte) (end bool, err error) {
+	r.space()
+	if r.i >= len(r.s) {
+		return true, r.fail()
+	}
+	switch r.s[r.i] {
+	case ',':
+		r.i++
+		return false, nil
+	case closing:
+		r.i++
+		r.depth--
+		return true, nil
+	}
+	return true, r.fail()
 }
 
 // keep moves the members read since mark off the stack into the store;
