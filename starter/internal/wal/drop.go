@@ -188,20 +188,33 @@ func (tx *Tx) dropUnsent(lim DropLimits) (full, age Dropped, more bool, err erro
 		if dropped == lim.MaxBlocks {
 			return full, age, true, f.free(tx)
 		}
-		rows, bytes, err := tx.dropPendingIn(&f, h.first, h.last(), gap)
+		went, err := tx.dropBlock(&f, h, gap, into)
 		if err != nil {
 			return full, age, false, err
 		}
-		var sources []string
-		if rows > 0 {
+		if went {
 			dropped++
-			if b := tx.blockOf(h.first); b != nil && b.err == nil {
-				sources = b.sources
-			}
 		}
-		into.add(rows, bytes, h.created, sources)
 	}
 	return full, age, false, f.free(tx)
+}
+
+// dropBlock drops the unsent rows of the block h heads for reason gap and
+// counts them into into, with the block's inputs; it reports whether any
+// row went.
+func (tx *Tx) dropBlock(f *blockFreer, h blockHeader, gap string, into *Dropped) (bool, error) {
+	rows, bytes, err := tx.dropPendingIn(f, h.first, h.last(), gap)
+	if err != nil {
+		return false, err
+	}
+	var sources []string
+	if rows > 0 {
+		if b := tx.blockOf(h.first); b != nil && b.err == nil {
+			sources = b.sources
+		}
+	}
+	into.add(rows, bytes, h.created, sources)
+	return rows > 0, nil
 }
 
 // dropPendingIn deletes the PENDING rows with ids lo..hi, due or

@@ -512,18 +512,13 @@ func (tx *Tx) dropByLane(lim DropLimits) (full, age Dropped, more bool, err erro
 			if dropped == lim.MaxBlocks {
 				return full, age, true, f.free(tx)
 			}
-			rows, bytes, err := tx.dropPendingIn(&f, h.first, h.last(), GapDroppedFull)
+			went, err := tx.dropBlock(&f, h, GapDroppedFull, &full)
 			if err != nil {
 				return full, age, false, err
 			}
-			var sources []string
-			if rows > 0 {
+			if went {
 				dropped++
-				if b := tx.blockOf(h.first); b != nil && b.err == nil {
-					sources = b.sources
-				}
 			}
-			full.add(rows, bytes, h.created, sources)
 		}
 	}
 	if err := f.free(tx); err != nil {
