@@ -44,9 +44,8 @@ func readObjectInto(b []byte, m map[string]any) error {
 	if _, err := r.objectInto(m); err != nil {
 		return err
 	}
-	r.space()
-	if r.i != len(r.s) {
-		return fmt.Errorf("text after the JSON value at byte %d", r.i)
+	if err := r.end(); err != nil {
+		return err
 	}
 	return nil
 }
@@ -63,9 +62,8 @@ func readObjectStringInto(s string, m map[string]any) (ok bool, err error) {
 	if _, err := r.objectInto(m); err != nil {
 		return true, err
 	}
-	r.space()
-	if r.i != len(r.s) {
-		return true, fmt.Errorf("text after the JSON value at byte %d", r.i)
+	if err := r.end(); err != nil {
+		return true, err
 	}
 	return true, nil
 }
@@ -82,14 +80,22 @@ func readJSONString(s string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.space()
-	if r.i != len(r.s) {
-		return nil, fmt.Errorf("text after the JSON value at byte %d", r.i)
+	if err := r.end(); err != nil {
+		return nil, err
 	}
 	return v, nil
 }
 
 func (r *jsonReader) fail() error { return fmt.Errorf("invalid JSON at byte %d", r.i) }
+
+// end checks that only space follows the value read.
+func (r *jsonReader) end() error {
+	r.space()
+	if r.i != len(r.s) {
+		return fmt.Errorf("text after the JSON value at byte %d", r.i)
+	}
+	return nil
+}
 
 func (r *jsonReader) space() {
 	for r.i < len(r.s) {

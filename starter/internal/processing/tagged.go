@@ -149,9 +149,8 @@ func readDoc(s string, st *docStore) (node, error) {
 	if err != nil {
 		return node{}, err
 	}
-	r.space()
-	if r.i != len(r.s) {
-		return node{}, fmt.Errorf("text after the JSON value at byte %d", r.i)
+	if err := r.end(); err != nil {
+		return node{}, err
 	}
 	return v, nil
 }
@@ -167,9 +166,8 @@ func readDocObject(s string, st *docStore) (node, error) {
 	if err != nil {
 		return node{}, err
 	}
-	r.space()
-	if r.i != len(r.s) {
-		return node{}, fmt.Errorf("text after the JSON value at byte %d", r.i)
+	if err := r.end(); err != nil {
+		return node{}, err
 	}
 	return v, nil
 }
