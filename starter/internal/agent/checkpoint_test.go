@@ -32,6 +32,31 @@ type modelEngine struct {
 	replies map[string]int // replies by request kind and word, e.g. "commit RESEND"
 }
 
+// step does one of the engine's random steps for k in [3, 9): drains
+// (3, 4), checkpoints (5, 6), fails over (7) or restarts afresh (8),
+// noting the last two in failures; it returns the step's name.
+func (m *modelEngine) step(t *testing.T, rng *rand.Rand, k, step int, failures *[]string) string {
+	t.Helper()
+	switch {
+	case k < 5:
+		m.job.Drain(rng.IntN(400))
+		return "drain"
+	case k < 7:
+		m.job.Checkpoint()
+		return "checkpoint"
+	case k == 7:
+		if err := m.job.Failover(); err != nil {
+			t.Fatal(err)
+		}
+		*failures = append(*failures, fmt.Sprintf("%d:failover", step))
+		return "failover"
+	default:
+		m.job.RestartFresh()
+		*failures = append(*failures, fmt.Sprintf("%d:fresh", step))
+		return "fresh restart"
+	}
+}
+
 func startModel(t *testing.T, capacity int) *modelEngine {
 	t.Helper()
 	job, err := enginemodel.NewJob(enginemodel.JobConfig{
@@ -161,22 +186,8 @@ func TestCheckpointDeliveryModel(t *testing.T) {
 			produced += n
 			appended += uint64(n)
 			check("input " + strconv.Itoa(n))
-		case k < 5:
-			m.job.Drain(rng.IntN(400))
-			check("drain")
-		case k < 7:
-			m.job.Checkpoint()
-			check("checkpoint")
-		case k == 7:
-			if err := m.job.Failover(); err != nil {
-				t.Fatal(err)
-			}
-			failures = append(failures, fmt.Sprintf("%d:failover", step))
-			check("failover")
-		case k == 8:
-			m.job.RestartFresh()
-			failures = append(failures, fmt.Sprintf("%d:fresh", step))
-			check("fresh restart")
+		case k < 9:
+			check(m.step(t, rng, k, step, &failures))
 		default:
 			if err := h.stop(); err != nil {
 				t.Fatal(err)

@@ -73,22 +73,8 @@ func TestCheckpointWithLanesNewestFirst(t *testing.T) {
 			events = append(events, batch...)
 			appended += uint64(n)
 			check("input " + strconv.Itoa(n))
-		case k < 5:
-			m.job.Drain(rng.IntN(400))
-			check("drain")
-		case k < 7:
-			m.job.Checkpoint()
-			check("checkpoint")
-		case k == 7:
-			if err := m.job.Failover(); err != nil {
-				t.Fatal(err)
-			}
-			failures = append(failures, fmt.Sprintf("%d:failover", step))
-			check("failover")
-		case k == 8:
-			m.job.RestartFresh()
-			failures = append(failures, fmt.Sprintf("%d:fresh", step))
-			check("fresh restart")
+		case k < 9:
+			check(m.step(t, rng, k, step, &failures))
 		default:
 			if err := h.stop(); err != nil {
 				t.Fatal(err)
