@@ -257,3 +257,35 @@ func TestRestartDuringOutageDropsTheOldest(t *testing.T) {
 		}
 	})
 }
+
+// A paused queue resumes a quarter below queue.max-bytes under when-full:
+// block, and once within it under drop-oldest (the drops stop at the
+// bound), unless only queue-drop: never rows hold it there.
+func TestFullResumeLevel(t *testing.T) {
+	const bound = 1000
+	for _, c := range []struct {
+		name     string
+		whenFull string
+		held     bool
+		queued   int64
+		paused   bool
+		want     bool
+	}{
+		{"block over", WhenFullBlock, false, 1001, false, true},
+		{"block at the bound", WhenFullBlock, false, 1000, false, false},
+		{"block paused within the margin", WhenFullBlock, false, 900, true, true},
+		{"block paused under the margin", WhenFullBlock, false, 750, true, false},
+		{"drop-oldest over", WhenFullDropOldest, false, 1001, false, true},
+		{"drop-oldest paused, dropped to the bound", WhenFullDropOldest, false, 1000, true, false},
+		{"drop-oldest paused, still over", WhenFullDropOldest, false, 1001, true, true},
+		{"drop-oldest held by never rows", WhenFullDropOldest, true, 900, true, true},
+		{"drop-oldest held, under the margin", WhenFullDropOldest, true, 750, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q := &walQueue{maxBytes: bound, whenFull: c.whenFull, dropHeld: c.held, queued: c.queued}
+			if got, size := q.Full(c.paused); got != c.want || size != c.queued {
+				t.Fatalf("Full(%v) = %v, %d; want %v, %d", c.paused, got, size, c.want, c.queued)
+			}
+		})
+	}
+}

@@ -268,7 +268,7 @@ func (l *loop) checkBackpressure() bool {
 			l.log.Warn("queue above queue.max-bytes; pausing input until rows are acknowledged",
 				slog.Int64("queue_bytes", size), slog.Int64("max_bytes", l.r.opts.Queue.MaxBytes))
 		} else {
-			l.log.Info("queue below three quarters of queue.max-bytes; resuming input", slog.Int64("queue_bytes", size))
+			l.log.Info("queue back under queue.max-bytes (three quarters of it under when-full: block); resuming input", slog.Int64("queue_bytes", size))
 		}
 	}
 	return full

@@ -227,11 +227,19 @@ func (q *walQueue) Update(fn func(tx queueTx) error) error {
 // (it counts the whole preallocated chunk, 16 MiB for a new file) falls
 // back once rows are acked by a small enough amount, so small limits would
 // pause the input for good; the payload total does, exactly.
+//
+// Under when-full: drop-oldest a pause ends as soon as the queue is within
+// the bound again, not a quarter below it: the drops keep the queue at the
+// bound, never under it, so a queue paused by rows no drop may touch (in
+// flight, received) and then brought back by the drops once those failed
+// would otherwise stay paused until the engine took rows again. A queue
+// held by queue-drop: never rows keeps the margin: reading there would
+// only drop the rows just read.
 func (q *walQueue) Full(paused bool) (bool, int64) {
 	if q.maxBytes <= 0 {
 		return false, q.queued
 	}
-	if paused {
+	if paused && (q.whenFull != WhenFullDropOldest || q.dropHeld) {
 		return q.queued > lowWater(q.maxBytes), q.queued
 	}
 	return q.queued > q.maxBytes, q.queued
