@@ -98,7 +98,7 @@ func TestBackpressureLogsOncePerTransition(t *testing.T) {
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}
-	pauses, resumes := lines.count("queue above queue.max-bytes"), lines.count("queue below")
+	pauses, resumes := lines.count("queue above queue.max-bytes"), lines.count("queue back under")
 	if pauses != 1 || resumes != 1 {
 		t.Fatalf("%d pause and %d resume lines for one backpressure episode, want 1 and 1", pauses, resumes)
 	}
