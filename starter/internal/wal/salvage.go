@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/edge-agent/edge-agent/starter/internal/account"
@@ -203,7 +204,7 @@ func Salvage(src, dst string, opts SalvageOptions) (rep SalvageReport, err error
 		// nestedPositionsSchema is carried over this way.
 		// A source giving ids at claim gives its mode to the copy.
 		s.out, err = Open(Options{Path: dst, Fsync: opts.Fsync, Now: opts.Now, Logger: opts.Logger, Encryption: opts.Encryption,
-			GapRecords: opts.GapOrigin, GapFree: s.claims.on, SendOrderBatchIDs: s.claims.on})
+			GapRecords: opts.GapOrigin, GapFree: s.claims.on, SendOrderBatchIDs: s.claims.on, Lanes: s.lanes.list()})
 		if err != nil {
 			return rep, fmt.Errorf("salvage wal %s: create %s: %w", src, dst, err)
 		}
@@ -325,6 +326,8 @@ type salvager struct {
 
 	// claims carries the batch ids given at claim (salvageclaims.go).
 	claims claimCopy
+	// lanes carries the rows' lanes (salvagelanes.go).
+	lanes laneCopy
 }
 
 // sourceMeta is what the source's meta bucket says.
@@ -397,6 +400,10 @@ func (s *salvager) visitIndex(bucket [][]byte, key, value []byte, _ uint64) {
 			s.claims.on = true // the mode flag may be what was lost
 			s.claims.noteRun(r)
 		}
+	case string(bucketLaneBlocks):
+		if id, ok := keyID(key); ok && id > 0 {
+			s.lanes.noteBlock(id, string(value))
+		}
 	case string(bucketClaimRetry):
 		b, ok := keyID(key)
 		if id, ok2 := keyID(value); ok && ok2 && b > 0 {
@@ -412,6 +419,9 @@ func (s *salvager) visitIndex(bucket [][]byte, key, value []byte, _ uint64) {
 			}
 		}
 	case string(bucketPending), string(bucketSending), string(bucketReceived):
+		if name, ok := strings.CutPrefix(string(bucket[0]), lanePendingPrefix); ok {
+			s.lanes.noteName(name)
+		}
 		kind := runKindOf(bucket[0])
 		if r, ok := kind.decode(key, value); ok {
 			s.live = append(s.live, idRange{r.start, r.end})
@@ -530,6 +540,7 @@ func (s *salvager) blockRows(b *block) []Row {
 		}
 		out = append(out, r)
 	}
+	s.lanes.read(b, out)
 	return out
 }
 
@@ -571,6 +582,7 @@ func (s *salvager) take(r Row, key []byte, keyOK bool, page uint64) {
 func (s *salvager) add(r Row, srcID uint64) {
 	s.rep.Rows[restStatus(r.Status)]++
 	s.claims.take(&r, srcID)
+	s.lanes.copied(srcID, r.ID, s.renumbering)
 	s.copiedNext = max(s.copiedNext, r.BatchID+1)
 	s.noteSeqs(&r, !s.renumbering)
 	if s.out == nil || s.writeError != nil {
@@ -597,7 +609,7 @@ func (s *salvager) flush() {
 	}
 	batch := s.batch
 	s.batch = s.batch[:0]
-	s.writeError = s.out.Update(func(tx *Tx) error { return tx.restoreRows(batch, s.deadGap, &s.claims, s.now) })
+	s.writeError = s.out.Update(func(tx *Tx) error { return tx.restoreRows(batch, s.deadGap, &s.claims, &s.lanes, s.now) })
 }
 
 // scan reads every page of the file the tree walk did not reach and
@@ -869,14 +881,16 @@ func statesLeaf(pg []byte) (map[uint64]rowState, bool) {
 // same time share a block, as they did when appended.
 // deadGap names the DEAD rows that got a stand-in.
 // claims gives the rows the batch ids a claim gave them (nil: none).
-func (tx *Tx) restoreRows(rows []Row, deadGap map[uint64]bool, claims *claimCopy, now int64) error {
+func (tx *Tx) restoreRows(rows []Row, deadGap map[uint64]bool, claims *claimCopy, lanes *laneCopy, now int64) error {
 	for i := 0; i < len(rows); {
+		lane := lanes.laneOf(rows[i].ID)
 		j := i + 1
 		for j < len(rows) && j-i < blockMaxRows && rows[j].ID == rows[j-1].ID+1 &&
-			rows[j].BatchID == rows[j-1].BatchID+1 && rows[j].CreatedAt == rows[i].CreatedAt && rows[j].StandIn == rows[i].StandIn {
+			rows[j].BatchID == rows[j-1].BatchID+1 && rows[j].CreatedAt == rows[i].CreatedAt && rows[j].StandIn == rows[i].StandIn &&
+			lanes.laneOf(rows[j].ID) == lane {
 			j++
 		}
-		if err := tx.restoreBlock(rows[i:j], deadGap, claims, now); err != nil {
+		if err := tx.restoreBlock(rows[i:j], lane, deadGap, claims, now); err != nil {
 			return err
 		}
 		i = j
@@ -884,7 +898,7 @@ func (tx *Tx) restoreRows(rows []Row, deadGap map[uint64]bool, claims *claimCopy
 	return nil
 }
 
-func (tx *Tx) restoreBlock(rows []Row, deadGap map[uint64]bool, claims *claimCopy, now int64) error {
+func (tx *Tx) restoreBlock(rows []Row, lane string, deadGap map[uint64]bool, claims *claimCopy, now int64) error {
 	first, last := rows[0].ID, rows[len(rows)-1].ID
 	if _, _, taken := tx.findBlock(first); taken {
 		return fmt.Errorf("wal %s: restore row %d: the id is taken", tx.w.path, first)
@@ -904,6 +918,10 @@ func (tx *Tx) restoreBlock(rows []Row, deadGap map[uint64]bool, claims *claimCop
 	}
 	if err := putBlock(tx.blocks, u64key(first), v); err != nil {
 		return fmt.Errorf("wal %s: restore rows %d..%d: %w", tx.w.path, first, last, err)
+	}
+	// Before the rows are indexed: the pending index is the block's lane's.
+	if err := tx.setBlockLane(first, lane); err != nil {
+		return err
 	}
 	for i := range rows {
 		r := &rows[i]
