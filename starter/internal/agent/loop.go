@@ -119,6 +119,7 @@ func (l *loop) accept(res *jobResult) {
 	}
 	l.jobs.done(res.job.seq)
 	l.tapSent(res)
+	res.job.forgetPayloads()
 	l.uncommitted = append(l.uncommitted, res)
 	wasDown := l.link.down
 	l.link.observe(res)

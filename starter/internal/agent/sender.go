@@ -27,6 +27,17 @@ type job struct {
 	settle *settleReq
 }
 
+// forgetPayloads drops the job's references to its payloads once its
+// result is in: the commit that applies the result needs only the ids,
+// and a WAL row's payload aliases its whole decoded block, which would
+// otherwise stay in memory until that commit (and the jobs already
+// claimed behind it hold blocks of their own).
+func (j *job) forgetPayloads() {
+	for i := range j.rows {
+		j.rows[i].Payload = nil
+	}
+}
+
 // jobResult is what became of a job. results[i] belongs to job.rows[i].
 type jobResult struct {
 	job     *job

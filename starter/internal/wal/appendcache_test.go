@@ -112,3 +112,46 @@ func TestAppendValuesOutliveArenaRenewal(t *testing.T) {
 		}
 	}
 }
+
+// TestClaimedBlockLeavesCache: a claim that takes the last row of a
+// block drops the block from the cache, since claims go in id order and
+// the cache would only keep its payloads alive after the jobs that took
+// them are done; a block claimed in part stays for the next claim. A
+// row of a dropped block that comes back PENDING reads back the same.
+func TestClaimedBlockLeavesCache(t *testing.T) {
+	w := openTest(t, newClock(t0))
+	payload := func(i int) []byte { return fmt.Appendf(nil, "%06d %s", i, bytes.Repeat([]byte{'a' + byte(i%26)}, 200)) }
+	rows := make([]NewRow, 10)
+	for i := range rows {
+		rows[i] = NewRow{SourceID: "src", Payload: payload(i)}
+	}
+	var first uint64
+	mustUpdate(t, w, func(tx *Tx) error {
+		var err error
+		first, _, err = tx.Append(rows)
+		return err
+	})
+	if w.cache.get(first) == nil {
+		t.Fatal("an append to an empty queue did not cache its block")
+	}
+	if got := claim(t, w, 4, t0); len(got) != 4 || w.cache.get(first) == nil {
+		t.Fatalf("claimed %d rows; the block in part claimed is cached: %v", len(got), w.cache.get(first) != nil)
+	}
+	rest := claim(t, w, 100, t0)
+	if len(rest) != 6 {
+		t.Fatalf("claimed %d rows, want 6", len(rest))
+	}
+	if w.cache.get(first) != nil || w.cache.bytes != 0 {
+		t.Fatalf("the block whose last row was claimed is still cached (%d bytes)", w.cache.bytes)
+	}
+	mustUpdate(t, w, func(tx *Tx) error { return tx.Release(ids(rest[4:]), t0) })
+	again := claim(t, w, 100, t0)
+	if len(again) != 2 {
+		t.Fatalf("claimed %d released rows, want 2", len(again))
+	}
+	for i, r := range again {
+		if want := payload(8 + i); r.ID != first+8+uint64(i) || !bytes.Equal(r.Payload, want) {
+			t.Fatalf("row %d: payload %q, want row %d %q", r.ID, r.Payload, first+8+uint64(i), want)
+		}
+	}
+}

@@ -375,6 +375,13 @@ func (tx *Tx) claimFunc(src pendSource, limit, maxBytes int, now int64, fn func(
 			fn(&r)
 			claimed++
 			bytes += len(r.Payload)
+			if id == b.last() && tx.cache != nil {
+				// Claims go in id order: no claim needs this block again
+				// unless a row of it comes back PENDING, which decodes it
+				// anew. Kept, it would only hold its payloads after the
+				// jobs that took them are done.
+				tx.cache.drop(b.first)
+			}
 		}
 	}
 	return claimed, true, flushRun()
