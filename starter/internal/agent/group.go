@@ -88,8 +88,10 @@ const eventCost = 80
 //
 // The ceiling follows the disk (adapt): groupJobs jobs' rows, raised so
 // that a commit's disk time costs each row at most queue.fsync-share of
-// its time, and bounded by queue.group-max-bytes. A group also ends at
-// that many bytes of payloads, whatever its count.
+// its time. So does the group's byte bound: queue.group-max-bytes, or,
+// when the rows the disk asks for hold more than that, their bytes, up to
+// queue.slow-disk-group-max-bytes. A group ends at that many bytes of
+// payloads, whatever its count.
 type grouping struct {
 	size    int // events the buffer takes before it is written
 	floor   int // agent.bulk-max-size
@@ -97,9 +99,14 @@ type grouping struct {
 	// base is the ceiling while the disk is fast or not yet measured:
 	// groupJobs jobs' rows (nosyncMaxGroup without fsync).
 	base int
-	// maxBytes bounds the payload bytes of a group (full), and with
-	// eventCost its events (adapt).
+	// maxBytes bounds the payload bytes of a group now (full), and
+	// with eventCost its events (adapt): fastBytes, or up to slowBytes
+	// when the disk asks for more rows than fastBytes holds.
 	maxBytes int
+	// fastBytes is queue.group-max-bytes, slowBytes
+	// queue.slow-disk-group-max-bytes (never below fastBytes), each at
+	// most a quarter of queue.max-bytes.
+	fastBytes, slowBytes int
 	// share is queue.fsync-share; 0 when the ceiling stays at base
 	// (the option at 0, or no fsync to spread).
 	share float64
@@ -111,8 +118,10 @@ type grouping struct {
 // newGrouping is the grouping of o's settings for jobs of jobSize rows,
 // starting at agent.bulk-max-size. wal says the queue is the WAL.
 func newGrouping(o Options, jobSize int, wal bool) grouping {
+	fast := o.Queue.groupMaxBytes()
 	g := grouping{floor: max(1, o.Agent.BulkMaxSize), base: groupJobs * jobSize,
-		maxBytes: o.Queue.groupMaxBytes(), share: o.Queue.FsyncShare}
+		maxBytes: fast, fastBytes: fast, slowBytes: o.Queue.slowDiskGroupMaxBytes(),
+		share: o.Queue.FsyncShare}
 	if wal && !o.WAL.Fsync {
 		g.base = min(nosyncMaxGroup, maxJobs*jobSize)
 		g.share = 0
@@ -139,27 +148,34 @@ func (g *grouping) grow() {
 	g.size = max(g.floor, g.size/2)
 }
 
-// adapt sets the ceiling from what commits cost. A row's time is the
-// loop's time per row (c.perRow) plus its part of the commit's disk time
-// (c.disk / group); the disk's part is at most share when
+// adapt sets the ceiling and the byte bound from what commits cost. A
+// row's time is the loop's time per row (c.perRow) plus its part of the
+// commit's disk time (c.disk / group); the disk's part is at most share
+// when
 //
 //	group >= disk · (1 − share) / (share · perRow)
 //
-// so the ceiling is that many rows, never below base nor above what
-// maxBytes holds at eventCost per event. Throughput under load is then
-// about (1 − share) / perRow whatever the fsync latency, until the memory
-// cap: beyond it, about group / (disk + group · perRow). Until both
-// figures are measured the ceiling is base. A group above a lower
-// ceiling comes down to it at the next grow.
+// so the ceiling is that many rows, never below base. The byte bound is
+// fastBytes while those rows fit in it (c.rowBytes and eventCost each);
+// past it, what they take, up to slowBytes: only a disk too slow for a
+// fastBytes group pays memory for a bigger one. The rows are bounded by
+// the byte bound at eventCost per event too. Throughput under load is then about
+// (1 − share) / perRow whatever the fsync latency, until the memory
+// bound: beyond it, about group / (disk + group · perRow). Until both
+// figures are measured the ceiling is base and the bound fastBytes. A
+// group above a lower ceiling comes down to it at the next grow.
 func (g *grouping) adapt(c *commitCost) {
 	if g.share <= 0 {
 		return
 	}
-	g.ceiling = g.base
+	g.ceiling, g.maxBytes = g.base, g.fastBytes
 	if c.disk <= 0 || c.perRow <= 0 {
 		return
 	}
 	want := float64(c.disk) * (1 - g.share) / (g.share * c.perRow)
+	if need := want * (c.rowBytes + eventCost); need > float64(g.fastBytes) {
+		g.maxBytes = int(min(need, float64(g.slowBytes)))
+	}
 	limit := float64(g.maxBytes / eventCost)
 	if want > float64(g.base) {
 		g.ceiling = max(g.base, int(min(want, limit)))
