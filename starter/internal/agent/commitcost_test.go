@@ -106,6 +106,30 @@ func TestGroupFollowsFsyncLatency(t *testing.T) {
 	}
 }
 
+// On a disk measured slow, a loaded input takes the group the disk asks
+// for at once rather than doubling toward it from bulk-max-size: within
+// the two loaded commits that measure the disk and the loop, and one more.
+func TestSlowDiskGroupGrowsAtOnce(t *testing.T) {
+	o := slowDiskOptions()
+	s := newDiskSim(o, 60*time.Millisecond, 3500*time.Nanosecond, 360)
+	for range 3 {
+		s.commit(true)
+	}
+	if want := s.g.maxBytes / 360; s.group() < want {
+		t.Fatalf("group %d events after 3 loaded commits at fsync 30 ms (size %d, ceiling %d), want the byte bound's %d",
+			s.group(), s.g.size, s.g.ceiling, want)
+	}
+	// A fast disk still doubles, up to its ceiling.
+	s = newDiskSim(o, time.Millisecond, 3500*time.Nanosecond, 360)
+	for i := range 6 {
+		before := s.g.size
+		s.commit(true)
+		if s.g.size != min(2*before, s.g.base) {
+			t.Fatalf("commit %d on a fast disk: group %d after %d, want it doubled up to %d", i, s.g.size, before, s.g.base)
+		}
+	}
+}
+
 // A burst grows the group on a slow disk; once the input runs dry the
 // group halves back to bulk-max-size within a bounded number of commits.
 func TestGroupShrinksAfterBurst(t *testing.T) {

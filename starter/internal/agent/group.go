@@ -139,9 +139,15 @@ func newGrouping(o Options, jobSize int, wal bool) grouping {
 func (g *grouping) reset() { g.size = g.floor }
 
 // grow adapts the group after a commit that wrote the buffer: double while
-// the input kept the buffer full, halve back once it ran dry.
+// the input kept the buffer full, halve back once it ran dry. On a disk
+// measured slow (a ceiling above base) a full input takes the ceiling at
+// once: every doubling there would cost a slow commit of a small group.
 func (g *grouping) grow() {
 	if g.inputFull {
+		if g.ceiling > g.base {
+			g.size = max(g.floor, g.ceiling)
+			return
+		}
 		g.size = max(g.floor, min(g.size*2, g.ceiling))
 		return
 	}
