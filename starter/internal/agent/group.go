@@ -113,6 +113,10 @@ type grouping struct {
 	// inputFull: the last poll stopped at a full group, not because the
 	// inputs had nothing more.
 	inputFull bool
+	// loaded: the last commit that appended took a full group at the
+	// ceiling (the input outran the biggest group); with inputFull false
+	// the buffer holds the rest of a burst (burstEnded).
+	loaded bool
 }
 
 // newGrouping is the grouping of o's settings for jobs of jobSize rows,
@@ -143,6 +147,7 @@ func (g *grouping) reset() { g.size = g.floor }
 // measured slow (a ceiling above base) a full input takes the ceiling at
 // once: every doubling there would cost a slow commit of a small group.
 func (g *grouping) grow() {
+	g.loaded = g.inputFull && g.size >= g.ceiling
 	if g.inputFull {
 		if g.ceiling > g.base {
 			g.size = max(g.floor, g.ceiling)
@@ -187,6 +192,13 @@ func (g *grouping) adapt(c *commitCost) {
 		g.ceiling = max(g.base, int(min(want, limit)))
 	}
 }
+
+// burstEnded reports whether the last commit that appended took a full
+// group at the ceiling and the input has run dry since: what the buffer
+// holds is the rest of a burst. A group below the ceiling does not count:
+// an input at a moderate rate fills one and runs dry at every other poll,
+// and its lines wait for their group as before (fewer commits on flash).
+func (g *grouping) burstEnded() bool { return g.loaded && !g.inputFull }
 
 // full reports whether b holds a whole group: size events, or maxBytes
 // of payloads.
