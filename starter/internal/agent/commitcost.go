@@ -88,6 +88,7 @@ func (l *loop) noteCommitCost(p *plan) {
 	l.cost.observe(l.r.now(), disk, p.rows(), p.flushedBytes, l.group.inputFull)
 	l.group.adapt(&l.cost)
 	l.memLimit.follow(l.group.maxBytes - l.group.fastBytes)
+	l.walq.w.SetDecodedCacheExtra(l.group.maxBytes - l.group.fastBytes)
 	est := CommitEstimate{Disk: l.cost.disk, GroupCeiling: l.group.ceiling}
 	if l.cost.perRow > 0 {
 		est.PerRow = time.Duration(l.cost.perRow)

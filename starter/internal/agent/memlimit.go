@@ -4,10 +4,11 @@ import "runtime/debug"
 
 // groupMemoryFactor is how much of the soft memory limit each byte a slow
 // disk's group holds past queue.group-max-bytes takes: the byte in the
-// buffer, its part of the transaction's pages, and the jobs out, which
-// follow the group (loop.jobBytes: maxJobs jobs of a groupJobs-th each,
-// two bytes per group byte).
-const groupMemoryFactor = 3
+// buffer, its part of the transaction's pages, the jobs out, which follow
+// the group (loop.jobBytes: maxJobs jobs of a groupJobs-th each, two
+// bytes per group byte), and the WAL's cache of decoded blocks, which
+// follows it too (one).
+const groupMemoryFactor = 4
 
 // memoryLimit raises the process's soft memory limit while a slow disk's
 // commit group holds more than queue.group-max-bytes, and sets it back
