@@ -77,6 +77,11 @@ type Options struct {
 	// Now is set (a fake wall clock has no monotonic partner): then no
 	// time is repaired.
 	Clock clockjump.Clock
+	// MemoryLimit is the soft memory limit the process set for the agent
+	// (process.TuneMemoryLimit), 0 when the environment's GOMEMLIMIT
+	// decided. The loop raises it while a slow disk's commit group holds
+	// more than queue.group-max-bytes (memoryLimit); read at start only.
+	MemoryLimit int64
 }
 
 // Agent runs one agent: input → queue → sender. Create it with New and

@@ -15,13 +15,21 @@ import "time"
 // Both wait at most agent.commit-interval-ms, so at low rates one commit
 // carries the lines of that interval and the acks of the previous one.
 // Everything that frees space, makes rows due or reports a failure still
-// commits at once.
+// commits at once. The rest of a burst, the lines read after the last
+// full group at the ceiling once the input ran dry, waits at most
+// idle-sleep-ms: they belong to the burst, not to a low rate, and an
+// input that only caught up with its writer for a moment fills the group
+// again within that.
 
-// commitWait is how long the buffer may wait for its commit:
-// flush-interval-ms, or commit-interval-ms if longer when the queue is the
-// WAL and every buffered event has a position.
+// commitWait is how long the buffer may wait for its commit: at most
+// idle-sleep-ms for the rest of a burst (grouping.burstEnded), else
+// flush-interval-ms, or commit-interval-ms if longer when the queue is
+// the WAL and every buffered event has a position.
 func (l *loop) commitWait() time.Duration {
 	a := l.r.opts.Agent
+	if l.group.burstEnded() {
+		return min(a.IdleSleep, a.FlushInterval)
+	}
 	if l.walq != nil && l.buf.unpositioned == 0 {
 		return max(a.FlushInterval, a.CommitInterval)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edge-agent/edge-agent/connector/input"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 // At one line a second, lines wait commit-interval-ms for their commit
@@ -94,4 +95,46 @@ func TestCommitWaitDependsOnThePosition(t *testing.T) {
 			})
 		})
 	}
+}
+
+// The lines read after a burst's last full group, once the input ran
+// dry, commit within idle-sleep-ms instead of waiting commit-interval-ms
+// like the lines of a low rate; a line read after that waits as before.
+func TestRestOfABurstCommitsWithoutWaiting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := testConfig(t)
+		cfg.Agent.BulkMaxSize = 10
+		cfg.Agent.IdleSleep = 200 * time.Millisecond
+		cfg.Agent.FlushInterval = time.Second
+		cfg.Agent.CommitInterval = 4 * time.Second
+		in := &fakeInput{}
+		// Groups of 10, 20, ..., 320, then 512 (no fsync), take 2,678
+		// lines; the last 329 are the rest of the burst.
+		const burst = 3007
+		in.push(lineEvents("a.log", 0, burst)...)
+		snd := newFakeSender(nil)
+		snd.block = true // no send result adds commits of its own
+		h := startRuntime(t, newOptions(t, cfg, t.TempDir(), in, snd))
+		transporttest.Eventually(t, 5*time.Second, "input read", func() bool { return in.left() == 0 })
+		time.Sleep(2 * cfg.Agent.IdleSleep)
+		synctest.Wait()
+		if n := h.rt.Snapshot().RowsAppended; n != burst {
+			t.Fatalf("%d of %d rows appended %v after the input ran dry, want all: the rest of a burst waits at most idle-sleep-ms",
+				n, burst, 2*cfg.Agent.IdleSleep)
+		}
+		in.push(lineEvent("a.log", burst))
+		time.Sleep(2 * cfg.Agent.IdleSleep)
+		synctest.Wait()
+		if n := h.rt.Snapshot().RowsAppended; n != burst {
+			t.Fatalf("%d rows appended, want %d: a line after the burst waits commit-interval-ms", n, burst)
+		}
+		time.Sleep(cfg.Agent.CommitInterval)
+		synctest.Wait()
+		if n := h.rt.Snapshot().RowsAppended; n != burst+1 {
+			t.Fatalf("%d rows appended, want %d once commit-interval-ms passed", n, burst+1)
+		}
+		if err := h.stop(); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

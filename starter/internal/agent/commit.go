@@ -78,7 +78,7 @@ func (l *loop) commitIfDue(now time.Time) (bool, error) {
 	if l.ck.holdsClaims() {
 		p.claimJobs = 0 // nothing new before the session is settled
 	}
-	p.claimRows, p.claimBytes = l.r.rate.jobBound(p.claimRows, jobBytes)
+	p.claimRows, p.claimBytes = l.r.rate.jobBound(p.claimRows, l.jobBytes())
 	retention := l.r.opts.Queue.AckedRetention
 	p.cleanup = l.cleanup.due(now, false, retention)
 	if p.empty() {
@@ -280,9 +280,17 @@ func (l *loop) jobRows() int {
 }
 
 // jobBytes bounds the payload bytes of one job (its first row whatever
-// its size), so that the jobs out hold at most maxJobs·jobBytes whatever
-// the size of the events; it also bounds a PACKET job's encoded copy.
+// its size) while the disk keeps up, so that the jobs out hold at most
+// maxJobs·jobBytes whatever the size of the events; it also bounds a
+// PACKET job's encoded copy.
 const jobBytes = 1 << 20
+
+// jobBytes is the payload bound of the next job: jobBytes, or a
+// groupJobs-th of the group's byte bound once a slow disk grew it past
+// that, so that the jobs out still hold two groups (maxJobs): jobs are
+// handed out only at commits, and the commits of a slow disk are far
+// apart.
+func (l *loop) jobBytes() int { return max(jobBytes, l.group.maxBytes/groupJobs) }
 
 // appends reports whether the plan writes input: rows, positions or the
 // started mark. These grow the WAL; everything else mostly frees space.

@@ -6,10 +6,10 @@ import (
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 )
 
-// commitCost follows what WAL commits cost, the two figures the commit
-// group is sized from (grouping.adapt): a commit's disk time, and the
-// loop's time per row while the input keeps it busy, disk time excluded.
-// Both are moving averages, each observation weighing 1/costWeight, so a
+// commitCost follows what WAL commits cost, the figures the commit group
+// is sized from (grouping.adapt): a commit's disk time, the loop's time
+// per row while the input keeps it busy, disk time excluded, and a row's
+// payload bytes. All are moving averages, each observation weighing 1/costWeight, so a
 // disk that slows down or speeds up is followed within a few dozen
 // commits and one slow fsync moves the estimate by an eighth. Not safe
 // for concurrent use: the loop's.
@@ -21,6 +21,9 @@ type commitCost struct {
 	// nanoseconds: reading, processing and building the transaction;
 	// 0 until measured under load.
 	perRow float64
+	// rowBytes is the estimate of an appended row's payload bytes; 0
+	// until a commit appended rows.
+	rowBytes float64
 	// since is when the last commit that appended a full group ended;
 	// zero when the last appending commit was not under load (the time
 	// since then holds waits, not work).
@@ -34,16 +37,21 @@ type commitCost struct {
 const costWeight = 8
 
 // observe records a commit that ended at end, spent disk on the disk and
-// appended rows; loaded says the group it appended was full (the input
+// appended rows of nbytes payload bytes; loaded says the group it appended was full (the input
 // had more). The loop's time per row is taken from the span between two
 // such commits, less the disk time of every commit in it.
-func (c *commitCost) observe(end time.Time, disk time.Duration, rows int, loaded bool) {
+func (c *commitCost) observe(end time.Time, disk time.Duration, rows, nbytes int, loaded bool) {
 	if disk > 0 {
 		c.disk = ewma(c.disk, disk)
 	}
 	c.diskSince += disk
 	if rows == 0 {
 		return
+	}
+	if per := float64(nbytes) / float64(rows); c.rowBytes == 0 {
+		c.rowBytes = per
+	} else {
+		c.rowBytes += (per - c.rowBytes) / costWeight
 	}
 	if loaded && !c.since.IsZero() {
 		if busy := end.Sub(c.since) - c.diskSince; busy > 0 {
@@ -77,8 +85,10 @@ func (l *loop) noteCommitCost(p *plan) {
 	}
 	disk := l.walq.w.CommitDiskTime()
 	l.r.ctr.fsync.observe(disk)
-	l.cost.observe(l.r.now(), disk, p.rows(), l.group.inputFull)
+	l.cost.observe(l.r.now(), disk, p.rows(), p.flushedBytes, l.group.inputFull)
 	l.group.adapt(&l.cost)
+	l.memLimit.follow(l.group.maxBytes - l.group.fastBytes)
+	l.walq.w.SetDecodedCacheExtra(l.group.maxBytes - l.group.fastBytes)
 	est := CommitEstimate{Disk: l.cost.disk, GroupCeiling: l.group.ceiling}
 	if l.cost.perRow > 0 {
 		est.PerRow = time.Duration(l.cost.perRow)
@@ -93,6 +103,7 @@ func FastGroup(a Settings, q QueueSettings, out output.Config) int {
 	return groupJobs * jobSize(Options{Agent: a, Queue: q, Output: out})
 }
 
-// GroupMaxBytes is the byte bound of a commit group with these settings
-// (queue.group-max-bytes, a quarter of queue.max-bytes).
-func GroupMaxBytes(q QueueSettings) int { return q.groupMaxBytes() }
+// SlowDiskGroupMaxBytes is the most payload bytes a commit group grows to
+// on a disk too slow for a GroupMaxBytes group
+// (queue.slow-disk-group-max-bytes, a quarter of queue.max-bytes).
+func SlowDiskGroupMaxBytes(q QueueSettings) int { return q.slowDiskGroupMaxBytes() }

@@ -48,7 +48,7 @@ func (s *diskSim) commit(loaded bool) {
 	rows := s.group()
 	s.g.inputFull = loaded
 	s.now = s.now.Add(time.Duration(rows)*s.perRow + s.disk)
-	s.c.observe(s.now, s.disk, rows, loaded)
+	s.c.observe(s.now, s.disk, rows, rows*s.payload, loaded)
 	s.g.adapt(&s.c)
 	s.g.grow()
 }
@@ -61,11 +61,11 @@ func (s *diskSim) rate() float64 {
 
 // Under load the group grows until the fsync is queue.fsync-share of a
 // row's time, so a slow disk reaches the throughput a fast one has,
-// within the memory cap; a fast disk keeps the fast-disk groups.
+// within the slow-disk memory cap; a fast disk keeps the fast-disk groups.
 func TestGroupFollowsFsyncLatency(t *testing.T) {
 	const perRow = 1500 * time.Nanosecond // the loop's time per 200-byte line
 	o := slowDiskOptions()
-	capRows := (o.Queue.groupMaxBytes() + 199) / 200 // the poll that crosses the bound ends the group
+	capRows := (o.Queue.slowDiskGroupMaxBytes() + 199) / 200 // the poll that crosses the bound ends the group
 	for _, tc := range []struct {
 		name        string
 		fsync       time.Duration
@@ -106,6 +106,30 @@ func TestGroupFollowsFsyncLatency(t *testing.T) {
 	}
 }
 
+// On a disk measured slow, a loaded input takes the group the disk asks
+// for at once rather than doubling toward it from bulk-max-size: within
+// the two loaded commits that measure the disk and the loop, and one more.
+func TestSlowDiskGroupGrowsAtOnce(t *testing.T) {
+	o := slowDiskOptions()
+	s := newDiskSim(o, 60*time.Millisecond, 3500*time.Nanosecond, 360)
+	for range 3 {
+		s.commit(true)
+	}
+	if want := s.g.maxBytes / 360; s.group() < want {
+		t.Fatalf("group %d events after 3 loaded commits at fsync 30 ms (size %d, ceiling %d), want the byte bound's %d",
+			s.group(), s.g.size, s.g.ceiling, want)
+	}
+	// A fast disk still doubles, up to its ceiling.
+	s = newDiskSim(o, time.Millisecond, 3500*time.Nanosecond, 360)
+	for i := range 6 {
+		before := s.g.size
+		s.commit(true)
+		if s.g.size != min(2*before, s.g.base) {
+			t.Fatalf("commit %d on a fast disk: group %d after %d, want it doubled up to %d", i, s.g.size, before, s.g.base)
+		}
+	}
+}
+
 // A burst grows the group on a slow disk; once the input runs dry the
 // group halves back to bulk-max-size within a bounded number of commits.
 func TestGroupShrinksAfterBurst(t *testing.T) {
@@ -132,30 +156,37 @@ func TestGroupShrinksAfterBurst(t *testing.T) {
 }
 
 // The memory cap bounds the group in bytes (a group of 200-byte events
-// ends at group-max-bytes, or a quarter of max-bytes) and in events
+// ends at slow-disk-group-max-bytes on a disk this slow, never below
+// group-max-bytes, and at most a quarter of max-bytes) and in events
 // (eventCost each, for tiny events), however slow the disk.
 func TestGroupMemoryCap(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
 		groupMaxBytes int
+		slowMaxBytes  int
 		maxBytes      int64
 		payload       int
 		wantMaxBytes  int
 	}{
-		{name: "group-max-bytes", groupMaxBytes: 1 << 20, payload: 200, wantMaxBytes: 1 << 20},
-		{name: "a quarter of max-bytes", groupMaxBytes: 4 << 20, maxBytes: 2 << 20, payload: 200, wantMaxBytes: 512 << 10},
-		{name: "never below 64 KiB", groupMaxBytes: 4 << 20, maxBytes: 100_000, payload: 200, wantMaxBytes: 64 << 10},
-		{name: "tiny events", groupMaxBytes: 1 << 20, payload: 8, wantMaxBytes: 1 << 20},
+		{name: "slow-disk-group-max-bytes", groupMaxBytes: 1 << 20, slowMaxBytes: 3 << 20, payload: 200, wantMaxBytes: 3 << 20},
+		{name: "slow-disk bound at group-max-bytes", groupMaxBytes: 1 << 20, slowMaxBytes: 1 << 20, payload: 200, wantMaxBytes: 1 << 20},
+		{name: "slow-disk bound below group-max-bytes", groupMaxBytes: 1 << 20, slowMaxBytes: 64 << 10, payload: 200, wantMaxBytes: 1 << 20},
+		{name: "a quarter of max-bytes", groupMaxBytes: 4 << 20, slowMaxBytes: 12 << 20, maxBytes: 2 << 20, payload: 200, wantMaxBytes: 512 << 10},
+		{name: "never below 64 KiB", groupMaxBytes: 4 << 20, slowMaxBytes: 12 << 20, maxBytes: 100_000, payload: 200, wantMaxBytes: 64 << 10},
+		{name: "tiny events", groupMaxBytes: 1 << 20, slowMaxBytes: 2 << 20, payload: 8, wantMaxBytes: 2 << 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := slowDiskOptions()
-			o.Queue.GroupMaxBytes, o.Queue.MaxBytes = tc.groupMaxBytes, tc.maxBytes
+			o.Queue.GroupMaxBytes, o.Queue.SlowDiskGroupMaxBytes, o.Queue.MaxBytes = tc.groupMaxBytes, tc.slowMaxBytes, tc.maxBytes
 			s := newDiskSim(o, 60*time.Millisecond, 1500*time.Nanosecond, tc.payload)
-			if s.g.maxBytes != tc.wantMaxBytes {
-				t.Fatalf("group bound %d bytes, want %d", s.g.maxBytes, tc.wantMaxBytes)
+			if want := min(tc.groupMaxBytes, tc.wantMaxBytes); s.g.maxBytes != want {
+				t.Fatalf("group bound %d bytes before a commit was measured, want group-max-bytes' %d", s.g.maxBytes, want)
 			}
 			for range 64 {
 				s.commit(true)
+			}
+			if s.g.maxBytes != tc.wantMaxBytes {
+				t.Fatalf("group bound %d bytes at fsync 30 ms, want %d", s.g.maxBytes, tc.wantMaxBytes)
 			}
 			g := s.group()
 			if g*tc.payload > tc.wantMaxBytes+tc.payload {
@@ -166,6 +197,68 @@ func TestGroupMemoryCap(t *testing.T) {
 			}
 			if g <= 4096 && tc.wantMaxBytes >= 1<<20 {
 				t.Fatalf("group %d at fsync 30 ms, want it grown past 4096 within the cap", g)
+			}
+		})
+	}
+}
+
+// The byte bound follows the disk: it stays at group-max-bytes while the
+// rows fsync-share asks for fit in it (a fast disk, or one only a little
+// slow), grows to their bytes past it, up to slow-disk-group-max-bytes,
+// and comes back once the disk is fast again. The rows and disk times
+// are the bench's (about 360 bytes a row with its JSON, 3.5 µs of loop
+// time per row on the shared machine, two fdatasyncs per commit).
+func TestGroupBytesFollowTheDisk(t *testing.T) {
+	const perRow, payload = 3500 * time.Nanosecond, 360
+	o := slowDiskOptions()
+	fast, slow := o.Queue.groupMaxBytes(), o.Queue.slowDiskGroupMaxBytes()
+	fastRate := func(disk time.Duration) float64 { // at a group of fast bytes
+		g := fast / payload
+		return float64(g) / (time.Duration(g)*perRow + disk).Seconds()
+	}
+	for _, tc := range []struct {
+		name      string
+		disk      time.Duration // a commit's
+		wantBytes int           // the bound after a while; 0: between fast and slow, not either
+	}{
+		{name: "fast disk", disk: 2 * time.Millisecond, wantBytes: fast},
+		{name: "rows that fit in group-max-bytes", disk: 10 * time.Millisecond, wantBytes: fast},
+		{name: "rows past group-max-bytes", disk: 16 * time.Millisecond},
+		{name: "fsync 10 ms", disk: 32 * time.Millisecond, wantBytes: slow},
+		{name: "fsync 30 ms", disk: 70 * time.Millisecond, wantBytes: slow},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newDiskSim(o, tc.disk, perRow, payload)
+			for range 64 {
+				s.commit(true)
+			}
+			switch tc.wantBytes {
+			case 0:
+				if s.g.maxBytes <= fast || s.g.maxBytes >= slow {
+					t.Fatalf("bound %d bytes at a commit's disk time %v, want between %d and %d", s.g.maxBytes, tc.disk, fast, slow)
+				}
+				// The rule: the bound holds the rows the disk asks for.
+				want := float64(tc.disk) * (1 - o.Queue.FsyncShare) / (o.Queue.FsyncShare * float64(perRow)) * (payload + eventCost)
+				if d := float64(s.g.maxBytes) - want; d > 0.05*want || d < -0.05*want {
+					t.Fatalf("bound %d bytes at a commit's disk time %v, want about %.0f", s.g.maxBytes, tc.disk, want)
+				}
+			default:
+				if s.g.maxBytes != tc.wantBytes {
+					t.Fatalf("bound %d bytes at a commit's disk time %v, want %d", s.g.maxBytes, tc.disk, tc.wantBytes)
+				}
+			}
+			if s.g.maxBytes > fast {
+				if r := s.rate(); r <= fastRate(tc.disk) {
+					t.Fatalf("%.0f lines/s at a bound of %d bytes, want more than the %.0f of group-max-bytes", r, s.g.maxBytes, fastRate(tc.disk))
+				}
+			}
+			// The disk speeds up: the bound comes back to group-max-bytes.
+			s.disk = 2 * time.Millisecond
+			for range 64 {
+				s.commit(true)
+			}
+			if s.g.maxBytes != fast {
+				t.Fatalf("bound %d bytes once the disk is fast again, want group-max-bytes' %d", s.g.maxBytes, fast)
 			}
 		})
 	}
@@ -213,25 +306,25 @@ func TestCommitCostPerRow(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	ms := time.Millisecond
 	var c commitCost
-	c.observe(t0, 10*ms, 1000, true) // the first loaded commit: no span yet
+	c.observe(t0, 10*ms, 1000, 200_000, true) // the first loaded commit: no span yet
 	if c.perRow != 0 || c.disk != 10*ms {
 		t.Fatalf("after one commit: %+v, want disk 10ms and no per-row figure", c)
 	}
 	// An acks-only commit in between: its disk time is not loop time.
-	c.observe(t0.Add(15*ms), 4*ms, 0, true)
-	c.observe(t0.Add(30*ms), 10*ms, 1000, true) // 30 ms − 14 ms disk = 16 µs per row
+	c.observe(t0.Add(15*ms), 4*ms, 0, 0, true)
+	c.observe(t0.Add(30*ms), 10*ms, 1000, 200_000, true) // 30 ms − 14 ms disk = 16 µs per row
 	if got := time.Duration(c.perRow); got != 16*time.Microsecond {
 		t.Fatalf("per row %v, want 16µs", got)
 	}
 	// An idle gap, then a group that was not full: no observation.
-	c.observe(t0.Add(time.Hour), 10*ms, 10, false)
-	c.observe(t0.Add(time.Hour+20*ms), 10*ms, 1000, true)
+	c.observe(t0.Add(time.Hour), 10*ms, 10, 2_000, false)
+	c.observe(t0.Add(time.Hour+20*ms), 10*ms, 1000, 200_000, true)
 	if got := time.Duration(c.perRow); got != 16*time.Microsecond {
 		t.Fatalf("per row %v after an idle gap, want still 16µs", got)
 	}
 	// The next loaded span moves the average by an eighth of the way.
-	c.observe(t0.Add(time.Hour+20*ms+26*ms), 10*ms, 1000, true) // 16 µs again
-	c.observe(t0.Add(time.Hour+46*ms+18*ms), 10*ms, 1000, true) // 8 µs
+	c.observe(t0.Add(time.Hour+20*ms+26*ms), 10*ms, 1000, 200_000, true) // 16 µs again
+	c.observe(t0.Add(time.Hour+46*ms+18*ms), 10*ms, 1000, 200_000, true) // 8 µs
 	if got, want := time.Duration(c.perRow), 15*time.Microsecond; got != want {
 		t.Fatalf("per row %v, want %v (an eighth of the way from 16µs to 8µs)", got, want)
 	}

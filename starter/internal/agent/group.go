@@ -88,8 +88,10 @@ const eventCost = 80
 //
 // The ceiling follows the disk (adapt): groupJobs jobs' rows, raised so
 // that a commit's disk time costs each row at most queue.fsync-share of
-// its time, and bounded by queue.group-max-bytes. A group also ends at
-// that many bytes of payloads, whatever its count.
+// its time. So does the group's byte bound: queue.group-max-bytes, or,
+// when the rows the disk asks for hold more than that, their bytes, up to
+// queue.slow-disk-group-max-bytes. A group ends at that many bytes of
+// payloads, whatever its count.
 type grouping struct {
 	size    int // events the buffer takes before it is written
 	floor   int // agent.bulk-max-size
@@ -97,22 +99,33 @@ type grouping struct {
 	// base is the ceiling while the disk is fast or not yet measured:
 	// groupJobs jobs' rows (nosyncMaxGroup without fsync).
 	base int
-	// maxBytes bounds the payload bytes of a group (full), and with
-	// eventCost its events (adapt).
+	// maxBytes bounds the payload bytes of a group now (full), and
+	// with eventCost its events (adapt): fastBytes, or up to slowBytes
+	// when the disk asks for more rows than fastBytes holds.
 	maxBytes int
+	// fastBytes is queue.group-max-bytes, slowBytes
+	// queue.slow-disk-group-max-bytes (never below fastBytes), each at
+	// most a quarter of queue.max-bytes.
+	fastBytes, slowBytes int
 	// share is queue.fsync-share; 0 when the ceiling stays at base
 	// (the option at 0, or no fsync to spread).
 	share float64
 	// inputFull: the last poll stopped at a full group, not because the
 	// inputs had nothing more.
 	inputFull bool
+	// loaded: the last commit that appended took a full group at the
+	// ceiling (the input outran the biggest group); with inputFull false
+	// the buffer holds the rest of a burst (burstEnded).
+	loaded bool
 }
 
 // newGrouping is the grouping of o's settings for jobs of jobSize rows,
 // starting at agent.bulk-max-size. wal says the queue is the WAL.
 func newGrouping(o Options, jobSize int, wal bool) grouping {
+	fast := o.Queue.groupMaxBytes()
 	g := grouping{floor: max(1, o.Agent.BulkMaxSize), base: groupJobs * jobSize,
-		maxBytes: o.Queue.groupMaxBytes(), share: o.Queue.FsyncShare}
+		maxBytes: fast, fastBytes: fast, slowBytes: o.Queue.slowDiskGroupMaxBytes(),
+		share: o.Queue.FsyncShare}
 	if wal && !o.WAL.Fsync {
 		g.base = min(nosyncMaxGroup, maxJobs*jobSize)
 		g.share = 0
@@ -130,41 +143,62 @@ func newGrouping(o Options, jobSize int, wal bool) grouping {
 func (g *grouping) reset() { g.size = g.floor }
 
 // grow adapts the group after a commit that wrote the buffer: double while
-// the input kept the buffer full, halve back once it ran dry.
+// the input kept the buffer full, halve back once it ran dry. On a disk
+// measured slow (a ceiling above base) a full input takes the ceiling at
+// once: every doubling there would cost a slow commit of a small group.
 func (g *grouping) grow() {
+	g.loaded = g.inputFull && g.size >= g.ceiling
 	if g.inputFull {
+		if g.ceiling > g.base {
+			g.size = max(g.floor, g.ceiling)
+			return
+		}
 		g.size = max(g.floor, min(g.size*2, g.ceiling))
 		return
 	}
 	g.size = max(g.floor, g.size/2)
 }
 
-// adapt sets the ceiling from what commits cost. A row's time is the
-// loop's time per row (c.perRow) plus its part of the commit's disk time
-// (c.disk / group); the disk's part is at most share when
+// adapt sets the ceiling and the byte bound from what commits cost. A
+// row's time is the loop's time per row (c.perRow) plus its part of the
+// commit's disk time (c.disk / group); the disk's part is at most share
+// when
 //
 //	group >= disk · (1 − share) / (share · perRow)
 //
-// so the ceiling is that many rows, never below base nor above what
-// maxBytes holds at eventCost per event. Throughput under load is then
-// about (1 − share) / perRow whatever the fsync latency, until the memory
-// cap: beyond it, about group / (disk + group · perRow). Until both
-// figures are measured the ceiling is base. A group above a lower
-// ceiling comes down to it at the next grow.
+// so the ceiling is that many rows, never below base. The byte bound is
+// fastBytes while those rows fit in it (c.rowBytes and eventCost each);
+// past it, what they take, up to slowBytes: only a disk too slow for a
+// fastBytes group pays memory for a bigger one. The rows are bounded by
+// the byte bound at eventCost per event too. Throughput under load is then about
+// (1 − share) / perRow whatever the fsync latency, until the memory
+// bound: beyond it, about group / (disk + group · perRow). Until both
+// figures are measured the ceiling is base and the bound fastBytes. A
+// group above a lower ceiling comes down to it at the next grow.
 func (g *grouping) adapt(c *commitCost) {
 	if g.share <= 0 {
 		return
 	}
-	g.ceiling = g.base
+	g.ceiling, g.maxBytes = g.base, g.fastBytes
 	if c.disk <= 0 || c.perRow <= 0 {
 		return
 	}
 	want := float64(c.disk) * (1 - g.share) / (g.share * c.perRow)
+	if need := want * (c.rowBytes + eventCost); need > float64(g.fastBytes) {
+		g.maxBytes = int(min(need, float64(g.slowBytes)))
+	}
 	limit := float64(g.maxBytes / eventCost)
 	if want > float64(g.base) {
 		g.ceiling = max(g.base, int(min(want, limit)))
 	}
 }
+
+// burstEnded reports whether the last commit that appended took a full
+// group at the ceiling and the input has run dry since: what the buffer
+// holds is the rest of a burst. A group below the ceiling does not count:
+// an input at a moderate rate fills one and runs dry at every other poll,
+// and its lines wait for their group as before (fewer commits on flash).
+func (g *grouping) burstEnded() bool { return g.loaded && !g.inputFull }
 
 // full reports whether b holds a whole group: size events, or maxBytes
 // of payloads.

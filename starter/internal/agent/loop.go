@@ -35,7 +35,9 @@ type loop struct {
 	group grouping
 	// cost is what commits cost, which the group's ceiling follows.
 	cost commitCost
-	jobs jobSlots
+	// memLimit follows the group's memory past group-max-bytes.
+	memLimit memoryLimit
+	jobs     jobSlots
 	// uncommitted are send results not yet in a transaction.
 	uncommitted []*jobResult
 	link        linkPacing

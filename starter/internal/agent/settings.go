@@ -165,17 +165,27 @@ type QueueSettings struct {
 	// amortises is that share (grouping.adapt). 0 keeps groups at
 	// their fast-disk size whatever the disk.
 	FsyncShare float64 `yaml:"fsync-share"`
-	// GroupMaxBytes bounds the memory of one commit group: its payload
-	// bytes and eventCost per event. A quarter of MaxBytes bounds it
-	// too (groupMaxBytes).
+	// GroupMaxBytes bounds the memory of one commit group while the
+	// disk keeps up: its payload bytes and eventCost per event. A
+	// quarter of MaxBytes bounds it too (groupMaxBytes).
 	GroupMaxBytes int `yaml:"group-max-bytes"`
+	// SlowDiskGroupMaxBytes bounds it on a disk too slow for a
+	// GroupMaxBytes group: when the rows FsyncShare asks for hold more
+	// bytes than GroupMaxBytes, the group's bound is their bytes, up to
+	// this (grouping.adapt). At most GroupMaxBytes turns that off. A
+	// quarter of MaxBytes bounds it too (slowDiskGroupMaxBytes).
+	SlowDiskGroupMaxBytes int `yaml:"slow-disk-group-max-bytes"`
 }
 
-// Defaults and lower bound of queue.fsync-share and queue.group-max-bytes.
+// Defaults and lower bound of queue.fsync-share, queue.group-max-bytes
+// and queue.slow-disk-group-max-bytes. A slow disk's group defaults to
+// what the jobs out carry at most: a commit cannot hand out more than
+// that, so a bigger group would only wait in the WAL for delivery.
 const (
-	defaultFsyncShare    = 0.25
-	defaultGroupMaxBytes = 4 << 20
-	minGroupMaxBytes     = 64 << 10
+	defaultFsyncShare            = 0.25
+	defaultGroupMaxBytes         = 4 << 20
+	defaultSlowDiskGroupMaxBytes = maxJobs * jobBytes
+	minGroupMaxBytes             = 64 << 10
 )
 
 // groupMaxBytes is the bound of a commit group in bytes: group-max-bytes,
@@ -187,6 +197,17 @@ func (q QueueSettings) groupMaxBytes() int {
 		n = min(n, q.MaxBytes/4)
 	}
 	return int(max(n, minGroupMaxBytes))
+}
+
+// slowDiskGroupMaxBytes is the most bytes a group grows to on a slow
+// disk: slow-disk-group-max-bytes, never below groupMaxBytes, and no more
+// than a quarter of max-bytes, as groupMaxBytes.
+func (q QueueSettings) slowDiskGroupMaxBytes() int {
+	n := int64(q.SlowDiskGroupMaxBytes)
+	if q.MaxBytes > 0 {
+		n = min(n, q.MaxBytes/4)
+	}
+	return max(int(n), q.groupMaxBytes())
 }
 
 // drops says whether the WAL's bounds may delete unsent rows.
@@ -217,6 +238,8 @@ func DefaultQueueSettings() QueueSettings {
 		DropFrom:           DropFromOldest,
 		FsyncShare:         defaultFsyncShare,
 		GroupMaxBytes:      defaultGroupMaxBytes,
+
+		SlowDiskGroupMaxBytes: defaultSlowDiskGroupMaxBytes,
 	}
 }
 
@@ -243,6 +266,10 @@ func (q QueueSettings) Validate() error {
 	}
 	if q.GroupMaxBytes < minGroupMaxBytes {
 		p.Add("group-max-bytes", "must be at least %d (64 KiB), got %d", minGroupMaxBytes, q.GroupMaxBytes)
+	}
+	if q.SlowDiskGroupMaxBytes < minGroupMaxBytes {
+		p.Add("slow-disk-group-max-bytes", "must be at least %d (64 KiB; at most group-max-bytes keeps groups within that on any disk), got %d",
+			minGroupMaxBytes, q.SlowDiskGroupMaxBytes)
 	}
 	return p.Err()
 }

@@ -42,6 +42,7 @@ func (r *Agent) start(ctx context.Context) (*loop, error) {
 		cleanup:       cleanupPolicy{off: nonMode},
 		markStarted:   true,
 		exitOnRefusal: r.exitOnRefusal(),
+		memLimit:      newMemoryLimit(r.opts.MemoryLimit),
 	}
 
 	opens, err := l.openQueue()

@@ -39,7 +39,7 @@ followed by fdatasync as the WAL's commits do, at most 40 times or 5 s, then
 removes the file. It prints the latency (median, 90th percentile, slowest),
 what one WAL commit waits for the disk (two fdatasyncs: its pages, then its
 meta page), the lines/s the disk lets through with the fast-disk commit
-group and with groups grown to queue.group-max-bytes (200-byte lines; the
+group and with groups grown to queue.slow-disk-group-max-bytes (200-byte lines; the
 agent's own time per line comes on top), and an estimate of flash wear at
 1, 10 and 100 lines/s: commits and fsyncs per hour, bytes written per day
 and per input byte. Run it on the host, with the agent stopped or not, to
@@ -79,7 +79,7 @@ func (a *agentCLI) checkDisk(c *ucli.Context) error {
 	s := diskcheck.Settings{
 		CommitInterval: cfg.Agent.CommitInterval,
 		BulkMaxSize:    cfg.Agent.BulkMaxSize,
-		GroupMaxBytes:  agent.GroupMaxBytes(cfg.Queue.QueueSettings),
+		GroupMaxBytes:  agent.SlowDiskGroupMaxBytes(cfg.Queue.QueueSettings),
 		LineBytes:      diskCheckLineBytes,
 	}
 	s.FastGroup = agent.FastGroup(cfg.Agent.Settings, cfg.Queue.QueueSettings, cfg.Output.Options)
@@ -98,7 +98,7 @@ func writeDiskCheck(w io.Writer, r diskcheck.Result, s diskcheck.Settings, fsync
 	}
 	fmt.Fprintf(w, "throughput the disk allows (%d-byte lines; the agent's own time per line comes on top):\n", s.LineBytes)
 	fmt.Fprintf(w, "  fast-disk group of %s lines: %s lines/s\n", thousands(float64(s.FastGroup)), thousands(diskcheck.MaxRate(med, s.FastGroup)))
-	fmt.Fprintf(w, "  groups grown to %s lines (queue.group-max-bytes): %s lines/s\n", thousands(float64(s.GrownGroup())), thousands(diskcheck.MaxRate(med, s.GrownGroup())))
+	fmt.Fprintf(w, "  groups grown to %s lines (queue.slow-disk-group-max-bytes): %s lines/s\n", thousands(float64(s.GrownGroup())), thousands(diskcheck.MaxRate(med, s.GrownGroup())))
 	fmt.Fprintf(w, "flash wear, estimated (agent.commit-interval-ms %d; make bench-flash measures it):\n", s.CommitInterval.Milliseconds())
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  lines/s\tcommits/hour\tfsyncs/hour\twritten/day\tper input byte")

@@ -68,6 +68,7 @@ func TestDefaults(t *testing.T) {
 		{"queue.fsync", want.Queue.Fsync, true},
 		{"queue.fsync-share", want.Queue.FsyncShare, 0.25},
 		{"queue.group-max-bytes", want.Queue.GroupMaxBytes, 4 << 20},
+		{"queue.slow-disk-group-max-bytes", want.Queue.SlowDiskGroupMaxBytes, 8 << 20},
 		{"retry.max-attempts", want.Retry.MaxAttempts, 16},
 		{"retry.backoff-ms", want.Retry.Backoff, 250 * time.Millisecond},
 		{"retry.backoff-max-ms", want.Retry.BackoffMax, 5 * time.Minute},

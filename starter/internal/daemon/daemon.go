@@ -98,6 +98,9 @@ type boot struct {
 	ring *logging.Ring
 	// own ships the agent's own log records to the self input.
 	own *self.Hub
+	// memLimit is the soft memory limit the process set, 0 when the
+	// environment decided (agent.Options.MemoryLimit).
+	memLimit int64
 }
 
 // Run is the agent process: config, logger, pid file, identity, signals,
@@ -120,6 +123,7 @@ func Run(ctx context.Context, o Options) error {
 		return b.fail(exitcode.Config, err) // Load's errors name the file
 	}
 	tuning.memLimit = process.RaiseMemoryLimitForRelay(tuning.memLimit, hasRelayInput(cfg.cfg))
+	b.memLimit = tuning.memLimit
 	level := new(slog.LevelVar)
 	closeLog, err := b.openLog(cfg.cfg, level)
 	if err != nil {
@@ -223,6 +227,7 @@ func (b *boot) newAgent(cfg *startConfig, ids agentIDs, ctl *runControl) (*agent
 	opts.IDs = agent.IDs{Agent: ids.ids.Agent, Input: ids.ids.Input, Output: ids.ids.Output}
 	opts.Logger = b.logger
 	opts.ConfigHash = cfg.cfg.Hash
+	opts.MemoryLimit = b.memLimit
 	if file := b.o.Getenv(clockjump.EnvTestClock); file != "" {
 		c := clockjump.Shifted(clockjump.System(), file)
 		opts.Clock, opts.Now = c, c.Wall

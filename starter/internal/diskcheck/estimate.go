@@ -11,7 +11,8 @@ type Settings struct {
 	BulkMaxSize int
 	// FastGroup is the most lines a group holds on a fast disk.
 	FastGroup int
-	// GroupMaxBytes is queue.group-max-bytes: the memory cap of a group.
+	// GroupMaxBytes is queue.slow-disk-group-max-bytes: the memory cap
+	// of a group grown on a slow disk.
 	GroupMaxBytes int
 	// LineBytes is the size of the lines assumed.
 	LineBytes int
@@ -39,7 +40,7 @@ const (
 func CommitTime(sync time.Duration) time.Duration { return syncsPerCommit * sync }
 
 // GrownGroup is how many lines of s.LineBytes a group holds at most once
-// grown on a slow disk (queue.group-max-bytes), never fewer than
+// grown on a slow disk (queue.slow-disk-group-max-bytes), never fewer than
 // s.FastGroup.
 func (s Settings) GrownGroup() int {
 	return max(s.FastGroup, s.GroupMaxBytes/max(1, s.LineBytes))

@@ -528,7 +528,13 @@ const blockCacheBytes = 4 << 20
 type blockCache struct {
 	b     []*block
 	bytes int
+	// extra is what the cache may hold past blockCacheBytes
+	// (WAL.SetDecodedCacheExtra).
+	extra int
 }
+
+// limit is the payload bytes the cache holds at most.
+func (c *blockCache) limit() int { return blockCacheBytes + c.extra }
 
 func blockBytes(b *block) int { return len(b.raw) + 12*int(b.count) }
 
@@ -551,7 +557,7 @@ func (c *blockCache) put(b *block) {
 	c.b = append(c.b, b)
 	c.bytes += blockBytes(b)
 	n := 0
-	for c.bytes > blockCacheBytes && n < len(c.b)-1 {
+	for c.bytes > c.limit() && n < len(c.b)-1 {
 		c.bytes -= blockBytes(c.b[n])
 		n++
 	}

@@ -304,3 +304,34 @@ func TestBlockCacheBoundedByBytes(t *testing.T) {
 		t.Fatalf("big block: %d blocks kept", len(c.b))
 	}
 }
+
+// SetDecodedCacheExtra raises the cache's bound by its extra bytes, and
+// keepDecoded follows it: an append behind more than blockCacheBytes of
+// due rows keeps its decoded block once the extra covers them.
+func TestDecodedCacheExtra(t *testing.T) {
+	w := &WAL{}
+	w.SetDecodedCacheExtra(blockCacheBytes)
+	c := &w.cache
+	mk := func(first uint64, size int) *block {
+		return &block{blockHeader: blockHeader{first: first, count: 1}, sources: []string{"s"}, src: []uint32{0}, offs: []int{0, size}, raw: make([]byte, size)}
+	}
+	size := blockCacheBytes / 8
+	for i := range 40 {
+		c.put(mk(uint64(i+1), size))
+	}
+	if c.bytes <= blockCacheBytes || c.bytes > 2*blockCacheBytes {
+		t.Fatalf("cache holds %d bytes with an extra of %d, want above %d and at most %d", c.bytes, blockCacheBytes, blockCacheBytes, 2*blockCacheBytes)
+	}
+	group := []NewRow{{Payload: make([]byte, 100)}}
+	ahead := int64(blockCacheBytes/100 + 1000) // more due payload than blockCacheBytes
+	if keepDecoded(ahead, group, blockCacheBytes) {
+		t.Fatal("kept behind more than blockCacheBytes of due rows without an extra")
+	}
+	if !keepDecoded(ahead, group, c.limit()) {
+		t.Fatalf("not kept behind %d bytes of due rows with a cache of %d", ahead*100, c.limit())
+	}
+	w.SetDecodedCacheExtra(-1)
+	if c.limit() != blockCacheBytes {
+		t.Fatalf("limit %d after a negative extra, want %d", c.limit(), blockCacheBytes)
+	}
+}

@@ -74,7 +74,7 @@ func (tx *Tx) appendLane(rows []NewRow, lane string) (first, last uint64, err er
 	batch := tx.appendBatch(len(rows))
 	ahead := tx.ctr.pending - tx.ctr.delayed // the rows claims take first
 	for i, group := range groups {
-		vals[i], blocks[i] = tx.w.enc.encode(id, batch, now, group, keepDecoded(ahead, group))
+		vals[i], blocks[i] = tx.w.enc.encode(id, batch, now, group, keepDecoded(ahead, group, tx.w.cache.limit()))
 		size += len(vals[i])
 		id += uint64(len(group))
 		if !tx.claimsIDs() {
@@ -113,13 +113,14 @@ func (tx *Tx) appendLane(rows []NewRow, lane string) (first, last uint64, err er
 }
 
 // keepDecoded says whether an append keeps the decoded block of group
-// in the cache for its claim, with ahead rows due before it. Behind more
+// in the cache (of limit bytes) for its claim, with ahead rows due
+// before it. Behind more
 // payload than the cache holds it would not be there any more: the
 // claims of the rows ahead put their own blocks in first, and the copy
 // of the payloads a kept block owns was made for nothing. That is the
 // usual case of a loaded agent, whose input reads far ahead of the
 // engine.
-func keepDecoded(ahead int64, group []NewRow) bool {
+func keepDecoded(ahead int64, group []NewRow, limit int) bool {
 	if ahead <= 0 {
 		return true
 	}
@@ -127,7 +128,7 @@ func keepDecoded(ahead int64, group []NewRow) bool {
 	for i := range group {
 		n += len(group[i].Payload)
 	}
-	return ahead*int64(n/len(group)) < blockCacheBytes
+	return ahead*int64(n/len(group)) < int64(limit)
 }
 
 // findBlock returns the key and value of the block that holds id. A
