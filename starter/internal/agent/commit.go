@@ -247,6 +247,9 @@ func (p *plan) rows() int {
 func (l *loop) claimWanted(now time.Time, hint bool) (jobs, rows int) {
 	free := l.jobs.free()
 	if free <= 0 || l.link.paused(now) {
+		// Rows this commit makes due wait for the first commit that may
+		// claim, not for the periodic look (claimRecheckInterval).
+		l.claims.hint = l.claims.hint || hint
 		return 0, 0
 	}
 	jobs, rows = free, l.jobRows()

@@ -539,3 +539,44 @@ func TestJobsOutBoundedInBytes(t *testing.T) {
 		})
 	}
 }
+
+// Rows appended while every job slot is taken are claimed as soon as a
+// slot frees, not at the next periodic look for due rows
+// (claimRecheckInterval): the commit that appended them could not claim,
+// and the commits that follow, taking the jobs' results, must.
+func TestRowsAppendedWhileSlotsAreFullGoOutOnceOneFrees(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := testConfig(t)
+		cfg.Queue.Fsync, cfg.Agent.BulkMaxSize = true, 1024
+		in := &fakeInput{}
+		snd := newFakeSender(nil)
+		snd.gate = make(chan struct{})
+		opts := newOptions(t, cfg, t.TempDir(), in, snd)
+		job := jobSize(opts)
+		// The last job is one row short: its claim emptied the queue.
+		first := maxJobs*job - 1
+		in.push(lineEvents("a.log", 0, first)...)
+		h := startRuntime(t, opts)
+		transporttest.Eventually(t, 10*time.Second, "every slot taken", func() bool {
+			return h.rt.Snapshot().Queue.Sending == int64(first)
+		})
+		synctest.Wait()
+		in.push(lineEvents("a.log", first, first+job)...)
+		transporttest.Eventually(t, 10*time.Second, "the next group appended", func() bool {
+			return h.rt.Snapshot().RowsAppended == uint64(first+job)
+		})
+		synctest.Wait()
+		start := time.Now()
+		close(snd.gate)
+		transporttest.Eventually(t, 10*time.Second, "every row delivered", func() bool {
+			return h.rt.Snapshot().Acked == uint64(first+job)
+		})
+		if waited := time.Since(start); waited >= claimRecheckInterval/2 {
+			t.Fatalf("the rows appended while every slot was taken went out %v after the slots freed, want at once (the periodic look is every %v)",
+				waited, claimRecheckInterval)
+		}
+		if err := h.stop(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
