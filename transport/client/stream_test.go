@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/edge-agent/edge-agent/transport"
 )
@@ -242,5 +243,40 @@ func TestStreamRefusesCheckpointDelivery(t *testing.T) {
 	f := &testFeed{segs: segmentsOf(2, 2), out: 1}
 	if err := c.Stream(context.Background(), f); err == nil || f.next != 0 {
 		t.Fatalf("Stream with checkpoint delivery: err %v, %d segments taken", err, f.next)
+	}
+}
+
+// A round trip is timed only from a line written since the last reply
+// was read: a line written before had waited on the wire meanwhile (a
+// full window, a stream waiting for replies), and timing it from now
+// measured a round trip far shorter than the link's.
+func TestRoundTripNotTimedFromALineWrittenBeforeARead(t *testing.T) {
+	engine, conn := net.Pipe()
+	defer engine.Close()
+	defer conn.Close()
+	c := newClient(t, testConfig("127.0.0.1:1"))
+	s := newSession(conn, conn)
+	s.win = newWindow(1 << 10)
+	k := newCall(batches(1, 2), &c.stats)
+	k.ready = k.ready[:0]
+	p := &pumpRun{c: c, ctx: context.Background(), s: s, k: k,
+		inflight: []flight{{i: 0, end: 10}, {i: 1, end: 20}}}
+	s.out.n = 20 // both lines are on the wire
+	s.win.sent(10, time.Now())
+	p.wrote = true // line 2 was written while line 1 was being timed
+	go func() { _, _ = engine.Write([]byte("RECEIVED\n")) }()
+	f, reply, err := p.next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.onBatch(f, reply, false); err != nil {
+		t.Fatal(err)
+	}
+	if s.win.probing() {
+		t.Fatal("the reply to the timed line did not end its round trip")
+	}
+	p.timeRound()
+	if s.win.probing() {
+		t.Fatal("a round trip is timed from a line written before the last reply was read")
 	}
 }
