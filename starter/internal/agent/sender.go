@@ -99,6 +99,9 @@ type sendLoop struct {
 	// joined: the next one to run. Written by gather (on the sender's
 	// goroutine or the look-ahead's, which the sender waits for).
 	held *job
+	// tapOn reports whether the sent-stage tap publishes payloads (nil:
+	// never); a stream keeps the stored payloads of its jobs then.
+	tapOn func() bool
 	// inOrder: CHECKPOINT delivery, where no batch may reach the engine
 	// ahead of a lower id still to be sent (keepOrder). unordered: a job
 	// came back with a row not RECEIVED; every row job is handed back
@@ -145,6 +148,9 @@ func (s *sendLoop) run(ctx context.Context, jobs <-chan *job, results chan<- *jo
 		}
 	}
 }
+
+// tapSent reports whether the sent-stage tap is on.
+func (s *sendLoop) tapSent() bool { return s.tapOn != nil && s.tapOn() }
 
 // link is what the output says of its link: how many rows it could
 // keep in flight now (the client's link bound) and its least round trip;

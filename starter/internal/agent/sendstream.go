@@ -124,6 +124,7 @@ func (f *streamFeed) Next() []transport.Batch {
 			} else {
 				sj.set = f.takeSet()
 				e.batches, e.failed = s.encode(j, sj.set, s.encodeWorkers)
+				f.release(e)
 			}
 			e.encoded = true
 		}
@@ -138,6 +139,32 @@ func (f *streamFeed) Next() []transport.Batch {
 		return e.batches
 	}
 	return nil
+}
+
+// release lets go of the stored payloads of e, encoded now: a stream
+// holds up to maxJobs jobs out, and both copies of each would bring the
+// heap near the agent's soft memory limit, where the runtime collects
+// almost without pause. The loop needs only the rows' ids back (a row
+// sent again is read from the queue again; the memory queue keeps its
+// own copy); the sent-stage tap, when on, publishes the payloads.
+func (f *streamFeed) release(e *encodedJob) {
+	if f.s.tapSent() {
+		return
+	}
+	jobs := e.parts
+	if jobs == nil {
+		jobs = []*job{e.job}
+	}
+	for _, j := range jobs {
+		for i := range j.rows {
+			j.rows[i].Payload = nil
+		}
+	}
+	if e.parts != nil {
+		for i := range e.job.rows {
+			e.job.rows[i].Payload = nil
+		}
+	}
 }
 
 // takeSet returns an arena set no job out is using.

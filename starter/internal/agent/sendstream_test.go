@@ -188,3 +188,40 @@ func TestSenderStreamFailurePausesOnce(t *testing.T) {
 		}
 	})
 }
+
+// A stream lets go of a PACKET job's stored payloads once encoded (its
+// wire copies are what it sends), and keeps them for RAW, whose batches
+// are those payloads, and while the sent-stage tap publishes them.
+func TestSenderStreamReleasesEncodedPayloads(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		enc      encoder
+		tap      bool
+		released bool
+	}{
+		{"packet", tagEncoder{}, false, true},
+		{"packet with the tap on", tagEncoder{}, true, false},
+		{"raw", rawEncoder{}, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				snd := &streamSender{linkSender: linkSender{bound: 4 * client.LinkFloor, rtt: time.Second}, want: 2}
+				s := pipelineSendLoop(snd, tt.enc, 2)
+				s.tapOn = func() bool { return tt.tap }
+				queued := []*job{pipelineJob(1, 100), pipelineJob(2, 100)}
+				got := runSender(t, s, queued, time.Millisecond)
+				checkResults(t, got, queued, transport.Received)
+				for _, j := range queued {
+					for _, r := range j.rows {
+						if (r.Payload == nil) != tt.released {
+							t.Fatalf("job %d row %d: payload %q, released %v", j.seq, r.ID, r.Payload, tt.released)
+						}
+					}
+				}
+				if _, tagged := tt.enc.(tagEncoder); tagged && snd.payloads[150] != "job2-row50#" {
+					t.Fatalf("payload %q sent, want the encoded %q", snd.payloads[150], "job2-row50#")
+				}
+			})
+		})
+	}
+}
