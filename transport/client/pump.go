@@ -179,8 +179,8 @@ func (p *pumpRun) write() error {
 // keeps filling after it.
 func (p *pumpRun) fill() error {
 	c, s, k := p.c, p.s, p.k
-	if k.feed != nil && len(k.ready) < c.limit(s) {
-		k.pull(&c.stats)
+	if len(k.ready) == 0 {
+		k.pull(&c.stats) // a Stream's next segment, once the last is written
 	}
 	for {
 		for p.batches() < c.limit(s) && len(k.ready) > 0 && !c.draining(s, k) && !k.stopped {

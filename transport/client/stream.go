@@ -35,9 +35,9 @@ type segment struct{ hi, left int }
 // errStreamCheckpoint: see Stream.
 var errStreamCheckpoint = errors.New("stream: not with checkpoint delivery, whose batches must reach the engine in id order call by call")
 
-// Stream keeps one call open while feed has segments to send: a segment
-// taken during the call goes out behind the lines still awaiting their
-// replies, in the same window, and its results are handed back (Done) as
+// Stream keeps one call open while feed has segments to send: a segment,
+// taken once every batch of those before it was written, goes out behind
+// the lines still awaiting their replies, in the same window, and its results are handed back (Done) as
 // soon as a balanced barrier makes them final, while later segments are
 // on the wire. So over a long link the next segment does not wait for the
 // round trip of the one before, as it waits between two Send calls.
@@ -59,22 +59,24 @@ func (c *Client) Stream(ctx context.Context, feed Feed) error {
 	return err
 }
 
-// pull adds the segments feed has ready, if it is a Stream's, and hands
-// back those that hold no batch to send. It reports whether any batch
-// was readied.
+// pull takes the next segment feed has ready, if it is a Stream's, and
+// hands back those that hold no batch to send. It reports whether a batch
+// was readied. The caller pulls only once every batch readied before was
+// written: the segments not yet taken wait with the feed, where its owner
+// can take them back unsent (a stop), not in the call.
 func (k *call) pull(stats *counters) bool {
 	if k.feed == nil {
 		return false
 	}
 	readied := false
-	for {
+	for !readied {
 		b := k.feed.Next()
 		if b == nil {
 			break
 		}
 		good := k.add(b, stats)
 		k.segs = append(k.segs, segment{hi: len(k.batches), left: good})
-		readied = readied || good > 0
+		readied = good > 0
 	}
 	k.deliver()
 	return readied

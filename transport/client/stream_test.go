@@ -280,3 +280,15 @@ func TestRoundTripNotTimedFromALineWrittenBeforeARead(t *testing.T) {
 		t.Fatal("a round trip is timed from a line written before the last reply was read")
 	}
 }
+
+// A stream takes one segment at a time, however many the feed has ready:
+// the others wait with the feed, whose owner can still take them back
+// unsent.
+func TestStreamTakesOneSegmentAtATime(t *testing.T) {
+	var stats counters
+	f := &testFeed{segs: segmentsOf(6, 2), out: 3}
+	k := &call{feed: f}
+	if !k.pull(&stats) || f.next != 1 || len(k.ready) != 2 {
+		t.Fatalf("pulled %d segments, %d batches ready; want the first segment only", f.next, len(k.ready))
+	}
+}

@@ -44,9 +44,9 @@ const streamRoundTrip = 5 * time.Millisecond
 // still awaiting replies, and each job's result goes back to the loop as
 // soon as its rows have final outcomes, so over a long link the loop
 // commits and claims while the link stays busy, where between two Send
-// calls it idles a round trip and the loop's commit. Jobs are taken
-// only when the client has room for more lines, so the rows out stay
-// those the loop handed over (at most maxJobs jobs). It returns first
+// calls it idles a round trip and the loop's commit. A job is taken only
+// once every line of those before was written: the jobs behind wait in
+// the loop's queue, which a stop takes back unsent (handBack). It returns first
 // when the stream did not take it, for do to send.
 func (s *sendLoop) stream(ctx context.Context, st streamer, first *encodedJob, jobs <-chan *job, results chan<- *jobResult) *encodedJob {
 	f := &streamFeed{s: s, ctx: ctx, jobs: jobs, results: results, first: first}
