@@ -151,19 +151,9 @@ func (f *streamFeed) release(e *encodedJob) {
 	if f.s.tapSent() {
 		return
 	}
-	jobs := e.parts
-	if jobs == nil {
-		jobs = []*job{e.job}
-	}
-	for _, j := range jobs {
-		for i := range j.rows {
-			j.rows[i].Payload = nil
-		}
-	}
-	if e.parts != nil {
-		for i := range e.job.rows {
-			e.job.rows[i].Payload = nil
-		}
+	e.job.forgetPayloads()
+	for _, p := range e.parts {
+		p.forgetPayloads()
 	}
 }
 
