@@ -23,6 +23,13 @@
 // exchange. Stats.LinkBound and Stats.RoundTrip tell a caller how many
 // batches per Send keep the link busy.
 //
+// Streaming: Stream keeps one call open while its Feed hands over
+// segments of batches: a segment taken while replies are owed goes out
+// behind them, in the same window, and comes back (Feed.Done) once a
+// balanced barrier makes its outcomes final, so over a long link the next
+// segment does not wait a round trip for the one before. Not with
+// checkpoint delivery.
+//
 // Replies carry no batch id: a reply settles the oldest unanswered batch,
 // and only if that batch's line had been handed to the socket before the
 // reply began to be read. Any other reply (unsolicited, surplus, bytes on

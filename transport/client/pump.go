@@ -53,6 +53,15 @@ func (c *Client) pump(ctx context.Context, s *session, k *call) (progress bool, 
 		if err := p.flushBeforeRead(); err != nil {
 			return p.progress, err
 		}
+		if k.feed != nil {
+			woke, err := p.await()
+			if err != nil {
+				return p.progress, err
+			}
+			if woke {
+				continue // the feed may have more to send
+			}
+		}
 		// The window is the limit when lines wait for room in it; not
 		// during a RETRY/QUEUE_FULL pause, which holds them back anyway.
 		limited := !paused && p.batches() >= s.win.size && len(k.ready) > 0
@@ -97,11 +106,7 @@ func (p *pumpRun) paused() bool { return !p.pauseUntil.IsZero() && time.Now().Be
 // when it failed, those held since the last balanced barrier.
 func (p *pumpRun) end(err error) {
 	c, k := p.c, p.k
-	defer func() {
-		c.stats.window.Store(int64(p.s.win.size))
-		c.stats.linkBound.Store(int64(p.s.win.bound()))
-		c.stats.roundTrip.Store(int64(p.s.win.minRTT))
-	}()
+	defer p.publish()
 	// Only a connection failure says something about the batches on it
 	// (the engine may have choked on one). A protocol violation says
 	// nothing about them, nor does the caller stopping: the agent
@@ -127,6 +132,13 @@ func (p *pumpRun) end(err error) {
 	if n > 0 || k.sinceBarrier > 0 {
 		c.barrierUnbalanced()
 	}
+}
+
+// publish tells Stats what the session's window has learnt of the link.
+func (p *pumpRun) publish() {
+	p.c.stats.window.Store(int64(p.s.win.size))
+	p.c.stats.linkBound.Store(int64(p.s.win.bound()))
+	p.c.stats.roundTrip.Store(int64(p.s.win.minRTT))
 }
 
 // fresh is called before every read or write that may block (a write
@@ -167,6 +179,9 @@ func (p *pumpRun) write() error {
 // keeps filling after it.
 func (p *pumpRun) fill() error {
 	c, s, k := p.c, p.s, p.k
+	if len(k.ready) == 0 {
+		k.pull(&c.stats) // a Stream's next segment, once the last is written
+	}
 	for {
 		for p.batches() < c.limit(s) && len(k.ready) > 0 && !c.draining(s, k) && !k.stopped {
 			if s.pace.rate > 0 {
@@ -217,8 +232,11 @@ func (p *pumpRun) idle() (done bool, err error) {
 		// A receiver without __COMMIT__: a drained window is the
 		// barrier (see Client.draining).
 		k.sinceBarrier = 0
-		k.settleHeld()
+		p.settle()
 		return false, nil
+	}
+	if len(k.ready) == 0 {
+		k.pull(&p.c.stats)
 	}
 	if len(k.ready) == 0 || (k.stopped && k.sinceBarrier == 0) {
 		// A stopped call still writes the barrier that balances what
@@ -295,6 +313,9 @@ func (p *pumpRun) next() (flight, protocol.Reply, error) {
 	if f.i == barrier {
 		p.barriers--
 	}
+	// A line written before this reply was read may have waited on the
+	// wire while the pump waited: it times no round trip (timeRound).
+	p.wrote = false
 	return f, reply, nil
 }
 
@@ -307,7 +328,7 @@ func (p *pumpRun) onBarrier(reply protocol.Reply) error {
 	if len(p.k.held) > 0 {
 		p.progress = true
 	}
-	p.k.settleHeld()
+	p.settle()
 	p.c.barrierBalanced()
 	return nil
 }

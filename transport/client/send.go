@@ -36,10 +36,23 @@ type call struct {
 	// stopped: with checkpoint delivery, the first batch of a session
 	// ended Failed; nothing more goes out on this call (see onBatch).
 	stopped bool
+	// feed, segs and from are a Stream's: feed supplies the segments of
+	// batches and takes their results; segs are those not yet handed
+	// back, in order, the first beginning at index from.
+	feed Feed
+	segs []segment
+	from int
 }
 
 // settleHeld makes the held outcomes final: a barrier balanced.
-func (k *call) settleHeld() { k.held = k.held[:0] }
+func (k *call) settleHeld() {
+	if k.feed != nil {
+		for _, i := range k.held {
+			k.settled(i)
+		}
+	}
+	k.held = k.held[:0]
+}
 
 // revertHeld puts every held batch back in ready with no outcome: the
 // replies that gave them one cannot be attributed.
@@ -76,22 +89,36 @@ func (k *call) finish(i int, o transport.Outcome, err error) {
 // it, without scanning the payload again) and readies the good ones.
 func newCall(batches []transport.Batch, stats *counters) *call {
 	k := &call{
-		batches: batches,
-		results: make([]transport.Result, len(batches)),
+		batches: make([]transport.Batch, 0, len(batches)),
+		results: make([]transport.Result, 0, len(batches)),
 		ready:   make([]int, 0, len(batches)),
-		retries: make([]int, len(batches)),
-		lost:    make([]bool, len(batches)),
+		retries: make([]int, 0, len(batches)),
+		lost:    make([]bool, 0, len(batches)),
 	}
-	for i, b := range batches {
-		k.results[i] = transport.Result{ID: b.ID, Outcome: transport.NotSent}
+	k.add(batches, stats)
+	return k
+}
+
+// add appends batches to the call, checked, and readies the good ones;
+// it returns how many it readied.
+func (k *call) add(batches []transport.Batch, stats *counters) int {
+	lo := len(k.batches)
+	k.batches = append(k.batches, batches...)
+	k.retries = append(k.retries, make([]int, len(batches))...)
+	k.lost = append(k.lost, make([]bool, len(batches))...)
+	good := 0
+	for j, b := range batches {
+		i := lo + j
+		k.results = append(k.results, transport.Result{ID: b.ID, Outcome: transport.NotSent})
 		if err := protocol.CheckBatch(b.ID, b.Payload); err != nil {
 			k.finish(i, transport.Failed, err)
 			stats.bad.Add(1)
 			continue
 		}
 		k.ready = append(k.ready, i)
+		good++
 	}
-	return k
+	return good
 }
 
 // Send delivers batches and returns one Result per batch, in order. See
@@ -100,7 +127,12 @@ func newCall(batches []transport.Batch, stats *counters) *call {
 // transport.ErrAuthFailed, ErrDecryptFailed, ErrRejected, ErrUnavailable,
 // ErrClosed, or ctx's error.
 func (c *Client) Send(ctx context.Context, batches []transport.Batch) ([]transport.Result, error) {
-	k := newCall(batches, &c.stats)
+	return c.run(ctx, newCall(batches, &c.stats))
+}
+
+// run delivers the batches of k, and of the segments its feed adds (a
+// Stream), until each has a final outcome or the call stops early.
+func (c *Client) run(ctx context.Context, k *call) ([]transport.Result, error) {
 	if c.life.Err() != nil {
 		return c.giveUp(k, transport.ErrClosed)
 	}
@@ -108,7 +140,7 @@ func (c *Client) Send(ctx context.Context, batches []transport.Batch) ([]transpo
 	defer done()
 
 	var r reconnects
-	for len(k.ready) > 0 {
+	for len(k.ready) > 0 || k.pull(&c.stats) {
 		if err := c.ensureSession(ctx, &r); err != nil {
 			return c.giveUp(k, err)
 		}
@@ -253,6 +285,7 @@ func (c *Client) giveUp(k *call, reason error) ([]transport.Result, error) {
 		}
 	}
 	k.ready = k.ready[:0]
+	k.deliverAll(reason)
 	return k.results, reason
 }
 

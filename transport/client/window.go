@@ -5,6 +5,10 @@ import (
 	"time"
 )
 
+// LinkFloor is the least Stats.LinkBound reports: a link bound above it
+// was measured on a link long enough to need more in flight.
+const LinkFloor = 1024
+
 // Window constants; see window.
 const (
 	// initialWindow is how many batch lines a new session may have
@@ -14,7 +18,7 @@ const (
 	// linkFloor is the least the link bound allows: the fixed window this
 	// client had before it measured links, so a short link, whose round
 	// trips are too short to measure well, keeps what it had.
-	linkFloor = 1024
+	linkFloor = LinkFloor
 	// linkGain is how many bandwidth-delay products may be in flight: a
 	// window that fills the link measures a rate that lets it grow again,
 	// so growth stops only where the rate stops rising with it.

@@ -53,7 +53,10 @@
 //   - The sender alone touches the transport.Sender and waits on the
 //     network; the loop hands it at most maxJobs jobs at a time over a
 //     channel and gets one result back per job, so a slow engine never
-//     stops the reading. Jobs reach Send in the order handed over.
+//     stops the reading. Jobs reach Send in the order handed over; on a
+//     long link (not with CHECKPOINT delivery nor a rate cap) the jobs
+//     handed over while one is out join it in one streaming call
+//     (client.Stream), each coming back as soon as its rows are answered.
 //   - The summary goroutine only reads Snapshot, and logs every 30 s the
 //     counters that moved ("non-zero metrics since the last summary").
 //

@@ -39,7 +39,7 @@ func TestEncodeInPartsKeepsOrder(t *testing.T) {
 					}
 					j.rows = append(j.rows, row{ID: uint64(i + 1), BatchID: int64(1000 + i), Payload: []byte(p)})
 				}
-				batches, failed := s.encode(j, 0, tt.workers)
+				batches, failed := s.encode(j, &s.sets[0], tt.workers)
 				k := 0
 				for i, r := range j.rows {
 					if i%97 == 5 {
@@ -83,7 +83,7 @@ func BenchmarkEncodeJob(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				s.encode(j, 0, workers)
+				s.encode(j, &s.sets[0], workers)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(j.rows)), "ns/event")
 		})

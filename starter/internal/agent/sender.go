@@ -99,6 +99,9 @@ type sendLoop struct {
 	// joined: the next one to run. Written by gather (on the sender's
 	// goroutine or the look-ahead's, which the sender waits for).
 	held *job
+	// tapOn reports whether the sent-stage tap publishes payloads (nil:
+	// never); a stream keeps the stored payloads of its jobs then.
+	tapOn func() bool
 	// inOrder: CHECKPOINT delivery, where no batch may reach the engine
 	// ahead of a lower id still to be sent (keepOrder). unordered: a job
 	// came back with a row not RECEIVED; every row job is handed back
@@ -117,7 +120,8 @@ func (s *sendLoop) run(ctx context.Context, jobs <-chan *job, results chan<- *jo
 		if cur != nil && ctx.Err() != nil {
 			return // stopSender releases every job not come back
 		}
-		if cur == nil {
+		fresh := cur == nil
+		if fresh {
 			select {
 			case <-ctx.Done():
 				return
@@ -125,8 +129,16 @@ func (s *sendLoop) run(ctx context.Context, jobs <-chan *job, results chan<- *jo
 				if !ok {
 					return
 				}
-				cur = s.gather(ctx, j, jobs, nil)
+				cur = &encodedJob{job: j}
 			}
+		}
+		if st, ok := s.streams(cur.job); ok {
+			if cur = s.stream(ctx, st, cur, jobs, results); cur == nil {
+				continue
+			}
+		}
+		if fresh && cur.parts == nil {
+			cur = s.gather(ctx, cur.job, jobs, nil)
 		}
 		var res *jobResult
 		res, ahead = s.do(ctx, cur, jobs)
@@ -136,6 +148,9 @@ func (s *sendLoop) run(ctx context.Context, jobs <-chan *job, results chan<- *jo
 		}
 	}
 }
+
+// tapSent reports whether the sent-stage tap is on.
+func (s *sendLoop) tapSent() bool { return s.tapOn != nil && s.tapOn() }
 
 // link is what the output says of its link: how many rows it could
 // keep in flight now (the client's link bound) and its least round trip;
@@ -314,7 +329,7 @@ func (s *sendLoop) do(ctx context.Context, cur *encodedJob, jobs <-chan *job) (*
 		return res, nil
 	}
 	if !cur.encoded {
-		cur.batches, cur.failed = s.encode(j, cur.set, s.encodeWorkers)
+		cur.batches, cur.failed = s.encode(j, &s.sets[cur.set], s.encodeWorkers)
 	}
 	var ahead *encodedJob
 	var sent []transport.Result
@@ -408,7 +423,7 @@ func (s *sendLoop) encodeAhead(ctx context.Context, jobs <-chan *job, set int) f
 			}
 			e := s.gather(ctx, j, jobs, sendDone)
 			e.encoded, e.set = true, set
-			e.batches, e.failed = s.encode(e.job, set, max(1, s.encodeWorkers-1))
+			e.batches, e.failed = s.encode(e.job, &s.sets[set], max(1, s.encodeWorkers-1))
 			got <- e
 		case <-sendDone:
 			got <- nil
@@ -422,7 +437,7 @@ func (s *sendLoop) encodeAhead(ctx context.Context, jobs <-chan *job, set int) f
 	}
 }
 
-// encode builds the wire batches, in the job's order, into the arena set
+// encode builds the wire batches, in the job's order, into the arenas of
 // set, in at most workers parts. A row whose payload cannot be encoded is
 // reported Failed (an attempt is charged, so it ends DEAD, not in a loop).
 //
@@ -432,7 +447,7 @@ func (s *sendLoop) encodeAhead(ctx context.Context, jobs <-chan *job, set int) f
 // own reused arena. The parts are joined in row order, so batch ids reach
 // the wire in order, and memory stays bounded by the job (a set's arenas
 // hold one job's encoded payloads).
-func (s *sendLoop) encode(j *job, set, workers int) ([]transport.Batch, map[int]error) {
+func (s *sendLoop) encode(j *job, set *[]*encodePart, workers int) ([]transport.Batch, map[int]error) {
 	if _, raw := s.enc.(rawEncoder); raw {
 		// RAW sends the stored bytes as they are: no copy.
 		batches := make([]transport.Batch, len(j.rows))
@@ -443,10 +458,10 @@ func (s *sendLoop) encode(j *job, set, workers int) ([]transport.Batch, map[int]
 	}
 	n := len(j.rows)
 	parts := max(1, min(workers, n/minEncodePart))
-	for len(s.sets[set]) < parts {
-		s.sets[set] = append(s.sets[set], &encodePart{})
+	for len(*set) < parts {
+		*set = append(*set, &encodePart{})
 	}
-	used := s.sets[set][:parts]
+	used := (*set)[:parts]
 	per := (n + parts - 1) / parts
 	var wg sync.WaitGroup
 	for p, part := range used {

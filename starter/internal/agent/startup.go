@@ -10,6 +10,7 @@ import (
 	"github.com/edge-agent/edge-agent/connector/component"
 	"github.com/edge-agent/edge-agent/connector/input"
 	"github.com/edge-agent/edge-agent/starter/internal/output"
+	"github.com/edge-agent/edge-agent/starter/internal/tap"
 	"github.com/edge-agent/edge-agent/transport"
 	"github.com/edge-agent/edge-agent/transport/backoff"
 )
@@ -186,6 +187,7 @@ func (r *Agent) newSendLoop(snd transport.Sender, enc encoder, nonMode bool) *se
 		// One part per core the runtime may use: encoding is pure CPU.
 		encodeWorkers: runtime.GOMAXPROCS(0),
 
+		tapOn:         func() bool { return r.tap.Active(tap.StageSent) },
 		exitOnRefusal: r.exitOnRefusal(),
 		inOrder:       r.opts.Agent.Delivery == DeliveryCheckpoint,
 	}
