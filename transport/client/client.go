@@ -44,6 +44,18 @@ type Client struct {
 
 	connected atomic.Bool
 	stats     counters
+
+	// wakeMu guards wake and awaiting: wake, Wake was called since a
+	// streaming call last waited; awaiting, the connection a streaming
+	// call waits on for a reply (nil when none). woken: Wake was ever
+	// called, so the streaming calls' feeds announce their segments.
+	wakeMu   sync.Mutex
+	wake     bool
+	awaiting net.Conn
+	woken    atomic.Bool
+	// backstop is the look of a streaming call whose feeds are announced:
+	// streamPollWoken; tests lengthen it.
+	backstop time.Duration
 }
 
 var _ transport.Sender = (*Client)(nil)
@@ -61,6 +73,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	c := &Client{cfg: cfg, log: cfg.Logger.With(slog.String("endpoint", cfg.Endpoint)), now: time.Now, barrierEvery: cfg.CommitEvery}
 	c.backoff = backoff.Policy{Initial: cfg.InitialBackoff, Max: cfg.MaxBackoff}
+	c.backstop = streamPollWoken
 	if cfg.TLS != nil {
 		c.tls = cfg.TLS.Clone()
 		if c.tls.ServerName == "" {

@@ -167,27 +167,65 @@ func dropFront[T any](s []T, n int) []T {
 // asks its feed again: segments handed over while the call waits for a
 // reply go out no later than that, where waiting for the reply would
 // leave them until the next one came, a round trip later on a link whose
-// replies come in bursts.
-const streamPoll = 5 * time.Millisecond
+// replies come in bursts. streamPollWoken replaces it once the feeds'
+// owner announces its segments (Wake): the look is then only a backstop,
+// and a long link's wait costs no wake-up every few milliseconds.
+const (
+	streamPoll      = 5 * time.Millisecond
+	streamPollWoken = 100 * time.Millisecond
+)
 
-// await waits until a reply begins to arrive, at most streamPoll; woke
-// reports that none did and the caller may look at its feed. The
-// silence deadline (fresh) still ends the wait with an error.
+// Wake tells a streaming call that its feed has a segment ready: a call
+// waiting for a reply looks at the feed at once instead of at its next
+// look. Safe from any goroutine; with no streaming call waiting, the next
+// wait only returns at once.
+func (c *Client) Wake() {
+	c.woken.Store(true)
+	c.wakeMu.Lock()
+	defer c.wakeMu.Unlock()
+	c.wake = true
+	if c.awaiting != nil {
+		_ = c.awaiting.SetReadDeadline(time.Now())
+	}
+}
+
+// await waits until a reply begins to arrive, at most streamPoll (or
+// until Wake); woke reports that none did and the caller may look at its
+// feed. The silence deadline (fresh) still ends the wait with an error.
 func (p *pumpRun) await() (woke bool, err error) {
 	if p.s.r.Buffered() > 0 {
 		return false, nil // a reply has begun: its end comes next
 	}
 	silence := p.deadlineSet.Add(p.c.cfg.ReadTimeout)
 	now := time.Now()
-	if !now.Add(streamPoll).Before(silence) {
+	poll := streamPoll
+	if p.c.woken.Load() {
+		poll = p.c.backstop
+	}
+	if !now.Add(poll).Before(silence) {
 		return false, nil // the silence deadline comes first: read as Send does
 	}
-	_ = p.s.conn.SetReadDeadline(now.Add(streamPoll))
-	if err := p.ctx.Err(); err != nil { // the AfterFunc may have set a past deadline just before
-		return false, err
+	c := p.c
+	c.wakeMu.Lock()
+	if c.wake {
+		c.wake = false
+		c.wakeMu.Unlock()
+		return true, nil
 	}
-	fillErr := p.s.r.Fill()
+	_ = p.s.conn.SetReadDeadline(now.Add(poll))
+	c.awaiting = p.s.conn
+	c.wakeMu.Unlock()
+	var fillErr error
+	if p.ctx.Err() == nil { // else the AfterFunc may have set a past deadline just before
+		fillErr = p.s.r.Fill()
+	}
+	// Under wakeMu, so that a Wake racing the end of the wait cannot leave
+	// its past deadline on the connection; before the context is looked
+	// at, so that a cancel's past deadline is never overwritten.
+	c.wakeMu.Lock()
+	c.awaiting, c.wake = nil, false
 	_ = p.s.conn.SetReadDeadline(silence)
+	c.wakeMu.Unlock()
 	if err := p.ctx.Err(); err != nil {
 		return false, err
 	}

@@ -67,6 +67,18 @@ func segmentsOf(n, per int) [][]transport.Batch {
 // line of id releaseAt: a client that waits for that reply before sending
 // the next segment never gets it.
 func holdingEngine(t *testing.T, releaseAt string) (addr string, sawCommit <-chan struct{}) {
+	return replyHoldingEngine(t, releaseAt, true)
+}
+
+// silentEngine answers nothing after AUTH until it has read the batch line
+// of id releaseAt; it closes sawCommit once it has read the first commit.
+func silentEngine(t *testing.T, releaseAt string) (addr string, sawCommit <-chan struct{}) {
+	return replyHoldingEngine(t, releaseAt, false)
+}
+
+// replyHoldingEngine is holdingEngine, or silentEngine when answerAtCommit
+// is false.
+func replyHoldingEngine(t *testing.T, releaseAt string, answerAtCommit bool) (addr string, sawCommit <-chan struct{}) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -74,12 +86,25 @@ func holdingEngine(t *testing.T, releaseAt string) (addr string, sawCommit <-cha
 	}
 	saw := make(chan struct{})
 	var wg sync.WaitGroup
-	t.Cleanup(func() { _ = ln.Close(); wg.Wait() })
+	var mu sync.Mutex
+	var conn net.Conn
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		if conn != nil {
+			_ = conn.Close() // a client still waiting must not hold the engine up
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
 	wg.Go(func() {
 		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
+		mu.Lock()
+		conn = c
+		mu.Unlock()
 		defer c.Close()
 		r := bufio.NewReader(c)
 		var held []string
@@ -99,8 +124,10 @@ func holdingEngine(t *testing.T, releaseAt string) (addr string, sawCommit <-cha
 				commits++
 				if commits == 1 {
 					close(saw)
-					_, _ = c.Write([]byte(strings.Join(held, "")))
-					held = nil
+					if answerAtCommit {
+						_, _ = c.Write([]byte(strings.Join(held, "")))
+						held = nil
+					}
 				}
 			case strings.HasPrefix(line, "__BATCH__:"+releaseAt+":"):
 				if holding {
@@ -291,4 +318,37 @@ func TestStreamTakesOneSegmentAtATime(t *testing.T) {
 	if !k.pull(&stats) || f.next != 1 || len(k.ready) != 2 {
 		t.Fatalf("pulled %d segments, %d batches ready; want the first segment only", f.next, len(k.ready))
 	}
+}
+
+// TestWakeEndsAStreamsWaitForAReply: a feed whose owner announces its
+// segments (Wake) gets them sent while the call waits for replies, with
+// no look at the feed every few milliseconds: the look left is a
+// backstop, here an hour, so only Wake can end the wait in time. The
+// engine answers nothing until it has read the second segment.
+func TestWakeEndsAStreamsWaitForAReply(t *testing.T) {
+	addr, sawCommit := silentEngine(t, "3")
+	cfg := testConfig(addr)
+	cfg.MaxInFlight = 64
+	cfg.ReadTimeout = 2 * time.Hour
+	c := newClient(t, cfg)
+	c.backstop = time.Hour
+	c.Wake() // the feed's owner announces its segments
+	ready := make(chan struct{})
+	f := &testFeed{segs: segmentsOf(4, 2), out: 2, gate: ready}
+	go func() {
+		<-sawCommit
+		close(ready)
+		c.Wake()
+	}()
+	done := make(chan error, 1)
+	go func() { done <- c.Stream(context.Background(), f) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Stream: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the stream still waits for a reply: Wake did not end the wait")
+	}
+	checkSegments(t, f, 4, 2)
 }

@@ -114,6 +114,9 @@ func (l *loop) dispatch(claimed [][]row) {
 		}
 		l.send.jobs <- l.jobs.add(rows)
 	}
+	if l.sender != nil {
+		l.sender.announce()
+	}
 }
 
 // publish copies the queue figures for Snapshot.

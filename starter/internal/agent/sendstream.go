@@ -14,6 +14,21 @@ type streamer interface {
 	Stream(ctx context.Context, feed client.Feed) error
 }
 
+// streamWaker is an output whose streaming call can be told that a
+// segment is ready (client.Client.Wake).
+type streamWaker interface {
+	Wake()
+}
+
+// announce tells a streaming call that the loop handed jobs over, so
+// that it takes them at once rather than at its next look; called from
+// the loop's goroutine (Wake is safe from any).
+func (s *sendLoop) announce() {
+	if w, ok := s.snd.(streamWaker); ok {
+		w.Wake()
+	}
+}
+
 // streams says whether job j starts a stream (sendLoop.stream) rather
 // than a Send: only on a long link (its round trip at least
 // streamRoundTrip, or its bound above the floor every link has), so that

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/edge-agent/edge-agent/starter/internal/output"
 	"github.com/edge-agent/edge-agent/transport"
 	"github.com/edge-agent/edge-agent/transport/client"
+	"github.com/edge-agent/edge-agent/transport/transporttest"
 )
 
 // streamSender is a linkSender that also streams: each Stream call takes
@@ -224,4 +226,35 @@ func TestSenderStreamReleasesEncodedPayloads(t *testing.T) {
 			})
 		})
 	}
+}
+
+// wakeSender counts the loop's announcements of jobs handed over.
+type wakeSender struct {
+	*fakeSender
+	wakes atomic.Int64
+}
+
+func (w *wakeSender) Wake() { w.wakes.Add(1) }
+
+// The loop announces the jobs it hands over (Wake), so that a streaming
+// call takes them at once instead of at its next look at its feed.
+func TestLoopAnnouncesJobsHandedOver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := testConfig(t)
+		in := &fakeInput{}
+		snd := &wakeSender{fakeSender: newFakeSender(nil)}
+		opts := newOptions(t, cfg, t.TempDir(), in, snd)
+		in.push(lineEvents("a.log", 0, 50)...)
+		h := startRuntime(t, opts)
+		transporttest.Eventually(t, 10*time.Second, "every row delivered", func() bool { return h.rt.Snapshot().Acked == 50 })
+		if err := h.stop(); err != nil {
+			t.Fatal(err)
+		}
+		snd.mu.Lock()
+		calls := snd.calls
+		snd.mu.Unlock()
+		if n := snd.wakes.Load(); n == 0 || n > int64(calls) {
+			t.Fatalf("%d announcements for %d Send calls, want one per hand-over (at least one, at most one per call)", n, calls)
+		}
+	})
 }
